@@ -1,0 +1,41 @@
+//===- CostAnalysis.h - Roofline costs of memwall IR ------------*- C++ -*-===//
+//
+// Evaluates CostOpInterface ops against a GPUTarget and collects a module's
+// per-op roofline report.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_ANALYSIS_COSTANALYSIS_H
+#define MEMWALL_ANALYSIS_COSTANALYSIS_H
+
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Report/RooflineReport.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace memwall {
+
+/// Roofline estimate of `op` running as its own kernel on `target`.
+RooflineEstimate estimateOpRoofline(CostOpInterface op,
+                                    const GPUTarget &target);
+
+/// Parameter count and bytes: the elements of every function argument tagged
+/// `memwall.kind = #memwall.arg_kind<weight>`, over all functions.
+struct ParameterSummary {
+  int64_t params = 0;
+  int64_t bytes = 0;
+};
+ParameterSummary summarizeParameters(mlir::ModuleOp module);
+
+/// Formats a location for reports: "file:line:col" for file locations, the
+/// name for name locations ("layers.0.attn.qkv"), "?" when unknown.
+std::string formatLocationForReport(mlir::Location loc);
+
+/// The roofline report of every CostOpInterface op in `module`, in program
+/// order.
+RooflineReport buildRooflineReport(mlir::ModuleOp module,
+                                   const GPUTarget &target);
+
+} // namespace memwall
+
+#endif // MEMWALL_ANALYSIS_COSTANALYSIS_H

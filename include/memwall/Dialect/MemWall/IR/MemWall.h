@@ -1,0 +1,45 @@
+//===- MemWall.h - memwall dialect, attributes and ops ----------*- C++ -*-===//
+
+#ifndef MEMWALL_DIALECT_MEMWALL_IR_MEMWALL_H
+#define MEMWALL_DIALECT_MEMWALL_IR_MEMWALL_H
+
+#include "memwall/Hardware/GPUTarget.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace memwall {
+namespace detail {
+/// Sum of the byte sizes of all tensor operands / results of `op`.
+int64_t sumOperandBytes(mlir::Operation *op);
+int64_t sumResultBytes(mlir::Operation *op);
+} // namespace detail
+
+/// Bytes one element of `elementType` occupies in memory (i1 takes a byte).
+int64_t getElementByteSize(mlir::Type elementType);
+/// Bytes of a statically shaped tensor (0 for anything else).
+int64_t getTensorByteSize(mlir::Type type);
+/// Number of elements of a statically shaped tensor.
+int64_t getNumElements(mlir::Type type);
+/// Tensor-core precision a contraction on `elementType` runs at.
+MathPrecision getContractionPrecision(mlir::Type elementType);
+} // namespace memwall
+
+#include "memwall/Dialect/MemWall/IR/MemWallDialect.h.inc"
+#include "memwall/Dialect/MemWall/IR/MemWallEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "memwall/Dialect/MemWall/IR/MemWallAttrs.h.inc"
+
+#include "memwall/Dialect/MemWall/IR/MemWallInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "memwall/Dialect/MemWall/IR/MemWallOps.h.inc"
+
+#endif // MEMWALL_DIALECT_MEMWALL_IR_MEMWALL_H

@@ -1,0 +1,99 @@
+//===- MemWallAttrs.td - memwall attributes and enums ------*- tablegen -*-===//
+
+#ifndef MEMWALL_DIALECT_MEMWALL_IR_MEMWALLATTRS_TD
+#define MEMWALL_DIALECT_MEMWALL_IR_MEMWALLATTRS_TD
+
+include "memwall/Dialect/MemWall/IR/MemWallDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+//===----------------------------------------------------------------------===//
+// Enums used as op attributes (printed as bare keywords in op syntax).
+//===----------------------------------------------------------------------===//
+
+def MemWall_GeluApproximation : I32EnumAttr<"GeluApproximation",
+    "how gelu evaluates the Gaussian CDF", [
+      I32EnumAttrCase<"Erf", 0, "erf">,
+      I32EnumAttrCase<"Tanh", 1, "tanh">
+    ]> {
+  let cppNamespace = "::memwall";
+}
+
+def MemWall_ReduceKind : I32EnumAttr<"ReduceKind", "reduction combiner", [
+      I32EnumAttrCase<"Sum", 0, "sum">,
+      I32EnumAttrCase<"Max", 1, "max">,
+      I32EnumAttrCase<"Mean", 2, "mean">
+    ]> {
+  let cppNamespace = "::memwall";
+}
+
+def MemWall_LossReduction : I32EnumAttr<"LossReduction",
+    "how per-token losses are combined", [
+      I32EnumAttrCase<"Mean", 0, "mean">,
+      I32EnumAttrCase<"Sum", 1, "sum">,
+      I32EnumAttrCase<"None", 2, "none">
+    ]> {
+  let cppNamespace = "::memwall";
+}
+
+//===----------------------------------------------------------------------===//
+// Dialect attributes.
+//===----------------------------------------------------------------------===//
+
+def MemWall_ArgKind : I32Enum<"ArgKind", "role of a function argument", [
+      I32EnumCase<"Weight", 0, "weight">,
+      I32EnumCase<"Input", 1, "input">,
+      I32EnumCase<"KVCache", 2, "kv_cache">
+    ]> {
+  let cppNamespace = "::memwall";
+}
+
+def MemWall_ArgKindAttr : EnumAttr<MemWall_Dialect, MemWall_ArgKind, "arg_kind"> {
+  let summary = "role of a function argument: weight, input or kv_cache";
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def MemWall_Bound : I32Enum<"Bound", "roofline regime", [
+      I32EnumCase<"Memory", 0, "memory">,
+      I32EnumCase<"Compute", 1, "compute">
+    ]> {
+  let cppNamespace = "::memwall";
+}
+
+def MemWall_CostAttr : AttrDef<MemWall_Dialect, "Cost"> {
+  let mnemonic = "cost";
+  let summary = "FLOPs, DRAM bytes and roofline time of one op on a target";
+  let description = [{
+    Attached by `memwall-annotate-costs` as the `memwall.cost` attribute:
+
+    ```mlir
+    #memwall.cost<flops = 2048, bytes_read = 192, bytes_written = 64,
+                  intensity = 8.0, bound = memory, time_s = 2.0e-06>
+    ```
+
+    `intensity` is flops / (bytes_read + bytes_written); `bound` says which
+    roof limits the op on the target; `time_s` is the roofline time including
+    the kernel launch cost.
+  }];
+  let parameters = (ins
+    "int64_t":$flops,
+    "int64_t":$bytesRead,
+    "int64_t":$bytesWritten,
+    "::llvm::APFloat":$intensity,
+    "::memwall::Bound":$bound,
+    "::llvm::APFloat":$timeSeconds
+  );
+  let builders = [
+    AttrBuilder<(ins "int64_t":$flops, "int64_t":$bytesRead,
+                     "int64_t":$bytesWritten, "double":$intensity,
+                     "::memwall::Bound":$bound, "double":$timeSeconds), [{
+      return $_get($_ctxt, flops, bytesRead, bytesWritten,
+                   ::llvm::APFloat(intensity), bound,
+                   ::llvm::APFloat(timeSeconds));
+    }]>
+  ];
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
+#endif // MEMWALL_DIALECT_MEMWALL_IR_MEMWALLATTRS_TD

@@ -1,0 +1,45 @@
+//===- MemWallInterfaces.td - cost interface ---------------*- tablegen -*-===//
+
+#ifndef MEMWALL_DIALECT_MEMWALL_IR_MEMWALLINTERFACES_TD
+#define MEMWALL_DIALECT_MEMWALL_IR_MEMWALLINTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def MemWall_CostOpInterface : OpInterface<"CostOpInterface"> {
+  let cppNamespace = "::memwall";
+  let description = [{
+    The work an op does and the DRAM traffic it causes when it runs as its own
+    kernel, from its operand and result shapes and element types. The counts
+    and their reasoning are documented in docs/cost-model.md.
+
+    Bytes default to "read every operand once, write every result once";
+    ops whose traffic differs (a gather reads only the rows it selects, a
+    reshape is a view) override them.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Arithmetic operations executed (a fused multiply-add counts as 2).
+      }], "int64_t", "getFlops">,
+    InterfaceMethod<[{
+        Bytes read from DRAM.
+      }], "int64_t", "getBytesRead", (ins), [{}], [{
+        return ::memwall::detail::sumOperandBytes($_op.getOperation());
+      }]>,
+    InterfaceMethod<[{
+        Bytes written to DRAM.
+      }], "int64_t", "getBytesWritten", (ins), [{}], [{
+        return ::memwall::detail::sumResultBytes($_op.getOperation());
+      }]>,
+    InterfaceMethod<[{
+        The math unit the FLOPs run on: tensor cores at the operand precision
+        for contractions, FP32 CUDA cores for everything else.
+      }], "::memwall::MathPrecision", "getMathPrecision", (ins), [{}], [{
+        return ::memwall::MathPrecision::FP32;
+      }]>,
+    InterfaceMethod<[{
+        False for ops that are pure metadata and launch no kernel.
+      }], "bool", "launchesKernel", (ins), [{}], [{ return true; }]>
+  ];
+}
+
+#endif // MEMWALL_DIALECT_MEMWALL_IR_MEMWALLINTERFACES_TD

@@ -1,0 +1,564 @@
+//===- MemWallOps.td - memwall operations ------------------*- tablegen -*-===//
+
+#ifndef MEMWALL_DIALECT_MEMWALL_IR_MEMWALLOPS_TD
+#define MEMWALL_DIALECT_MEMWALL_IR_MEMWALLOPS_TD
+
+include "memwall/Dialect/MemWall/IR/MemWallAttrs.td"
+include "memwall/Dialect/MemWall/IR/MemWallInterfaces.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+// Element types arithmetic runs in (norms, activations, softmax, ...).
+def MemWall_ComputeTensor : StaticShapeTensorOf<[F32, BF16, F16]>;
+// Element types a contraction can consume (tensor cores take fp8 and int8).
+def MemWall_ContractionTensor
+    : StaticShapeTensorOf<[F32, BF16, F16, F8E4M3FN, F8E5M2, I8]>;
+// Element types attention supports (FlashAttention-3 takes fp8 e4m3).
+def MemWall_AttentionTensor : StaticShapeTensorOf<[F32, BF16, F16, F8E4M3FN]>;
+// Token ids, positions and labels.
+def MemWall_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
+// Anything data movement can carry.
+def MemWall_AnyTensor : StaticShapeTensorOf<[F32, BF16, F16, F8E4M3FN, F8E5M2,
+                                             I8, I32, I64, I1]>;
+def MemWall_MaskTensor : StaticShapeTensorOf<[I1, F32, BF16, F16]>;
+def MemWall_CastElementType : AnyTypeOf<[F32, BF16, F16, F8E4M3FN, F8E5M2, I8,
+                                          I32, I64]>;
+
+//===----------------------------------------------------------------------===//
+// Base classes
+//===----------------------------------------------------------------------===//
+
+// `costMethods` names the CostOpInterface methods with a default
+// implementation that the op overrides.
+class MemWall_Op<string mnemonic, list<Trait> traits = [],
+                 list<string> costMethods = []>
+    : Op<MemWall_Dialect, mnemonic,
+         !listconcat(traits, [Pure,
+             DeclareOpInterfaceMethods<MemWall_CostOpInterface, costMethods>])>;
+
+// Ops whose result type is computed from operands and attributes.
+class MemWall_InferredOp<string mnemonic, list<Trait> traits = [],
+                         list<string> costMethods = []>
+    : MemWall_Op<mnemonic, !listconcat(traits, [InferTypeOpAdaptor]),
+                 costMethods>;
+
+class MemWall_UnaryElementwiseOp<string mnemonic, list<Trait> traits = []>
+    : MemWall_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultType,
+                                                InferTypeOpInterface])> {
+  let arguments = (ins MemWall_ComputeTensor:$input);
+  let results = (outs MemWall_ComputeTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+class MemWall_BinaryElementwiseOp<string mnemonic, string formula>
+    : MemWall_InferredOp<mnemonic> {
+  let summary = "elementwise " # formula # " with broadcasting";
+  let description = [{
+    Elementwise `}] # formula # [{` with NumPy broadcasting: shapes are
+    aligned at their trailing dimensions and each pair of dimensions must be
+    equal or one of them 1 (a missing leading dimension counts as 1). Both
+    operands have the same element type, which the result keeps.
+
+    ```mlir
+    %r = memwall.}] # mnemonic # [{ %x, %bias
+        : tensor<4x128x768xbf16>, tensor<768xbf16> -> tensor<4x128x768xbf16>
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$lhs, MemWall_ComputeTensor:$rhs);
+  let results = (outs MemWall_ComputeTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+def MemWall_MatmulOp : MemWall_InferredOp<"matmul", [], ["getMathPrecision"]> {
+  let summary = "batched matrix multiplication with optional bias";
+  let description = [{
+    `lhs` is `[batch..., M, K]` (`[batch..., K, M]` with `transpose_lhs`),
+    `rhs` is `[batch..., K, N]` (`[batch..., N, K]` with `transpose_rhs`);
+    both have rank >= 2 and their batch dimensions broadcast like NumPy (so a
+    rank-3 activation times a rank-2 weight is a linear layer). The optional
+    `bias` has shape `[N]` and is added to every row.
+
+    Both operands share one element type. The result keeps it, except that
+    fp8 products are returned in bf16 and i8 products in i32 (tensor cores
+    accumulate them wider; cast the result to narrow it again).
+
+    ```mlir
+    %y = memwall.matmul %x, %w bias %b {transpose_rhs}
+        : tensor<4x128x768xbf16>, tensor<3072x768xbf16>, tensor<3072xbf16>
+        -> tensor<4x128x3072xbf16>
+    ```
+  }];
+  let arguments = (ins MemWall_ContractionTensor:$lhs,
+                       MemWall_ContractionTensor:$rhs,
+                       Optional<MemWall_ComputeTensor>:$bias,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs StaticShapeTensorOf<[F32, BF16, F16, I32]>:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`bias` $bias^)? attr-dict `:` type($lhs) `,` type($rhs)
+    (`,` type($bias)^)? `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The contraction dimensions of this op, from operand shapes.
+    struct Dims { int64_t batch, m, n, k; };
+    Dims getDims();
+  }];
+}
+
+def MemWall_AttentionOp : MemWall_InferredOp<"attention", [],
+    ["getMathPrecision", "getBytesRead", "getBytesWritten"]> {
+  let summary = "scaled dot-product attention";
+  let description = [{
+    `softmax(scale * query @ key^T + mask) @ value` per batch and head.
+    `query` is `[B, Hq, Sq, D]`, `key` `[B, Hkv, Sk, D]`, `value`
+    `[B, Hkv, Sk, Dv]`, the result `[B, Hq, Sq, Dv]`. Grouped-query attention:
+    `Hq` must be a multiple of `Hkv` and query head `h` reads KV head
+    `h / (Hq / Hkv)` (Hkv = 1 is multi-query attention).
+
+    `scale` defaults to `1/sqrt(D)`. With `causal`, query `i` sees keys
+    `j <= i + (Sk - Sq)`: the mask is aligned to the bottom-right corner, so a
+    decode step (Sq = 1) over a KV cache sees every cached key; this needs
+    `Sq <= Sk`. The optional `mask` broadcasts to `[B, Hq, Sq, Sk]`; an `i1`
+    mask keeps positions where it is true, a floating mask is added to the
+    scores.
+
+    All three inputs share one element type; fp8 inputs give a bf16 result.
+
+    ```mlir
+    %o = memwall.attention %q, %k, %v causal
+        : tensor<1x32x128x128xbf16>, tensor<1x8x128x128xbf16>,
+          tensor<1x8x128x128xbf16> -> tensor<1x32x128x128xbf16>
+    ```
+  }];
+  let arguments = (ins MemWall_AttentionTensor:$query,
+                       MemWall_AttentionTensor:$key,
+                       MemWall_AttentionTensor:$value,
+                       Optional<MemWall_MaskTensor>:$mask,
+                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale);
+  let results = (outs MemWall_ComputeTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^)? (`causal` $causal^)?
+    (`scale` $scale^)? attr-dict `:` type($query) `,` type($key) `,`
+    type($value) (`,` type($mask)^)? `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// 1/sqrt(D) unless `scale` is set.
+    double getEffectiveScale();
+    /// Number of (query, key) pairs that are not causally masked, summed over
+    /// one head of one batch element.
+    int64_t getUnmaskedPairsPerHead();
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise arithmetic and activations
+//===----------------------------------------------------------------------===//
+
+def MemWall_AddOp : MemWall_BinaryElementwiseOp<"add", "lhs + rhs">;
+def MemWall_SubOp : MemWall_BinaryElementwiseOp<"sub", "lhs - rhs">;
+def MemWall_MulOp : MemWall_BinaryElementwiseOp<"mul", "lhs * rhs">;
+def MemWall_DivOp : MemWall_BinaryElementwiseOp<"div", "lhs / rhs">;
+
+def MemWall_ScaleOp : MemWall_Op<"scale", [SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "multiplication by a constant";
+  let description = [{
+    `input * factor` elementwise.
+
+    ```mlir
+    %y = memwall.scale %x by 1.250000e-01 : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$input, F64Attr:$factor);
+  let results = (outs MemWall_ComputeTensor:$result);
+  let assemblyFormat = "$input `by` $factor attr-dict `:` type($input)";
+}
+
+def MemWall_GeluOp : MemWall_Op<"gelu", [SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Gaussian error linear unit";
+  let description = [{
+    `x * Phi(x)` with the exact `erf` form (default, BERT)
+    `0.5 x (1 + erf(x / sqrt(2)))` or the `tanh` approximation (GPT-2)
+    `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
+
+    ```mlir
+    %y = memwall.gelu %x tanh : tensor<4x3072xbf16>
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$input,
+      DefaultValuedAttr<MemWall_GeluApproximation,
+                        "::memwall::GeluApproximation::Erf">:$approximation);
+  let results = (outs MemWall_ComputeTensor:$result);
+  let assemblyFormat = "$input ($approximation^)? attr-dict `:` type($input)";
+}
+
+def MemWall_SiluOp : MemWall_UnaryElementwiseOp<"silu"> {
+  let summary = "sigmoid linear unit `x * sigmoid(x)`";
+  let description = [{
+    ```mlir
+    %y = memwall.silu %x : tensor<4x11008xbf16>
+    ```
+  }];
+}
+
+def MemWall_ReluOp : MemWall_UnaryElementwiseOp<"relu"> {
+  let summary = "rectified linear unit `max(x, 0)`";
+  let description = [{
+    ```mlir
+    %y = memwall.relu %x : tensor<4x8xf32>
+    ```
+  }];
+}
+
+def MemWall_TanhOp : MemWall_UnaryElementwiseOp<"tanh"> {
+  let summary = "hyperbolic tangent (BERT's pooler activation)";
+  let description = [{
+    ```mlir
+    %y = memwall.tanh %x : tensor<4x768xf32>
+    ```
+  }];
+}
+
+def MemWall_SwigluOp : MemWall_Op<"swiglu", [SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "SwiGLU gate `silu(gate) * up`";
+  let description = [{
+    The gated activation of Llama's MLP: `silu(gate) * up`, elementwise on
+    two tensors of the same type.
+
+    ```mlir
+    %h = memwall.swiglu %gate, %up : tensor<1x128x11008xbf16>
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$gate, MemWall_ComputeTensor:$up);
+  let results = (outs MemWall_ComputeTensor:$result);
+  let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
+}
+
+def MemWall_DropoutOp : MemWall_Op<"dropout", [SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "inverted dropout";
+  let description = [{
+    Zeroes each element with probability `rate` and scales the survivors by
+    `1 / (1 - rate)`. The mask is drawn from a counter-based generator keyed
+    by `seed`, so the op is a pure function of its input and attributes and a
+    backward pass can regenerate the mask instead of storing it.
+    `0 <= rate < 1`.
+
+    ```mlir
+    %y = memwall.dropout %x rate 1.000000e-01 seed 7 : tensor<4x768xbf16>
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$input, F64Attr:$rate,
+                       DefaultValuedAttr<I64Attr, "0">:$seed);
+  let results = (outs MemWall_ComputeTensor:$result);
+  let assemblyFormat = [{
+    $input `rate` $rate (`seed` $seed^)? attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations and reductions
+//===----------------------------------------------------------------------===//
+
+def MemWall_LayerNormOp : MemWall_Op<"layer_norm", [InferTypeOpAdaptor]> {
+  let summary = "layer normalization over the last dimension";
+  let description = [{
+    `(x - mean) / sqrt(var + epsilon) * weight + bias`, with mean and
+    (biased) variance over the last dimension of `input`. `weight` and the
+    optional `bias` have shape `[D]` for a last dimension of size D and may
+    have a wider float type than `input` (fp32 LayerNorm parameters under
+    bf16 autocast). The result has the input's type.
+
+    ```mlir
+    %y = memwall.layer_norm %x, %g, %b eps 1.000000e-05
+        : tensor<4x128x768xbf16>, tensor<768xbf16>, tensor<768xbf16>
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$input,
+                       MemWall_ComputeTensor:$weight,
+                       Optional<MemWall_ComputeTensor>:$bias,
+                       DefaultValuedAttr<F64Attr, "1e-5">:$epsilon);
+  let results = (outs MemWall_ComputeTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? (`eps` $epsilon^)? attr-dict `:`
+    type($input) `,` type($weight) (`,` type($bias)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def MemWall_RmsNormOp : MemWall_Op<"rms_norm", [InferTypeOpAdaptor]> {
+  let summary = "root-mean-square normalization over the last dimension";
+  let description = [{
+    `x / sqrt(mean(x^2) + epsilon) * weight` over the last dimension of
+    `input`; `weight` has shape `[D]`. The result has the input's type.
+
+    ```mlir
+    %y = memwall.rms_norm %x, %g eps 1.000000e-06
+        : tensor<1x128x4096xbf16>, tensor<4096xbf16>
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$input,
+                       MemWall_ComputeTensor:$weight,
+                       DefaultValuedAttr<F64Attr, "1e-6">:$epsilon);
+  let results = (outs MemWall_ComputeTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`eps` $epsilon^)? attr-dict `:` type($input) `,`
+    type($weight)
+  }];
+  let hasVerifier = 1;
+}
+
+def MemWall_SoftmaxOp : MemWall_Op<"softmax", [SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "softmax along one axis";
+  let description = [{
+    `exp(x - max(x)) / sum(exp(x - max(x)))` along `axis` (default -1, the
+    last; negative axes count from the end).
+
+    ```mlir
+    %p = memwall.softmax %s axis -1 : tensor<1x12x128x128xf32>
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$input,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs MemWall_ComputeTensor:$result);
+  let assemblyFormat = "$input (`axis` $axis^)? attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def MemWall_ReduceOp : MemWall_InferredOp<"reduce"> {
+  let summary = "sum, max or mean over a set of axes";
+  let description = [{
+    Reduces `input` over `axes` (distinct, negative counts from the end).
+    The reduced dimensions are removed, or kept with size 1 under
+    `keep_dims`.
+
+    ```mlir
+    %m = memwall.reduce mean %x axes [2] keep_dims
+        : tensor<4x128x768xf32> -> tensor<4x128x1xf32>
+    ```
+  }];
+  let arguments = (ins MemWall_ReduceKind:$kind, MemWall_ComputeTensor:$input,
+                       DenseI64ArrayAttr:$axes, UnitAttr:$keep_dims);
+  let results = (outs MemWall_ComputeTensor:$result);
+  let assemblyFormat = [{
+    $kind $input `axes` $axes (`keep_dims` $keep_dims^)? attr-dict `:`
+    type($input) `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Position and token handling
+//===----------------------------------------------------------------------===//
+
+def MemWall_RopeOp : MemWall_Op<"rope", [InferTypeOpAdaptor]> {
+  let summary = "rotary position embedding";
+  let description = [{
+    Rotates pairs of features of `input` `[B, H, S, D]` (D even) by angles
+    `position * theta^(-2i/D)`, `i < D/2`, pairing feature `i` with
+    `i + D/2` (the "rotate half" layout of GPT-NeoX and Hugging Face Llama).
+    `positions` holds integer positions of shape `[S]` or `[B, S]`; `theta`
+    defaults to 10000.
+
+    ```mlir
+    %qr = memwall.rope %q, %pos theta 1.000000e+04
+        : tensor<1x32x128x128xbf16>, tensor<128xi64>
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$input,
+                       MemWall_IndexTensor:$positions,
+                       DefaultValuedAttr<F64Attr, "10000.0">:$theta);
+  let results = (outs MemWall_ComputeTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $positions (`theta` $theta^)? attr-dict `:` type($input) `,`
+    type($positions)
+  }];
+  let hasVerifier = 1;
+}
+
+def MemWall_EmbeddingOp : MemWall_InferredOp<"embedding", [],
+                                              ["getBytesRead"]> {
+  let summary = "row gather from an embedding table";
+  let description = [{
+    `table[indices]`: `table` is `[V, D]`, `indices` any integer tensor `[...]`,
+    the result `[..., D]` with the table's element type.
+
+    ```mlir
+    %h = memwall.embedding %wte[%tokens]
+        : tensor<50257x768xbf16>, tensor<4x128xi64> -> tensor<4x128x768xbf16>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[F32, BF16, F16, F8E4M3FN, F8E5M2,
+                                            I8]>:$table,
+                       MemWall_IndexTensor:$indices);
+  let results = (outs StaticShapeTensorOf<[F32, BF16, F16, F8E4M3FN, F8E5M2,
+                                           I8]>:$result);
+  let assemblyFormat = [{
+    $table `[` $indices `]` attr-dict `:` type($table) `,` type($indices) `->`
+    type($result)
+  }];
+}
+
+def MemWall_KVCacheAppendOp : MemWall_InferredOp<"kv_cache_append", [],
+    ["getBytesRead", "getBytesWritten"]> {
+  let summary = "append new keys or values to a KV cache";
+  let description = [{
+    Concatenates `update` `[B, Hkv, T, D]` after `cache` `[B, Hkv, L, D]`
+    along the sequence axis, giving `[B, Hkv, L + T, D]`. Semantically a
+    concat; it is costed as the in-place write of the `T` new positions into
+    a preallocated cache, which is what serving systems do.
+
+    ```mlir
+    %k2 = memwall.kv_cache_append %kcache, %k
+        : tensor<1x8x4096x128xbf16>, tensor<1x8x1x128xbf16>
+        -> tensor<1x8x4097x128xbf16>
+    ```
+  }];
+  let arguments = (ins MemWall_AttentionTensor:$cache,
+                       MemWall_AttentionTensor:$update);
+  let results = (outs MemWall_AttentionTensor:$result);
+  let assemblyFormat = [{
+    $cache `,` $update attr-dict `:` type($cache) `,` type($update) `->`
+    type($result)
+  }];
+}
+
+def MemWall_CrossEntropyOp : MemWall_InferredOp<"cross_entropy"> {
+  let summary = "softmax cross-entropy against integer labels";
+  let description = [{
+    `-log(softmax(logits)[label])` per position, with `logits` `[..., V]` and
+    `labels` `[...]`. Positions whose label equals `ignore_index` (when set)
+    contribute nothing and are excluded from the mean. `reduction` is `mean`
+    (default), `sum` (both give a rank-0 f32 tensor) or `none` (an f32 tensor
+    shaped like `labels`). Labels outside `[0, V)` other than `ignore_index`
+    are undefined behaviour.
+
+    ```mlir
+    %loss = memwall.cross_entropy %logits, %labels
+        : tensor<4x128x50257xbf16>, tensor<4x128xi64> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$logits,
+                       MemWall_IndexTensor:$labels,
+                       DefaultValuedAttr<MemWall_LossReduction,
+                           "::memwall::LossReduction::Mean">:$reduction,
+                       OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs StaticShapeTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels ($reduction^)? (`ignore_index` $ignore_index^)?
+    attr-dict `:` type($logits) `,` type($labels) `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def MemWall_ReshapeOp : MemWall_InferredOp<"reshape", [],
+    ["getBytesRead", "getBytesWritten", "launchesKernel"]> {
+  let summary = "reinterpret a tensor with a new shape";
+  let description = [{
+    Same elements in row-major order, new `shape` (same element count). It
+    moves no data: a view of a contiguous buffer, costing no kernel.
+
+    ```mlir
+    %y = memwall.reshape %x [4, 128, 12, 64]
+        : tensor<4x128x768xbf16> -> tensor<4x128x12x64xbf16>
+    ```
+  }];
+  let arguments = (ins MemWall_AnyTensor:$input, DenseI64ArrayAttr:$shape);
+  let results = (outs MemWall_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input $shape attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def MemWall_TransposeOp : MemWall_InferredOp<"transpose"> {
+  let summary = "permute dimensions";
+  let description = [{
+    Result dimension `i` is input dimension `permutation[i]`; the data is
+    materialized in the new order (one read, one write).
+
+    ```mlir
+    %y = memwall.transpose %x [0, 2, 1, 3]
+        : tensor<4x128x12x64xbf16> -> tensor<4x12x128x64xbf16>
+    ```
+  }];
+  let arguments = (ins MemWall_AnyTensor:$input,
+                       DenseI64ArrayAttr:$permutation);
+  let results = (outs MemWall_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input $permutation attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def MemWall_SliceOp : MemWall_InferredOp<"slice", [], ["getBytesRead"]> {
+  let summary = "strided static slice";
+  let description = [{
+    Takes `sizes[i]` elements along each dimension `i`, starting at
+    `offsets[i]` with step `strides[i]` (default 1). Every selected index must
+    be in bounds.
+
+    ```mlir
+    %cls = memwall.slice %h offsets [0, 0, 0] sizes [4, 1, 768]
+        : tensor<4x128x768xbf16> -> tensor<4x1x768xbf16>
+    ```
+  }];
+  let arguments = (ins MemWall_AnyTensor:$input, DenseI64ArrayAttr:$offsets,
+                       DenseI64ArrayAttr:$sizes,
+                       OptionalAttr<DenseI64ArrayAttr>:$strides);
+  let results = (outs MemWall_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `offsets` $offsets `sizes` $sizes (`strides` $strides^)? attr-dict
+    `:` type($input) `->` type($result)
+  }];
+}
+
+def MemWall_ConcatOp : MemWall_InferredOp<"concat"> {
+  let summary = "concatenate tensors along an axis";
+  let description = [{
+    Joins one or more tensors of one element type and rank that agree on
+    every dimension but `axis` (negative counts from the end).
+
+    ```mlir
+    %y = memwall.concat %a, %b axis 2
+        : tensor<1x8x16x64xbf16>, tensor<1x8x1x64xbf16>
+        -> tensor<1x8x17x64xbf16>
+    ```
+  }];
+  let arguments = (ins Variadic<MemWall_AnyTensor>:$inputs, I64Attr:$axis);
+  let results = (outs MemWall_AnyTensor:$result);
+  let assemblyFormat = [{
+    $inputs `axis` $axis attr-dict `:` type($inputs) `->` type($result)
+  }];
+}
+
+def MemWall_CastOp : MemWall_InferredOp<"cast"> {
+  let summary = "element type conversion";
+  let description = [{
+    Converts each element to `element_type` (round to nearest even for
+    floats, saturating for fp8, truncation toward zero for float to integer).
+
+    ```mlir
+    %y = memwall.cast %x to bf16 : tensor<4x8xf32> -> tensor<4x8xbf16>
+    ```
+  }];
+  let arguments = (ins MemWall_AnyTensor:$input,
+                       TypeAttrOf<MemWall_CastElementType>:$element_type);
+  let results = (outs MemWall_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `to` $element_type attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+#endif // MEMWALL_DIALECT_MEMWALL_IR_MEMWALLOPS_TD

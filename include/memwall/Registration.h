@@ -1,0 +1,27 @@
+//===- Registration.h - register memwall with MLIR --------------*- C++ -*-===//
+//
+// The one place that knows every memwall dialect and pass. Tools, plugins and
+// embedders call these two functions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_REGISTRATION_H
+#define MEMWALL_REGISTRATION_H
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+namespace memwall {
+
+/// Adds the memwall dialect (and the upstream dialects its IR uses: func) to
+/// `registry`.
+void registerMemWallDialects(mlir::DialectRegistry &registry);
+
+/// Registers every memwall pass with the global pass registry, so they can be
+/// named on the command line and in --pass-pipeline.
+void registerMemWallPasses();
+
+} // namespace memwall
+
+#endif // MEMWALL_REGISTRATION_H

@@ -1,0 +1,92 @@
+//===- RooflineReport.h - Per-op roofline report ----------------*- C++ -*-===//
+//
+// The data behind `memwall-opt --report=FILE` and its three renderings: JSON
+// (schema in docs/report-schema.md), a text table, and an SVG log-log
+// roofline. The report is plain data (no MLIR types) so it can be built by the
+// compiler and also read back by tools such as the runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_REPORT_ROOFLINEREPORT_H
+#define MEMWALL_REPORT_ROOFLINEREPORT_H
+
+#include "memwall/Hardware/GPUTarget.h"
+#include "memwall/Hardware/Roofline.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace memwall {
+
+/// One operation of the model.
+struct OpRecord {
+  /// Position of the op in program order, starting at 0.
+  unsigned id = 0;
+  /// Full op name, e.g. "memwall.matmul".
+  std::string op;
+  /// Source location as printed by MLIR, e.g. "model.mlir:12:10", or a name
+  /// location such as "layers.3.attn.qkv".
+  std::string loc;
+  int64_t flops = 0;
+  int64_t bytesRead = 0;
+  int64_t bytesWritten = 0;
+  /// Math unit the op's FLOPs run on.
+  MathPrecision precision = MathPrecision::FP32;
+  /// Roofline estimate of the op on the report's target.
+  RooflineEstimate estimate;
+};
+
+struct RooflineTotals {
+  int64_t flops = 0;
+  int64_t bytesRead = 0;
+  int64_t bytesWritten = 0;
+  double timeSeconds = 0;
+  /// Sum of timeSeconds over memory-bound ops.
+  double memoryBoundSeconds = 0;
+  /// memoryBoundSeconds / timeSeconds (0 for an empty model).
+  double memoryBoundTimeFraction = 0;
+  unsigned numOps = 0;
+  unsigned numMemoryBoundOps = 0;
+};
+
+struct RooflineReport {
+  GPUTarget target;
+  /// Name of the model (module symbol name or input file name).
+  std::string modelName;
+  /// Number of parameters (elements of weight-tagged function arguments) and
+  /// their bytes at their stored dtypes.
+  int64_t params = 0;
+  int64_t paramBytes = 0;
+  std::vector<OpRecord> ops;
+
+  RooflineTotals computeTotals() const;
+};
+
+enum class ReportFormat { JSON, Text, SVG };
+
+/// Format chosen by a report path: ".json", ".txt" or ".svg"; "-" means text
+/// on stdout. Anything else is std::nullopt.
+std::optional<ReportFormat> getReportFormatForPath(llvm::StringRef path);
+
+void printRooflineReportJSON(const RooflineReport &report,
+                             llvm::raw_ostream &os);
+void printRooflineReportText(const RooflineReport &report,
+                             llvm::raw_ostream &os);
+void printRooflineReportSVG(const RooflineReport &report,
+                            llvm::raw_ostream &os);
+
+/// Writes `report` to `path` in the format its extension selects. The file is
+/// written to a temporary and renamed into place, so a failure never leaves a
+/// half-written report. Errors name the path.
+llvm::Error writeRooflineReport(const RooflineReport &report,
+                                llvm::StringRef path);
+
+} // namespace memwall
+
+#endif // MEMWALL_REPORT_ROOFLINEREPORT_H

@@ -1,0 +1,32 @@
+//===- Passes.h - memwall passes --------------------------------*- C++ -*-===//
+
+#ifndef MEMWALL_TRANSFORMS_PASSES_H
+#define MEMWALL_TRANSFORMS_PASSES_H
+
+#include "memwall/Hardware/GPUTarget.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace memwall {
+
+#define GEN_PASS_DECL
+#include "memwall/Transforms/Passes.h.inc"
+
+/// Sets the target that passes use when their `target` and `target-file`
+/// options are both empty (memwall-opt forwards --target / --target-file).
+void setDefaultPassTarget(llvm::StringRef targetName,
+                          llvm::StringRef targetFile);
+
+/// Resolves a pass's target options against the default set above; emits a
+/// diagnostic on `ctx` and fails for an unknown name or a bad file.
+mlir::FailureOr<GPUTarget> resolvePassTarget(mlir::MLIRContext *ctx,
+                                             llvm::StringRef targetName,
+                                             llvm::StringRef targetFile);
+
+#define GEN_PASS_REGISTRATION
+#include "memwall/Transforms/Passes.h.inc"
+
+} // namespace memwall
+
+#endif // MEMWALL_TRANSFORMS_PASSES_H

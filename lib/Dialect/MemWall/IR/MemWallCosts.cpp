@@ -1,0 +1,217 @@
+//===- MemWallCosts.cpp - CostOpInterface implementations -----------------===//
+//
+// FLOP and byte counts of every memwall op. The per-element counts and their
+// reasoning are documented in docs/cost-model.md; keep the two in sync.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+
+using namespace mlir;
+using namespace memwall;
+
+/// Elements of the op's (single) result.
+static int64_t resultElements(Operation *op) {
+  return getNumElements(op->getResult(0).getType());
+}
+
+/// Rows of length `rowLength` in a tensor of `elements` elements.
+static int64_t numRows(int64_t elements, int64_t rowLength) {
+  return rowLength == 0 ? 0 : elements / rowLength;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise: a fixed number of FLOPs per result element.
+//===----------------------------------------------------------------------===//
+
+// One add / subtract / multiply / divide / compare per element.
+int64_t AddOp::getFlops() { return resultElements(*this); }
+int64_t SubOp::getFlops() { return resultElements(*this); }
+int64_t MulOp::getFlops() { return resultElements(*this); }
+int64_t DivOp::getFlops() { return resultElements(*this); }
+int64_t ScaleOp::getFlops() { return resultElements(*this); }
+int64_t ReluOp::getFlops() { return resultElements(*this); }
+// tanh counts as one transcendental.
+int64_t TanhOp::getFlops() { return resultElements(*this); }
+// Conversion: one per element.
+int64_t CastOp::getFlops() { return resultElements(*this); }
+
+// x / (1 + exp(-x)): negate, exp, add, divide.
+static constexpr int64_t kSiluFlopsPerElement = 4;
+int64_t SiluOp::getFlops() {
+  return kSiluFlopsPerElement * resultElements(*this);
+}
+
+// silu(gate) * up.
+int64_t SwigluOp::getFlops() {
+  return (kSiluFlopsPerElement + 1) * resultElements(*this);
+}
+
+int64_t GeluOp::getFlops() {
+  // erf:  0.5 * x * (1 + erf(x * 1/sqrt(2)))       -> mul, erf, add, mul, mul
+  // tanh: 0.5 * x * (1 + tanh(k * (x + c * x^3)))  -> 2 mul (x^3), mul c,
+  //       add x, mul k, tanh, add 1, mul x, mul 0.5
+  int64_t perElement =
+      getApproximation() == GeluApproximation::Tanh ? 9 : 5;
+  return perElement * resultElements(*this);
+}
+
+// Compare against the threshold, select, rescale by 1/(1-rate). The
+// counter-based random bits are integer work and not counted.
+int64_t DropoutOp::getFlops() { return 3 * resultElements(*this); }
+
+//===----------------------------------------------------------------------===//
+// Normalizations and reductions
+//===----------------------------------------------------------------------===//
+
+int64_t LayerNormOp::getFlops() {
+  int64_t elements = resultElements(*this);
+  int64_t rows = numRows(elements, getInput().getType().getShape().back());
+  // Per row of D: mean (D adds + 1 div), center (D subs), variance (D squares
+  // + D adds + 1 div), rstd (add eps + rsqrt = 2), normalize (D muls),
+  // weight (D muls), bias (D adds): 6D + 4, plus D with bias.
+  int64_t perElement = getBias() ? 7 : 6;
+  return perElement * elements + 4 * rows;
+}
+
+int64_t RmsNormOp::getFlops() {
+  int64_t elements = resultElements(*this);
+  int64_t rows = numRows(elements, getInput().getType().getShape().back());
+  // Per row of D: squares (D), sum (D), div (1), add eps (1), rsqrt (1),
+  // normalize (D), weight (D): 4D + 3.
+  return 4 * elements + 3 * rows;
+}
+
+int64_t SoftmaxOp::getFlops() {
+  RankedTensorType type = getInput().getType();
+  int64_t axis = getAxis() < 0 ? getAxis() + type.getRank() : getAxis();
+  int64_t elements = type.getNumElements();
+  int64_t rows = numRows(elements, type.getDimSize(axis));
+  // Per row of L: max (L), subtract (L), exp (L), sum (L), one reciprocal,
+  // scale (L): 5L + 1.
+  return 5 * elements + rows;
+}
+
+int64_t ReduceOp::getFlops() {
+  int64_t inputElements = getInput().getType().getNumElements();
+  // One combine per input element; mean adds a division per output.
+  if (getKind() == ReduceKind::Mean)
+    return inputElements + resultElements(*this);
+  return inputElements;
+}
+
+int64_t CrossEntropyOp::getFlops() {
+  RankedTensorType logits = getLogits().getType();
+  int64_t classes = logits.getShape().back();
+  int64_t positions = numRows(logits.getNumElements(), classes);
+  // Per position: log-sum-exp (max V, subtract V, exp V, sum V, log 1, add
+  // back the max 1) and the loss lse - logit[label] (1): 4V + 3.
+  int64_t flops = positions * (4 * classes + 3);
+  switch (getReduction()) {
+  case LossReduction::Mean:
+    return flops + positions + 1; // sum, then one division
+  case LossReduction::Sum:
+    return flops + positions;
+  case LossReduction::None:
+    return flops;
+  }
+  llvm_unreachable("unknown loss reduction");
+}
+
+//===----------------------------------------------------------------------===//
+// Position embeddings and gathers
+//===----------------------------------------------------------------------===//
+
+int64_t RopeOp::getFlops() {
+  int64_t headDim = getInput().getType().getShape().back();
+  int64_t positions = getPositions().getType().getNumElements();
+  // Frequencies theta^(-2i/D): one pow per pair index (D/2). Angles: for each
+  // position and pair, one multiply plus a sin and a cos (3 * P * D/2).
+  // Rotation: x * cos + rotate_half(x) * sin per element (3 * N).
+  return headDim / 2 + 3 * positions * (headDim / 2) +
+         3 * resultElements(*this);
+}
+
+// A gather computes nothing and reads only the rows it selects.
+int64_t EmbeddingOp::getFlops() { return 0; }
+int64_t EmbeddingOp::getBytesRead() {
+  return getTensorByteSize(getIndices().getType()) +
+         getTensorByteSize(getResult().getType());
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+int64_t MatmulOp::getFlops() {
+  Dims dims = getDims();
+  int64_t flops = 2 * dims.batch * dims.m * dims.n * dims.k;
+  if (getBias())
+    flops += dims.batch * dims.m * dims.n;
+  return flops;
+}
+
+MathPrecision MatmulOp::getMathPrecision() {
+  return getContractionPrecision(getLhs().getType().getElementType());
+}
+
+int64_t AttentionOp::getFlops() {
+  RankedTensorType q = getQuery().getType();
+  int64_t batchHeads = q.getDimSize(0) * q.getDimSize(1);
+  int64_t headDim = q.getDimSize(3);
+  int64_t valueDim = getValue().getType().getDimSize(3);
+  // Q K^T and P V over the unmasked pairs only (FlashAttention's convention:
+  // 4 * B * H * Sq * Sk * D, halved by a causal mask). The softmax itself
+  // (about 5 / (4D) of that) is not counted.
+  return 2 * batchHeads * getUnmaskedPairsPerHead() * (headDim + valueDim);
+}
+
+MathPrecision AttentionOp::getMathPrecision() {
+  return getContractionPrecision(getQuery().getType().getElementType());
+}
+
+/// Bytes of the Sq x Sk score matrix of all heads, as naive (untiled)
+/// attention materializes it: written by Q K^T, read and rewritten by the
+/// softmax, read by P V.
+static int64_t attentionScoreBytes(AttentionOp op) {
+  RankedTensorType q = op.getQuery().getType();
+  int64_t scores = q.getDimSize(0) * q.getDimSize(1) * q.getDimSize(2) *
+                   op.getKey().getType().getDimSize(2);
+  return scores * getElementByteSize(op.getResult().getType().getElementType());
+}
+
+int64_t AttentionOp::getBytesRead() {
+  return detail::sumOperandBytes(*this) + 2 * attentionScoreBytes(*this);
+}
+
+int64_t AttentionOp::getBytesWritten() {
+  return detail::sumResultBytes(*this) + 2 * attentionScoreBytes(*this);
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+// A reshape of a contiguous tensor is a view: no kernel, no traffic.
+int64_t ReshapeOp::getFlops() { return 0; }
+int64_t ReshapeOp::getBytesRead() { return 0; }
+int64_t ReshapeOp::getBytesWritten() { return 0; }
+bool ReshapeOp::launchesKernel() { return false; }
+
+int64_t TransposeOp::getFlops() { return 0; }
+int64_t ConcatOp::getFlops() { return 0; }
+
+// A slice reads only the elements it selects.
+int64_t SliceOp::getFlops() { return 0; }
+int64_t SliceOp::getBytesRead() {
+  return getTensorByteSize(getResult().getType());
+}
+
+// Written in place into a preallocated cache: only the new positions move.
+int64_t KVCacheAppendOp::getFlops() { return 0; }
+int64_t KVCacheAppendOp::getBytesRead() {
+  return getTensorByteSize(getUpdate().getType());
+}
+int64_t KVCacheAppendOp::getBytesWritten() {
+  return getTensorByteSize(getUpdate().getType());
+}

@@ -1,0 +1,113 @@
+//===- MemWallDialect.cpp - memwall dialect and attributes ----------------===//
+
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+
+using namespace mlir;
+using namespace memwall;
+
+#include "memwall/Dialect/MemWall/IR/MemWallDialect.cpp.inc"
+#include "memwall/Dialect/MemWall/IR/MemWallEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "memwall/Dialect/MemWall/IR/MemWallAttrs.cpp.inc"
+
+void MemWallDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "memwall/Dialect/MemWall/IR/MemWallOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "memwall/Dialect/MemWall/IR/MemWallAttrs.cpp.inc"
+      >();
+}
+
+LogicalResult MemWallDialect::verifyRegionArgAttribute(Operation *op,
+                                                       unsigned regionIndex,
+                                                       unsigned argIndex,
+                                                       NamedAttribute attr) {
+  if (attr.getName() != kArgKindAttrName)
+    return op->emitError() << "unknown memwall argument attribute '"
+                           << attr.getName().getValue() << "'";
+  if (!isa<ArgKindAttr>(attr.getValue()))
+    return op->emitError() << "'" << kArgKindAttrName << "' of argument #"
+                           << argIndex
+                           << " must be #memwall.arg_kind<weight|input|"
+                              "kv_cache>, got "
+                           << attr.getValue();
+  return success();
+}
+
+LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
+                                                       NamedAttribute attr) {
+  if (attr.getName() != kCostAttrName)
+    return op->emitError() << "unknown memwall attribute '"
+                           << attr.getName().getValue() << "'";
+  if (!isa<CostAttr>(attr.getValue()))
+    return op->emitError() << "'" << kCostAttrName
+                           << "' must be a #memwall.cost attribute";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CostAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult CostAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t flops, int64_t bytesRead,
+                               int64_t bytesWritten, APFloat intensity,
+                               Bound bound, APFloat timeSeconds) {
+  if (flops < 0 || bytesRead < 0 || bytesWritten < 0)
+    return emitError() << "flops and bytes must be non-negative";
+  if (intensity.isNegative() || !intensity.isFinite())
+    return emitError() << "intensity must be finite and non-negative";
+  if (timeSeconds.isNegative() || !timeSeconds.isFinite())
+    return emitError() << "time_s must be finite and non-negative";
+  return success();
+}
+
+Attribute CostAttr::parse(AsmParser &parser, Type) {
+  int64_t flops = 0, bytesRead = 0, bytesWritten = 0;
+  double intensity = 0, timeSeconds = 0;
+  std::string boundName;
+  auto parseField = [&](StringRef name) -> ParseResult {
+    if (parser.parseKeyword(name) || parser.parseEqual())
+      return failure();
+    return success();
+  };
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseLess() || parseField("flops") ||
+      parser.parseInteger(flops) || parser.parseComma() ||
+      parseField("bytes_read") || parser.parseInteger(bytesRead) ||
+      parser.parseComma() || parseField("bytes_written") ||
+      parser.parseInteger(bytesWritten) || parser.parseComma() ||
+      parseField("intensity") || parser.parseFloat(intensity) ||
+      parser.parseComma() || parseField("bound") ||
+      parser.parseKeywordOrString(&boundName) || parser.parseComma() ||
+      parseField("time_s") || parser.parseFloat(timeSeconds) ||
+      parser.parseGreater())
+    return {};
+  std::optional<Bound> bound = symbolizeBound(boundName);
+  if (!bound) {
+    parser.emitError(loc, "bound must be 'memory' or 'compute', got '")
+        << boundName << "'";
+    return {};
+  }
+  return parser.getChecked<CostAttr>(loc, parser.getContext(), flops,
+                                     bytesRead, bytesWritten,
+                                     APFloat(intensity), *bound,
+                                     APFloat(timeSeconds));
+}
+
+void CostAttr::print(AsmPrinter &printer) const {
+  printer << "<flops = " << getFlops() << ", bytes_read = " << getBytesRead()
+          << ", bytes_written = " << getBytesWritten() << ", intensity = "
+          << llvm::format("%.4g", getIntensity().convertToDouble())
+          << ", bound = " << stringifyBound(getBound()) << ", time_s = "
+          << llvm::format("%.4g", getTimeSeconds().convertToDouble()) << ">";
+}

@@ -1,0 +1,666 @@
+//===- MemWallOps.cpp - memwall op type inference and verifiers ----------===//
+//
+// Shape rules live in inferReturnTypes so that builders, the parser and the
+// verifier all apply the same ones; verifiers check what does not determine
+// the result type (attribute ranges, auxiliary operand shapes).
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+
+#include "mlir/Dialect/Traits.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace memwall;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+int64_t memwall::getElementByteSize(Type elementType) {
+  return (elementType.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+int64_t memwall::getNumElements(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  return tensor.getNumElements();
+}
+
+int64_t memwall::getTensorByteSize(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape() ||
+      !tensor.getElementType().isIntOrFloat())
+    return 0;
+  return tensor.getNumElements() * getElementByteSize(tensor.getElementType());
+}
+
+MathPrecision memwall::getContractionPrecision(Type elementType) {
+  if (elementType.isBF16())
+    return MathPrecision::BF16;
+  if (elementType.isF16())
+    return MathPrecision::FP16;
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(elementType))
+    return MathPrecision::FP8;
+  if (elementType.isInteger(8))
+    return MathPrecision::INT8;
+  return MathPrecision::FP32;
+}
+
+int64_t memwall::detail::sumOperandBytes(Operation *op) {
+  int64_t bytes = 0;
+  for (Type type : op->getOperandTypes())
+    bytes += getTensorByteSize(type);
+  return bytes;
+}
+
+int64_t memwall::detail::sumResultBytes(Operation *op) {
+  int64_t bytes = 0;
+  for (Type type : op->getResultTypes())
+    bytes += getTensorByteSize(type);
+  return bytes;
+}
+
+/// Element type a contraction on `elementType` produces: tensor cores
+/// accumulate fp8 and int8 products wider, so those come back as bf16 / i32.
+static Type getContractionResultElementType(Type elementType) {
+  MLIRContext *ctx = elementType.getContext();
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(elementType))
+    return BFloat16Type::get(ctx);
+  if (elementType.isInteger(8))
+    return IntegerType::get(ctx, 32);
+  return elementType;
+}
+
+/// The operand as a statically shaped ranked tensor, or a diagnostic.
+static FailureOr<RankedTensorType>
+getStaticTensor(std::optional<Location> loc, Value value, StringRef name) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape())
+    return emitOptionalError(loc, name, " must be a statically shaped tensor");
+  return type;
+}
+
+/// Normalizes a possibly negative axis; fails if out of range.
+static FailureOr<int64_t> normalizeAxis(std::optional<Location> loc,
+                                        int64_t axis, int64_t rank,
+                                        StringRef what = "axis") {
+  if (axis < -rank || axis >= rank)
+    return emitOptionalError(loc, what, " ", axis,
+                             " is out of range for rank ", rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string result = "[";
+  llvm::raw_string_ostream os(result);
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return result;
+}
+
+/// The type of the single operand named `name`, as the result type.
+static LogicalResult inferSameAsOperand(std::optional<Location> loc,
+                                        Value operand, StringRef name,
+                                        SmallVectorImpl<Type> &results) {
+  FailureOr<RankedTensorType> type = getStaticTensor(loc, operand, name);
+  if (failed(type))
+    return failure();
+  results.push_back(*type);
+  return success();
+}
+
+/// Checks that `param` (a norm's weight or bias) has shape [D] for the last
+/// dimension D of `input`.
+static LogicalResult verifyFeatureVector(Operation *op, Value param,
+                                         StringRef name, Value input) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto paramType = cast<RankedTensorType>(param.getType());
+  if (inputType.getRank() < 1)
+    return op->emitOpError("input must have rank >= 1");
+  int64_t features = inputType.getShape().back();
+  if (paramType.getRank() != 1 || paramType.getDimSize(0) != features)
+    return op->emitOpError()
+           << name << " must have shape [" << features
+           << "] (the last dimension of the input), got "
+           << shapeString(paramType.getShape());
+  return success();
+}
+
+static LogicalResult verifyPositiveEpsilon(Operation *op, double epsilon) {
+  if (!(epsilon > 0) || !std::isfinite(epsilon))
+    return op->emitOpError("epsilon must be a positive finite number, got ")
+           << epsilon;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops
+//===----------------------------------------------------------------------===//
+
+#define MEMWALL_INFER_SAME_AS(OP, ACCESSOR)                                    \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, OP::Adaptor adaptor,        \
+      SmallVectorImpl<Type> &inferred) {                                       \
+    return inferSameAsOperand(loc, adaptor.ACCESSOR(), #ACCESSOR, inferred);   \
+  }
+
+MEMWALL_INFER_SAME_AS(LayerNormOp, getInput)
+MEMWALL_INFER_SAME_AS(RmsNormOp, getInput)
+MEMWALL_INFER_SAME_AS(RopeOp, getInput)
+#undef MEMWALL_INFER_SAME_AS
+
+/// NumPy broadcasting of two operands of one element type.
+static LogicalResult inferBroadcast(std::optional<Location> loc, Value lhs,
+                                    Value rhs, SmallVectorImpl<Type> &inferred) {
+  FailureOr<RankedTensorType> lhsType = getStaticTensor(loc, lhs, "lhs");
+  FailureOr<RankedTensorType> rhsType = getStaticTensor(loc, rhs, "rhs");
+  if (failed(lhsType) || failed(rhsType))
+    return failure();
+  if (lhsType->getElementType() != rhsType->getElementType())
+    return emitOptionalError(loc, "operands must have the same element type, "
+                                  "got ",
+                             lhsType->getElementType(), " and ",
+                             rhsType->getElementType());
+  SmallVector<int64_t> shape;
+  if (!OpTrait::util::getBroadcastedShape(lhsType->getShape(),
+                                          rhsType->getShape(), shape))
+    return emitOptionalError(loc, "shapes ", shapeString(lhsType->getShape()),
+                             " and ", shapeString(rhsType->getShape()),
+                             " do not broadcast");
+  inferred.push_back(
+      RankedTensorType::get(shape, lhsType->getElementType()));
+  return success();
+}
+
+#define MEMWALL_INFER_BROADCAST(OP)                                            \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, OP::Adaptor adaptor,        \
+      SmallVectorImpl<Type> &inferred) {                                       \
+    return inferBroadcast(loc, adaptor.getLhs(), adaptor.getRhs(), inferred);  \
+  }
+
+MEMWALL_INFER_BROADCAST(AddOp)
+MEMWALL_INFER_BROADCAST(SubOp)
+MEMWALL_INFER_BROADCAST(MulOp)
+MEMWALL_INFER_BROADCAST(DivOp)
+#undef MEMWALL_INFER_BROADCAST
+
+LogicalResult DropoutOp::verify() {
+  double rate = getRate().convertToDouble();
+  if (!(rate >= 0 && rate < 1))
+    return emitOpError("rate must be in [0, 1), got ") << rate;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         MatmulOp::Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  FailureOr<RankedTensorType> lhs = getStaticTensor(loc, adaptor.getLhs(), "lhs");
+  FailureOr<RankedTensorType> rhs = getStaticTensor(loc, adaptor.getRhs(), "rhs");
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  if (lhs->getRank() < 2 || rhs->getRank() < 2)
+    return emitOptionalError(loc, "operands must have rank >= 2, got ",
+                             lhs->getRank(), " and ", rhs->getRank());
+  if (lhs->getElementType() != rhs->getElementType())
+    return emitOptionalError(loc,
+                             "operands must have the same element type, got ",
+                             lhs->getElementType(), " and ",
+                             rhs->getElementType());
+  ArrayRef<int64_t> lhsShape = lhs->getShape(), rhsShape = rhs->getShape();
+  int64_t lhsRank = lhs->getRank(), rhsRank = rhs->getRank();
+  bool transLhs = adaptor.getTransposeLhs(), transRhs = adaptor.getTransposeRhs();
+  int64_t m = lhsShape[lhsRank - (transLhs ? 1 : 2)];
+  int64_t kLhs = lhsShape[lhsRank - (transLhs ? 2 : 1)];
+  int64_t kRhs = rhsShape[rhsRank - (transRhs ? 1 : 2)];
+  int64_t n = rhsShape[rhsRank - (transRhs ? 2 : 1)];
+  if (kLhs != kRhs)
+    return emitOptionalError(loc, "contraction dimensions differ: lhs has K = ",
+                             kLhs, ", rhs has K = ", kRhs);
+  SmallVector<int64_t> batch;
+  if (!OpTrait::util::getBroadcastedShape(lhsShape.drop_back(2),
+                                          rhsShape.drop_back(2), batch))
+    return emitOptionalError(loc, "batch dimensions ",
+                             shapeString(lhsShape.drop_back(2)), " and ",
+                             shapeString(rhsShape.drop_back(2)),
+                             " do not broadcast");
+  if (Value bias = adaptor.getBias()) {
+    FailureOr<RankedTensorType> biasType = getStaticTensor(loc, bias, "bias");
+    if (failed(biasType))
+      return failure();
+    if (biasType->getRank() != 1 || biasType->getDimSize(0) != n)
+      return emitOptionalError(loc, "bias must have shape [", n, "], got ",
+                               shapeString(biasType->getShape()));
+  }
+  batch.push_back(m);
+  batch.push_back(n);
+  inferred.push_back(RankedTensorType::get(
+      batch, getContractionResultElementType(lhs->getElementType())));
+  return success();
+}
+
+MatmulOp::Dims MatmulOp::getDims() {
+  auto lhs = cast<RankedTensorType>(getLhs().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  ArrayRef<int64_t> lhsShape = lhs.getShape();
+  int64_t rank = lhs.getRank();
+  Dims dims;
+  dims.m = result.getShape()[result.getRank() - 2];
+  dims.n = result.getShape().back();
+  dims.k = lhsShape[rank - (getTransposeLhs() ? 2 : 1)];
+  dims.batch = result.getNumElements() / (dims.m * dims.n);
+  if (dims.m * dims.n == 0)
+    dims.batch = 0;
+  return dims;
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            AttentionOp::Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  FailureOr<RankedTensorType> q = getStaticTensor(loc, adaptor.getQuery(), "query");
+  FailureOr<RankedTensorType> k = getStaticTensor(loc, adaptor.getKey(), "key");
+  FailureOr<RankedTensorType> v = getStaticTensor(loc, adaptor.getValue(), "value");
+  if (failed(q) || failed(k) || failed(v))
+    return failure();
+  if (q->getRank() != 4 || k->getRank() != 4 || v->getRank() != 4)
+    return emitOptionalError(loc, "query, key and value must have rank 4 "
+                                  "[B, H, S, D]");
+  if (q->getElementType() != k->getElementType() ||
+      q->getElementType() != v->getElementType())
+    return emitOptionalError(loc, "query, key and value must have the same "
+                                  "element type");
+  if (q->getDimSize(0) != k->getDimSize(0) ||
+      k->getDimSize(0) != v->getDimSize(0))
+    return emitOptionalError(loc, "batch sizes differ: query ", q->getDimSize(0),
+                             ", key ", k->getDimSize(0), ", value ",
+                             v->getDimSize(0));
+  if (q->getDimSize(3) != k->getDimSize(3))
+    return emitOptionalError(loc, "query head dim ", q->getDimSize(3),
+                             " differs from key head dim ", k->getDimSize(3));
+  if (k->getDimSize(1) != v->getDimSize(1) ||
+      k->getDimSize(2) != v->getDimSize(2))
+    return emitOptionalError(loc, "key and value must agree on heads and "
+                                  "sequence length");
+  inferred.push_back(RankedTensorType::get(
+      {q->getDimSize(0), q->getDimSize(1), q->getDimSize(2), v->getDimSize(3)},
+      getContractionResultElementType(q->getElementType())));
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  auto q = cast<RankedTensorType>(getQuery().getType());
+  auto k = cast<RankedTensorType>(getKey().getType());
+  int64_t heads = q.getDimSize(1), kvHeads = k.getDimSize(1);
+  if (kvHeads == 0 || heads % kvHeads != 0)
+    return emitOpError("query heads (")
+           << heads << ") must be a multiple of key/value heads (" << kvHeads
+           << ")";
+  int64_t sq = q.getDimSize(2), sk = k.getDimSize(2);
+  if (getCausal() && sq > sk)
+    return emitOpError("causal attention needs query length <= key length, "
+                       "got ")
+           << sq << " > " << sk;
+  if (std::optional<APFloat> scale = getScale()) {
+    double value = scale->convertToDouble();
+    if (!(value > 0) || !std::isfinite(value))
+      return emitOpError("scale must be a positive finite number, got ")
+             << value;
+  }
+  if (Value mask = getMask()) {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    if (!maskType.getElementType().isInteger(1) &&
+        maskType.getElementType() != getResult().getType().getElementType())
+      return emitOpError("mask must be i1 or have the result element type ")
+             << getResult().getType().getElementType();
+    SmallVector<int64_t> scoresShape = {q.getDimSize(0), heads, sq, sk};
+    SmallVector<int64_t> broadcast;
+    if (maskType.getRank() != 4 ||
+        !OpTrait::util::getBroadcastedShape(maskType.getShape(), scoresShape,
+                                            broadcast) ||
+        ArrayRef<int64_t>(broadcast) != ArrayRef<int64_t>(scoresShape))
+      return emitOpError("mask of shape ")
+             << shapeString(maskType.getShape())
+             << " does not broadcast to the scores "
+             << shapeString(scoresShape);
+  }
+  return success();
+}
+
+double AttentionOp::getEffectiveScale() {
+  if (std::optional<APFloat> scale = getScale())
+    return scale->convertToDouble();
+  auto q = cast<RankedTensorType>(getQuery().getType());
+  return 1.0 / std::sqrt(static_cast<double>(q.getDimSize(3)));
+}
+
+int64_t AttentionOp::getUnmaskedPairsPerHead() {
+  int64_t sq = getQuery().getType().getDimSize(2);
+  int64_t sk = getKey().getType().getDimSize(2);
+  if (!getCausal())
+    return sq * sk;
+  // Query i sees keys 0 .. i + (sk - sq): (sk - sq) + i + 1 of them.
+  return sq * (sk - sq) + sq * (sq + 1) / 2;
+}
+
+//===----------------------------------------------------------------------===//
+// Norms
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayerNormOp::verify() {
+  if (failed(verifyFeatureVector(*this, getWeight(), "weight", getInput())))
+    return failure();
+  if (getBias() &&
+      failed(verifyFeatureVector(*this, getBias(), "bias", getInput())))
+    return failure();
+  return verifyPositiveEpsilon(*this, getEpsilon().convertToDouble());
+}
+
+LogicalResult RmsNormOp::verify() {
+  if (failed(verifyFeatureVector(*this, getWeight(), "weight", getInput())))
+    return failure();
+  return verifyPositiveEpsilon(*this, getEpsilon().convertToDouble());
+}
+
+LogicalResult SoftmaxOp::verify() {
+  return normalizeAxis(getLoc(), getAxis(), getInput().getType().getRank());
+}
+
+//===----------------------------------------------------------------------===//
+// ReduceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         ReduceOp::Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  FailureOr<RankedTensorType> input =
+      getStaticTensor(loc, adaptor.getInput(), "input");
+  if (failed(input))
+    return failure();
+  int64_t rank = input->getRank();
+  if (adaptor.getAxes().empty())
+    return emitOptionalError(loc, "axes must not be empty");
+  llvm::SmallBitVector reduced(rank);
+  for (int64_t axis : adaptor.getAxes()) {
+    FailureOr<int64_t> normalized = normalizeAxis(loc, axis, rank);
+    if (failed(normalized))
+      return failure();
+    if (reduced.test(*normalized))
+      return emitOptionalError(loc, "axis ", axis, " is reduced twice");
+    reduced.set(*normalized);
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    if (!reduced.test(dim))
+      shape.push_back(input->getDimSize(dim));
+    else if (adaptor.getKeepDims())
+      shape.push_back(1);
+  }
+  inferred.push_back(RankedTensorType::get(shape, input->getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// RopeOp, EmbeddingOp, KVCacheAppendOp, CrossEntropyOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RopeOp::verify() {
+  RankedTensorType input = getInput().getType();
+  RankedTensorType positions = getPositions().getType();
+  if (input.getRank() != 4)
+    return emitOpError("input must have rank 4 [B, H, S, D], got rank ")
+           << input.getRank();
+  int64_t batch = input.getDimSize(0), seq = input.getDimSize(2);
+  if (input.getDimSize(3) % 2 != 0)
+    return emitOpError("head dimension must be even, got ")
+           << input.getDimSize(3);
+  bool perSequence =
+      positions.getRank() == 1 && positions.getDimSize(0) == seq;
+  bool perBatch = positions.getRank() == 2 &&
+                  positions.getDimSize(0) == batch &&
+                  positions.getDimSize(1) == seq;
+  if (!perSequence && !perBatch)
+    return emitOpError("positions must have shape [")
+           << seq << "] or [" << batch << ", " << seq << "], got "
+           << shapeString(positions.getShape());
+  double theta = getTheta().convertToDouble();
+  if (!(theta > 0) || !std::isfinite(theta))
+    return emitOpError("theta must be a positive finite number, got ")
+           << theta;
+  return success();
+}
+
+LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            EmbeddingOp::Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  FailureOr<RankedTensorType> table =
+      getStaticTensor(loc, adaptor.getTable(), "table");
+  FailureOr<RankedTensorType> indices =
+      getStaticTensor(loc, adaptor.getIndices(), "indices");
+  if (failed(table) || failed(indices))
+    return failure();
+  if (table->getRank() != 2)
+    return emitOptionalError(loc, "table must have rank 2 [V, D], got rank ",
+                             table->getRank());
+  SmallVector<int64_t> shape(indices->getShape());
+  shape.push_back(table->getDimSize(1));
+  inferred.push_back(RankedTensorType::get(shape, table->getElementType()));
+  return success();
+}
+
+LogicalResult
+KVCacheAppendOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                  KVCacheAppendOp::Adaptor adaptor,
+                                  SmallVectorImpl<Type> &inferred) {
+  FailureOr<RankedTensorType> cache =
+      getStaticTensor(loc, adaptor.getCache(), "cache");
+  FailureOr<RankedTensorType> update =
+      getStaticTensor(loc, adaptor.getUpdate(), "update");
+  if (failed(cache) || failed(update))
+    return failure();
+  if (cache->getRank() != 4 || update->getRank() != 4)
+    return emitOptionalError(loc, "cache and update must have rank 4 "
+                                  "[B, Hkv, S, D]");
+  if (cache->getElementType() != update->getElementType())
+    return emitOptionalError(loc, "cache and update must have the same element "
+                                  "type");
+  for (int64_t dim : {0, 1, 3})
+    if (cache->getDimSize(dim) != update->getDimSize(dim))
+      return emitOptionalError(loc, "cache ", shapeString(cache->getShape()),
+                               " and update ", shapeString(update->getShape()),
+                               " must agree on every dimension but 2");
+  SmallVector<int64_t> shape(cache->getShape());
+  shape[2] += update->getDimSize(2);
+  inferred.push_back(RankedTensorType::get(shape, cache->getElementType()));
+  return success();
+}
+
+LogicalResult
+CrossEntropyOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                 CrossEntropyOp::Adaptor adaptor,
+                                 SmallVectorImpl<Type> &inferred) {
+  FailureOr<RankedTensorType> logits =
+      getStaticTensor(loc, adaptor.getLogits(), "logits");
+  FailureOr<RankedTensorType> labels =
+      getStaticTensor(loc, adaptor.getLabels(), "labels");
+  if (failed(logits) || failed(labels))
+    return failure();
+  if (logits->getRank() < 1 ||
+      logits->getShape().drop_back() != labels->getShape())
+    return emitOptionalError(
+        loc, "labels shape ", shapeString(labels->getShape()),
+        " must equal the logits shape without its class dimension ",
+        shapeString(logits->getShape().drop_back(
+            logits->getRank() > 0 ? 1 : 0)));
+  Type f32 = Float32Type::get(ctx);
+  if (adaptor.getReduction() == LossReduction::None)
+    inferred.push_back(RankedTensorType::get(labels->getShape(), f32));
+  else
+    inferred.push_back(RankedTensorType::get({}, f32));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          ReshapeOp::Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  FailureOr<RankedTensorType> input =
+      getStaticTensor(loc, adaptor.getInput(), "input");
+  if (failed(input))
+    return failure();
+  int64_t elements = 1;
+  for (int64_t dim : adaptor.getShape()) {
+    if (dim < 0)
+      return emitOptionalError(loc, "shape ", shapeString(adaptor.getShape()),
+                               " has a negative dimension");
+    elements *= dim;
+  }
+  if (elements != input->getNumElements())
+    return emitOptionalError(loc, "cannot reshape ",
+                             shapeString(input->getShape()), " (",
+                             input->getNumElements(), " elements) to ",
+                             shapeString(adaptor.getShape()), " (", elements,
+                             " elements)");
+  inferred.push_back(
+      RankedTensorType::get(adaptor.getShape(), input->getElementType()));
+  return success();
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            TransposeOp::Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  FailureOr<RankedTensorType> input =
+      getStaticTensor(loc, adaptor.getInput(), "input");
+  if (failed(input))
+    return failure();
+  ArrayRef<int64_t> perm = adaptor.getPermutation();
+  int64_t rank = input->getRank();
+  llvm::SmallBitVector seen(rank);
+  bool valid = static_cast<int64_t>(perm.size()) == rank;
+  for (int64_t dim : perm) {
+    if (!valid || dim < 0 || dim >= rank || seen.test(dim)) {
+      valid = false;
+      break;
+    }
+    seen.set(dim);
+  }
+  if (!valid)
+    return emitOptionalError(loc, "permutation ", shapeString(perm),
+                             " is not a permutation of the ", rank,
+                             " input dimensions");
+  SmallVector<int64_t> shape;
+  for (int64_t dim : perm)
+    shape.push_back(input->getDimSize(dim));
+  inferred.push_back(RankedTensorType::get(shape, input->getElementType()));
+  return success();
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        SliceOp::Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  FailureOr<RankedTensorType> input =
+      getStaticTensor(loc, adaptor.getInput(), "input");
+  if (failed(input))
+    return failure();
+  int64_t rank = input->getRank();
+  ArrayRef<int64_t> offsets = adaptor.getOffsets(), sizes = adaptor.getSizes();
+  SmallVector<int64_t> strides(rank, 1);
+  if (std::optional<ArrayRef<int64_t>> given = adaptor.getStrides())
+    strides.assign(given->begin(), given->end());
+  if (static_cast<int64_t>(offsets.size()) != rank ||
+      static_cast<int64_t>(sizes.size()) != rank ||
+      static_cast<int64_t>(strides.size()) != rank)
+    return emitOptionalError(loc, "offsets, sizes and strides must each have ",
+                             rank, " entries (the input rank)");
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    if (offsets[dim] < 0 || sizes[dim] < 1 || strides[dim] < 1)
+      return emitOptionalError(loc, "dimension ", dim,
+                               ": offset must be >= 0, size and stride >= 1");
+    int64_t last = offsets[dim] + (sizes[dim] - 1) * strides[dim];
+    if (last >= input->getDimSize(dim))
+      return emitOptionalError(loc, "dimension ", dim, ": slice reaches index ",
+                               last, " of a dimension of size ",
+                               input->getDimSize(dim));
+  }
+  inferred.push_back(RankedTensorType::get(sizes, input->getElementType()));
+  return success();
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         ConcatOp::Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  if (adaptor.getInputs().empty())
+    return emitOptionalError(loc, "needs at least one input");
+  FailureOr<RankedTensorType> first =
+      getStaticTensor(loc, adaptor.getInputs().front(), "input #0");
+  if (failed(first))
+    return failure();
+  FailureOr<int64_t> axis =
+      normalizeAxis(loc, adaptor.getAxis(), first->getRank());
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> shape(first->getShape());
+  for (auto [index, value] : llvm::enumerate(adaptor.getInputs().drop_front())) {
+    FailureOr<RankedTensorType> type = getStaticTensor(loc, value, "input");
+    if (failed(type))
+      return failure();
+    if (type->getElementType() != first->getElementType() ||
+        type->getRank() != first->getRank())
+      return emitOptionalError(loc, "input #", index + 1,
+                               " differs in element type or rank from input "
+                               "#0");
+    for (int64_t dim = 0; dim < first->getRank(); ++dim)
+      if (dim != *axis && type->getDimSize(dim) != first->getDimSize(dim))
+        return emitOptionalError(loc, "input #", index + 1, " has shape ",
+                                 shapeString(type->getShape()),
+                                 ", which differs from ",
+                                 shapeString(first->getShape()),
+                                 " outside axis ", *axis);
+    shape[*axis] += type->getDimSize(*axis);
+  }
+  inferred.push_back(RankedTensorType::get(shape, first->getElementType()));
+  return success();
+}
+
+LogicalResult CastOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       CastOp::Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferred) {
+  FailureOr<RankedTensorType> input =
+      getStaticTensor(loc, adaptor.getInput(), "input");
+  if (failed(input))
+    return failure();
+  inferred.push_back(input->clone(adaptor.getElementType()));
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "memwall/Dialect/MemWall/IR/MemWallOps.cpp.inc"
+
+#include "memwall/Dialect/MemWall/IR/MemWallInterfaces.cpp.inc"

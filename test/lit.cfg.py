@@ -1,0 +1,25 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "memwall"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.memwall_obj_root, "test")
+
+config.substitutions.append(("%memwall_src", config.memwall_src_root))
+config.substitutions.append(("%PYTHON", config.python_executable))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.memwall_tools_dir, append_path=True)
+
+tools = ["memwall-opt", "memwall-gen", "FileCheck", "not", "count"]
+llvm_config.add_tool_substitutions(
+    tools, [config.memwall_tools_dir, config.llvm_tools_dir]
+)
