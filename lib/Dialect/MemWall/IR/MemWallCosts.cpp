@@ -84,7 +84,10 @@ int64_t RmsNormOp::getFlops() {
 
 int64_t SoftmaxOp::getFlops() {
   RankedTensorType type = getInput().getType();
-  int64_t axis = getAxis() < 0 ? getAxis() + type.getRank() : getAxis();
+  // I64Attr getters return uint64_t: reinterpret before normalizing.
+  int64_t axis = static_cast<int64_t>(getAxis());
+  if (axis < 0)
+    axis += type.getRank();
   int64_t elements = type.getNumElements();
   int64_t rows = numRows(elements, type.getDimSize(axis));
   // Per row of L: max (L), subtract (L), exp (L), sum (L), one reciprocal,
