@@ -7,6 +7,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace memwall;
 
@@ -80,16 +82,26 @@ Attribute CostAttr::parse(AsmParser &parser, Type) {
       return failure();
     return success();
   };
+  // Accepts 8, 8.0 and 8e0 alike: hand-written attributes use all three.
+  auto parseNumber = [&](double &value) -> ParseResult {
+    int64_t integer;
+    OptionalParseResult parsedInteger = parser.parseOptionalInteger(integer);
+    if (parsedInteger.has_value()) {
+      value = static_cast<double>(integer);
+      return *parsedInteger;
+    }
+    return parser.parseFloat(value);
+  };
   SMLoc loc = parser.getCurrentLocation();
   if (parser.parseLess() || parseField("flops") ||
       parser.parseInteger(flops) || parser.parseComma() ||
       parseField("bytes_read") || parser.parseInteger(bytesRead) ||
       parser.parseComma() || parseField("bytes_written") ||
       parser.parseInteger(bytesWritten) || parser.parseComma() ||
-      parseField("intensity") || parser.parseFloat(intensity) ||
+      parseField("intensity") || parseNumber(intensity) ||
       parser.parseComma() || parseField("bound") ||
       parser.parseKeywordOrString(&boundName) || parser.parseComma() ||
-      parseField("time_s") || parser.parseFloat(timeSeconds) ||
+      parseField("time_s") || parseNumber(timeSeconds) ||
       parser.parseGreater())
     return {};
   std::optional<Bound> bound = symbolizeBound(boundName);
@@ -104,10 +116,20 @@ Attribute CostAttr::parse(AsmParser &parser, Type) {
                                      APFloat(timeSeconds));
 }
 
+/// Four significant digits, always in a form that reads back as a float.
+static std::string formatFloat(double value) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%.4g", value);
+  // MLIR float literals need a '.' before any exponent ("2.0e-06").
+  if (text.find('.') == std::string::npos)
+    text.insert(std::min(text.find('e'), text.size()), ".0");
+  return text;
+}
+
 void CostAttr::print(AsmPrinter &printer) const {
   printer << "<flops = " << getFlops() << ", bytes_read = " << getBytesRead()
           << ", bytes_written = " << getBytesWritten() << ", intensity = "
-          << llvm::format("%.4g", getIntensity().convertToDouble())
+          << formatFloat(getIntensity().convertToDouble())
           << ", bound = " << stringifyBound(getBound()) << ", time_s = "
-          << llvm::format("%.4g", getTimeSeconds().convertToDouble()) << ">";
+          << formatFloat(getTimeSeconds().convertToDouble()) << ">";
 }
