@@ -1,1 +1,379 @@
-// placeholder: being written
+//===- GPUTarget.cpp - built-in GPUs and target JSON ----------------------===//
+//
+// Every figure below is a dense (no structured sparsity) datasheet figure;
+// docs/targets.md lists each one with its source.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Hardware/GPUTarget.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cmath>
+
+using namespace memwall;
+
+static constexpr const char *kPrecisionNames[kNumMathPrecisions] = {
+    "fp32", "tf32", "bf16", "fp16", "fp8", "int8"};
+
+llvm::StringRef memwall::stringifyMathPrecision(MathPrecision precision) {
+  return kPrecisionNames[static_cast<unsigned>(precision)];
+}
+
+std::optional<MathPrecision>
+memwall::symbolizeMathPrecision(llvm::StringRef name) {
+  for (unsigned index = 0; index < kNumMathPrecisions; ++index)
+    if (name == kPrecisionNames[index])
+      return static_cast<MathPrecision>(index);
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// GPUTarget
+//===----------------------------------------------------------------------===//
+
+/// The precision a kernel falls back to when the hardware lacks `precision`:
+/// FP8 runs as FP16 (or BF16), INT8 as FP16, half types as TF32, TF32 as FP32.
+static std::optional<MathPrecision> widerPrecision(MathPrecision precision) {
+  switch (precision) {
+  case MathPrecision::FP8:
+  case MathPrecision::INT8:
+    return MathPrecision::FP16;
+  case MathPrecision::FP16:
+    return MathPrecision::BF16;
+  case MathPrecision::BF16:
+    return MathPrecision::TF32;
+  case MathPrecision::TF32:
+    return MathPrecision::FP32;
+  case MathPrecision::FP32:
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+bool GPUTarget::supports(MathPrecision precision) const {
+  return peakFlops[static_cast<unsigned>(precision)] > 0;
+}
+
+double GPUTarget::peakFor(MathPrecision precision) const {
+  std::optional<MathPrecision> current = precision;
+  while (current) {
+    if (supports(*current))
+      return peakFlops[static_cast<unsigned>(*current)];
+    current = widerPrecision(*current);
+  }
+  return peakFlops[static_cast<unsigned>(MathPrecision::FP32)];
+}
+
+double GPUTarget::ridgeFor(MathPrecision precision) const {
+  return peakFor(precision) / memoryBandwidth;
+}
+
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// Target names are what users type after --target=.
+static bool isValidTargetName(llvm::StringRef name) {
+  return !name.empty() && llvm::all_of(name, [](char c) {
+    return llvm::isLower(c) || llvm::isDigit(c) || c == '-';
+  });
+}
+
+llvm::Error GPUTarget::validate() const {
+  auto positive = [](double value) { return std::isfinite(value) && value > 0; };
+  if (!isValidTargetName(name))
+    return makeError("target name '" + name +
+                     "' must be lowercase letters, digits and dashes");
+  for (unsigned index = 0; index < kNumMathPrecisions; ++index)
+    if (!std::isfinite(peakFlops[index]) || peakFlops[index] < 0)
+      return makeError(llvm::Twine("peak_flops.") + kPrecisionNames[index] +
+                       " must be a finite non-negative number");
+  if (!positive(peakFlops[static_cast<unsigned>(MathPrecision::FP32)]))
+    return makeError("peak_flops.fp32 must be positive");
+  if (!positive(memoryBandwidth))
+    return makeError("memory_bandwidth_bytes_per_s must be positive");
+  if (memoryCapacityBytes == 0)
+    return makeError("memory_capacity_bytes must be positive");
+  if (smCount == 0)
+    return makeError("sm_count must be positive");
+  if (!std::isfinite(kernelLaunchSeconds) || kernelLaunchSeconds < 0)
+    return makeError("kernel_launch_s must be a finite non-negative number");
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Built-in targets
+//===----------------------------------------------------------------------===//
+
+namespace {
+constexpr double kTera = 1e12;
+constexpr double kGiga = 1e9;
+constexpr uint64_t kKiB = 1024;
+constexpr uint64_t kMiB = 1024 * kKiB;
+constexpr uint64_t kGiB = 1024 * kMiB;
+// Per-launch cost charged to every kernel; see docs/targets.md.
+constexpr double kLaunchSeconds = 2e-6;
+
+GPUTarget makeTarget(const char *name, const char *description, double fp32,
+                     double tf32, double bf16, double fp16, double fp8,
+                     double int8, double bandwidth, uint64_t capacity,
+                     uint64_t l2, uint64_t sharedPerSM, unsigned sms,
+                     const char *smArch) {
+  GPUTarget target;
+  target.name = name;
+  target.description = description;
+  target.peakFlops = {fp32, tf32, bf16, fp16, fp8, int8};
+  target.memoryBandwidth = bandwidth;
+  target.memoryCapacityBytes = capacity;
+  target.l2Bytes = l2;
+  target.sharedMemoryPerSMBytes = sharedPerSM;
+  target.smCount = sms;
+  target.kernelLaunchSeconds = kLaunchSeconds;
+  target.smArch = smArch;
+  return target;
+}
+
+const std::vector<GPUTarget> &builtinTargets() {
+  static const std::vector<GPUTarget> targets = {
+      //          name, description,
+      //          fp32, tf32, bf16, fp16, fp8, int8 (dense TFLOP/s or TOP/s),
+      //          bandwidth, capacity, L2, shared memory per SM, SMs, arch
+      makeTarget("a100-40gb", "NVIDIA A100 SXM4 40GB", 19.5 * kTera,
+                 156 * kTera, 312 * kTera, 312 * kTera, 0, 624 * kTera,
+                 1555 * kGiga, 40 * kGiB, 40 * kMiB, 164 * kKiB, 108, "sm_80"),
+      makeTarget("a100-80gb", "NVIDIA A100 SXM4 80GB", 19.5 * kTera,
+                 156 * kTera, 312 * kTera, 312 * kTera, 0, 624 * kTera,
+                 2039 * kGiga, 80 * kGiB, 40 * kMiB, 164 * kKiB, 108, "sm_80"),
+      makeTarget("h100-sxm", "NVIDIA H100 SXM5 80GB", 66.9 * kTera,
+                 494.7 * kTera, 989.4 * kTera, 989.4 * kTera, 1978.9 * kTera,
+                 1978.9 * kTera, 3350 * kGiga, 80 * kGiB, 50 * kMiB,
+                 228 * kKiB, 132, "sm_90a"),
+      makeTarget("h100-pcie", "NVIDIA H100 PCIe 80GB", 51.2 * kTera,
+                 378 * kTera, 756 * kTera, 756 * kTera, 1513 * kTera,
+                 1513 * kTera, 2000 * kGiga, 80 * kGiB, 50 * kMiB, 228 * kKiB,
+                 114, "sm_90a"),
+      makeTarget("h200", "NVIDIA H200 SXM 141GB", 66.9 * kTera, 494.7 * kTera,
+                 989.4 * kTera, 989.4 * kTera, 1978.9 * kTera, 1978.9 * kTera,
+                 4800 * kGiga, 141 * kGiB, 50 * kMiB, 228 * kKiB, 132,
+                 "sm_90a"),
+      makeTarget("b200", "NVIDIA B200 180GB (HGX/DGX B200)", 75 * kTera,
+                 1100 * kTera, 2250 * kTera, 2250 * kTera, 4500 * kTera,
+                 4500 * kTera, 8000 * kGiga, 180 * kGiB, 126 * kMiB,
+                 228 * kKiB, 148, "sm_100a"),
+      makeTarget("l4", "NVIDIA L4 24GB", 30.3 * kTera, 60 * kTera,
+                 121 * kTera, 121 * kTera, 242.5 * kTera, 242.5 * kTera,
+                 300 * kGiga, 24 * kGiB, 48 * kMiB, 100 * kKiB, 58, "sm_89"),
+      makeTarget("rtx-4090", "NVIDIA GeForce RTX 4090 24GB", 82.6 * kTera,
+                 82.6 * kTera, 165.2 * kTera, 165.2 * kTera, 330.3 * kTera,
+                 660.6 * kTera, 1008 * kGiga, 24 * kGiB, 72 * kMiB,
+                 100 * kKiB, 128, "sm_89"),
+  };
+  return targets;
+}
+} // namespace
+
+llvm::ArrayRef<GPUTarget> memwall::getBuiltinGPUTargets() {
+  return builtinTargets();
+}
+
+const GPUTarget *memwall::lookupBuiltinGPUTarget(llvm::StringRef name) {
+  for (const GPUTarget &target : builtinTargets())
+    if (target.name == name)
+      return &target;
+  return nullptr;
+}
+
+static std::string listBuiltinNames() {
+  std::string names;
+  llvm::raw_string_ostream os(names);
+  llvm::interleaveComma(builtinTargets(), os,
+                        [&](const GPUTarget &target) { os << target.name; });
+  return names;
+}
+
+//===----------------------------------------------------------------------===//
+// JSON
+//===----------------------------------------------------------------------===//
+
+/// Rewrites llvm::json's "[line:col, byte=N]: message" as
+/// "<buffer>:line:col: message", the format of compiler diagnostics.
+static std::string formatJSONSyntaxError(llvm::StringRef bufferName,
+                                         llvm::StringRef message) {
+  if (message.consume_front("[")) {
+    auto [position, rest] = message.split("]: ");
+    auto [lineCol, byte] = position.split(", ");
+    if (!rest.empty() && lineCol.contains(':'))
+      return (bufferName + ":" + lineCol + ": " + rest).str();
+  }
+  return (bufferName + ": " + message).str();
+}
+
+namespace {
+/// Reads the target fields out of one JSON object, remembering the first
+/// error with the key it concerns.
+class TargetReader {
+public:
+  TargetReader(const llvm::json::Object &object, llvm::StringRef bufferName)
+      : object(object), bufferName(bufferName) {}
+
+  /// Reads a non-negative finite number into `value` when `key` is present.
+  void readNumber(llvm::StringRef key, double &value) {
+    const llvm::json::Value *field = object.get(key);
+    if (!field)
+      return;
+    std::optional<double> number = field->getAsNumber();
+    if (!number || !std::isfinite(*number) || *number < 0)
+      return fail(key, "must be a non-negative number");
+    value = *number;
+  }
+
+  void readCount(llvm::StringRef key, uint64_t &value) {
+    double number = static_cast<double>(value);
+    readNumber(key, number);
+    if (number != std::floor(number) || number > 1.8e19)
+      return fail(key, "must be a whole number of bytes or units");
+    value = static_cast<uint64_t>(number);
+  }
+
+  void readString(llvm::StringRef key, std::string &value) {
+    const llvm::json::Value *field = object.get(key);
+    if (!field)
+      return;
+    std::optional<llvm::StringRef> text = field->getAsString();
+    if (!text)
+      return fail(key, "must be a string");
+    value = text->str();
+  }
+
+  void readPeaks(GPUTarget &target) {
+    const llvm::json::Value *field = object.get("peak_flops");
+    if (!field)
+      return;
+    const llvm::json::Object *peaks = field->getAsObject();
+    if (!peaks)
+      return fail("peak_flops", "must be an object {\"fp32\": ..., ...}");
+    for (const auto &[key, value] : *peaks) {
+      std::optional<MathPrecision> precision = symbolizeMathPrecision(key);
+      if (!precision)
+        return fail(("peak_flops." + llvm::StringRef(key)).str(),
+                    "is not a precision (fp32, tf32, bf16, fp16, fp8, int8)");
+      std::optional<double> number = value.getAsNumber();
+      if (!number || !std::isfinite(*number) || *number < 0)
+        return fail(("peak_flops." + llvm::StringRef(key)).str(),
+                    "must be a non-negative number of FLOP/s");
+      target.peakFlops[static_cast<unsigned>(*precision)] = *number;
+    }
+  }
+
+  void requireKeys(llvm::ArrayRef<llvm::StringRef> keys) {
+    for (llvm::StringRef key : keys)
+      if (!object.get(key))
+        return fail(key, "is required (or give \"base\" to start from a "
+                         "built-in target)");
+  }
+
+  void rejectUnknownKeys(llvm::ArrayRef<llvm::StringRef> known) {
+    for (const auto &entry : object)
+      if (!llvm::is_contained(known, llvm::StringRef(entry.first)))
+        return fail(entry.first, "is not a target field");
+  }
+
+  void fail(llvm::StringRef key, llvm::StringRef message) {
+    if (!error.empty())
+      return;
+    error = (bufferName + ": \"" + key + "\" " + message).str();
+  }
+
+  llvm::Error takeError() {
+    return error.empty() ? llvm::Error::success() : makeError(error);
+  }
+
+private:
+  const llvm::json::Object &object;
+  llvm::StringRef bufferName;
+  std::string error;
+};
+} // namespace
+
+llvm::Expected<GPUTarget>
+memwall::parseGPUTargetJSON(llvm::StringRef jsonText,
+                            llvm::StringRef bufferName) {
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(jsonText);
+  if (!parsed)
+    return makeError(
+        formatJSONSyntaxError(bufferName, llvm::toString(parsed.takeError())));
+  const llvm::json::Object *object = parsed->getAsObject();
+  if (!object)
+    return makeError(bufferName + ": a target must be a JSON object");
+
+  TargetReader reader(*object, bufferName);
+  reader.rejectUnknownKeys(
+      {"name", "description", "base", "peak_flops",
+       "memory_bandwidth_bytes_per_s", "memory_capacity_bytes", "l2_bytes",
+       "shared_memory_per_sm_bytes", "sm_count", "kernel_launch_s",
+       "sm_arch"});
+  reader.requireKeys({"name"});
+
+  GPUTarget target;
+  target.kernelLaunchSeconds = kLaunchSeconds;
+  std::string baseName;
+  reader.readString("base", baseName);
+  if (!baseName.empty()) {
+    const GPUTarget *base = lookupBuiltinGPUTarget(baseName);
+    if (!base)
+      reader.fail("base", "names no built-in target; valid targets: " +
+                              listBuiltinNames());
+    else
+      target = *base;
+  } else {
+    reader.requireKeys({"peak_flops", "memory_bandwidth_bytes_per_s",
+                        "memory_capacity_bytes", "sm_count"});
+  }
+
+  reader.readString("name", target.name);
+  reader.readString("description", target.description);
+  reader.readString("sm_arch", target.smArch);
+  reader.readPeaks(target);
+  reader.readNumber("memory_bandwidth_bytes_per_s", target.memoryBandwidth);
+  reader.readCount("memory_capacity_bytes", target.memoryCapacityBytes);
+  reader.readCount("l2_bytes", target.l2Bytes);
+  reader.readCount("shared_memory_per_sm_bytes", target.sharedMemoryPerSMBytes);
+  uint64_t smCount = target.smCount;
+  reader.readCount("sm_count", smCount);
+  target.smCount = static_cast<unsigned>(smCount);
+  reader.readNumber("kernel_launch_s", target.kernelLaunchSeconds);
+  if (llvm::Error error = reader.takeError())
+    return std::move(error);
+  if (llvm::Error error = target.validate())
+    return makeError(bufferName + ": " + llvm::toString(std::move(error)));
+  return target;
+}
+
+llvm::Expected<GPUTarget> memwall::loadGPUTargetFile(llvm::StringRef path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return makeError("cannot read target file '" + path +
+                     "': " + buffer.getError().message());
+  return parseGPUTargetJSON((*buffer)->getBuffer(), path);
+}
+
+llvm::Expected<GPUTarget> memwall::resolveGPUTarget(llvm::StringRef targetName,
+                                                    llvm::StringRef targetFile) {
+  if (!targetFile.empty()) {
+    llvm::Expected<GPUTarget> target = loadGPUTargetFile(targetFile);
+    if (target && !targetName.empty() && target->name != targetName)
+      return makeError("--target=" + targetName + " contradicts the target '" +
+                       target->name + "' described in '" + targetFile + "'");
+    return target;
+  }
+  if (const GPUTarget *target = lookupBuiltinGPUTarget(targetName))
+    return *target;
+  return makeError("unknown target '" + targetName +
+                   "'; valid targets: " + listBuiltinNames());
+}

@@ -1,1 +1,91 @@
-// placeholder: being written
+//===- JSONReport.cpp - the report as JSON --------------------------------===//
+//
+// Schema: docs/report-schema.md. Keep names stable; add, don't rename.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Report/RooflineReport.h"
+
+#include "llvm/Support/JSON.h"
+
+using namespace memwall;
+
+static void writeTarget(llvm::json::OStream &json, const GPUTarget &target) {
+  json.attributeObject("target", [&] {
+    json.attribute("name", target.name);
+    json.attribute("description", target.description);
+    json.attribute("sm_arch", target.smArch);
+    json.attribute("ridge_flops_per_byte",
+                   target.ridgeFor(MathPrecision::BF16));
+    json.attribute("hbm_bytes_per_s", target.memoryBandwidth);
+    json.attribute("capacity_bytes",
+                   static_cast<int64_t>(target.memoryCapacityBytes));
+    json.attribute("l2_bytes", static_cast<int64_t>(target.l2Bytes));
+    json.attribute("shared_memory_per_sm_bytes",
+                   static_cast<int64_t>(target.sharedMemoryPerSMBytes));
+    json.attribute("sm_count", static_cast<int64_t>(target.smCount));
+    json.attribute("kernel_launch_s", target.kernelLaunchSeconds);
+    json.attributeObject("peak_flops", [&] {
+      for (unsigned index = 0; index < kNumMathPrecisions; ++index)
+        json.attribute(stringifyMathPrecision(MathPrecision(index)),
+                       target.peakFlops[index]);
+    });
+    json.attributeObject("ridges", [&] {
+      for (unsigned index = 0; index < kNumMathPrecisions; ++index)
+        json.attribute(stringifyMathPrecision(MathPrecision(index)),
+                       target.ridgeFor(MathPrecision(index)));
+    });
+  });
+}
+
+static void writeOp(llvm::json::OStream &json, const OpRecord &op) {
+  json.object([&] {
+    json.attribute("id", static_cast<int64_t>(op.id));
+    json.attribute("op", op.op);
+    json.attribute("loc", op.loc);
+    json.attribute("flops", op.flops);
+    json.attribute("bytes_read", op.bytesRead);
+    json.attribute("bytes_written", op.bytesWritten);
+    json.attribute("intensity", op.estimate.intensity);
+    json.attribute("precision", stringifyMathPrecision(op.precision));
+    json.attribute("compute_time_s", op.estimate.computeSeconds);
+    json.attribute("memory_time_s", op.estimate.memorySeconds);
+    json.attribute("launch_s", op.estimate.launchSeconds);
+    json.attribute("bound", op.estimate.memoryBound ? "memory" : "compute");
+    json.attribute("time_s", op.estimate.timeSeconds);
+  });
+}
+
+void memwall::printRooflineReportJSON(const RooflineReport &report,
+                                      llvm::raw_ostream &os) {
+  RooflineTotals totals = report.computeTotals();
+  llvm::json::OStream json(os, /*IndentSize=*/2);
+  json.object([&] {
+    json.attribute("schema_version", 1);
+    json.attribute("generator", "memwall");
+    writeTarget(json, report.target);
+    json.attributeObject("model", [&] {
+      json.attribute("name", report.modelName);
+      json.attribute("params", report.params);
+      json.attribute("param_bytes", report.paramBytes);
+    });
+    json.attributeArray("ops", [&] {
+      for (const OpRecord &op : report.ops)
+        writeOp(json, op);
+    });
+    json.attributeObject("totals", [&] {
+      json.attribute("flops", totals.flops);
+      json.attribute("bytes_read", totals.bytesRead);
+      json.attribute("bytes_written", totals.bytesWritten);
+      json.attribute("bytes", totals.bytesRead + totals.bytesWritten);
+      json.attribute("time_s", totals.timeSeconds);
+      json.attribute("memory_bound_time_s", totals.memoryBoundSeconds);
+      json.attribute("memory_bound_time_fraction",
+                     totals.memoryBoundTimeFraction);
+      json.attribute("ops", static_cast<int64_t>(totals.numOps));
+      json.attribute("memory_bound_ops",
+                     static_cast<int64_t>(totals.numMemoryBoundOps));
+    });
+  });
+  os << "\n";
+}

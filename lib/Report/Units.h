@@ -1,0 +1,17 @@
+//===- Units.h - human-readable quantities for reports ----------*- C++ -*-===//
+
+#ifndef MEMWALL_LIB_REPORT_UNITS_H
+#define MEMWALL_LIB_REPORT_UNITS_H
+
+#include <string>
+
+namespace memwall {
+
+/// `value` with an SI prefix and three significant digits, e.g.
+/// formatSI(2.5e12, "FLOP/s") == "2.50 TFLOP/s", formatSI(3e-6, "s") ==
+/// "3.00 us".
+std::string formatSI(double value, const char *unit);
+
+} // namespace memwall
+
+#endif // MEMWALL_LIB_REPORT_UNITS_H
