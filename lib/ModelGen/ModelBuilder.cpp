@@ -1,0 +1,355 @@
+//===- ModelBuilder.cpp - memwall IR for GPT-2, Llama and BERT ------------===//
+
+#include "memwall/ModelGen/ModelBuilder.h"
+
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/Twine.h"
+
+using namespace mlir;
+using namespace memwall;
+
+namespace {
+/// Builds one function: arguments are appended as the body asks for them,
+/// and the signature is fixed up at the end.
+class ModelBuilder {
+public:
+  ModelBuilder(MLIRContext *ctx, const ModelConfig &config, GenerationMode mode)
+      : ctx(ctx), builder(ctx), config(config), mode(mode) {
+    if (config.dtype == "f32")
+      dtype = builder.getF32Type();
+    else if (config.dtype == "f16")
+      dtype = builder.getF16Type();
+    else
+      dtype = builder.getBF16Type();
+    tokens = mode == GenerationMode::Decode ? 1 : config.seq;
+  }
+
+  OwningOpRef<ModuleOp> build();
+
+private:
+  Location loc(const Twine &name) {
+    return NameLoc::get(builder.getStringAttr(name));
+  }
+
+  Value argument(ArrayRef<int64_t> shape, Type elementType, ArgKind kind,
+                 const Twine &name) {
+    argKinds.push_back(kind);
+    return body->addArgument(RankedTensorType::get(shape, elementType),
+                             loc(name));
+  }
+  Value weight(ArrayRef<int64_t> shape, const Twine &name) {
+    return argument(shape, dtype, ArgKind::Weight, name);
+  }
+  Value input(ArrayRef<int64_t> shape, Type elementType, const Twine &name) {
+    return argument(shape, elementType, ArgKind::Input, name);
+  }
+
+  template <typename OpTy, typename... Args>
+  Value create(const Twine &name, Args &&...args) {
+    return builder.create<OpTy>(loc(name), std::forward<Args>(args)...)
+        .getResult();
+  }
+
+  /// x @ W (+ b) with W stored [in, out] as in GPT-2 and Hugging Face.
+  Value linear(Value x, int64_t in, int64_t out, bool hasBias,
+               const Twine &name) {
+    Value w = weight({in, out}, name + ".weight");
+    Value b = hasBias ? weight({out}, name + ".bias") : Value();
+    return create<MatmulOp>(name, x, w, b, false, false);
+  }
+
+  Value layerNorm(Value x, const Twine &name) {
+    Value w = weight({config.hidden}, name + ".weight");
+    Value b = weight({config.hidden}, name + ".bias");
+    return create<LayerNormOp>(name, x, w, b,
+                               builder.getF64FloatAttr(config.normEpsilon));
+  }
+
+  Value rmsNorm(Value x, const Twine &name) {
+    Value w = weight({config.hidden}, name + ".weight");
+    return create<RmsNormOp>(name, x, w,
+                             builder.getF64FloatAttr(config.normEpsilon));
+  }
+
+  Value dropout(Value x, const Twine &name) {
+    if (mode != GenerationMode::Train || config.dropout == 0)
+      return x;
+    return create<DropoutOp>(name, x, builder.getF64FloatAttr(config.dropout),
+                             builder.getI64IntegerAttr(dropoutSeed++));
+  }
+
+  /// [B, T, H*Dh] -> [B, H, T, Dh].
+  Value splitHeads(Value x, int64_t heads, const Twine &name) {
+    Value split = create<ReshapeOp>(
+        name + ".split",
+        x, builder.getDenseI64ArrayAttr(
+               {config.batch, tokens, heads, config.headDim()}));
+    return create<TransposeOp>(name + ".heads", split,
+                               builder.getDenseI64ArrayAttr({0, 2, 1, 3}));
+  }
+
+  /// [B, H, T, Dh] -> [B, T, H*Dh].
+  Value mergeHeads(Value x, const Twine &name) {
+    Value transposed = create<TransposeOp>(
+        name + ".heads", x, builder.getDenseI64ArrayAttr({0, 2, 1, 3}));
+    return create<ReshapeOp>(
+        name + ".merge", transposed,
+        builder.getDenseI64ArrayAttr({config.batch, tokens, config.hidden}));
+  }
+
+  /// Appends this step's keys or values to the layer's cache in decode mode.
+  Value withCache(Value kv, const Twine &name) {
+    if (mode != GenerationMode::Decode)
+      return kv;
+    Value cache = argument(
+        {config.batch, config.kvHeads, config.kvLen, config.headDim()}, dtype,
+        ArgKind::KVCache, name);
+    Value appended = create<KVCacheAppendOp>(name + ".append", cache, kv);
+    extraResults.push_back(appended);
+    return appended;
+  }
+
+  Value attention(Value q, Value k, Value v, Value mask, bool causal,
+                  const Twine &name) {
+    return create<AttentionOp>(name, q, k, v, mask, causal, FloatAttr());
+  }
+
+  Value residual(Value x, Value update, const Twine &name) {
+    return create<AddOp>(name, x, update);
+  }
+
+  /// Cross-entropy of `logits` against a labels input.
+  Value loss(Value logits) {
+    Value labels =
+        input({config.batch, tokens}, builder.getI64Type(), "labels");
+    return create<CrossEntropyOp>("loss", logits, labels, LossReduction::Mean,
+                                  IntegerAttr());
+  }
+
+  SmallVector<Value> buildGPT2();
+  SmallVector<Value> buildLlama();
+  SmallVector<Value> buildBERT();
+
+  MLIRContext *ctx;
+  OpBuilder builder;
+  const ModelConfig &config;
+  GenerationMode mode;
+  Type dtype;
+  int64_t tokens = 0;
+  Block *body = nullptr;
+  SmallVector<ArgKind> argKinds;
+  SmallVector<Value> extraResults;
+  int64_t dropoutSeed = 0;
+};
+} // namespace
+
+SmallVector<Value> ModelBuilder::buildGPT2() {
+  int64_t d = config.hidden;
+  Type i64 = builder.getI64Type();
+  Value tokenIds = input({config.batch, tokens}, i64, "tokens");
+  Value positions = input({tokens}, i64, "positions");
+  Value wte = weight({config.vocab, d}, "embed.tokens");
+  Value wpe = weight({config.maxPositions, d}, "embed.positions");
+  // One IR-creating call per statement keeps op order independent of the
+  // compiler's argument evaluation order.
+  Value tokenEmbeddings = create<EmbeddingOp>("embed.tokens", wte, tokenIds);
+  Value positionEmbeddings =
+      create<EmbeddingOp>("embed.positions", wpe, positions);
+  Value h = create<AddOp>("embed", tokenEmbeddings, positionEmbeddings);
+  h = dropout(h, "embed.dropout");
+
+  for (int64_t layer = 0; layer < config.layers; ++layer) {
+    std::string prefix = "layers." + std::to_string(layer);
+    std::string attn = prefix + ".attn";
+    Value a = layerNorm(h, prefix + ".ln_1");
+    Value qkv = linear(a, d, 3 * d, /*hasBias=*/true, attn + ".qkv");
+    auto part = [&](int64_t index, const char *name) {
+      Value slice = create<SliceOp>(
+          attn + "." + name, qkv,
+          builder.getDenseI64ArrayAttr({0, 0, index * d}),
+          builder.getDenseI64ArrayAttr({config.batch, tokens, d}),
+          DenseI64ArrayAttr());
+      return splitHeads(slice, config.heads, attn + "." + name);
+    };
+    Value q = part(0, "q");
+    Value k = withCache(part(1, "k"), attn + ".k_cache");
+    Value v = withCache(part(2, "v"), attn + ".v_cache");
+    Value o = mergeHeads(attention(q, k, v, Value(), true, attn), attn);
+    o = dropout(linear(o, d, d, true, attn + ".proj"), attn + ".dropout");
+    h = residual(h, o, attn + ".residual");
+
+    std::string mlp = prefix + ".mlp";
+    Value m = layerNorm(h, prefix + ".ln_2");
+    m = linear(m, d, config.ffn, true, mlp + ".fc");
+    m = create<GeluOp>(mlp + ".gelu", m, GeluApproximation::Tanh);
+    m = dropout(linear(m, config.ffn, d, true, mlp + ".proj"),
+                mlp + ".dropout");
+    h = residual(h, m, mlp + ".residual");
+  }
+  h = layerNorm(h, "ln_f");
+  // Tied head: logits = h @ wte^T.
+  Value logits = create<MatmulOp>("lm_head", h, wte, Value(), false, true);
+  if (mode == GenerationMode::Train)
+    return {loss(logits)};
+  return {logits};
+}
+
+SmallVector<Value> ModelBuilder::buildLlama() {
+  int64_t d = config.hidden;
+  int64_t kvWidth = config.kvHeads * config.headDim();
+  Type i64 = builder.getI64Type();
+  Value tokenIds = input({config.batch, tokens}, i64, "tokens");
+  Value positions = input({tokens}, i64, "positions");
+  Value embed = weight({config.vocab, d}, "embed.tokens");
+  Value h = create<EmbeddingOp>("embed.tokens", embed, tokenIds);
+  FloatAttr theta = builder.getF64FloatAttr(config.ropeTheta);
+
+  for (int64_t layer = 0; layer < config.layers; ++layer) {
+    std::string prefix = "layers." + std::to_string(layer);
+    std::string attn = prefix + ".attn";
+    Value a = rmsNorm(h, prefix + ".attn_norm");
+    Value q = splitHeads(linear(a, d, d, false, attn + ".q"), config.heads,
+                         attn + ".q");
+    Value k = splitHeads(linear(a, d, kvWidth, false, attn + ".k"),
+                         config.kvHeads, attn + ".k");
+    Value v = splitHeads(linear(a, d, kvWidth, false, attn + ".v"),
+                         config.kvHeads, attn + ".v");
+    q = create<RopeOp>(attn + ".q.rope", q, positions, theta);
+    k = create<RopeOp>(attn + ".k.rope", k, positions, theta);
+    k = withCache(k, attn + ".k_cache");
+    v = withCache(v, attn + ".v_cache");
+    Value o = mergeHeads(attention(q, k, v, Value(), true, attn), attn);
+    o = dropout(linear(o, d, d, false, attn + ".o"), attn + ".dropout");
+    h = residual(h, o, attn + ".residual");
+
+    std::string mlp = prefix + ".mlp";
+    Value m = rmsNorm(h, prefix + ".mlp_norm");
+    Value gate = linear(m, d, config.ffn, false, mlp + ".gate");
+    Value up = linear(m, d, config.ffn, false, mlp + ".up");
+    m = create<SwigluOp>(mlp + ".swiglu", gate, up);
+    m = dropout(linear(m, config.ffn, d, false, mlp + ".down"),
+                mlp + ".dropout");
+    h = residual(h, m, mlp + ".residual");
+  }
+  h = rmsNorm(h, "norm");
+  Value logits =
+      config.tieEmbeddings
+          ? create<MatmulOp>("lm_head", h, embed, Value(), false, true)
+          : linear(h, d, config.vocab, false, "lm_head");
+  if (mode == GenerationMode::Train)
+    return {loss(logits)};
+  return {logits};
+}
+
+SmallVector<Value> ModelBuilder::buildBERT() {
+  int64_t d = config.hidden;
+  Type i64 = builder.getI64Type();
+  Value tokenIds = input({config.batch, tokens}, i64, "tokens");
+  Value tokenTypes = input({config.batch, tokens}, i64, "token_type_ids");
+  Value positions = input({tokens}, i64, "positions");
+  // Additive mask: 0 for tokens to attend to, a large negative for padding.
+  Value mask = input({config.batch, 1, 1, tokens}, dtype, "attention_mask");
+  Value words = weight({config.vocab, d}, "embed.words");
+  Value positionTable = weight({config.maxPositions, d}, "embed.positions");
+  Value typeTable = weight({config.typeVocab, d}, "embed.token_types");
+  Value h = create<EmbeddingOp>("embed.words", words, tokenIds);
+  Value positionEmbeddings =
+      create<EmbeddingOp>("embed.positions", positionTable, positions);
+  h = create<AddOp>("embed.add_positions", h, positionEmbeddings);
+  Value typeEmbeddings =
+      create<EmbeddingOp>("embed.token_types", typeTable, tokenTypes);
+  h = create<AddOp>("embed.add_types", h, typeEmbeddings);
+  h = dropout(layerNorm(h, "embed.norm"), "embed.dropout");
+
+  for (int64_t layer = 0; layer < config.layers; ++layer) {
+    std::string prefix = "layers." + std::to_string(layer);
+    std::string attn = prefix + ".attn";
+    auto project = [&](const char *name) {
+      return splitHeads(linear(h, d, d, true, attn + "." + name), config.heads,
+                        attn + "." + name);
+    };
+    Value q = project("q"), k = project("k"), v = project("v");
+    Value o = mergeHeads(attention(q, k, v, mask, false, attn), attn);
+    o = dropout(linear(o, d, d, true, attn + ".out"), attn + ".dropout");
+    h = layerNorm(residual(h, o, attn + ".residual"), attn + ".norm");
+
+    std::string mlp = prefix + ".mlp";
+    Value m = linear(h, d, config.ffn, true, mlp + ".fc");
+    m = create<GeluOp>(mlp + ".gelu", m, GeluApproximation::Erf);
+    m = dropout(linear(m, config.ffn, d, true, mlp + ".out"),
+                mlp + ".dropout");
+    h = layerNorm(residual(h, m, mlp + ".residual"), mlp + ".norm");
+  }
+
+  if (mode == GenerationMode::Train) {
+    // Masked-LM head: transform, then the tied word embedding plus a bias.
+    Value t = linear(h, d, d, true, "mlm.transform");
+    t = create<GeluOp>("mlm.gelu", t, GeluApproximation::Erf);
+    t = layerNorm(t, "mlm.norm");
+    Value logits =
+        create<MatmulOp>("mlm.decoder", t, words, Value(), false, true);
+    Value decoderBias = weight({config.vocab}, "mlm.decoder.bias");
+    logits = create<AddOp>("mlm.decoder.bias", logits, decoderBias);
+    return {loss(logits)};
+  }
+
+  // Pooler: tanh(W h[CLS] + b).
+  Value cls = create<SliceOp>(
+      "pooler.cls", h, builder.getDenseI64ArrayAttr({0, 0, 0}),
+      builder.getDenseI64ArrayAttr({config.batch, 1, d}), DenseI64ArrayAttr());
+  cls = create<ReshapeOp>("pooler.cls", cls,
+                          builder.getDenseI64ArrayAttr({config.batch, d}));
+  Value pooled = create<TanhOp>("pooler.tanh",
+                                linear(cls, d, d, true, "pooler.dense"));
+  return {h, pooled};
+}
+
+OwningOpRef<ModuleOp> ModelBuilder::build() {
+  std::string moduleName = config.name;
+  for (char &c : moduleName)
+    if (!llvm::isAlnum(c))
+      c = '_';
+  OwningOpRef<ModuleOp> module =
+      ModuleOp::create(loc(config.name), StringRef(moduleName));
+  builder.setInsertionPointToEnd(module->getBody());
+  const char *functionName = mode == GenerationMode::Prefill  ? "prefill"
+                             : mode == GenerationMode::Decode ? "decode"
+                                                              : "train_step";
+  auto function = builder.create<func::FuncOp>(
+      loc(functionName), functionName, builder.getFunctionType({}, {}));
+  body = function.addEntryBlock();
+  builder.setInsertionPointToStart(body);
+
+  SmallVector<Value> results;
+  switch (config.family) {
+  case ModelFamily::GPT2:
+    results = buildGPT2();
+    break;
+  case ModelFamily::Llama:
+    results = buildLlama();
+    break;
+  case ModelFamily::BERT:
+    results = buildBERT();
+    break;
+  }
+  results.append(extraResults.begin(), extraResults.end());
+  builder.create<func::ReturnOp>(loc("return"), results);
+
+  function.setFunctionType(builder.getFunctionType(
+      body->getArgumentTypes(), ValueRange(results).getTypes()));
+  for (auto [index, kind] : llvm::enumerate(argKinds))
+    function.setArgAttr(index, MemWallDialect::kArgKindAttrName,
+                        ArgKindAttr::get(ctx, kind));
+  return module;
+}
+
+OwningOpRef<ModuleOp> memwall::buildModel(MLIRContext *context,
+                                          const ModelConfig &config,
+                                          GenerationMode mode) {
+  context->loadDialect<MemWallDialect, func::FuncDialect>();
+  return ModelBuilder(context, config, mode).build();
+}

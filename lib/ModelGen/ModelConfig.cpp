@@ -1,0 +1,382 @@
+//===- ModelConfig.cpp - presets, HF configs, validation, param counts ----===//
+
+#include "memwall/ModelGen/ModelConfig.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#include <cmath>
+
+using namespace memwall;
+
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::StringRef memwall::stringifyModelFamily(ModelFamily family) {
+  switch (family) {
+  case ModelFamily::GPT2:
+    return "gpt2";
+  case ModelFamily::Llama:
+    return "llama";
+  case ModelFamily::BERT:
+    return "bert";
+  }
+  return "?";
+}
+
+std::optional<ModelFamily> memwall::symbolizeModelFamily(llvm::StringRef name) {
+  for (ModelFamily family :
+       {ModelFamily::GPT2, ModelFamily::Llama, ModelFamily::BERT})
+    if (name == stringifyModelFamily(family))
+      return family;
+  return std::nullopt;
+}
+
+llvm::StringRef memwall::stringifyGenerationMode(GenerationMode mode) {
+  switch (mode) {
+  case GenerationMode::Prefill:
+    return "prefill";
+  case GenerationMode::Decode:
+    return "decode";
+  case GenerationMode::Train:
+    return "train";
+  }
+  return "?";
+}
+
+std::optional<GenerationMode>
+memwall::symbolizeGenerationMode(llvm::StringRef name) {
+  for (GenerationMode mode : {GenerationMode::Prefill, GenerationMode::Decode,
+                              GenerationMode::Train})
+    if (name == stringifyGenerationMode(mode))
+      return mode;
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Presets
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct Preset {
+  llvm::StringRef name;
+  ModelFamily family;
+  int64_t layers, hidden, heads, kvHeads, ffn, vocab, maxPositions;
+  double normEpsilon, ropeTheta;
+};
+
+// Sources: the Hugging Face config.json of each checkpoint (openai-community/
+// gpt2*, meta-llama/Llama-2-*-hf, meta-llama/Meta-Llama-3-8B,
+// google-bert/bert-*-uncased) and Brown et al. 2020, Table 2.1 (GPT-3 175B).
+constexpr Preset kPresets[] = {
+    {"gpt2", ModelFamily::GPT2, 12, 768, 12, 12, 3072, 50257, 1024, 1e-5, 0},
+    {"gpt2-medium", ModelFamily::GPT2, 24, 1024, 16, 16, 4096, 50257, 1024,
+     1e-5, 0},
+    {"gpt2-large", ModelFamily::GPT2, 36, 1280, 20, 20, 5120, 50257, 1024,
+     1e-5, 0},
+    {"gpt2-xl", ModelFamily::GPT2, 48, 1600, 25, 25, 6400, 50257, 1024, 1e-5,
+     0},
+    {"gpt3-175b", ModelFamily::GPT2, 96, 12288, 96, 96, 49152, 50257, 2048,
+     1e-5, 0},
+    {"llama-2-7b", ModelFamily::Llama, 32, 4096, 32, 32, 11008, 32000, 4096,
+     1e-5, 10000},
+    {"llama-2-13b", ModelFamily::Llama, 40, 5120, 40, 40, 13824, 32000, 4096,
+     1e-5, 10000},
+    {"llama-2-70b", ModelFamily::Llama, 80, 8192, 64, 8, 28672, 32000, 4096,
+     1e-5, 10000},
+    {"llama-3-8b", ModelFamily::Llama, 32, 4096, 32, 8, 14336, 128256, 8192,
+     1e-5, 500000},
+    {"bert-base", ModelFamily::BERT, 12, 768, 12, 12, 3072, 30522, 512, 1e-12,
+     0},
+    {"bert-large", ModelFamily::BERT, 24, 1024, 16, 16, 4096, 30522, 512,
+     1e-12, 0},
+};
+
+/// Fills the per-step defaults: a full context, one sequence, and for decode
+/// a cache one token short of the context.
+void applyStepDefaults(ModelConfig &config) {
+  config.seq = config.maxPositions;
+  config.batch = 1;
+  config.kvLen = config.maxPositions - 1;
+}
+} // namespace
+
+llvm::ArrayRef<llvm::StringRef> memwall::getPresetNames() {
+  static const std::vector<llvm::StringRef> names = [] {
+    std::vector<llvm::StringRef> result;
+    for (const Preset &preset : kPresets)
+      result.push_back(preset.name);
+    return result;
+  }();
+  return names;
+}
+
+llvm::Expected<ModelConfig> memwall::lookupPreset(llvm::StringRef name) {
+  const Preset *preset = llvm::find_if(
+      kPresets, [&](const Preset &candidate) { return candidate.name == name; });
+  if (preset == std::end(kPresets))
+    return makeError("unknown preset '" + name + "'; valid presets: " +
+                     llvm::join(getPresetNames(), ", "));
+  ModelConfig config;
+  config.name = preset->name.str();
+  config.family = preset->family;
+  config.layers = preset->layers;
+  config.hidden = preset->hidden;
+  config.heads = preset->heads;
+  config.kvHeads = preset->kvHeads;
+  config.ffn = preset->ffn;
+  config.vocab = preset->vocab;
+  config.maxPositions = preset->maxPositions;
+  config.normEpsilon = preset->normEpsilon;
+  config.ropeTheta = preset->ropeTheta;
+  config.tieEmbeddings = preset->family != ModelFamily::Llama;
+  config.typeVocab = preset->family == ModelFamily::BERT ? 2 : 0;
+  applyStepDefaults(config);
+  return config;
+}
+
+//===----------------------------------------------------------------------===//
+// Hugging Face config.json
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Reads typed fields of a config object, keeping the first error.
+class ConfigReader {
+public:
+  ConfigReader(const llvm::json::Object &object, llvm::StringRef bufferName)
+      : object(object), bufferName(bufferName) {}
+
+  void integer(llvm::StringRef key, int64_t &value, bool required = true) {
+    const llvm::json::Value *field = object.get(key);
+    if (!field) {
+      if (required)
+        fail(key, "is missing");
+      return;
+    }
+    std::optional<int64_t> number = field->getAsInteger();
+    if (!number || *number <= 0)
+      return fail(key, "must be a positive integer");
+    value = *number;
+  }
+
+  void number(llvm::StringRef key, double &value) {
+    const llvm::json::Value *field = object.get(key);
+    if (!field)
+      return;
+    std::optional<double> parsed = field->getAsNumber();
+    if (!parsed || !std::isfinite(*parsed) || *parsed <= 0)
+      return fail(key, "must be a positive number");
+    value = *parsed;
+  }
+
+  void boolean(llvm::StringRef key, bool &value) {
+    const llvm::json::Value *field = object.get(key);
+    if (!field)
+      return;
+    std::optional<bool> parsed = field->getAsBoolean();
+    if (!parsed)
+      return fail(key, "must be true or false");
+    value = *parsed;
+  }
+
+  void fail(llvm::StringRef key, llvm::StringRef message) {
+    if (error.empty())
+      error = (bufferName + ": \"" + key + "\" " + message).str();
+  }
+
+  llvm::Error takeError() {
+    return error.empty() ? llvm::Error::success() : makeError(error);
+  }
+
+private:
+  const llvm::json::Object &object;
+  llvm::StringRef bufferName;
+  std::string error;
+};
+
+/// "[3:5, byte=40]: Expected ..." from llvm::json becomes "file:3:5: ...".
+std::string formatJSONSyntaxError(llvm::StringRef bufferName,
+                                  llvm::StringRef message) {
+  if (message.consume_front("[")) {
+    auto [position, rest] = message.split("]: ");
+    llvm::StringRef lineCol = position.split(", ").first;
+    if (!rest.empty() && lineCol.contains(':'))
+      return (bufferName + ":" + lineCol + ": " + rest).str();
+  }
+  return (bufferName + ": " + message).str();
+}
+} // namespace
+
+llvm::Expected<ModelConfig>
+memwall::parseHuggingFaceConfig(llvm::StringRef jsonText,
+                                llvm::StringRef bufferName) {
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(jsonText);
+  if (!parsed)
+    return makeError(
+        formatJSONSyntaxError(bufferName, llvm::toString(parsed.takeError())));
+  const llvm::json::Object *object = parsed->getAsObject();
+  if (!object)
+    return makeError(bufferName + ": a config.json must be a JSON object");
+  std::optional<llvm::StringRef> modelType = object->getString("model_type");
+  if (!modelType)
+    return makeError(bufferName + ": \"model_type\" is missing or not a string");
+
+  ModelConfig config;
+  ConfigReader reader(*object, bufferName);
+  if (*modelType == "gpt2") {
+    config.family = ModelFamily::GPT2;
+    reader.integer("n_layer", config.layers);
+    reader.integer("n_embd", config.hidden);
+    reader.integer("n_head", config.heads);
+    reader.integer("vocab_size", config.vocab);
+    reader.integer("n_positions", config.maxPositions);
+    config.ffn = 4 * config.hidden; // n_inner = null means 4 * n_embd
+    if (const llvm::json::Value *inner = object->get("n_inner");
+        inner && inner->kind() != llvm::json::Value::Null)
+      reader.integer("n_inner", config.ffn);
+    reader.number("layer_norm_epsilon", config.normEpsilon);
+    config.kvHeads = config.heads;
+    config.tieEmbeddings = true;
+  } else if (llvm::is_contained({"llama", "mistral", "qwen2"}, *modelType)) {
+    config.family = ModelFamily::Llama;
+    reader.integer("num_hidden_layers", config.layers);
+    reader.integer("hidden_size", config.hidden);
+    reader.integer("num_attention_heads", config.heads);
+    config.kvHeads = config.heads;
+    reader.integer("num_key_value_heads", config.kvHeads, /*required=*/false);
+    reader.integer("intermediate_size", config.ffn);
+    reader.integer("vocab_size", config.vocab);
+    reader.integer("max_position_embeddings", config.maxPositions);
+    reader.number("rms_norm_eps", config.normEpsilon);
+    reader.number("rope_theta", config.ropeTheta);
+    reader.boolean("tie_word_embeddings", config.tieEmbeddings);
+  } else if (*modelType == "bert") {
+    config.family = ModelFamily::BERT;
+    reader.integer("num_hidden_layers", config.layers);
+    reader.integer("hidden_size", config.hidden);
+    reader.integer("num_attention_heads", config.heads);
+    reader.integer("intermediate_size", config.ffn);
+    reader.integer("vocab_size", config.vocab);
+    reader.integer("max_position_embeddings", config.maxPositions);
+    config.typeVocab = 2;
+    reader.integer("type_vocab_size", config.typeVocab, /*required=*/false);
+    config.normEpsilon = 1e-12;
+    reader.number("layer_norm_eps", config.normEpsilon);
+    config.kvHeads = config.heads;
+    config.tieEmbeddings = true;
+  } else {
+    return makeError(bufferName + ": model_type '" + *modelType +
+                     "' is not supported (gpt2, llama, mistral, qwen2, bert)");
+  }
+  if (llvm::Error error = reader.takeError())
+    return std::move(error);
+  config.name = object->getString("_name_or_path").value_or(*modelType).str();
+  applyStepDefaults(config);
+  return config;
+}
+
+//===----------------------------------------------------------------------===//
+// Validation and parameter counts
+//===----------------------------------------------------------------------===//
+
+llvm::Error memwall::validateModelConfig(const ModelConfig &config,
+                                         GenerationMode mode) {
+  struct Size {
+    const char *flag;
+    int64_t value;
+  };
+  for (Size size : {Size{"--layers", config.layers},
+                    Size{"--hidden", config.hidden},
+                    Size{"--heads", config.heads},
+                    Size{"--kv-heads", config.kvHeads},
+                    Size{"--ffn", config.ffn}, Size{"--vocab", config.vocab},
+                    Size{"--seq", config.seq}, Size{"--batch", config.batch}})
+    if (size.value <= 0)
+      return makeError(llvm::formatv("{0} must be positive, got {1}",
+                                     size.flag, size.value));
+  if (config.hidden % config.heads != 0)
+    return makeError(llvm::formatv("--hidden ({0}) must be a multiple of "
+                                   "--heads ({1})",
+                                   config.hidden, config.heads));
+  if (config.heads % config.kvHeads != 0)
+    return makeError(llvm::formatv("--heads ({0}) must be a multiple of "
+                                   "--kv-heads ({1})",
+                                   config.heads, config.kvHeads));
+  if (config.family != ModelFamily::Llama && config.kvHeads != config.heads)
+    return makeError(llvm::formatv("{0} has no grouped-query attention: "
+                                   "--kv-heads must equal --heads",
+                                   stringifyModelFamily(config.family)));
+  if (config.family == ModelFamily::Llama && config.headDim() % 2 != 0)
+    return makeError(llvm::formatv("rotary embeddings need an even head "
+                                   "dimension, got {0}",
+                                   config.headDim()));
+  if (!llvm::is_contained({"bf16", "f16", "f32"}, config.dtype))
+    return makeError("--dtype must be bf16, f16 or f32, got '" +
+                     config.dtype + "'");
+  if (!(config.dropout >= 0 && config.dropout < 1))
+    return makeError(llvm::formatv("--dropout must be in [0, 1), got {0}",
+                                   config.dropout));
+  if (mode == GenerationMode::Decode) {
+    if (config.family == ModelFamily::BERT)
+      return makeError("bert is an encoder: --mode=decode needs a decoder "
+                       "(gpt2 or llama)");
+    if (config.kvLen <= 0)
+      return makeError(
+          llvm::formatv("--kv-len must be positive, got {0}", config.kvLen));
+  }
+  // Learned position tables end at the context length.
+  if (config.family != ModelFamily::Llama) {
+    if (config.maxPositions <= 0)
+      return makeError("the context length (max positions) must be positive");
+    int64_t lastPosition =
+        mode == GenerationMode::Decode ? config.kvLen : config.seq - 1;
+    if (lastPosition >= config.maxPositions)
+      return makeError(llvm::formatv(
+          "{0} learns {1} positions: {2} exceeds the context",
+          stringifyModelFamily(config.family), config.maxPositions,
+          mode == GenerationMode::Decode
+              ? llvm::formatv("--kv-len={0} plus the new token",
+                              config.kvLen)
+                    .str()
+              : llvm::formatv("--seq={0}", config.seq).str()));
+  }
+  return llvm::Error::success();
+}
+
+int64_t memwall::countParameters(const ModelConfig &config,
+                                 GenerationMode mode) {
+  int64_t d = config.hidden, f = config.ffn, v = config.vocab;
+  int64_t kvWidth = config.kvHeads * config.headDim();
+  switch (config.family) {
+  case ModelFamily::GPT2: {
+    // Per layer: ln_1 (2d), c_attn (d*3d + 3d), c_proj (d*d + d), ln_2 (2d),
+    // c_fc (d*f + f), mlp c_proj (f*d + d).
+    int64_t layer = 4 * d * d + 2 * d * f + 9 * d + f;
+    return v * d + config.maxPositions * d + config.layers * layer + 2 * d;
+  }
+  case ModelFamily::Llama: {
+    // Per layer: q and o (d*d each), k and v (d*kvWidth each), gate/up/down
+    // (3*d*f), two RMSNorm weights (2d).
+    int64_t layer = 2 * d * d + 2 * d * kvWidth + 3 * d * f + 2 * d;
+    int64_t head = config.tieEmbeddings ? 0 : v * d;
+    return v * d + config.layers * layer + d + head;
+  }
+  case ModelFamily::BERT: {
+    int64_t embeddings =
+        (v + config.maxPositions + config.typeVocab) * d + 2 * d;
+    // Per layer: q, k, v, o with biases (4d^2 + 4d), attention LayerNorm
+    // (2d), intermediate (d*f + f), output (f*d + d), output LayerNorm (2d).
+    int64_t layer = 4 * d * d + 2 * d * f + 9 * d + f;
+    int64_t pooler = d * d + d;
+    // Masked-LM head: transform dense (d^2 + d), LayerNorm (2d), decoder
+    // bias (v); the decoder weight is the tied word embedding. No pooler.
+    int64_t mlmHead = d * d + 3 * d + v;
+    return embeddings + config.layers * layer +
+           (mode == GenerationMode::Train ? mlmHead : pooler);
+  }
+  }
+  return 0;
+}
