@@ -308,6 +308,9 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
 LogicalResult AttentionOp::verify() {
   auto q = cast<RankedTensorType>(getQuery().getType());
   auto k = cast<RankedTensorType>(getKey().getType());
+  // Rank errors are reported by type inference, which runs after this.
+  if (q.getRank() != 4 || k.getRank() != 4)
+    return success();
   int64_t heads = q.getDimSize(1), kvHeads = k.getDimSize(1);
   if (kvHeads == 0 || heads % kvHeads != 0)
     return emitOpError("query heads (")
