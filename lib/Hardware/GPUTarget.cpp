@@ -111,8 +111,6 @@ llvm::Error GPUTarget::validate() const {
 //===----------------------------------------------------------------------===//
 
 namespace {
-constexpr double kTera = 1e12;
-constexpr double kGiga = 1e9;
 constexpr uint64_t kKiB = 1024;
 constexpr uint64_t kMiB = 1024 * kKiB;
 constexpr uint64_t kGiB = 1024 * kMiB;
@@ -143,34 +141,34 @@ const std::vector<GPUTarget> &builtinTargets() {
       //          name, description,
       //          fp32, tf32, bf16, fp16, fp8, int8 (dense TFLOP/s or TOP/s),
       //          bandwidth, capacity, L2, shared memory per SM, SMs, arch
-      makeTarget("a100-40gb", "NVIDIA A100 SXM4 40GB", 19.5 * kTera,
-                 156 * kTera, 312 * kTera, 312 * kTera, 0, 624 * kTera,
-                 1555 * kGiga, 40 * kGiB, 40 * kMiB, 164 * kKiB, 108, "sm_80"),
-      makeTarget("a100-80gb", "NVIDIA A100 SXM4 80GB", 19.5 * kTera,
-                 156 * kTera, 312 * kTera, 312 * kTera, 0, 624 * kTera,
-                 2039 * kGiga, 80 * kGiB, 40 * kMiB, 164 * kKiB, 108, "sm_80"),
-      makeTarget("h100-sxm", "NVIDIA H100 SXM5 80GB", 66.9 * kTera,
-                 494.7 * kTera, 989.4 * kTera, 989.4 * kTera, 1978.9 * kTera,
-                 1978.9 * kTera, 3350 * kGiga, 80 * kGiB, 50 * kMiB,
+      makeTarget("a100-40gb", "NVIDIA A100 SXM4 40GB", 19.5e12,
+                 156e12, 312e12, 312e12, 0, 624e12,
+                 1555e9, 40 * kGiB, 40 * kMiB, 164 * kKiB, 108, "sm_80"),
+      makeTarget("a100-80gb", "NVIDIA A100 SXM4 80GB", 19.5e12,
+                 156e12, 312e12, 312e12, 0, 624e12,
+                 2039e9, 80 * kGiB, 40 * kMiB, 164 * kKiB, 108, "sm_80"),
+      makeTarget("h100-sxm", "NVIDIA H100 SXM5 80GB", 66.9e12,
+                 494.7e12, 989.4e12, 989.4e12, 1978.9e12,
+                 1978.9e12, 3350e9, 80 * kGiB, 50 * kMiB,
                  228 * kKiB, 132, "sm_90a"),
-      makeTarget("h100-pcie", "NVIDIA H100 PCIe 80GB", 51.2 * kTera,
-                 378 * kTera, 756 * kTera, 756 * kTera, 1513 * kTera,
-                 1513 * kTera, 2000 * kGiga, 80 * kGiB, 50 * kMiB, 228 * kKiB,
+      makeTarget("h100-pcie", "NVIDIA H100 PCIe 80GB", 51.2e12,
+                 378e12, 756e12, 756e12, 1513e12,
+                 1513e12, 2000e9, 80 * kGiB, 50 * kMiB, 228 * kKiB,
                  114, "sm_90a"),
-      makeTarget("h200", "NVIDIA H200 SXM 141GB", 66.9 * kTera, 494.7 * kTera,
-                 989.4 * kTera, 989.4 * kTera, 1978.9 * kTera, 1978.9 * kTera,
-                 4800 * kGiga, 141 * kGiB, 50 * kMiB, 228 * kKiB, 132,
+      makeTarget("h200", "NVIDIA H200 SXM 141GB", 66.9e12, 494.7e12,
+                 989.4e12, 989.4e12, 1978.9e12, 1978.9e12,
+                 4800e9, 141 * kGiB, 50 * kMiB, 228 * kKiB, 132,
                  "sm_90a"),
-      makeTarget("b200", "NVIDIA B200 180GB (HGX/DGX B200)", 75 * kTera,
-                 1100 * kTera, 2250 * kTera, 2250 * kTera, 4500 * kTera,
-                 4500 * kTera, 8000 * kGiga, 180 * kGiB, 126 * kMiB,
+      makeTarget("b200", "NVIDIA B200 180GB (HGX/DGX B200)", 75e12,
+                 1100e12, 2250e12, 2250e12, 4500e12,
+                 4500e12, 8000e9, 180 * kGiB, 126 * kMiB,
                  228 * kKiB, 148, "sm_100a"),
-      makeTarget("l4", "NVIDIA L4 24GB", 30.3 * kTera, 60 * kTera,
-                 121 * kTera, 121 * kTera, 242.5 * kTera, 242.5 * kTera,
-                 300 * kGiga, 24 * kGiB, 48 * kMiB, 100 * kKiB, 58, "sm_89"),
-      makeTarget("rtx-4090", "NVIDIA GeForce RTX 4090 24GB", 82.6 * kTera,
-                 82.6 * kTera, 165.2 * kTera, 165.2 * kTera, 330.3 * kTera,
-                 660.6 * kTera, 1008 * kGiga, 24 * kGiB, 72 * kMiB,
+      makeTarget("l4", "NVIDIA L4 24GB", 30.3e12, 60e12,
+                 121e12, 121e12, 242.5e12, 242.5e12,
+                 300e9, 24 * kGiB, 48 * kMiB, 100 * kKiB, 58, "sm_89"),
+      makeTarget("rtx-4090", "NVIDIA GeForce RTX 4090 24GB", 82.6e12,
+                 82.6e12, 165.2e12, 165.2e12, 330.3e12,
+                 660.6e12, 1008e9, 24 * kGiB, 72 * kMiB,
                  100 * kKiB, 128, "sm_89"),
   };
   return targets;

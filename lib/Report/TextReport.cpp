@@ -58,7 +58,7 @@ void memwall::printRooflineReportText(const RooflineReport &report,
 
   os << "memwall roofline report\n";
   os << "model:  " << (report.modelName.empty() ? "?" : report.modelName)
-     << ", " << formatSI(report.params, "parameters") << " ("
+     << ", " << report.params << " parameters ("
      << formatSI(report.paramBytes, "B") << ")\n";
   os << "target: " << target.name << " (" << target.description << "), "
      << formatSI(target.memoryBandwidth, "B/s") << ", "

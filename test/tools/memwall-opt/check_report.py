@@ -1,0 +1,25 @@
+"""Checks the invariants of a memwall report: totals are the sums of the ops,
+fractions are fractions, and every op's bound agrees with its times."""
+import json
+import sys
+
+report = json.load(open(sys.argv[1]))
+ops, totals = report["ops"], report["totals"]
+for key in ("target", "model", "ops", "totals"):
+    assert key in report, key
+for key in ("name", "ridge_flops_per_byte", "hbm_bytes_per_s", "capacity_bytes", "peak_flops"):
+    assert key in report["target"], key
+for op in ops:
+    for key in ("id", "op", "loc", "flops", "bytes_read", "bytes_written", "intensity", "bound", "time_s"):
+        assert key in op, key
+    memory_bound = op["compute_time_s"] <= op["memory_time_s"]
+    assert (op["bound"] == "memory") == memory_bound, op
+    assert abs(op["time_s"] - max(op["compute_time_s"], op["memory_time_s"]) - op["launch_s"]) < 1e-15, op
+assert [op["id"] for op in ops] == list(range(len(ops)))
+assert totals["flops"] == sum(op["flops"] for op in ops)
+assert totals["bytes"] == sum(op["bytes_read"] + op["bytes_written"] for op in ops)
+assert abs(totals["time_s"] - sum(op["time_s"] for op in ops)) <= 1e-12 * max(1, totals["time_s"])
+memory_time = sum(op["time_s"] for op in ops if op["bound"] == "memory")
+assert abs(totals["memory_bound_time_fraction"] - memory_time / totals["time_s"]) < 1e-9
+assert 0 <= totals["memory_bound_time_fraction"] <= 1
+print("report ok:", len(ops), "ops")
