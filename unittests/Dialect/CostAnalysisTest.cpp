@@ -1,0 +1,90 @@
+//===- CostAnalysisTest.cpp - roofline of ops and modules -----------------===//
+
+#include "memwall/Analysis/CostAnalysis.h"
+#include "memwall/Registration.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir;
+using namespace memwall;
+
+namespace {
+/// A made-up GPU with round numbers: 100 TFLOP/s bf16, 10 TFLOP/s fp32,
+/// 1 TB/s, 5 us launches.
+GPUTarget roundTarget() {
+  GPUTarget target;
+  target.name = "round";
+  target.peakFlops = {10e12, 0, 100e12, 0, 0, 0};
+  target.memoryBandwidth = 1e12;
+  target.memoryCapacityBytes = 1;
+  target.smCount = 1;
+  target.kernelLaunchSeconds = 5e-6;
+  return target;
+}
+
+constexpr const char *kModule = R"mlir(
+module @m {
+  func.func @f(%x: tensor<1024x1024xbf16> {memwall.kind = #memwall.arg_kind<input>},
+               %w: tensor<1024x1024xbf16> {memwall.kind = #memwall.arg_kind<weight>},
+               %g: tensor<1024xf32> {memwall.kind = #memwall.arg_kind<weight>},
+               %c: tensor<2x2xbf16> {memwall.kind = #memwall.arg_kind<kv_cache>}) {
+    %0 = memwall.matmul %x, %w : tensor<1024x1024xbf16>, tensor<1024x1024xbf16> -> tensor<1024x1024xbf16> loc("proj")
+    %1 = memwall.relu %0 : tensor<1024x1024xbf16> loc("act")
+    %2 = memwall.reshape %1 [1048576] : tensor<1024x1024xbf16> -> tensor<1048576xbf16>
+    return
+  }
+}
+)mlir";
+} // namespace
+
+TEST(CostAnalysisTest, ReportHasEveryOpWithHandComputedRooflineTimes) {
+  DialectRegistry registry;
+  registerMemWallDialects(registry);
+  MLIRContext context(registry);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(kModule, &context);
+  ASSERT_TRUE(module);
+
+  RooflineReport report = buildRooflineReport(*module, roundTarget());
+  EXPECT_EQ(report.modelName, "m");
+  // Weights: 1024*1024 bf16 + 1024 f32; the input and the cache don't count.
+  EXPECT_EQ(report.params, 1024 * 1024 + 1024);
+  EXPECT_EQ(report.paramBytes, 1024 * 1024 * 2 + 1024 * 4);
+  ASSERT_EQ(report.ops.size(), 3u);
+
+  // matmul: 2 * 1024^3 = 2147483648 FLOP at 100 TFLOP/s = 21.47 us; 3 MiB
+  // of bf16 = 6291456 B at 1 TB/s = 6.29 us: compute-bound, + 5 us launch.
+  const OpRecord &matmul = report.ops[0];
+  EXPECT_EQ(matmul.loc, "proj");
+  EXPECT_EQ(matmul.flops, 2147483648);
+  EXPECT_FALSE(matmul.estimate.memoryBound);
+  EXPECT_NEAR(matmul.estimate.timeSeconds, 21.47483648e-6 + 5e-6, 1e-12);
+
+  // relu: 1048576 FLOP on FP32 cores = 0.105 us; 2 MiB of bf16 in and 2 MiB
+  // out = 4194304 B = 4.19 us; intensity 1048576 / 4194304 = 0.25.
+  const OpRecord &relu = report.ops[1];
+  EXPECT_EQ(relu.loc, "act");
+  EXPECT_TRUE(relu.estimate.memoryBound);
+  EXPECT_NEAR(relu.estimate.timeSeconds, 4.194304e-6 + 5e-6, 1e-12);
+  EXPECT_NEAR(relu.estimate.intensity, 0.25, 1e-12);
+
+  // reshape: a view, free.
+  EXPECT_EQ(report.ops[2].estimate.timeSeconds, 0);
+
+  RooflineTotals totals = report.computeTotals();
+  EXPECT_EQ(totals.flops, 2147483648 + 1048576);
+  EXPECT_NEAR(totals.memoryBoundTimeFraction,
+              (9.194304e-6) / (26.47483648e-6 + 9.194304e-6), 1e-9);
+}
+
+TEST(CostAnalysisTest, LocationsFormatForReports) {
+  MLIRContext context;
+  Location file = FileLineColLoc::get(&context, "model.mlir", 12, 8);
+  EXPECT_EQ(formatLocationForReport(file), "model.mlir:12:8");
+  Location name = NameLoc::get(StringAttr::get(&context, "layers.0.qkv"));
+  EXPECT_EQ(formatLocationForReport(name), "layers.0.qkv");
+  EXPECT_EQ(formatLocationForReport(UnknownLoc::get(&context)), "?");
+}
