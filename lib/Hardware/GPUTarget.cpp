@@ -159,7 +159,7 @@ const std::vector<GPUTarget> &builtinTargets() {
                  989.4e12, 989.4e12, 1978.9e12, 1978.9e12,
                  4800e9, 141 * kGiB, 50 * kMiB, 228 * kKiB, 132,
                  "sm_90a"),
-      makeTarget("b200", "NVIDIA B200 180GB (HGX/DGX B200)", 75e12,
+      makeTarget("b200", "NVIDIA B200 180GB (HGX/DGX B200)", 80e12,
                  1100e12, 2250e12, 2250e12, 4500e12,
                  4500e12, 8000e9, 180 * kGiB, 126 * kMiB,
                  228 * kKiB, 148, "sm_100a"),

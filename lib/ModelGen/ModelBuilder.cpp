@@ -50,7 +50,7 @@ private:
 
   template <typename OpTy, typename... Args>
   Value create(const Twine &name, Args &&...args) {
-    return builder.create<OpTy>(loc(name), std::forward<Args>(args)...)
+    return OpTy::create(builder, loc(name), std::forward<Args>(args)...)
         .getResult();
   }
 
@@ -319,8 +319,8 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   const char *functionName = mode == GenerationMode::Prefill  ? "prefill"
                              : mode == GenerationMode::Decode ? "decode"
                                                               : "train_step";
-  auto function = builder.create<func::FuncOp>(
-      loc(functionName), functionName, builder.getFunctionType({}, {}));
+  auto function = func::FuncOp::create(builder, loc(functionName), functionName,
+                                       builder.getFunctionType({}, {}));
   body = function.addEntryBlock();
   builder.setInsertionPointToStart(body);
 
@@ -337,7 +337,7 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     break;
   }
   results.append(extraResults.begin(), extraResults.end());
-  builder.create<func::ReturnOp>(loc("return"), results);
+  func::ReturnOp::create(builder, loc("return"), results);
 
   function.setFunctionType(builder.getFunctionType(
       body->getArgumentTypes(), ValueRange(results).getTypes()));

@@ -488,3 +488,39 @@ func.func @unknown_arg_attr(%a: tensor<4xf32> {memwall.role = 1}) {
 func.func @bad_kind_keyword(%a: tensor<4xf32> {memwall.kind = #memwall.arg_kind<bias>}) {
   return
 }
+// -----
+
+func.func @div_shapes(%a: tensor<4x8xf32>, %b: tensor<2x8xf32>) {
+  // expected-error @below {{shapes [4, 8] and [2, 8] do not broadcast}}
+  // expected-error @below {{failed to infer returned types}}
+  %0 = memwall.div %a, %b : tensor<4x8xf32>, tensor<2x8xf32> -> tensor<4x8xf32>
+  return
+}
+// -----
+
+func.func @scale_integer(%a: tensor<4xi32>) {
+  // expected-error @below {{operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values}}
+  %0 = memwall.scale %a by 2.0 : tensor<4xi32>
+  return
+}
+// -----
+
+func.func @gelu_fp8(%a: tensor<4xf8E4M3FN>) {
+  // expected-error @below {{operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values}}
+  %0 = memwall.gelu %a tanh : tensor<4xf8E4M3FN>
+  return
+}
+// -----
+
+func.func @tanh_unranked(%a: tensor<*xf32>) {
+  // expected-error @below {{invalid kind of type specified: expected builtin.tensor, but found 'tensor<*xf32>'}}
+  %0 = memwall.tanh %a : tensor<*xf32>
+  return
+}
+// -----
+
+func.func @gelu_unknown_form(%a: tensor<4xf32>) {
+  // expected-error @below {{expected ':'}}
+  %0 = memwall.gelu %a sigmoid : tensor<4xf32>
+  return
+}

@@ -20,3 +20,7 @@ func.func @f(%r: tensor<4xf32>) {
   %0 = memwall.relu %r : tensor<4xf32>
   return
 }
+
+// The IR output too: an unwritable -o is one error and nothing is written.
+// RUN: not memwall-opt %s -o %t/missing-dir/out.mlir 2>&1 | FileCheck %s --check-prefix=OUT
+// OUT: memwall-opt: error: cannot open output file '{{.*}}missing-dir/out.mlir'
