@@ -7,6 +7,8 @@
 
 #include "memwall/Hardware/GPUTarget.h"
 
+#include "memwall/Support/JSONDiagnostics.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -198,19 +200,6 @@ static std::string listBuiltinNames() {
 // JSON
 //===----------------------------------------------------------------------===//
 
-/// Rewrites llvm::json's "[line:col, byte=N]: message" as
-/// "<buffer>:line:col: message", the format of compiler diagnostics.
-static std::string formatJSONSyntaxError(llvm::StringRef bufferName,
-                                         llvm::StringRef message) {
-  if (message.consume_front("[")) {
-    auto [position, rest] = message.split("]: ");
-    auto [lineCol, byte] = position.split(", ");
-    if (!rest.empty() && lineCol.contains(':'))
-      return (bufferName + ":" + lineCol + ": " + rest).str();
-  }
-  return (bufferName + ": " + message).str();
-}
-
 namespace {
 /// Reads the target fields out of one JSON object, remembering the first
 /// error with the key it concerns.
@@ -301,10 +290,10 @@ private:
 llvm::Expected<GPUTarget>
 memwall::parseGPUTargetJSON(llvm::StringRef jsonText,
                             llvm::StringRef bufferName) {
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(jsonText);
+  llvm::Expected<llvm::json::Value> parsed =
+      parseJSONWithLocation(jsonText, bufferName);
   if (!parsed)
-    return makeError(
-        formatJSONSyntaxError(bufferName, llvm::toString(parsed.takeError())));
+    return parsed.takeError();
   const llvm::json::Object *object = parsed->getAsObject();
   if (!object)
     return makeError(bufferName + ": a target must be a JSON object");

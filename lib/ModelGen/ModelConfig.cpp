@@ -2,6 +2,8 @@
 
 #include "memwall/ModelGen/ModelConfig.h"
 
+#include "memwall/Support/JSONDiagnostics.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -197,26 +199,15 @@ private:
   std::string error;
 };
 
-/// "[3:5, byte=40]: Expected ..." from llvm::json becomes "file:3:5: ...".
-std::string formatJSONSyntaxError(llvm::StringRef bufferName,
-                                  llvm::StringRef message) {
-  if (message.consume_front("[")) {
-    auto [position, rest] = message.split("]: ");
-    llvm::StringRef lineCol = position.split(", ").first;
-    if (!rest.empty() && lineCol.contains(':'))
-      return (bufferName + ":" + lineCol + ": " + rest).str();
-  }
-  return (bufferName + ": " + message).str();
-}
 } // namespace
 
 llvm::Expected<ModelConfig>
 memwall::parseHuggingFaceConfig(llvm::StringRef jsonText,
                                 llvm::StringRef bufferName) {
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(jsonText);
+  llvm::Expected<llvm::json::Value> parsed =
+      parseJSONWithLocation(jsonText, bufferName);
   if (!parsed)
-    return makeError(
-        formatJSONSyntaxError(bufferName, llvm::toString(parsed.takeError())));
+    return parsed.takeError();
   const llvm::json::Object *object = parsed->getAsObject();
   if (!object)
     return makeError(bufferName + ": a config.json must be a JSON object");

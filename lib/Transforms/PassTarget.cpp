@@ -26,9 +26,8 @@ void memwall::setDefaultPassTarget(StringRef targetName, StringRef targetFile) {
   defaultSelection->file = targetFile.str();
 }
 
-FailureOr<GPUTarget> memwall::resolvePassTarget(MLIRContext *ctx,
-                                                StringRef targetName,
-                                                StringRef targetFile) {
+llvm::Expected<GPUTarget> memwall::resolveTargetOrDefault(StringRef targetName,
+                                                         StringRef targetFile) {
   std::string name = targetName.str(), file = targetFile.str();
   if (name.empty() && file.empty()) {
     llvm::sys::SmartScopedLock<true> lock(defaultSelection->mutex);
@@ -37,7 +36,14 @@ FailureOr<GPUTarget> memwall::resolvePassTarget(MLIRContext *ctx,
   }
   if (name.empty() && file.empty())
     name = kDefaultGPUTargetName;
-  llvm::Expected<GPUTarget> target = resolveGPUTarget(name, file);
+  return resolveGPUTarget(name, file);
+}
+
+FailureOr<GPUTarget> memwall::resolvePassTarget(MLIRContext *ctx,
+                                                StringRef targetName,
+                                                StringRef targetFile) {
+  llvm::Expected<GPUTarget> target =
+      resolveTargetOrDefault(targetName, targetFile);
   if (!target) {
     emitError(UnknownLoc::get(ctx)) << llvm::toString(target.takeError());
     return failure();

@@ -65,10 +65,7 @@ int main(int argc, char **argv) {
 
   // Validate the target up front so a typo fails before the model is read.
   if (llvm::Expected<memwall::GPUTarget> target =
-          memwall::resolveGPUTarget(targetName.empty() && targetFile.empty()
-                                        ? memwall::kDefaultGPUTargetName
-                                        : targetName.getValue(),
-                                    targetFile);
+          memwall::resolveTargetOrDefault(targetName, targetFile);
       !target) {
     llvm::WithColor::error(llvm::errs(), "memwall-opt")
         << llvm::toString(target.takeError()) << "\n";

@@ -18,6 +18,11 @@ namespace memwall {
 void setDefaultPassTarget(llvm::StringRef targetName,
                           llvm::StringRef targetFile);
 
+/// The target named by `targetName` / `targetFile`; when both are empty, the
+/// default set above, and h100-sxm when none was set.
+llvm::Expected<GPUTarget> resolveTargetOrDefault(llvm::StringRef targetName,
+                                                 llvm::StringRef targetFile);
+
 /// Resolves a pass's target options against the default set above; emits a
 /// diagnostic on `ctx` and fails for an unknown name or a bad file.
 mlir::FailureOr<GPUTarget> resolvePassTarget(mlir::MLIRContext *ctx,
