@@ -106,6 +106,44 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
   return result;
 }
 
+/// Re-runs `OpTy`'s type inference on the op as built and checks the result
+/// type against it. Ops call this first in their verifier, so a shape error
+/// is reported once, as inference words it.
+template <typename OpTy>
+static LogicalResult verifyInferredResultType(OpTy op) {
+  SmallVector<Type> inferred;
+  Operation *operation = op.getOperation();
+  if (failed(OpTy::inferReturnTypes(
+          op.getContext(), op.getLoc(), operation->getOperands(),
+          operation->getRawDictionaryAttrs(),
+          operation->getPropertiesStorage(), operation->getRegions(),
+          inferred)))
+    return failure();
+  if (TypeRange(inferred) != operation->getResultTypes())
+    return op.emitOpError("result type ")
+           << operation->getResultTypes()
+           << " does not match the inferred type " << inferred;
+  return success();
+}
+
+#define MEMWALL_VERIFY_INFERRED(OP)                                            \
+  LogicalResult OP::verify() { return verifyInferredResultType(*this); }
+MEMWALL_VERIFY_INFERRED(AddOp)
+MEMWALL_VERIFY_INFERRED(SubOp)
+MEMWALL_VERIFY_INFERRED(MulOp)
+MEMWALL_VERIFY_INFERRED(DivOp)
+MEMWALL_VERIFY_INFERRED(MatmulOp)
+MEMWALL_VERIFY_INFERRED(ReduceOp)
+MEMWALL_VERIFY_INFERRED(EmbeddingOp)
+MEMWALL_VERIFY_INFERRED(KVCacheAppendOp)
+MEMWALL_VERIFY_INFERRED(CrossEntropyOp)
+MEMWALL_VERIFY_INFERRED(ReshapeOp)
+MEMWALL_VERIFY_INFERRED(TransposeOp)
+MEMWALL_VERIFY_INFERRED(SliceOp)
+MEMWALL_VERIFY_INFERRED(ConcatOp)
+MEMWALL_VERIFY_INFERRED(CastOp)
+#undef MEMWALL_VERIFY_INFERRED
+
 /// The type of the single operand named `name`, as the result type.
 static LogicalResult inferSameAsOperand(std::optional<Location> loc,
                                         Value operand, StringRef name,
@@ -306,11 +344,10 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
 }
 
 LogicalResult AttentionOp::verify() {
+  if (failed(verifyInferredResultType(*this)))
+    return failure();
   auto q = cast<RankedTensorType>(getQuery().getType());
   auto k = cast<RankedTensorType>(getKey().getType());
-  // Rank errors are reported by type inference, which runs after this.
-  if (q.getRank() != 4 || k.getRank() != 4)
-    return success();
   int64_t heads = q.getDimSize(1), kvHeads = k.getDimSize(1);
   if (kvHeads == 0 || heads % kvHeads != 0)
     return emitOpError("query heads (")

@@ -42,11 +42,15 @@ class MemWall_Op<string mnemonic, list<Trait> traits = [],
          !listconcat(traits, [Pure,
              DeclareOpInterfaceMethods<MemWall_CostOpInterface, costMethods>])>;
 
-// Ops whose result type is computed from operands and attributes.
+// Ops whose result type is computed from operands and attributes and also
+// spelled out in their syntax. Their verifier re-runs the inference first, so
+// a shape error is reported once, in the op's own words.
 class MemWall_InferredOp<string mnemonic, list<Trait> traits = [],
                          list<string> costMethods = []>
     : MemWall_Op<mnemonic, !listconcat(traits, [InferTypeOpAdaptor]),
-                 costMethods>;
+                 costMethods> {
+  let hasVerifier = 1;
+}
 
 class MemWall_UnaryElementwiseOp<string mnemonic, list<Trait> traits = []>
     : MemWall_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultType,
