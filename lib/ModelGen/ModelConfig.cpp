@@ -321,7 +321,7 @@ llvm::Error memwall::validateModelConfig(const ModelConfig &config,
   // Learned position tables end at the context length.
   if (config.family != ModelFamily::Llama) {
     if (config.maxPositions <= 0)
-      return makeError("the context length (max positions) must be positive");
+      return makeError("--max-positions (the context length) must be positive");
     int64_t lastPosition =
         mode == GenerationMode::Decode ? config.kvLen : config.seq - 1;
     if (lastPosition >= config.maxPositions)

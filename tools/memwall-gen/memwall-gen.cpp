@@ -132,34 +132,35 @@ int main(int argc, char **argv) {
     if (flag.getNumOccurrences())
       field = flag;
   };
-  bool headsGiven = heads.getNumOccurrences() > 0;
+  bool fromScratch = presetName.empty() && hfConfigPath.empty();
+  // Without grouped-query attention in the starting point, changing --heads
+  // changes the KV heads with it.
+  bool groupedQuery = !fromScratch && config.kvHeads != config.heads;
   override(layers, config.layers);
   override(hidden, config.hidden);
   override(heads, config.heads);
-  override(kvHeads, config.kvHeads);
+  if (kvHeads.getNumOccurrences())
+    config.kvHeads = kvHeads;
+  else if (!groupedQuery)
+    config.kvHeads = config.heads;
   override(ffn, config.ffn);
   override(vocab, config.vocab);
-  override(maxPositions, config.maxPositions);
-  if (headsGiven && !kvHeads.getNumOccurrences() &&
-      config.family != ModelFamily::Llama)
-    config.kvHeads = config.heads;
-  if (presetName.empty() && hfConfigPath.empty()) {
-    if (!kvHeads.getNumOccurrences())
-      config.kvHeads = config.heads;
-    if (!maxPositions.getNumOccurrences())
-      config.maxPositions = seq.getNumOccurrences() ? seq + 0 : 0;
-  }
-  bool seqGiven = seq.getNumOccurrences() > 0;
-  override(seq, config.seq);
-  if (!seqGiven && config.seq == 0)
-    config.seq = config.maxPositions;
   override(batch, config.batch);
+  override(seq, config.seq);
+  override(maxPositions, config.maxPositions);
+  // A model from scratch is as long as the step asks for.
+  if (fromScratch && !maxPositions.getNumOccurrences())
+    config.maxPositions = seq.getNumOccurrences() ? config.seq
+                          : kvLen.getNumOccurrences()
+                              ? static_cast<int64_t>(kvLen) + 1
+                              : 0;
+  if (fromScratch && !seq.getNumOccurrences())
+    config.seq = config.maxPositions;
+  // The cache defaults to one token short of the sequence.
   if (kvLen.getNumOccurrences())
     config.kvLen = kvLen;
-  else if (seqGiven)
+  else if (seq.getNumOccurrences())
     config.kvLen = config.seq - 1;
-  if (config.family == ModelFamily::Llama && config.maxPositions == 0)
-    config.maxPositions = config.seq;
   if (dtype.getNumOccurrences())
     config.dtype = dtype;
   if (dropout.getNumOccurrences())
