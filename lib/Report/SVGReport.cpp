@@ -220,14 +220,36 @@ void memwall::printRooflineReportSVG(const RooflineReport &report,
                                 formatSI(op->estimate.timeSeconds, "s"))
                       .str()));
   }
+  // Ops of repeated layers land on the same spot: label each spot once,
+  // with how many ops it holds, and skip labels that would overlap.
+  struct Label {
+    double x, y;
+  };
+  std::vector<Label> placed;
+  auto samePoint = [&](const OpRecord *a, const OpRecord *b) {
+    return std::fabs(x.map(a->estimate.intensity) -
+                     x.map(b->estimate.intensity)) < 1 &&
+           std::fabs(y.map(achievedFlopsPerSecond(*a)) -
+                     y.map(achievedFlopsPerSecond(*b))) < 1;
+  };
   for (const OpRecord *op : bySlowest) {
+    double px = x.map(op->estimate.intensity) + 5;
+    double py = y.map(achievedFlopsPerSecond(*op)) - 4;
+    if (llvm::any_of(placed, [&](const Label &label) {
+          return std::fabs(label.x - px) < 60 && std::fabs(label.y - py) < 10;
+        }))
+      continue;
+    placed.push_back({px, py});
+    size_t together = llvm::count_if(
+        points, [&](const OpRecord *other) { return samePoint(op, other); });
     llvm::StringRef name = op->op;
     name.consume_front("memwall.");
+    std::string text = llvm::formatv("{0} {1}", op->id, name).str();
+    if (together > 1)
+      text += llvm::formatv(" (x{0})", together).str();
     os << llvm::formatv("<text x=\"{0:f1}\" y=\"{1:f1}\" font-size=\"9\" "
                         "fill=\"#444\">{2}</text>\n",
-                        x.map(op->estimate.intensity) + 5,
-                        y.map(achievedFlopsPerSecond(*op)) - 4,
-                        escapeXML(llvm::formatv("{0} {1}", op->id, name).str()));
+                        px, py, escapeXML(text));
   }
   os << "</g>\n";
 
@@ -242,9 +264,8 @@ void memwall::printRooflineReportSVG(const RooflineReport &report,
       legendY + 22);
   size_t unplotted = report.ops.size() - points.size();
   os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" fill=\"#555\">{2} ops "
-                      "plotted ({3} labelled, the slowest); {4} ops with no "
+                      "plotted (the slowest labelled); {3} ops with no "
                       "FLOPs (data movement, views) not plotted.</text>\n",
-                      kLeft, kHeight - 14, points.size(), bySlowest.size(),
-                      unplotted);
+                      kLeft, kHeight - 14, points.size(), unplotted);
   os << "</svg>\n";
 }
