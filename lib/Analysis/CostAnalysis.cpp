@@ -35,8 +35,8 @@ ParameterSummary memwall::summarizeParameters(ModuleOp module) {
 
 std::string memwall::formatLocationForReport(Location loc) {
   if (auto fileLoc = dyn_cast<FileLineColLoc>(loc))
-    return (fileLoc.getFilename().getValue() + ":" +
-            Twine(fileLoc.getLine()) + ":" + Twine(fileLoc.getColumn()))
+    return (fileLoc.getFilename().getValue() + ":" + Twine(fileLoc.getLine()) +
+            ":" + Twine(fileLoc.getColumn()))
         .str();
   if (auto nameLoc = dyn_cast<NameLoc>(loc))
     return nameLoc.getName().getValue().str();

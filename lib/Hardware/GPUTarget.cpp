@@ -87,7 +87,9 @@ static bool isValidTargetName(llvm::StringRef name) {
 }
 
 llvm::Error GPUTarget::validate() const {
-  auto positive = [](double value) { return std::isfinite(value) && value > 0; };
+  auto positive = [](double value) {
+    return std::isfinite(value) && value > 0;
+  };
   if (!isValidTargetName(name))
     return makeError("target name '" + name +
                      "' must be lowercase letters, digits and dashes");
@@ -143,35 +145,30 @@ const std::vector<GPUTarget> &builtinTargets() {
       //          name, description,
       //          fp32, tf32, bf16, fp16, fp8, int8 (dense TFLOP/s or TOP/s),
       //          bandwidth, capacity, L2, shared memory per SM, SMs, arch
-      makeTarget("a100-40gb", "NVIDIA A100 SXM4 40GB", 19.5e12,
-                 156e12, 312e12, 312e12, 0, 624e12,
-                 1555e9, 40 * kGiB, 40 * kMiB, 164 * kKiB, 108, "sm_80"),
-      makeTarget("a100-80gb", "NVIDIA A100 SXM4 80GB", 19.5e12,
-                 156e12, 312e12, 312e12, 0, 624e12,
-                 2039e9, 80 * kGiB, 40 * kMiB, 164 * kKiB, 108, "sm_80"),
-      makeTarget("h100-sxm", "NVIDIA H100 SXM5 80GB", 66.9e12,
-                 494.7e12, 989.4e12, 989.4e12, 1978.9e12,
-                 1978.9e12, 3350e9, 80 * kGiB, 50 * kMiB,
+      makeTarget("a100-40gb", "NVIDIA A100 SXM4 40GB", 19.5e12, 156e12, 312e12,
+                 312e12, 0, 624e12, 1555e9, 40 * kGiB, 40 * kMiB, 164 * kKiB,
+                 108, "sm_80"),
+      makeTarget("a100-80gb", "NVIDIA A100 SXM4 80GB", 19.5e12, 156e12, 312e12,
+                 312e12, 0, 624e12, 2039e9, 80 * kGiB, 40 * kMiB, 164 * kKiB,
+                 108, "sm_80"),
+      makeTarget("h100-sxm", "NVIDIA H100 SXM5 80GB", 66.9e12, 494.7e12,
+                 989.4e12, 989.4e12, 1978.9e12, 1978.9e12, 3350e9, 80 * kGiB,
+                 50 * kMiB, 228 * kKiB, 132, "sm_90a"),
+      makeTarget("h100-pcie", "NVIDIA H100 PCIe 80GB", 51.2e12, 378e12, 756e12,
+                 756e12, 1513e12, 1513e12, 2000e9, 80 * kGiB, 50 * kMiB,
+                 228 * kKiB, 114, "sm_90a"),
+      makeTarget("h200", "NVIDIA H200 SXM 141GB", 66.9e12, 494.7e12, 989.4e12,
+                 989.4e12, 1978.9e12, 1978.9e12, 4800e9, 141 * kGiB, 50 * kMiB,
                  228 * kKiB, 132, "sm_90a"),
-      makeTarget("h100-pcie", "NVIDIA H100 PCIe 80GB", 51.2e12,
-                 378e12, 756e12, 756e12, 1513e12,
-                 1513e12, 2000e9, 80 * kGiB, 50 * kMiB, 228 * kKiB,
-                 114, "sm_90a"),
-      makeTarget("h200", "NVIDIA H200 SXM 141GB", 66.9e12, 494.7e12,
-                 989.4e12, 989.4e12, 1978.9e12, 1978.9e12,
-                 4800e9, 141 * kGiB, 50 * kMiB, 228 * kKiB, 132,
-                 "sm_90a"),
-      makeTarget("b200", "NVIDIA B200 180GB (HGX/DGX B200)", 80e12,
-                 1100e12, 2250e12, 2250e12, 4500e12,
-                 4500e12, 8000e9, 180 * kGiB, 126 * kMiB,
-                 228 * kKiB, 148, "sm_100a"),
-      makeTarget("l4", "NVIDIA L4 24GB", 30.3e12, 60e12,
-                 121e12, 121e12, 242.5e12, 242.5e12,
-                 300e9, 24 * kGiB, 48 * kMiB, 100 * kKiB, 58, "sm_89"),
-      makeTarget("rtx-4090", "NVIDIA GeForce RTX 4090 24GB", 82.6e12,
-                 82.6e12, 165.2e12, 165.2e12, 330.3e12,
-                 660.6e12, 1008e9, 24 * kGiB, 72 * kMiB,
-                 100 * kKiB, 128, "sm_89"),
+      makeTarget("b200", "NVIDIA B200 180GB (HGX/DGX B200)", 80e12, 1100e12,
+                 2250e12, 2250e12, 4500e12, 4500e12, 8000e9, 180 * kGiB,
+                 126 * kMiB, 228 * kKiB, 148, "sm_100a"),
+      makeTarget("l4", "NVIDIA L4 24GB", 30.3e12, 60e12, 121e12, 121e12,
+                 242.5e12, 242.5e12, 300e9, 24 * kGiB, 48 * kMiB, 100 * kKiB,
+                 58, "sm_89"),
+      makeTarget("rtx-4090", "NVIDIA GeForce RTX 4090 24GB", 82.6e12, 82.6e12,
+                 165.2e12, 165.2e12, 330.3e12, 660.6e12, 1008e9, 24 * kGiB,
+                 72 * kMiB, 100 * kKiB, 128, "sm_89"),
   };
   return targets;
 }
@@ -302,8 +299,7 @@ memwall::parseGPUTargetJSON(llvm::StringRef jsonText,
   reader.rejectUnknownKeys(
       {"name", "description", "base", "peak_flops",
        "memory_bandwidth_bytes_per_s", "memory_capacity_bytes", "l2_bytes",
-       "shared_memory_per_sm_bytes", "sm_count", "kernel_launch_s",
-       "sm_arch"});
+       "shared_memory_per_sm_bytes", "sm_count", "kernel_launch_s", "sm_arch"});
   reader.requireKeys({"name"});
 
   GPUTarget target;
@@ -350,8 +346,9 @@ llvm::Expected<GPUTarget> memwall::loadGPUTargetFile(llvm::StringRef path) {
   return parseGPUTargetJSON((*buffer)->getBuffer(), path);
 }
 
-llvm::Expected<GPUTarget> memwall::resolveGPUTarget(llvm::StringRef targetName,
-                                                    llvm::StringRef targetFile) {
+llvm::Expected<GPUTarget>
+memwall::resolveGPUTarget(llvm::StringRef targetName,
+                          llvm::StringRef targetFile) {
   if (!targetFile.empty()) {
     llvm::Expected<GPUTarget> target = loadGPUTargetFile(targetFile);
     if (target && !targetName.empty() && target->name != targetName)

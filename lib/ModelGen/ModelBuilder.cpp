@@ -84,10 +84,10 @@ private:
 
   /// [B, T, H*Dh] -> [B, H, T, Dh].
   Value splitHeads(Value x, int64_t heads, const Twine &name) {
-    Value split = create<ReshapeOp>(
-        name + ".split",
-        x, builder.getDenseI64ArrayAttr(
-               {config.batch, tokens, heads, config.headDim()}));
+    Value split =
+        create<ReshapeOp>(name + ".split", x,
+                          builder.getDenseI64ArrayAttr(
+                              {config.batch, tokens, heads, config.headDim()}));
     return create<TransposeOp>(name + ".heads", split,
                                builder.getDenseI64ArrayAttr({0, 2, 1, 3}));
   }
@@ -105,9 +105,9 @@ private:
   Value withCache(Value kv, const Twine &name) {
     if (mode != GenerationMode::Decode)
       return kv;
-    Value cache = argument(
-        {config.batch, config.kvHeads, config.kvLen, config.headDim()}, dtype,
-        ArgKind::KVCache, name);
+    Value cache =
+        argument({config.batch, config.kvHeads, config.kvLen, config.headDim()},
+                 dtype, ArgKind::KVCache, name);
     Value appended = create<KVCacheAppendOp>(name + ".append", cache, kv);
     extraResults.push_back(appended);
     return appended;
@@ -280,8 +280,7 @@ SmallVector<Value> ModelBuilder::buildBERT() {
     std::string mlp = prefix + ".mlp";
     Value m = linear(h, d, config.ffn, true, mlp + ".fc");
     m = create<GeluOp>(mlp + ".gelu", m, GeluApproximation::Erf);
-    m = dropout(linear(m, config.ffn, d, true, mlp + ".out"),
-                mlp + ".dropout");
+    m = dropout(linear(m, config.ffn, d, true, mlp + ".out"), mlp + ".dropout");
     h = layerNorm(residual(h, m, mlp + ".residual"), mlp + ".norm");
   }
 
@@ -303,8 +302,8 @@ SmallVector<Value> ModelBuilder::buildBERT() {
       builder.getDenseI64ArrayAttr({config.batch, 1, d}), DenseI64ArrayAttr());
   cls = create<ReshapeOp>("pooler.cls", cls,
                           builder.getDenseI64ArrayAttr({config.batch, d}));
-  Value pooled = create<TanhOp>("pooler.tanh",
-                                linear(cls, d, d, true, "pooler.dense"));
+  Value pooled =
+      create<TanhOp>("pooler.tanh", linear(cls, d, d, true, "pooler.dense"));
   return {h, pooled};
 }
 

@@ -51,8 +51,8 @@ llvm::StringRef memwall::stringifyGenerationMode(GenerationMode mode) {
 
 std::optional<GenerationMode>
 memwall::symbolizeGenerationMode(llvm::StringRef name) {
-  for (GenerationMode mode : {GenerationMode::Prefill, GenerationMode::Decode,
-                              GenerationMode::Train})
+  for (GenerationMode mode :
+       {GenerationMode::Prefill, GenerationMode::Decode, GenerationMode::Train})
     if (name == stringifyGenerationMode(mode))
       return mode;
   return std::nullopt;
@@ -77,8 +77,8 @@ constexpr Preset kPresets[] = {
     {"gpt2", ModelFamily::GPT2, 12, 768, 12, 12, 3072, 50257, 1024, 1e-5, 0},
     {"gpt2-medium", ModelFamily::GPT2, 24, 1024, 16, 16, 4096, 50257, 1024,
      1e-5, 0},
-    {"gpt2-large", ModelFamily::GPT2, 36, 1280, 20, 20, 5120, 50257, 1024,
-     1e-5, 0},
+    {"gpt2-large", ModelFamily::GPT2, 36, 1280, 20, 20, 5120, 50257, 1024, 1e-5,
+     0},
     {"gpt2-xl", ModelFamily::GPT2, 48, 1600, 25, 25, 6400, 50257, 1024, 1e-5,
      0},
     {"gpt3-175b", ModelFamily::GPT2, 96, 12288, 96, 96, 49152, 50257, 2048,
@@ -93,8 +93,8 @@ constexpr Preset kPresets[] = {
      1e-5, 500000},
     {"bert-base", ModelFamily::BERT, 12, 768, 12, 12, 3072, 30522, 512, 1e-12,
      0},
-    {"bert-large", ModelFamily::BERT, 24, 1024, 16, 16, 4096, 30522, 512,
-     1e-12, 0},
+    {"bert-large", ModelFamily::BERT, 24, 1024, 16, 16, 4096, 30522, 512, 1e-12,
+     0},
 };
 
 /// Fills the per-step defaults: a full context, one sequence, and for decode
@@ -117,11 +117,12 @@ llvm::ArrayRef<llvm::StringRef> memwall::getPresetNames() {
 }
 
 llvm::Expected<ModelConfig> memwall::lookupPreset(llvm::StringRef name) {
-  const Preset *preset = llvm::find_if(
-      kPresets, [&](const Preset &candidate) { return candidate.name == name; });
+  const Preset *preset = llvm::find_if(kPresets, [&](const Preset &candidate) {
+    return candidate.name == name;
+  });
   if (preset == std::end(kPresets))
-    return makeError("unknown preset '" + name + "'; valid presets: " +
-                     llvm::join(getPresetNames(), ", "));
+    return makeError("unknown preset '" + name +
+                     "'; valid presets: " + llvm::join(getPresetNames(), ", "));
   ModelConfig config;
   config.name = preset->name.str();
   config.family = preset->family;
@@ -213,7 +214,8 @@ memwall::parseHuggingFaceConfig(llvm::StringRef jsonText,
     return makeError(bufferName + ": a config.json must be a JSON object");
   std::optional<llvm::StringRef> modelType = object->getString("model_type");
   if (!modelType)
-    return makeError(bufferName + ": \"model_type\" is missing or not a string");
+    return makeError(bufferName +
+                     ": \"model_type\" is missing or not a string");
 
   ModelConfig config;
   ConfigReader reader(*object, bufferName);
@@ -279,15 +281,14 @@ llvm::Error memwall::validateModelConfig(const ModelConfig &config,
     const char *flag;
     int64_t value;
   };
-  for (Size size : {Size{"--layers", config.layers},
-                    Size{"--hidden", config.hidden},
-                    Size{"--heads", config.heads},
-                    Size{"--kv-heads", config.kvHeads},
-                    Size{"--ffn", config.ffn}, Size{"--vocab", config.vocab},
-                    Size{"--seq", config.seq}, Size{"--batch", config.batch}})
+  for (Size size :
+       {Size{"--layers", config.layers}, Size{"--hidden", config.hidden},
+        Size{"--heads", config.heads}, Size{"--kv-heads", config.kvHeads},
+        Size{"--ffn", config.ffn}, Size{"--vocab", config.vocab},
+        Size{"--seq", config.seq}, Size{"--batch", config.batch}})
     if (size.value <= 0)
-      return makeError(llvm::formatv("{0} must be positive, got {1}",
-                                     size.flag, size.value));
+      return makeError(llvm::formatv("{0} must be positive, got {1}", size.flag,
+                                     size.value));
   if (config.hidden % config.heads != 0)
     return makeError(llvm::formatv("--hidden ({0}) must be a multiple of "
                                    "--heads ({1})",
@@ -305,11 +306,11 @@ llvm::Error memwall::validateModelConfig(const ModelConfig &config,
                                    "dimension, got {0}",
                                    config.headDim()));
   if (!llvm::is_contained({"bf16", "f16", "f32"}, config.dtype))
-    return makeError("--dtype must be bf16, f16 or f32, got '" +
-                     config.dtype + "'");
+    return makeError("--dtype must be bf16, f16 or f32, got '" + config.dtype +
+                     "'");
   if (!(config.dropout >= 0 && config.dropout < 1))
-    return makeError(llvm::formatv("--dropout must be in [0, 1), got {0}",
-                                   config.dropout));
+    return makeError(
+        llvm::formatv("--dropout must be in [0, 1), got {0}", config.dropout));
   if (mode == GenerationMode::Decode) {
     if (config.family == ModelFamily::BERT)
       return makeError("bert is an encoder: --mode=decode needs a decoder "
@@ -329,8 +330,7 @@ llvm::Error memwall::validateModelConfig(const ModelConfig &config,
           "{0} learns {1} positions: {2} exceeds the context",
           stringifyModelFamily(config.family), config.maxPositions,
           mode == GenerationMode::Decode
-              ? llvm::formatv("--kv-len={0} plus the new token",
-                              config.kvLen)
+              ? llvm::formatv("--kv-len={0} plus the new token", config.kvLen)
                     .str()
               : llvm::formatv("--seq={0}", config.seq).str()));
   }

@@ -65,7 +65,7 @@ llvm::Error memwall::writeRooflineReport(const RooflineReport &report,
   });
   if (error)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "cannot write report '" + path +
-                                       "': " + llvm::toString(std::move(error)));
+                                   "cannot write report '" + path + "': " +
+                                       llvm::toString(std::move(error)));
   return llvm::Error::success();
 }

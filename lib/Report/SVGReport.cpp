@@ -27,12 +27,23 @@ std::string escapeXML(llvm::StringRef text) {
   std::string escaped;
   for (char c : text) {
     switch (c) {
-    case '<': escaped += "&lt;"; break;
-    case '>': escaped += "&gt;"; break;
-    case '&': escaped += "&amp;"; break;
-    case '"': escaped += "&quot;"; break;
-    case '\'': escaped += "&apos;"; break;
-    default: escaped += c;
+    case '<':
+      escaped += "&lt;";
+      break;
+    case '>':
+      escaped += "&gt;";
+      break;
+    case '&':
+      escaped += "&amp;";
+      break;
+    case '"':
+      escaped += "&quot;";
+      break;
+    case '\'':
+      escaped += "&apos;";
+      break;
+    default:
+      escaped += c;
     }
   }
   return escaped;
@@ -51,8 +62,7 @@ struct LogAxis {
     return {minDecade, maxDecade, pixelStart, pixelEnd};
   }
   double map(double value) const {
-    double fraction =
-        (std::log10(value) - minDecade) / (maxDecade - minDecade);
+    double fraction = (std::log10(value) - minDecade) / (maxDecade - minDecade);
     return pixelStart + fraction * (pixelEnd - pixelStart);
   }
   double min() const { return std::pow(10.0, minDecade); }
@@ -125,10 +135,11 @@ void memwall::printRooflineReportSVG(const RooflineReport &report,
   }
   os << "</g>\n<g fill=\"#333\">\n";
   for (double decade = x.minDecade; decade <= x.maxDecade; ++decade)
-    os << llvm::formatv("<text x=\"{0:f1}\" y=\"{1}\" "
-                        "text-anchor=\"middle\">{2}</text>\n",
-                        x.map(std::pow(10.0, decade)), kHeight - kBottom + 16,
-                        escapeXML(llvm::formatv("1e{0}", static_cast<int>(decade)).str()));
+    os << llvm::formatv(
+        "<text x=\"{0:f1}\" y=\"{1}\" "
+        "text-anchor=\"middle\">{2}</text>\n",
+        x.map(std::pow(10.0, decade)), kHeight - kBottom + 16,
+        escapeXML(llvm::formatv("1e{0}", static_cast<int>(decade)).str()));
   for (double decade = y.minDecade; decade <= y.maxDecade; ++decade)
     os << llvm::formatv("<text x=\"{0}\" y=\"{1:f1}\" "
                         "text-anchor=\"end\">{2}</text>\n",
@@ -169,17 +180,16 @@ void memwall::printRooflineReportSVG(const RooflineReport &report,
     if (peak <= 0)
       continue;
     llvm::StringRef name = stringifyMathPrecision(MathPrecision(index));
-    auto same = llvm::find_if(roofs, [&](const auto &roof) {
-      return roof.first == peak;
-    });
+    auto same = llvm::find_if(
+        roofs, [&](const auto &roof) { return roof.first == peak; });
     if (same != roofs.end())
       same->second += ("/" + name).str();
     else
       roofs.emplace_back(peak, name.str());
   }
   for (const auto &[peak, names] : roofs) {
-    bool isBF16 = peak == target.peakFlops[static_cast<unsigned>(
-                              MathPrecision::BF16)];
+    bool isBF16 =
+        peak == target.peakFlops[static_cast<unsigned>(MathPrecision::BF16)];
     os << llvm::formatv("<line x1=\"{0:f1}\" y1=\"{1:f1}\" x2=\"{2:f1}\" "
                         "y2=\"{1:f1}\" stroke=\"#555\" stroke-width=\"1.5\" "
                         "stroke-dasharray=\"{3}\"/>\n",
@@ -213,9 +223,8 @@ void memwall::printRooflineReportSVG(const RooflineReport &report,
         "fill=\"{2}\" fill-opacity=\"0.75\"><title>{3}</title></circle>\n",
         x.map(op->estimate.intensity), y.map(achievedFlopsPerSecond(*op)),
         isContraction(*op) ? "#1f77b4" : "#ff7f0e",
-        escapeXML(llvm::formatv("#{0} {1} {2}: {3}, {4:f2} FLOP/B, {5}",
-                                op->id, name, op->loc,
-                                formatSI(op->flops, "FLOP"),
+        escapeXML(llvm::formatv("#{0} {1} {2}: {3}, {4:f2} FLOP/B, {5}", op->id,
+                                name, op->loc, formatSI(op->flops, "FLOP"),
                                 op->estimate.intensity,
                                 formatSI(op->estimate.timeSeconds, "s"))
                       .str()));
@@ -255,13 +264,12 @@ void memwall::printRooflineReportSVG(const RooflineReport &report,
 
   // Legend and caption.
   double legendX = kWidth - kRight + 10, legendY = kHeight - kBottom - 50;
-  os << llvm::formatv(
-      "<circle cx=\"{0}\" cy=\"{1}\" r=\"4\" fill=\"#1f77b4\"/>"
-      "<text x=\"{2}\" y=\"{3}\">matmul / attention</text>\n"
-      "<circle cx=\"{0}\" cy=\"{4}\" r=\"4\" fill=\"#ff7f0e\"/>"
-      "<text x=\"{2}\" y=\"{5}\">other ops</text>\n",
-      legendX, legendY, legendX + 8, legendY + 4, legendY + 18,
-      legendY + 22);
+  os << llvm::formatv("<circle cx=\"{0}\" cy=\"{1}\" r=\"4\" fill=\"#1f77b4\"/>"
+                      "<text x=\"{2}\" y=\"{3}\">matmul / attention</text>\n"
+                      "<circle cx=\"{0}\" cy=\"{4}\" r=\"4\" fill=\"#ff7f0e\"/>"
+                      "<text x=\"{2}\" y=\"{5}\">other ops</text>\n",
+                      legendX, legendY, legendX + 8, legendY + 4, legendY + 18,
+                      legendY + 22);
   size_t unplotted = report.ops.size() - points.size();
   os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" fill=\"#555\">{2} ops "
                       "plotted (the slowest labelled); {3} ops with no "

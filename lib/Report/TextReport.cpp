@@ -24,8 +24,8 @@ std::string memwall::formatSI(double value, const char *unit) {
     return llvm::formatv("{0} {1}", value, unit).str();
   for (const auto &prefix : prefixes)
     if (std::fabs(value) >= prefix.scale)
-      return llvm::formatv("{0:f2} {1}{2}", value / prefix.scale,
-                           prefix.prefix, unit)
+      return llvm::formatv("{0:f2} {1}{2}", value / prefix.scale, prefix.prefix,
+                           unit)
           .str();
   return llvm::formatv("{0:e2} {1}", value, unit).str();
 }
@@ -41,8 +41,8 @@ static void printRow(llvm::raw_ostream &os, const OpRecord &op,
                      double totalSeconds) {
   llvm::StringRef name = op.op;
   name.consume_front("memwall.");
-  double share = totalSeconds > 0 ? 100 * op.estimate.timeSeconds / totalSeconds
-                                  : 0;
+  double share =
+      totalSeconds > 0 ? 100 * op.estimate.timeSeconds / totalSeconds : 0;
   os << llvm::formatv(
       "{0,5} {1,-16} {2,-28} {3,14} {4,12} {5,10:f1} {6,-8} {7,12} {8,6:f1}%\n",
       op.id, name, fitLocation(op.loc, 28), formatSI(op.flops, "FLOP"),
@@ -70,8 +70,7 @@ void memwall::printRooflineReportText(const RooflineReport &report,
       continue;
     os << stringifyMathPrecision(MathPrecision(index)) << " "
        << formatSI(target.peakFlops[index], "FLOP/s") << " (ridge "
-       << llvm::format("%.1f", target.ridgeFor(MathPrecision(index)))
-       << ")  ";
+       << llvm::format("%.1f", target.ridgeFor(MathPrecision(index))) << ")  ";
   }
   os << "\n\n";
 
@@ -86,8 +85,7 @@ void memwall::printRooflineReportText(const RooflineReport &report,
      << formatSI(totals.bytesRead + totals.bytesWritten, "B") << " moved, "
      << formatSI(totals.timeSeconds, "s") << " predicted\n";
   os << "memory-bound: " << totals.numMemoryBoundOps << " of " << totals.numOps
-     << " ops, "
-     << llvm::format("%.1f", 100 * totals.memoryBoundTimeFraction)
+     << " ops, " << llvm::format("%.1f", 100 * totals.memoryBoundTimeFraction)
      << "% of predicted time\n";
 
   std::vector<const OpRecord *> slowest;

@@ -29,13 +29,12 @@ struct AnnotateCostsPass
   void runOnOperation() override {
     getOperation().walk([&](CostOpInterface op) {
       RooflineEstimate estimate = estimateOpRoofline(op, target);
-      op->setAttr(MemWallDialect::kCostAttrName,
-                  CostAttr::get(op->getContext(), op.getFlops(),
-                                op.getBytesRead(), op.getBytesWritten(),
-                                estimate.intensity,
-                                estimate.memoryBound ? Bound::Memory
-                                                     : Bound::Compute,
-                                estimate.timeSeconds));
+      op->setAttr(
+          MemWallDialect::kCostAttrName,
+          CostAttr::get(op->getContext(), op.getFlops(), op.getBytesRead(),
+                        op.getBytesWritten(), estimate.intensity,
+                        estimate.memoryBound ? Bound::Memory : Bound::Compute,
+                        estimate.timeSeconds));
     });
   }
 

@@ -26,8 +26,8 @@ void memwall::setDefaultPassTarget(StringRef targetName, StringRef targetFile) {
   defaultSelection->file = targetFile.str();
 }
 
-llvm::Expected<GPUTarget> memwall::resolveTargetOrDefault(StringRef targetName,
-                                                         StringRef targetFile) {
+llvm::Expected<GPUTarget>
+memwall::resolveTargetOrDefault(StringRef targetName, StringRef targetFile) {
   std::string name = targetName.str(), file = targetFile.str();
   if (name.empty() && file.empty()) {
     llvm::sys::SmartScopedLock<true> lock(defaultSelection->mutex);

@@ -1,4 +1,5 @@
-//===- memwall-gen.cpp - generate memwall models ---------------------------===//
+//===- memwall-gen.cpp - generate memwall models
+//---------------------------===//
 //
 //   memwall-gen --preset=llama-2-7b --mode=decode --kv-len=4095 -o model.mlir
 //   memwall-gen --hf-config=config.json --seq=2048

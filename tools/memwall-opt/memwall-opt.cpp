@@ -58,9 +58,8 @@ int main(int argc, char **argv) {
   registerAllExtensions(registry);
   memwall::registerMemWallDialects(registry);
 
-  auto [inputFilename, outputFilename] =
-      registerAndParseCLIOptions(argc, argv, "memwall optimizer driver\n",
-                                 registry);
+  auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
+      argc, argv, "memwall optimizer driver\n", registry);
   memwall::setDefaultPassTarget(targetName, targetFile);
 
   // Validate the target up front so a typo fails before the model is read.

@@ -70,10 +70,10 @@ TEST_F(CostModelTest, MatmulCountsTwoFlopsPerMultiplyAddPlusBias) {
 TEST_F(CostModelTest, MatmulBroadcastBatchAndTransposeCountEveryBatch) {
   // lhs [2,1,16,32] x rhs [3,32,8] broadcasts to 2*3 = 6 products of
   // 16x8x32: 6 * 2 * 16 * 8 * 32 = 49152; f32 runs at the FP32 roof.
-  CostOpInterface op = parseOp(
-      "%a: tensor<2x1x16x32xf32>, %b: tensor<3x32x8xf32>",
-      "%0 = memwall.matmul %a, %b : tensor<2x1x16x32xf32>, "
-      "tensor<3x32x8xf32> -> tensor<2x3x16x8xf32>");
+  CostOpInterface op =
+      parseOp("%a: tensor<2x1x16x32xf32>, %b: tensor<3x32x8xf32>",
+              "%0 = memwall.matmul %a, %b : tensor<2x1x16x32xf32>, "
+              "tensor<3x32x8xf32> -> tensor<2x3x16x8xf32>");
   EXPECT_EQ(op.getFlops(), 49152);
   EXPECT_EQ(op.getBytesRead(), (2 * 16 * 32 + 3 * 32 * 8) * kF32);
   EXPECT_EQ(op.getMathPrecision(), MathPrecision::FP32);
@@ -87,18 +87,18 @@ TEST_F(CostModelTest, MatmulBroadcastBatchAndTransposeCountEveryBatch) {
 }
 
 TEST_F(CostModelTest, NarrowMatmulsRunOnTheirTensorCores) {
-  CostOpInterface fp8 = parseOp(
-      "%a: tensor<16x32xf8E4M3FN>, %b: tensor<32x8xf8E4M3FN>",
-      "%0 = memwall.matmul %a, %b : tensor<16x32xf8E4M3FN>, "
-      "tensor<32x8xf8E4M3FN> -> tensor<16x8xbf16>");
+  CostOpInterface fp8 =
+      parseOp("%a: tensor<16x32xf8E4M3FN>, %b: tensor<32x8xf8E4M3FN>",
+              "%0 = memwall.matmul %a, %b : tensor<16x32xf8E4M3FN>, "
+              "tensor<32x8xf8E4M3FN> -> tensor<16x8xbf16>");
   EXPECT_EQ(fp8.getMathPrecision(), MathPrecision::FP8);
   // 1-byte inputs, a 2-byte bf16 result.
   EXPECT_EQ(fp8.getBytesRead(), 16 * 32 + 32 * 8);
   EXPECT_EQ(fp8.getBytesWritten(), 16 * 8 * 2);
-  CostOpInterface int8 = parseOp(
-      "%a: tensor<16x32xi8>",
-      "%0 = memwall.matmul %a, %a {transpose_rhs} : tensor<16x32xi8>, "
-      "tensor<16x32xi8> -> tensor<16x16xi32>");
+  CostOpInterface int8 =
+      parseOp("%a: tensor<16x32xi8>",
+              "%0 = memwall.matmul %a, %a {transpose_rhs} : tensor<16x32xi8>, "
+              "tensor<16x32xi8> -> tensor<16x16xi32>");
   EXPECT_EQ(int8.getMathPrecision(), MathPrecision::INT8);
   EXPECT_EQ(int8.getBytesWritten(), 16 * 16 * 4);
   EXPECT_EQ(int8.getFlops(), 2 * 16 * 16 * 32);
@@ -116,8 +116,7 @@ TEST_F(CostModelTest, CausalAttentionCountsOnlyUnmaskedPairs) {
   // Reads q (32 heads), k and v (8 heads each), and the 32*128*128 score
   // matrix twice (softmax, P V); writes the output and the scores twice.
   int64_t scores = 32 * 128 * 128 * kBF16;
-  EXPECT_EQ(op.getBytesRead(),
-            (32 + 8 + 8) * 128 * 128 * kBF16 + 2 * scores);
+  EXPECT_EQ(op.getBytesRead(), (32 + 8 + 8) * 128 * 128 * kBF16 + 2 * scores);
   EXPECT_EQ(op.getBytesWritten(), 32 * 128 * 128 * kBF16 + 2 * scores);
   EXPECT_EQ(op.getMathPrecision(), MathPrecision::BF16);
 }
@@ -185,19 +184,18 @@ TEST_F(CostModelTest, ActivationsUseTheirDocumentedPerElementCounts) {
     EXPECT_EQ(op.getFlops(), c.flopsPerElement * n) << c.body;
     EXPECT_EQ(op.getBytesWritten(), n * kF32) << c.body;
   }
-  CostOpInterface swiglu =
-      parseOp("%x: tensor<6x10xf32>",
-              "%0 = memwall.swiglu %x, %x : tensor<6x10xf32>");
+  CostOpInterface swiglu = parseOp(
+      "%x: tensor<6x10xf32>", "%0 = memwall.swiglu %x, %x : tensor<6x10xf32>");
   EXPECT_EQ(swiglu.getFlops(), 5 * n);
   EXPECT_EQ(swiglu.getBytesRead(), 2 * n * kF32);
 }
 
 TEST_F(CostModelTest, NormsCountPerElementAndPerRowWork) {
   // 4 rows of D = 768 (N = 3072).
-  CostOpInterface ln = parseOp(
-      "%x: tensor<4x768xbf16>, %g: tensor<768xf32>",
-      "%0 = memwall.layer_norm %x, %g, %g : tensor<4x768xbf16>, "
-      "tensor<768xf32>, tensor<768xf32>");
+  CostOpInterface ln =
+      parseOp("%x: tensor<4x768xbf16>, %g: tensor<768xf32>",
+              "%0 = memwall.layer_norm %x, %g, %g : tensor<4x768xbf16>, "
+              "tensor<768xf32>, tensor<768xf32>");
   // 7 per element + 4 per row.
   EXPECT_EQ(ln.getFlops(), 7 * 3072 + 4 * 4);
   EXPECT_EQ(ln.getBytesRead(), 3072 * kBF16 + 2 * 768 * kF32);
@@ -213,9 +211,9 @@ TEST_F(CostModelTest, NormsCountPerElementAndPerRowWork) {
 
 TEST_F(CostModelTest, SoftmaxRowsFollowTheAxis) {
   // axis 1 of [4, 8, 16]: rows of length 8, 4 * 16 = 64 of them.
-  CostOpInterface op = parseOp(
-      "%x: tensor<4x8x16xf32>",
-      "%0 = memwall.softmax %x axis 1 : tensor<4x8x16xf32>");
+  CostOpInterface op =
+      parseOp("%x: tensor<4x8x16xf32>",
+              "%0 = memwall.softmax %x axis 1 : tensor<4x8x16xf32>");
   EXPECT_EQ(op.getFlops(), 5 * 512 + 64);
   CostOpInterface last = parseOp(
       "%x: tensor<4x8x16xf32>", "%0 = memwall.softmax %x : tensor<4x8x16xf32>");
@@ -223,25 +221,25 @@ TEST_F(CostModelTest, SoftmaxRowsFollowTheAxis) {
 }
 
 TEST_F(CostModelTest, ReductionsCountInputsAndMeanDividesPerOutput) {
-  CostOpInterface sum = parseOp(
-      "%x: tensor<4x8x16xf32>",
-      "%0 = memwall.reduce sum %x axes [2] : tensor<4x8x16xf32> -> "
-      "tensor<4x8xf32>");
+  CostOpInterface sum =
+      parseOp("%x: tensor<4x8x16xf32>",
+              "%0 = memwall.reduce sum %x axes [2] : tensor<4x8x16xf32> -> "
+              "tensor<4x8xf32>");
   EXPECT_EQ(sum.getFlops(), 512);
   EXPECT_EQ(sum.getBytesWritten(), 32 * kF32);
-  CostOpInterface mean = parseOp(
-      "%x: tensor<4x8x16xf32>",
-      "%0 = memwall.reduce mean %x axes [0, 2] keep_dims : "
-      "tensor<4x8x16xf32> -> tensor<1x8x1xf32>");
+  CostOpInterface mean =
+      parseOp("%x: tensor<4x8x16xf32>",
+              "%0 = memwall.reduce mean %x axes [0, 2] keep_dims : "
+              "tensor<4x8x16xf32> -> tensor<1x8x1xf32>");
   EXPECT_EQ(mean.getFlops(), 512 + 8);
 }
 
 TEST_F(CostModelTest, CrossEntropyCountsLogSumExpPerPosition) {
   // 2*4 = 8 positions of V = 10 classes: 8 * (4*10 + 3) = 344.
   const char *args = "%l: tensor<2x4x10xf32>, %y: tensor<2x4xi64>";
-  CostOpInterface mean = parseOp(
-      args, "%0 = memwall.cross_entropy %l, %y : tensor<2x4x10xf32>, "
-            "tensor<2x4xi64> -> tensor<f32>");
+  CostOpInterface mean =
+      parseOp(args, "%0 = memwall.cross_entropy %l, %y : tensor<2x4x10xf32>, "
+                    "tensor<2x4xi64> -> tensor<f32>");
   EXPECT_EQ(mean.getFlops(), 344 + 8 + 1);
   EXPECT_EQ(mean.getBytesRead(), 80 * kF32 + 8 * kI64);
   EXPECT_EQ(mean.getBytesWritten(), kF32);
@@ -259,18 +257,18 @@ TEST_F(CostModelTest, CrossEntropyCountsLogSumExpPerPosition) {
 TEST_F(CostModelTest, RopeCountsFrequenciesAnglesAndRotation) {
   // x [1, 4, 8, 16] (N = 512), 8 positions, D = 16:
   // D/2 = 8 pows + 3 * 8 * 8 = 192 angle ops + 3 * 512 = 1536 rotation ops.
-  CostOpInterface op = parseOp(
-      "%x: tensor<1x4x8x16xf32>, %p: tensor<8xi64>",
-      "%0 = memwall.rope %x, %p : tensor<1x4x8x16xf32>, tensor<8xi64>");
+  CostOpInterface op =
+      parseOp("%x: tensor<1x4x8x16xf32>, %p: tensor<8xi64>",
+              "%0 = memwall.rope %x, %p : tensor<1x4x8x16xf32>, tensor<8xi64>");
   EXPECT_EQ(op.getFlops(), 8 + 192 + 1536);
   EXPECT_EQ(op.getBytesRead(), 512 * kF32 + 8 * kI64);
 }
 
 TEST_F(CostModelTest, EmbeddingReadsOnlyTheGatheredRows) {
-  CostOpInterface op = parseOp(
-      "%t: tensor<50257x768xbf16>, %i: tensor<4x128xi64>",
-      "%0 = memwall.embedding %t[%i] : tensor<50257x768xbf16>, "
-      "tensor<4x128xi64> -> tensor<4x128x768xbf16>");
+  CostOpInterface op =
+      parseOp("%t: tensor<50257x768xbf16>, %i: tensor<4x128xi64>",
+              "%0 = memwall.embedding %t[%i] : tensor<50257x768xbf16>, "
+              "tensor<4x128xi64> -> tensor<4x128x768xbf16>");
   EXPECT_EQ(op.getFlops(), 0);
   // 512 ids and 512 rows of 768, not the 50257-row table.
   EXPECT_EQ(op.getBytesRead(), 512 * kI64 + 512 * 768 * kBF16);

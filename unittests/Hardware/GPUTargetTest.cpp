@@ -109,7 +109,8 @@ TEST(GPUTargetTest, BadJSONNamesTheProblem) {
       {R"({"name": "x", "base": "h100-sxm", "sm_count": "many"})",
        "t.json: \"sm_count\" must be a non-negative number"},
       {R"({"name": "x", "base": "h100-sxm", "memory_bandwidth_bytes_per_s": -1})",
-       "t.json: \"memory_bandwidth_bytes_per_s\" must be a non-negative number"},
+       "t.json: \"memory_bandwidth_bytes_per_s\" must be a non-negative "
+       "number"},
       {R"({"name": "x", "base": "h100-sxm", "peak_flops": {"fp4": 1}})",
        "t.json: \"peak_flops.fp4\" is not a precision"},
       {R"({"name": "x", "base": "tpu"})",
@@ -145,8 +146,8 @@ TEST(GPUTargetTest, TargetFilesAreReadAndMustAgreeWithTheName) {
   EXPECT_NE(errorOf(resolveGPUTarget("l4", path)).find("contradicts"),
             std::string::npos);
   llvm::sys::fs::remove(path);
-  EXPECT_EQ(errorOf(loadGPUTargetFile(path))
-                .rfind("cannot read target file '" + path.str().str() + "': ",
-                       0),
-            0u);
+  EXPECT_EQ(
+      errorOf(loadGPUTargetFile(path))
+          .rfind("cannot read target file '" + path.str().str() + "': ", 0),
+      0u);
 }

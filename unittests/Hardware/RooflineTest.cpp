@@ -47,8 +47,8 @@ TEST(RooflineTest, IntensityAtTheRidgeIsStillMemoryBound) {
 }
 
 TEST(RooflineTest, ViewsCostNothingAndUnsupportedPrecisionsFallBack) {
-  RooflineEstimate view = estimateRoofline(0, 0, MathPrecision::FP32,
-                                           simpleTarget(), false);
+  RooflineEstimate view =
+      estimateRoofline(0, 0, MathPrecision::FP32, simpleTarget(), false);
   EXPECT_EQ(view.timeSeconds, 0);
   EXPECT_EQ(view.intensity, 0);
   EXPECT_TRUE(view.memoryBound);

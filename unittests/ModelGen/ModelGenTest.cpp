@@ -32,11 +32,11 @@ TEST(ModelGenTest, PresetParameterCountsMatchPublishedFigures) {
     const char *preset;
     int64_t params;
   } published[] = {
-      {"gpt2", 124439808},           {"gpt2-medium", 354823168},
-      {"gpt2-large", 774030080},     {"gpt2-xl", 1557611200},
-      {"llama-2-7b", 6738415616},    {"llama-2-13b", 13015864320},
-      {"llama-2-70b", 68976648192},  {"llama-3-8b", 8030261248},
-      {"bert-base", 109482240},      {"bert-large", 335141888},
+      {"gpt2", 124439808},          {"gpt2-medium", 354823168},
+      {"gpt2-large", 774030080},    {"gpt2-xl", 1557611200},
+      {"llama-2-7b", 6738415616},   {"llama-2-13b", 13015864320},
+      {"llama-2-70b", 68976648192}, {"llama-3-8b", 8030261248},
+      {"bert-base", 109482240},     {"bert-large", 335141888},
   };
   for (const Published &p : published)
     EXPECT_EQ(countParameters(preset(p.preset), GenerationMode::Prefill),
@@ -51,8 +51,8 @@ TEST(ModelGenTest, PresetParameterCountsMatchPublishedFigures) {
 TEST(ModelGenTest, GeneratedWeightsMatchTheClosedFormCountInEveryMode) {
   MLIRContext context;
   for (llvm::StringRef name : getPresetNames()) {
-    for (GenerationMode mode : {GenerationMode::Prefill,
-                                GenerationMode::Decode, GenerationMode::Train}) {
+    for (GenerationMode mode : {GenerationMode::Prefill, GenerationMode::Decode,
+                                GenerationMode::Train}) {
       ModelConfig config = preset(name);
       config.seq = 8;
       config.kvLen = 7;
@@ -88,9 +88,9 @@ TEST(ModelGenTest, DecodeTakesTwoKVCachesPerLayer) {
       continue;
     ++caches;
     // [B, Hkv, kvLen, head dim] = [2, 8, 100, 128].
-    EXPECT_EQ(cast<RankedTensorType>(function.getArgument(i).getType())
-                  .getShape(),
-              ArrayRef<int64_t>({2, 8, 100, 128}));
+    EXPECT_EQ(
+        cast<RankedTensorType>(function.getArgument(i).getType()).getShape(),
+        ArrayRef<int64_t>({2, 8, 100, 128}));
   }
   EXPECT_EQ(caches, 6);
   // Logits plus every appended cache come back.
@@ -169,7 +169,7 @@ TEST(ModelGenTest, ValidationNamesTheFlagToFix) {
   config.dtype = "fp64";
   EXPECT_EQ(errorOf(validateModelConfig(config, GenerationMode::Prefill)),
             "--dtype must be bf16, f16 or f32, got 'fp64'");
-  EXPECT_EQ(errorOf(validateModelConfig(preset("gpt3-175b"),
-                                        GenerationMode::Train)),
-            "");
+  EXPECT_EQ(
+      errorOf(validateModelConfig(preset("gpt3-175b"), GenerationMode::Train)),
+      "");
 }

@@ -33,8 +33,8 @@ RooflineReport sampleReport() {
     record.bytesRead = read;
     record.bytesWritten = written;
     record.precision = precision;
-    record.estimate = estimateRoofline(flops, read + written, precision,
-                                       report.target, true);
+    record.estimate =
+        estimateRoofline(flops, read + written, precision, report.target, true);
     report.ops.push_back(record);
   };
   // 2e9 FLOP at 100 TFLOP/s = 20 us vs 1e6 B at 1 TB/s = 1 us: compute, 21 us.

@@ -5,7 +5,8 @@
 // tiles and fusions against. Built-in targets come from datasheets (see
 // docs/targets.md); user targets come from a JSON file.
 //
-// This library depends on LLVMSupport only, so the MLIR-free runtime can use it.
+// This library depends on LLVMSupport only, so the MLIR-free runtime can use
+// it.
 //
 //===----------------------------------------------------------------------===//
 

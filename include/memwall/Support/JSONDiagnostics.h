@@ -14,8 +14,8 @@ namespace memwall {
 /// Parses `text` as JSON; a syntax error becomes
 /// "<bufferName>:<line>:<col>: <message>", the format of compiler
 /// diagnostics, instead of llvm::json's "[line:col, byte=N]: message".
-llvm::Expected<llvm::json::Value> parseJSONWithLocation(llvm::StringRef text,
-                                                        llvm::StringRef bufferName);
+llvm::Expected<llvm::json::Value>
+parseJSONWithLocation(llvm::StringRef text, llvm::StringRef bufferName);
 
 } // namespace memwall
 

@@ -51,8 +51,7 @@ int64_t GeluOp::getFlops() {
   // erf:  0.5 * x * (1 + erf(x * 1/sqrt(2)))       -> mul, erf, add, mul, mul
   // tanh: 0.5 * x * (1 + tanh(k * (x + c * x^3)))  -> 2 mul (x^3), mul c,
   //       add x, mul k, tanh, add 1, mul x, mul 0.5
-  int64_t perElement =
-      getApproximation() == GeluApproximation::Tanh ? 9 : 5;
+  int64_t perElement = getApproximation() == GeluApproximation::Tanh ? 9 : 5;
   return perElement * resultElements(*this);
 }
 

@@ -93,16 +93,14 @@ Attribute CostAttr::parse(AsmParser &parser, Type) {
     return parser.parseFloat(value);
   };
   SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseLess() || parseField("flops") ||
-      parser.parseInteger(flops) || parser.parseComma() ||
-      parseField("bytes_read") || parser.parseInteger(bytesRead) ||
-      parser.parseComma() || parseField("bytes_written") ||
-      parser.parseInteger(bytesWritten) || parser.parseComma() ||
-      parseField("intensity") || parseNumber(intensity) ||
-      parser.parseComma() || parseField("bound") ||
+  if (parser.parseLess() || parseField("flops") || parser.parseInteger(flops) ||
+      parser.parseComma() || parseField("bytes_read") ||
+      parser.parseInteger(bytesRead) || parser.parseComma() ||
+      parseField("bytes_written") || parser.parseInteger(bytesWritten) ||
+      parser.parseComma() || parseField("intensity") ||
+      parseNumber(intensity) || parser.parseComma() || parseField("bound") ||
       parser.parseKeywordOrString(&boundName) || parser.parseComma() ||
-      parseField("time_s") || parseNumber(timeSeconds) ||
-      parser.parseGreater())
+      parseField("time_s") || parseNumber(timeSeconds) || parser.parseGreater())
     return {};
   std::optional<Bound> bound = symbolizeBound(boundName);
   if (!bound) {
@@ -110,9 +108,8 @@ Attribute CostAttr::parse(AsmParser &parser, Type) {
         << boundName << "'";
     return {};
   }
-  return parser.getChecked<CostAttr>(loc, parser.getContext(), flops,
-                                     bytesRead, bytesWritten,
-                                     APFloat(intensity), *bound,
+  return parser.getChecked<CostAttr>(loc, parser.getContext(), flops, bytesRead,
+                                     bytesWritten, APFloat(intensity), *bound,
                                      APFloat(timeSeconds));
 }
 
@@ -128,8 +125,9 @@ static std::string formatFloat(double value) {
 
 void CostAttr::print(AsmPrinter &printer) const {
   printer << "<flops = " << getFlops() << ", bytes_read = " << getBytesRead()
-          << ", bytes_written = " << getBytesWritten() << ", intensity = "
-          << formatFloat(getIntensity().convertToDouble())
-          << ", bound = " << stringifyBound(getBound()) << ", time_s = "
-          << formatFloat(getTimeSeconds().convertToDouble()) << ">";
+          << ", bytes_written = " << getBytesWritten()
+          << ", intensity = " << formatFloat(getIntensity().convertToDouble())
+          << ", bound = " << stringifyBound(getBound())
+          << ", time_s = " << formatFloat(getTimeSeconds().convertToDouble())
+          << ">";
 }

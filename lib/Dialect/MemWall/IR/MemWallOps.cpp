@@ -93,8 +93,8 @@ static FailureOr<int64_t> normalizeAxis(std::optional<Location> loc,
                                         int64_t axis, int64_t rank,
                                         StringRef what = "axis") {
   if (axis < -rank || axis >= rank)
-    return emitOptionalError(loc, what, " ", axis,
-                             " is out of range for rank ", rank);
+    return emitOptionalError(loc, what, " ", axis, " is out of range for rank ",
+                             rank);
   return axis < 0 ? axis + rank : axis;
 }
 
@@ -115,9 +115,8 @@ static LogicalResult verifyInferredResultType(OpTy op) {
   Operation *operation = op.getOperation();
   if (failed(OpTy::inferReturnTypes(
           op.getContext(), op.getLoc(), operation->getOperands(),
-          operation->getRawDictionaryAttrs(),
-          operation->getPropertiesStorage(), operation->getRegions(),
-          inferred)))
+          operation->getRawDictionaryAttrs(), operation->getPropertiesStorage(),
+          operation->getRegions(), inferred)))
     return failure();
   if (TypeRange(inferred) != operation->getResultTypes())
     return op.emitOpError("result type ")
@@ -165,10 +164,9 @@ static LogicalResult verifyFeatureVector(Operation *op, Value param,
     return op->emitOpError("input must have rank >= 1");
   int64_t features = inputType.getShape().back();
   if (paramType.getRank() != 1 || paramType.getDimSize(0) != features)
-    return op->emitOpError()
-           << name << " must have shape [" << features
-           << "] (the last dimension of the input), got "
-           << shapeString(paramType.getShape());
+    return op->emitOpError() << name << " must have shape [" << features
+                             << "] (the last dimension of the input), got "
+                             << shapeString(paramType.getShape());
   return success();
 }
 
@@ -185,7 +183,7 @@ static LogicalResult verifyPositiveEpsilon(Operation *op, double epsilon) {
 
 #define MEMWALL_INFER_SAME_AS(OP, ACCESSOR)                                    \
   LogicalResult OP::inferReturnTypes(                                          \
-      MLIRContext *, std::optional<Location> loc, OP::Adaptor adaptor,        \
+      MLIRContext *, std::optional<Location> loc, OP::Adaptor adaptor,         \
       SmallVectorImpl<Type> &inferred) {                                       \
     return inferSameAsOperand(loc, adaptor.ACCESSOR(), #ACCESSOR, inferred);   \
   }
@@ -197,14 +195,16 @@ MEMWALL_INFER_SAME_AS(RopeOp, getInput)
 
 /// NumPy broadcasting of two operands of one element type.
 static LogicalResult inferBroadcast(std::optional<Location> loc, Value lhs,
-                                    Value rhs, SmallVectorImpl<Type> &inferred) {
+                                    Value rhs,
+                                    SmallVectorImpl<Type> &inferred) {
   FailureOr<RankedTensorType> lhsType = getStaticTensor(loc, lhs, "lhs");
   FailureOr<RankedTensorType> rhsType = getStaticTensor(loc, rhs, "rhs");
   if (failed(lhsType) || failed(rhsType))
     return failure();
   if (lhsType->getElementType() != rhsType->getElementType())
-    return emitOptionalError(loc, "operands must have the same element type, "
-                                  "got ",
+    return emitOptionalError(loc,
+                             "operands must have the same element type, "
+                             "got ",
                              lhsType->getElementType(), " and ",
                              rhsType->getElementType());
   SmallVector<int64_t> shape;
@@ -213,14 +213,13 @@ static LogicalResult inferBroadcast(std::optional<Location> loc, Value lhs,
     return emitOptionalError(loc, "shapes ", shapeString(lhsType->getShape()),
                              " and ", shapeString(rhsType->getShape()),
                              " do not broadcast");
-  inferred.push_back(
-      RankedTensorType::get(shape, lhsType->getElementType()));
+  inferred.push_back(RankedTensorType::get(shape, lhsType->getElementType()));
   return success();
 }
 
 #define MEMWALL_INFER_BROADCAST(OP)                                            \
   LogicalResult OP::inferReturnTypes(                                          \
-      MLIRContext *, std::optional<Location> loc, OP::Adaptor adaptor,        \
+      MLIRContext *, std::optional<Location> loc, OP::Adaptor adaptor,         \
       SmallVectorImpl<Type> &inferred) {                                       \
     return inferBroadcast(loc, adaptor.getLhs(), adaptor.getRhs(), inferred);  \
   }
@@ -246,21 +245,23 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          MatmulOp::Adaptor adaptor,
                                          SmallVectorImpl<Type> &inferred) {
-  FailureOr<RankedTensorType> lhs = getStaticTensor(loc, adaptor.getLhs(), "lhs");
-  FailureOr<RankedTensorType> rhs = getStaticTensor(loc, adaptor.getRhs(), "rhs");
+  FailureOr<RankedTensorType> lhs =
+      getStaticTensor(loc, adaptor.getLhs(), "lhs");
+  FailureOr<RankedTensorType> rhs =
+      getStaticTensor(loc, adaptor.getRhs(), "rhs");
   if (failed(lhs) || failed(rhs))
     return failure();
   if (lhs->getRank() < 2 || rhs->getRank() < 2)
     return emitOptionalError(loc, "operands must have rank >= 2, got ",
                              lhs->getRank(), " and ", rhs->getRank());
   if (lhs->getElementType() != rhs->getElementType())
-    return emitOptionalError(loc,
-                             "operands must have the same element type, got ",
-                             lhs->getElementType(), " and ",
-                             rhs->getElementType());
+    return emitOptionalError(
+        loc, "operands must have the same element type, got ",
+        lhs->getElementType(), " and ", rhs->getElementType());
   ArrayRef<int64_t> lhsShape = lhs->getShape(), rhsShape = rhs->getShape();
   int64_t lhsRank = lhs->getRank(), rhsRank = rhs->getRank();
-  bool transLhs = adaptor.getTransposeLhs(), transRhs = adaptor.getTransposeRhs();
+  bool transLhs = adaptor.getTransposeLhs(),
+       transRhs = adaptor.getTransposeRhs();
   int64_t m = lhsShape[lhsRank - (transLhs ? 1 : 2)];
   int64_t kLhs = lhsShape[lhsRank - (transLhs ? 2 : 1)];
   int64_t kRhs = rhsShape[rhsRank - (transRhs ? 1 : 2)];
@@ -271,10 +272,9 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   SmallVector<int64_t> batch;
   if (!OpTrait::util::getBroadcastedShape(lhsShape.drop_back(2),
                                           rhsShape.drop_back(2), batch))
-    return emitOptionalError(loc, "batch dimensions ",
-                             shapeString(lhsShape.drop_back(2)), " and ",
-                             shapeString(rhsShape.drop_back(2)),
-                             " do not broadcast");
+    return emitOptionalError(
+        loc, "batch dimensions ", shapeString(lhsShape.drop_back(2)), " and ",
+        shapeString(rhsShape.drop_back(2)), " do not broadcast");
   if (Value bias = adaptor.getBias()) {
     FailureOr<RankedTensorType> biasType = getStaticTensor(loc, bias, "bias");
     if (failed(biasType))
@@ -313,9 +313,11 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             AttentionOp::Adaptor adaptor,
                                             SmallVectorImpl<Type> &inferred) {
-  FailureOr<RankedTensorType> q = getStaticTensor(loc, adaptor.getQuery(), "query");
+  FailureOr<RankedTensorType> q =
+      getStaticTensor(loc, adaptor.getQuery(), "query");
   FailureOr<RankedTensorType> k = getStaticTensor(loc, adaptor.getKey(), "key");
-  FailureOr<RankedTensorType> v = getStaticTensor(loc, adaptor.getValue(), "value");
+  FailureOr<RankedTensorType> v =
+      getStaticTensor(loc, adaptor.getValue(), "value");
   if (failed(q) || failed(k) || failed(v))
     return failure();
   if (q->getRank() != 4 || k->getRank() != 4 || v->getRank() != 4)
@@ -327,9 +329,9 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                                   "element type");
   if (q->getDimSize(0) != k->getDimSize(0) ||
       k->getDimSize(0) != v->getDimSize(0))
-    return emitOptionalError(loc, "batch sizes differ: query ", q->getDimSize(0),
-                             ", key ", k->getDimSize(0), ", value ",
-                             v->getDimSize(0));
+    return emitOptionalError(loc, "batch sizes differ: query ",
+                             q->getDimSize(0), ", key ", k->getDimSize(0),
+                             ", value ", v->getDimSize(0));
   if (q->getDimSize(3) != k->getDimSize(3))
     return emitOptionalError(loc, "query head dim ", q->getDimSize(3),
                              " differs from key head dim ", k->getDimSize(3));
@@ -472,8 +474,7 @@ LogicalResult RopeOp::verify() {
   if (input.getDimSize(3) % 2 != 0)
     return emitOpError("head dimension must be even, got ")
            << input.getDimSize(3);
-  bool perSequence =
-      positions.getRank() == 1 && positions.getDimSize(0) == seq;
+  bool perSequence = positions.getRank() == 1 && positions.getDimSize(0) == seq;
   bool perBatch = positions.getRank() == 2 &&
                   positions.getDimSize(0) == batch &&
                   positions.getDimSize(1) == seq;
@@ -483,8 +484,7 @@ LogicalResult RopeOp::verify() {
            << shapeString(positions.getShape());
   double theta = getTheta().convertToDouble();
   if (!(theta > 0) || !std::isfinite(theta))
-    return emitOpError("theta must be a positive finite number, got ")
-           << theta;
+    return emitOpError("theta must be a positive finite number, got ") << theta;
   return success();
 }
 
@@ -549,8 +549,8 @@ CrossEntropyOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
     return emitOptionalError(
         loc, "labels shape ", shapeString(labels->getShape()),
         " must equal the logits shape without its class dimension ",
-        shapeString(logits->getShape().drop_back(
-            logits->getRank() > 0 ? 1 : 0)));
+        shapeString(
+            logits->getShape().drop_back(logits->getRank() > 0 ? 1 : 0)));
   Type f32 = Float32Type::get(ctx);
   if (adaptor.getReduction() == LossReduction::None)
     inferred.push_back(RankedTensorType::get(labels->getShape(), f32));
@@ -579,11 +579,10 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
     elements *= dim;
   }
   if (elements != input->getNumElements())
-    return emitOptionalError(loc, "cannot reshape ",
-                             shapeString(input->getShape()), " (",
-                             input->getNumElements(), " elements) to ",
-                             shapeString(adaptor.getShape()), " (", elements,
-                             " elements)");
+    return emitOptionalError(
+        loc, "cannot reshape ", shapeString(input->getShape()), " (",
+        input->getNumElements(), " elements) to ",
+        shapeString(adaptor.getShape()), " (", elements, " elements)");
   inferred.push_back(
       RankedTensorType::get(adaptor.getShape(), input->getElementType()));
   return success();
@@ -666,7 +665,8 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
   if (failed(axis))
     return failure();
   SmallVector<int64_t> shape(first->getShape());
-  for (auto [index, value] : llvm::enumerate(adaptor.getInputs().drop_front())) {
+  for (auto [index, value] :
+       llvm::enumerate(adaptor.getInputs().drop_front())) {
     FailureOr<RankedTensorType> type = getStaticTensor(loc, value, "input");
     if (failed(type))
       return failure();
@@ -677,11 +677,10 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
                                "#0");
     for (int64_t dim = 0; dim < first->getRank(); ++dim)
       if (dim != *axis && type->getDimSize(dim) != first->getDimSize(dim))
-        return emitOptionalError(loc, "input #", index + 1, " has shape ",
-                                 shapeString(type->getShape()),
-                                 ", which differs from ",
-                                 shapeString(first->getShape()),
-                                 " outside axis ", *axis);
+        return emitOptionalError(
+            loc, "input #", index + 1, " has shape ",
+            shapeString(type->getShape()), ", which differs from ",
+            shapeString(first->getShape()), " outside axis ", *axis);
     shape[*axis] += type->getDimSize(*axis);
   }
   inferred.push_back(RankedTensorType::get(shape, first->getElementType()));
