@@ -233,7 +233,7 @@ memwall::parseHuggingFaceConfig(llvm::StringRef jsonText,
     reader.number("layer_norm_epsilon", config.normEpsilon);
     config.kvHeads = config.heads;
     config.tieEmbeddings = true;
-  } else if (llvm::is_contained({"llama", "mistral", "qwen2"}, *modelType)) {
+  } else if (llvm::is_contained({"llama", "mistral"}, *modelType)) {
     config.family = ModelFamily::Llama;
     reader.integer("num_hidden_layers", config.layers);
     reader.integer("hidden_size", config.hidden);
@@ -246,6 +246,13 @@ memwall::parseHuggingFaceConfig(llvm::StringRef jsonText,
     reader.number("rms_norm_eps", config.normEpsilon);
     reader.number("rope_theta", config.ropeTheta);
     reader.boolean("tie_word_embeddings", config.tieEmbeddings);
+    // Some derivatives decouple the head size from hidden / heads; the
+    // builder derives it, so refuse rather than build the wrong shapes.
+    int64_t headDim = 0;
+    reader.integer("head_dim", headDim, /*required=*/false);
+    if (headDim && config.heads && headDim * config.heads != config.hidden)
+      reader.fail("head_dim", "must equal hidden_size / num_attention_heads "
+                              "(other head sizes are not supported)");
   } else if (*modelType == "bert") {
     config.family = ModelFamily::BERT;
     reader.integer("num_hidden_layers", config.layers);
@@ -262,7 +269,7 @@ memwall::parseHuggingFaceConfig(llvm::StringRef jsonText,
     config.tieEmbeddings = true;
   } else {
     return makeError(bufferName + ": model_type '" + *modelType +
-                     "' is not supported (gpt2, llama, mistral, qwen2, bert)");
+                     "' is not supported (gpt2, llama, mistral, bert)");
   }
   if (llvm::Error error = reader.takeError())
     return std::move(error);

@@ -37,7 +37,10 @@ struct RooflineReportPass
     ModuleOp module = getOperation();
     RooflineReport report = buildRooflineReport(module, target);
     if (report.modelName.empty())
-      report.modelName = formatLocationForReport(module.getLoc());
+      if (auto fileLoc = dyn_cast<FileLineColLoc>(module.getLoc()))
+        report.modelName = fileLoc.getFilename().str();
+      else
+        report.modelName = formatLocationForReport(module.getLoc());
     if (llvm::Error error = writeRooflineReport(report, output)) {
       module.emitError() << llvm::toString(std::move(error));
       return signalPassFailure();

@@ -63,8 +63,8 @@ llvm::ArrayRef<llvm::StringRef> getPresetNames();
 /// A preset with seq = its context length, batch 1, kvLen = seq - 1.
 llvm::Expected<ModelConfig> lookupPreset(llvm::StringRef name);
 
-/// Reads a Hugging Face config.json (model_type gpt2, llama, mistral, qwen2
-/// or bert). Errors carry `bufferName` and a line:column or the key.
+/// Reads a Hugging Face config.json (model_type gpt2, llama, mistral or
+/// bert). Errors carry `bufferName` and a line:column or the key.
 llvm::Expected<ModelConfig> parseHuggingFaceConfig(llvm::StringRef jsonText,
                                                    llvm::StringRef bufferName);
 
