@@ -197,109 +197,50 @@ static std::string listBuiltinNames() {
 // JSON
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// Reads the target fields out of one JSON object, remembering the first
-/// error with the key it concerns.
-class TargetReader {
-public:
-  TargetReader(const llvm::json::Object &object, llvm::StringRef bufferName)
-      : object(object), bufferName(bufferName) {}
-
-  /// Reads a non-negative finite number into `value` when `key` is present.
-  void readNumber(llvm::StringRef key, double &value) {
-    const llvm::json::Value *field = object.get(key);
-    if (!field)
-      return;
-    std::optional<double> number = field->getAsNumber();
+/// Reads `peak_flops`: {"fp32": ..., "bf16": ...} in FLOP/s.
+static void readPeaks(const llvm::json::Object &object,
+                      JSONObjectReader &reader, GPUTarget &target) {
+  const llvm::json::Value *field = object.get("peak_flops");
+  if (!field)
+    return;
+  const llvm::json::Object *peaks = field->getAsObject();
+  if (!peaks)
+    return reader.fail("peak_flops", "must be an object {\"fp32\": ..., ...}");
+  for (const auto &[key, value] : *peaks) {
+    std::string name = ("peak_flops." + llvm::StringRef(key)).str();
+    std::optional<MathPrecision> precision = symbolizeMathPrecision(key);
+    if (!precision)
+      return reader.fail(name, "is not a precision (fp32, tf32, bf16, fp16, "
+                               "fp8, int8)");
+    std::optional<double> number = value.getAsNumber();
     if (!number || !std::isfinite(*number) || *number < 0)
-      return fail(key, "must be a non-negative number");
-    value = *number;
+      return reader.fail(name, "must be a non-negative number of FLOP/s");
+    target.peakFlops[static_cast<unsigned>(*precision)] = *number;
   }
+}
 
-  void readCount(llvm::StringRef key, uint64_t &value) {
-    double number = static_cast<double>(value);
-    readNumber(key, number);
-    if (number != std::floor(number) || number > 1.8e19)
-      return fail(key, "must be a whole number of bytes or units");
-    value = static_cast<uint64_t>(number);
-  }
-
-  void readString(llvm::StringRef key, std::string &value) {
-    const llvm::json::Value *field = object.get(key);
-    if (!field)
-      return;
-    std::optional<llvm::StringRef> text = field->getAsString();
-    if (!text)
-      return fail(key, "must be a string");
-    value = text->str();
-  }
-
-  void readPeaks(GPUTarget &target) {
-    const llvm::json::Value *field = object.get("peak_flops");
-    if (!field)
-      return;
-    const llvm::json::Object *peaks = field->getAsObject();
-    if (!peaks)
-      return fail("peak_flops", "must be an object {\"fp32\": ..., ...}");
-    for (const auto &[key, value] : *peaks) {
-      std::optional<MathPrecision> precision = symbolizeMathPrecision(key);
-      if (!precision)
-        return fail(("peak_flops." + llvm::StringRef(key)).str(),
-                    "is not a precision (fp32, tf32, bf16, fp16, fp8, int8)");
-      std::optional<double> number = value.getAsNumber();
-      if (!number || !std::isfinite(*number) || *number < 0)
-        return fail(("peak_flops." + llvm::StringRef(key)).str(),
-                    "must be a non-negative number of FLOP/s");
-      target.peakFlops[static_cast<unsigned>(*precision)] = *number;
-    }
-  }
-
-  void requireKeys(llvm::ArrayRef<llvm::StringRef> keys) {
-    for (llvm::StringRef key : keys)
-      if (!object.get(key))
-        return fail(key, "is required (or give \"base\" to start from a "
-                         "built-in target)");
-  }
-
-  void rejectUnknownKeys(llvm::ArrayRef<llvm::StringRef> known) {
-    for (const auto &entry : object)
-      if (!llvm::is_contained(known, llvm::StringRef(entry.first)))
-        return fail(entry.first, "is not a target field");
-  }
-
-  void fail(llvm::StringRef key, llvm::StringRef message) {
-    if (!error.empty())
-      return;
-    error = (bufferName + ": \"" + key + "\" " + message).str();
-  }
-
-  llvm::Error takeError() {
-    return error.empty() ? llvm::Error::success() : makeError(error);
-  }
-
-private:
-  const llvm::json::Object &object;
-  llvm::StringRef bufferName;
-  std::string error;
-};
-} // namespace
+/// Reads a non-negative count of bytes or units into an unsigned field.
+template <typename T>
+static void readCount(JSONObjectReader &reader, llvm::StringRef key, T &value) {
+  int64_t count = static_cast<int64_t>(value);
+  reader.readInteger(key, count);
+  value = static_cast<T>(count);
+}
 
 llvm::Expected<GPUTarget>
 memwall::parseGPUTargetJSON(llvm::StringRef jsonText,
                             llvm::StringRef bufferName) {
-  llvm::Expected<llvm::json::Value> parsed =
-      parseJSONWithLocation(jsonText, bufferName);
-  if (!parsed)
-    return parsed.takeError();
-  const llvm::json::Object *object = parsed->getAsObject();
+  llvm::Expected<llvm::json::Object> object =
+      parseJSONObjectWithLocation(jsonText, bufferName, "a target");
   if (!object)
-    return makeError(bufferName + ": a target must be a JSON object");
+    return object.takeError();
 
-  TargetReader reader(*object, bufferName);
+  JSONObjectReader reader(*object, bufferName);
   reader.rejectUnknownKeys(
       {"name", "description", "base", "peak_flops",
        "memory_bandwidth_bytes_per_s", "memory_capacity_bytes", "l2_bytes",
-       "shared_memory_per_sm_bytes", "sm_count", "kernel_launch_s", "sm_arch"});
+       "shared_memory_per_sm_bytes", "sm_count", "kernel_launch_s", "sm_arch"},
+      "target field");
   reader.requireKeys({"name"});
 
   GPUTarget target;
@@ -315,20 +256,20 @@ memwall::parseGPUTargetJSON(llvm::StringRef jsonText,
       target = *base;
   } else {
     reader.requireKeys({"peak_flops", "memory_bandwidth_bytes_per_s",
-                        "memory_capacity_bytes", "sm_count"});
+                        "memory_capacity_bytes", "sm_count"},
+                       "(or give \"base\" to start from a built-in target)");
   }
 
   reader.readString("name", target.name);
   reader.readString("description", target.description);
   reader.readString("sm_arch", target.smArch);
-  reader.readPeaks(target);
+  readPeaks(*object, reader, target);
   reader.readNumber("memory_bandwidth_bytes_per_s", target.memoryBandwidth);
-  reader.readCount("memory_capacity_bytes", target.memoryCapacityBytes);
-  reader.readCount("l2_bytes", target.l2Bytes);
-  reader.readCount("shared_memory_per_sm_bytes", target.sharedMemoryPerSMBytes);
-  uint64_t smCount = target.smCount;
-  reader.readCount("sm_count", smCount);
-  target.smCount = static_cast<unsigned>(smCount);
+  readCount(reader, "memory_capacity_bytes", target.memoryCapacityBytes);
+  readCount(reader, "l2_bytes", target.l2Bytes);
+  readCount(reader, "shared_memory_per_sm_bytes",
+            target.sharedMemoryPerSMBytes);
+  readCount(reader, "sm_count", target.smCount);
   reader.readNumber("kernel_launch_s", target.kernelLaunchSeconds);
   if (llvm::Error error = reader.takeError())
     return std::move(error);

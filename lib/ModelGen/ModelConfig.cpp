@@ -145,126 +145,74 @@ llvm::Expected<ModelConfig> memwall::lookupPreset(llvm::StringRef name) {
 // Hugging Face config.json
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// Reads typed fields of a config object, keeping the first error.
-class ConfigReader {
-public:
-  ConfigReader(const llvm::json::Object &object, llvm::StringRef bufferName)
-      : object(object), bufferName(bufferName) {}
-
-  void integer(llvm::StringRef key, int64_t &value, bool required = true) {
-    const llvm::json::Value *field = object.get(key);
-    if (!field) {
-      if (required)
-        fail(key, "is missing");
-      return;
-    }
-    std::optional<int64_t> number = field->getAsInteger();
-    if (!number || *number <= 0)
-      return fail(key, "must be a positive integer");
-    value = *number;
-  }
-
-  void number(llvm::StringRef key, double &value) {
-    const llvm::json::Value *field = object.get(key);
-    if (!field)
-      return;
-    std::optional<double> parsed = field->getAsNumber();
-    if (!parsed || !std::isfinite(*parsed) || *parsed <= 0)
-      return fail(key, "must be a positive number");
-    value = *parsed;
-  }
-
-  void boolean(llvm::StringRef key, bool &value) {
-    const llvm::json::Value *field = object.get(key);
-    if (!field)
-      return;
-    std::optional<bool> parsed = field->getAsBoolean();
-    if (!parsed)
-      return fail(key, "must be true or false");
-    value = *parsed;
-  }
-
-  void fail(llvm::StringRef key, llvm::StringRef message) {
-    if (error.empty())
-      error = (bufferName + ": \"" + key + "\" " + message).str();
-  }
-
-  llvm::Error takeError() {
-    return error.empty() ? llvm::Error::success() : makeError(error);
-  }
-
-private:
-  const llvm::json::Object &object;
-  llvm::StringRef bufferName;
-  std::string error;
-};
-
-} // namespace
-
 llvm::Expected<ModelConfig>
 memwall::parseHuggingFaceConfig(llvm::StringRef jsonText,
                                 llvm::StringRef bufferName) {
-  llvm::Expected<llvm::json::Value> parsed =
-      parseJSONWithLocation(jsonText, bufferName);
-  if (!parsed)
-    return parsed.takeError();
-  const llvm::json::Object *object = parsed->getAsObject();
+  llvm::Expected<llvm::json::Object> object =
+      parseJSONObjectWithLocation(jsonText, bufferName, "a config.json");
   if (!object)
-    return makeError(bufferName + ": a config.json must be a JSON object");
+    return object.takeError();
   std::optional<llvm::StringRef> modelType = object->getString("model_type");
   if (!modelType)
     return makeError(bufferName +
                      ": \"model_type\" is missing or not a string");
 
   ModelConfig config;
-  ConfigReader reader(*object, bufferName);
+  JSONObjectReader reader(*object, bufferName);
+  // Reads required positive sizes, in order, into `fields`.
+  auto sizes =
+      [&](std::initializer_list<std::pair<llvm::StringRef, int64_t *>> fields) {
+        for (const auto &[key, field] : fields) {
+          reader.requireKeys({key});
+          reader.readInteger(key, *field, /*positive=*/true);
+        }
+      };
   if (*modelType == "gpt2") {
     config.family = ModelFamily::GPT2;
-    reader.integer("n_layer", config.layers);
-    reader.integer("n_embd", config.hidden);
-    reader.integer("n_head", config.heads);
-    reader.integer("vocab_size", config.vocab);
-    reader.integer("n_positions", config.maxPositions);
+    sizes({{"n_layer", &config.layers},
+           {"n_embd", &config.hidden},
+           {"n_head", &config.heads},
+           {"vocab_size", &config.vocab},
+           {"n_positions", &config.maxPositions}});
     config.ffn = 4 * config.hidden; // n_inner = null means 4 * n_embd
     if (const llvm::json::Value *inner = object->get("n_inner");
         inner && inner->kind() != llvm::json::Value::Null)
-      reader.integer("n_inner", config.ffn);
-    reader.number("layer_norm_epsilon", config.normEpsilon);
+      reader.readInteger("n_inner", config.ffn, /*positive=*/true);
+    reader.readNumber("layer_norm_epsilon", config.normEpsilon, true);
     config.kvHeads = config.heads;
     config.tieEmbeddings = true;
   } else if (llvm::is_contained({"llama", "mistral"}, *modelType)) {
     config.family = ModelFamily::Llama;
-    reader.integer("num_hidden_layers", config.layers);
-    reader.integer("hidden_size", config.hidden);
-    reader.integer("num_attention_heads", config.heads);
+    sizes({{"num_hidden_layers", &config.layers},
+           {"hidden_size", &config.hidden},
+           {"num_attention_heads", &config.heads},
+           {"intermediate_size", &config.ffn},
+           {"vocab_size", &config.vocab},
+           {"max_position_embeddings", &config.maxPositions}});
     config.kvHeads = config.heads;
-    reader.integer("num_key_value_heads", config.kvHeads, /*required=*/false);
-    reader.integer("intermediate_size", config.ffn);
-    reader.integer("vocab_size", config.vocab);
-    reader.integer("max_position_embeddings", config.maxPositions);
-    reader.number("rms_norm_eps", config.normEpsilon);
-    reader.number("rope_theta", config.ropeTheta);
-    reader.boolean("tie_word_embeddings", config.tieEmbeddings);
+    reader.readInteger("num_key_value_heads", config.kvHeads, true);
+    reader.readNumber("rms_norm_eps", config.normEpsilon, true);
+    reader.readNumber("rope_theta", config.ropeTheta, true);
+    reader.readBoolean("tie_word_embeddings", config.tieEmbeddings);
     // Some derivatives decouple the head size from hidden / heads; the
     // builder derives it, so refuse rather than build the wrong shapes.
     int64_t headDim = 0;
-    reader.integer("head_dim", headDim, /*required=*/false);
+    reader.readInteger("head_dim", headDim, true);
     if (headDim && config.heads && headDim * config.heads != config.hidden)
       reader.fail("head_dim", "must equal hidden_size / num_attention_heads "
                               "(other head sizes are not supported)");
   } else if (*modelType == "bert") {
     config.family = ModelFamily::BERT;
-    reader.integer("num_hidden_layers", config.layers);
-    reader.integer("hidden_size", config.hidden);
-    reader.integer("num_attention_heads", config.heads);
-    reader.integer("intermediate_size", config.ffn);
-    reader.integer("vocab_size", config.vocab);
-    reader.integer("max_position_embeddings", config.maxPositions);
+    sizes({{"num_hidden_layers", &config.layers},
+           {"hidden_size", &config.hidden},
+           {"num_attention_heads", &config.heads},
+           {"intermediate_size", &config.ffn},
+           {"vocab_size", &config.vocab},
+           {"max_position_embeddings", &config.maxPositions}});
     config.typeVocab = 2;
-    reader.integer("type_vocab_size", config.typeVocab, /*required=*/false);
+    reader.readInteger("type_vocab_size", config.typeVocab, true);
     config.normEpsilon = 1e-12;
-    reader.number("layer_norm_eps", config.normEpsilon);
+    reader.readNumber("layer_norm_eps", config.normEpsilon, true);
     config.kvHeads = config.heads;
     config.tieEmbeddings = true;
   } else {

@@ -107,7 +107,7 @@ TEST(GPUTargetTest, BadJSONNamesTheProblem) {
       {R"({"name": "x", "base": "h100-sxm", "bandwidth": 1})",
        "t.json: \"bandwidth\" is not a target field"},
       {R"({"name": "x", "base": "h100-sxm", "sm_count": "many"})",
-       "t.json: \"sm_count\" must be a non-negative number"},
+       "t.json: \"sm_count\" must be a non-negative integer"},
       {R"({"name": "x", "base": "h100-sxm", "memory_bandwidth_bytes_per_s": -1})",
        "t.json: \"memory_bandwidth_bytes_per_s\" must be a non-negative "
        "number"},

@@ -143,14 +143,13 @@ TEST(ModelGenTest, BadConfigsNameTheProblem) {
             "c.json: model_type 't5' is not supported (gpt2, llama, mistral, "
             "bert)");
   EXPECT_EQ(parseError(R"({"model_type": "llama", "hidden_size": 64})"),
-            "c.json: \"num_hidden_layers\" is missing");
-  EXPECT_EQ(
-      parseError(R"({"model_type": "llama", "hidden_size": 64,
+            "c.json: \"num_hidden_layers\" is required");
+  EXPECT_EQ(parseError(R"({"model_type": "llama", "hidden_size": 64,
                      "num_hidden_layers": 1, "num_attention_heads": 4,
                      "intermediate_size": 128, "vocab_size": 10,
                      "max_position_embeddings": 8, "head_dim": 32})"),
-      "c.json: \"head_dim\" must equal hidden_size / num_attention_heads "
-      "(other head sizes are not supported)");
+            "c.json: \"head_dim\" must equal hidden_size / num_attention_heads "
+            "(other head sizes are not supported)");
   EXPECT_EQ(parseError(R"({"model_type": "gpt2", "n_layer": -1})"),
             "c.json: \"n_layer\" must be a positive integer");
 }
