@@ -1,7 +1,7 @@
 //===- GPUTarget.cpp - built-in GPUs and target JSON ----------------------===//
 //
-// Every figure below is a dense (no structured sparsity) datasheet figure;
-// docs/targets.md lists each one with its source.
+// Peak rates below are dense (no structured sparsity). docs/targets.md lists
+// every figure with its source and says which ones are not from a datasheet.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,11 +11,12 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
+#include <limits>
+#include <vector>
 
 using namespace memwall;
 
@@ -141,31 +142,40 @@ GPUTarget makeTarget(const char *name, const char *description, double fp32,
 }
 
 const std::vector<GPUTarget> &builtinTargets() {
+  // Sources and conventions for every figure: docs/targets.md.
   static const std::vector<GPUTarget> targets = {
       //          name, description,
       //          fp32, tf32, bf16, fp16, fp8, int8 (dense TFLOP/s or TOP/s),
       //          bandwidth, capacity, L2, shared memory per SM, SMs, arch
+      // A100 datasheet, SXM column; Ampere whitepaper / tuning guide.
       makeTarget("a100-40gb", "NVIDIA A100 SXM4 40GB", 19.5e12, 156e12, 312e12,
                  312e12, 0, 624e12, 1555e9, 40 * kGiB, 40 * kMiB, 164 * kKiB,
                  108, "sm_80"),
       makeTarget("a100-80gb", "NVIDIA A100 SXM4 80GB", 19.5e12, 156e12, 312e12,
                  312e12, 0, 624e12, 2039e9, 80 * kGiB, 40 * kMiB, 164 * kKiB,
                  108, "sm_80"),
+      // H100 datasheet (SXM / PCIe columns); Hopper whitepaper for the
+      // unrounded dense rates.
       makeTarget("h100-sxm", "NVIDIA H100 SXM5 80GB", 66.9e12, 494.7e12,
                  989.4e12, 989.4e12, 1978.9e12, 1978.9e12, 3350e9, 80 * kGiB,
                  50 * kMiB, 228 * kKiB, 132, "sm_90a"),
       makeTarget("h100-pcie", "NVIDIA H100 PCIe 80GB", 51.2e12, 378e12, 756e12,
                  756e12, 1513e12, 1513e12, 2000e9, 80 * kGiB, 50 * kMiB,
                  228 * kKiB, 114, "sm_90a"),
+      // H200 datasheet: H100 SXM compute with HBM3e.
       makeTarget("h200", "NVIDIA H200 SXM 141GB", 66.9e12, 494.7e12, 989.4e12,
                  989.4e12, 1978.9e12, 1978.9e12, 4800e9, 141 * kGiB, 50 * kMiB,
                  228 * kKiB, 132, "sm_90a"),
-      makeTarget("b200", "NVIDIA B200 180GB (HGX/DGX B200)", 80e12, 1100e12,
+      // HGX B200 per-GPU figures at 1000 W; SMs and L2 measured, not from a
+      // datasheet.
+      makeTarget("b200", "NVIDIA B200 180GB (HGX B200)", 75e12, 1100e12,
                  2250e12, 2250e12, 4500e12, 4500e12, 8000e9, 180 * kGiB,
                  126 * kMiB, 228 * kKiB, 148, "sm_100a"),
+      // L4 datasheet; SM count from its FP32 rate at the 2040 MHz boost.
       makeTarget("l4", "NVIDIA L4 24GB", 30.3e12, 60e12, 121e12, 121e12,
                  242.5e12, 242.5e12, 300e9, 24 * kGiB, 48 * kMiB, 100 * kKiB,
                  58, "sm_89"),
+      // Ada Lovelace whitepaper, GeForce RTX 4090 column (FP32 accumulate).
       makeTarget("rtx-4090", "NVIDIA GeForce RTX 4090 24GB", 82.6e12, 82.6e12,
                  165.2e12, 165.2e12, 330.3e12, 660.6e12, 1008e9, 24 * kGiB,
                  72 * kMiB, 100 * kKiB, 128, "sm_89"),
@@ -224,6 +234,9 @@ template <typename T>
 static void readCount(JSONObjectReader &reader, llvm::StringRef key, T &value) {
   int64_t count = static_cast<int64_t>(value);
   reader.readInteger(key, count);
+  // sm_count is 32-bit: a count that does not fit must not wrap to zero.
+  if (static_cast<uint64_t>(count) > std::numeric_limits<T>::max())
+    return reader.fail(key, "is too large");
   value = static_cast<T>(count);
 }
 

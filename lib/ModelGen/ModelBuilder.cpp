@@ -206,6 +206,7 @@ SmallVector<Value> ModelBuilder::buildLlama() {
   Value positions = input({tokens}, i64, "positions");
   Value embed = weight({config.vocab, d}, "embed.tokens");
   Value h = create<EmbeddingOp>("embed.tokens", embed, tokenIds);
+  h = dropout(h, "embed.dropout");
   FloatAttr theta = builder.getF64FloatAttr(config.ropeTheta);
 
   for (int64_t layer = 0; layer < config.layers; ++layer) {
@@ -285,14 +286,14 @@ SmallVector<Value> ModelBuilder::buildBERT() {
   }
 
   if (mode == GenerationMode::Train) {
-    // Masked-LM head: transform, then the tied word embedding plus a bias.
+    // Masked-LM head: transform, then the tied word embedding with its own
+    // bias, fused into the matmul rather than a pass over the logits.
     Value t = linear(h, d, d, true, "mlm.transform");
     t = create<GeluOp>("mlm.gelu", t, GeluApproximation::Erf);
     t = layerNorm(t, "mlm.norm");
-    Value logits =
-        create<MatmulOp>("mlm.decoder", t, words, Value(), false, true);
     Value decoderBias = weight({config.vocab}, "mlm.decoder.bias");
-    logits = create<AddOp>("mlm.decoder.bias", logits, decoderBias);
+    Value logits =
+        create<MatmulOp>("mlm.decoder", t, words, decoderBias, false, true);
     return {loss(logits)};
   }
 

@@ -152,6 +152,14 @@ memwall::parseHuggingFaceConfig(llvm::StringRef jsonText,
       parseJSONObjectWithLocation(jsonText, bufferName, "a config.json");
   if (!object)
     return object.takeError();
+  // Hugging Face writes null for "use the default" (n_inner, head_dim, ...),
+  // so a null key counts as absent.
+  llvm::SmallVector<std::string> nullKeys;
+  for (const auto &[key, value] : *object)
+    if (value.kind() == llvm::json::Value::Null)
+      nullKeys.push_back(key.str());
+  for (const std::string &key : nullKeys)
+    object->erase(key);
   std::optional<llvm::StringRef> modelType = object->getString("model_type");
   if (!modelType)
     return makeError(bufferName +
@@ -174,10 +182,8 @@ memwall::parseHuggingFaceConfig(llvm::StringRef jsonText,
            {"n_head", &config.heads},
            {"vocab_size", &config.vocab},
            {"n_positions", &config.maxPositions}});
-    config.ffn = 4 * config.hidden; // n_inner = null means 4 * n_embd
-    if (const llvm::json::Value *inner = object->get("n_inner");
-        inner && inner->kind() != llvm::json::Value::Null)
-      reader.readInteger("n_inner", config.ffn, /*positive=*/true);
+    config.ffn = 4 * config.hidden; // the default of n_inner
+    reader.readInteger("n_inner", config.ffn, /*positive=*/true);
     reader.readNumber("layer_norm_epsilon", config.normEpsilon, true);
     config.kvHeads = config.heads;
     config.tieEmbeddings = true;
@@ -194,13 +200,21 @@ memwall::parseHuggingFaceConfig(llvm::StringRef jsonText,
     reader.readNumber("rms_norm_eps", config.normEpsilon, true);
     reader.readNumber("rope_theta", config.ropeTheta, true);
     reader.readBoolean("tie_word_embeddings", config.tieEmbeddings);
-    // Some derivatives decouple the head size from hidden / heads; the
-    // builder derives it, so refuse rather than build the wrong shapes.
+    // Some derivatives decouple the head size from hidden / heads, or add
+    // biases to the projections; the builder has neither, so refuse rather
+    // than build the wrong model.
     int64_t headDim = 0;
     reader.readInteger("head_dim", headDim, true);
-    if (headDim && config.heads && headDim * config.heads != config.hidden)
+    if (headDim && config.heads && config.hidden / config.heads != headDim)
       reader.fail("head_dim", "must equal hidden_size / num_attention_heads "
                               "(other head sizes are not supported)");
+    for (llvm::StringRef biasKey : {"attention_bias", "mlp_bias"}) {
+      bool hasBias = false;
+      reader.readBoolean(biasKey, hasBias);
+      if (hasBias)
+        reader.fail(biasKey, "must be false (projection biases are not "
+                             "supported)");
+    }
   } else if (*modelType == "bert") {
     config.family = ModelFamily::BERT;
     sizes({{"num_hidden_layers", &config.layers},
@@ -230,6 +244,79 @@ memwall::parseHuggingFaceConfig(llvm::StringRef jsonText,
 // Validation and parameter counts
 //===----------------------------------------------------------------------===//
 
+/// The closed-form parameter count of each family, in `Number` arithmetic:
+/// int64_t for the count, double for the size check (which must not
+/// overflow).
+template <typename Number>
+static Number parameterFormula(const ModelConfig &config, GenerationMode mode) {
+  Number d = config.hidden, f = config.ffn, v = config.vocab;
+  Number layers = config.layers, positions = config.maxPositions;
+  Number kvWidth = Number(config.kvHeads) * config.headDim();
+  switch (config.family) {
+  case ModelFamily::GPT2: {
+    // Per layer: ln_1 (2d), c_attn (d*3d + 3d), c_proj (d*d + d), ln_2 (2d),
+    // c_fc (d*f + f), mlp c_proj (f*d + d).
+    Number layer = 4 * d * d + 2 * d * f + 9 * d + f;
+    return v * d + positions * d + layers * layer + 2 * d;
+  }
+  case ModelFamily::Llama: {
+    // Per layer: q and o (d*d each), k and v (d*kvWidth each), gate/up/down
+    // (3*d*f), two RMSNorm weights (2d).
+    Number layer = 2 * d * d + 2 * d * kvWidth + 3 * d * f + 2 * d;
+    Number head = config.tieEmbeddings ? 0 : v * d;
+    return v * d + layers * layer + d + head;
+  }
+  case ModelFamily::BERT: {
+    Number embeddings = (v + positions + config.typeVocab) * d + 2 * d;
+    // Per layer: q, k, v, o with biases (4d^2 + 4d), attention LayerNorm
+    // (2d), intermediate (d*f + f), output (f*d + d), output LayerNorm (2d).
+    Number layer = 4 * d * d + 2 * d * f + 9 * d + f;
+    Number pooler = d * d + d;
+    // Masked-LM head: transform dense (d^2 + d), LayerNorm (2d), decoder
+    // bias (v); the decoder weight is the tied word embedding. No pooler.
+    Number mlmHead = d * d + 3 * d + v;
+    return embeddings + layers * layer +
+           (mode == GenerationMode::Train ? mlmHead : pooler);
+  }
+  }
+  return 0;
+}
+
+namespace {
+/// Generous upper bounds of what the cost analysis counts for a step, summed
+/// over its ops.
+struct StepWork {
+  double flops, bytes;
+};
+} // namespace
+
+/// Estimated in double, which cannot overflow, to refuse steps whose 64-bit
+/// counts would.
+static StepWork estimateStepWork(const ModelConfig &config,
+                                 GenerationMode mode) {
+  bool decode = mode == GenerationMode::Decode;
+  double rows = double(config.batch) * (decode ? 1 : config.seq);
+  double context = decode ? double(config.kvLen) + 1 : double(config.seq);
+  double params = parameterFormula<double>(config, mode);
+  double layers = config.layers, d = config.hidden, v = config.vocab;
+  double kvWidth = double(config.kvHeads) * config.headDim();
+  // Activation elements per token: fewer than 64 tensors a layer, none wider
+  // than 3d + ffn, then logits and loss.
+  double activations = layers * 64 * (3 * d + config.ffn) + 4 * v;
+  // 2 FLOPs per weight and token (plus a tied head's second use), 4d per
+  // attention (query, key) pair, a few per activation element.
+  double flops = rows * (2 * (params + v * d) + 4 * d * context * layers +
+                         8 * activations);
+  // 4 bytes an element (f32, the widest dtype); decode reads and writes the
+  // caches.
+  double bytes = 4 * (params + rows * activations +
+                      4 * layers * config.batch * context * kvWidth);
+  return {flops, bytes};
+}
+
+/// The most layers a generated module may have.
+static constexpr int64_t kMaxLayers = 10000;
+
 llvm::Error memwall::validateModelConfig(const ModelConfig &config,
                                          GenerationMode mode) {
   struct Size {
@@ -240,7 +327,9 @@ llvm::Error memwall::validateModelConfig(const ModelConfig &config,
        {Size{"--layers", config.layers}, Size{"--hidden", config.hidden},
         Size{"--heads", config.heads}, Size{"--kv-heads", config.kvHeads},
         Size{"--ffn", config.ffn}, Size{"--vocab", config.vocab},
-        Size{"--seq", config.seq}, Size{"--batch", config.batch}})
+        Size{"--batch", config.batch},
+        // Decode takes one new token whatever the sequence length.
+        Size{"--seq", mode == GenerationMode::Decode ? 1 : config.seq}})
     if (size.value <= 0)
       return makeError(llvm::formatv("{0} must be positive, got {1}", size.flag,
                                      size.value));
@@ -289,40 +378,24 @@ llvm::Error memwall::validateModelConfig(const ModelConfig &config,
                     .str()
               : llvm::formatv("--seq={0}", config.seq).str()));
   }
+  // The module holds ~30 ops per layer; far beyond any real model, it would
+  // only exhaust memory.
+  if (config.layers > kMaxLayers)
+    return makeError(llvm::formatv("--layers must be at most {0}, got {1}",
+                                   kMaxLayers, config.layers));
+  // Shapes, FLOPs and bytes are 64-bit integers from here to the report;
+  // a quarter of their range leaves room for the backward pass.
+  constexpr double kMaxWork = 0x1p61;
+  StepWork work = estimateStepWork(config, mode);
+  if (work.flops > kMaxWork || work.bytes > kMaxWork)
+    return makeError(llvm::formatv(
+        "the step is too large to cost: about {0:e2} FLOPs and {1:e2} bytes "
+        "(at most {2:e2} each); reduce --batch, --seq, --kv-len or the model",
+        work.flops, work.bytes, kMaxWork));
   return llvm::Error::success();
 }
 
 int64_t memwall::countParameters(const ModelConfig &config,
                                  GenerationMode mode) {
-  int64_t d = config.hidden, f = config.ffn, v = config.vocab;
-  int64_t kvWidth = config.kvHeads * config.headDim();
-  switch (config.family) {
-  case ModelFamily::GPT2: {
-    // Per layer: ln_1 (2d), c_attn (d*3d + 3d), c_proj (d*d + d), ln_2 (2d),
-    // c_fc (d*f + f), mlp c_proj (f*d + d).
-    int64_t layer = 4 * d * d + 2 * d * f + 9 * d + f;
-    return v * d + config.maxPositions * d + config.layers * layer + 2 * d;
-  }
-  case ModelFamily::Llama: {
-    // Per layer: q and o (d*d each), k and v (d*kvWidth each), gate/up/down
-    // (3*d*f), two RMSNorm weights (2d).
-    int64_t layer = 2 * d * d + 2 * d * kvWidth + 3 * d * f + 2 * d;
-    int64_t head = config.tieEmbeddings ? 0 : v * d;
-    return v * d + config.layers * layer + d + head;
-  }
-  case ModelFamily::BERT: {
-    int64_t embeddings =
-        (v + config.maxPositions + config.typeVocab) * d + 2 * d;
-    // Per layer: q, k, v, o with biases (4d^2 + 4d), attention LayerNorm
-    // (2d), intermediate (d*f + f), output (f*d + d), output LayerNorm (2d).
-    int64_t layer = 4 * d * d + 2 * d * f + 9 * d + f;
-    int64_t pooler = d * d + d;
-    // Masked-LM head: transform dense (d^2 + d), LayerNorm (2d), decoder
-    // bias (v); the decoder weight is the tied word embedding. No pooler.
-    int64_t mlmHead = d * d + 3 * d + v;
-    return embeddings + config.layers * layer +
-           (mode == GenerationMode::Train ? mlmHead : pooler);
-  }
-  }
-  return 0;
+  return parameterFormula<int64_t>(config, mode);
 }

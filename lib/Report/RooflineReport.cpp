@@ -39,6 +39,31 @@ memwall::getReportFormatForPath(llvm::StringRef path) {
   return std::nullopt;
 }
 
+static void printRooflineReport(const RooflineReport &report,
+                                ReportFormat format, llvm::raw_ostream &os) {
+  switch (format) {
+  case ReportFormat::JSON:
+    return printRooflineReportJSON(report, os);
+  case ReportFormat::Text:
+    return printRooflineReportText(report, os);
+  case ReportFormat::SVG:
+    return printRooflineReportSVG(report, os);
+  }
+}
+
+/// The reason of a writeToOutput failure, without the path the caller's
+/// message already names.
+static std::string describeWriteError(llvm::Error error) {
+  std::string message;
+  llvm::handleAllErrors(
+      std::move(error),
+      [&](const llvm::FileError &fileError) {
+        message = fileError.messageWithoutFileInfo();
+      },
+      [&](const llvm::ErrorInfoBase &other) { message = other.message(); });
+  return message;
+}
+
 llvm::Error memwall::writeRooflineReport(const RooflineReport &report,
                                          llvm::StringRef path) {
   std::optional<ReportFormat> format = getReportFormatForPath(path);
@@ -47,25 +72,26 @@ llvm::Error memwall::writeRooflineReport(const RooflineReport &report,
         llvm::inconvertibleErrorCode(),
         "cannot choose a report format for '" + path +
             "': use a .json, .txt or .svg file, or - for text on stdout");
-  // writeToOutput writes a temporary next to `path` and renames it, so a
-  // failure leaves no partial report behind.
-  llvm::Error error = llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
-    switch (*format) {
-    case ReportFormat::JSON:
-      printRooflineReportJSON(report, os);
-      break;
-    case ReportFormat::Text:
-      printRooflineReportText(report, os);
-      break;
-    case ReportFormat::SVG:
-      printRooflineReportSVG(report, os);
-      break;
-    }
-    return llvm::Error::success();
-  });
+  // writeToOutput writes a temporary next to `path` and renames it into place
+  // only when the callback succeeds. It does not check the stream itself, so
+  // the callback does: a full disk must discard the temporary, not rename a
+  // truncated report into place.
+  llvm::Error error =
+      llvm::writeToOutput(path, [&](llvm::raw_ostream &os) -> llvm::Error {
+        printRooflineReport(report, *format, os);
+        // Only file streams (the temporary, or stdout for "-") record errors.
+        if (os.get_kind() != llvm::raw_ostream::OStreamKind::OK_FDStream)
+          return llvm::Error::success();
+        auto *fileStream = static_cast<llvm::raw_fd_ostream *>(&os);
+        fileStream->flush();
+        std::error_code streamError = fileStream->error();
+        // Reported here, so the stream must not abort the process about it.
+        fileStream->clear_error();
+        return llvm::errorCodeToError(streamError);
+      });
   if (error)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "cannot write report '" + path + "': " +
-                                       llvm::toString(std::move(error)));
+                                       describeWriteError(std::move(error)));
   return llvm::Error::success();
 }

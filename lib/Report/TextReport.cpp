@@ -1,4 +1,9 @@
 //===- TextReport.cpp - the report as a readable table --------------------===//
+//
+// A fixed-width table meant for a terminal: a header with the model and the
+// target's roofs, one row per op, the totals, and the ten slowest ops.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Units.h"
 
@@ -20,7 +25,10 @@ std::string memwall::formatSI(double value, const char *unit) {
   } prefixes[] = {{1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"},
                   {1e6, "M"},  {1e3, "k"},  {1, ""},     {1e-3, "m"},
                   {1e-6, "u"}, {1e-9, "n"}};
-  if (value == 0 || !std::isfinite(value))
+  // "0 FLOP" rather than "0.00 FLOP": zero is exact, not a rounded value.
+  if (value == 0)
+    return llvm::formatv("0 {0}", unit).str();
+  if (!std::isfinite(value))
     return llvm::formatv("{0} {1}", value, unit).str();
   for (const auto &prefix : prefixes)
     if (std::fabs(value) >= prefix.scale)
@@ -30,32 +38,47 @@ std::string memwall::formatSI(double value, const char *unit) {
   return llvm::formatv("{0:e2} {1}", value, unit).str();
 }
 
-/// Keeps the tail of a long location, where the distinguishing part is.
-static std::string fitLocation(llvm::StringRef loc, size_t width) {
-  if (loc.size() <= width)
-    return loc.str();
-  return ("..." + loc.take_back(width - 3)).str();
+namespace {
+constexpr size_t kOpWidth = 16;
+constexpr size_t kLocWidth = 28;
+constexpr size_t kNumSlowest = 10;
+
+/// `text` cut or padded to exactly `width` columns, marking a cut with
+/// "...". Locations keep their tail (the line:col or the innermost name tells
+/// them apart); op names keep their head.
+std::string fitColumn(llvm::StringRef text, size_t width, bool keepTail) {
+  std::string fitted = text.str();
+  if (text.size() > width)
+    fitted = keepTail ? ("..." + text.take_back(width - 3)).str()
+                      : (text.take_front(width - 3) + "...").str();
+  fitted.resize(width, ' ');
+  return fitted;
 }
 
-static void printRow(llvm::raw_ostream &os, const OpRecord &op,
-                     double totalSeconds) {
+void printHeading(llvm::raw_ostream &os) {
+  os << llvm::formatv("{0,5} {1} {2} {3,14} {4,12} {5,10} {6,-8} {7,12} "
+                      "{8,7}\n",
+                      "id", fitColumn("op", kOpWidth, /*keepTail=*/false),
+                      fitColumn("loc", kLocWidth, /*keepTail=*/false), "flops",
+                      "bytes", "FLOP/B", "bound", "time", "share");
+}
+
+void printRow(llvm::raw_ostream &os, const OpRecord &op, double totalSeconds) {
   llvm::StringRef name = op.op;
   name.consume_front("memwall.");
   double share =
       totalSeconds > 0 ? 100 * op.estimate.timeSeconds / totalSeconds : 0;
   os << llvm::formatv(
-      "{0,5} {1,-16} {2,-28} {3,14} {4,12} {5,10:f1} {6,-8} {7,12} {8,6:f1}%\n",
-      op.id, name, fitLocation(op.loc, 28), formatSI(op.flops, "FLOP"),
-      formatSI(op.bytesRead + op.bytesWritten, "B"), op.estimate.intensity,
-      op.estimate.memoryBound ? "memory" : "compute",
+      "{0,5} {1} {2} {3,14} {4,12} {5,10:f1} {6,-8} {7,12} {8,6:f1}%\n", op.id,
+      fitColumn(name, kOpWidth, /*keepTail=*/false),
+      fitColumn(op.loc, kLocWidth, /*keepTail=*/true),
+      formatSI(op.flops, "FLOP"), formatSI(op.bytesRead + op.bytesWritten, "B"),
+      op.estimate.intensity, op.estimate.memoryBound ? "memory" : "compute",
       formatSI(op.estimate.timeSeconds, "s"), share);
 }
 
-void memwall::printRooflineReportText(const RooflineReport &report,
-                                      llvm::raw_ostream &os) {
+void printHeader(llvm::raw_ostream &os, const RooflineReport &report) {
   const GPUTarget &target = report.target;
-  RooflineTotals totals = report.computeTotals();
-
   os << "memwall roofline report\n";
   os << "model:  " << (report.modelName.empty() ? "?" : report.modelName)
      << ", " << report.params << " parameters ("
@@ -64,19 +87,28 @@ void memwall::printRooflineReportText(const RooflineReport &report,
      << formatSI(target.memoryBandwidth, "B/s") << ", "
      << formatSI(static_cast<double>(target.memoryCapacityBytes), "B")
      << ", launch " << formatSI(target.kernelLaunchSeconds, "s") << "\n";
-  os << "peaks:  ";
+  // One roof per line; the ridge is the intensity (FLOP/B) at which an op on
+  // that roof stops being memory-bound.
+  llvm::StringRef label = "peaks:  ";
   for (unsigned index = 0; index < kNumMathPrecisions; ++index) {
-    if (!target.supports(MathPrecision(index)))
+    auto precision = static_cast<MathPrecision>(index);
+    if (!target.supports(precision))
       continue;
-    os << stringifyMathPrecision(MathPrecision(index)) << " "
+    os << label << llvm::formatv("{0,-4} ", stringifyMathPrecision(precision))
        << formatSI(target.peakFlops[index], "FLOP/s") << " (ridge "
-       << llvm::format("%.1f", target.ridgeFor(MathPrecision(index))) << ")  ";
+       << llvm::format("%.1f", target.ridgeFor(precision)) << ")\n";
+    label = "        ";
   }
-  os << "\n\n";
+  os << "\n";
+}
+} // namespace
 
-  os << llvm::formatv(
-      "{0,5} {1,-16} {2,-28} {3,14} {4,12} {5,10} {6,-8} {7,12} {8,7}\n", "id",
-      "op", "loc", "flops", "bytes", "FLOP/B", "bound", "time", "share");
+void memwall::printRooflineReportText(const RooflineReport &report,
+                                      llvm::raw_ostream &os) {
+  RooflineTotals totals = report.computeTotals();
+  printHeader(os, report);
+
+  printHeading(os);
   for (const OpRecord &op : report.ops)
     printRow(os, op, totals.timeSeconds);
 
@@ -88,16 +120,18 @@ void memwall::printRooflineReportText(const RooflineReport &report,
      << " ops, " << llvm::format("%.1f", 100 * totals.memoryBoundTimeFraction)
      << "% of predicted time\n";
 
+  if (report.ops.empty())
+    return;
   std::vector<const OpRecord *> slowest;
   for (const OpRecord &op : report.ops)
     slowest.push_back(&op);
+  // Stable, so equally slow ops (repeated layers) stay in program order.
   llvm::stable_sort(slowest, [](const OpRecord *a, const OpRecord *b) {
     return a->estimate.timeSeconds > b->estimate.timeSeconds;
   });
-  slowest.resize(std::min<size_t>(slowest.size(), 10));
-  if (slowest.empty())
-    return;
+  slowest.resize(std::min(slowest.size(), kNumSlowest));
   os << "\nslowest ops:\n";
+  printHeading(os);
   for (const OpRecord *op : slowest)
     printRow(os, *op, totals.timeSeconds);
 }

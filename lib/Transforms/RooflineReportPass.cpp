@@ -42,7 +42,9 @@ struct RooflineReportPass
       else
         report.modelName = formatLocationForReport(module.getLoc());
     if (llvm::Error error = writeRooflineReport(report, output)) {
-      module.emitError() << llvm::toString(std::move(error));
+      // A location-only diagnostic: Operation::emitError would append the
+      // whole module as a note.
+      mlir::emitError(module.getLoc()) << llvm::toString(std::move(error));
       return signalPassFailure();
     }
     markAllAnalysesPreserved();

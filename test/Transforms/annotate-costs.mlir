@@ -1,32 +1,127 @@
-// RUN: memwall-opt %s --memwall-annotate-costs | FileCheck %s --check-prefix=H100
-// RUN: memwall-opt %s --memwall-annotate-costs --target=a100-40gb | FileCheck %s --check-prefix=A100
-// RUN: memwall-opt %s --memwall-annotate-costs=target=a100-40gb | FileCheck %s --check-prefix=A100
-// RUN: memwall-opt %s --pass-pipeline='builtin.module(memwall-annotate-costs{target=a100-40gb})' | FileCheck %s --check-prefix=A100
-// RUN: memwall-opt %s --memwall-annotate-costs --target-file=%S/Inputs/half-bandwidth.json | FileCheck %s --check-prefix=CUSTOM
-// RUN: memwall-opt %s --memwall-annotate-costs | memwall-opt | FileCheck %s --check-prefix=H100
+// Built-in targets, chosen by the tool flag, the pass option or a pipeline:
+// RUN: memwall-opt %s --memwall-annotate-costs | FileCheck %s --check-prefixes=H100,ALL
+// RUN: memwall-opt %s --memwall-annotate-costs --target=h100-sxm | FileCheck %s --check-prefixes=H100,ALL
+// RUN: memwall-opt %s --memwall-annotate-costs --target=a100-40gb | FileCheck %s --check-prefixes=A100,ALL
+// RUN: memwall-opt %s --memwall-annotate-costs=target=a100-40gb | FileCheck %s --check-prefixes=A100,ALL
+// RUN: memwall-opt %s --pass-pipeline='builtin.module(memwall-annotate-costs{target=a100-40gb})' | FileCheck %s --check-prefixes=A100,ALL
+// The pass option wins over the tool flag.
+// RUN: memwall-opt %s --target=h100-sxm --memwall-annotate-costs=target=a100-40gb | FileCheck %s --check-prefixes=A100,ALL
+// Target files: the example in examples/targets and a test input.
+// RUN: memwall-opt %s --memwall-annotate-costs --target-file=%memwall_src/examples/targets/custom-gpu.json | FileCheck %s --check-prefixes=CUSTOM,ALL
+// RUN: memwall-opt %s --memwall-annotate-costs=target-file=%memwall_src/examples/targets/custom-gpu.json | FileCheck %s --check-prefixes=CUSTOM,ALL
+// RUN: memwall-opt %s --memwall-annotate-costs --target-file=%S/Inputs/half-bandwidth.json | FileCheck %s --check-prefixes=HALF,ALL
+// Annotated IR reads back and is not annotated differently a second time.
+// RUN: memwall-opt %s --memwall-annotate-costs | memwall-opt | FileCheck %s --check-prefixes=H100,ALL
+// RUN: memwall-opt %s --memwall-annotate-costs | memwall-opt --memwall-annotate-costs | FileCheck %s --check-prefixes=H100,ALL
 
-// Hand computation (docs/cost-model.md), x [4,128,768] @ w [768,3072] + b:
+// Failures: one error naming the problem, a nonzero exit, no IR on stdout.
+// RUN: not memwall-opt %s --memwall-annotate-costs --target=b100 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not memwall-opt %s --memwall-annotate-costs=target=b100 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not memwall-opt %s --memwall-annotate-costs --target-file=%S/Inputs/negative-bandwidth.json 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not memwall-opt %s --memwall-annotate-costs=target-file=%S/Inputs/negative-bandwidth.json 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not memwall-opt %s --memwall-annotate-costs --target-file=%S/Inputs/unknown-field.json 2>&1 | FileCheck %s --check-prefix=FIELD
+// RUN: not memwall-opt %s --memwall-annotate-costs --target-file=%S/Inputs/bad-syntax.json 2>&1 | FileCheck %s --check-prefix=SYNTAX
+// UNKNOWN: error: unknown target 'b100'; valid targets: a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, b200, l4, rtx-4090
+// UNKNOWN-NOT: error
+// UNKNOWN-NOT: func.func
+// NEGATIVE: error: {{.*}}negative-bandwidth.json: "memory_bandwidth_bytes_per_s" must be a non-negative number
+// NEGATIVE-NOT: error
+// NEGATIVE-NOT: func.func
+// FIELD: error: {{.*}}unknown-field.json: "memory_bandwith_bytes_per_s" is not a target field
+// FIELD-NOT: func.func
+// SYNTAX: error: {{.*}}bad-syntax.json:3:2:
+// SYNTAX-NOT: func.func
+
+// Hand computations (docs/cost-model.md). Targets (docs/targets.md), all
+// with a 2 us launch:
+//   h100-sxm  FP32 66.9e12, BF16/FP16 989.4e12, FP8 1978.9e12, 3.35e12 B/s
+//   a100-40gb FP32 19.5e12, BF16/FP16 312e12, no FP8 (-> FP16), 1.555e12 B/s
+//   custom-gpu.json: h100-sxm with BF16/FP16 7e14 and 2.8e12 B/s
+//   half-bandwidth.json: h100-sxm with 1.675e12 B/s
+//
+// matmul x [4,128,768] @ w [768,3072] + b, bf16:
 //   flops = 2*512*3072*768 + 512*3072 = 2417491968
 //   read  = (512*768 + 768*3072 + 3072) * 2 = 5511168, written = 512*3072*2 = 3145728
 //   intensity = 2417491968 / 8656896 = 279.3
-//   h100-sxm: max(2417491968/989.4e12 = 2.443us, 8656896/3.35e12 = 2.584us) + 2us = 4.584us, memory-bound
-//   a100-40gb: max(2417491968/312e12 = 7.748us, 8656896/1555e9 = 5.567us) + 2us = 9.748us, compute-bound
-//   custom (h100 at half the bandwidth, 1.675e12): max(2.443us, 5.168us) + 2us = 7.168us
-// relu on [1024,1024] f32: 1048576 flops, 4 MiB in and out:
-//   h100-sxm: 8388608 / 3.35e12 = 2.504us + 2us = 4.504us
+//   h100:   max(2417491968/989.4e12 = 2.443us, 8656896/3.35e12 = 2.584us) + 2us = 4.584us, memory
+//   a100:   max(2417491968/312e12 = 7.748us, 8656896/1.555e12 = 5.567us) + 2us = 9.748us, compute
+//   custom: max(2417491968/7e14 = 3.454us, 8656896/2.8e12 = 3.092us) + 2us = 5.454us, compute
+//   half:   max(2.443us, 8656896/1.675e12 = 5.168us) + 2us = 7.168us, memory
+// relu on [1024,1024] f32: 1048576 flops, 4194304 B in and out:
+//   h100 8388608/3.35e12 = 2.504us + 2us = 4.504us; a100 /1.555e12 = 5.395us + 2us = 7.395us
+//   custom /2.8e12 = 2.996us + 2us = 4.996us; half /1.675e12 = 5.008us + 2us = 7.008us
 // reshape: a view, no kernel: all zero.
+// causal attention q [1,32,128,128], k = v [1,8,128,128], bf16:
+//   pairs/head 128*129/2 = 8256; flops 4*32*8256*128 = 135266304
+//   scores 32*128*128*2 B = 1048576, read twice and written twice
+//   read 48*128*128*2 + 2097152 = 3670016, written 1048576 + 2097152 = 3145728
+//   intensity 135266304/6815744 = 19.85
+//   h100: 6815744/3.35e12 = 2.035us + 2us = 4.035us; a100: /1.555e12 = 4.383us + 2us = 6.383us
+// fp8 matmul [4096,4096] @ [4096,4096] -> bf16:
+//   flops 2*4096^3 = 137438953472; read 2*4096*4096 = 33554432, written 4096*4096*2 = 33554432
+//   intensity 137438953472/67108864 = 2048
+//   h100 FP8: 137438953472/1978.9e12 = 69.45us + 2us = 71.45us, compute
+//   a100 has no FP8 and runs it at FP16: /312e12 = 440.5us + 2us = 442.5us, compute
+// layer_norm [4,128,768] bf16 with f32 weight and bias:
+//   flops 7*393216 + 4*512 = 2754560; read 393216*2 + 2*768*4 = 792576, written 786432
+//   h100: 1579008/3.35e12 = 0.4713us + 2us = 2.471us; a100: /1.555e12 = 1.015us + 2us = 3.015us
+// embedding of 512 ids (i64) into [50257,768] bf16: reads ids + 512 rows only
+//   read 512*8 + 512*768*2 = 790528, written 786432
+//   h100: 1576960/3.35e12 = 0.4707us + 2us = 2.471us; a100: 3.014us
+// kv_cache_append of one token, 8 heads x 128, bf16: 2048 B in, 2048 B out
+//   h100: 4096/3.35e12 + 2us = 2.001us; a100: 4096/1.555e12 + 2us = 2.003us
 
-// H100-LABEL: func.func @costs
-// A100-LABEL: func.func @costs
+// ALL-LABEL: func.func @costs
 func.func @costs(%x: tensor<4x128x768xbf16>, %w: tensor<768x3072xbf16>,
                  %b: tensor<3072xbf16>, %r: tensor<1024x1024xf32>) {
-  // H100: memwall.matmul {{.*}}memwall.cost = #memwall.cost<flops = 2417491968, bytes_read = 5511168, bytes_written = 3145728, intensity = 279.3, bound = memory, time_s = 4.584e-06>
-  // A100: memwall.matmul {{.*}}memwall.cost = #memwall.cost<flops = 2417491968, bytes_read = 5511168, bytes_written = 3145728, intensity = 279.3, bound = compute, time_s = 9.748e-06>
-  // CUSTOM: memwall.matmul {{.*}}bound = memory, time_s = 7.168e-06>
+  // H100: memwall.matmul {{.*}}{memwall.cost = #memwall.cost<flops = 2417491968, bytes_read = 5511168, bytes_written = 3145728, intensity = 279.3, bound = memory, time_s = 4.584e-06>}
+  // A100: memwall.matmul {{.*}}{memwall.cost = #memwall.cost<flops = 2417491968, bytes_read = 5511168, bytes_written = 3145728, intensity = 279.3, bound = compute, time_s = 9.748e-06>}
+  // CUSTOM: memwall.matmul {{.*}}{memwall.cost = #memwall.cost<flops = 2417491968, bytes_read = 5511168, bytes_written = 3145728, intensity = 279.3, bound = compute, time_s = 5.454e-06>}
+  // HALF: memwall.matmul {{.*}}{memwall.cost = #memwall.cost<flops = 2417491968, bytes_read = 5511168, bytes_written = 3145728, intensity = 279.3, bound = memory, time_s = 7.168e-06>}
   %0 = memwall.matmul %x, %w bias %b : tensor<4x128x768xbf16>, tensor<768x3072xbf16>, tensor<3072xbf16> -> tensor<4x128x3072xbf16>
-  // H100: memwall.relu {{.*}}memwall.cost = #memwall.cost<flops = 1048576, bytes_read = 4194304, bytes_written = 4194304, intensity = 0.125, bound = memory, time_s = 4.504e-06>
+  // H100: memwall.relu {{.*}}{memwall.cost = #memwall.cost<flops = 1048576, bytes_read = 4194304, bytes_written = 4194304, intensity = 0.125, bound = memory, time_s = 4.504e-06>}
+  // A100: memwall.relu {{.*}}{memwall.cost = #memwall.cost<flops = 1048576, bytes_read = 4194304, bytes_written = 4194304, intensity = 0.125, bound = memory, time_s = 7.395e-06>}
+  // CUSTOM: memwall.relu {{.*}}{memwall.cost = #memwall.cost<flops = 1048576, bytes_read = 4194304, bytes_written = 4194304, intensity = 0.125, bound = memory, time_s = 4.996e-06>}
+  // HALF: memwall.relu {{.*}}{memwall.cost = #memwall.cost<flops = 1048576, bytes_read = 4194304, bytes_written = 4194304, intensity = 0.125, bound = memory, time_s = 7.008e-06>}
   %1 = memwall.relu %r : tensor<1024x1024xf32>
-  // H100: memwall.reshape {{.*}}memwall.cost = #memwall.cost<flops = 0, bytes_read = 0, bytes_written = 0, intensity = 0.0, bound = memory, time_s = 0.0>
+  // ALL: memwall.reshape {{.*}}{memwall.cost = #memwall.cost<flops = 0, bytes_read = 0, bytes_written = 0, intensity = 0.0, bound = memory, time_s = 0.0>}
   %2 = memwall.reshape %r [1048576] : tensor<1024x1024xf32> -> tensor<1048576xf32>
+  // Only memwall ops are annotated.
+  // ALL-NEXT: return{{$}}
+  return
+}
+
+// ALL-LABEL: func.func @more
+func.func @more(%q: tensor<1x32x128x128xbf16>, %k: tensor<1x8x128x128xbf16>,
+                %a8: tensor<4096x4096xf8E4M3FN>,
+                %h: tensor<4x128x768xbf16>, %g: tensor<768xf32>,
+                %t: tensor<50257x768xbf16>, %ids: tensor<4x128xi64>,
+                %kc: tensor<1x8x4096x128xbf16>, %kn: tensor<1x8x1x128xbf16>) {
+  // H100: memwall.attention {{.*}}{memwall.cost = #memwall.cost<flops = 135266304, bytes_read = 3670016, bytes_written = 3145728, intensity = 19.85, bound = memory, time_s = 4.035e-06>}
+  // A100: memwall.attention {{.*}}{memwall.cost = #memwall.cost<flops = 135266304, bytes_read = 3670016, bytes_written = 3145728, intensity = 19.85, bound = memory, time_s = 6.383e-06>}
+  %0 = memwall.attention %q, %k, %k causal : tensor<1x32x128x128xbf16>, tensor<1x8x128x128xbf16>, tensor<1x8x128x128xbf16> -> tensor<1x32x128x128xbf16>
+  // H100: memwall.matmul {{.*}}{memwall.cost = #memwall.cost<flops = 137438953472, bytes_read = 33554432, bytes_written = 33554432, intensity = 2048.0, bound = compute, time_s = 7.145e-05>}
+  // A100: memwall.matmul {{.*}}{memwall.cost = #memwall.cost<flops = 137438953472, bytes_read = 33554432, bytes_written = 33554432, intensity = 2048.0, bound = compute, time_s = 0.0004425>}
+  %1 = memwall.matmul %a8, %a8 : tensor<4096x4096xf8E4M3FN>, tensor<4096x4096xf8E4M3FN> -> tensor<4096x4096xbf16>
+  // H100: memwall.layer_norm {{.*}}{memwall.cost = #memwall.cost<flops = 2754560, bytes_read = 792576, bytes_written = 786432, intensity = 1.744, bound = memory, time_s = 2.471e-06>}
+  // A100: memwall.layer_norm {{.*}}{memwall.cost = #memwall.cost<flops = 2754560, bytes_read = 792576, bytes_written = 786432, intensity = 1.744, bound = memory, time_s = 3.015e-06>}
+  %2 = memwall.layer_norm %h, %g, %g : tensor<4x128x768xbf16>, tensor<768xf32>, tensor<768xf32>
+  // H100: memwall.embedding {{.*}}{memwall.cost = #memwall.cost<flops = 0, bytes_read = 790528, bytes_written = 786432, intensity = 0.0, bound = memory, time_s = 2.471e-06>}
+  // A100: memwall.embedding {{.*}}{memwall.cost = #memwall.cost<flops = 0, bytes_read = 790528, bytes_written = 786432, intensity = 0.0, bound = memory, time_s = 3.014e-06>}
+  %3 = memwall.embedding %t[%ids] : tensor<50257x768xbf16>, tensor<4x128xi64> -> tensor<4x128x768xbf16>
+  // H100: memwall.kv_cache_append {{.*}}{memwall.cost = #memwall.cost<flops = 0, bytes_read = 2048, bytes_written = 2048, intensity = 0.0, bound = memory, time_s = 2.001e-06>}
+  // A100: memwall.kv_cache_append {{.*}}{memwall.cost = #memwall.cost<flops = 0, bytes_read = 2048, bytes_written = 2048, intensity = 0.0, bound = memory, time_s = 2.003e-06>}
+  %4 = memwall.kv_cache_append %kc, %kn : tensor<1x8x4096x128xbf16>, tensor<1x8x1x128xbf16> -> tensor<1x8x4097x128xbf16>
+  return
+}
+
+// An empty matmul (M = 0) does no work and reads only the [8,16] f32 rhs:
+// 512 B, 2 us of launch. Under the ASan/UBSan build this divides by zero in
+// MatmulOp::getDims (MemWallOps.cpp: batch = elements / (m * n) is computed
+// before the m * n == 0 check) and dies with SIGFPE.
+// ALL-LABEL: func.func @empty
+func.func @empty(%a: tensor<0x8xf32>, %b: tensor<8x16xf32>) {
+  // ALL: memwall.matmul {{.*}}{memwall.cost = #memwall.cost<flops = 0, bytes_read = 512, bytes_written = 0, intensity = 0.0, bound = memory, time_s = 2.0e-06>}
+  %0 = memwall.matmul %a, %b : tensor<0x8xf32>, tensor<8x16xf32> -> tensor<0x16xf32>
   return
 }

@@ -1,5 +1,4 @@
-//===- memwall-gen.cpp - generate memwall models
-//---------------------------===//
+//===- memwall-gen.cpp - generate memwall models --------------------------===//
 //
 //   memwall-gen --preset=llama-2-7b --mode=decode --kv-len=4095 -o model.mlir
 //   memwall-gen --hf-config=config.json --seq=2048
@@ -16,8 +15,13 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <limits>
+#include <optional>
+#include <type_traits>
 
 using namespace memwall;
 namespace cl = llvm::cl;
@@ -42,29 +46,83 @@ static cl::opt<bool> listPresets("list-presets",
 static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(category));
-
-#define SIZE_FLAG(VAR, NAME, DESC)                                             \
-  static cl::opt<int64_t> VAR(NAME, cl::desc(DESC), cl::cat(category))
-SIZE_FLAG(layers, "layers", "Transformer layers");
-SIZE_FLAG(hidden, "hidden", "Hidden size (d_model)");
-SIZE_FLAG(heads, "heads", "Attention heads");
-SIZE_FLAG(kvHeads, "kv-heads", "Key/value heads (grouped-query attention)");
-SIZE_FLAG(ffn, "ffn", "MLP inner size");
-SIZE_FLAG(vocab, "vocab", "Vocabulary size");
-SIZE_FLAG(seq, "seq", "Tokens per sequence (prefill, train)");
-SIZE_FLAG(batch, "batch", "Sequences per step");
-SIZE_FLAG(kvLen, "kv-len", "Cached tokens per sequence (decode)");
-SIZE_FLAG(maxPositions, "max-positions", "Context length");
-#undef SIZE_FLAG
 static cl::opt<std::string> dtype("dtype", cl::desc("bf16, f16 or f32"),
                                   cl::cat(category));
-static cl::opt<double> dropout("dropout",
-                               cl::desc("Dropout rate in train mode"),
-                               cl::cat(category));
+
+// Numeric knobs are read as text and converted by readKnobs(), so that a
+// malformed number is reported like every other error (llvm::cl would print
+// its own message).
+#define NUMBER_FLAG(VAR, NAME, DESC)                                           \
+  static cl::opt<std::string> VAR(NAME, cl::desc(DESC), cl::value_desc("n"),   \
+                                  cl::cat(category))
+NUMBER_FLAG(layersFlag, "layers", "Transformer layers");
+NUMBER_FLAG(hiddenFlag, "hidden", "Hidden size (d_model)");
+NUMBER_FLAG(headsFlag, "heads", "Attention heads");
+NUMBER_FLAG(kvHeadsFlag, "kv-heads",
+            "Key/value heads (grouped-query attention)");
+NUMBER_FLAG(ffnFlag, "ffn", "MLP inner size");
+NUMBER_FLAG(vocabFlag, "vocab", "Vocabulary size");
+NUMBER_FLAG(seqFlag, "seq", "Tokens per sequence (prefill, train)");
+NUMBER_FLAG(batchFlag, "batch", "Sequences per step");
+NUMBER_FLAG(kvLenFlag, "kv-len", "Cached tokens per sequence (decode)");
+NUMBER_FLAG(maxPositionsFlag, "max-positions", "Context length");
+NUMBER_FLAG(dropoutFlag, "dropout", "Dropout rate in train mode");
+#undef NUMBER_FLAG
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "memwall-gen") << message << "\n";
   return EXIT_FAILURE;
+}
+
+namespace {
+/// The numeric knobs given on the command line (std::nullopt: not given).
+struct Knobs {
+  std::optional<int64_t> layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
+      kvLen, maxPositions;
+  std::optional<double> dropout;
+};
+} // namespace
+
+/// Converts `flag` into `knob` when it was given; the first malformed value
+/// is kept in `error`.
+template <typename Number>
+static void readKnob(const cl::opt<std::string> &flag,
+                     std::optional<Number> &knob, std::string &error) {
+  if (!flag.getNumOccurrences() || !error.empty())
+    return;
+  llvm::StringRef text = llvm::StringRef(flag).trim();
+  Number value;
+  bool malformed;
+  if constexpr (std::is_integral_v<Number>)
+    malformed = text.getAsInteger(10, value);
+  else
+    malformed = text.getAsDouble(value);
+  if (malformed)
+    error = ("--" + flag.ArgStr + " must be " +
+             (std::is_integral_v<Number> ? "an integer" : "a number") +
+             ", got '" + flag + "'")
+                .str();
+  else
+    knob = value;
+}
+
+static llvm::Expected<Knobs> readKnobs() {
+  Knobs knobs;
+  std::string error;
+  readKnob(layersFlag, knobs.layers, error);
+  readKnob(hiddenFlag, knobs.hidden, error);
+  readKnob(headsFlag, knobs.heads, error);
+  readKnob(kvHeadsFlag, knobs.kvHeads, error);
+  readKnob(ffnFlag, knobs.ffn, error);
+  readKnob(vocabFlag, knobs.vocab, error);
+  readKnob(seqFlag, knobs.seq, error);
+  readKnob(batchFlag, knobs.batch, error);
+  readKnob(kvLenFlag, knobs.kvLen, error);
+  readKnob(maxPositionsFlag, knobs.maxPositions, error);
+  readKnob(dropoutFlag, knobs.dropout, error);
+  if (!error.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
+  return knobs;
 }
 
 /// The starting configuration: a preset, an HF config, or a bare family.
@@ -96,7 +154,21 @@ static llvm::Expected<ModelConfig> baseConfig() {
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv, "memwall model generator\n");
+  std::string flagErrors;
+  llvm::raw_string_ostream flagErrorStream(flagErrors);
+  if (!cl::ParseCommandLineOptions(argc, argv, "memwall model generator\n",
+                                   &flagErrorStream)) {
+    // llvm::cl says "memwall-gen: <problem>", then hints such as "Did you
+    // mean"; the problem becomes this tool's error line. (A few problems,
+    // such as a missing value, it prints to stderr itself.)
+    if (flagErrors.empty())
+      return EXIT_FAILURE;
+    auto [problem, hints] = llvm::StringRef(flagErrors).split('\n');
+    problem.consume_front(llvm::sys::path::filename(argv[0]).str() + ": ");
+    fail(problem);
+    llvm::errs() << hints;
+    return EXIT_FAILURE;
+  }
 
   if (listPresets) {
     for (llvm::StringRef name : getPresetNames())
@@ -108,6 +180,9 @@ int main(int argc, char **argv) {
   if (!mode)
     return fail("unknown --mode '" + modeName +
                 "'; valid modes: prefill, decode, train");
+  llvm::Expected<Knobs> knobs = readKnobs();
+  if (!knobs)
+    return fail(llvm::toString(knobs.takeError()));
   llvm::Expected<ModelConfig> parsed = baseConfig();
   if (!parsed)
     return fail(llvm::toString(parsed.takeError()));
@@ -129,43 +204,45 @@ int main(int argc, char **argv) {
     }
   }
   // Every knob overrides the preset or config.json.
-  auto override = [](const cl::opt<int64_t> &flag, int64_t &field) {
-    if (flag.getNumOccurrences())
-      field = flag;
+  auto override = [](std::optional<int64_t> knob, int64_t &field) {
+    if (knob)
+      field = *knob;
   };
   bool fromScratch = presetName.empty() && hfConfigPath.empty();
   // Without grouped-query attention in the starting point, changing --heads
   // changes the KV heads with it.
   bool groupedQuery = !fromScratch && config.kvHeads != config.heads;
-  override(layers, config.layers);
-  override(hidden, config.hidden);
-  override(heads, config.heads);
-  if (kvHeads.getNumOccurrences())
-    config.kvHeads = kvHeads;
-  else if (!groupedQuery)
+  override(knobs->layers, config.layers);
+  override(knobs->hidden, config.hidden);
+  override(knobs->heads, config.heads);
+  if (!knobs->kvHeads && !groupedQuery)
     config.kvHeads = config.heads;
-  override(ffn, config.ffn);
-  override(vocab, config.vocab);
-  override(batch, config.batch);
-  override(seq, config.seq);
-  override(maxPositions, config.maxPositions);
-  // A model from scratch is as long as the step asks for.
-  if (fromScratch && !maxPositions.getNumOccurrences())
-    config.maxPositions = seq.getNumOccurrences() ? config.seq
-                          : kvLen.getNumOccurrences()
-                              ? static_cast<int64_t>(kvLen) + 1
+  override(knobs->kvHeads, config.kvHeads);
+  override(knobs->ffn, config.ffn);
+  override(knobs->vocab, config.vocab);
+  override(knobs->batch, config.batch);
+  override(knobs->seq, config.seq);
+  override(knobs->maxPositions, config.maxPositions);
+  // A model from scratch is as long as the step asks for: its sequence, or
+  // its cache plus the new token. (Out-of-range sizes are left for
+  // validateModelConfig to report.)
+  int64_t maxSize = std::numeric_limits<int64_t>::max();
+  if (fromScratch && !knobs->maxPositions)
+    config.maxPositions = knobs->seq ? config.seq
+                          : knobs->kvLen && *knobs->kvLen < maxSize
+                              ? *knobs->kvLen + 1
                               : 0;
-  if (fromScratch && !seq.getNumOccurrences())
+  if (fromScratch && !knobs->seq)
     config.seq = config.maxPositions;
   // The cache defaults to one token short of the sequence.
-  if (kvLen.getNumOccurrences())
-    config.kvLen = kvLen;
-  else if (seq.getNumOccurrences())
-    config.kvLen = config.seq - 1;
+  if (knobs->kvLen)
+    config.kvLen = *knobs->kvLen;
+  else if (knobs->seq)
+    config.kvLen = config.seq > 0 ? config.seq - 1 : 0;
   if (dtype.getNumOccurrences())
     config.dtype = dtype;
-  if (dropout.getNumOccurrences())
-    config.dropout = dropout;
+  if (knobs->dropout)
+    config.dropout = *knobs->dropout;
 
   if (llvm::Error error = validateModelConfig(config, *mode))
     return fail(llvm::toString(std::move(error)));

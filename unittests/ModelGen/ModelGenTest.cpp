@@ -26,7 +26,10 @@ std::string errorOf(llvm::Error error) {
 
 // Published parameter counts: the Hugging Face checkpoints' num_parameters()
 // (openai-community/gpt2*, meta-llama/Llama-2-*-hf, Meta-Llama-3-8B,
-// bert-base/large-uncased with pooler) and GPT-3's "175B" (Brown et al. 2020).
+// bert-base/large-uncased with pooler; bert-base's 109,482,240 is also the
+// sum over the original checkpoint in google-research/bert issue #1225) and
+// GPT-3's "175B" (Brown et al. 2020, Table 2.1). Each also follows from the
+// checkpoint's config.json by hand, which is how they were checked here.
 TEST(ModelGenTest, PresetParameterCountsMatchPublishedFigures) {
   struct Published {
     const char *preset;
@@ -70,6 +73,54 @@ TEST(ModelGenTest, GeneratedWeightsMatchTheClosedFormCountInEveryMode) {
   }
 }
 
+// Reports print locations, so every op and argument names what it is.
+TEST(ModelGenTest, EveryOpAndArgumentHasANameLocation) {
+  MLIRContext context;
+  for (llvm::StringRef name : {"gpt2", "llama-3-8b", "bert-base"}) {
+    for (GenerationMode mode : {GenerationMode::Prefill, GenerationMode::Decode,
+                                GenerationMode::Train}) {
+      ModelConfig config = preset(name);
+      config.layers = 2;
+      config.seq = 4;
+      config.kvLen = 3;
+      config.dropout = 0.1;
+      if (validateModelConfig(config, mode))
+        continue;
+      OwningOpRef<ModuleOp> module = buildModel(&context, config, mode);
+      module->walk([&](Operation *op) {
+        EXPECT_TRUE(isa<NameLoc>(op->getLoc()))
+            << name.str() << ": " << op->getName().getStringRef().str();
+        for (Region &region : op->getRegions())
+          for (BlockArgument argument : region.getArguments())
+            EXPECT_TRUE(isa<NameLoc>(argument.getLoc())) << name.str();
+      });
+    }
+  }
+}
+
+// Train-mode dropout follows the embeddings, each attention output and each
+// MLP output, in every family.
+TEST(ModelGenTest, TrainDropoutFollowsEmbeddingsAttentionAndMLP) {
+  MLIRContext context;
+  for (llvm::StringRef name : {"gpt2", "llama-2-7b", "bert-base"}) {
+    ModelConfig config = preset(name);
+    config.layers = 3;
+    config.seq = 4;
+    config.dropout = 0.1;
+    OwningOpRef<ModuleOp> module =
+        buildModel(&context, config, GenerationMode::Train);
+    ASSERT_TRUE(succeeded(verify(*module))) << name.str();
+    int dropouts = 0;
+    module->walk([&](DropoutOp) { ++dropouts; });
+    EXPECT_EQ(dropouts, 1 + 2 * 3) << name.str();
+    // Inference has no dropout, whatever the rate.
+    module = buildModel(&context, config, GenerationMode::Prefill);
+    dropouts = 0;
+    module->walk([&](DropoutOp) { ++dropouts; });
+    EXPECT_EQ(dropouts, 0) << name.str();
+  }
+}
+
 TEST(ModelGenTest, DecodeTakesTwoKVCachesPerLayer) {
   MLIRContext context;
   ModelConfig config = preset("llama-2-70b");
@@ -97,27 +148,84 @@ TEST(ModelGenTest, DecodeTakesTwoKVCachesPerLayer) {
   EXPECT_EQ(function.getNumResults(), 1u + 6u);
 }
 
+// The config.json of openai-community/gpt2 as published on the Hugging Face
+// hub: no n_inner (4 * n_embd), keys the generator does not need.
+constexpr const char *kGPT2Config = R"({
+  "activation_function": "gelu_new",
+  "architectures": ["GPT2LMHeadModel"],
+  "attn_pdrop": 0.1,
+  "bos_token_id": 50256,
+  "embd_pdrop": 0.1,
+  "eos_token_id": 50256,
+  "initializer_range": 0.02,
+  "layer_norm_epsilon": 1e-05,
+  "model_type": "gpt2",
+  "n_ctx": 1024,
+  "n_embd": 768,
+  "n_head": 12,
+  "n_layer": 12,
+  "n_positions": 1024,
+  "resid_pdrop": 0.1,
+  "summary_activation": null,
+  "summary_first_dropout": 0.1,
+  "summary_proj_to_labels": true,
+  "summary_type": "cls_index",
+  "summary_use_proj": true,
+  "task_specific_params": {
+    "text-generation": {"do_sample": true, "max_length": 50}
+  },
+  "vocab_size": 50257
+})";
+
+// The config.json of meta-llama/Meta-Llama-3-8B: grouped-query attention,
+// rope_theta 500000, untied head, a null rope_scaling.
+constexpr const char *kLlama3Config = R"({
+  "architectures": ["LlamaForCausalLM"],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 128000,
+  "eos_token_id": 128001,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "initializer_range": 0.02,
+  "intermediate_size": 14336,
+  "max_position_embeddings": 8192,
+  "model_type": "llama",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 8,
+  "pretraining_tp": 1,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": null,
+  "rope_theta": 500000.0,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.40.0.dev0",
+  "use_cache": true,
+  "vocab_size": 128256
+})";
+
 TEST(ModelGenTest, HuggingFaceConfigsReadEachFamily) {
-  llvm::Expected<ModelConfig> gpt2 = parseHuggingFaceConfig(
-      R"({"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12,
-          "n_inner": null, "n_positions": 1024, "vocab_size": 50257})",
-      "gpt2.json");
+  llvm::Expected<ModelConfig> gpt2 =
+      parseHuggingFaceConfig(kGPT2Config, "gpt2.json");
   ASSERT_TRUE(static_cast<bool>(gpt2)) << llvm::toString(gpt2.takeError());
+  EXPECT_EQ(gpt2->family, ModelFamily::GPT2);
+  EXPECT_EQ(gpt2->name, "gpt2");
   EXPECT_EQ(gpt2->ffn, 3072);
+  EXPECT_EQ(gpt2->maxPositions, 1024);
+  EXPECT_TRUE(gpt2->tieEmbeddings);
   EXPECT_EQ(countParameters(*gpt2, GenerationMode::Prefill), 124439808);
 
-  llvm::Expected<ModelConfig> llama = parseHuggingFaceConfig(
-      R"({"_name_or_path": "meta-llama/Meta-Llama-3-8B", "model_type": "llama",
-          "hidden_size": 4096, "intermediate_size": 14336,
-          "num_attention_heads": 32, "num_key_value_heads": 8,
-          "num_hidden_layers": 32, "vocab_size": 128256,
-          "max_position_embeddings": 8192, "rope_theta": 500000.0,
-          "rms_norm_eps": 1e-05, "tie_word_embeddings": false})",
-      "llama.json");
+  llvm::Expected<ModelConfig> llama =
+      parseHuggingFaceConfig(kLlama3Config, "llama.json");
   ASSERT_TRUE(static_cast<bool>(llama)) << llvm::toString(llama.takeError());
-  EXPECT_EQ(llama->name, "meta-llama/Meta-Llama-3-8B");
+  EXPECT_EQ(llama->family, ModelFamily::Llama);
+  EXPECT_EQ(llama->layers, 32);
   EXPECT_EQ(llama->kvHeads, 8);
+  EXPECT_EQ(llama->ffn, 14336);
   EXPECT_EQ(llama->ropeTheta, 500000.0);
+  EXPECT_EQ(llama->normEpsilon, 1e-5);
+  EXPECT_FALSE(llama->tieEmbeddings);
   EXPECT_EQ(countParameters(*llama, GenerationMode::Prefill), 8030261248);
 
   llvm::Expected<ModelConfig> bert = parseHuggingFaceConfig(
@@ -128,6 +236,25 @@ TEST(ModelGenTest, HuggingFaceConfigsReadEachFamily) {
       "bert.json");
   ASSERT_TRUE(static_cast<bool>(bert)) << llvm::toString(bert.takeError());
   EXPECT_EQ(countParameters(*bert, GenerationMode::Prefill), 109482240);
+}
+
+TEST(ModelGenTest, HuggingFaceNullMeansTheDefault) {
+  // Mistral-7B as saved by recent transformers: "head_dim": null.
+  llvm::Expected<ModelConfig> mistral = parseHuggingFaceConfig(
+      R"({"_name_or_path": "mistralai/Mistral-7B-v0.1",
+          "model_type": "mistral", "hidden_size": 4096,
+          "intermediate_size": 14336, "num_attention_heads": 32,
+          "num_key_value_heads": 8, "num_hidden_layers": 32,
+          "vocab_size": 32000, "max_position_embeddings": 32768,
+          "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "head_dim": null,
+          "sliding_window": 4096, "tie_word_embeddings": false})",
+      "mistral.json");
+  ASSERT_TRUE(static_cast<bool>(mistral))
+      << llvm::toString(mistral.takeError());
+  EXPECT_EQ(mistral->name, "mistralai/Mistral-7B-v0.1");
+  EXPECT_EQ(mistral->family, ModelFamily::Llama);
+  // Mistral 7B's published size: 7,241,732,096 parameters.
+  EXPECT_EQ(countParameters(*mistral, GenerationMode::Prefill), 7241732096);
 }
 
 TEST(ModelGenTest, BadConfigsNameTheProblem) {
@@ -152,6 +279,26 @@ TEST(ModelGenTest, BadConfigsNameTheProblem) {
             "(other head sizes are not supported)");
   EXPECT_EQ(parseError(R"({"model_type": "gpt2", "n_layer": -1})"),
             "c.json: \"n_layer\" must be a positive integer");
+  EXPECT_EQ(parseError(R"({"model_type": "gpt2", "n_layer": "12"})"),
+            "c.json: \"n_layer\" must be a positive integer");
+  EXPECT_EQ(parseError(R"({"model_type": "gpt2", "n_layer": null})"),
+            "c.json: \"n_layer\" is required");
+  EXPECT_EQ(parseError("[]"), "c.json: a config.json must be a JSON object");
+  std::string llama3 = kLlama3Config;
+  auto withKey = [&](llvm::StringRef key, llvm::StringRef value) {
+    std::string text = llama3;
+    std::string field = "\"" + key.str() + "\": ";
+    size_t start = text.find(field) + field.size();
+    text.replace(start, text.find_first_of(",\n", start) - start, value.str());
+    return text;
+  };
+  EXPECT_EQ(parseError(withKey("tie_word_embeddings", "\"no\"").c_str()),
+            "c.json: \"tie_word_embeddings\" must be true or false");
+  EXPECT_EQ(parseError(withKey("rope_theta", "0").c_str()),
+            "c.json: \"rope_theta\" must be a positive number");
+  EXPECT_EQ(parseError(withKey("attention_bias", "true").c_str()),
+            "c.json: \"attention_bias\" must be false (projection biases are "
+            "not supported)");
 }
 
 TEST(ModelGenTest, ValidationNamesTheFlagToFix) {
@@ -178,4 +325,38 @@ TEST(ModelGenTest, ValidationNamesTheFlagToFix) {
   EXPECT_EQ(
       errorOf(validateModelConfig(preset("gpt3-175b"), GenerationMode::Train)),
       "");
+  config = preset("llama-2-7b");
+  config.kvLen = 0;
+  EXPECT_EQ(errorOf(validateModelConfig(config, GenerationMode::Decode)),
+            "--kv-len must be positive, got 0");
+  // Decode takes one new token, whatever --seq says.
+  config.kvLen = 10;
+  config.seq = 0;
+  EXPECT_EQ(errorOf(validateModelConfig(config, GenerationMode::Decode)), "");
+}
+
+TEST(ModelGenTest, SizesWhoseCountsWouldOverflowAreRefused) {
+  // 3 * hidden overflows int64 in the fused QKV weight.
+  ModelConfig config = preset("gpt2");
+  config.hidden = 3074457345618258603;
+  config.heads = 1;
+  config.kvHeads = 1;
+  EXPECT_NE(errorOf(validateModelConfig(config, GenerationMode::Prefill))
+                .find("the step is too large to cost"),
+            std::string::npos);
+  // The parameter bytes alone exceed int64.
+  config = preset("gpt2");
+  config.vocab = int64_t(1) << 62;
+  config.seq = 1;
+  EXPECT_NE(errorOf(validateModelConfig(config, GenerationMode::Prefill))
+                .find("the step is too large to cost"),
+            std::string::npos);
+  config = preset("gpt2");
+  config.layers = 20000;
+  EXPECT_EQ(errorOf(validateModelConfig(config, GenerationMode::Prefill)),
+            "--layers must be at most 10000, got 20000");
+  // GPT-3's own training batch (1536 sequences of 2048 tokens) still fits.
+  config = preset("gpt3-175b");
+  config.batch = 1536;
+  EXPECT_EQ(errorOf(validateModelConfig(config, GenerationMode::Train)), "");
 }

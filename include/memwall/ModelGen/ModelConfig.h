@@ -68,12 +68,14 @@ llvm::Expected<ModelConfig> lookupPreset(llvm::StringRef name);
 llvm::Expected<ModelConfig> parseHuggingFaceConfig(llvm::StringRef jsonText,
                                                    llvm::StringRef bufferName);
 
-/// Checks that the sizes describe a buildable model for `mode`; the message
-/// names the flag to fix.
+/// Checks that the sizes describe a buildable model for `mode`, small enough
+/// that its shapes, FLOPs and bytes fit 64-bit counts; the message names the
+/// flag to fix.
 llvm::Error validateModelConfig(const ModelConfig &config, GenerationMode mode);
 
 /// Parameters of the model `mode` builds, from the closed-form count of each
 /// family (independent of the IR builder, which tests compare against).
+/// `config` must pass validateModelConfig, which rules out overflow.
 int64_t countParameters(const ModelConfig &config, GenerationMode mode);
 
 } // namespace memwall

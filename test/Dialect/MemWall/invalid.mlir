@@ -490,3 +490,563 @@ func.func @gelu_unknown_form(%a: tensor<4xf32>) {
   %0 = memwall.gelu %a sigmoid : tensor<4xf32>
   return
 }
+
+//===----------------------------------------------------------------------===//
+// matmul
+//===----------------------------------------------------------------------===//
+
+// -----
+// transpose_rhs reads K from the last dimension of rhs: [16, 9] has K = 9.
+func.func @matmul_transposed_k(%a: tensor<4x8xbf16>, %b: tensor<16x9xbf16>) {
+  // expected-error @below {{contraction dimensions differ: lhs has K = 8, rhs has K = 9}}
+  %0 = memwall.matmul %a, %b {transpose_rhs} : tensor<4x8xbf16>, tensor<16x9xbf16> -> tensor<4x16xbf16>
+  return
+}
+// -----
+func.func @matmul_bias_rank2(%a: tensor<4x8xbf16>, %b: tensor<8x16xbf16>, %c: tensor<1x16xbf16>) {
+  // expected-error @below {{bias must have shape [16], got [1, 16]}}
+  %0 = memwall.matmul %a, %b bias %c : tensor<4x8xbf16>, tensor<8x16xbf16>, tensor<1x16xbf16> -> tensor<4x16xbf16>
+  return
+}
+// -----
+// int8 products accumulate in i32: an f32 result disagrees with inference.
+func.func @matmul_int8_result(%a: tensor<4x8xi8>, %b: tensor<8x16xi8>) {
+  // expected-error @below {{result type 'tensor<4x16xf32>' does not match the inferred type 'tensor<4x16xi32>'}}
+  %0 = memwall.matmul %a, %b : tensor<4x8xi8>, tensor<8x16xi8> -> tensor<4x16xf32>
+  return
+}
+// -----
+func.func @matmul_int8_narrow_result(%a: tensor<4x8xi8>, %b: tensor<8x16xi8>) {
+  // expected-error @below {{result #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer values}}
+  %0 = memwall.matmul %a, %b : tensor<4x8xi8>, tensor<8x16xi8> -> tensor<4x16xi8>
+  return
+}
+// -----
+func.func @matmul_f64(%a: tensor<4x8xf64>, %b: tensor<8x16xf64>) {
+  // expected-error @below {{operand #0 must be statically shaped tensor of}}
+  %0 = memwall.matmul %a, %b : tensor<4x8xf64>, tensor<8x16xf64> -> tensor<4x16xf64>
+  return
+}
+// -----
+func.func @matmul_dynamic_rhs(%a: tensor<4x8xbf16>, %b: tensor<8x?xbf16>) {
+  // expected-error @below {{operand #1 must be statically shaped tensor}}
+  %0 = memwall.matmul %a, %b : tensor<4x8xbf16>, tensor<8x?xbf16> -> tensor<4x?xbf16>
+  return
+}
+// -----
+// Batch dimensions broadcast to [2, 3]: a result that drops one is wrong.
+func.func @matmul_batch_result(%a: tensor<2x1x4x8xf32>, %b: tensor<3x8x16xf32>) {
+  // expected-error @below {{result type 'tensor<2x4x16xf32>' does not match the inferred type 'tensor<2x3x4x16xf32>'}}
+  %0 = memwall.matmul %a, %b : tensor<2x1x4x8xf32>, tensor<3x8x16xf32> -> tensor<2x4x16xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+// -----
+func.func @add_result(%a: tensor<4x1xf32>, %b: tensor<1x8xf32>) {
+  // expected-error @below {{result type 'tensor<4x1xf32>' does not match the inferred type 'tensor<4x8xf32>'}}
+  %0 = memwall.add %a, %b : tensor<4x1xf32>, tensor<1x8xf32> -> tensor<4x1xf32>
+  return
+}
+// -----
+func.func @div_dynamic(%a: tensor<4x?xf32>) {
+  // expected-error @below {{operand #0 must be statically shaped tensor}}
+  %0 = memwall.div %a, %a : tensor<4x?xf32>, tensor<4x?xf32> -> tensor<4x?xf32>
+  return
+}
+// -----
+func.func @scale_result(%a: tensor<4xf32>) {
+  // expected-error @below {{requires the same type for all operands and results}}
+  %0 = "memwall.scale"(%a) <{factor = 2.0 : f64}> : (tensor<4xf32>) -> tensor<4xbf16>
+  return
+}
+// -----
+func.func @relu_result(%a: tensor<4x8xbf16>) {
+  // expected-error @below {{requires the same type for all operands and results}}
+  %0 = "memwall.relu"(%a) : (tensor<4x8xbf16>) -> tensor<8x4xbf16>
+  return
+}
+// -----
+func.func @tanh_i1(%a: tensor<4xi1>) {
+  // expected-error @below {{operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values}}
+  %0 = memwall.tanh %a : tensor<4xi1>
+  return
+}
+// -----
+func.func @swiglu_dynamic(%a: tensor<?x8xf16>) {
+  // expected-error @below {{operand #0 must be statically shaped tensor}}
+  %0 = memwall.swiglu %a, %a : tensor<?x8xf16>
+  return
+}
+// -----
+// 0x7FF8000000000000 is NaN, which is not in [0, 1).
+func.func @dropout_nan(%a: tensor<4x8xbf16>) {
+  // expected-error @below {{rate must be in [0, 1), got nan}}
+  %0 = memwall.dropout %a rate 0x7FF8000000000000 : tensor<4x8xbf16>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Norms, softmax, reduce
+//===----------------------------------------------------------------------===//
+
+// -----
+func.func @layer_norm_rank0(%a: tensor<bf16>, %w: tensor<8xbf16>) {
+  // expected-error @below {{input must have rank >= 1}}
+  %0 = memwall.layer_norm %a, %w : tensor<bf16>, tensor<8xbf16>
+  return
+}
+// -----
+func.func @layer_norm_eps_nan(%a: tensor<4x8xbf16>, %w: tensor<8xbf16>) {
+  // expected-error @below {{epsilon must be a positive finite number, got nan}}
+  %0 = memwall.layer_norm %a, %w eps 0x7FF8000000000000 : tensor<4x8xbf16>, tensor<8xbf16>
+  return
+}
+// -----
+func.func @rms_norm_eps_inf(%a: tensor<4x8xbf16>, %w: tensor<8xbf16>) {
+  // expected-error @below {{epsilon must be a positive finite number, got INF}}
+  %0 = memwall.rms_norm %a, %w eps 0x7FF0000000000000 : tensor<4x8xbf16>, tensor<8xbf16>
+  return
+}
+// -----
+func.func @layer_norm_int_weight(%a: tensor<4x8xbf16>, %w: tensor<8xi32>) {
+  // expected-error @below {{operand #1 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values}}
+  %0 = memwall.layer_norm %a, %w : tensor<4x8xbf16>, tensor<8xi32>
+  return
+}
+// -----
+// The result of a norm has the input's type, not the (wider) weight's.
+func.func @layer_norm_result(%a: tensor<4x8xbf16>, %w: tensor<8xf32>) {
+  // expected-error @below {{'memwall.layer_norm' op inferred type(s) 'tensor<4x8xbf16>' are incompatible with return type(s) of operation 'tensor<4x8xf32>'}}
+  // expected-error @below {{'memwall.layer_norm' op failed to infer returned types}}
+  %0 = "memwall.layer_norm"(%a, %w) <{epsilon = 1.0e-5 : f64}> : (tensor<4x8xbf16>, tensor<8xf32>) -> tensor<4x8xf32>
+  return
+}
+// -----
+func.func @rms_norm_dynamic_weight(%a: tensor<4x8xbf16>, %w: tensor<?xbf16>) {
+  // expected-error @below {{operand #1 must be statically shaped tensor}}
+  %0 = memwall.rms_norm %a, %w : tensor<4x8xbf16>, tensor<?xbf16>
+  return
+}
+// -----
+func.func @softmax_negative_axis(%a: tensor<4x8xbf16>) {
+  // expected-error @below {{axis -3 is out of range for rank 2}}
+  %0 = memwall.softmax %a axis -3 : tensor<4x8xbf16>
+  return
+}
+// -----
+func.func @reduce_keep_dims_result(%a: tensor<4x8xf32>) {
+  // expected-error @below {{result type 'tensor<4xf32>' does not match the inferred type 'tensor<4x1xf32>'}}
+  %0 = memwall.reduce sum %a axes [1] keep_dims : tensor<4x8xf32> -> tensor<4xf32>
+  return
+}
+// -----
+func.func @reduce_axis_past_end(%a: tensor<4x8xf32>) {
+  // expected-error @below {{axis 2 is out of range for rank 2}}
+  %0 = memwall.reduce max %a axes [0, 2] : tensor<4x8xf32> -> tensor<f32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// attention
+//===----------------------------------------------------------------------===//
+
+// -----
+func.func @attention_zero_kv_heads(%q: tensor<1x4x8x16xbf16>, %k: tensor<1x0x8x16xbf16>) {
+  // expected-error @below {{query heads (4) must be a multiple of key/value heads (0)}}
+  %0 = memwall.attention %q, %k, %k : tensor<1x4x8x16xbf16>, tensor<1x0x8x16xbf16>, tensor<1x0x8x16xbf16> -> tensor<1x4x8x16xbf16>
+  return
+}
+// -----
+// More KV heads than query heads is not grouped-query attention.
+func.func @attention_more_kv_heads(%q: tensor<1x2x8x16xbf16>, %k: tensor<1x4x8x16xbf16>) {
+  // expected-error @below {{query heads (2) must be a multiple of key/value heads (4)}}
+  %0 = memwall.attention %q, %k, %k : tensor<1x2x8x16xbf16>, tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  return
+}
+// -----
+func.func @attention_scale_zero(%q: tensor<1x4x8x16xbf16>) {
+  // expected-error @below {{scale must be a positive finite number, got 0}}
+  %0 = memwall.attention %q, %q, %q scale 0.0 : tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16> -> tensor<1x4x8x16xbf16>
+  return
+}
+// -----
+func.func @attention_scale_inf(%q: tensor<1x4x8x16xbf16>) {
+  // expected-error @below {{scale must be a positive finite number, got INF}}
+  %0 = memwall.attention %q, %q, %q scale 0x7FF0000000000000 : tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16> -> tensor<1x4x8x16xbf16>
+  return
+}
+// -----
+// The mask must have rank 4 even where a lower rank would broadcast.
+func.func @attention_mask_rank3(%q: tensor<1x4x8x16xbf16>, %m: tensor<4x8x8xi1>) {
+  // expected-error @below {{mask of shape [4, 8, 8] does not broadcast to the scores [1, 4, 8, 8]}}
+  %0 = memwall.attention %q, %q, %q mask %m : tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16>, tensor<4x8x8xi1> -> tensor<1x4x8x16xbf16>
+  return
+}
+// -----
+// A mask larger than the scores does not broadcast to them.
+func.func @attention_mask_too_big(%q: tensor<1x4x8x16xbf16>, %m: tensor<2x4x8x8xi1>) {
+  // expected-error @below {{mask of shape [2, 4, 8, 8] does not broadcast to the scores [1, 4, 8, 8]}}
+  %0 = memwall.attention %q, %q, %q mask %m : tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16>, tensor<2x4x8x8xi1> -> tensor<1x4x8x16xbf16>
+  return
+}
+// -----
+func.func @attention_mask_i8(%q: tensor<1x4x8x16xbf16>, %m: tensor<1x1x8x8xi8>) {
+  // expected-error @below {{operand #3 must be statically shaped tensor of 1-bit signless integer or 32-bit float or bfloat16 type or 16-bit float values}}
+  %0 = memwall.attention %q, %q, %q mask %m : tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16>, tensor<1x1x8x8xi8> -> tensor<1x4x8x16xbf16>
+  return
+}
+// -----
+// fp8 attention returns bf16, so an fp16 mask has the wrong type.
+func.func @attention_fp8_mask(%q: tensor<1x4x8x16xf8E4M3FN>, %m: tensor<1x1x8x8xf16>) {
+  // expected-error @below {{mask must be i1 or have the result element type 'bf16'}}
+  %0 = memwall.attention %q, %q, %q mask %m : tensor<1x4x8x16xf8E4M3FN>, tensor<1x4x8x16xf8E4M3FN>, tensor<1x4x8x16xf8E4M3FN>, tensor<1x1x8x8xf16> -> tensor<1x4x8x16xbf16>
+  return
+}
+// -----
+func.func @attention_result(%q: tensor<1x4x8x16xbf16>, %v: tensor<1x4x8x32xbf16>) {
+  // expected-error @below {{result type 'tensor<1x4x8x16xbf16>' does not match the inferred type 'tensor<1x4x8x32xbf16>'}}
+  %0 = memwall.attention %q, %q, %v : tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16>, tensor<1x4x8x32xbf16> -> tensor<1x4x8x16xbf16>
+  return
+}
+// -----
+func.func @attention_int8(%q: tensor<1x4x8x16xi8>) {
+  // expected-error @below {{operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or f8E4M3FN type values}}
+  %0 = memwall.attention %q, %q, %q : tensor<1x4x8x16xi8>, tensor<1x4x8x16xi8>, tensor<1x4x8x16xi8> -> tensor<1x4x8x16xf32>
+  return
+}
+// -----
+func.func @attention_dynamic(%q: tensor<1x4x?x16xf16>) {
+  // expected-error @below {{operand #0 must be statically shaped tensor}}
+  %0 = memwall.attention %q, %q, %q : tensor<1x4x?x16xf16>, tensor<1x4x?x16xf16>, tensor<1x4x?x16xf16> -> tensor<1x4x?x16xf16>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// rope, embedding, kv_cache_append, cross_entropy
+//===----------------------------------------------------------------------===//
+
+// -----
+func.func @rope_batch_positions(%x: tensor<2x4x8x16xbf16>, %p: tensor<3x8xi64>) {
+  // expected-error @below {{positions must have shape [8] or [2, 8], got [3, 8]}}
+  %0 = memwall.rope %x, %p : tensor<2x4x8x16xbf16>, tensor<3x8xi64>
+  return
+}
+// -----
+func.func @rope_positions_rank3(%x: tensor<1x4x8x16xbf16>, %p: tensor<1x1x8xi64>) {
+  // expected-error @below {{positions must have shape [8] or [1, 8], got [1, 1, 8]}}
+  %0 = memwall.rope %x, %p : tensor<1x4x8x16xbf16>, tensor<1x1x8xi64>
+  return
+}
+// -----
+func.func @rope_theta_negative(%x: tensor<1x4x8x16xbf16>, %p: tensor<8xi32>) {
+  // expected-error @below {{theta must be a positive finite number, got -1.000000e+04}}
+  %0 = memwall.rope %x, %p theta -10000.0 : tensor<1x4x8x16xbf16>, tensor<8xi32>
+  return
+}
+// -----
+func.func @embedding_float_indices(%t: tensor<10x4xbf16>, %i: tensor<3xf32>) {
+  // expected-error @below {{operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %0 = memwall.embedding %t[%i] : tensor<10x4xbf16>, tensor<3xf32> -> tensor<3x4xbf16>
+  return
+}
+// -----
+func.func @embedding_int_table(%t: tensor<10x4xi32>, %i: tensor<3xi64>) {
+  // expected-error @below {{operand #0 must be statically shaped tensor of}}
+  %0 = memwall.embedding %t[%i] : tensor<10x4xi32>, tensor<3xi64> -> tensor<3x4xi32>
+  return
+}
+// -----
+// Rows have the table's width D = 4, not its vocabulary V = 10.
+func.func @embedding_result(%t: tensor<10x4xbf16>, %i: tensor<3xi64>) {
+  // expected-error @below {{result type 'tensor<3x10xbf16>' does not match the inferred type 'tensor<3x4xbf16>'}}
+  %0 = memwall.embedding %t[%i] : tensor<10x4xbf16>, tensor<3xi64> -> tensor<3x10xbf16>
+  return
+}
+// -----
+func.func @kv_cache_append_result(%c: tensor<1x2x8x16xbf16>, %u: tensor<1x2x3x16xbf16>) {
+  // expected-error @below {{result type 'tensor<1x2x9x16xbf16>' does not match the inferred type 'tensor<1x2x11x16xbf16>'}}
+  %0 = memwall.kv_cache_append %c, %u : tensor<1x2x8x16xbf16>, tensor<1x2x3x16xbf16> -> tensor<1x2x9x16xbf16>
+  return
+}
+// -----
+func.func @kv_cache_append_int8(%c: tensor<1x2x8x16xi8>, %u: tensor<1x2x1x16xi8>) {
+  // expected-error @below {{operand #0 must be statically shaped tensor of}}
+  %0 = memwall.kv_cache_append %c, %u : tensor<1x2x8x16xi8>, tensor<1x2x1x16xi8> -> tensor<1x2x9x16xi8>
+  return
+}
+// -----
+func.func @kv_cache_append_head_dim(%c: tensor<1x2x8x16xbf16>, %u: tensor<1x2x1x8xbf16>) {
+  // expected-error @below {{cache [1, 2, 8, 16] and update [1, 2, 1, 8] must agree on every dimension but 2}}
+  %0 = memwall.kv_cache_append %c, %u : tensor<1x2x8x16xbf16>, tensor<1x2x1x8xbf16> -> tensor<1x2x9x16xbf16>
+  return
+}
+// -----
+// Rank-0 logits have no class dimension.
+func.func @cross_entropy_rank0(%l: tensor<f32>, %y: tensor<i64>) {
+  // expected-error @below {{labels shape [] must equal the logits shape without its class dimension []}}
+  %0 = memwall.cross_entropy %l, %y : tensor<f32>, tensor<i64> -> tensor<f32>
+  return
+}
+// -----
+func.func @cross_entropy_mean_result(%l: tensor<4x10xf32>, %y: tensor<4xi64>) {
+  // expected-error @below {{result type 'tensor<4xf32>' does not match the inferred type 'tensor<f32>'}}
+  %0 = memwall.cross_entropy %l, %y : tensor<4x10xf32>, tensor<4xi64> -> tensor<4xf32>
+  return
+}
+// -----
+func.func @cross_entropy_bf16_loss(%l: tensor<4x10xbf16>, %y: tensor<4xi64>) {
+  // expected-error @below {{result #0 must be statically shaped tensor of 32-bit float values}}
+  %0 = memwall.cross_entropy %l, %y : tensor<4x10xbf16>, tensor<4xi64> -> tensor<bf16>
+  return
+}
+// -----
+func.func @cross_entropy_i16_labels(%l: tensor<4x10xf32>, %y: tensor<4xi16>) {
+  // expected-error @below {{operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %0 = memwall.cross_entropy %l, %y : tensor<4x10xf32>, tensor<4xi16> -> tensor<f32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+// -----
+// Same element count, but the declared result is not the requested shape.
+func.func @reshape_result(%a: tensor<4x2xf32>) {
+  // expected-error @below {{result type 'tensor<2x4xf32>' does not match the inferred type 'tensor<8xf32>'}}
+  %0 = memwall.reshape %a [8] : tensor<4x2xf32> -> tensor<2x4xf32>
+  return
+}
+// -----
+func.func @reshape_element_type(%a: tensor<4x2xf32>) {
+  // expected-error @below {{result type 'tensor<8xbf16>' does not match the inferred type 'tensor<8xf32>'}}
+  %0 = memwall.reshape %a [8] : tensor<4x2xf32> -> tensor<8xbf16>
+  return
+}
+// -----
+func.func @transpose_out_of_range(%a: tensor<4x2xf32>) {
+  // expected-error @below {{permutation [0, 2] is not a permutation of the 2 input dimensions}}
+  %0 = memwall.transpose %a [0, 2] : tensor<4x2xf32> -> tensor<4x2xf32>
+  return
+}
+// -----
+func.func @transpose_result(%a: tensor<4x2xf32>) {
+  // expected-error @below {{result type 'tensor<4x2xf32>' does not match the inferred type 'tensor<2x4xf32>'}}
+  %0 = memwall.transpose %a [1, 0] : tensor<4x2xf32> -> tensor<4x2xf32>
+  return
+}
+// -----
+func.func @transpose_f64(%a: tensor<4x2xf64>) {
+  // expected-error @below {{operand #0 must be statically shaped tensor of}}
+  %0 = memwall.transpose %a [1, 0] : tensor<4x2xf64> -> tensor<2x4xf64>
+  return
+}
+// -----
+func.func @slice_negative_offset(%a: tensor<4x2xf32>) {
+  // expected-error @below {{dimension 1: offset must be >= 0, size and stride >= 1}}
+  %0 = memwall.slice %a offsets [0, -1] sizes [4, 1] : tensor<4x2xf32> -> tensor<4x1xf32>
+  return
+}
+// -----
+func.func @slice_empty(%a: tensor<4x2xf32>) {
+  // expected-error @below {{dimension 0: offset must be >= 0, size and stride >= 1}}
+  %0 = memwall.slice %a offsets [0, 0] sizes [0, 2] : tensor<4x2xf32> -> tensor<0x2xf32>
+  return
+}
+// -----
+// Offsets 1, 3, 5: the stride carries the last index past the end.
+func.func @slice_strided_past_end(%a: tensor<4x2xf32>) {
+  // expected-error @below {{dimension 0: slice reaches index 5 of a dimension of size 4}}
+  %0 = memwall.slice %a offsets [1, 0] sizes [3, 2] strides [2, 1] : tensor<4x2xf32> -> tensor<3x2xf32>
+  return
+}
+// -----
+func.func @slice_strides_count(%a: tensor<4x2xf32>) {
+  // expected-error @below {{offsets, sizes and strides must each have 2 entries (the input rank)}}
+  %0 = memwall.slice %a offsets [0, 0] sizes [2, 2] strides [1] : tensor<4x2xf32> -> tensor<2x2xf32>
+  return
+}
+// -----
+func.func @slice_result(%a: tensor<4x2xf32>) {
+  // expected-error @below {{result type 'tensor<4x2xf32>' does not match the inferred type 'tensor<2x2xf32>'}}
+  %0 = memwall.slice %a offsets [0, 0] sizes [2, 2] : tensor<4x2xf32> -> tensor<4x2xf32>
+  return
+}
+// -----
+func.func @concat_no_inputs() {
+  // expected-error @below {{needs at least one input}}
+  %0 = "memwall.concat"() <{axis = 0 : i64}> : () -> tensor<4xf32>
+  return
+}
+// -----
+func.func @concat_rank(%a: tensor<4x2xf32>, %b: tensor<4x2x1xf32>) {
+  // expected-error @below {{input #1 differs in element type or rank from input #0}}
+  %0 = memwall.concat %a, %b axis 0 : tensor<4x2xf32>, tensor<4x2x1xf32> -> tensor<8x2xf32>
+  return
+}
+// -----
+// The third input is the one that disagrees.
+func.func @concat_third_input(%a: tensor<4x2xf32>, %b: tensor<4x3xf32>) {
+  // expected-error @below {{input #2 has shape [4, 3], which differs from [4, 2] outside axis 0}}
+  %0 = memwall.concat %a, %a, %b axis 0 : tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x3xf32> -> tensor<12x2xf32>
+  return
+}
+// -----
+func.func @concat_result(%a: tensor<4x2xf32>) {
+  // expected-error @below {{result type 'tensor<4x4xf32>' does not match the inferred type 'tensor<8x2xf32>'}}
+  %0 = memwall.concat %a, %a axis -2 : tensor<4x2xf32>, tensor<4x2xf32> -> tensor<4x4xf32>
+  return
+}
+// -----
+func.func @concat_dynamic(%a: tensor<4x?xf32>) {
+  // expected-error @below {{operand #0 must be variadic of statically shaped tensor}}
+  %0 = memwall.concat %a axis 0 : tensor<4x?xf32> -> tensor<4x?xf32>
+  return
+}
+// -----
+func.func @cast_result(%a: tensor<4x2xf32>) {
+  // expected-error @below {{result type 'tensor<4x2xf16>' does not match the inferred type 'tensor<4x2xbf16>'}}
+  %0 = memwall.cast %a to bf16 : tensor<4x2xf32> -> tensor<4x2xf16>
+  return
+}
+// -----
+func.func @cast_to_i1(%a: tensor<4x2xf32>) {
+  // expected-error @below {{attribute 'element_type' failed to satisfy constraint}}
+  %0 = memwall.cast %a to i1 : tensor<4x2xf32> -> tensor<4x2xi1>
+  return
+}
+// -----
+func.func @cast_from_f64(%a: tensor<4x2xf64>) {
+  // expected-error @below {{operand #0 must be statically shaped tensor of}}
+  %0 = memwall.cast %a to f32 : tensor<4x2xf64> -> tensor<4x2xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Dialect attributes
+//===----------------------------------------------------------------------===//
+
+// -----
+// memwall.kind belongs on function arguments, not on ops.
+func.func @kind_on_op(%a: tensor<4x8xf32>) {
+  // expected-error @below {{unknown memwall attribute 'memwall.kind'}}
+  %0 = memwall.relu %a {memwall.kind = #memwall.arg_kind<weight>} : tensor<4x8xf32>
+  return
+}
+// -----
+// memwall.cost belongs on ops, not on function arguments.
+// expected-error @below {{unknown memwall argument attribute 'memwall.cost'}}
+func.func @cost_on_arg(%a: tensor<4xf32> {memwall.cost = #memwall.cost<flops = 1, bytes_read = 0, bytes_written = 0, intensity = 1.0, bound = memory, time_s = 1.0>}) {
+  return
+}
+// -----
+// The diagnostic names the argument that is wrong.
+// expected-error @below {{'memwall.kind' of argument #1 must be #memwall.arg_kind<weight|input|kv_cache>, got 1 : i32}}
+func.func @kind_integer(%a: tensor<4xf32> {memwall.kind = #memwall.arg_kind<input>}, %b: tensor<4xf32> {memwall.kind = 1 : i32}) {
+  return
+}
+// -----
+// An attribute of the right dialect but the wrong kind.
+// expected-error @below {{'memwall.kind' of argument #0 must be #memwall.arg_kind<weight|input|kv_cache>, got #memwall.cost<}}
+func.func @kind_is_cost(%a: tensor<4xf32> {memwall.kind = #memwall.cost<flops = 1, bytes_read = 0, bytes_written = 0, intensity = 1.0, bound = memory, time_s = 1.0>}) {
+  return
+}
+// -----
+func.func @cost_is_kind(%a: tensor<4x8xf32>) {
+  // expected-error @below {{'memwall.cost' must be a #memwall.cost attribute}}
+  %0 = memwall.relu %a {memwall.cost = #memwall.arg_kind<weight>} : tensor<4x8xf32>
+  return
+}
+// -----
+func.func @cost_negative_bytes_read(%a: tensor<4x8xf32>) {
+  // expected-error @below {{flops and bytes must be non-negative}}
+  %0 = memwall.relu %a {memwall.cost = #memwall.cost<flops = 1, bytes_read = -3, bytes_written = 0, intensity = 1.0, bound = memory, time_s = 1.0>} : tensor<4x8xf32>
+  return
+}
+// -----
+func.func @cost_negative_bytes_written(%a: tensor<4x8xf32>) {
+  // expected-error @below {{flops and bytes must be non-negative}}
+  %0 = memwall.relu %a {memwall.cost = #memwall.cost<flops = 1, bytes_read = 0, bytes_written = -1, intensity = 1.0, bound = memory, time_s = 1.0>} : tensor<4x8xf32>
+  return
+}
+// -----
+func.func @cost_negative_intensity(%a: tensor<4x8xf32>) {
+  // expected-error @below {{intensity must be finite and non-negative}}
+  %0 = memwall.relu %a {memwall.cost = #memwall.cost<flops = 1, bytes_read = 0, bytes_written = 0, intensity = -1, bound = memory, time_s = 1.0>} : tensor<4x8xf32>
+  return
+}
+// -----
+func.func @cost_negative_time(%a: tensor<4x8xf32>) {
+  // expected-error @below {{time_s must be finite and non-negative}}
+  %0 = memwall.relu %a {memwall.cost = #memwall.cost<flops = 1, bytes_read = 0, bytes_written = 0, intensity = 1.0, bound = memory, time_s = -2>} : tensor<4x8xf32>
+  return
+}
+// -----
+func.func @cost_fractional_flops(%a: tensor<4x8xf32>) {
+  // expected-error @below {{expected integer value}}
+  %0 = memwall.relu %a {memwall.cost = #memwall.cost<flops = 1.5, bytes_read = 0, bytes_written = 0, intensity = 1.0, bound = memory, time_s = 1.0>} : tensor<4x8xf32>
+  return
+}
+// -----
+func.func @cost_missing_field(%a: tensor<4x8xf32>) {
+  // expected-error @below {{expected 'bytes_read'}}
+  %0 = memwall.relu %a {memwall.cost = #memwall.cost<flops = 1, bytes_written = 0, intensity = 1.0, bound = memory, time_s = 1.0>} : tensor<4x8xf32>
+  return
+}
+// -----
+func.func @cost_bound_string(%a: tensor<4x8xf32>) {
+  // expected-error @below {{bound must be 'memory' or 'compute', got 'latency'}}
+  %0 = memwall.relu %a {memwall.cost = #memwall.cost<flops = 1, bytes_read = 0, bytes_written = 0, intensity = 1.0, bound = "latency", time_s = 1.0>} : tensor<4x8xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Regressions: overflow, operand naming and cost-literal parsing.
+//===----------------------------------------------------------------------===//
+
+// -----
+// The last index offset + (size - 1) * stride = 1 + (2^63 - 1) overflows
+// int64; it must still be reported as out of bounds.
+func.func @regression_slice_index_overflow(%a: tensor<4xf32>) {
+  // expected-error @below {{dimension 0: slice reaches index}}
+  %0 = memwall.slice %a offsets [1] sizes [2] strides [9223372036854775807] : tensor<4xf32> -> tensor<2xf32>
+  return
+}
+// -----
+// 274177 * 67280421310721 = 2^64 + 1 would wrap to 1 element.
+func.func @regression_reshape_count_overflow(%a: tensor<1xf32>) {
+  // expected-error @below {{cannot reshape [1] (1 elements) to [274177, 67280421310721] (more than 2^63 elements)}}
+  %0 = memwall.reshape %a [274177, 67280421310721] : tensor<1xf32> -> tensor<274177x67280421310721xf32>
+  return
+}
+// -----
+// The diagnostic names the operand ("input"), not its C++ accessor.
+func.func @regression_layer_norm_dynamic_input_name(%a: tensor<?x8xbf16>, %w: tensor<8xbf16>) {
+  // expected-error @below {{input must be a statically shaped tensor}}
+  %0 = memwall.layer_norm %a, %w : tensor<?x8xbf16>, tensor<8xbf16>
+  return
+}
+// -----
+func.func @regression_rope_dynamic_input_name(%x: tensor<1x4x?x16xbf16>, %p: tensor<8xi64>) {
+  // expected-error @below {{input must be a statically shaped tensor}}
+  %0 = memwall.rope %x, %p : tensor<1x4x?x16xbf16>, tensor<8xi64>
+  return
+}
+// -----
+// A negative fractional intensity reaches the verifier.
+func.func @regression_cost_negative_fractional_intensity(%a: tensor<4x8xf32>) {
+  // expected-error @below {{intensity must be finite and non-negative}}
+  %0 = memwall.relu %a {memwall.cost = #memwall.cost<flops = 1, bytes_read = 0, bytes_written = 0, intensity = -0.5, bound = memory, time_s = 1.0>} : tensor<4x8xf32>
+  return
+}
+// -----
+// 0x7FF0000000000000 is MLIR's spelling of +inf: not a valid time.
+func.func @regression_cost_infinite_time(%a: tensor<4x8xf32>) {
+  // expected-error @below {{time_s must be finite and non-negative}}
+  %0 = memwall.relu %a {memwall.cost = #memwall.cost<flops = 1, bytes_read = 0, bytes_written = 0, intensity = 1.0, bound = memory, time_s = 0x7FF0000000000000>} : tensor<4x8xf32>
+  return
+}

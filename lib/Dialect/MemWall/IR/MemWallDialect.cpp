@@ -82,15 +82,26 @@ Attribute CostAttr::parse(AsmParser &parser, Type) {
       return failure();
     return success();
   };
-  // Accepts 8, 8.0 and 8e0 alike: hand-written attributes use all three.
+  // Takes 8, -0.5 and 2.0e-06; a hex literal is a float's bit pattern as in
+  // MLIR's own float attributes (0x7FF0000000000000 is +inf, which the
+  // verifier then rejects). MLIR has no "8e0": an exponent needs a '.'.
   auto parseNumber = [&](double &value) -> ParseResult {
+    bool negative = succeeded(parser.parseOptionalMinus());
+    const char *text = parser.getCurrentLocation().getPointer();
+    bool hex = text[0] == '0' && text[1] == 'x';
     int64_t integer;
-    OptionalParseResult parsedInteger = parser.parseOptionalInteger(integer);
+    OptionalParseResult parsedInteger =
+        hex ? OptionalParseResult() : parser.parseOptionalInteger(integer);
     if (parsedInteger.has_value()) {
+      if (failed(*parsedInteger))
+        return failure();
       value = static_cast<double>(integer);
-      return *parsedInteger;
+    } else if (parser.parseFloat(value)) {
+      return failure();
     }
-    return parser.parseFloat(value);
+    if (negative)
+      value = -value;
+    return success();
   };
   SMLoc loc = parser.getCurrentLocation();
   if (parser.parseLess() || parseField("flops") || parser.parseInteger(flops) ||

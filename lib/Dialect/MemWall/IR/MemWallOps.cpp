@@ -13,8 +13,10 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace memwall;
@@ -181,17 +183,17 @@ static LogicalResult verifyPositiveEpsilon(Operation *op, double epsilon) {
 // Elementwise ops
 //===----------------------------------------------------------------------===//
 
-#define MEMWALL_INFER_SAME_AS(OP, ACCESSOR)                                    \
+#define MEMWALL_INFER_SAME_AS_INPUT(OP)                                        \
   LogicalResult OP::inferReturnTypes(                                          \
       MLIRContext *, std::optional<Location> loc, OP::Adaptor adaptor,         \
       SmallVectorImpl<Type> &inferred) {                                       \
-    return inferSameAsOperand(loc, adaptor.ACCESSOR(), #ACCESSOR, inferred);   \
+    return inferSameAsOperand(loc, adaptor.getInput(), "input", inferred);     \
   }
 
-MEMWALL_INFER_SAME_AS(LayerNormOp, getInput)
-MEMWALL_INFER_SAME_AS(RmsNormOp, getInput)
-MEMWALL_INFER_SAME_AS(RopeOp, getInput)
-#undef MEMWALL_INFER_SAME_AS
+MEMWALL_INFER_SAME_AS_INPUT(LayerNormOp)
+MEMWALL_INFER_SAME_AS_INPUT(RmsNormOp)
+MEMWALL_INFER_SAME_AS_INPUT(RopeOp)
+#undef MEMWALL_INFER_SAME_AS_INPUT
 
 /// NumPy broadcasting of two operands of one element type.
 static LogicalResult inferBroadcast(std::optional<Location> loc, Value lhs,
@@ -299,9 +301,9 @@ MatmulOp::Dims MatmulOp::getDims() {
   dims.m = result.getShape()[result.getRank() - 2];
   dims.n = result.getShape().back();
   dims.k = lhsShape[rank - (getTransposeLhs() ? 2 : 1)];
-  dims.batch = result.getNumElements() / (dims.m * dims.n);
-  if (dims.m * dims.n == 0)
-    dims.batch = 0;
+  // An empty matrix has no batch to count (and must not divide by zero).
+  dims.batch =
+      dims.m * dims.n == 0 ? 0 : result.getNumElements() / (dims.m * dims.n);
   return dims;
 }
 
@@ -572,12 +574,18 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
   if (failed(input))
     return failure();
   int64_t elements = 1;
+  bool overflowed = false;
   for (int64_t dim : adaptor.getShape()) {
     if (dim < 0)
       return emitOptionalError(loc, "shape ", shapeString(adaptor.getShape()),
                                " has a negative dimension");
-    elements *= dim;
+    overflowed |= llvm::MulOverflow(elements, dim, elements);
   }
+  if (overflowed)
+    return emitOptionalError(
+        loc, "cannot reshape ", shapeString(input->getShape()), " (",
+        input->getNumElements(), " elements) to ",
+        shapeString(adaptor.getShape()), " (more than 2^63 elements)");
   if (elements != input->getNumElements())
     return emitOptionalError(
         loc, "cannot reshape ", shapeString(input->getShape()), " (",
@@ -640,7 +648,11 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
     if (offsets[dim] < 0 || sizes[dim] < 1 || strides[dim] < 1)
       return emitOptionalError(loc, "dimension ", dim,
                                ": offset must be >= 0, size and stride >= 1");
-    int64_t last = offsets[dim] + (sizes[dim] - 1) * strides[dim];
+    // Overflow means the index is far beyond any static dimension.
+    int64_t step, last;
+    if (llvm::MulOverflow(sizes[dim] - 1, strides[dim], step) ||
+        llvm::AddOverflow(offsets[dim], step, last))
+      last = std::numeric_limits<int64_t>::max();
     if (last >= input->getDimSize(dim))
       return emitOptionalError(loc, "dimension ", dim, ": slice reaches index ",
                                last, " of a dimension of size ",
