@@ -63,9 +63,9 @@ RooflineReport memwall::buildRooflineReport(ModuleOp module,
   ParameterSummary parameters = summarizeParameters(module);
   report.params = parameters.params;
   report.paramBytes = parameters.bytes;
-  module.walk([&](CostOpInterface op) {
+  auto makeRecord = [&](CostOpInterface op, unsigned id) {
     OpRecord record;
-    record.id = report.ops.size();
+    record.id = id;
     record.op = op->getName().getStringRef().str();
     record.loc = formatLocationForReport(op->getLoc());
     record.flops = op.getFlops();
@@ -73,7 +73,48 @@ RooflineReport memwall::buildRooflineReport(ModuleOp module,
     record.bytesWritten = op.getBytesWritten();
     record.precision = op.getMathPrecision();
     record.estimate = estimateOpRoofline(op, target);
+    return record;
+  };
+  bool fused = module->hasAttr(MemWallDialect::kFusedAttrName);
+  FusionSummary fusion;
+  module.walk<WalkOrder::PreOrder>([&](CostOpInterface op) {
+    OpRecord record = makeRecord(op, report.ops.size());
+    unsigned kernels = op.launchesKernel() ? 1 : 0;
+    fusion.kernelsAfter += kernels;
+    fusion.timeAfterSeconds += record.estimate.timeSeconds;
+    auto fusionOp = dyn_cast<FusionOp>(op.getOperation());
+    if (!fusionOp) {
+      fusion.kernelsBefore += kernels;
+      fusion.timeBeforeSeconds += record.estimate.timeSeconds;
+      report.ops.push_back(std::move(record));
+      return WalkResult::advance();
+    }
+    fused = true;
+    FusionGroupRecord group;
+    group.id = record.id;
+    group.kind = stringifyFusionKind(fusionOp.getKind()).str();
+    group.timeAfterSeconds = record.estimate.timeSeconds;
+    int64_t bytesBefore = 0;
+    for (Operation &inner : fusionOp.getBodyBlock().without_terminator()) {
+      auto innerCost = dyn_cast<CostOpInterface>(inner);
+      if (!innerCost)
+        continue;
+      OpRecord innerRecord = makeRecord(innerCost, 0);
+      group.ops.push_back(innerRecord.loc);
+      group.kernelsBefore += innerCost.launchesKernel() ? 1 : 0;
+      bytesBefore += innerRecord.bytesRead + innerRecord.bytesWritten;
+      group.timeBeforeSeconds += innerRecord.estimate.timeSeconds;
+    }
+    group.bytesSaved = bytesBefore - record.bytesRead - record.bytesWritten;
+    fusion.kernelsBefore += group.kernelsBefore;
+    fusion.timeBeforeSeconds += group.timeBeforeSeconds;
+    fusion.bytesSaved += group.bytesSaved;
+    fusion.groups.push_back(std::move(group));
     report.ops.push_back(std::move(record));
+    // The body's ops are accounted for through the fusion.
+    return WalkResult::skip();
   });
+  if (fused)
+    report.fusion = std::move(fusion);
   return report;
 }

@@ -56,6 +56,36 @@ static void writeOp(llvm::json::OStream &json, const OpRecord &op) {
   });
 }
 
+static void writeFusion(llvm::json::OStream &json,
+                        const FusionSummary &fusion) {
+  json.attributeObject("fusion", [&] {
+    json.attributeArray("groups", [&] {
+      for (const FusionGroupRecord &group : fusion.groups)
+        json.object([&] {
+          json.attribute("id", static_cast<int64_t>(group.id));
+          json.attribute("kind", group.kind);
+          json.attributeArray("ops", [&] {
+            for (const std::string &loc : group.ops)
+              json.value(loc);
+          });
+          json.attribute("kernels_before",
+                         static_cast<int64_t>(group.kernelsBefore));
+          json.attribute("bytes_saved", group.bytesSaved);
+          json.attribute("time_before_s", group.timeBeforeSeconds);
+          json.attribute("time_after_s", group.timeAfterSeconds);
+        });
+    });
+    json.attributeObject("totals", [&] {
+      json.attribute("kernels_before",
+                     static_cast<int64_t>(fusion.kernelsBefore));
+      json.attribute("kernels_after", static_cast<int64_t>(fusion.kernelsAfter));
+      json.attribute("bytes_saved", fusion.bytesSaved);
+      json.attribute("time_before_s", fusion.timeBeforeSeconds);
+      json.attribute("time_after_s", fusion.timeAfterSeconds);
+    });
+  });
+}
+
 void memwall::printRooflineReportJSON(const RooflineReport &report,
                                       llvm::raw_ostream &os) {
   RooflineTotals totals = report.computeTotals();
@@ -86,6 +116,8 @@ void memwall::printRooflineReportJSON(const RooflineReport &report,
       json.attribute("memory_bound_ops",
                      static_cast<int64_t>(totals.numMemoryBoundOps));
     });
+    if (report.fusion)
+      writeFusion(json, *report.fusion);
   });
   os << "\n";
 }

@@ -120,6 +120,14 @@ void memwall::printRooflineReportText(const RooflineReport &report,
      << " ops, " << llvm::format("%.1f", 100 * totals.memoryBoundTimeFraction)
      << "% of predicted time\n";
 
+  if (report.fusion) {
+    const FusionSummary &fusion = *report.fusion;
+    os << "fusion: " << fusion.kernelsBefore << " kernels -> "
+       << fusion.kernelsAfter << ", " << formatSI(fusion.bytesSaved, "B")
+       << " less traffic, " << formatSI(fusion.timeBeforeSeconds, "s")
+       << " -> " << formatSI(fusion.timeAfterSeconds, "s") << " predicted\n";
+  }
+
   if (report.ops.empty())
     return;
   std::vector<const OpRecord *> slowest;

@@ -4,6 +4,7 @@
 // memwall options users reach for first:
 //
 //   memwall-opt model.mlir --target=h100-sxm --report=report.json
+//   memwall-opt model.mlir --fuse --report=report.json
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +49,12 @@ static llvm::cl::opt<std::string> reportPath(
     llvm::cl::value_desc("file"), llvm::cl::init(""),
     llvm::cl::cat(memwallCategory));
 
+static llvm::cl::opt<bool>
+    fuse("fuse",
+         llvm::cl::desc("Fuse ops into kernels (memwall-fuse) before the "
+                        "command-line pipeline"),
+         llvm::cl::init(false), llvm::cl::cat(memwallCategory));
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAllPasses();
@@ -72,19 +79,24 @@ int main(int argc, char **argv) {
   }
 
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
-  if (!reportPath.empty()) {
-    // Run the command-line pipeline first, then write the report of its
-    // result.
+  if (fuse || !reportPath.empty()) {
+    // --fuse, then the command-line pipeline, then the report of the result.
     MlirOptMainConfig userPipeline = config;
     std::string output = reportPath;
-    config.setPassPipelineSetupFn([userPipeline, output](PassManager &pm) {
-      if (failed(userPipeline.setupPassPipeline(pm)))
-        return failure();
-      memwall::RooflineReportOptions options;
-      options.output = output;
-      pm.addPass(memwall::createRooflineReport(options));
-      return success();
-    });
+    bool runFuse = fuse;
+    config.setPassPipelineSetupFn(
+        [userPipeline, output, runFuse](PassManager &pm) {
+          if (runFuse)
+            pm.addPass(memwall::createFuse());
+          if (failed(userPipeline.setupPassPipeline(pm)))
+            return failure();
+          if (!output.empty()) {
+            memwall::RooflineReportOptions options;
+            options.output = output;
+            pm.addPass(memwall::createRooflineReport(options));
+          }
+          return success();
+        });
   }
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> input =

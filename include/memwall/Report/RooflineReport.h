@@ -55,6 +55,36 @@ struct RooflineTotals {
   unsigned numMemoryBoundOps = 0;
 };
 
+/// One fused kernel: what it replaced and what it saves.
+struct FusionGroupRecord {
+  /// The fusion's id in RooflineReport::ops.
+  unsigned id = 0;
+  /// "elementwise", "reduction" or "matmul_epilogue".
+  std::string kind;
+  /// Locations of the fused ops, in program order.
+  std::vector<std::string> ops;
+  /// Kernels the ops launch unfused.
+  unsigned kernelsBefore = 0;
+  /// DRAM bytes of the ops unfused minus the fused kernel's.
+  int64_t bytesSaved = 0;
+  /// Sum of the ops' roofline times unfused, and the fused kernel's.
+  double timeBeforeSeconds = 0;
+  double timeAfterSeconds = 0;
+};
+
+/// Present when the module was fused (it holds memwall.fusion ops or was
+/// marked by memwall-fuse).
+struct FusionSummary {
+  std::vector<FusionGroupRecord> groups;
+  /// Kernels of the whole model before and after fusion.
+  unsigned kernelsBefore = 0;
+  unsigned kernelsAfter = 0;
+  int64_t bytesSaved = 0;
+  /// Predicted time of the whole model before and after fusion.
+  double timeBeforeSeconds = 0;
+  double timeAfterSeconds = 0;
+};
+
 struct RooflineReport {
   GPUTarget target;
   /// Name of the model (module symbol name or input file name).
@@ -63,7 +93,10 @@ struct RooflineReport {
   /// their bytes at their stored dtypes.
   int64_t params = 0;
   int64_t paramBytes = 0;
+  /// The kernels of the model in program order: ops inside a fusion appear
+  /// only through their fusion.
   std::vector<OpRecord> ops;
+  std::optional<FusionSummary> fusion;
 
   RooflineTotals computeTotals() const;
 };

@@ -50,4 +50,29 @@ def RooflineReport : Pass<"memwall-roofline-report", "mlir::ModuleOp"> {
   ]);
 }
 
+def Fuse : Pass<"memwall-fuse", "mlir::ModuleOp"> {
+  let summary = "Group ops into memwall.fusion kernels by predicted time saved";
+  let description = [{
+    Decides kernel boundaries from the roofline model. Every elementwise op,
+    row reduction (layer_norm, rms_norm, softmax or reduce over the last
+    axis) and float matmul starts as its own kernel; then, greedily, the
+    producer-consumer pair of kernels whose merge saves the most predicted
+    time is merged, until no merge saves time. A candidate kernel is costed
+    by `analyzeKernel` (docs/fusion.md): a soft roofline over the DRAM bytes
+    it still moves, slowed when its estimated registers per thread leave too
+    little occupancy, plus one launch. A merge is rejected when the kernel
+    would not be legal (more than one row reduction or matmul, mismatched
+    shapes, a broadcast codegen cannot index, an epilogue cuBLASLt cannot
+    apply), would spill registers, or would create a cycle between kernels.
+    Producers are never duplicated: a value needed outside its kernel
+    becomes an extra result (a multi-output fusion).
+
+    Each group of two or more ops becomes a `memwall.fusion`; the module is
+    marked `memwall.fused` and the roofline report gains a `fusion` section.
+    `memwall-opt --fuse` runs this pass.
+  }];
+  let options = targetOptions;
+  let dependentDialects = ["::memwall::MemWallDialect"];
+}
+
 #endif // MEMWALL_TRANSFORMS_PASSES_TD

@@ -47,6 +47,12 @@ LogicalResult MemWallDialect::verifyRegionArgAttribute(Operation *op,
 
 LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
                                                        NamedAttribute attr) {
+  if (attr.getName() == kFusedAttrName) {
+    if (!isa<ModuleOp>(op) || !isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << kFusedAttrName
+                             << "' must be a unit attribute on a module";
+    return success();
+  }
   if (attr.getName() != kCostAttrName)
     return op->emitError() << "unknown memwall attribute '"
                            << attr.getName().getValue() << "'";

@@ -11,6 +11,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -29,6 +30,14 @@ int64_t getTensorByteSize(mlir::Type type);
 int64_t getNumElements(mlir::Type type);
 /// Tensor-core precision a contraction on `elementType` runs at.
 MathPrecision getContractionPrecision(mlir::Type elementType);
+
+/// Ops computed independently per output element from the elements of their
+/// (broadcast) operands: add, sub, mul, div, scale, gelu, silu, relu, tanh,
+/// swiglu and float-to-float casts. Fusion and codegen treat them alike.
+bool isElementwiseOp(mlir::Operation *op);
+/// Ops that reduce along the last axis of one input, row by row: layer_norm,
+/// rms_norm, softmax on the last axis, reduce over only the last axis.
+bool isRowReductionOp(mlir::Operation *op);
 } // namespace memwall
 
 #include "memwall/Dialect/MemWall/IR/MemWallDialect.h.inc"

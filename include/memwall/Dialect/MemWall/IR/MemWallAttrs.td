@@ -40,6 +40,14 @@ def MemWall_LossReduction : I32EnumAttr<"LossReduction",
 // Dialect attributes.
 //===----------------------------------------------------------------------===//
 
+def MemWall_FusionKind : I32EnumAttr<"FusionKind", "kind of fused kernel", [
+      I32EnumAttrCase<"Elementwise", 0, "elementwise">,
+      I32EnumAttrCase<"Reduction", 1, "reduction">,
+      I32EnumAttrCase<"MatmulEpilogue", 2, "matmul_epilogue">
+    ]> {
+  let cppNamespace = "::memwall";
+}
+
 def MemWall_ArgKind : I32Enum<"ArgKind", "role of a function argument", [
       I32EnumCase<"Weight", 0, "weight">,
       I32EnumCase<"Input", 1, "input">,

@@ -28,6 +28,8 @@ def MemWall_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kArgKindAttrName = "memwall.kind";
     /// Name of the discardable op attribute holding a CostAttr.
     static constexpr ::llvm::StringLiteral kCostAttrName = "memwall.cost";
+    /// Unit attribute memwall-fuse puts on the module it ran on.
+    static constexpr ::llvm::StringLiteral kFusedAttrName = "memwall.fused";
   }];
 }
 

@@ -9,6 +9,7 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // Type constraints
@@ -563,6 +564,69 @@ def MemWall_CastOp : MemWall_InferredOp<"cast"> {
   let assemblyFormat = [{
     $input `to` $element_type attr-dict `:` type($input) `->` type($result)
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion
+//===----------------------------------------------------------------------===//
+
+def MemWall_FusionOp : MemWall_Op<"fusion",
+    [IsolatedFromAbove, SingleBlockImplicitTerminator<"YieldOp">],
+    ["getBytesRead", "getBytesWritten", "getMathPrecision"]> {
+  let summary = "ops that run as one kernel";
+  let description = [{
+    The body runs as one GPU kernel (or, for `matmul_epilogue`, one GEMM call
+    with its epilogue): values passed between body ops stay in registers, so
+    only the `inputs` are read from and the results written to DRAM. The
+    block arguments are the inputs, in order; `memwall.yield` gives the
+    results. Built by `memwall-fuse`; the kind says which kernel template
+    codegen uses:
+
+    - `elementwise`: elementwise ops over one iteration shape;
+    - `reduction`: one row reduction (layer_norm, rms_norm, softmax or reduce
+      over the last axis) with elementwise prologue and epilogue;
+    - `matmul_epilogue`: one matmul with what cuBLASLt applies after it
+      (bias, relu or tanh-GELU, or a residual add).
+
+    Its cost is the fused kernel's: the body's FLOPs, the inputs' bytes read
+    once and the results' bytes written once.
+
+    ```mlir
+    %r = memwall.fusion elementwise (%x, %b)
+        : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%a: tensor<4x8xf32>, %c: tensor<8xf32>):
+      %0 = memwall.add %a, %c : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+      %1 = memwall.relu %0 : tensor<4x8xf32>
+      memwall.yield %1 : tensor<4x8xf32>
+    }
+    ```
+  }];
+  let arguments = (ins MemWall_FusionKind:$kind, Variadic<AnyRankedTensor>:$inputs);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $kind `(` $inputs `)` attr-dict `:` functional-type($inputs, $results)
+    $body
+  }];
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "::memwall::FusionKind":$kind, "::mlir::ValueRange":$inputs,
+                   "::mlir::TypeRange":$resultTypes)>
+  ];
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+    /// Kernels (and GEMM calls) the body's ops launch when unfused.
+    unsigned getNumUnfusedKernels();
+  }];
+}
+
+def MemWall_YieldOp : Op<MemWall_Dialect, "yield",
+    [Pure, HasParent<"FusionOp">, ReturnLike, Terminator]> {
+  let summary = "results of a memwall.fusion body";
+  let arguments = (ins Variadic<AnyRankedTensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let builders = [OpBuilder<(ins), [{ /* nothing to yield */ }]>];
 }
 
 #endif // MEMWALL_DIALECT_MEMWALL_IR_MEMWALLOPS_TD

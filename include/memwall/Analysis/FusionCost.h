@@ -1,0 +1,121 @@
+//===- FusionCost.h - Cost and legality of a candidate kernel ---*- C++ -*-===//
+//
+// Decides whether a set of memwall ops can run as one kernel (of which kind,
+// over which iteration space, reading which inputs in which broadcast
+// pattern), the kernel's launch geometry and resource use, and its predicted
+// time. memwall-fuse ranks candidate fusions by the time this predicts they
+// save; codegen emits kernels with the geometry it chooses, so the model and
+// the generated code agree.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_ANALYSIS_FUSIONCOST_H
+#define MEMWALL_ANALYSIS_FUSIONCOST_H
+
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+
+namespace memwall {
+
+/// How a kernel input is indexed from the kernel's iteration space.
+enum class AccessPattern {
+  /// The input has the iteration shape: element i at i.
+  Full,
+  /// The input matches the trailing dims of the iteration shape (a bias
+  /// [D] over [rows, D]): element i at i % innerElements.
+  Suffix,
+  /// The input matches the leading dims and is 1 elsewhere (a per-row value
+  /// [rows, 1]): element i at i / innerElements.
+  Outer,
+  /// One element for all.
+  Scalar,
+};
+
+struct KernelInput {
+  mlir::Value value;
+  AccessPattern pattern = AccessPattern::Full;
+  /// Suffix: elements of the input; Outer: elements each input element
+  /// covers (the product of the iteration dims the input broadcasts over).
+  int64_t innerElements = 1;
+};
+
+/// Launch geometry and resources of a generated elementwise or row kernel.
+struct KernelGeometry {
+  /// Elements per vector access (a 128-bit access for the narrowest type).
+  int64_t vectorWidth = 1;
+  int64_t threadsPerBlock = 1;
+  /// Vectors each thread handles: per row (row kernels) or in total
+  /// (elementwise kernels, unrolled).
+  int64_t vectorsPerThread = 1;
+  int64_t gridSize = 1;
+  int64_t registersPerThread = 0;
+  int64_t sharedBytes = 0;
+  /// Resident threads per SM over the SM's maximum (2048).
+  double occupancy = 0;
+};
+
+/// The GEMM call a matmul_epilogue group becomes (cuBLASLt's model:
+/// D = act(op(A) op(B) + C + bias)).
+struct GemmEpilogue {
+  mlir::Value bias;     // [N], or null
+  mlir::Value residual; // same shape as the result (beta = 1), or null
+  enum class Activation { None, Relu, GeluTanh } activation = Activation::None;
+};
+
+/// A set of ops that can run as one kernel.
+struct KernelAnalysis {
+  FusionKind kind = FusionKind::Elementwise;
+  /// The row reduction (Reduction) or matmul (MatmulEpilogue); null for
+  /// Elementwise.
+  mlir::Operation *anchor = nullptr;
+  /// Ops in program order.
+  llvm::SmallVector<mlir::Operation *> ops;
+  /// Values read from memory, in order of first use, each once.
+  llvm::SmallVector<KernelInput> inputs;
+  /// Values written to memory: results used outside the set.
+  llvm::SmallVector<mlir::Value> outputs;
+  /// Elementwise: the common result shape; Reduction: the row op's input
+  /// shape (the last dim is the row); MatmulEpilogue: the matmul's result.
+  llvm::SmallVector<int64_t> iterationShape;
+  GemmEpilogue epilogue;
+  KernelGeometry geometry;
+
+  int64_t flops = 0;
+  int64_t bytesRead = 0;
+  int64_t bytesWritten = 0;
+  MathPrecision precision = MathPrecision::FP32;
+  /// Predicted time: soft roofline, slowed by low occupancy, plus launch.
+  double timeSeconds = 0;
+};
+
+/// Maximum registers per thread before the kernel spills (sm_80 / sm_90).
+inline constexpr int64_t kMaxRegistersPerThread = 255;
+
+/// Analyzes `ops` (any order; ops of one block) as one kernel. Ops that are
+/// not elementwise, a row reduction or a float matmul, more than one anchor,
+/// values of another shape, an input broadcast codegen cannot index, a matmul
+/// epilogue cuBLASLt cannot apply, or an estimated register count above
+/// kMaxRegistersPerThread make it fail with the reason in `whyNot`. Values
+/// defined outside `ops` are inputs; results used outside are outputs.
+llvm::FailureOr<KernelAnalysis>
+analyzeKernel(llvm::ArrayRef<mlir::Operation *> ops, const GPUTarget &target,
+              std::string *whyNot = nullptr);
+
+/// The kernel a memwall.fusion's body describes (inputs are its block
+/// arguments, outputs its yielded values).
+llvm::FailureOr<KernelAnalysis> analyzeFusion(FusionOp fusion,
+                                              const GPUTarget &target,
+                                              std::string *whyNot = nullptr);
+
+/// Smooth maximum of compute and memory time, (c^4 + m^4)^(1/4): equal to
+/// the roofline away from the ridge and up to 19% slower at it, where real
+/// kernels overlap compute and memory imperfectly.
+double softRooflineSeconds(double computeSeconds, double memorySeconds);
+
+} // namespace memwall
+
+#endif // MEMWALL_ANALYSIS_FUSIONCOST_H

@@ -1,0 +1,458 @@
+//===- FusionCost.cpp - Cost and legality of a candidate kernel -----------===//
+//
+// See docs/fusion.md for the model: which sets of ops make one kernel, the
+// launch geometry of the generated kernels, the register estimate that
+// rejects spilling fusions, and the soft roofline that predicts time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Analysis/FusionCost.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+using namespace memwall;
+
+double memwall::softRooflineSeconds(double computeSeconds,
+                                    double memorySeconds) {
+  double largest = std::max(computeSeconds, memorySeconds);
+  if (largest <= 0)
+    return 0;
+  double c = computeSeconds / largest, m = memorySeconds / largest;
+  return largest * std::pow(std::pow(c, 4) + std::pow(m, 4), 0.25);
+}
+
+namespace {
+constexpr int64_t kMaxThreadsPerSM = 2048;
+constexpr int64_t kRegistersPerSM = 65536;
+constexpr int64_t kMaxBlocksPerSM = 32;
+constexpr int64_t kWarpSize = 32;
+/// Registers a kernel needs besides the data it holds: indices, pointers,
+/// loop state.
+constexpr int64_t kBaseRegisters = 24;
+/// Occupancy from which a streaming kernel keeps enough 128-bit loads in
+/// flight to reach full bandwidth; below it, bandwidth falls proportionally.
+constexpr double kFullBandwidthOccupancy = 0.25;
+
+RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+/// How `input` broadcasts to `shape`, if codegen can index it.
+std::optional<KernelInput> classifyAccess(Value input,
+                                          ArrayRef<int64_t> shape) {
+  KernelInput access;
+  access.value = input;
+  ArrayRef<int64_t> inputShape = tensorType(input).getShape();
+  int64_t elements = tensorType(input).getNumElements();
+  if (inputShape == shape)
+    return access;
+  if (elements == 1) {
+    access.pattern = AccessPattern::Scalar;
+    return access;
+  }
+  // Drop leading 1s; the rest must be a suffix of `shape`.
+  ArrayRef<int64_t> trimmed = inputShape.drop_while([](int64_t d) {
+    return d == 1;
+  });
+  if (trimmed.size() <= shape.size() &&
+      shape.take_back(trimmed.size()) == trimmed) {
+    access.pattern = AccessPattern::Suffix;
+    access.innerElements = elements;
+    return access;
+  }
+  // Leading dims equal to `shape`'s, the rest 1 (rank must match).
+  if (inputShape.size() == shape.size()) {
+    size_t leading = 0;
+    while (leading < shape.size() && inputShape[leading] == shape[leading])
+      ++leading;
+    bool restOnes = llvm::all_of(inputShape.drop_front(leading),
+                                 [](int64_t d) { return d == 1; });
+    if (leading > 0 && restOnes) {
+      access.pattern = AccessPattern::Outer;
+      int64_t inner = 1;
+      for (int64_t d : shape.drop_front(leading))
+        inner *= d;
+      access.innerElements = inner;
+      return access;
+    }
+  }
+  return std::nullopt;
+}
+
+/// Contiguous elements every access pattern keeps together, which a vector
+/// width must divide.
+int64_t contiguousRun(const KernelInput &input, int64_t runOfFull) {
+  switch (input.pattern) {
+  case AccessPattern::Full:
+    return runOfFull;
+  case AccessPattern::Suffix:
+  case AccessPattern::Outer:
+    return input.innerElements;
+  case AccessPattern::Scalar:
+    return 0; // any width
+  }
+  return 1;
+}
+
+/// Occupancy of a kernel with `threads` per block, `registers` per thread and
+/// `shared` bytes per block.
+double occupancyOf(int64_t threads, int64_t registers, int64_t shared,
+                   const GPUTarget &target) {
+  int64_t warps = (threads + kWarpSize - 1) / kWarpSize;
+  int64_t byRegisters =
+      kRegistersPerSM / std::max<int64_t>(1, registers * warps * kWarpSize);
+  int64_t byThreads = kMaxThreadsPerSM / std::max<int64_t>(1, threads);
+  int64_t byShared =
+      shared > 0 ? static_cast<int64_t>(target.sharedMemoryPerSMBytes) / shared
+                 : kMaxBlocksPerSM;
+  int64_t blocks = std::min({byRegisters, byThreads, byShared, kMaxBlocksPerSM});
+  return static_cast<double>(blocks * threads) / kMaxThreadsPerSM;
+}
+
+bool fail(std::string *whyNot, const Twine &message) {
+  if (whyNot)
+    *whyNot = message.str();
+  return false;
+}
+
+class KernelAnalyzer {
+public:
+  KernelAnalyzer(ArrayRef<Operation *> ops, const GPUTarget &target,
+                 std::string *whyNot)
+      : target(target), whyNot(whyNot) {
+    analysis.ops.assign(ops.begin(), ops.end());
+    if (!ops.empty() && ops.front()->getBlock())
+      llvm::sort(analysis.ops, [](Operation *a, Operation *b) {
+        return a->isBeforeInBlock(b);
+      });
+    members.insert(ops.begin(), ops.end());
+  }
+
+  FailureOr<KernelAnalysis> run() {
+    if (!classify() || !collectValues())
+      return failure();
+    bool ok = analysis.kind == FusionKind::MatmulEpilogue ? analyzeGemm()
+                                                          : analyzeKernel();
+    if (!ok)
+      return failure();
+    predictTime();
+    return std::move(analysis);
+  }
+
+private:
+  bool classify() {
+    if (analysis.ops.empty())
+      return fail(whyNot, "no ops");
+    for (Operation *op : analysis.ops) {
+      if (isElementwiseOp(op))
+        continue;
+      bool isAnchor = isRowReductionOp(op) || isa<MatmulOp>(op);
+      if (!isAnchor)
+        return fail(whyNot, "'" + op->getName().getStringRef() +
+                                "' does not run in a generated kernel");
+      if (analysis.anchor)
+        return fail(whyNot, "a kernel holds at most one row reduction or "
+                            "matmul");
+      analysis.anchor = op;
+    }
+    if (!analysis.anchor) {
+      analysis.kind = FusionKind::Elementwise;
+      analysis.iterationShape.assign(
+          tensorType(analysis.ops.back()->getResult(0)).getShape().begin(),
+          tensorType(analysis.ops.back()->getResult(0)).getShape().end());
+      // The largest result defines the iteration space.
+      for (Operation *op : analysis.ops)
+        if (tensorType(op->getResult(0)).getNumElements() >
+            computeElements(analysis.iterationShape))
+          analysis.iterationShape.assign(
+              tensorType(op->getResult(0)).getShape().begin(),
+              tensorType(op->getResult(0)).getShape().end());
+    } else if (auto matmul = dyn_cast<MatmulOp>(analysis.anchor)) {
+      analysis.kind = FusionKind::MatmulEpilogue;
+      ArrayRef<int64_t> shape = matmul.getType().getShape();
+      analysis.iterationShape.assign(shape.begin(), shape.end());
+    } else {
+      analysis.kind = FusionKind::Reduction;
+      ArrayRef<int64_t> shape =
+          tensorType(analysis.anchor->getOperand(0)).getShape();
+      analysis.iterationShape.assign(shape.begin(), shape.end());
+    }
+    return true;
+  }
+
+  static int64_t computeElements(ArrayRef<int64_t> shape) {
+    int64_t elements = 1;
+    for (int64_t d : shape)
+      elements *= d;
+    return elements;
+  }
+
+  bool collectValues() {
+    llvm::SmallPtrSet<void *, 16> seen;
+    for (Operation *op : analysis.ops) {
+      for (Value operand : op->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (def && members.contains(def))
+          continue;
+        if (!seen.insert(operand.getAsOpaquePointer()).second)
+          continue;
+        KernelInput input;
+        input.value = operand;
+        analysis.inputs.push_back(input);
+      }
+      for (Value result : op->getResults())
+        if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+              return !members.contains(user);
+            }))
+          analysis.outputs.push_back(result);
+    }
+    if (analysis.outputs.empty())
+      return fail(whyNot, "the kernel produces nothing used");
+    for (Operation *op : analysis.ops) {
+      auto cost = cast<CostOpInterface>(op);
+      analysis.flops += cost.getFlops();
+    }
+    for (const KernelInput &input : analysis.inputs)
+      analysis.bytesRead += getTensorByteSize(input.value.getType());
+    for (Value output : analysis.outputs)
+      analysis.bytesWritten += getTensorByteSize(output.getType());
+    return true;
+  }
+
+  /// Elementwise and row-reduction kernels.
+  bool analyzeKernel() {
+    ArrayRef<int64_t> shape = analysis.iterationShape;
+    if (shape.empty())
+      return fail(whyNot, "rank-0 results are not generated");
+    int64_t elements = computeElements(shape);
+    int64_t rowLength = shape.back();
+    bool isReduction = analysis.kind == FusionKind::Reduction;
+    // Every computed value has the iteration shape, except the result of a
+    // reduce, which must leave the kernel directly.
+    for (Operation *op : analysis.ops) {
+      Value result = op->getResult(0);
+      if (isa<ReduceOp>(op)) {
+        if (!llvm::all_of(result.getUsers(), [&](Operation *user) {
+              return !members.contains(user);
+            }))
+          return fail(whyNot, "a reduce result cannot feed the same kernel");
+        continue;
+      }
+      if (tensorType(result).getShape() != shape)
+        return fail(whyNot, "values of different shapes ([" +
+                                shapeString(tensorType(result).getShape()) +
+                                "] and [" + shapeString(shape) +
+                                "]) cannot share a kernel");
+    }
+    // Row ops' weight and bias must be [D] suffix inputs; everything else
+    // any pattern codegen indexes.
+    for (KernelInput &input : analysis.inputs) {
+      std::optional<KernelInput> access = classifyAccess(input.value, shape);
+      if (!access)
+        return fail(whyNot,
+                    "input of shape [" +
+                        shapeString(tensorType(input.value).getShape()) +
+                        "] does not broadcast to [" + shapeString(shape) +
+                        "] in a way codegen indexes");
+      if (isReduction && access->pattern == AccessPattern::Outer &&
+          access->innerElements % rowLength != 0)
+        return fail(whyNot, "an input broadcast within a row");
+      input = *access;
+    }
+
+    // The widest vector (up to 128 bits of the narrowest element type) that
+    // every access pattern's contiguous run divides.
+    int64_t narrowest = 8;
+    auto noteType = [&](Value value) {
+      narrowest = std::min(
+          narrowest, getElementByteSize(tensorType(value).getElementType()));
+    };
+    for (const KernelInput &input : analysis.inputs)
+      noteType(input.value);
+    for (Value output : analysis.outputs)
+      noteType(output);
+    int64_t width = 16 / std::max<int64_t>(1, narrowest);
+    int64_t fullRun = isReduction ? rowLength : elements;
+    auto divides = [&](int64_t w) {
+      if (fullRun % w != 0)
+        return false;
+      for (const KernelInput &input : analysis.inputs) {
+        int64_t run = contiguousRun(input, fullRun);
+        if (run != 0 && run % w != 0)
+          return false;
+      }
+      return true;
+    };
+    while (width > 1 && !divides(width))
+      width /= 2;
+
+    KernelGeometry &geometry = analysis.geometry;
+    geometry.vectorWidth = width;
+    int64_t liveValues = countLiveValues();
+    if (isReduction) {
+      int64_t rowVectors = rowLength / width;
+      int64_t threads =
+          rowVectors >= kWarpSize
+              ? std::min<int64_t>(512, (rowVectors + kWarpSize - 1) /
+                                           kWarpSize * kWarpSize)
+              : static_cast<int64_t>(llvm::PowerOf2Ceil(rowVectors));
+      geometry.threadsPerBlock = std::max<int64_t>(1, threads);
+      geometry.vectorsPerThread =
+          (rowVectors + geometry.threadsPerBlock - 1) / geometry.threadsPerBlock;
+      geometry.gridSize = elements / rowLength;
+      // One float per warp for the cross-warp combine.
+      geometry.sharedBytes = kWarpSize * 4;
+    } else {
+      int64_t vectors = elements / width;
+      geometry.threadsPerBlock = 256;
+      // Several independent vectors per thread keep more loads in flight
+      // once the grid fills the GPU many times over.
+      int64_t waves = vectors / (geometry.threadsPerBlock *
+                                 std::max<unsigned>(1, target.smCount) * 8);
+      geometry.vectorsPerThread = waves >= 4 ? 4 : (waves >= 2 ? 2 : 1);
+      int64_t perBlock = geometry.threadsPerBlock * geometry.vectorsPerThread;
+      geometry.gridSize = std::max<int64_t>(1, (vectors + perBlock - 1) / perBlock);
+    }
+    // Each live value holds vectorsPerThread * width floats in registers.
+    geometry.registersPerThread =
+        kBaseRegisters + geometry.vectorsPerThread * width * liveValues;
+    if (geometry.registersPerThread > kMaxRegistersPerThread)
+      return fail(whyNot, "needs about " +
+                              Twine(geometry.registersPerThread) +
+                              " registers per thread and would spill");
+    geometry.occupancy =
+        occupancyOf(geometry.threadsPerBlock, geometry.registersPerThread,
+                    geometry.sharedBytes, target);
+    return true;
+  }
+
+  /// Per-element values a thread holds at once. In a row kernel everything
+  /// computed before the reduction and used after it stays in registers
+  /// across the reduction; elementwise kernels hold an op's operands and
+  /// result.
+  int64_t countLiveValues() {
+    if (analysis.kind != FusionKind::Reduction) {
+      int64_t most = 1;
+      for (Operation *op : analysis.ops)
+        most = std::max<int64_t>(most, op->getNumOperands() + 1);
+      return most + 1;
+    }
+    int64_t live = 2; // the row op's input and its result
+    for (Operation *op : analysis.ops) {
+      if (op == analysis.anchor || !op->isBeforeInBlock(analysis.anchor))
+        continue;
+      bool usedAfter = llvm::any_of(op->getUsers(), [&](Operation *user) {
+        return members.contains(user) && user != analysis.anchor &&
+               analysis.anchor->isBeforeInBlock(user);
+      });
+      live += usedAfter ? 1 : 0;
+    }
+    return live;
+  }
+
+  /// Matmul plus what cuBLASLt's epilogue applies: a bias, a residual add
+  /// (beta = 1), then relu or tanh-GELU, as a single-use chain.
+  bool analyzeGemm() {
+    auto matmul = cast<MatmulOp>(analysis.anchor);
+    Type elementType = matmul.getLhs().getType().getElementType();
+    if (!isa<Float32Type, BFloat16Type, Float16Type>(elementType))
+      return fail(whyNot, "only f32, bf16 and f16 matmuls run through "
+                          "cuBLASLt");
+    GemmEpilogue &epilogue = analysis.epilogue;
+    epilogue.bias = matmul.getBias();
+    ArrayRef<int64_t> shape = analysis.iterationShape;
+    Value current = matmul.getResult();
+    for (Operation *op : analysis.ops) {
+      if (op == analysis.anchor)
+        continue;
+      if (!current.hasOneUse() || *current.getUsers().begin() != op)
+        return fail(whyNot, "a matmul epilogue must be a single-use chain "
+                            "(cuBLASLt writes one result)");
+      if (epilogue.activation != GemmEpilogue::Activation::None)
+        return fail(whyNot, "nothing can follow the epilogue's activation");
+      if (auto add = dyn_cast<AddOp>(op)) {
+        Value other = add.getLhs() == current ? add.getRhs() : add.getLhs();
+        if (tensorType(other).getElementType() != tensorType(current).getElementType())
+          return fail(whyNot, "epilogue operands must share the matmul's type");
+        ArrayRef<int64_t> otherShape = tensorType(other).getShape();
+        ArrayRef<int64_t> trimmed =
+            otherShape.drop_while([](int64_t d) { return d == 1; });
+        if (trimmed.size() == 1 && trimmed[0] == shape.back() &&
+            !epilogue.bias && shape.size() >= 1) {
+          epilogue.bias = other;
+        } else if (otherShape == shape && !epilogue.residual) {
+          epilogue.residual = other;
+        } else {
+          return fail(whyNot, "cuBLASLt adds one [N] bias and one "
+                              "result-shaped residual");
+        }
+      } else if (isa<ReluOp>(op)) {
+        epilogue.activation = GemmEpilogue::Activation::Relu;
+      } else if (auto gelu = dyn_cast<GeluOp>(op)) {
+        if (gelu.getApproximation() != GeluApproximation::Tanh)
+          return fail(whyNot, "cuBLASLt's GELU epilogue is the tanh "
+                              "approximation; erf GELU runs in its own kernel");
+        epilogue.activation = GemmEpilogue::Activation::GeluTanh;
+      } else {
+        return fail(whyNot, "'" + op->getName().getStringRef() +
+                                "' is not a cuBLASLt epilogue");
+      }
+      current = op->getResult(0);
+    }
+    if (epilogue.bias) {
+      ArrayRef<int64_t> biasShape = tensorType(epilogue.bias).getShape();
+      if (computeElements(biasShape) != shape.back())
+        return fail(whyNot, "the bias must have N elements");
+    }
+    analysis.precision = matmul.getMathPrecision();
+    for (KernelInput &input : analysis.inputs)
+      input.pattern = tensorType(input.value).getShape() == shape
+                          ? AccessPattern::Full
+                          : AccessPattern::Suffix;
+    return true;
+  }
+
+  void predictTime() {
+    double compute = analysis.flops / target.peakFor(analysis.precision);
+    double memory = (analysis.bytesRead + analysis.bytesWritten) /
+                    target.memoryBandwidth;
+    if (analysis.kind != FusionKind::MatmulEpilogue)
+      memory /= std::min(1.0, analysis.geometry.occupancy /
+                                  kFullBandwidthOccupancy);
+    analysis.timeSeconds =
+        softRooflineSeconds(compute, memory) + target.kernelLaunchSeconds;
+  }
+
+  static std::string shapeString(ArrayRef<int64_t> shape) {
+    std::string text;
+    for (int64_t d : shape)
+      text += (text.empty() ? "" : ", ") + std::to_string(d);
+    return text;
+  }
+
+  const GPUTarget &target;
+  std::string *whyNot;
+  KernelAnalysis analysis;
+  llvm::SmallPtrSet<Operation *, 16> members;
+};
+} // namespace
+
+FailureOr<KernelAnalysis> memwall::analyzeKernel(ArrayRef<Operation *> ops,
+                                                 const GPUTarget &target,
+                                                 std::string *whyNot) {
+  return KernelAnalyzer(ops, target, whyNot).run();
+}
+
+FailureOr<KernelAnalysis> memwall::analyzeFusion(FusionOp fusion,
+                                                 const GPUTarget &target,
+                                                 std::string *whyNot) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : fusion.getBodyBlock().without_terminator())
+    ops.push_back(&op);
+  return analyzeKernel(ops, target, whyNot);
+}

@@ -1,0 +1,127 @@
+//===- MemWallFusion.cpp - memwall.fusion and op classes -------------------===//
+//
+// The fusion region op (one future kernel), its verifier and its cost as a
+// fused kernel, and the op classes fusion and codegen share.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace memwall;
+
+bool memwall::isElementwiseOp(Operation *op) {
+  if (auto cast = dyn_cast<CastOp>(op))
+    return isa<FloatType>(getElementTypeOrSelf(cast.getInput().getType())) &&
+           isa<FloatType>(cast.getElementType());
+  return isa<AddOp, SubOp, MulOp, DivOp, ScaleOp, GeluOp, SiluOp, ReluOp,
+             TanhOp, SwigluOp>(op);
+}
+
+bool memwall::isRowReductionOp(Operation *op) {
+  if (isa<LayerNormOp, RmsNormOp>(op))
+    return true;
+  if (auto softmax = dyn_cast<SoftmaxOp>(op)) {
+    int64_t rank = softmax.getInput().getType().getRank();
+    int64_t axis = static_cast<int64_t>(softmax.getAxis());
+    return rank > 0 && (axis == -1 || axis == rank - 1);
+  }
+  if (auto reduce = dyn_cast<ReduceOp>(op)) {
+    int64_t rank = reduce.getInput().getType().getRank();
+    ArrayRef<int64_t> axes = reduce.getAxes();
+    return rank > 0 && axes.size() == 1 &&
+           (axes[0] == -1 || axes[0] == rank - 1);
+  }
+  return false;
+}
+
+void FusionOp::build(OpBuilder &builder, OperationState &state,
+                     FusionKind kind, ValueRange inputs,
+                     TypeRange resultTypes) {
+  state.addAttribute(getKindAttrName(state.name),
+                     FusionKindAttr::get(builder.getContext(), kind));
+  state.addOperands(inputs);
+  state.addTypes(resultTypes);
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  for (Value input : inputs)
+    block->addArgument(input.getType(), input.getLoc());
+}
+
+LogicalResult FusionOp::verify() {
+  Block &block = getBodyBlock();
+  if (block.getArgumentTypes() != getInputs().getTypes())
+    return emitOpError("body arguments must have the types of the inputs");
+  auto yield = cast<YieldOp>(block.getTerminator());
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError("yielded types must be the result types");
+  unsigned matmuls = 0, rowReductions = 0, others = 0;
+  for (Operation &op : block.without_terminator()) {
+    if (isa<MatmulOp>(op))
+      ++matmuls;
+    else if (isRowReductionOp(&op))
+      ++rowReductions;
+    else if (!isElementwiseOp(&op))
+      return op.emitOpError("cannot be fused: only elementwise ops, one row "
+                            "reduction or one matmul run in a fusion");
+    else
+      ++others;
+  }
+  if (matmuls + rowReductions + others == 0)
+    return emitOpError("body has no ops");
+  switch (getKind()) {
+  case FusionKind::Elementwise:
+    if (matmuls || rowReductions)
+      return emitOpError("an elementwise fusion holds only elementwise ops");
+    break;
+  case FusionKind::Reduction:
+    if (matmuls || rowReductions != 1)
+      return emitOpError("a reduction fusion holds exactly one row "
+                         "reduction and no matmul");
+    break;
+  case FusionKind::MatmulEpilogue:
+    if (matmuls != 1 || rowReductions)
+      return emitOpError("a matmul_epilogue fusion holds exactly one matmul "
+                         "and no row reduction");
+    break;
+  }
+  return success();
+}
+
+unsigned FusionOp::getNumUnfusedKernels() {
+  unsigned kernels = 0;
+  for (Operation &op : getBodyBlock().without_terminator())
+    if (auto cost = dyn_cast<CostOpInterface>(op))
+      kernels += cost.launchesKernel() ? 1 : 0;
+  return kernels;
+}
+
+int64_t FusionOp::getFlops() {
+  int64_t flops = 0;
+  for (Operation &op : getBodyBlock().without_terminator())
+    if (auto cost = dyn_cast<CostOpInterface>(op))
+      flops += cost.getFlops();
+  return flops;
+}
+
+int64_t FusionOp::getBytesRead() {
+  // Each input once, however many body ops read it; unused inputs not at all.
+  int64_t bytes = 0;
+  for (BlockArgument argument : getBodyBlock().getArguments())
+    if (!argument.use_empty())
+      bytes += getTensorByteSize(argument.getType());
+  return bytes;
+}
+
+int64_t FusionOp::getBytesWritten() { return detail::sumResultBytes(*this); }
+
+MathPrecision FusionOp::getMathPrecision() {
+  for (Operation &op : getBodyBlock().without_terminator())
+    if (auto matmul = dyn_cast<MatmulOp>(op))
+      return matmul.getMathPrecision();
+  return MathPrecision::FP32;
+}

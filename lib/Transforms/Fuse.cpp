@@ -1,0 +1,249 @@
+//===- Fuse.cpp - roofline-driven fusion into memwall.fusion ops ----------===//
+//
+// Greedy merging of producer-consumer kernels, largest predicted time saving
+// first, with analyzeKernel (lib/Analysis/FusionCost.cpp) as the judge of
+// legality and cost. docs/fusion.md describes the model.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Analysis/CostAnalysis.h"
+#include "memwall/Analysis/FusionCost.h"
+#include "memwall/Transforms/Passes.h"
+
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+#include <queue>
+
+using namespace mlir;
+
+namespace memwall {
+#define GEN_PASS_DEF_FUSE
+#include "memwall/Transforms/Passes.h.inc"
+} // namespace memwall
+
+using namespace memwall;
+
+namespace {
+/// Savings below this are noise, not a reason to merge.
+constexpr double kMinSavingSeconds = 1e-12;
+
+struct Group {
+  SmallVector<Operation *> ops;
+  double timeSeconds = 0;
+  unsigned version = 0;
+  bool alive = true;
+};
+
+struct Candidate {
+  double saving;
+  unsigned a, b, versionA, versionB;
+  bool operator<(const Candidate &other) const {
+    // Largest saving first; ties go to the earlier groups, for determinism.
+    if (saving != other.saving)
+      return saving < other.saving;
+    return std::make_pair(a, b) > std::make_pair(other.a, other.b);
+  }
+};
+
+class BlockFuser {
+public:
+  BlockFuser(Block &block, const GPUTarget &target)
+      : block(block), target(target) {}
+
+  void run() {
+    unsigned position = 0;
+    for (Operation &op : block.without_terminator()) {
+      positions[&op] = position++;
+      if (!isElementwiseOp(&op) && !isRowReductionOp(&op) &&
+          !isa<MatmulOp>(&op))
+        continue;
+      FailureOr<KernelAnalysis> single = analyzeKernel({&op}, target);
+      if (failed(single))
+        continue; // runs unfused (codegen says why, if it cannot)
+      groupOf[&op] = groups.size();
+      Group group;
+      group.ops.push_back(&op);
+      group.timeSeconds = single->timeSeconds;
+      groups.push_back(std::move(group));
+    }
+    for (unsigned id = 0; id < groups.size(); ++id)
+      for (unsigned neighbor : neighbors(id))
+        if (neighbor > id)
+          propose(id, neighbor);
+    while (!queue.empty()) {
+      Candidate candidate = queue.top();
+      queue.pop();
+      Group &a = groups[candidate.a], &b = groups[candidate.b];
+      if (!a.alive || !b.alive || a.version != candidate.versionA ||
+          b.version != candidate.versionB)
+        continue;
+      merge(candidate.a, candidate.b);
+    }
+    materialize();
+  }
+
+private:
+  /// Groups that produce an input of `id` or consume one of its results.
+  llvm::SmallSetVector<unsigned, 8> neighbors(unsigned id) {
+    llvm::SmallSetVector<unsigned, 8> result;
+    for (Operation *op : groups[id].ops) {
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          if (auto it = groupOf.find(def); it != groupOf.end())
+            if (it->second != id)
+              result.insert(it->second);
+      for (Operation *user : op->getUsers())
+        if (Operation *ancestor = block.findAncestorOpInBlock(*user))
+          if (auto it = groupOf.find(ancestor); it != groupOf.end())
+            if (it->second != id)
+              result.insert(it->second);
+    }
+    return result;
+  }
+
+  /// True if some op outside `members` is reached from them and reaches
+  /// back into them: merging would need it both before and after the kernel.
+  bool createsCycle(const llvm::SmallPtrSetImpl<Operation *> &members) {
+    unsigned last = 0;
+    for (Operation *op : members)
+      last = std::max(last, positions.lookup(op));
+    SmallVector<Operation *> worklist;
+    llvm::DenseSet<Operation *> visited;
+    auto pushUsers = [&](Operation *op) {
+      for (Operation *user : op->getUsers()) {
+        Operation *ancestor = block.findAncestorOpInBlock(*user);
+        if (!ancestor || ancestor == block.getTerminator() ||
+            positions.lookup(ancestor) > last)
+          continue;
+        if (visited.insert(ancestor).second)
+          worklist.push_back(ancestor);
+      }
+    };
+    for (Operation *op : members)
+      pushUsers(op);
+    while (!worklist.empty()) {
+      Operation *op = worklist.pop_back_val();
+      if (members.contains(op)) {
+        // Reached directly from a member: not a detour.
+        continue;
+      }
+      for (Operation *user : op->getUsers()) {
+        Operation *ancestor = block.findAncestorOpInBlock(*user);
+        if (ancestor && members.contains(ancestor))
+          return true;
+      }
+      pushUsers(op);
+    }
+    return false;
+  }
+
+  void propose(unsigned a, unsigned b) {
+    SmallVector<Operation *> ops(groups[a].ops);
+    ops.append(groups[b].ops.begin(), groups[b].ops.end());
+    llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+    if (createsCycle(members))
+      return;
+    FailureOr<KernelAnalysis> merged = analyzeKernel(ops, target);
+    if (failed(merged))
+      return;
+    double saving =
+        groups[a].timeSeconds + groups[b].timeSeconds - merged->timeSeconds;
+    if (saving < kMinSavingSeconds)
+      return;
+    queue.push({saving, a, b, groups[a].version, groups[b].version});
+  }
+
+  void merge(unsigned a, unsigned b) {
+    Group &into = groups[a], &from = groups[b];
+    into.ops.append(from.ops.begin(), from.ops.end());
+    llvm::sort(into.ops, [&](Operation *x, Operation *y) {
+      return positions.lookup(x) < positions.lookup(y);
+    });
+    for (Operation *op : from.ops)
+      groupOf[op] = a;
+    from.alive = false;
+    from.ops.clear();
+    into.timeSeconds = analyzeKernel(into.ops, target)->timeSeconds;
+    ++into.version;
+    for (unsigned neighbor : neighbors(a))
+      propose(std::min(a, neighbor), std::max(a, neighbor));
+  }
+
+  void materialize() {
+    bool changed = false;
+    for (Group &group : groups) {
+      if (!group.alive || group.ops.size() < 2)
+        continue;
+      KernelAnalysis analysis = *analyzeKernel(group.ops, target);
+      SmallVector<Value> inputs;
+      for (const KernelInput &input : analysis.inputs)
+        inputs.push_back(input.value);
+      SmallVector<Type> resultTypes;
+      for (Value output : analysis.outputs)
+        resultTypes.push_back(output.getType());
+      SmallVector<Location> locs;
+      for (Operation *op : group.ops)
+        locs.push_back(op->getLoc());
+      MLIRContext *ctx = block.getParentOp()->getContext();
+      OpBuilder builder(group.ops.back());
+      auto fusion = FusionOp::create(builder, FusedLoc::get(ctx, locs),
+                                     analysis.kind, inputs, resultTypes);
+      IRMapping mapping;
+      mapping.map(inputs, fusion.getBodyBlock().getArguments());
+      builder.setInsertionPointToStart(&fusion.getBodyBlock());
+      for (Operation *op : group.ops)
+        builder.clone(*op, mapping);
+      SmallVector<Value> yielded;
+      for (Value output : analysis.outputs)
+        yielded.push_back(mapping.lookup(output));
+      YieldOp::create(builder, fusion.getLoc(), yielded);
+      for (auto [output, result] :
+           llvm::zip_equal(analysis.outputs, fusion.getResults()))
+        output.replaceAllUsesWith(result);
+      for (Operation *op : llvm::reverse(group.ops))
+        op->erase();
+      changed = true;
+    }
+    // Users of an early result placed between the fused ops now precede
+    // the fusion; restore dominance, keeping the order otherwise.
+    if (changed)
+      sortTopologically(&block);
+  }
+
+  Block &block;
+  const GPUTarget &target;
+  llvm::DenseMap<Operation *, unsigned> positions;
+  llvm::DenseMap<Operation *, unsigned> groupOf;
+  std::vector<Group> groups;
+  std::priority_queue<Candidate> queue;
+};
+
+struct FusePass : public memwall::impl::FuseBase<FusePass> {
+  using FuseBase::FuseBase;
+
+  LogicalResult initialize(MLIRContext *ctx) override {
+    FailureOr<GPUTarget> resolved =
+        resolvePassTarget(ctx, targetName, targetFile);
+    if (failed(resolved))
+      return failure();
+    target = std::move(*resolved);
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    module.walk([&](FunctionOpInterface function) {
+      for (Block &block : function.getFunctionBody())
+        BlockFuser(block, target).run();
+    });
+    module->setAttr(MemWallDialect::kFusedAttrName, UnitAttr::get(module.getContext()));
+  }
+
+  GPUTarget target;
+};
+} // namespace

@@ -1,0 +1,102 @@
+//===- Reference.h - CPU reference interpreter for memwall ops --*- C++ -*-===//
+//
+// Evaluates the unfused memwall ops of a bundle's "reference" graph
+// (docs/bundle-format.md) on the CPU: fp32 math, every op result rounded to
+// its element type (bf16/f16 round to nearest even, fp8 saturating). Used by
+// `memwall-run --check` to judge GPU outputs and by tests in CI. Free of MLIR
+// and LLVM, and built without exceptions: failures are returned as strings.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_RUNTIME_REFERENCE_H
+#define MEMWALL_RUNTIME_REFERENCE_H
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace memwall::reference {
+
+enum class DType { F32, BF16, F16, F8E4M3FN, F8E5M2, I8, I32, I64, I1 };
+
+/// Parses "f32", "bf16", ... (the bundle spelling); nullopt if unknown.
+std::optional<DType> parseDType(const std::string &name);
+const char *dtypeName(DType type);
+/// Bytes one element occupies in a bundle buffer (i1: 1).
+int64_t dtypeBytes(DType type);
+bool isFloat(DType type);
+
+/// Rounds `value` to the nearest value representable in `type` (RNE for
+/// floats; fp8 saturates to its largest finite value; integers truncate
+/// toward zero and wrap like a C cast; i1 is value != 0).
+double roundToDType(double value, DType type);
+
+/// A dense row-major tensor. Elements are held widened to double but are
+/// always exactly representable in `dtype`.
+struct Tensor {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<double> data;
+
+  int64_t numElements() const;
+  /// Encodes to / decodes from the bundle's packed little-endian layout.
+  std::vector<uint8_t> toBytes() const;
+  static Tensor fromBytes(DType dtype, std::vector<int64_t> shape,
+                          const uint8_t *bytes, size_t size);
+};
+
+/// One attribute value of a reference op: bool, number, integer list or
+/// string, as the manifest's JSON gives it.
+struct Attr {
+  enum class Kind { Bool, Number, IntList, String } kind = Kind::Number;
+  bool boolean = false;
+  double number = 0;
+  std::vector<int64_t> ints;
+  std::string string;
+
+  static Attr ofBool(bool v);
+  static Attr ofNumber(double v);
+  static Attr ofInts(std::vector<int64_t> v);
+  static Attr ofString(std::string v);
+};
+
+struct ValueInfo {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+};
+
+struct Op {
+  std::string op;  // "matmul", "add", ... (the memwall op name, no prefix)
+  std::string loc; // source location, for messages
+  std::vector<std::string> operands, results;
+  std::map<std::string, Attr> attrs;
+};
+
+struct Graph {
+  std::vector<ValueInfo> values;
+  std::vector<Op> ops;
+};
+
+/// Runs `graph` in op order. `values` must hold every value that no op
+/// defines (the inputs); on success it also holds every op result. Returns
+/// an empty string on success, else one message naming the op (its `loc`)
+/// and what is wrong (unknown op, shape or dtype mismatch with `values`,
+/// missing operand, unsupported attribute such as dropout rate > 0).
+std::string evaluate(const Graph &graph, std::map<std::string, Tensor> &values);
+
+/// Comparison of a computed output against the reference, as
+/// docs/bundle-format.md ("Check") defines it.
+struct Comparison {
+  double maxAbsError = 0;
+  double maxRelError = 0; // |got - ref| / max(|ref|, rms(ref))
+  double tolerance = 0;   // 1e-2 for bf16/f16 outputs, 1e-5 for f32
+  bool passed = false;
+};
+Comparison compare(const Tensor &got, const Tensor &ref);
+
+} // namespace memwall::reference
+
+#endif // MEMWALL_RUNTIME_REFERENCE_H
