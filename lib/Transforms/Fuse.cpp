@@ -223,6 +223,18 @@ private:
   std::priority_queue<Candidate> queue;
 };
 
+} // namespace
+
+void memwall::fuseModule(ModuleOp module, const GPUTarget &target) {
+  module.walk([&](FunctionOpInterface function) {
+    for (Block &block : function.getFunctionBody())
+      BlockFuser(block, target).run();
+  });
+  module->setAttr(MemWallDialect::kFusedAttrName,
+                  UnitAttr::get(module.getContext()));
+}
+
+namespace {
 struct FusePass : public memwall::impl::FuseBase<FusePass> {
   using FuseBase::FuseBase;
 
@@ -235,14 +247,7 @@ struct FusePass : public memwall::impl::FuseBase<FusePass> {
     return success();
   }
 
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    module.walk([&](FunctionOpInterface function) {
-      for (Block &block : function.getFunctionBody())
-        BlockFuser(block, target).run();
-    });
-    module->setAttr(MemWallDialect::kFusedAttrName, UnitAttr::get(module.getContext()));
-  }
+  void runOnOperation() override { fuseModule(getOperation(), target); }
 
   GPUTarget target;
 };

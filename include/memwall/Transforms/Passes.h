@@ -29,6 +29,10 @@ mlir::FailureOr<GPUTarget> resolvePassTarget(mlir::MLIRContext *ctx,
                                              llvm::StringRef targetName,
                                              llvm::StringRef targetFile);
 
+/// What memwall-fuse does, for a given target: fuses every function of
+/// `module` and marks it memwall.fused.
+void fuseModule(mlir::ModuleOp module, const GPUTarget &target);
+
 #define GEN_PASS_REGISTRATION
 #include "memwall/Transforms/Passes.h.inc"
 

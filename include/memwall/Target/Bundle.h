@@ -1,0 +1,111 @@
+//===- Bundle.h - Compile a memwall function into a runnable bundle --*- C++ -*-===//
+//
+// memwall IR (fused or not) -> kernel and GEMM steps, generated GPU kernels
+// (gpu dialect, our own thread mapping) -> PTX through LLVM's NVPTX backend
+// -> a static memory plan in one arena -> the bundle directory memwall-run
+// executes (docs/bundle-format.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_TARGET_BUNDLE_H
+#define MEMWALL_TARGET_BUNDLE_H
+
+#include "memwall/Hardware/GPUTarget.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/JSON.h"
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace memwall {
+
+struct BundleBuffer {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  int64_t bytes = 0;
+  /// "input", "weight", "output" or "intermediate".
+  std::string role;
+  int64_t offset = 0;
+  /// Steps (indices) that define and last use the buffer; inputs are live
+  /// from the start and outputs to the end.
+  int64_t firstStep = 0, lastStep = 0;
+  /// A view of another buffer (a reshape): same bytes, no allocation.
+  int aliasOf = -1;
+};
+
+struct BundleStep {
+  std::string kind; // "kernel" or "gemm"
+  std::string name;
+  std::vector<std::string> ops;
+  double predictedSeconds = 0;
+  // kernel
+  std::string function;
+  std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
+  int64_t sharedBytes = 0;
+  std::vector<int> args;
+  // gemm (row-major, docs/bundle-format.md)
+  int a = -1, b = -1, c = -1, bias = -1, d = -1;
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  int64_t strideA = 0, strideB = 0, strideC = 0, strideD = 0;
+  bool transA = false, transB = false;
+  std::string dtype, epilogue = "none";
+};
+
+struct Bundle {
+  std::string model, target, arch;
+  std::vector<BundleBuffer> buffers;
+  std::vector<BundleStep> steps;
+  /// (name, buffer, reference value) of every argument and result.
+  struct Binding {
+    std::string name;
+    int buffer = -1;
+    std::string value;
+  };
+  std::vector<Binding> inputs, outputs;
+  /// The generated gpu.module (for --emit=gpu) and its PTX.
+  std::string gpuModuleText, ptx;
+  int64_t arenaBytes = 0;
+  double predictedSeconds = 0;
+  llvm::json::Value reference = nullptr;
+};
+
+struct CompileOptions {
+  /// Run memwall-fuse first.
+  bool fuse = true;
+  /// CUDA toolkit root for libdevice (empty: $CUDA_HOME, else
+  /// /usr/local/cuda).
+  std::string cudaRoot;
+  /// Stop after generating the gpu.module (no PTX).
+  bool skipPTX = false;
+};
+
+/// The CPU reference graph (bundle "reference" section) of `function`'s ops.
+/// Fusions are flattened into their ops. Fails (with a diagnostic) on ops
+/// outside the memwall dialect.
+mlir::FailureOr<llvm::json::Value>
+exportReferenceGraph(mlir::func::FuncOp function);
+
+/// Compiles the single function of `module` (fusing it in place first unless
+/// options say not to). Every op codegen cannot run gets a diagnostic at its
+/// location; nothing is returned then.
+mlir::FailureOr<Bundle> compileBundle(mlir::ModuleOp module,
+                                      const GPUTarget &target,
+                                      const CompileOptions &options);
+
+/// Assigns arena offsets (256-byte aligned) so that buffers live at the same
+/// time never overlap; returns the arena size. Largest buffers are placed
+/// first, each at the lowest offset that fits.
+int64_t planArena(std::vector<BundleBuffer> &buffers);
+
+/// Writes `bundle` to the directory `path` (manifest.json, kernels.ptx),
+/// through a temporary directory renamed into place: a failure leaves no
+/// partial bundle. An existing bundle at `path` is replaced.
+llvm::Error writeBundle(const Bundle &bundle, llvm::StringRef path);
+
+} // namespace memwall
+
+#endif // MEMWALL_TARGET_BUNDLE_H

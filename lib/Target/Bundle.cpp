@@ -1,0 +1,748 @@
+//===- Bundle.cpp - Compile a memwall function into a runnable bundle -----===//
+
+#include "memwall/Target/Bundle.h"
+
+#include "KernelCodegen.h"
+
+#include "memwall/Analysis/CostAnalysis.h"
+#include "memwall/Analysis/FusionCost.h"
+#include "memwall/Transforms/Passes.h"
+
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/IR/Diagnostics.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace memwall;
+
+namespace {
+constexpr int64_t kArenaAlignment = 256;
+
+std::string dtypeName(Type type) {
+  if (type.isF32())
+    return "f32";
+  if (type.isBF16())
+    return "bf16";
+  if (type.isF16())
+    return "f16";
+  if (isa<Float8E4M3FNType>(type))
+    return "f8e4m3fn";
+  if (isa<Float8E5M2Type>(type))
+    return "f8e5m2";
+  if (type.isInteger(1))
+    return "i1";
+  if (type.isInteger(8))
+    return "i8";
+  if (type.isInteger(32))
+    return "i32";
+  if (type.isInteger(64))
+    return "i64";
+  return "";
+}
+
+/// Names values as bundles and reference graphs show them: arguments by
+/// their name location (else "argN"), results by their op's location plus
+/// the result number when an op has several, made unique.
+class ValueNamer {
+public:
+  std::string name(Value value) {
+    auto it = names.find(value);
+    if (it != names.end())
+      return it->second;
+    std::string base;
+    if (auto argument = dyn_cast<BlockArgument>(value)) {
+      if (auto nameLoc = dyn_cast<NameLoc>(argument.getLoc()))
+        base = nameLoc.getName().str();
+      else
+        base = "arg" + std::to_string(argument.getArgNumber());
+    } else {
+      Operation *op = value.getDefiningOp();
+      std::string loc = formatLocationForReport(op->getLoc());
+      base = loc == "?" || loc.find(':') != std::string::npos
+                 ? "v" + std::to_string(names.size())
+                 : loc;
+      if (op->getNumResults() > 1)
+        base += "#" + std::to_string(cast<OpResult>(value).getResultNumber());
+    }
+    std::string unique = base;
+    for (int suffix = 1; !used.insert(unique).second; ++suffix)
+      unique = base + "." + std::to_string(suffix);
+    names[value] = unique;
+    return unique;
+  }
+
+private:
+  DenseMap<Value, std::string> names;
+  llvm::StringSet<> used;
+};
+
+llvm::json::Array shapeJSON(ArrayRef<int64_t> shape) {
+  llvm::json::Array array;
+  for (int64_t d : shape)
+    array.push_back(d);
+  return array;
+}
+
+llvm::json::Object referenceAttrs(Operation *op) {
+  llvm::json::Object attrs;
+  auto normalized = [](int64_t axis, int64_t rank) {
+    return axis < 0 ? axis + rank : axis;
+  };
+  auto ints = [](ArrayRef<int64_t> values) { return shapeJSON(values); };
+  if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    attrs["transpose_lhs"] = matmul.getTransposeLhs();
+    attrs["transpose_rhs"] = matmul.getTransposeRhs();
+  } else if (auto scale = dyn_cast<ScaleOp>(op)) {
+    attrs["factor"] = scale.getFactor().convertToDouble();
+  } else if (auto gelu = dyn_cast<GeluOp>(op)) {
+    attrs["approximation"] = stringifyGeluApproximation(gelu.getApproximation());
+  } else if (auto dropout = dyn_cast<DropoutOp>(op)) {
+    attrs["rate"] = dropout.getRate().convertToDouble();
+    attrs["seed"] = static_cast<int64_t>(dropout.getSeed());
+  } else if (auto norm = dyn_cast<LayerNormOp>(op)) {
+    attrs["epsilon"] = norm.getEpsilon().convertToDouble();
+  } else if (auto norm = dyn_cast<RmsNormOp>(op)) {
+    attrs["epsilon"] = norm.getEpsilon().convertToDouble();
+  } else if (auto softmax = dyn_cast<SoftmaxOp>(op)) {
+    attrs["axis"] = normalized(static_cast<int64_t>(softmax.getAxis()),
+                               softmax.getType().getRank());
+  } else if (auto reduce = dyn_cast<ReduceOp>(op)) {
+    attrs["kind"] = stringifyReduceKind(reduce.getKind());
+    SmallVector<int64_t> axes;
+    for (int64_t axis : reduce.getAxes())
+      axes.push_back(normalized(axis, reduce.getInput().getType().getRank()));
+    attrs["axes"] = ints(axes);
+    attrs["keep_dims"] = reduce.getKeepDims();
+  } else if (auto rope = dyn_cast<RopeOp>(op)) {
+    attrs["theta"] = rope.getTheta().convertToDouble();
+  } else if (auto attention = dyn_cast<AttentionOp>(op)) {
+    attrs["causal"] = attention.getCausal();
+    attrs["scale"] = attention.getEffectiveScale();
+  } else if (auto loss = dyn_cast<CrossEntropyOp>(op)) {
+    attrs["reduction"] = stringifyLossReduction(loss.getReduction());
+    if (std::optional<uint64_t> ignore = loss.getIgnoreIndex())
+      attrs["ignore_index"] = static_cast<int64_t>(*ignore);
+  } else if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+    attrs["shape"] = ints(reshape.getShape());
+  } else if (auto transpose = dyn_cast<TransposeOp>(op)) {
+    attrs["permutation"] = ints(transpose.getPermutation());
+  } else if (auto slice = dyn_cast<SliceOp>(op)) {
+    attrs["offsets"] = ints(slice.getOffsets());
+    attrs["sizes"] = ints(slice.getSizes());
+    SmallVector<int64_t> strides(slice.getOffsets().size(), 1);
+    if (std::optional<ArrayRef<int64_t>> given = slice.getStrides())
+      strides.assign(given->begin(), given->end());
+    attrs["strides"] = ints(strides);
+  } else if (auto concat = dyn_cast<ConcatOp>(op)) {
+    attrs["axis"] = normalized(static_cast<int64_t>(concat.getAxis()),
+                               concat.getType().getRank());
+  } else if (auto castOp = dyn_cast<CastOp>(op)) {
+    attrs["element_type"] = dtypeName(castOp.getElementType());
+  }
+  return attrs;
+}
+} // namespace
+
+FailureOr<llvm::json::Value>
+memwall::exportReferenceGraph(func::FuncOp function) {
+  ValueNamer namer;
+  llvm::json::Array values, ops;
+  auto addValue = [&](Value value) {
+    auto tensor = cast<RankedTensorType>(value.getType());
+    values.push_back(llvm::json::Object{
+        {"name", namer.name(value)},
+        {"dtype", dtypeName(tensor.getElementType())},
+        {"shape", shapeJSON(tensor.getShape())}});
+  };
+  for (BlockArgument argument : function.getArguments())
+    addValue(argument);
+  // Values inside a fusion body name the outer values they stand for.
+  DenseMap<Value, Value> outer;
+  auto resolve = [&](Value value) {
+    auto it = outer.find(value);
+    return it == outer.end() ? value : it->second;
+  };
+  WalkResult walk = function.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (auto fusion = dyn_cast<FusionOp>(op)) {
+      for (auto [argument, input] : llvm::zip_equal(
+               fusion.getBodyBlock().getArguments(), fusion.getInputs()))
+        outer[argument] = resolve(input);
+      auto yield = cast<YieldOp>(fusion.getBodyBlock().getTerminator());
+      for (auto [yielded, result] :
+           llvm::zip_equal(yield.getValues(), fusion.getResults()))
+        outer[yielded] = result;
+      return WalkResult::advance();
+    }
+    if (isa<func::FuncOp, func::ReturnOp, YieldOp>(op))
+      return WalkResult::advance();
+    if (op->getDialect()->getNamespace() != "memwall") {
+      op->emitError("the reference interpreter runs only memwall ops");
+      return WalkResult::interrupt();
+    }
+    llvm::json::Array operands, results;
+    for (Value operand : op->getOperands())
+      operands.push_back(namer.name(resolve(operand)));
+    for (Value result : op->getResults()) {
+      addValue(resolve(result));
+      results.push_back(namer.name(resolve(result)));
+    }
+    ops.push_back(llvm::json::Object{
+        {"op", op->getName().stripDialect().str()},
+        {"loc", formatLocationForReport(op->getLoc())},
+        {"operands", std::move(operands)},
+        {"results", std::move(results)},
+        {"attrs", referenceAttrs(op)}});
+    return WalkResult::skip();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  return llvm::json::Value(llvm::json::Object{{"values", std::move(values)},
+                                              {"ops", std::move(ops)}});
+}
+
+int64_t memwall::planArena(std::vector<BundleBuffer> &buffers) {
+  auto aligned = [](int64_t bytes) {
+    return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+  };
+  std::vector<size_t> order;
+  for (size_t i = 0; i < buffers.size(); ++i)
+    if (buffers[i].aliasOf < 0)
+      order.push_back(i);
+  // Largest first (ties: earliest defined) packs best in practice.
+  llvm::stable_sort(order, [&](size_t x, size_t y) {
+    return buffers[x].bytes > buffers[y].bytes;
+  });
+  std::vector<size_t> placed;
+  int64_t arena = 0;
+  for (size_t i : order) {
+    BundleBuffer &buffer = buffers[i];
+    // Occupied ranges of placed buffers whose lifetimes overlap this one.
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (size_t j : placed) {
+      const BundleBuffer &other = buffers[j];
+      if (other.lastStep < buffer.firstStep || buffer.lastStep < other.firstStep)
+        continue;
+      busy.push_back({other.offset, other.offset + aligned(other.bytes)});
+    }
+    llvm::sort(busy);
+    int64_t offset = 0;
+    for (auto [start, end] : busy) {
+      if (offset + aligned(buffer.bytes) <= start)
+        break;
+      offset = std::max(offset, end);
+    }
+    buffer.offset = offset;
+    arena = std::max(arena, offset + aligned(buffer.bytes));
+    placed.push_back(i);
+  }
+  for (BundleBuffer &buffer : buffers)
+    if (buffer.aliasOf >= 0)
+      buffer.offset = buffers[buffer.aliasOf].offset;
+  return arena;
+}
+
+namespace {
+class BundleCompiler {
+public:
+  BundleCompiler(ModuleOp module, const GPUTarget &target,
+                 const CompileOptions &options)
+      : module(module), target(target), options(options) {}
+
+  FailureOr<Bundle> run() {
+    SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
+    if (functions.size() != 1)
+      return mlir::emitError(module.getLoc(), "memwall-compile needs exactly one function, "
+                              "found ")
+             << functions.size();
+    func::FuncOp function = functions.front();
+    bundle.model = module.getSymName() ? module.getSymName()->str()
+                                       : function.getSymName().str();
+    bundle.target = target.name;
+    bundle.arch = target.smArch;
+
+    // The reference is the model as written, before fusion.
+    FailureOr<llvm::json::Value> reference = exportReferenceGraph(function);
+    if (failed(reference))
+      return failure();
+    bundle.reference = std::move(*reference);
+    if (options.fuse)
+      fuseModule(module, target);
+
+    if (failed(planSteps(function)) || failed(emitPTX()))
+      return failure();
+    bundle.arenaBytes = planArena(bundle.buffers);
+    for (const BundleStep &step : bundle.steps)
+      bundle.predictedSeconds += step.predictedSeconds;
+    return std::move(bundle);
+  }
+
+private:
+  int bufferFor(Value value, StringRef role) {
+    if (auto it = bufferOf.find(value); it != bufferOf.end())
+      return it->second;
+    auto tensor = cast<RankedTensorType>(value.getType());
+    BundleBuffer buffer;
+    buffer.name = names.name(value);
+    buffer.dtype = dtypeName(tensor.getElementType());
+    buffer.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+    buffer.bytes = getTensorByteSize(tensor);
+    buffer.role = role.str();
+    buffer.firstStep = role == "intermediate" ? stepIndex() : 0;
+    buffer.lastStep = buffer.firstStep;
+    bundle.buffers.push_back(buffer);
+    bufferOf[value] = bundle.buffers.size() - 1;
+    return bundle.buffers.size() - 1;
+  }
+
+  int64_t stepIndex() const { return bundle.steps.size(); }
+
+  /// Marks `buffer` (and what it views) used by the step being added.
+  void use(int buffer) {
+    BundleBuffer &b = bundle.buffers[buffer];
+    b.lastStep = std::max<int64_t>(b.lastStep, stepIndex());
+    if (b.aliasOf >= 0)
+      use(b.aliasOf);
+  }
+
+  std::vector<std::string> locsOf(ArrayRef<Operation *> ops) {
+    std::vector<std::string> locs;
+    for (Operation *op : ops)
+      locs.push_back(formatLocationForReport(op->getLoc()));
+    return locs;
+  }
+
+  LogicalResult planSteps(func::FuncOp function) {
+    MLIRContext *ctx = module.getContext();
+    OpBuilder builder(ctx);
+    kernels = ModuleOp::create(builder.getUnknownLoc());
+    (*kernels)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                     builder.getUnitAttr());
+    builder.setInsertionPointToStart(kernels->getBody());
+    auto targetAttr = NVVM::NVVMTargetAttr::get(
+        ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda", target.smArch,
+        target.smArch == "sm_80" ? "+ptx70" : "+ptx80");
+    gpuModule = gpu::GPUModuleOp::create(builder, builder.getUnknownLoc(),
+                                         "kernels",
+                                         builder.getArrayAttr({targetAttr}));
+
+    for (auto [i, argument] : llvm::enumerate(function.getArguments())) {
+      auto kind = function.getArgAttrOfType<ArgKindAttr>(
+          i, MemWallDialect::kArgKindAttrName);
+      bool isWeight = kind && kind.getValue() == ArgKind::Weight;
+      int buffer = bufferFor(argument, isWeight ? "weight" : "input");
+      bundle.inputs.push_back(
+          {bundle.buffers[buffer].name, buffer, bundle.buffers[buffer].name});
+    }
+    bool ok = true;
+    for (Operation &op : function.getBody().front()) {
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+          if (!bufferOf.count(value)) {
+            op.emitError("a returned value must be computed by the function");
+            return failure();
+          }
+          int buffer = bufferOf[value];
+          BundleBuffer &b = bundle.buffers[buffer];
+          if (b.role == "intermediate")
+            b.role = "output";
+          b.lastStep = std::numeric_limits<int32_t>::max();
+          if (b.aliasOf >= 0)
+            bundle.buffers[b.aliasOf].lastStep = b.lastStep;
+          bundle.outputs.push_back({"result" + std::to_string(i), buffer,
+                                    outputReferenceNames[i]});
+        }
+        continue;
+      }
+      if (failed(planOp(&op)))
+        ok = false;
+    }
+    for (BundleBuffer &buffer : bundle.buffers)
+      if (buffer.role == "input" || buffer.role == "weight")
+        buffer.lastStep = std::numeric_limits<int32_t>::max();
+    return success(ok);
+  }
+
+  LogicalResult planOp(Operation *op) {
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      int source = bufferOf.lookup(reshape.getInput());
+      int view = bufferFor(reshape.getResult(), "intermediate");
+      bundle.buffers[view].aliasOf = source;
+      bundle.buffers[view].firstStep = bundle.buffers[source].firstStep;
+      return success();
+    }
+    std::string whyNot;
+    FailureOr<KernelAnalysis> analysis = failure();
+    SmallVector<Value> outputs;
+    if (auto fusion = dyn_cast<FusionOp>(op)) {
+      analysis = analyzeFusion(fusion, target, &whyNot);
+      if (failed(analysis))
+        return op->emitError("codegen cannot run this fusion: ") << whyNot;
+      auto yield = cast<YieldOp>(fusion.getBodyBlock().getTerminator());
+      outputs.assign(yield.getValues().begin(), yield.getValues().end());
+    } else if (isElementwiseOp(op) || isRowReductionOp(op) ||
+               isa<MatmulOp>(op)) {
+      analysis = analyzeKernel({op}, target, &whyNot);
+      if (failed(analysis))
+        return op->emitError("codegen cannot run '")
+               << op->getName() << "': " << whyNot;
+      outputs.push_back(op->getResult(0));
+    } else {
+      return op->emitError("codegen does not support '")
+             << op->getName() << "' yet";
+    }
+    // Body values map to the op's results and operands.
+    DenseMap<Value, Value> outer;
+    if (auto fusion = dyn_cast<FusionOp>(op)) {
+      for (auto [argument, input] : llvm::zip_equal(
+               fusion.getBodyBlock().getArguments(), fusion.getInputs()))
+        outer[argument] = input;
+      for (auto [inner, result] : llvm::zip_equal(outputs, fusion.getResults()))
+        outer[inner] = result;
+    }
+    auto outerOf = [&](Value value) {
+      auto it = outer.find(value);
+      return it == outer.end() ? value : it->second;
+    };
+    BundleStep step;
+    step.ops = locsOf(analysis->ops);
+    step.predictedSeconds = analysis->timeSeconds;
+    if (analysis->kind == FusionKind::MatmulEpilogue)
+      return planGemm(*analysis, outerOf(outputs.front()), outerOf, step);
+
+    step.kind = "kernel";
+    step.name = "kernel" + std::to_string(bundle.steps.size()) + "_" +
+                stringifyFusionKind(analysis->kind).str();
+    step.function = step.name;
+    FailureOr<gpu::GPUFuncOp> func =
+        emitKernel(gpuModule, step.function, *analysis, outputs);
+    if (failed(func))
+      return failure();
+    const KernelGeometry &geometry = analysis->geometry;
+    step.grid = {geometry.gridSize, 1, 1};
+    step.block = {geometry.threadsPerBlock, 1, 1};
+    step.sharedBytes = 0; // static shared memory is part of the kernel
+    for (const KernelInput &input : analysis->inputs) {
+      int buffer = bufferOf.lookup(outerOf(input.value));
+      use(buffer);
+      step.args.push_back(buffer);
+    }
+    for (Value output : outputs)
+      step.args.push_back(bufferFor(outerOf(output), "intermediate"));
+    bundle.steps.push_back(step);
+    return success();
+  }
+
+  LogicalResult planGemm(const KernelAnalysis &analysis, Value result,
+                         function_ref<Value(Value)> outerOf, BundleStep step) {
+    auto matmul = cast<MatmulOp>(analysis.anchor);
+    step.kind = "gemm";
+    step.name = "gemm" + std::to_string(bundle.steps.size());
+    auto lhs = matmul.getLhs().getType(), rhs = matmul.getRhs().getType();
+    auto out = matmul.getType();
+    MatmulOp::Dims dims = matmul.getDims();
+    step.transA = matmul.getTransposeLhs();
+    step.transB = matmul.getTransposeRhs();
+    step.k = dims.k;
+    step.n = dims.n;
+    auto batchOf = [](RankedTensorType type) {
+      int64_t batch = 1;
+      for (int64_t d : type.getShape().drop_back(2))
+        batch *= d;
+      return batch;
+    };
+    int64_t lhsBatch = batchOf(lhs), rhsBatch = batchOf(rhs),
+            outBatch = batchOf(out);
+    if (rhsBatch == 1 && !step.transA) {
+      // A weight shared by every batch: one GEMM over all rows.
+      step.m = dims.m * outBatch;
+      step.batch = 1;
+    } else {
+      if ((lhsBatch != 1 && lhsBatch != outBatch) ||
+          (rhsBatch != 1 && rhsBatch != outBatch))
+        return matmul.emitError("codegen supports batch dimensions that are "
+                                "either all broadcast or all present");
+      step.m = dims.m;
+      step.batch = outBatch;
+      step.strideA = lhsBatch == 1 ? 0 : dims.m * dims.k;
+      step.strideB = rhsBatch == 1 ? 0 : dims.k * dims.n;
+      step.strideD = dims.m * dims.n;
+    }
+    step.dtype = dtypeName(out.getElementType());
+    step.a = bufferOf.lookup(outerOf(matmul.getLhs()));
+    step.b = bufferOf.lookup(outerOf(matmul.getRhs()));
+    use(step.a);
+    use(step.b);
+    const GemmEpilogue &epilogue = analysis.epilogue;
+    if (epilogue.bias) {
+      step.bias = bufferOf.lookup(outerOf(epilogue.bias));
+      use(step.bias);
+    }
+    if (epilogue.residual) {
+      step.c = bufferOf.lookup(outerOf(epilogue.residual));
+      step.strideC = step.strideD;
+      use(step.c);
+    }
+    std::string activation =
+        epilogue.activation == GemmEpilogue::Activation::Relu
+            ? "relu"
+            : (epilogue.activation == GemmEpilogue::Activation::GeluTanh
+                   ? "gelu"
+                   : "");
+    if (activation.empty())
+      step.epilogue = epilogue.bias ? "bias" : "none";
+    else
+      step.epilogue = epilogue.bias ? activation + "_bias" : activation;
+    step.d = bufferFor(result, "intermediate");
+    bundle.steps.push_back(step);
+    return success();
+  }
+
+  LogicalResult emitPTX() {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    gpuModule->print(os);
+    bundle.gpuModuleText = text;
+    if (options.skipPTX || gpuModule.getBody()->empty())
+      return success();
+    std::string cudaRoot = options.cudaRoot;
+    if (cudaRoot.empty())
+      if (std::optional<std::string> home = llvm::sys::Process::GetEnv("CUDA_HOME"))
+        cudaRoot = *home;
+    if (cudaRoot.empty())
+      cudaRoot = "/usr/local/cuda";
+    PassManager pm(module.getContext(), ModuleOp::getOperationName());
+    std::string pipeline =
+        "gpu.module(convert-scf-to-cf,convert-vector-to-llvm,"
+        "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},"
+        "canonicalize,cse,reconcile-unrealized-casts),"
+        "gpu-module-to-binary{format=isa toolkit=" +
+        cudaRoot + "}";
+    if (failed(parsePassPipeline(pipeline, pm))) {
+      return mlir::emitError(module.getLoc(), "internal error: bad lowering pipeline");
+    }
+    if (failed(pm.run(*kernels)))
+      return mlir::emitError(module.getLoc(), "lowering the generated kernels to PTX failed "
+                              "(is the CUDA toolkit's libdevice under ")
+             << cudaRoot << "/nvvm/libdevice?)";
+    for (auto binary : kernels->getBody()->getOps<gpu::BinaryOp>())
+      for (Attribute object : binary.getObjects())
+        bundle.ptx += cast<gpu::ObjectAttr>(object).getObject().getValue().str();
+    // gpu-module-to-binary keeps the terminating NUL of the PTX string.
+    while (!bundle.ptx.empty() && bundle.ptx.back() == '\0')
+      bundle.ptx.pop_back();
+    return success();
+  }
+
+public:
+  SmallVector<std::string> outputReferenceNames;
+
+private:
+  ModuleOp module;
+  const GPUTarget &target;
+  const CompileOptions &options;
+  Bundle bundle;
+  ValueNamer names;
+  DenseMap<Value, int> bufferOf;
+  OwningOpRef<ModuleOp> kernels;
+  gpu::GPUModuleOp gpuModule;
+};
+} // namespace
+
+FailureOr<Bundle> memwall::compileBundle(ModuleOp module,
+                                         const GPUTarget &target,
+                                         const CompileOptions &options) {
+  BundleCompiler compiler(module, target, options);
+  // The reference names of the returned values, taken from the unfused IR.
+  for (func::FuncOp function : module.getOps<func::FuncOp>()) {
+    FailureOr<llvm::json::Value> reference = exportReferenceGraph(function);
+    if (failed(reference))
+      return failure();
+    // The exporter names values deterministically; recover the names of the
+    // returned values from the last op results it listed.
+    auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
+    const llvm::json::Object *graph = reference->getAsObject();
+    const llvm::json::Array *ops = graph->getArray("ops");
+    DenseMap<Value, std::string> resultNames;
+    size_t opIndex = 0;
+    function.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<FusionOp, func::FuncOp, func::ReturnOp, YieldOp>(op))
+        return WalkResult::advance();
+      const llvm::json::Object *entry = (*ops)[opIndex++].getAsObject();
+      const llvm::json::Array *results = entry->getArray("results");
+      for (auto [i, result] : llvm::enumerate(op->getResults()))
+        resultNames[result] = (*results)[i].getAsString()->str();
+      return WalkResult::skip();
+    });
+    for (Value value : ret.getOperands()) {
+      if (auto argument = dyn_cast<BlockArgument>(value)) {
+        ValueNamer namer;
+        compiler.outputReferenceNames.push_back(namer.name(argument));
+      } else {
+        compiler.outputReferenceNames.push_back(resultNames.lookup(value));
+      }
+    }
+  }
+  return compiler.run();
+}
+
+static void writeManifest(const Bundle &bundle, llvm::raw_ostream &os) {
+  llvm::json::OStream json(os, 2);
+  auto bufferName = [&](int index) -> llvm::json::Value {
+    if (index < 0)
+      return nullptr;
+    return bundle.buffers[index].name;
+  };
+  json.object([&] {
+    json.attribute("format", "memwall-bundle");
+    json.attribute("version", 1);
+    json.attribute("model", bundle.model);
+    json.attribute("target", bundle.target);
+    json.attribute("arch", bundle.arch);
+    json.attributeArray("modules", [&] {
+      if (!bundle.ptx.empty())
+        json.value(llvm::json::Object{{"name", "kernels"},
+                                      {"file", "kernels.ptx"}});
+    });
+    json.attribute("arena_bytes", bundle.arenaBytes);
+    json.attributeArray("buffers", [&] {
+      for (const BundleBuffer &buffer : bundle.buffers)
+        json.value(llvm::json::Object{{"name", buffer.name},
+                                      {"offset", buffer.offset},
+                                      {"bytes", buffer.bytes},
+                                      {"dtype", buffer.dtype},
+                                      {"shape", shapeJSON(buffer.shape)},
+                                      {"role", buffer.role}});
+    });
+    auto bindings = [&](StringRef key, ArrayRef<Bundle::Binding> list) {
+      json.attributeArray(key, [&] {
+        for (const Bundle::Binding &binding : list)
+          json.value(llvm::json::Object{{"name", binding.name},
+                                        {"buffer", bufferName(binding.buffer)},
+                                        {"value", binding.value}});
+      });
+    };
+    bindings("inputs", bundle.inputs);
+    bindings("outputs", bundle.outputs);
+    json.attributeArray("steps", [&] {
+      for (const BundleStep &step : bundle.steps) {
+        llvm::json::Object object{{"kind", step.kind},
+                                  {"name", step.name},
+                                  {"ops", llvm::json::Array(step.ops)},
+                                  {"predicted_time_s", step.predictedSeconds}};
+        if (step.kind == "kernel") {
+          llvm::json::Array args;
+          for (int arg : step.args)
+            args.push_back(bufferName(arg));
+          object["module"] = "kernels";
+          object["function"] = step.function;
+          object["grid"] = llvm::json::Array{step.grid[0], step.grid[1],
+                                             step.grid[2]};
+          object["block"] = llvm::json::Array{step.block[0], step.block[1],
+                                              step.block[2]};
+          object["shared_bytes"] = step.sharedBytes;
+          object["args"] = std::move(args);
+        } else {
+          object["a"] = bufferName(step.a);
+          object["b"] = bufferName(step.b);
+          object["c"] = bufferName(step.c);
+          object["bias"] = bufferName(step.bias);
+          object["d"] = bufferName(step.d);
+          object["m"] = step.m;
+          object["n"] = step.n;
+          object["k"] = step.k;
+          object["batch"] = step.batch;
+          object["stride_a"] = step.strideA;
+          object["stride_b"] = step.strideB;
+          object["stride_c"] = step.strideC;
+          object["stride_d"] = step.strideD;
+          object["trans_a"] = step.transA;
+          object["trans_b"] = step.transB;
+          object["dtype"] = step.dtype;
+          object["epilogue"] = step.epilogue;
+        }
+        json.value(std::move(object));
+      }
+    });
+    json.attributeObject("predicted", [&] {
+      json.attribute("time_s", bundle.predictedSeconds);
+      json.attribute("peak_bytes", bundle.arenaBytes);
+    });
+    json.attribute("reference", bundle.reference);
+  });
+  os << "\n";
+}
+
+static llvm::Error writeFile(const llvm::Twine &path,
+                             llvm::function_ref<void(llvm::raw_ostream &)> f) {
+  std::error_code error;
+  llvm::raw_fd_ostream os(path.str(), error);
+  if (error)
+    return llvm::createStringError(error, "cannot write '%s': %s",
+                                   path.str().c_str(),
+                                   error.message().c_str());
+  f(os);
+  os.close();
+  if (os.has_error())
+    return llvm::createStringError(os.error(), "cannot write '%s': %s",
+                                   path.str().c_str(),
+                                   os.error().message().c_str());
+  return llvm::Error::success();
+}
+
+llvm::Error memwall::writeBundle(const Bundle &bundle, StringRef path) {
+  namespace fs = llvm::sys::fs;
+  // Refuse to replace anything that is not a bundle.
+  if (fs::exists(path)) {
+    SmallString<256> manifest(path);
+    llvm::sys::path::append(manifest, "manifest.json");
+    if (!fs::is_directory(path) || !fs::exists(manifest))
+      return llvm::createStringError(
+          std::errc::file_exists,
+          "'%s' exists and is not a bundle: not replacing it",
+          path.str().c_str());
+  }
+  SmallString<256> temporary(path);
+  temporary += ".tmp-%%%%%%";
+  SmallString<256> directory;
+  if (std::error_code error =
+          fs::createUniqueDirectory(temporary, directory))
+    return llvm::createStringError(error, "cannot create a directory next to "
+                                          "'%s': %s",
+                                   path.str().c_str(),
+                                   error.message().c_str());
+  auto cleanup = [&](llvm::Error error) {
+    fs::remove_directories(directory);
+    return error;
+  };
+  if (!bundle.ptx.empty())
+    if (llvm::Error error = writeFile(directory + "/kernels.ptx",
+                                      [&](llvm::raw_ostream &os) {
+                                        os << bundle.ptx;
+                                      }))
+      return cleanup(std::move(error));
+  if (llvm::Error error = writeFile(
+          directory + "/manifest.json",
+          [&](llvm::raw_ostream &os) { writeManifest(bundle, os); }))
+    return cleanup(std::move(error));
+  if (fs::exists(path))
+    if (std::error_code error = fs::remove_directories(path))
+      return cleanup(llvm::createStringError(
+          error, "cannot replace '%s': %s", path.str().c_str(),
+          error.message().c_str()));
+  if (std::error_code error = fs::rename(directory, path))
+    return cleanup(llvm::createStringError(error, "cannot write '%s': %s",
+                                           path.str().c_str(),
+                                           error.message().c_str()));
+  return llvm::Error::success();
+}

@@ -1,0 +1,485 @@
+//===- KernelCodegen.cpp - GPU kernels for elementwise and row kernels ----===//
+
+#include "KernelCodegen.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace memwall;
+
+namespace {
+/// Per-element values of one vector of the iteration space: `width` f32
+/// scalars per value.
+using Lanes = SmallVector<Value, 8>;
+
+class KernelBuilder {
+public:
+  KernelBuilder(gpu::GPUModuleOp gpuModule, const KernelAnalysis &analysis,
+                ArrayRef<Value> outputs)
+      : b(gpuModule.getLoc(), gpuModule.getContext()), analysis(analysis),
+        outputs(outputs), width(analysis.geometry.vectorWidth) {
+    b.setInsertionPointToEnd(gpuModule.getBody());
+  }
+
+  FailureOr<gpu::GPUFuncOp> build(StringRef name) {
+    MLIRContext *ctx = b.getContext();
+    SmallVector<Type> params;
+    auto flatType = [](Value value) {
+      auto tensor = cast<RankedTensorType>(value.getType());
+      return MemRefType::get({tensor.getNumElements()},
+                             tensor.getElementType());
+    };
+    for (const KernelInput &input : analysis.inputs)
+      params.push_back(flatType(input.value));
+    for (Value output : outputs)
+      params.push_back(flatType(output));
+    auto workgroup = MemRefType::get(
+        {32}, b.getF32Type(), AffineMap(),
+        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+    bool isReduction = analysis.kind == FusionKind::Reduction;
+    SmallVector<Type> workgroupTypes;
+    if (isReduction)
+      workgroupTypes.push_back(workgroup);
+    auto func = gpu::GPUFuncOp::create(b, name, b.getFunctionType(params, {}),
+                                       workgroupTypes);
+    func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+    int32_t threads = static_cast<int32_t>(analysis.geometry.threadsPerBlock);
+    func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
+    Block &entry = func.getBody().front();
+    for (auto [i, input] : llvm::enumerate(analysis.inputs))
+      memrefOf[input.value] = entry.getArgument(i);
+    for (auto [i, output] : llvm::enumerate(outputs))
+      memrefOf[output] = entry.getArgument(analysis.inputs.size() + i);
+    if (isReduction)
+      scratch = func.getWorkgroupAttributions().front();
+    b.setInsertionPointToStart(&entry);
+    threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+    blockId = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+    if (isReduction) {
+      if (failed(buildRowKernel()))
+        return failure();
+    } else {
+      buildElementwiseKernel();
+    }
+    gpu::ReturnOp::create(b);
+    return func;
+  }
+
+private:
+  Value index(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
+  Value f32(double value) {
+    return arith::ConstantFloatOp::create(b, b.getF32Type(),
+                                          APFloat(static_cast<float>(value)));
+  }
+
+  static Type elementTypeOf(Value value) {
+    return cast<ShapedType>(value.getType()).getElementType();
+  }
+
+  Value toF32(Value scalar) {
+    if (scalar.getType().isF32())
+      return scalar;
+    return arith::ExtFOp::create(b, b.getF32Type(), scalar);
+  }
+  Value fromF32(Value scalar, Type type) {
+    if (type.isF32())
+      return scalar;
+    return arith::TruncFOp::create(b, type, scalar);
+  }
+
+  llvm::MaybeAlign vectorAlignment(Type elementType) {
+    int64_t bytes = width * getElementByteSize(elementType);
+    return llvm::Align(std::min<int64_t>(16, llvm::PowerOf2Ceil(bytes)));
+  }
+
+  /// The `width` elements of `input` at flat iteration index `flat` (a
+  /// multiple of the vector width), widened to f32.
+  Lanes loadInput(const KernelInput &input, Value flat) {
+    Value memref = memrefOf.lookup(input.value);
+    Type elementType = elementTypeOf(input.value);
+    auto broadcast = [&](Value scalarIndex) {
+      Value scalar =
+          toF32(memref::LoadOp::create(b, memref, ValueRange{scalarIndex}));
+      return Lanes(width, scalar);
+    };
+    Value at = flat;
+    switch (input.pattern) {
+    case AccessPattern::Scalar:
+      return broadcast(index(0));
+    case AccessPattern::Outer:
+      return broadcast(
+          arith::DivUIOp::create(b, flat, index(input.innerElements)));
+    case AccessPattern::Suffix:
+      at = arith::RemUIOp::create(b, flat, index(input.innerElements));
+      break;
+    case AccessPattern::Full:
+      break;
+    }
+    Lanes lanes;
+    if (width == 1) {
+      lanes.push_back(toF32(memref::LoadOp::create(b, memref, ValueRange{at})));
+      return lanes;
+    }
+    auto vectorType = VectorType::get({width}, elementType);
+    Value vector = vector::LoadOp::create(b, vectorType, memref, ValueRange{at},
+                                          false, vectorAlignment(elementType));
+    for (int64_t lane = 0; lane < width; ++lane)
+      lanes.push_back(toF32(vector::ExtractOp::create(b, vector, lane)));
+    return lanes;
+  }
+
+  void storeOutput(Value output, const Lanes &lanes, Value flat) {
+    Value memref = memrefOf.lookup(output);
+    Type elementType = elementTypeOf(output);
+    if (width == 1) {
+      memref::StoreOp::create(b, fromF32(lanes[0], elementType), memref,
+                              ValueRange{flat});
+      return;
+    }
+    SmallVector<Value> narrowed;
+    for (Value lane : lanes)
+      narrowed.push_back(fromF32(lane, elementType));
+    auto vectorType = VectorType::get({width}, elementType);
+    Value vector = vector::FromElementsOp::create(b, vectorType, narrowed);
+    vector::StoreOp::create(b, vector, memref, ValueRange{flat}, false,
+                            vectorAlignment(elementType));
+  }
+
+  Value silu(Value x) {
+    Value negative = arith::NegFOp::create(b, x);
+    Value denominator =
+        arith::AddFOp::create(b, f32(1.0), math::ExpOp::create(b, negative));
+    return arith::DivFOp::create(b, x, denominator);
+  }
+
+  /// One element of an elementwise op, in f32.
+  Value emitScalar(Operation *op, ArrayRef<Value> operands) {
+    if (isa<AddOp>(op))
+      return arith::AddFOp::create(b, operands[0], operands[1]);
+    if (isa<SubOp>(op))
+      return arith::SubFOp::create(b, operands[0], operands[1]);
+    if (isa<MulOp>(op))
+      return arith::MulFOp::create(b, operands[0], operands[1]);
+    if (isa<DivOp>(op))
+      return arith::DivFOp::create(b, operands[0], operands[1]);
+    if (auto scale = dyn_cast<ScaleOp>(op))
+      return arith::MulFOp::create(b, operands[0],
+                                   f32(scale.getFactor().convertToDouble()));
+    if (isa<ReluOp>(op))
+      return arith::MaximumFOp::create(b, operands[0], f32(0.0));
+    if (isa<TanhOp>(op))
+      return math::TanhOp::create(b, operands[0]);
+    if (isa<SiluOp>(op))
+      return silu(operands[0]);
+    if (isa<SwigluOp>(op))
+      return arith::MulFOp::create(b, silu(operands[0]), operands[1]);
+    if (auto gelu = dyn_cast<GeluOp>(op)) {
+      Value x = operands[0];
+      Value inner;
+      if (gelu.getApproximation() == GeluApproximation::Tanh) {
+        Value cube =
+            arith::MulFOp::create(b, x, arith::MulFOp::create(b, x, x));
+        Value sum = arith::AddFOp::create(
+            b, x, arith::MulFOp::create(b, f32(0.044715), cube));
+        inner = math::TanhOp::create(
+            b, arith::MulFOp::create(b, f32(std::sqrt(2.0 / M_PI)), sum));
+      } else {
+        inner = math::ErfOp::create(b,
+                                    arith::MulFOp::create(b, x, f32(M_SQRT1_2)));
+      }
+      Value half = arith::MulFOp::create(b, f32(0.5), x);
+      return arith::MulFOp::create(
+          b, half, arith::AddFOp::create(b, f32(1.0), inner));
+    }
+    if (auto cast = dyn_cast<CastOp>(op)) {
+      // Round to the target type, as the stored tensor would be.
+      Type target = cast.getElementType();
+      if (target.isF32())
+        return operands[0];
+      Value rounded = arith::TruncFOp::create(b, target, operands[0]);
+      return arith::ExtFOp::create(b, b.getF32Type(), rounded);
+    }
+    llvm_unreachable("not an elementwise op");
+  }
+
+  /// Evaluates `ops` at one vector of the iteration space, reading inputs
+  /// on first use.
+  void evaluate(ArrayRef<Operation *> ops, Value flat,
+                DenseMap<Value, Lanes> &lanes) {
+    for (Operation *op : ops) {
+      SmallVector<Lanes> operandLanes;
+      for (Value operand : op->getOperands())
+        operandLanes.push_back(lanesOf(operand, flat, lanes));
+      Lanes result;
+      for (int64_t lane = 0; lane < width; ++lane) {
+        SmallVector<Value> scalars;
+        for (const Lanes &operand : operandLanes)
+          scalars.push_back(operand[lane]);
+        result.push_back(emitScalar(op, scalars));
+      }
+      lanes[op->getResult(0)] = std::move(result);
+    }
+  }
+
+  Lanes lanesOf(Value value, Value flat, DenseMap<Value, Lanes> &lanes) {
+    if (auto it = lanes.find(value); it != lanes.end())
+      return it->second;
+    for (const KernelInput &input : analysis.inputs)
+      if (input.value == value) {
+        Lanes loaded = loadInput(input, flat);
+        lanes[value] = loaded;
+        return loaded;
+      }
+    llvm_unreachable("value neither computed nor an input");
+  }
+
+  void buildElementwiseKernel() {
+    const KernelGeometry &geometry = analysis.geometry;
+    int64_t elements = 1;
+    for (int64_t d : analysis.iterationShape)
+      elements *= d;
+    int64_t vectors = elements / width;
+    Value perBlock =
+        index(geometry.threadsPerBlock * geometry.vectorsPerThread);
+    Value blockStart = arith::MulIOp::create(b, blockId, perBlock);
+    for (int64_t u = 0; u < geometry.vectorsPerThread; ++u) {
+      Value vectorIndex = arith::AddIOp::create(
+          b, blockStart,
+          arith::AddIOp::create(b, threadId,
+                                index(u * geometry.threadsPerBlock)));
+      Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                            vectorIndex, index(vectors));
+      auto guard = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard insertion(b);
+      b.setInsertionPointToStart(guard.thenBlock());
+      Value flat = arith::MulIOp::create(b, vectorIndex, index(width));
+      DenseMap<Value, Lanes> lanes;
+      evaluate(analysis.ops, flat, lanes);
+      for (Value output : outputs)
+        storeOutput(output, lanesOf(output, flat, lanes), flat);
+    }
+  }
+
+  enum class Combine { Sum, Max };
+  Value combine(Combine kind, Value x, Value y) {
+    return kind == Combine::Sum ? Value(arith::AddFOp::create(b, x, y))
+                                : Value(arith::MaximumFOp::create(b, x, y));
+  }
+
+  /// Combines one f32 per thread across the block; every thread gets the
+  /// result.
+  Value blockReduce(Value partial, Combine kind) {
+    int64_t threads = analysis.geometry.threadsPerBlock;
+    int64_t warpWidth = std::min<int64_t>(threads, 32);
+    for (int64_t offset = warpWidth / 2; offset >= 1; offset /= 2) {
+      auto shuffle = gpu::ShuffleOp::create(b, partial, offset, warpWidth,
+                                            gpu::ShuffleMode::XOR);
+      partial = combine(kind, partial, shuffle.getShuffleResult());
+    }
+    if (threads <= 32)
+      return partial;
+    int64_t warps = threads / 32;
+    Value warp = arith::DivUIOp::create(b, threadId, index(32));
+    Value lane = arith::RemUIOp::create(b, threadId, index(32));
+    Value isFirst =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, index(0));
+    {
+      auto guard = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard insertion(b);
+      b.setInsertionPointToStart(guard.thenBlock());
+      memref::StoreOp::create(b, partial, scratch, ValueRange{warp});
+    }
+    gpu::BarrierOp::create(b);
+    Value total = memref::LoadOp::create(b, scratch, ValueRange{index(0)});
+    for (int64_t w = 1; w < warps; ++w)
+      total = combine(kind, total,
+                      memref::LoadOp::create(b, scratch, ValueRange{index(w)}));
+    // The scratch is reused by the next reduction.
+    gpu::BarrierOp::create(b);
+    return total;
+  }
+
+  /// Sum (or max) of f(lane) over the valid lanes this thread holds.
+  Value threadPartial(ArrayRef<Lanes> values, ArrayRef<Value> valid,
+                      Combine kind, function_ref<Value(Value)> transform) {
+    Value neutral = kind == Combine::Sum
+                        ? f32(0.0)
+                        : f32(-std::numeric_limits<float>::infinity());
+    Value partial = neutral;
+    for (auto [k, lanes] : llvm::enumerate(values)) {
+      Value chunk = neutral;
+      for (Value lane : lanes)
+        chunk = combine(kind, chunk, transform(lane));
+      if (valid[k])
+        chunk = arith::SelectOp::create(b, valid[k], chunk, neutral);
+      partial = combine(kind, partial, chunk);
+    }
+    return partial;
+  }
+
+  LogicalResult buildRowKernel() {
+    const KernelGeometry &geometry = analysis.geometry;
+    Operation *anchor = analysis.anchor;
+    int64_t rowLength = analysis.iterationShape.back();
+    int64_t threads = geometry.threadsPerBlock;
+    int64_t chunks = geometry.vectorsPerThread;
+    bool exact = threads * chunks * width == rowLength;
+    Value rowStart = arith::MulIOp::create(b, blockId, index(rowLength));
+
+    SmallVector<Operation *> prologue, epilogue;
+    for (Operation *op : analysis.ops) {
+      if (op == anchor)
+        continue;
+      (op->isBeforeInBlock(anchor) ? prologue : epilogue).push_back(op);
+    }
+
+    // Each chunk: the thread's vector at column (k * threads + tid) * width.
+    SmallVector<Value> flat(chunks), valid(chunks);
+    SmallVector<DenseMap<Value, Lanes>> lanes(chunks);
+    for (int64_t k = 0; k < chunks; ++k) {
+      Value column = arith::MulIOp::create(
+          b, arith::AddIOp::create(b, threadId, index(k * threads)),
+          index(width));
+      if (!exact) {
+        valid[k] = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, column,
+                                         index(rowLength));
+        // Out-of-row chunks read column 0 and are masked out.
+        column = arith::SelectOp::create(b, valid[k], column, index(0));
+      }
+      flat[k] = arith::AddIOp::create(b, rowStart, column);
+      evaluate(prologue, flat[k], lanes[k]);
+    }
+    Value input = anchor->getOperand(0);
+    SmallVector<Lanes> x;
+    for (int64_t k = 0; k < chunks; ++k)
+      x.push_back(lanesOf(input, flat[k], lanes[k]));
+    auto identity = [](Value v) { return v; };
+    Value count = f32(static_cast<double>(rowLength));
+
+    // Per-element result of the row op, or a per-row scalar (reduce).
+    SmallVector<Lanes> y(chunks);
+    auto perElement = [&](function_ref<Value(Value, int64_t, int64_t)> f) {
+      for (int64_t k = 0; k < chunks; ++k)
+        for (int64_t lane = 0; lane < width; ++lane)
+          y[k].push_back(f(x[k][lane], k, lane));
+    };
+    auto operandLanes = [&](unsigned operandIndex, int64_t k) {
+      return lanesOf(anchor->getOperand(operandIndex), flat[k], lanes[k]);
+    };
+    if (auto norm = dyn_cast<LayerNormOp>(anchor)) {
+      Value mean = arith::DivFOp::create(
+          b, blockReduce(threadPartial(x, valid, Combine::Sum, identity),
+                         Combine::Sum),
+          count);
+      auto squaredDeviation = [&](Value v) {
+        Value d = arith::SubFOp::create(b, v, mean);
+        return Value(arith::MulFOp::create(b, d, d));
+      };
+      Value variance = arith::DivFOp::create(
+          b,
+          blockReduce(threadPartial(x, valid, Combine::Sum, squaredDeviation),
+                      Combine::Sum),
+          count);
+      Value rstd = math::RsqrtOp::create(
+          b, arith::AddFOp::create(
+                 b, variance, f32(norm.getEpsilon().convertToDouble())));
+      for (int64_t k = 0; k < chunks; ++k) {
+        Lanes weight = operandLanes(1, k);
+        Lanes bias = norm.getBias() ? operandLanes(2, k) : Lanes();
+        for (int64_t lane = 0; lane < width; ++lane) {
+          Value v = arith::MulFOp::create(
+              b, arith::SubFOp::create(b, x[k][lane], mean), rstd);
+          v = arith::MulFOp::create(b, v, weight[lane]);
+          if (!bias.empty())
+            v = arith::AddFOp::create(b, v, bias[lane]);
+          y[k].push_back(v);
+        }
+      }
+    } else if (auto norm = dyn_cast<RmsNormOp>(anchor)) {
+      auto square = [&](Value v) { return Value(arith::MulFOp::create(b, v, v)); };
+      Value meanSquare = arith::DivFOp::create(
+          b, blockReduce(threadPartial(x, valid, Combine::Sum, square),
+                         Combine::Sum),
+          count);
+      Value rstd = math::RsqrtOp::create(
+          b, arith::AddFOp::create(
+                 b, meanSquare, f32(norm.getEpsilon().convertToDouble())));
+      for (int64_t k = 0; k < chunks; ++k) {
+        Lanes weight = operandLanes(1, k);
+        for (int64_t lane = 0; lane < width; ++lane)
+          y[k].push_back(arith::MulFOp::create(
+              b, arith::MulFOp::create(b, x[k][lane], rstd), weight[lane]));
+      }
+    } else if (isa<SoftmaxOp>(anchor)) {
+      Value rowMax = blockReduce(
+          threadPartial(x, valid, Combine::Max, identity), Combine::Max);
+      SmallVector<Lanes> exps(chunks);
+      for (int64_t k = 0; k < chunks; ++k)
+        for (Value v : x[k])
+          exps[k].push_back(
+              math::ExpOp::create(b, arith::SubFOp::create(b, v, rowMax)));
+      Value sum = blockReduce(threadPartial(exps, valid, Combine::Sum, identity),
+                              Combine::Sum);
+      Value inverse = arith::DivFOp::create(b, f32(1.0), sum);
+      for (int64_t k = 0; k < chunks; ++k)
+        for (Value e : exps[k])
+          y[k].push_back(arith::MulFOp::create(b, e, inverse));
+    } else if (auto reduce = dyn_cast<ReduceOp>(anchor)) {
+      Combine kind =
+          reduce.getKind() == ReduceKind::Max ? Combine::Max : Combine::Sum;
+      Value total =
+          blockReduce(threadPartial(x, valid, kind, identity), kind);
+      if (reduce.getKind() == ReduceKind::Mean)
+        total = arith::DivFOp::create(b, total, count);
+      Value isFirst = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                            threadId, index(0));
+      auto guard = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard insertion(b);
+      b.setInsertionPointToStart(guard.thenBlock());
+      Value result = reduce.getResult();
+      memref::StoreOp::create(b, fromF32(total, elementTypeOf(result)),
+                              memrefOf.lookup(result), ValueRange{blockId});
+    } else {
+      return anchor->emitError("codegen has no row kernel for this op");
+    }
+
+    for (int64_t k = 0; k < chunks; ++k) {
+      if (!y[k].empty())
+        lanes[k][anchor->getResult(0)] = y[k];
+      evaluate(epilogue, flat[k], lanes[k]);
+    }
+    for (int64_t k = 0; k < chunks; ++k) {
+      OpBuilder::InsertionGuard insertion(b);
+      if (valid[k]) {
+        auto guard = scf::IfOp::create(b, valid[k], /*withElseRegion=*/false);
+        b.setInsertionPointToStart(guard.thenBlock());
+      }
+      for (Value output : outputs)
+        if (!isa<ReduceOp>(output.getDefiningOp()))
+          storeOutput(output, lanes[k].lookup(output), flat[k]);
+    }
+    return success();
+  }
+
+  ImplicitLocOpBuilder b;
+  const KernelAnalysis &analysis;
+  ArrayRef<Value> outputs;
+  int64_t width;
+  DenseMap<Value, Value> memrefOf;
+  Value scratch, threadId, blockId;
+};
+} // namespace
+
+FailureOr<gpu::GPUFuncOp> memwall::emitKernel(gpu::GPUModuleOp gpuModule,
+                                              StringRef name,
+                                              const KernelAnalysis &analysis,
+                                              ArrayRef<Value> outputs) {
+  return KernelBuilder(gpuModule, analysis, outputs).build(name);
+}

@@ -1,0 +1,143 @@
+//===- memwall-compile.cpp - memwall model -> runnable bundle -------------===//
+//
+//   memwall-compile model.mlir --target=h100-sxm -o model.bundle
+//   memwall-compile model.mlir --emit=ptx -o kernels.ptx
+//
+// Fuses the model (unless --no-fuse), generates a kernel per fusion group and
+// per remaining op, lowers them to PTX through LLVM's NVPTX backend, plans
+// one memory arena and writes the bundle memwall-run executes
+// (docs/bundle-format.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Registration.h"
+#include "memwall/Target/Bundle.h"
+#include "memwall/Transforms/Passes.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace mlir;
+
+static llvm::cl::OptionCategory category("memwall-compile options");
+
+static llvm::cl::opt<std::string> inputFilename(llvm::cl::Positional,
+                                                llvm::cl::desc("<model.mlir>"),
+                                                llvm::cl::init("-"),
+                                                llvm::cl::cat(category));
+static llvm::cl::opt<std::string>
+    outputPath("o", llvm::cl::desc("Bundle directory (or file for --emit)"),
+               llvm::cl::value_desc("path"), llvm::cl::init(""),
+               llvm::cl::cat(category));
+static llvm::cl::opt<std::string>
+    targetName("target",
+               llvm::cl::desc("GPU target (default h100-sxm; docs/targets.md)"),
+               llvm::cl::value_desc("name"), llvm::cl::init(""),
+               llvm::cl::cat(category));
+static llvm::cl::opt<std::string>
+    targetFile("target-file", llvm::cl::desc("JSON file describing the GPU"),
+               llvm::cl::value_desc("file"), llvm::cl::init(""),
+               llvm::cl::cat(category));
+static llvm::cl::opt<bool> noFuse("no-fuse",
+                                  llvm::cl::desc("One kernel per op"),
+                                  llvm::cl::init(false),
+                                  llvm::cl::cat(category));
+enum class Emit { Bundle, Fused, GPU, PTX };
+static llvm::cl::opt<Emit> emit(
+    "emit", llvm::cl::desc("What to write"), llvm::cl::init(Emit::Bundle),
+    llvm::cl::values(
+        clEnumValN(Emit::Bundle, "bundle", "the bundle directory (default)"),
+        clEnumValN(Emit::Fused, "fused", "the fused memwall IR"),
+        clEnumValN(Emit::GPU, "gpu", "the generated gpu.module"),
+        clEnumValN(Emit::PTX, "ptx", "the PTX of the generated kernels")),
+    llvm::cl::cat(category));
+static llvm::cl::opt<std::string>
+    cudaRoot("cuda-path",
+             llvm::cl::desc("CUDA toolkit root, for libdevice (default "
+                            "$CUDA_HOME or /usr/local/cuda)"),
+             llvm::cl::value_desc("dir"), llvm::cl::init(""),
+             llvm::cl::cat(category));
+
+static int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "memwall-compile") << message << "\n";
+  return EXIT_FAILURE;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  llvm::cl::HideUnrelatedOptions(category);
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv, "memwall-compile: compile a memwall model into a bundle\n");
+
+  llvm::Expected<memwall::GPUTarget> target =
+      memwall::resolveGPUTarget(targetName.empty() && targetFile.empty()
+                                    ? memwall::kDefaultGPUTargetName
+                                    : targetName.getValue(),
+                                targetFile);
+  if (!target)
+    return fail(llvm::toString(target.takeError()));
+  if (emit == Emit::Bundle && outputPath.empty())
+    return fail("-o BUNDLE_DIR is required");
+
+  registerAllPasses();
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllGPUToLLVMIRTranslations(registry);
+  memwall::registerMemWallDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      openInputFile(inputFilename, &errorMessage);
+  if (!input)
+    return fail(errorMessage);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module || failed(verify(*module)))
+    return EXIT_FAILURE;
+
+  memwall::CompileOptions options;
+  options.fuse = !noFuse;
+  options.cudaRoot = cudaRoot;
+  options.skipPTX = emit == Emit::Fused || emit == Emit::GPU;
+  FailureOr<memwall::Bundle> bundle =
+      memwall::compileBundle(*module, *target, options);
+  if (failed(bundle))
+    return EXIT_FAILURE;
+
+  if (emit == Emit::Bundle) {
+    if (llvm::Error error = memwall::writeBundle(*bundle, outputPath))
+      return fail(llvm::toString(std::move(error)));
+    return EXIT_SUCCESS;
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputPath.empty() ? std::string("-") : outputPath.getValue(),
+                     &errorMessage);
+  if (!output)
+    return fail(errorMessage);
+  if (emit == Emit::Fused)
+    module->print(output->os());
+  else if (emit == Emit::GPU)
+    output->os() << bundle->gpuModuleText << "\n";
+  else
+    output->os() << bundle->ptx;
+  output->keep();
+  return EXIT_SUCCESS;
+}
