@@ -8,7 +8,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "memwall"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "check_report.py", "check_svg.py", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "check_report.py", "check_svg.py", "summarize_bundle.py", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.memwall_obj_root, "test")
 
@@ -19,7 +19,14 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.memwall_tools_dir, append_path=True)
 
-tools = ["memwall-opt", "memwall-gen", "FileCheck", "not", "count"]
+tools = ["memwall-opt", "memwall-gen", "memwall-compile", "FileCheck", "not", "count"]
 llvm_config.add_tool_substitutions(
     tools, [config.memwall_tools_dir, config.llvm_tools_dir]
 )
+
+# ptxas validates every PTX memwall-compile emits; CI has the CUDA toolkit.
+import shutil
+ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+if os.path.exists(ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))

@@ -347,12 +347,11 @@ private:
     bool ok = true;
     for (Operation &op : function.getBody().front()) {
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        if (!ok)
+          break;
         for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
-          if (!bufferOf.count(value)) {
-            op.emitError("a returned value must be computed by the function");
-            return failure();
-          }
-          int buffer = bufferOf[value];
+          // Every value has a buffer: arguments, and results of planned ops.
+          int buffer = bufferOf.lookup(value);
           BundleBuffer &b = bundle.buffers[buffer];
           if (b.role == "intermediate")
             b.role = "output";

@@ -88,20 +88,27 @@ public:
   }
 
 private:
-  /// Groups that produce an input of `id` or consume one of its results.
+  /// Groups that produce an input of `id`, consume one of its results, or
+  /// read one of its inputs too (siblings: merged, they read it once).
   llvm::SmallSetVector<unsigned, 8> neighbors(unsigned id) {
     llvm::SmallSetVector<unsigned, 8> result;
-    for (Operation *op : groups[id].ops) {
-      for (Value operand : op->getOperands())
-        if (Operation *def = operand.getDefiningOp())
-          if (auto it = groupOf.find(def); it != groupOf.end())
-            if (it->second != id)
-              result.insert(it->second);
-      for (Operation *user : op->getUsers())
+    auto addUsers = [&](Value value) {
+      for (Operation *user : value.getUsers())
         if (Operation *ancestor = block.findAncestorOpInBlock(*user))
           if (auto it = groupOf.find(ancestor); it != groupOf.end())
             if (it->second != id)
               result.insert(it->second);
+    };
+    for (Operation *op : groups[id].ops) {
+      for (Value operand : op->getOperands()) {
+        if (Operation *def = operand.getDefiningOp())
+          if (auto it = groupOf.find(def); it != groupOf.end())
+            if (it->second != id)
+              result.insert(it->second);
+        addUsers(operand);
+      }
+      for (Value result : op->getResults())
+        addUsers(result);
     }
     return result;
   }

@@ -1,0 +1,51 @@
+"""Prints a bundle's manifest one line per buffer and step, for FileCheck,
+after checking the invariants memwall-run relies on: every buffer 256-byte
+aligned inside the arena, every step's buffers defined, and no two buffers
+one step touches overlapping in the arena (unless one views the other)."""
+import json
+import sys
+
+manifest = json.load(open(sys.argv[1]))
+arena = manifest["arena_bytes"]
+buffers = {b["name"]: b for b in manifest["buffers"]}
+errors = []
+for b in manifest["buffers"]:
+    if b["offset"] % 256 or b["offset"] + b["bytes"] > arena:
+        errors.append("buffer %s misplaced" % b["name"])
+
+def touched(step):
+    if step["kind"] == "kernel":
+        return step["args"]
+    return [step[k] for k in ("a", "b", "c", "bias", "d") if step[k]]
+
+for step in manifest["steps"]:
+    names = touched(step)
+    for name in names:
+        if name not in buffers:
+            errors.append("step %s uses unknown buffer %s" % (step["name"], name))
+    for i, x in enumerate(names):
+        for y in names[i + 1:]:
+            bx, by = buffers[x], buffers[y]
+            if x == y or (bx["offset"] == by["offset"] and bx["bytes"] == by["bytes"]):
+                continue
+            if bx["offset"] < by["offset"] + by["bytes"] and by["offset"] < bx["offset"] + bx["bytes"]:
+                errors.append("step %s: %s and %s overlap" % (step["name"], x, y))
+if errors:
+    sys.exit("\n".join(errors))
+
+print("bundle %s target=%s arch=%s arena=%d" % (manifest["model"], manifest["target"], manifest["arch"], arena))
+for b in manifest["buffers"]:
+    print("buffer %s %s %s %d %s" % (b["name"], b["dtype"], b["shape"], b["bytes"], b["role"]))
+for s in manifest["steps"]:
+    if s["kind"] == "gemm":
+        print("gemm %s a=%s b=%s c=%s bias=%s d=%s m=%d n=%d k=%d batch=%d trans_a=%s trans_b=%s dtype=%s epilogue=%s" % (
+            s["name"], s["a"], s["b"], s["c"], s["bias"], s["d"], s["m"], s["n"], s["k"], s["batch"],
+            s["trans_a"], s["trans_b"], s["dtype"], s["epilogue"]))
+    else:
+        print("kernel %s grid=%s block=%s args=%s ops=%s" % (
+            s["function"], s["grid"], s["block"], ",".join(s["args"]), ",".join(s["ops"])))
+for i in manifest["inputs"]:
+    print("input %s buffer=%s value=%s" % (i["name"], i["buffer"], i["value"]))
+for o in manifest["outputs"]:
+    print("output %s buffer=%s value=%s" % (o["name"], o["buffer"], o["value"]))
+print("reference %s" % " ".join(op["op"] for op in manifest["reference"]["ops"]))
