@@ -205,8 +205,11 @@ private:
         input.value = operand;
         analysis.inputs.push_back(input);
       }
+      // Results used outside, and dead results (still computed and
+      // written, like any op the graph keeps).
       for (Value result : op->getResults())
-        if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+        if (result.use_empty() ||
+            llvm::any_of(result.getUsers(), [&](Operation *user) {
               return !members.contains(user);
             }))
           analysis.outputs.push_back(result);

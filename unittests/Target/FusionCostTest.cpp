@@ -1,0 +1,218 @@
+//===- FusionCostTest.cpp - kernel legality, geometry and cost by hand ----===//
+//
+// analyzeKernel against numbers worked out by hand from docs/fusion.md: the
+// soft roofline, vector widths, launch geometry, the register estimate that
+// rejects spilling kernels, occupancy, and the legality rules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Analysis/FusionCost.h"
+#include "memwall/Registration.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace memwall;
+
+namespace {
+/// 10 TFLOP/s fp32, 100 TFLOP/s bf16, 1 TB/s, 100 SMs of 228 KiB, 2 us
+/// launches.
+GPUTarget roundTarget() {
+  GPUTarget target;
+  target.name = "round";
+  target.peakFlops = {10e12, 0, 100e12, 0, 0, 0};
+  target.memoryBandwidth = 1e12;
+  target.memoryCapacityBytes = 1;
+  target.sharedMemoryPerSMBytes = 228 * 1024;
+  target.smCount = 100;
+  target.kernelLaunchSeconds = 2e-6;
+  return target;
+}
+
+class FusionCostTest : public ::testing::Test {
+protected:
+  FusionCostTest() {
+    DialectRegistry registry;
+    registerMemWallDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+  }
+
+  /// The ops of `func.func @f(<args>) { <body> }`, in order.
+  SmallVector<Operation *> parseOps(StringRef args, StringRef body) {
+    std::string source = ("func.func @f(" + args + ") {\n" + body +
+                          "\n  return\n}")
+                             .str();
+    module = parseSourceString<ModuleOp>(source, &context);
+    EXPECT_TRUE(module) << source;
+    SmallVector<Operation *> ops;
+    if (module)
+      for (Operation &op :
+           (*module->getOps<func::FuncOp>().begin()).getBody().front())
+        if (!isa<func::ReturnOp>(op))
+          ops.push_back(&op);
+    return ops;
+  }
+
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  GPUTarget target = roundTarget();
+};
+} // namespace
+
+TEST(SoftRooflineTest, IsTheFourthRootOfTheSumOfFourthPowers) {
+  EXPECT_DOUBLE_EQ(softRooflineSeconds(1.0, 0.0), 1.0);
+  EXPECT_DOUBLE_EQ(softRooflineSeconds(0.0, 2.0), 2.0);
+  // At the ridge: 2^(1/4) = 1.1892 times the roofline.
+  EXPECT_NEAR(softRooflineSeconds(1.0, 1.0), 1.189207115, 1e-9);
+  // (3^4 + 4^4)^(1/4) = 337^(1/4).
+  EXPECT_NEAR(softRooflineSeconds(3.0, 4.0), 4.284572, 1e-6);
+  EXPECT_EQ(softRooflineSeconds(0.0, 0.0), 0.0);
+}
+
+TEST_F(FusionCostTest, ElementwiseChainWithBiasBroadcast) {
+  SmallVector<Operation *> ops = parseOps(
+      "%x: tensor<64x1024xbf16>, %b: tensor<1024xbf16>",
+      "%0 = memwall.add %x, %b : tensor<64x1024xbf16>, tensor<1024xbf16> -> "
+      "tensor<64x1024xbf16>\n"
+      "%1 = memwall.relu %0 : tensor<64x1024xbf16>");
+  FailureOr<KernelAnalysis> kernel = analyzeKernel(ops, target);
+  ASSERT_TRUE(succeeded(kernel));
+  EXPECT_EQ(kernel->kind, FusionKind::Elementwise);
+  ASSERT_EQ(kernel->inputs.size(), 2u);
+  EXPECT_EQ(kernel->inputs[0].pattern, AccessPattern::Full);
+  EXPECT_EQ(kernel->inputs[1].pattern, AccessPattern::Suffix);
+  EXPECT_EQ(kernel->inputs[1].innerElements, 1024);
+  ASSERT_EQ(kernel->outputs.size(), 1u);
+  // bf16: 8 elements per 128-bit access; 65536 / 8 = 8192 vectors, far
+  // fewer than 4 waves of 256 x 100 x 8, so one vector per thread and
+  // 8192 / 256 = 32 blocks.
+  EXPECT_EQ(kernel->geometry.vectorWidth, 8);
+  EXPECT_EQ(kernel->geometry.threadsPerBlock, 256);
+  EXPECT_EQ(kernel->geometry.vectorsPerThread, 1);
+  EXPECT_EQ(kernel->geometry.gridSize, 32);
+  // Live values: the add's 2 operands + result, + 1 = 4; 24 + 1 * 8 * 4.
+  EXPECT_EQ(kernel->geometry.registersPerThread, 56);
+  // 65536 / (56 * 256) = 4 blocks of 256 threads of 2048: occupancy 0.5.
+  EXPECT_DOUBLE_EQ(kernel->geometry.occupancy, 0.5);
+  // Reads x (131072 B) and b (2048 B) once, writes 131072 B; the add's
+  // result never reaches memory.
+  EXPECT_EQ(kernel->bytesRead, 131072 + 2048);
+  EXPECT_EQ(kernel->bytesWritten, 131072);
+  EXPECT_EQ(kernel->flops, 2 * 65536);
+  double compute = 2 * 65536 / 10e12;
+  double memory = (131072 + 2048 + 131072) / 1e12;
+  EXPECT_NEAR(kernel->timeSeconds,
+              std::pow(std::pow(compute, 4) + std::pow(memory, 4), 0.25) + 2e-6,
+              1e-15);
+}
+
+TEST_F(FusionCostTest, LayerNormRowKernelGeometry) {
+  SmallVector<Operation *> ops = parseOps(
+      "%x: tensor<512x1024xf32>, %g: tensor<1024xf32>, %b: tensor<1024xf32>",
+      "%0 = memwall.layer_norm %x, %g, %b : tensor<512x1024xf32>, "
+      "tensor<1024xf32>, tensor<1024xf32>");
+  FailureOr<KernelAnalysis> kernel = analyzeKernel(ops, target);
+  ASSERT_TRUE(succeeded(kernel));
+  EXPECT_EQ(kernel->kind, FusionKind::Reduction);
+  // f32: 4 per access; a row of 1024 is 256 vectors: 256 threads, 1 each,
+  // one block per row, 32 floats of shared memory for the warp partials.
+  EXPECT_EQ(kernel->geometry.vectorWidth, 4);
+  EXPECT_EQ(kernel->geometry.threadsPerBlock, 256);
+  EXPECT_EQ(kernel->geometry.vectorsPerThread, 1);
+  EXPECT_EQ(kernel->geometry.gridSize, 512);
+  EXPECT_EQ(kernel->geometry.sharedBytes, 128);
+  // The row's input and the result: 24 + 1 * 4 * 2.
+  EXPECT_EQ(kernel->geometry.registersPerThread, 32);
+}
+
+TEST_F(FusionCostTest, FusionThatWouldSpillIsRejected) {
+  // Rows of 49152 f32 = 12288 vectors over 512 threads: 24 vectors (96
+  // floats) per thread. Softmax alone: 24 + 96 * 2 = 216 registers.
+  SmallVector<Operation *> ops = parseOps(
+      "%x: tensor<16x49152xf32>, %y: tensor<16x49152xf32>",
+      "%0 = memwall.add %x, %y : tensor<16x49152xf32>, tensor<16x49152xf32> "
+      "-> tensor<16x49152xf32>\n"
+      "%1 = memwall.softmax %0 : tensor<16x49152xf32>\n"
+      "%2 = memwall.mul %1, %0 : tensor<16x49152xf32>, tensor<16x49152xf32> "
+      "-> tensor<16x49152xf32>");
+  FailureOr<KernelAnalysis> softmax = analyzeKernel({ops[1]}, target);
+  ASSERT_TRUE(succeeded(softmax));
+  EXPECT_EQ(softmax->geometry.vectorsPerThread, 24);
+  EXPECT_EQ(softmax->geometry.registersPerThread, 216);
+  // Keeping the sum alive across the reduction for the multiply adds 96:
+  // 312 > 255.
+  std::string whyNot;
+  EXPECT_TRUE(failed(analyzeKernel(ops, target, &whyNot)));
+  EXPECT_EQ(whyNot, "needs about 312 registers per thread and would spill");
+}
+
+TEST_F(FusionCostTest, ErfGeluIsNotACuBLASLtEpilogue) {
+  SmallVector<Operation *> ops = parseOps(
+      "%x: tensor<8x16xbf16>, %w: tensor<16x32xbf16>",
+      "%0 = memwall.matmul %x, %w : tensor<8x16xbf16>, tensor<16x32xbf16> -> "
+      "tensor<8x32xbf16>\n"
+      "%1 = memwall.gelu %0 : tensor<8x32xbf16>");
+  std::string whyNot;
+  EXPECT_TRUE(failed(analyzeKernel(ops, target, &whyNot)));
+  EXPECT_NE(whyNot.find("tanh approximation"), std::string::npos);
+}
+
+TEST_F(FusionCostTest, MatmulBiasResidualGeluTanhEpilogue) {
+  SmallVector<Operation *> ops = parseOps(
+      "%x: tensor<8x16xbf16>, %w: tensor<16x32xbf16>, %b: tensor<32xbf16>, "
+      "%r: tensor<8x32xbf16>",
+      "%0 = memwall.matmul %x, %w bias %b : tensor<8x16xbf16>, "
+      "tensor<16x32xbf16>, tensor<32xbf16> -> tensor<8x32xbf16>\n"
+      "%1 = memwall.add %r, %0 : tensor<8x32xbf16>, tensor<8x32xbf16> -> "
+      "tensor<8x32xbf16>\n"
+      "%2 = memwall.gelu %1 tanh : tensor<8x32xbf16>");
+  FailureOr<KernelAnalysis> kernel = analyzeKernel(ops, target);
+  ASSERT_TRUE(succeeded(kernel));
+  EXPECT_EQ(kernel->kind, FusionKind::MatmulEpilogue);
+  EXPECT_TRUE(kernel->epilogue.bias);
+  EXPECT_TRUE(kernel->epilogue.residual);
+  EXPECT_EQ(kernel->epilogue.activation, GemmEpilogue::Activation::GeluTanh);
+  EXPECT_EQ(kernel->precision, MathPrecision::BF16);
+}
+
+TEST_F(FusionCostTest, BroadcastCodegenCannotIndexIsRejected) {
+  // [4, 1, 8] over [4, 6, 8] is neither a suffix nor leading dims + 1s.
+  SmallVector<Operation *> ops = parseOps(
+      "%x: tensor<4x6x8xf32>, %y: tensor<4x1x8xf32>",
+      "%0 = memwall.add %x, %y : tensor<4x6x8xf32>, tensor<4x1x8xf32> -> "
+      "tensor<4x6x8xf32>");
+  std::string whyNot;
+  EXPECT_TRUE(failed(analyzeKernel(ops, target, &whyNot)));
+  EXPECT_NE(whyNot.find("does not broadcast"), std::string::npos);
+}
+
+TEST_F(FusionCostTest, PerRowInputIsAnOuterBroadcast) {
+  SmallVector<Operation *> ops = parseOps(
+      "%x: tensor<4x6x8xf32>, %s: tensor<4x6x1xf32>",
+      "%0 = memwall.mul %x, %s : tensor<4x6x8xf32>, tensor<4x6x1xf32> -> "
+      "tensor<4x6x8xf32>");
+  FailureOr<KernelAnalysis> kernel = analyzeKernel(ops, target);
+  ASSERT_TRUE(succeeded(kernel));
+  EXPECT_EQ(kernel->inputs[1].pattern, AccessPattern::Outer);
+  EXPECT_EQ(kernel->inputs[1].innerElements, 8);
+  // 8 f32 per row: a 4-wide vector never straddles two rows.
+  EXPECT_EQ(kernel->geometry.vectorWidth, 4);
+}
+
+TEST_F(FusionCostTest, TwoRowReductionsCannotShareAKernel) {
+  SmallVector<Operation *> ops = parseOps(
+      "%x: tensor<4x8xf32>",
+      "%0 = memwall.softmax %x : tensor<4x8xf32>\n"
+      "%1 = memwall.softmax %0 : tensor<4x8xf32>");
+  std::string whyNot;
+  EXPECT_TRUE(failed(analyzeKernel(ops, target, &whyNot)));
+  EXPECT_EQ(whyNot, "a kernel holds at most one row reduction or matmul");
+}
