@@ -1,0 +1,67 @@
+// A bad target in the pass options is one error before any IR changes.
+// RUN: not memwall-opt %S/../Target/compile-seed.mlir --pass-pipeline='builtin.module(memwall-fuse{target=h900})' 2>&1 | FileCheck %s --check-prefix=TARGET
+// TARGET: error: unknown target 'h900'
+// TARGET-NOT: memwall.fusion
+
+// Fusions built by hand are verified: wrong kinds and bodies are rejected.
+// RUN: memwall-opt %s --split-input-file --verify-diagnostics
+
+func.func @kind_mismatch(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @below {{an elementwise fusion holds only elementwise ops}}
+  %0 = memwall.fusion elementwise (%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %1 = memwall.softmax %a : tensor<4x8xf32>
+    memwall.yield %1 : tensor<4x8xf32>
+  }
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @two_reductions(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @below {{a reduction fusion holds exactly one row reduction and no matmul}}
+  %0 = memwall.fusion reduction (%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %1 = memwall.softmax %a : tensor<4x8xf32>
+    %2 = memwall.softmax %1 : tensor<4x8xf32>
+    memwall.yield %2 : tensor<4x8xf32>
+  }
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @unfusible_op(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  %0 = memwall.fusion elementwise (%x) : (tensor<4x8xf32>) -> tensor<8x4xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    // expected-error @below {{cannot be fused: only elementwise ops, one row reduction or one matmul run in a fusion}}
+    %1 = memwall.transpose %a [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+    memwall.yield %1 : tensor<8x4xf32>
+  }
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @yield_types(%x: tensor<4x8xf32>) -> tensor<4x8xbf16> {
+  // expected-error @below {{yielded types must be the result types}}
+  %0 = memwall.fusion elementwise (%x) : (tensor<4x8xf32>) -> tensor<4x8xbf16> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %1 = memwall.relu %a : tensor<4x8xf32>
+    memwall.yield %1 : tensor<4x8xf32>
+  }
+  return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+func.func @argument_types(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @below {{body arguments must have the types of the inputs}}
+  %0 = memwall.fusion elementwise (%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xbf16>):
+    %1 = memwall.relu %a : tensor<4x8xbf16>
+    %2 = memwall.cast %1 to f32 : tensor<4x8xbf16> -> tensor<4x8xf32>
+    memwall.yield %2 : tensor<4x8xf32>
+  }
+  return %0 : tensor<4x8xf32>
+}
