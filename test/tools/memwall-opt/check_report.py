@@ -22,4 +22,18 @@ assert abs(totals["time_s"] - sum(op["time_s"] for op in ops)) <= 1e-12 * max(1,
 memory_time = sum(op["time_s"] for op in ops if op["bound"] == "memory")
 assert abs(totals["memory_bound_time_fraction"] - memory_time / totals["time_s"]) < 1e-9
 assert 0 <= totals["memory_bound_time_fraction"] <= 1
+if "fusion" in report:
+    fusion = report["fusion"]
+    groups, ftotals = fusion["groups"], fusion["totals"]
+    fused_ids = {g["id"] for g in groups}
+    assert fused_ids == {op["id"] for op in ops if op["op"] == "memwall.fusion"}
+    assert ftotals["bytes_saved"] == sum(g["bytes_saved"] for g in groups)
+    assert abs(ftotals["time_after_s"] - totals["time_s"]) <= 1e-12 * max(1, totals["time_s"])
+    unfused_kernels = sum(1 for op in ops if op["op"] != "memwall.fusion" and op["launch_s"] > 0)
+    assert ftotals["kernels_after"] == len(groups) + unfused_kernels
+    assert ftotals["kernels_before"] == sum(g["kernels_before"] for g in groups) + unfused_kernels
+    for g in groups:
+        assert g["kernels_before"] >= 2 and len(g["ops"]) == g["kernels_before"]
+        assert g["bytes_saved"] > 0 and g["time_after_s"] < g["time_before_s"]
+    print("fusion ok:", len(groups), "groups")
 print("report ok:", len(ops), "ops")
