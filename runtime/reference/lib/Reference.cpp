@@ -1,0 +1,1648 @@
+//===- Reference.cpp - CPU reference interpreter for memwall ops ----------===//
+//
+// Straightforward loops over row-major tensors held as doubles. Elementwise
+// math is fp32, sums and dot products accumulate in double, and every op
+// result is rounded to its element type. Matmul is blocked and, like the
+// row-wise ops, split over std::threads: `memwall-run --check` evaluates
+// seed workloads with multi-GFLOP GEMMs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall-runtime/Reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <thread>
+
+namespace memwall::reference {
+
+//===----------------------------------------------------------------------===//
+// Element types
+//===----------------------------------------------------------------------===//
+
+std::optional<DType> parseDType(const std::string &name) {
+  static const std::pair<const char *, DType> names[] = {
+      {"f32", DType::F32},       {"bf16", DType::BF16},
+      {"f16", DType::F16},       {"f8e4m3fn", DType::F8E4M3FN},
+      {"f8e5m2", DType::F8E5M2}, {"i8", DType::I8},
+      {"i32", DType::I32},       {"i64", DType::I64},
+      {"i1", DType::I1}};
+  for (const auto &entry : names)
+    if (name == entry.first)
+      return entry.second;
+  return std::nullopt;
+}
+
+const char *dtypeName(DType type) {
+  switch (type) {
+  case DType::F32:
+    return "f32";
+  case DType::BF16:
+    return "bf16";
+  case DType::F16:
+    return "f16";
+  case DType::F8E4M3FN:
+    return "f8e4m3fn";
+  case DType::F8E5M2:
+    return "f8e5m2";
+  case DType::I8:
+    return "i8";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
+  case DType::I1:
+    return "i1";
+  }
+  return "?";
+}
+
+int64_t dtypeBytes(DType type) {
+  switch (type) {
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::BF16:
+  case DType::F16:
+    return 2;
+  case DType::I64:
+    return 8;
+  default:
+    return 1;
+  }
+}
+
+bool isFloat(DType type) {
+  switch (type) {
+  case DType::F32:
+  case DType::BF16:
+  case DType::F16:
+  case DType::F8E4M3FN:
+  case DType::F8E5M2:
+    return true;
+  default:
+    return false;
+  }
+}
+
+namespace {
+
+/// A binary floating-point format: `mantBits` stored fraction bits, the
+/// smallest normal exponent, the largest finite value, and whether overflow
+/// saturates (the fp8 formats) instead of giving infinity.
+struct FloatFormat {
+  int expBits, mantBits, bias;
+  double maxFinite;
+  bool saturate;
+  bool hasInf; // IEEE-style all-ones exponent for inf/NaN
+};
+
+const FloatFormat kF16 = {5, 10, 15, 65504.0, false, true};
+const FloatFormat kBF16 = {8, 7, 127, 3.3895313892515355e38, false, true};
+const FloatFormat kE4M3 = {4, 3, 7, 448.0, true, false};
+const FloatFormat kE5M2 = {5, 2, 15, 57344.0, true, true};
+
+double roundToFormat(double x, const FloatFormat &f) {
+  if (std::isnan(x) || x == 0)
+    return x;
+  if (std::isinf(x))
+    return f.saturate ? std::copysign(f.maxFinite, x) : x;
+  int e = std::max(std::ilogb(x), 1 - f.bias);
+  // x / quantum is exact (power-of-two scaling); nearbyint rounds to even.
+  double quantum = std::ldexp(1.0, e - f.mantBits);
+  double r = std::nearbyint(x / quantum) * quantum;
+  if (std::fabs(r) > f.maxFinite)
+    return f.saturate
+               ? std::copysign(f.maxFinite, x)
+               : std::copysign(std::numeric_limits<double>::infinity(), x);
+  return r;
+}
+
+/// Bit encoding of a value already representable in `f`.
+uint32_t encodeFormat(double x, const FloatFormat &f) {
+  uint32_t sign = std::signbit(x) ? 1u << (f.expBits + f.mantBits) : 0;
+  uint32_t expMax = (1u << f.expBits) - 1;
+  if (std::isnan(x))
+    return f.hasInf ? (expMax << f.mantBits) | (1u << (f.mantBits - 1))
+                    : (expMax << f.mantBits) | ((1u << f.mantBits) - 1);
+  if (std::isinf(x))
+    return sign | (expMax << f.mantBits);
+  double a = std::fabs(x);
+  if (a == 0)
+    return sign;
+  int e = std::ilogb(a);
+  if (e < 1 - f.bias) // subnormal
+    return sign | static_cast<uint32_t>(std::ldexp(a, f.bias - 1 + f.mantBits));
+  uint32_t mant =
+      static_cast<uint32_t>(std::ldexp(std::ldexp(a, -e) - 1.0, f.mantBits));
+  return sign | (static_cast<uint32_t>(e + f.bias) << f.mantBits) | mant;
+}
+
+double decodeFormat(uint32_t bits, const FloatFormat &f) {
+  uint32_t mantMask = (1u << f.mantBits) - 1;
+  uint32_t expMax = (1u << f.expBits) - 1;
+  bool negative = (bits >> (f.expBits + f.mantBits)) & 1;
+  uint32_t exp = (bits >> f.mantBits) & expMax;
+  uint32_t mant = bits & mantMask;
+  double v;
+  if (f.hasInf && exp == expMax)
+    v = mant ? std::numeric_limits<double>::quiet_NaN()
+             : std::numeric_limits<double>::infinity();
+  else if (!f.hasInf && exp == expMax && mant == mantMask)
+    v = std::numeric_limits<double>::quiet_NaN();
+  else if (exp == 0)
+    v = std::ldexp(static_cast<double>(mant), 1 - f.bias - f.mantBits);
+  else
+    v = std::ldexp(1.0 + std::ldexp(static_cast<double>(mant), -f.mantBits),
+                   static_cast<int>(exp) - f.bias);
+  return negative ? -v : v;
+}
+
+uint32_t floatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float bitsFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+float roundBF16(float f) {
+  if (std::isnan(f))
+    return f;
+  uint32_t u = floatBits(f);
+  u += 0x7FFF + ((u >> 16) & 1); // round to nearest even; overflow gives inf
+  return bitsFloat(u & 0xFFFF0000u);
+}
+
+int64_t truncToInt64(double x) {
+  if (std::isnan(x))
+    return 0;
+  double t = std::trunc(x);
+  if (t >= 9.2233720368547758e18)
+    return std::numeric_limits<int64_t>::max();
+  if (t <= -9.2233720368547758e18)
+    return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(t);
+}
+
+} // namespace
+
+double roundToDType(double value, DType type) {
+  switch (type) {
+  case DType::F32:
+    return static_cast<float>(value);
+  case DType::BF16: {
+    float f = static_cast<float>(value);
+    // Rounding through float is exact unless float already rounded.
+    if (static_cast<double>(f) == value || std::isnan(value))
+      return roundBF16(f);
+    return roundToFormat(value, kBF16);
+  }
+  case DType::F16:
+    return roundToFormat(value, kF16);
+  case DType::F8E4M3FN:
+    return roundToFormat(value, kE4M3);
+  case DType::F8E5M2:
+    return roundToFormat(value, kE5M2);
+  case DType::I8:
+    return static_cast<int8_t>(static_cast<uint8_t>(truncToInt64(value)));
+  case DType::I32:
+    return static_cast<int32_t>(static_cast<uint32_t>(truncToInt64(value)));
+  case DType::I64:
+    return static_cast<double>(truncToInt64(value));
+  case DType::I1:
+    return value != 0 ? 1.0 : 0.0;
+  }
+  return value;
+}
+
+namespace {
+/// roundToDType for an fp32 result, with the common cases inline.
+inline double roundFloat(float f, DType type) {
+  if (type == DType::F32)
+    return f;
+  if (type == DType::BF16)
+    return roundBF16(f);
+  return roundToDType(f, type);
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Tensor and Attr
+//===----------------------------------------------------------------------===//
+
+namespace {
+int64_t product(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+} // namespace
+
+int64_t Tensor::numElements() const { return product(shape); }
+
+std::vector<uint8_t> Tensor::toBytes() const {
+  int64_t width = dtypeBytes(dtype);
+  std::vector<uint8_t> bytes(data.size() * width);
+  for (size_t i = 0; i < data.size(); ++i) {
+    double v = data[i];
+    uint64_t bits = 0;
+    switch (dtype) {
+    case DType::F32:
+      bits = floatBits(static_cast<float>(v));
+      break;
+    case DType::BF16:
+      bits = floatBits(roundBF16(static_cast<float>(v))) >> 16;
+      break;
+    case DType::F16:
+      bits = encodeFormat(roundToFormat(v, kF16), kF16);
+      break;
+    case DType::F8E4M3FN:
+      bits = encodeFormat(roundToFormat(v, kE4M3), kE4M3);
+      break;
+    case DType::F8E5M2:
+      bits = encodeFormat(roundToFormat(v, kE5M2), kE5M2);
+      break;
+    case DType::I1:
+      bits = v != 0;
+      break;
+    default:
+      bits = static_cast<uint64_t>(truncToInt64(v));
+      break;
+    }
+    for (int64_t b = 0; b < width; ++b)
+      bytes[i * width + b] = static_cast<uint8_t>(bits >> (8 * b));
+  }
+  return bytes;
+}
+
+Tensor Tensor::fromBytes(DType dtype, std::vector<int64_t> shape,
+                         const uint8_t *bytes, size_t size) {
+  Tensor t;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  int64_t n = t.numElements();
+  int64_t width = dtypeBytes(dtype);
+  t.data.assign(n, 0.0);
+  // A short buffer leaves the remaining elements zero; callers check sizes.
+  int64_t available = std::min<int64_t>(n, static_cast<int64_t>(size) / width);
+  for (int64_t i = 0; i < available; ++i) {
+    uint64_t bits = 0;
+    for (int64_t b = 0; b < width; ++b)
+      bits |= static_cast<uint64_t>(bytes[i * width + b]) << (8 * b);
+    double v = 0;
+    switch (dtype) {
+    case DType::F32:
+      v = bitsFloat(static_cast<uint32_t>(bits));
+      break;
+    case DType::BF16:
+      v = bitsFloat(static_cast<uint32_t>(bits) << 16);
+      break;
+    case DType::F16:
+      v = decodeFormat(static_cast<uint32_t>(bits), kF16);
+      break;
+    case DType::F8E4M3FN:
+      v = decodeFormat(static_cast<uint32_t>(bits), kE4M3);
+      break;
+    case DType::F8E5M2:
+      v = decodeFormat(static_cast<uint32_t>(bits), kE5M2);
+      break;
+    case DType::I8:
+      v = static_cast<int8_t>(bits);
+      break;
+    case DType::I32:
+      v = static_cast<int32_t>(bits);
+      break;
+    case DType::I64:
+      v = static_cast<double>(static_cast<int64_t>(bits));
+      break;
+    case DType::I1:
+      v = bits != 0;
+      break;
+    }
+    t.data[i] = v;
+  }
+  return t;
+}
+
+Attr Attr::ofBool(bool v) {
+  Attr a;
+  a.kind = Kind::Bool;
+  a.boolean = v;
+  return a;
+}
+Attr Attr::ofNumber(double v) {
+  Attr a;
+  a.kind = Kind::Number;
+  a.number = v;
+  return a;
+}
+Attr Attr::ofInts(std::vector<int64_t> v) {
+  Attr a;
+  a.kind = Kind::IntList;
+  a.ints = std::move(v);
+  return a;
+}
+Attr Attr::ofString(std::string v) {
+  Attr a;
+  a.kind = Kind::String;
+  a.string = std::move(v);
+  return a;
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+std::string shapeStr(const Shape &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+std::string typeStr(const Shape &shape, DType type) {
+  return shapeStr(shape) + " " + dtypeName(type);
+}
+
+Shape stridesOf(const Shape &shape) {
+  Shape strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+unsigned numThreads() {
+  unsigned n = std::thread::hardware_concurrency();
+  return n ? n : 1;
+}
+
+/// Runs fn(begin, end) over [0, n) split into contiguous chunks, one per
+/// thread; `grain` is the least work worth a thread.
+void parallelFor(int64_t n, int64_t grain,
+                 const std::function<void(int64_t, int64_t)> &fn) {
+  if (n <= 0)
+    return;
+  int64_t threads =
+      std::min<int64_t>(numThreads(), std::max<int64_t>(1, n / grain));
+  if (threads <= 1) {
+    fn(0, n);
+    return;
+  }
+  std::vector<std::thread> pool;
+  int64_t chunk = (n + threads - 1) / threads;
+  for (int64_t t = 0; t < threads; ++t) {
+    int64_t begin = t * chunk, end = std::min(n, begin + chunk);
+    if (begin >= end)
+      break;
+    pool.emplace_back(fn, begin, end);
+  }
+  for (auto &thread : pool)
+    thread.join();
+}
+
+/// NumPy broadcast of two shapes; false if incompatible.
+bool broadcastShapes(const Shape &a, const Shape &b, Shape &out) {
+  size_t rank = std::max(a.size(), b.size());
+  out.assign(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
+    int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (da != db && da != 1 && db != 1)
+      return false;
+    out[rank - 1 - i] = da == 1 ? db : da;
+  }
+  return true;
+}
+
+/// Strides of `shape` read as broadcast to `out` (0 on broadcast dims).
+Shape broadcastStrides(const Shape &shape, const Shape &out) {
+  Shape strides(out.size(), 0);
+  int64_t s = 1;
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 1,
+               o = static_cast<int64_t>(out.size()) - 1;
+       i >= 0; --i, --o) {
+    strides[o] = shape[i] == 1 ? 0 : s;
+    s *= shape[i];
+  }
+  return strides;
+}
+
+/// Offset of the element at row-major position `linear` of `shape` under
+/// `strides`.
+int64_t stridedOffset(int64_t linear, const Shape &shape,
+                      const Shape &strides) {
+  int64_t offset = 0;
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    offset += (linear % shape[d]) * strides[d];
+    linear /= shape[d];
+  }
+  return offset;
+}
+
+/// out[i] = src[base + strided offset of i] over `outShape`, in rows
+/// of the last dimension (transpose and slice).
+void stridedCopy(const std::vector<double> &src, int64_t base,
+                 const Shape &srcStrides, const Shape &outShape,
+                 std::vector<double> &out) {
+  out.assign(product(outShape), 0.0);
+  if (out.empty())
+    return;
+  if (outShape.empty()) {
+    out[0] = src[base];
+    return;
+  }
+  int64_t inner = outShape.back(), innerStride = srcStrides.back();
+  int64_t rows = static_cast<int64_t>(out.size()) / inner;
+  Shape outer(outShape.begin(), outShape.end() - 1);
+  Shape outerStrides(srcStrides.begin(), srcStrides.end() - 1);
+  parallelFor(rows, 4096 / std::max<int64_t>(1, inner) + 1,
+              [&](int64_t begin, int64_t end) {
+                for (int64_t r = begin; r < end; ++r) {
+                  int64_t s = base + stridedOffset(r, outer, outerStrides);
+                  double *o = out.data() + r * inner;
+                  for (int64_t j = 0; j < inner; ++j)
+                    o[j] = src[s + j * innerStride];
+                }
+              });
+}
+
+/// Attribute access that records the first problem as a message.
+struct AttrReader {
+  const Op &op;
+  std::string error;
+
+  const Attr *find(const std::string &name) const {
+    auto it = op.attrs.find(name);
+    return it == op.attrs.end() ? nullptr : &it->second;
+  }
+  void fail(const std::string &msg) {
+    if (error.empty())
+      error = msg;
+  }
+  bool has(const std::string &name) const { return find(name); }
+  bool flag(const std::string &name, bool def = false) {
+    const Attr *a = find(name);
+    if (!a)
+      return def;
+    if (a->kind == Attr::Kind::Bool)
+      return a->boolean;
+    if (a->kind == Attr::Kind::Number)
+      return a->number != 0;
+    fail("attribute '" + name + "' must be a bool");
+    return def;
+  }
+  double number(const std::string &name, std::optional<double> def) {
+    const Attr *a = find(name);
+    if (!a) {
+      if (!def)
+        fail("needs attribute '" + name + "'");
+      return def.value_or(0);
+    }
+    if (a->kind == Attr::Kind::Number)
+      return a->number;
+    if (a->kind == Attr::Kind::Bool)
+      return a->boolean;
+    fail("attribute '" + name + "' must be a number");
+    return def.value_or(0);
+  }
+  int64_t integer(const std::string &name, std::optional<int64_t> def) {
+    double v = number(name, def ? std::optional<double>(*def) : std::nullopt);
+    if (v != std::floor(v))
+      fail("attribute '" + name + "' must be an integer");
+    return static_cast<int64_t>(v);
+  }
+  Shape ints(const std::string &name, std::optional<Shape> def = {}) {
+    const Attr *a = find(name);
+    if (!a) {
+      if (!def)
+        fail("needs attribute '" + name + "'");
+      return def.value_or(Shape());
+    }
+    if (a->kind == Attr::Kind::IntList)
+      return a->ints;
+    fail("attribute '" + name + "' must be a list of integers");
+    return def.value_or(Shape());
+  }
+  std::string string(const std::string &name, std::optional<std::string> def) {
+    const Attr *a = find(name);
+    if (!a) {
+      if (!def)
+        fail("needs attribute '" + name + "'");
+      return def.value_or("");
+    }
+    if (a->kind == Attr::Kind::String)
+      return a->string;
+    fail("attribute '" + name + "' must be a string");
+    return def.value_or("");
+  }
+};
+
+/// One op being evaluated: its operands and the declared result type.
+struct OpEval {
+  const Op &op;
+  std::vector<const Tensor *> in;
+  Tensor &out; // dtype preset from the graph; the op sets shape and data
+  AttrReader attrs;
+
+  OpEval(const Op &op, Tensor &out) : op(op), out(out), attrs{op, {}} {}
+
+  const Tensor &operand(size_t i) const { return *in[i]; }
+  std::string fail(const std::string &msg) const {
+    return op.loc + ": '" + op.op + "' " + msg;
+  }
+  std::string attrError() const {
+    return attrs.error.empty() ? std::string() : fail(attrs.error);
+  }
+  std::string expectOperands(size_t min, size_t max) const {
+    if (in.size() < min || in.size() > max) {
+      std::string count =
+          min == max ? std::to_string(min)
+                     : std::to_string(min) + " to " +
+                           (max == SIZE_MAX ? std::string("any number of")
+                                            : std::to_string(max));
+      return fail("takes " + count + " operands, got " +
+                  std::to_string(in.size()));
+    }
+    return "";
+  }
+  std::string expectFloat(size_t i, const char *what) const {
+    if (!isFloat(in[i]->dtype))
+      return fail(std::string(what) + " must have a float element type, got " +
+                  dtypeName(in[i]->dtype));
+    return "";
+  }
+  std::string expectSameType(const Tensor &t, const char *what) const {
+    if (t.dtype != out.dtype)
+      return fail(std::string(what) + " has element type " +
+                  dtypeName(t.dtype) + " but the result is " +
+                  dtypeName(out.dtype));
+    return "";
+  }
+};
+
+#define RETURN_IF_ERROR(expr)                                                  \
+  do {                                                                         \
+    std::string _err = (expr);                                                 \
+    if (!_err.empty())                                                         \
+      return _err;                                                             \
+  } while (0)
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+std::string binary(OpEval &e, const std::function<float(float, float)> &fn) {
+  RETURN_IF_ERROR(e.expectOperands(2, 2));
+  const Tensor &a = e.operand(0), &b = e.operand(1);
+  RETURN_IF_ERROR(e.expectFloat(0, "lhs"));
+  RETURN_IF_ERROR(e.expectFloat(1, "rhs"));
+  if (!broadcastShapes(a.shape, b.shape, e.out.shape))
+    return e.fail("cannot broadcast " + shapeStr(a.shape) + " with " +
+                  shapeStr(b.shape));
+  DType type = e.out.dtype;
+  int64_t n = e.out.numElements();
+  e.out.data.assign(n, 0.0);
+  if (a.shape == b.shape) {
+    parallelFor(n, 1 << 16, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        e.out.data[i] = roundFloat(
+            fn(static_cast<float>(a.data[i]), static_cast<float>(b.data[i])),
+            type);
+    });
+    return "";
+  }
+  const Shape &shape = e.out.shape;
+  Shape sa = broadcastStrides(a.shape, shape),
+        sb = broadcastStrides(b.shape, shape);
+  int64_t inner = shape.empty() ? 1 : shape.back();
+  int64_t ia = shape.empty() ? 0 : sa.back(),
+          ib = shape.empty() ? 0 : sb.back();
+  Shape outer = shape, oa = sa, ob = sb;
+  if (!shape.empty()) {
+    outer.pop_back();
+    oa.pop_back();
+    ob.pop_back();
+  }
+  int64_t rows = inner ? n / inner : 0;
+  parallelFor(rows, 1 + (1 << 16) / std::max<int64_t>(1, inner),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t r = begin; r < end; ++r) {
+                  const double *pa =
+                      a.data.data() + stridedOffset(r, outer, oa);
+                  const double *pb =
+                      b.data.data() + stridedOffset(r, outer, ob);
+                  double *o = e.out.data.data() + r * inner;
+                  for (int64_t j = 0; j < inner; ++j)
+                    o[j] = roundFloat(fn(static_cast<float>(pa[j * ia]),
+                                         static_cast<float>(pb[j * ib])),
+                                      type);
+                }
+              });
+  return "";
+}
+
+std::string unary(OpEval &e, const std::function<float(float)> &fn) {
+  RETURN_IF_ERROR(e.expectOperands(1, 1));
+  RETURN_IF_ERROR(e.expectFloat(0, "input"));
+  const Tensor &x = e.operand(0);
+  RETURN_IF_ERROR(e.expectSameType(x, "input"));
+  e.out.shape = x.shape;
+  e.out.data.assign(x.data.size(), 0.0);
+  DType type = e.out.dtype;
+  parallelFor(static_cast<int64_t>(x.data.size()), 1 << 15,
+              [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i)
+                  e.out.data[i] =
+                      roundFloat(fn(static_cast<float>(x.data[i])), type);
+              });
+  return "";
+}
+
+float silu(float x) { return x / (1.0f + std::exp(-x)); }
+
+std::string evalGelu(OpEval &e) {
+  std::string approx = e.attrs.string("approximation", std::string("erf"));
+  RETURN_IF_ERROR(e.attrError());
+  if (approx == "erf")
+    return unary(e, [](float x) {
+      return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+    });
+  if (approx == "tanh")
+    return unary(e, [](float x) {
+      return 0.5f * x *
+             (1.0f +
+              std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    });
+  return e.fail("has unknown approximation '" + approx +
+                "' (expected erf or tanh)");
+}
+
+std::string evalScale(OpEval &e) {
+  float factor = static_cast<float>(e.attrs.number("factor", std::nullopt));
+  RETURN_IF_ERROR(e.attrError());
+  return unary(e, [factor](float x) { return x * factor; });
+}
+
+std::string evalDropout(OpEval &e) {
+  double rate = e.attrs.number("rate", 0.0);
+  RETURN_IF_ERROR(e.attrError());
+  if (rate != 0)
+    return e.fail(
+        "dropout with rate > 0 is not supported by the reference interpreter");
+  return unary(e, [](float x) { return x; });
+}
+
+std::string evalSwiglu(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(2, 2));
+  if (e.operand(0).shape != e.operand(1).shape)
+    return e.fail("gate " + shapeStr(e.operand(0).shape) + " and up " +
+                  shapeStr(e.operand(1).shape) + " differ in shape");
+  return binary(e, [](float g, float u) { return silu(g) * u; });
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations, softmax, reductions
+//===----------------------------------------------------------------------===//
+
+std::string checkFeatureVector(OpEval &e, size_t i, int64_t d,
+                               const char *what) {
+  const Tensor &t = e.operand(i);
+  if (t.shape != Shape{d})
+    return e.fail(std::string(what) + " has shape " + shapeStr(t.shape) +
+                  ", expected [" + std::to_string(d) + "]");
+  return e.expectFloat(i, what);
+}
+
+std::string evalNorm(OpEval &e, bool layerNorm) {
+  RETURN_IF_ERROR(layerNorm ? e.expectOperands(2, 3) : e.expectOperands(2, 2));
+  double eps = e.attrs.number("epsilon", layerNorm ? 1e-5 : 1e-6);
+  RETURN_IF_ERROR(e.attrError());
+  const Tensor &x = e.operand(0);
+  RETURN_IF_ERROR(e.expectFloat(0, "input"));
+  RETURN_IF_ERROR(e.expectSameType(x, "input"));
+  if (x.shape.empty())
+    return e.fail("needs an input of rank >= 1");
+  int64_t d = x.shape.back();
+  RETURN_IF_ERROR(checkFeatureVector(e, 1, d, "weight"));
+  const Tensor *bias = e.in.size() > 2 ? e.in[2] : nullptr;
+  if (bias)
+    RETURN_IF_ERROR(checkFeatureVector(e, 2, d, "bias"));
+  const Tensor &w = e.operand(1);
+  e.out.shape = x.shape;
+  e.out.data.assign(x.data.size(), 0.0);
+  int64_t rows = d ? x.numElements() / d : 0;
+  DType type = e.out.dtype;
+  parallelFor(rows, 1 + 65536 / std::max<int64_t>(1, d),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t r = begin; r < end; ++r) {
+                  const double *row = x.data.data() + r * d;
+                  double *o = e.out.data.data() + r * d;
+                  double mean = 0, sq = 0;
+                  if (layerNorm) {
+                    for (int64_t j = 0; j < d; ++j)
+                      mean += row[j];
+                    mean /= d;
+                  }
+                  for (int64_t j = 0; j < d; ++j)
+                    sq += (row[j] - mean) * (row[j] - mean);
+                  float rstd =
+                      static_cast<float>(1.0 / std::sqrt(sq / d + eps));
+                  float m = static_cast<float>(mean);
+                  for (int64_t j = 0; j < d; ++j) {
+                    float v = (static_cast<float>(row[j]) - m) * rstd *
+                              static_cast<float>(w.data[j]);
+                    if (bias)
+                      v += static_cast<float>(bias->data[j]);
+                    o[j] = roundFloat(v, type);
+                  }
+                }
+              });
+  return "";
+}
+
+std::string normalizeAxis(OpEval &e, int64_t &axis, size_t rank) {
+  int64_t r = static_cast<int64_t>(rank);
+  if (axis < 0)
+    axis += r;
+  if (axis < 0 || axis >= r)
+    return e.fail("axis " + std::to_string(axis) +
+                  " is out of range for rank " + std::to_string(r));
+  return "";
+}
+
+std::string evalSoftmax(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(1, 1));
+  int64_t axis = e.attrs.integer("axis", -1);
+  RETURN_IF_ERROR(e.attrError());
+  const Tensor &x = e.operand(0);
+  RETURN_IF_ERROR(e.expectFloat(0, "input"));
+  RETURN_IF_ERROR(e.expectSameType(x, "input"));
+  RETURN_IF_ERROR(normalizeAxis(e, axis, x.shape.size()));
+  e.out.shape = x.shape;
+  e.out.data.assign(x.data.size(), 0.0);
+  int64_t n = x.shape[axis];
+  int64_t inner = product(Shape(x.shape.begin() + axis + 1, x.shape.end()));
+  int64_t outer = product(Shape(x.shape.begin(), x.shape.begin() + axis));
+  DType type = e.out.dtype;
+  parallelFor(
+      outer * inner, 1 + 65536 / std::max<int64_t>(1, n),
+      [&](int64_t begin, int64_t end) {
+        std::vector<float> ex(n);
+        for (int64_t lane = begin; lane < end; ++lane) {
+          int64_t base = (lane / inner) * n * inner + lane % inner;
+          float mx = -std::numeric_limits<float>::infinity();
+          for (int64_t j = 0; j < n; ++j)
+            mx = std::max(mx, static_cast<float>(x.data[base + j * inner]));
+          double sum = 0;
+          for (int64_t j = 0; j < n; ++j) {
+            ex[j] = std::exp(static_cast<float>(x.data[base + j * inner]) - mx);
+            sum += ex[j];
+          }
+          for (int64_t j = 0; j < n; ++j)
+            e.out.data[base + j * inner] =
+                roundFloat(static_cast<float>(ex[j] / sum), type);
+        }
+      });
+  return "";
+}
+
+std::string evalReduce(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(1, 1));
+  std::string kind = e.attrs.string("kind", std::nullopt);
+  Shape axes = e.attrs.ints("axes");
+  bool keepDims = e.attrs.flag("keep_dims");
+  RETURN_IF_ERROR(e.attrError());
+  if (kind != "sum" && kind != "max" && kind != "mean")
+    return e.fail("has unknown kind '" + kind +
+                  "' (expected sum, max or mean)");
+  const Tensor &x = e.operand(0);
+  RETURN_IF_ERROR(e.expectFloat(0, "input"));
+  RETURN_IF_ERROR(e.expectSameType(x, "input"));
+  std::vector<bool> reduced(x.shape.size(), false);
+  for (int64_t axis : axes) {
+    RETURN_IF_ERROR(normalizeAxis(e, axis, x.shape.size()));
+    if (reduced[axis])
+      return e.fail("reduces axis " + std::to_string(axis) + " twice");
+    reduced[axis] = true;
+  }
+  // Output index of each input dim: its stride in the output (0 if reduced).
+  Shape outShape, keptShape;
+  for (size_t i = 0; i < x.shape.size(); ++i) {
+    if (!reduced[i])
+      keptShape.push_back(x.shape[i]);
+    if (!reduced[i] || keepDims)
+      outShape.push_back(reduced[i] ? 1 : x.shape[i]);
+  }
+  Shape keptStrides = stridesOf(keptShape), outStrides(x.shape.size(), 0);
+  for (size_t i = 0, k = 0; i < x.shape.size(); ++i)
+    if (!reduced[i])
+      outStrides[i] = keptStrides[k++];
+  int64_t count = x.numElements() / std::max<int64_t>(1, product(keptShape));
+  std::vector<double> acc(
+      product(keptShape),
+      kind == "max" ? -std::numeric_limits<double>::infinity() : 0.0);
+  bool isMax = kind == "max";
+  Shape idx(x.shape.size(), 0);
+  int64_t o = 0;
+  for (int64_t i = 0, n = x.numElements(); i < n; ++i) {
+    double v = x.data[i];
+    if (isMax)
+      acc[o] = (std::isnan(v) || v > acc[o]) ? v : acc[o];
+    else
+      acc[o] += v;
+    // Advance the multi-index and the output offset together.
+    for (int64_t d = static_cast<int64_t>(idx.size()) - 1; d >= 0; --d) {
+      o += outStrides[d];
+      if (++idx[d] < x.shape[d])
+        break;
+      o -= outStrides[d] * x.shape[d];
+      idx[d] = 0;
+    }
+  }
+  e.out.shape = outShape;
+  e.out.data.resize(acc.size());
+  for (size_t i = 0; i < acc.size(); ++i) {
+    double v = kind == "mean" ? acc[i] / count : acc[i];
+    e.out.data[i] = roundToDType(static_cast<float>(v), e.out.dtype);
+  }
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Positions, embeddings, attention, loss
+//===----------------------------------------------------------------------===//
+
+std::string evalRope(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(2, 2));
+  double theta = e.attrs.number("theta", 10000.0);
+  RETURN_IF_ERROR(e.attrError());
+  const Tensor &x = e.operand(0), &pos = e.operand(1);
+  RETURN_IF_ERROR(e.expectFloat(0, "input"));
+  RETURN_IF_ERROR(e.expectSameType(x, "input"));
+  if (x.shape.size() != 4 || x.shape[3] % 2)
+    return e.fail("input " + shapeStr(x.shape) +
+                  " must be [B, H, S, D] with D even");
+  int64_t B = x.shape[0], H = x.shape[1], S = x.shape[2], D = x.shape[3];
+  bool perBatch = pos.shape == Shape{B, S};
+  if (isFloat(pos.dtype) || (pos.shape != Shape{S} && !perBatch))
+    return e.fail("positions " + typeStr(pos.shape, pos.dtype) +
+                  " must be integers of shape [" + std::to_string(S) +
+                  "] or [" + std::to_string(B) + ", " + std::to_string(S) +
+                  "]");
+  int64_t half = D / 2;
+  std::vector<double> invFreq(half);
+  for (int64_t i = 0; i < half; ++i)
+    invFreq[i] = std::pow(theta, -2.0 * static_cast<double>(i) / D);
+  e.out.shape = x.shape;
+  e.out.data.assign(x.data.size(), 0.0);
+  DType type = e.out.dtype;
+  parallelFor(
+      B * H * S, 1 + 65536 / std::max<int64_t>(1, D),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          int64_t s = r % S, b = r / (H * S);
+          double p = pos.data[perBatch ? b * S + s : s];
+          const double *in = x.data.data() + r * D;
+          double *o = e.out.data.data() + r * D;
+          for (int64_t i = 0; i < half; ++i) {
+            // Angles in double: positions reach 1e5 and beyond.
+            double angle = p * invFreq[i];
+            double c = std::cos(angle), sn = std::sin(angle);
+            double x1 = in[i], x2 = in[i + half];
+            o[i] = roundToDType(static_cast<float>(x1 * c - x2 * sn), type);
+            o[i + half] =
+                roundToDType(static_cast<float>(x2 * c + x1 * sn), type);
+          }
+        }
+      });
+  return "";
+}
+
+std::string evalEmbedding(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(2, 2));
+  const Tensor &table = e.operand(0), &idx = e.operand(1);
+  if (table.shape.size() != 2)
+    return e.fail("table " + shapeStr(table.shape) + " must be [V, D]");
+  if (isFloat(idx.dtype) || idx.dtype == DType::I1)
+    return e.fail(std::string("indices must be integers, got ") +
+                  dtypeName(idx.dtype));
+  RETURN_IF_ERROR(e.expectSameType(table, "table"));
+  int64_t V = table.shape[0], D = table.shape[1];
+  e.out.shape = idx.shape;
+  e.out.shape.push_back(D);
+  e.out.data.assign(idx.data.size() * D, 0.0);
+  for (size_t i = 0; i < idx.data.size(); ++i) {
+    int64_t row = static_cast<int64_t>(idx.data[i]);
+    if (row < 0 || row >= V)
+      return e.fail("index " + std::to_string(row) +
+                    " is outside the table's " + std::to_string(V) + " rows");
+    std::copy_n(table.data.begin() + row * D, D, e.out.data.begin() + i * D);
+  }
+  return "";
+}
+
+std::string evalAttention(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(3, 4));
+  bool causal = e.attrs.flag("causal");
+  const Tensor &q = e.operand(0), &k = e.operand(1), &v = e.operand(2);
+  const Tensor *mask = e.in.size() > 3 ? e.in[3] : nullptr;
+  for (size_t i = 0; i < 3; ++i)
+    RETURN_IF_ERROR(e.expectFloat(i, i == 0   ? "query"
+                                     : i == 1 ? "key"
+                                              : "value"));
+  if (q.shape.size() != 4 || k.shape.size() != 4 || v.shape.size() != 4)
+    return e.fail("query, key and value must have rank 4, got " +
+                  shapeStr(q.shape) + ", " + shapeStr(k.shape) + ", " +
+                  shapeStr(v.shape));
+  int64_t B = q.shape[0], Hq = q.shape[1], Sq = q.shape[2], D = q.shape[3];
+  int64_t Hkv = k.shape[1], Sk = k.shape[2], Dv = v.shape[3];
+  if (k.shape[0] != B || v.shape[0] != B || k.shape[3] != D ||
+      v.shape[1] != Hkv || v.shape[2] != Sk || Hkv == 0 || Hq % Hkv)
+    return e.fail("has incompatible query " + shapeStr(q.shape) + ", key " +
+                  shapeStr(k.shape) + " and value " + shapeStr(v.shape));
+  if (causal && Sq > Sk)
+    return e.fail("causal attention needs Sq <= Sk, got Sq = " +
+                  std::to_string(Sq) + ", Sk = " + std::to_string(Sk));
+  double scale =
+      e.attrs.number("scale", 1.0 / std::sqrt(static_cast<double>(D)));
+  RETURN_IF_ERROR(e.attrError());
+  Shape full = {B, Hq, Sq, Sk}, maskStrides;
+  if (mask) {
+    Shape b;
+    if (mask->shape.size() > 4 || !broadcastShapes(mask->shape, full, b) ||
+        b != full)
+      return e.fail("mask " + shapeStr(mask->shape) +
+                    " does not broadcast to " + shapeStr(full));
+    maskStrides = broadcastStrides(mask->shape, full);
+  }
+  bool boolMask = mask && mask->dtype == DType::I1;
+  int64_t group = Hq / Hkv;
+  e.out.shape = {B, Hq, Sq, Dv};
+  e.out.data.assign(B * Hq * Sq * Dv, 0.0);
+  DType type = e.out.dtype;
+  parallelFor(B * Hq * Sq, 1 + 65536 / std::max<int64_t>(1, Sk * D),
+              [&](int64_t begin, int64_t end) {
+                std::vector<double> scores(Sk), acc(Dv);
+                const double inf = std::numeric_limits<double>::infinity();
+                for (int64_t r = begin; r < end; ++r) {
+                  int64_t i = r % Sq, h = (r / Sq) % Hq, b = r / (Sq * Hq);
+                  int64_t kvBase = (b * Hkv + h / group) * Sk;
+                  const double *qr = q.data.data() + r * D;
+                  double mx = -inf;
+                  for (int64_t j = 0; j < Sk; ++j) {
+                    double s = -inf;
+                    bool visible = !causal || j <= i + (Sk - Sq);
+                    double m = 0;
+                    if (mask) {
+                      m = mask->data[b * maskStrides[0] + h * maskStrides[1] +
+                                     i * maskStrides[2] + j * maskStrides[3]];
+                      if (boolMask && m == 0)
+                        visible = false;
+                    }
+                    if (visible) {
+                      const double *kr = k.data.data() + (kvBase + j) * D;
+                      // Four partial sums: independent chains vectorize.
+                      double part[4] = {0, 0, 0, 0};
+                      int64_t c = 0;
+                      for (; c + 4 <= D; c += 4)
+                        for (int64_t u = 0; u < 4; ++u)
+                          part[u] += qr[c + u] * kr[c + u];
+                      for (; c < D; ++c)
+                        part[0] += qr[c] * kr[c];
+                      double dot = (part[0] + part[1]) + (part[2] + part[3]);
+                      s = scale * dot + (boolMask ? 0.0 : m);
+                    }
+                    scores[j] = s;
+                    mx = std::max(mx, s);
+                  }
+                  std::fill(acc.begin(), acc.end(), 0.0);
+                  double sum = 0;
+                  // A row with every key masked gives zeros.
+                  if (mx != -inf) {
+                    for (int64_t j = 0; j < Sk; ++j) {
+                      if (scores[j] == -inf)
+                        continue;
+                      double p = std::exp(scores[j] - mx);
+                      sum += p;
+                      const double *vr = v.data.data() + (kvBase + j) * Dv;
+                      for (int64_t c = 0; c < Dv; ++c)
+                        acc[c] += p * vr[c];
+                    }
+                  }
+                  double *o = e.out.data.data() + r * Dv;
+                  for (int64_t c = 0; c < Dv; ++c)
+                    o[c] = sum > 0 ? roundToDType(
+                                         static_cast<float>(acc[c] / sum), type)
+                                   : 0.0;
+                }
+              });
+  return "";
+}
+
+std::string evalCrossEntropy(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(2, 2));
+  std::string reduction = e.attrs.string("reduction", std::string("mean"));
+  bool hasIgnore = e.attrs.has("ignore_index");
+  int64_t ignore = hasIgnore ? e.attrs.integer("ignore_index", 0) : 0;
+  RETURN_IF_ERROR(e.attrError());
+  if (reduction != "mean" && reduction != "sum" && reduction != "none")
+    return e.fail("has unknown reduction '" + reduction +
+                  "' (expected mean, sum or none)");
+  const Tensor &logits = e.operand(0), &labels = e.operand(1);
+  RETURN_IF_ERROR(e.expectFloat(0, "logits"));
+  if (isFloat(labels.dtype) || labels.dtype == DType::I1)
+    return e.fail(std::string("labels must be integers, got ") +
+                  dtypeName(labels.dtype));
+  if (logits.shape.empty() ||
+      Shape(logits.shape.begin(), logits.shape.end() - 1) != labels.shape)
+    return e.fail("logits " + shapeStr(logits.shape) + " and labels " +
+                  shapeStr(labels.shape) +
+                  " do not match ([..., V] and [...])");
+  int64_t V = logits.shape.back(), n = labels.numElements();
+  std::vector<double> loss(n, 0.0);
+  std::vector<char> counted(n, 0);
+  for (int64_t p = 0; p < n; ++p) {
+    int64_t label = static_cast<int64_t>(labels.data[p]);
+    if (hasIgnore && label == ignore)
+      continue;
+    if (label < 0 || label >= V)
+      return e.fail("label " + std::to_string(label) + " is outside [0, " +
+                    std::to_string(V) + ")");
+    counted[p] = 1;
+  }
+  parallelFor(n, 1 + 65536 / std::max<int64_t>(1, V),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t p = begin; p < end; ++p) {
+                  if (!counted[p])
+                    continue;
+                  const double *row = logits.data.data() + p * V;
+                  double mx = -std::numeric_limits<double>::infinity();
+                  for (int64_t j = 0; j < V; ++j)
+                    mx = std::max(mx, row[j]);
+                  double sum = 0;
+                  for (int64_t j = 0; j < V; ++j)
+                    sum += std::exp(row[j] - mx);
+                  loss[p] = std::log(sum) + mx -
+                            row[static_cast<int64_t>(labels.data[p])];
+                }
+              });
+  if (reduction == "none") {
+    e.out.shape = labels.shape;
+    e.out.data.resize(n);
+    for (int64_t p = 0; p < n; ++p)
+      e.out.data[p] = roundToDType(loss[p], e.out.dtype);
+    return "";
+  }
+  double total = 0;
+  int64_t count = 0;
+  for (int64_t p = 0; p < n; ++p) {
+    total += loss[p];
+    count += counted[p];
+  }
+  // Like PyTorch, a mean over no counted position is NaN.
+  double v = reduction == "sum" ? total : total / static_cast<double>(count);
+  e.out.shape = {};
+  e.out.data = {roundToDType(v, e.out.dtype)};
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+std::string evalReshape(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(1, 1));
+  Shape shape = e.attrs.ints("shape");
+  RETURN_IF_ERROR(e.attrError());
+  const Tensor &x = e.operand(0);
+  RETURN_IF_ERROR(e.expectSameType(x, "input"));
+  for (int64_t d : shape)
+    if (d < 0)
+      return e.fail("has a negative dimension in shape " + shapeStr(shape));
+  if (product(shape) != x.numElements())
+    return e.fail("cannot reshape " + shapeStr(x.shape) + " to " +
+                  shapeStr(shape) + ": element counts differ");
+  e.out.shape = shape;
+  e.out.data = x.data;
+  return "";
+}
+
+std::string evalTranspose(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(1, 1));
+  Shape perm = e.attrs.ints("permutation");
+  RETURN_IF_ERROR(e.attrError());
+  const Tensor &x = e.operand(0);
+  RETURN_IF_ERROR(e.expectSameType(x, "input"));
+  std::vector<bool> seen(x.shape.size(), false);
+  if (perm.size() != x.shape.size())
+    return e.fail("permutation " + shapeStr(perm) + " does not match rank " +
+                  std::to_string(x.shape.size()));
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(perm.size()) || seen[p])
+      return e.fail("has invalid permutation " + shapeStr(perm));
+    seen[p] = true;
+  }
+  Shape inStrides = stridesOf(x.shape), strides(perm.size());
+  e.out.shape.resize(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) {
+    e.out.shape[i] = x.shape[perm[i]];
+    strides[i] = inStrides[perm[i]];
+  }
+  stridedCopy(x.data, 0, strides, e.out.shape, e.out.data);
+  return "";
+}
+
+std::string evalSlice(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(1, 1));
+  const Tensor &x = e.operand(0);
+  Shape offsets = e.attrs.ints("offsets"), sizes = e.attrs.ints("sizes");
+  Shape steps = e.attrs.ints("strides", Shape(x.shape.size(), 1));
+  RETURN_IF_ERROR(e.attrError());
+  RETURN_IF_ERROR(e.expectSameType(x, "input"));
+  size_t rank = x.shape.size();
+  if (offsets.size() != rank || sizes.size() != rank || steps.size() != rank)
+    return e.fail("offsets, sizes and strides must each have " +
+                  std::to_string(rank) + " entries");
+  Shape inStrides = stridesOf(x.shape), strides(rank);
+  int64_t base = 0;
+  for (size_t i = 0; i < rank; ++i) {
+    if (offsets[i] < 0 || sizes[i] < 0 || steps[i] < 1 ||
+        (sizes[i] > 0 && offsets[i] + (sizes[i] - 1) * steps[i] >= x.shape[i]))
+      return e.fail("slice offsets " + shapeStr(offsets) + " sizes " +
+                    shapeStr(sizes) + " strides " + shapeStr(steps) +
+                    " is out of bounds of " + shapeStr(x.shape));
+    base += offsets[i] * inStrides[i];
+    strides[i] = steps[i] * inStrides[i];
+  }
+  e.out.shape = sizes;
+  stridedCopy(x.data, base, strides, sizes, e.out.data);
+  return "";
+}
+
+std::string concatAlong(OpEval &e, int64_t axis) {
+  const Tensor &first = e.operand(0);
+  RETURN_IF_ERROR(normalizeAxis(e, axis, first.shape.size()));
+  Shape shape = first.shape;
+  shape[axis] = 0;
+  for (const Tensor *t : e.in) {
+    RETURN_IF_ERROR(e.expectSameType(*t, "an input"));
+    bool ok = t->shape.size() == first.shape.size();
+    for (size_t d = 0; ok && d < shape.size(); ++d)
+      ok = static_cast<int64_t>(d) == axis || t->shape[d] == first.shape[d];
+    if (!ok)
+      return e.fail("cannot concatenate " + shapeStr(t->shape) + " with " +
+                    shapeStr(first.shape) + " along axis " +
+                    std::to_string(axis));
+    shape[axis] += t->shape[axis];
+  }
+  int64_t outer = product(Shape(shape.begin(), shape.begin() + axis));
+  int64_t inner = product(Shape(shape.begin() + axis + 1, shape.end()));
+  e.out.shape = shape;
+  e.out.data.assign(product(shape), 0.0);
+  int64_t rowOut = shape[axis] * inner, offset = 0;
+  for (const Tensor *t : e.in) {
+    int64_t chunk = t->shape[axis] * inner;
+    for (int64_t o = 0; o < outer; ++o)
+      std::copy_n(t->data.begin() + o * chunk, chunk,
+                  e.out.data.begin() + o * rowOut + offset);
+    offset += chunk;
+  }
+  return "";
+}
+
+std::string evalConcat(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(1, SIZE_MAX));
+  int64_t axis = e.attrs.integer("axis", std::nullopt);
+  RETURN_IF_ERROR(e.attrError());
+  return concatAlong(e, axis);
+}
+
+std::string evalKVCacheAppend(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(2, 2));
+  if (e.operand(0).shape.size() != 4 || e.operand(1).shape.size() != 4)
+    return e.fail("cache " + shapeStr(e.operand(0).shape) + " and update " +
+                  shapeStr(e.operand(1).shape) + " must have rank 4");
+  return concatAlong(e, 2);
+}
+
+std::string evalCast(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(1, 1));
+  std::string name = e.attrs.string("element_type", std::nullopt);
+  RETURN_IF_ERROR(e.attrError());
+  std::optional<DType> type = parseDType(name);
+  if (!type)
+    return e.fail("has unknown element_type '" + name + "'");
+  if (*type != e.out.dtype)
+    return e.fail("casts to " + name + " but the graph declares the result " +
+                  dtypeName(e.out.dtype));
+  const Tensor &x = e.operand(0);
+  e.out.shape = x.shape;
+  e.out.data.resize(x.data.size());
+  parallelFor(static_cast<int64_t>(x.data.size()), 1 << 15,
+              [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i)
+                  e.out.data[i] = roundToDType(x.data[i], *type);
+              });
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Matmul
+//===----------------------------------------------------------------------===//
+
+constexpr int64_t kMR = 4;   // rows per micro tile
+constexpr int64_t kKB = 256; // k block: partial sums stay in Acc
+constexpr int64_t kNB = 512; // n block: B block stays in L2
+
+/// C[MR x NR] (double) += A[MR x kb] * B[kb x NR], summing in Acc first.
+/// Written with GCC vector extensions so that the MR x NR accumulators stay
+/// in registers (the auto-vectorizer keeps them in memory).
+template <typename Acc, int64_t NR>
+inline __attribute__((always_inline)) void
+microKernel(const Acc *a, int64_t lda, const Acc *b, int64_t ldb, int64_t kb,
+            double *c, int64_t ldc, int64_t rows, int64_t cols) {
+  typedef Acc Vec __attribute__((vector_size(32)));
+  constexpr int64_t VL = 32 / sizeof(Acc), NV = NR / VL;
+  Vec acc[kMR][NV];
+#pragma GCC unroll 4
+  for (int64_t r = 0; r < kMR; ++r)
+#pragma GCC unroll 4
+    for (int64_t v = 0; v < NV; ++v)
+      acc[r][v] = Vec{};
+  for (int64_t k = 0; k < kb; ++k) {
+    Vec bv[NV];
+#pragma GCC unroll 4
+    for (int64_t v = 0; v < NV; ++v)
+      std::memcpy(&bv[v], b + k * ldb + v * VL, sizeof(Vec));
+#pragma GCC unroll 4
+    for (int64_t r = 0; r < kMR; ++r) {
+      Acc av = a[r * lda + k];
+#pragma GCC unroll 4
+      for (int64_t v = 0; v < NV; ++v)
+        acc[r][v] += bv[v] * av;
+    }
+  }
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; ++j)
+      c[r * ldc + j] += acc[r][j / VL][j % VL];
+}
+
+/// Rows [r0, r1) of C = A * B for one batch. A is [Mpad, K] and B is
+/// [K, Npad], both padded with zeros to the tile sizes.
+template <typename Acc>
+inline __attribute__((always_inline)) void
+gemmRows(const Acc *A, const Acc *B, double *C, int64_t r0, int64_t r1,
+         int64_t N, int64_t K, int64_t Npad) {
+  constexpr int64_t NR = sizeof(Acc) == 4 ? 16 : 8;
+  for (int64_t j0 = 0; j0 < N; j0 += kNB) {
+    int64_t jEnd = std::min(N, j0 + kNB);
+    for (int64_t k0 = 0; k0 < K; k0 += kKB) {
+      int64_t kb = std::min(K, k0 + kKB) - k0;
+      for (int64_t i = r0; i < r1; i += kMR) {
+        int64_t rows = std::min(kMR, r1 - i);
+        for (int64_t j = j0; j < jEnd; j += NR)
+          microKernel<Acc, NR>(A + i * K + k0, K, B + k0 * Npad + j, Npad, kb,
+                               C + i * N + j, N, rows, std::min(NR, jEnd - j));
+      }
+    }
+  }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// The same loops compiled for AVX2/FMA, chosen at run time: the default
+// x86-64 target only has SSE2.
+__attribute__((target("avx2,fma"))) void
+gemmRowsAvx2F(const float *A, const float *B, double *C, int64_t r0, int64_t r1,
+              int64_t N, int64_t K, int64_t Npad) {
+  gemmRows<float>(A, B, C, r0, r1, N, K, Npad);
+}
+__attribute__((target("avx2,fma"))) void
+gemmRowsAvx2D(const double *A, const double *B, double *C, int64_t r0,
+              int64_t r1, int64_t N, int64_t K, int64_t Npad) {
+  gemmRows<double>(A, B, C, r0, r1, N, K, Npad);
+}
+bool hasAvx2() {
+  static const bool has =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+}
+#endif
+
+void gemmRowsDispatch(const float *A, const float *B, double *C, int64_t r0,
+                      int64_t r1, int64_t N, int64_t K, int64_t Npad) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (hasAvx2())
+    return gemmRowsAvx2F(A, B, C, r0, r1, N, K, Npad);
+#endif
+  gemmRows<float>(A, B, C, r0, r1, N, K, Npad);
+}
+void gemmRowsDispatch(const double *A, const double *B, double *C, int64_t r0,
+                      int64_t r1, int64_t N, int64_t K, int64_t Npad) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (hasAvx2())
+    return gemmRowsAvx2D(A, B, C, r0, r1, N, K, Npad);
+#endif
+  gemmRows<double>(A, B, C, r0, r1, N, K, Npad);
+}
+
+/// Batched C = op(A) op(B) in double. Products of bf16/f16/fp8/i8 values are
+/// exact in float, so those sum in float within a k block (exactly, for i8)
+/// and in double across blocks; f32 operands sum in double throughout.
+template <typename Acc>
+void gemm(const Tensor &lhs, const Tensor &rhs, bool transA, bool transB,
+          int64_t M, int64_t N, int64_t K, const Shape &batchShape,
+          std::vector<double> &C) {
+  constexpr int64_t NR = sizeof(Acc) == 4 ? 16 : 8;
+  int64_t Mpad = (M + kMR - 1) / kMR * kMR;
+  int64_t Npad = (N + NR - 1) / NR * NR;
+  Shape lb(lhs.shape.begin(), lhs.shape.end() - 2);
+  Shape rb(rhs.shape.begin(), rhs.shape.end() - 2);
+  int64_t nA = product(lb), nB = product(rb), batches = product(batchShape);
+  std::vector<Acc> A(nA * Mpad * K, Acc(0)), B(nB * K * Npad, Acc(0));
+  // Pack with transposes resolved: A as [M, K], B as [K, N].
+  parallelFor(nA * M, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t b = r / M, i = r % M;
+      const double *src = lhs.data.data() + b * M * K;
+      Acc *dst = A.data() + (b * Mpad + i) * K;
+      for (int64_t k = 0; k < K; ++k)
+        dst[k] = static_cast<Acc>(transA ? src[k * M + i] : src[i * K + k]);
+    }
+  });
+  parallelFor(nB * K, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t b = r / K, k = r % K;
+      const double *src = rhs.data.data() + b * K * N;
+      Acc *dst = B.data() + (b * K + k) * Npad;
+      for (int64_t j = 0; j < N; ++j)
+        dst[j] = static_cast<Acc>(transB ? src[j * K + k] : src[k * N + j]);
+    }
+  });
+  Shape sa = broadcastStrides(lb, batchShape),
+        sb = broadcastStrides(rb, batchShape);
+  C.assign(batches * M * N, 0.0);
+  // Tasks are 64-row panels of every batch.
+  constexpr int64_t panel = 64;
+  int64_t panels = (M + panel - 1) / panel;
+  parallelFor(batches * panels, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      int64_t bi = t / panels, p = t % panels;
+      const Acc *a = A.data() + stridedOffset(bi, batchShape, sa) * Mpad * K;
+      const Acc *b = B.data() + stridedOffset(bi, batchShape, sb) * K * Npad;
+      gemmRowsDispatch(a, b, C.data() + bi * M * N, p * panel,
+                       std::min(M, (p + 1) * panel), N, K, Npad);
+    }
+  });
+}
+
+std::string evalMatmul(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(2, 3));
+  bool transA = e.attrs.flag("transpose_lhs"),
+       transB = e.attrs.flag("transpose_rhs");
+  RETURN_IF_ERROR(e.attrError());
+  const Tensor &lhs = e.operand(0), &rhs = e.operand(1);
+  const Tensor *bias = e.in.size() > 2 ? e.in[2] : nullptr;
+  if (lhs.shape.size() < 2 || rhs.shape.size() < 2)
+    return e.fail("operands must have rank >= 2, got " + shapeStr(lhs.shape) +
+                  " and " + shapeStr(rhs.shape));
+  if (lhs.dtype != rhs.dtype)
+    return e.fail(std::string("operands differ in element type: ") +
+                  dtypeName(lhs.dtype) + " and " + dtypeName(rhs.dtype));
+  if (lhs.dtype == DType::I1 || lhs.dtype == DType::I32 ||
+      lhs.dtype == DType::I64)
+    return e.fail(std::string("cannot multiply ") + dtypeName(lhs.dtype));
+  size_t lr = lhs.shape.size(), rr = rhs.shape.size();
+  int64_t M = lhs.shape[lr - (transA ? 1 : 2)];
+  int64_t K = lhs.shape[lr - (transA ? 2 : 1)];
+  int64_t Kr = rhs.shape[rr - (transB ? 1 : 2)];
+  int64_t N = rhs.shape[rr - (transB ? 2 : 1)];
+  if (K != Kr)
+    return e.fail("contraction sizes differ: lhs " + shapeStr(lhs.shape) +
+                  " and rhs " + shapeStr(rhs.shape) + " give K = " +
+                  std::to_string(K) + " and " + std::to_string(Kr));
+  Shape batchShape;
+  if (!broadcastShapes(Shape(lhs.shape.begin(), lhs.shape.end() - 2),
+                       Shape(rhs.shape.begin(), rhs.shape.end() - 2),
+                       batchShape))
+    return e.fail("batch dimensions of " + shapeStr(lhs.shape) + " and " +
+                  shapeStr(rhs.shape) + " do not broadcast");
+  if (bias) {
+    if (bias->shape != Shape{N})
+      return e.fail("bias has shape " + shapeStr(bias->shape) + ", expected [" +
+                    std::to_string(N) + "]");
+    RETURN_IF_ERROR(e.expectFloat(2, "bias"));
+  }
+  DType expected = lhs.dtype;
+  if (lhs.dtype == DType::F8E4M3FN || lhs.dtype == DType::F8E5M2)
+    expected = DType::BF16;
+  else if (lhs.dtype == DType::I8)
+    expected = DType::I32;
+  if (e.out.dtype != expected)
+    return e.fail(std::string("of ") + dtypeName(lhs.dtype) + " gives " +
+                  dtypeName(expected) + " but the graph declares " +
+                  dtypeName(e.out.dtype));
+  e.out.shape = batchShape;
+  e.out.shape.push_back(M);
+  e.out.shape.push_back(N);
+  std::vector<double> C;
+  if (lhs.dtype == DType::F32)
+    gemm<double>(lhs, rhs, transA, transB, M, N, K, batchShape, C);
+  else
+    gemm<float>(lhs, rhs, transA, transB, M, N, K, batchShape, C);
+  DType type = e.out.dtype;
+  int64_t rows = N ? static_cast<int64_t>(C.size()) / N : 0;
+  parallelFor(rows, 1 + 65536 / std::max<int64_t>(1, N),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t r = begin; r < end; ++r)
+                  for (int64_t j = 0; j < N; ++j) {
+                    double v = C[r * N + j];
+                    if (bias)
+                      v += bias->data[j];
+                    C[r * N + j] = roundToDType(v, type);
+                  }
+              });
+  e.out.data = std::move(C);
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Dispatch
+//===----------------------------------------------------------------------===//
+
+using Evaluator = std::function<std::string(OpEval &)>;
+
+const std::map<std::string, Evaluator> &evaluators() {
+  static const std::map<std::string, Evaluator> table = {
+      {"matmul", evalMatmul},
+      {"add",
+       [](OpEval &e) {
+         return binary(e, [](float a, float b) { return a + b; });
+       }},
+      {"sub",
+       [](OpEval &e) {
+         return binary(e, [](float a, float b) { return a - b; });
+       }},
+      {"mul",
+       [](OpEval &e) {
+         return binary(e, [](float a, float b) { return a * b; });
+       }},
+      {"div",
+       [](OpEval &e) {
+         return binary(e, [](float a, float b) { return a / b; });
+       }},
+      {"scale", evalScale},
+      {"gelu", evalGelu},
+      {"silu", [](OpEval &e) { return unary(e, silu); }},
+      {"relu",
+       [](OpEval &e) {
+         return unary(e, [](float x) { return x > 0 ? x : 0.0f; });
+       }},
+      {"tanh",
+       [](OpEval &e) {
+         return unary(e, [](float x) { return std::tanh(x); });
+       }},
+      {"swiglu", evalSwiglu},
+      {"dropout", evalDropout},
+      {"layer_norm", [](OpEval &e) { return evalNorm(e, true); }},
+      {"rms_norm", [](OpEval &e) { return evalNorm(e, false); }},
+      {"softmax", evalSoftmax},
+      {"reduce", evalReduce},
+      {"rope", evalRope},
+      {"embedding", evalEmbedding},
+      {"attention", evalAttention},
+      {"cross_entropy", evalCrossEntropy},
+      {"reshape", evalReshape},
+      {"transpose", evalTranspose},
+      {"slice", evalSlice},
+      {"concat", evalConcat},
+      {"cast", evalCast},
+      {"kv_cache_append", evalKVCacheAppend},
+  };
+  return table;
+}
+
+} // namespace
+
+std::string evaluate(const Graph &graph,
+                     std::map<std::string, Tensor> &values) {
+  std::map<std::string, const ValueInfo *> infos;
+  for (const ValueInfo &info : graph.values)
+    infos[info.name] = &info;
+  for (size_t index = 0; index < graph.ops.size(); ++index) {
+    const Op &op = graph.ops[index];
+    std::string loc = op.loc.empty() ? "op #" + std::to_string(index) : op.loc;
+    auto it = evaluators().find(op.op);
+    if (it == evaluators().end())
+      return loc + ": the reference interpreter does not support '" + op.op +
+             "'";
+    if (op.results.size() != 1)
+      return loc + ": '" + op.op + "' must have exactly one result, has " +
+             std::to_string(op.results.size());
+    auto info = infos.find(op.results[0]);
+    if (info == infos.end())
+      return loc + ": result '" + op.results[0] + "' of '" + op.op +
+             "' is not listed in the graph's values";
+    Tensor out;
+    out.dtype = info->second->dtype;
+    Op located = op;
+    located.loc = loc;
+    OpEval e(located, out);
+    for (const std::string &name : op.operands) {
+      auto value = values.find(name);
+      if (value == values.end())
+        return loc + ": operand '" + name + "' of '" + op.op +
+               "' has no value (neither an input nor defined by an earlier op)";
+      const Tensor &t = value->second;
+      if (static_cast<int64_t>(t.data.size()) != t.numElements())
+        return loc + ": operand '" + name + "' holds " +
+               std::to_string(t.data.size()) + " elements but its shape " +
+               shapeStr(t.shape) + " has " + std::to_string(t.numElements());
+      auto declared = infos.find(name);
+      if (declared != infos.end() && (declared->second->dtype != t.dtype ||
+                                      declared->second->shape != t.shape))
+        return loc + ": operand '" + name + "' is " +
+               typeStr(t.shape, t.dtype) + " but the graph declares " +
+               typeStr(declared->second->shape, declared->second->dtype);
+      e.in.push_back(&t);
+    }
+    RETURN_IF_ERROR(it->second(e));
+    if (out.shape != info->second->shape)
+      return loc + ": '" + op.op + "' computes shape " + shapeStr(out.shape) +
+             " for '" + op.results[0] + "' but the graph declares " +
+             shapeStr(info->second->shape);
+    values[op.results[0]] = std::move(out);
+  }
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Check
+//===----------------------------------------------------------------------===//
+
+Comparison compare(const Tensor &got, const Tensor &ref) {
+  Comparison c;
+  switch (ref.dtype) {
+  case DType::F32:
+    c.tolerance = 1e-5;
+    break;
+  case DType::BF16:
+  case DType::F16:
+  case DType::F8E4M3FN:
+  case DType::F8E5M2:
+    c.tolerance = 1e-2;
+    break;
+  default:
+    c.tolerance = 0;
+    break;
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  if (got.shape != ref.shape || got.data.size() != ref.data.size()) {
+    c.maxAbsError = c.maxRelError = inf;
+    return c;
+  }
+  double sq = 0;
+  int64_t finite = 0;
+  for (double r : ref.data)
+    if (std::isfinite(r)) {
+      sq += r * r;
+      ++finite;
+    }
+  double rms = finite ? std::sqrt(sq / finite) : 0;
+  if (!(rms > 0) || !std::isfinite(rms))
+    rms = 1;
+  c.passed = true;
+  for (size_t i = 0; i < ref.data.size(); ++i) {
+    double r = ref.data[i], g = got.data[i];
+    double abs, rel;
+    if (std::isnan(r) || std::isnan(g) || std::isinf(r)) {
+      // Non-finite references must be matched exactly.
+      bool same = (std::isnan(r) && std::isnan(g)) || r == g;
+      abs = rel = same ? 0 : inf;
+    } else {
+      abs = std::fabs(g - r);
+      rel = abs / std::max(std::fabs(r), rms);
+    }
+    c.maxAbsError = std::max(c.maxAbsError, abs);
+    c.maxRelError = std::max(c.maxRelError, rel);
+    if (!(rel <= c.tolerance))
+      c.passed = false;
+  }
+  return c;
+}
+
+} // namespace memwall::reference

@@ -1,0 +1,707 @@
+//===- ReferenceTest.cpp - CPU reference interpreter tests ----------------===//
+//
+// Every expected value is computed by hand (or with a calculator) from the op
+// definitions in MemWallOps.td, independently of the interpreter.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall-runtime/Reference.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+using namespace memwall::reference;
+
+namespace {
+
+const double kInf = std::numeric_limits<double>::infinity();
+
+Tensor tensor(DType type, std::vector<int64_t> shape,
+              std::vector<double> data) {
+  Tensor t;
+  t.dtype = type;
+  t.shape = std::move(shape);
+  t.data = std::move(data);
+  return t;
+}
+
+/// A one-op graph over named inputs; the result is "out" of `outType`.
+struct OneOp {
+  Graph graph;
+  std::map<std::string, Tensor> values;
+
+  OneOp(const std::string &name, std::vector<std::pair<std::string, Tensor>> in,
+        DType outType, std::vector<int64_t> outShape,
+        std::map<std::string, Attr> attrs = {}) {
+    Op op;
+    op.op = name;
+    op.loc = "test." + name;
+    for (auto &[n, t] : in) {
+      graph.values.push_back({n, t.dtype, t.shape});
+      op.operands.push_back(n);
+      values[n] = t;
+    }
+    graph.values.push_back({"out", outType, outShape});
+    op.results = {"out"};
+    op.attrs = std::move(attrs);
+    graph.ops.push_back(op);
+  }
+
+  std::string run() { return evaluate(graph, values); }
+  const Tensor &out() { return values.at("out"); }
+};
+
+void expectData(const Tensor &t, const std::vector<double> &expected,
+                double tol = 0) {
+  ASSERT_EQ(t.data.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_NEAR(t.data[i], expected[i], tol) << "element " << i;
+}
+
+/// Runs `op` and checks shape and values.
+void expectOp(OneOp &g, const std::vector<int64_t> &shape,
+              const std::vector<double> &expected, double tol = 0) {
+  ASSERT_EQ(g.run(), "");
+  EXPECT_EQ(g.out().shape, shape);
+  expectData(g.out(), expected, tol);
+}
+
+//===----------------------------------------------------------------------===//
+// Rounding and encoding
+//===----------------------------------------------------------------------===//
+
+TEST(RoundToDType, BF16RoundsToNearestTiesToEven) {
+  // bf16 keeps 7 fraction bits: the ulp of [1, 2) is 2^-7.
+  EXPECT_EQ(roundToDType(1 + std::ldexp(1, -8), DType::BF16), 1.0);
+  EXPECT_EQ(roundToDType(1 + 3 * std::ldexp(1, -8), DType::BF16),
+            1 + std::ldexp(1, -6));
+  EXPECT_EQ(
+      roundToDType(1 + std::ldexp(1, -8) + std::ldexp(1, -20), DType::BF16),
+      1 + std::ldexp(1, -7));
+  EXPECT_EQ(roundToDType(-1 - std::ldexp(1, -8), DType::BF16), -1.0);
+  // Not exactly a float: a direct rounding, no double rounding via f32.
+  EXPECT_EQ(
+      roundToDType(1 + std::ldexp(1, -8) + std::ldexp(1, -40), DType::BF16),
+      1 + std::ldexp(1, -7));
+}
+
+TEST(RoundToDType, BF16OverflowsToInfinity) {
+  EXPECT_EQ(roundToDType(3.3895313892515355e38, DType::BF16),
+            3.3895313892515355e38);
+  EXPECT_EQ(roundToDType(3.4e38, DType::BF16), kInf);
+  EXPECT_TRUE(std::isnan(roundToDType(std::nan(""), DType::BF16)));
+}
+
+TEST(RoundToDType, F16TiesToEvenOverflowAndSubnormals) {
+  EXPECT_EQ(roundToDType(1 + std::ldexp(1, -11), DType::F16), 1.0);
+  EXPECT_EQ(roundToDType(1 + 3 * std::ldexp(1, -11), DType::F16),
+            1 + std::ldexp(1, -9));
+  EXPECT_EQ(roundToDType(65504, DType::F16), 65504);
+  EXPECT_EQ(roundToDType(65519, DType::F16), 65504);
+  // 65520 is the midpoint to 2^16 and 65504's last bit is odd: rounds to inf.
+  EXPECT_EQ(roundToDType(65520, DType::F16), kInf);
+  EXPECT_EQ(roundToDType(-1e6, DType::F16), -kInf);
+  EXPECT_EQ(roundToDType(std::ldexp(1, -24), DType::F16), std::ldexp(1, -24));
+  EXPECT_EQ(roundToDType(std::ldexp(1, -25), DType::F16), 0.0);
+  EXPECT_EQ(roundToDType(3 * std::ldexp(1, -26), DType::F16),
+            std::ldexp(1, -24));
+}
+
+TEST(RoundToDType, Fp8Saturates) {
+  EXPECT_EQ(roundToDType(448, DType::F8E4M3FN), 448);
+  EXPECT_EQ(roundToDType(460, DType::F8E4M3FN), 448);
+  EXPECT_EQ(roundToDType(1000, DType::F8E4M3FN), 448);
+  EXPECT_EQ(roundToDType(-1e9, DType::F8E4M3FN), -448);
+  EXPECT_EQ(roundToDType(kInf, DType::F8E4M3FN), 448);
+  // 0.3 = 9.6 * 2^-5 (e4m3 ulp at 2^-2) -> 10 * 2^-5.
+  EXPECT_EQ(roundToDType(0.3, DType::F8E4M3FN), 0.3125);
+  EXPECT_EQ(roundToDType(1e6, DType::F8E5M2), 57344);
+  EXPECT_EQ(roundToDType(-kInf, DType::F8E5M2), -57344);
+  // 0.3 = 4.8 * 2^-4 (e5m2 ulp at 2^-2) -> 5 * 2^-4.
+  EXPECT_EQ(roundToDType(0.3, DType::F8E5M2), 0.3125);
+}
+
+TEST(RoundToDType, IntegersTruncateTowardZeroAndWrap) {
+  EXPECT_EQ(roundToDType(3.7, DType::I8), 3);
+  EXPECT_EQ(roundToDType(-3.7, DType::I8), -3);
+  EXPECT_EQ(roundToDType(200, DType::I8), -56);
+  EXPECT_EQ(roundToDType(-2.5, DType::I32), -2);
+  EXPECT_EQ(roundToDType(4294967297.0, DType::I32), 1);
+  EXPECT_EQ(roundToDType(1e10 + 0.5, DType::I64), 1e10);
+  EXPECT_EQ(roundToDType(0.5, DType::I1), 1);
+  EXPECT_EQ(roundToDType(0, DType::I1), 0);
+  EXPECT_EQ(roundToDType(0.1f, DType::F32), static_cast<double>(0.1f));
+}
+
+TEST(DTypes, NamesAndSizes) {
+  EXPECT_EQ(parseDType("f8e4m3fn"), DType::F8E4M3FN);
+  EXPECT_EQ(parseDType("bf16"), DType::BF16);
+  EXPECT_FALSE(parseDType("f64"));
+  EXPECT_STREQ(dtypeName(DType::I1), "i1");
+  EXPECT_EQ(dtypeBytes(DType::BF16), 2);
+  EXPECT_EQ(dtypeBytes(DType::I1), 1);
+  EXPECT_EQ(dtypeBytes(DType::I64), 8);
+  EXPECT_TRUE(isFloat(DType::F8E5M2));
+  EXPECT_FALSE(isFloat(DType::I8));
+}
+
+TEST(TensorBytes, EncodesEveryDTypeLittleEndian) {
+  auto bytes = [](DType type, double v) {
+    return tensor(type, {1}, {v}).toBytes();
+  };
+  using B = std::vector<uint8_t>;
+  EXPECT_EQ(bytes(DType::F32, 1.0), (B{0x00, 0x00, 0x80, 0x3F}));
+  EXPECT_EQ(bytes(DType::BF16, 1.0), (B{0x80, 0x3F}));
+  EXPECT_EQ(bytes(DType::BF16, -2.0), (B{0x00, 0xC0}));
+  EXPECT_EQ(bytes(DType::F16, 1.0), (B{0x00, 0x3C}));
+  EXPECT_EQ(bytes(DType::F16, std::ldexp(1, -24)), (B{0x01, 0x00}));
+  EXPECT_EQ(bytes(DType::F16, -kInf), (B{0x00, 0xFC}));
+  EXPECT_EQ(bytes(DType::F8E4M3FN, 448), (B{0x7E}));
+  EXPECT_EQ(bytes(DType::F8E4M3FN, -1.0), (B{0xB8}));
+  EXPECT_EQ(bytes(DType::F8E4M3FN, std::ldexp(1, -9)), (B{0x01}));
+  EXPECT_EQ(bytes(DType::F8E5M2, 57344), (B{0x7B}));
+  EXPECT_EQ(bytes(DType::F8E5M2, -2.0), (B{0xC0}));
+  EXPECT_EQ(bytes(DType::I8, -1), (B{0xFF}));
+  EXPECT_EQ(bytes(DType::I32, -2), (B{0xFE, 0xFF, 0xFF, 0xFF}));
+  EXPECT_EQ(bytes(DType::I64, 258), (B{0x02, 0x01, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(bytes(DType::I1, 1), (B{0x01}));
+}
+
+TEST(TensorBytes, DecodesSpecialValuesAndRoundTrips) {
+  const uint8_t e4m3[] = {0x7F, 0x7E, 0x01, 0xB8};
+  Tensor t = Tensor::fromBytes(DType::F8E4M3FN, {4}, e4m3, 4);
+  EXPECT_TRUE(std::isnan(t.data[0]));
+  EXPECT_EQ(t.data[1], 448);
+  EXPECT_EQ(t.data[2], std::ldexp(1, -9));
+  EXPECT_EQ(t.data[3], -1);
+  const uint8_t e5m2[] = {0x7C, 0x7E};
+  Tensor u = Tensor::fromBytes(DType::F8E5M2, {2}, e5m2, 2);
+  EXPECT_EQ(u.data[0], kInf);
+  EXPECT_TRUE(std::isnan(u.data[1]));
+
+  for (DType type :
+       {DType::F32, DType::BF16, DType::F16, DType::F8E4M3FN, DType::F8E5M2,
+        DType::I8, DType::I32, DType::I64, DType::I1}) {
+    Tensor src = tensor(type, {2, 2}, {0, 1, -2, 0.5});
+    for (double &v : src.data)
+      v = roundToDType(v, type);
+    std::vector<uint8_t> b = src.toBytes();
+    ASSERT_EQ(static_cast<int64_t>(b.size()), 4 * dtypeBytes(type));
+    Tensor back = Tensor::fromBytes(type, {2, 2}, b.data(), b.size());
+    EXPECT_EQ(back.data, src.data) << dtypeName(type);
+    EXPECT_EQ(back.shape, src.shape);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+TEST(Matmul, TransposedOperandsWithBias) {
+  // A = [[1,2,3],[4,5,6]] stored as A^T; B = [[1,0],[0,1],[1,1]] stored as
+  // B^T. A B = [[4,5],[10,11]], plus bias [10, 20].
+  OneOp g("matmul",
+          {{"a", tensor(DType::F32, {3, 2}, {1, 4, 2, 5, 3, 6})},
+           {"b", tensor(DType::F32, {2, 3}, {1, 0, 1, 0, 1, 1})},
+           {"bias", tensor(DType::F32, {2}, {10, 20})}},
+          DType::F32, {2, 2},
+          {{"transpose_lhs", Attr::ofBool(true)},
+           {"transpose_rhs", Attr::ofBool(true)}});
+  expectOp(g, {2, 2}, {14, 25, 20, 31});
+}
+
+TEST(Matmul, BatchDimensionsBroadcast) {
+  // lhs batch b is (b+1) I; rhs batch c is diag(c, c+1): result (b+1) B_c.
+  std::vector<double> lhs, rhs;
+  for (int b = 0; b < 2; ++b)
+    lhs.insert(lhs.end(), {double(b + 1), 0, 0, double(b + 1)});
+  for (int c = 0; c < 3; ++c)
+    rhs.insert(rhs.end(), {double(c), 0, 0, double(c + 1)});
+  OneOp g("matmul",
+          {{"a", tensor(DType::F32, {2, 1, 2, 2}, lhs)},
+           {"b", tensor(DType::F32, {3, 2, 2}, rhs)}},
+          DType::F32, {2, 3, 2, 2});
+  std::vector<double> expected;
+  for (int b = 0; b < 2; ++b)
+    for (int c = 0; c < 3; ++c)
+      expected.insert(expected.end(),
+                      {double((b + 1) * c), 0, 0, double((b + 1) * (c + 1))});
+  expectOp(g, {2, 3, 2, 2}, expected);
+}
+
+TEST(Matmul, RankThreeActivationTimesWeightAcrossTiles) {
+  // Shapes that are not multiples of the blocking and K > one k block.
+  int64_t M = 5, N = 17, K = 300;
+  std::vector<double> a(2 * M * K, 1.0), b(K * N, 1.0);
+  a[0] = 3; // row 0 of batch 0 sums 302
+  OneOp g("matmul",
+          {{"a", tensor(DType::BF16, {2, M, K}, a)},
+           {"b", tensor(DType::BF16, {K, N}, b)}},
+          DType::BF16, {2, M, N});
+  ASSERT_EQ(g.run(), "");
+  for (size_t i = 0; i < g.out().data.size(); ++i)
+    ASSERT_EQ(g.out().data[i], i < size_t(N) ? 302 : 300) << i;
+}
+
+TEST(Matmul, ResultIsRoundedToBF16) {
+  // 1 + 2^-8 is a tie between 1 and 1 + 2^-7: even gives 1.
+  OneOp g("matmul",
+          {{"a", tensor(DType::BF16, {1, 2}, {1, 1})},
+           {"b", tensor(DType::BF16, {2, 1}, {1, std::ldexp(1, -8)})}},
+          DType::BF16, {1, 1});
+  expectOp(g, {1, 1}, {1});
+}
+
+TEST(Matmul, Int8GivesInt32AndFp8GivesBF16) {
+  OneOp i8("matmul",
+           {{"a", tensor(DType::I8, {1, 2}, {100, -100})},
+            {"b", tensor(DType::I8, {2, 1}, {100, -100})}},
+           DType::I32, {1, 1});
+  expectOp(i8, {1, 1}, {20000});
+  OneOp f8("matmul",
+           {{"a", tensor(DType::F8E4M3FN, {1, 2}, {448, 448})},
+            {"b", tensor(DType::F8E4M3FN, {2, 1}, {448, 1})}},
+           DType::BF16, {1, 1});
+  // 448 * 449 = 201152 = 196.4375 * 1024 -> bf16 (ulp 1024) -> 200704.
+  expectOp(f8, {1, 1}, {200704});
+  OneOp wrong("matmul",
+              {{"a", tensor(DType::I8, {1, 1}, {1})},
+               {"b", tensor(DType::I8, {1, 1}, {1})}},
+              DType::I8, {1, 1});
+  EXPECT_NE(wrong.run().find("gives i32"), std::string::npos);
+}
+
+TEST(Matmul, MismatchedContractionIsAnError) {
+  OneOp g("matmul",
+          {{"a", tensor(DType::F32, {2, 3}, std::vector<double>(6))},
+           {"b", tensor(DType::F32, {2, 2}, std::vector<double>(4))}},
+          DType::F32, {2, 2});
+  std::string err = g.run();
+  EXPECT_EQ(err.rfind("test.matmul: ", 0), 0u) << err;
+  EXPECT_NE(err.find("K = 3 and 2"), std::string::npos) << err;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+TEST(Elementwise, AddBroadcastsLikeNumPy) {
+  OneOp g("add",
+          {{"x", tensor(DType::F32, {2, 3}, {1, 2, 3, 4, 5, 6})},
+           {"b", tensor(DType::F32, {3}, {10, 20, 30})}},
+          DType::F32, {2, 3});
+  expectOp(g, {2, 3}, {11, 22, 33, 14, 25, 36});
+  OneOp outer("add",
+              {{"x", tensor(DType::F32, {2, 1}, {1, 2})},
+               {"y", tensor(DType::F32, {1, 3}, {10, 20, 30})}},
+              DType::F32, {2, 3});
+  expectOp(outer, {2, 3}, {11, 21, 31, 12, 22, 32});
+}
+
+TEST(Elementwise, ResultRoundsToBF16) {
+  OneOp g("add",
+          {{"x", tensor(DType::BF16, {2}, {1, 1})},
+           {"y", tensor(DType::BF16, {2},
+                        {std::ldexp(1, -8), 3 * std::ldexp(1, -8)})}},
+          DType::BF16, {2});
+  expectOp(g, {2}, {1, 1 + std::ldexp(1, -6)});
+}
+
+TEST(Elementwise, SubMulDivScale) {
+  auto x = tensor(DType::F32, {2}, {6, -3});
+  auto y = tensor(DType::F32, {2}, {2, 4});
+  OneOp sub("sub", {{"x", x}, {"y", y}}, DType::F32, {2});
+  expectOp(sub, {2}, {4, -7});
+  OneOp mul("mul", {{"x", x}, {"y", y}}, DType::F32, {2});
+  expectOp(mul, {2}, {12, -12});
+  OneOp div("div", {{"x", x}, {"y", y}}, DType::F32, {2});
+  expectOp(div, {2}, {3, -0.75});
+  OneOp scale("scale", {{"x", x}}, DType::F32, {2},
+              {{"factor", Attr::ofNumber(0.5)}});
+  expectOp(scale, {2}, {3, -1.5});
+}
+
+TEST(Elementwise, GeluErfAndTanhValues) {
+  auto x = tensor(DType::F32, {3}, {1, -1, 2});
+  OneOp erf("gelu", {{"x", x}}, DType::F32, {3},
+            {{"approximation", Attr::ofString("erf")}});
+  expectOp(erf, {3},
+           {0.8413447460685429, -0.15865525393145707, 1.9544997361036416},
+           1e-6);
+  OneOp tanh("gelu", {{"x", x}}, DType::F32, {3},
+             {{"approximation", Attr::ofString("tanh")}});
+  expectOp(tanh, {3},
+           {0.8411919906082768, -0.15880800939172324, 1.954597694087775}, 1e-6);
+  OneOp byDefault("gelu", {{"x", x}}, DType::F32, {3});
+  expectOp(byDefault, {3},
+           {0.8413447460685429, -0.15865525393145707, 1.9544997361036416},
+           1e-6);
+}
+
+TEST(Elementwise, SiluReluTanhSwiglu) {
+  auto x = tensor(DType::F32, {2}, {1, -2});
+  OneOp silu("silu", {{"x", x}}, DType::F32, {2});
+  expectOp(silu, {2}, {0.7310585786300049, -0.2384058440442351}, 1e-6);
+  OneOp relu("relu", {{"x", x}}, DType::F32, {2});
+  expectOp(relu, {2}, {1, 0});
+  OneOp tanh("tanh", {{"x", tensor(DType::F32, {1}, {0.5})}}, DType::F32, {1});
+  expectOp(tanh, {1}, {0.46211715726000974}, 1e-7);
+  OneOp swiglu("swiglu", {{"g", x}, {"u", tensor(DType::F32, {2}, {2, 3})}},
+               DType::F32, {2});
+  expectOp(swiglu, {2}, {2 * 0.7310585786300049, 3 * -0.2384058440442351},
+           1e-6);
+}
+
+TEST(Elementwise, DropoutRateZeroIsIdentityOtherwiseUnsupported) {
+  auto x = tensor(DType::F32, {2}, {1, -2});
+  OneOp zero("dropout", {{"x", x}}, DType::F32, {2},
+             {{"rate", Attr::ofNumber(0)}, {"seed", Attr::ofNumber(7)}});
+  expectOp(zero, {2}, {1, -2});
+  OneOp some("dropout", {{"x", x}}, DType::F32, {2},
+             {{"rate", Attr::ofNumber(0.1)}});
+  EXPECT_NE(some.run().find("dropout with rate > 0 is not supported by the "
+                            "reference interpreter"),
+            std::string::npos);
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations and reductions
+//===----------------------------------------------------------------------===//
+
+TEST(Norms, LayerNormUsesBiasedVariance) {
+  // mean 2.5, biased var 1.25: x_hat = (x - 2.5) / sqrt(1.25).
+  OneOp g("layer_norm",
+          {{"x", tensor(DType::F32, {1, 4}, {1, 2, 3, 4})},
+           {"w", tensor(DType::F32, {4}, {1, 1, 2, 2})},
+           {"b", tensor(DType::F32, {4}, {0, 0, 0, 1})}},
+          DType::F32, {1, 4}, {{"epsilon", Attr::ofNumber(0)}});
+  expectOp(g, {1, 4}, {-1.3416407865, -0.4472135955, 0.894427191, 3.683281573},
+           1e-6);
+}
+
+TEST(Norms, RmsNorm) {
+  // mean(x^2) = 12.5, rms = 3.5355339.
+  OneOp g("rms_norm",
+          {{"x", tensor(DType::F32, {1, 2}, {3, 4})},
+           {"w", tensor(DType::F32, {2}, {1, 2})}},
+          DType::F32, {1, 2}, {{"epsilon", Attr::ofNumber(0)}});
+  expectOp(g, {1, 2}, {0.8485281374, 2.2627416998}, 1e-6);
+}
+
+TEST(Norms, SoftmaxAlongNonLastAxis) {
+  OneOp g("softmax", {{"x", tensor(DType::F32, {2, 2}, {0, 1, 0, 0})}},
+          DType::F32, {2, 2}, {{"axis", Attr::ofNumber(0)}});
+  expectOp(g, {2, 2}, {0.5, 0.7310585786, 0.5, 0.2689414214}, 1e-7);
+}
+
+TEST(Reduce, SumKeepDimsMaxAndMean) {
+  auto x = tensor(DType::F32, {2, 3}, {1, 5, 3, 4, 2, 6});
+  OneOp sum("reduce", {{"x", x}}, DType::F32, {2, 1},
+            {{"kind", Attr::ofString("sum")},
+             {"axes", Attr::ofInts({1})},
+             {"keep_dims", Attr::ofBool(true)}});
+  expectOp(sum, {2, 1}, {9, 12});
+  OneOp max("reduce", {{"x", x}}, DType::F32, {3},
+            {{"kind", Attr::ofString("max")}, {"axes", Attr::ofInts({0})}});
+  expectOp(max, {3}, {4, 5, 6});
+  OneOp mean(
+      "reduce",
+      {{"x", tensor(DType::F32, {2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8})}},
+      DType::F32, {2},
+      {{"kind", Attr::ofString("mean")}, {"axes", Attr::ofInts({0, 2})}});
+  // Over (i, k) for j = 0: {1, 2, 5, 6}; j = 1: {3, 4, 7, 8}.
+  expectOp(mean, {2}, {3.5, 5.5});
+}
+
+//===----------------------------------------------------------------------===//
+// Positions, embeddings, attention, loss
+//===----------------------------------------------------------------------===//
+
+TEST(Rope, RotatesHalvesByPositionTimesInverseFrequency) {
+  // D = 4, theta = 100: frequencies 1 and 100^-0.5 = 0.1. Position 0 is the
+  // identity; position 1 rotates (x0, x2) by 1 rad and (x1, x3) by 0.1 rad.
+  OneOp g("rope",
+          {{"x", tensor(DType::F32, {1, 1, 2, 4}, {1, 2, 3, 4, 1, 2, 3, 4})},
+           {"pos", tensor(DType::I64, {2}, {0, 1})}},
+          DType::F32, {1, 1, 2, 4}, {{"theta", Attr::ofNumber(100)}});
+  expectOp(g, {1, 1, 2, 4},
+           {1, 2, 3, 4, -1.9841106485555495, 1.590674663968739,
+            2.4623779024123156, 4.17968349440576},
+           1e-6);
+}
+
+TEST(Rope, PerBatchPositions) {
+  OneOp g("rope",
+          {{"x", tensor(DType::F32, {2, 1, 1, 2}, {1, 0, 1, 0})},
+           {"pos", tensor(DType::I32, {2, 1}, {0, 1})}},
+          DType::F32, {2, 1, 1, 2});
+  // D = 2: one frequency, 1. Batch 1 rotates (1, 0) by 1 rad.
+  expectOp(g, {2, 1, 1, 2}, {1, 0, 0.5403023059, 0.8414709848}, 1e-7);
+}
+
+TEST(Embedding, GathersRowsAndRejectsOutOfRangeIds) {
+  auto table = tensor(DType::F32, {3, 2}, {0, 1, 10, 11, 20, 21});
+  OneOp g("embedding",
+          {{"t", table}, {"i", tensor(DType::I32, {2, 2}, {2, 0, 1, 1})}},
+          DType::F32, {2, 2, 2});
+  expectOp(g, {2, 2, 2}, {20, 21, 0, 1, 10, 11, 10, 11});
+  OneOp bad("embedding", {{"t", table}, {"i", tensor(DType::I64, {1}, {3})}},
+            DType::F32, {1, 2});
+  EXPECT_NE(bad.run().find("index 3"), std::string::npos);
+}
+
+// q = [1, 0], keys k_j = [j, 0], scale 1: scores are [0, 1, 2].
+std::vector<std::pair<std::string, Tensor>> decodeInputs(int64_t sq) {
+  std::vector<double> q;
+  for (int64_t i = 0; i < sq; ++i)
+    q.insert(q.end(), {1, 0});
+  return {{"q", tensor(DType::F32, {1, 1, sq, 2}, q)},
+          {"k", tensor(DType::F32, {1, 1, 3, 2}, {0, 0, 1, 0, 2, 0})},
+          {"v", tensor(DType::F32, {1, 1, 3, 1}, {1, 2, 3})}};
+}
+
+TEST(Attention, CausalDecodeSeesEveryCachedKey) {
+  // Sq = 1: bottom-right alignment lets the query see keys 0..2.
+  OneOp g("attention", decodeInputs(1), DType::F32, {1, 1, 1, 1},
+          {{"causal", Attr::ofBool(true)}, {"scale", Attr::ofNumber(1)}});
+  // sum_j (j+1) e^j / sum_j e^j.
+  expectOp(g, {1, 1, 1, 1}, {2.5752103826044412}, 1e-6);
+}
+
+TEST(Attention, CausalMaskIsAlignedBottomRight) {
+  // Sq = 2, Sk = 3: query 0 sees keys 0..1, query 1 sees 0..2.
+  OneOp g("attention", decodeInputs(2), DType::F32, {1, 1, 2, 1},
+          {{"causal", Attr::ofBool(true)}, {"scale", Attr::ofNumber(1)}});
+  expectOp(g, {1, 1, 2, 1}, {1 + 0.7310585786300049, 2.5752103826044412}, 1e-6);
+}
+
+TEST(Attention, BoolAndFloatMasks) {
+  auto in = decodeInputs(1);
+  in.push_back({"m", tensor(DType::I1, {3}, {1, 0, 1})});
+  OneOp boolMask("attention", in, DType::F32, {1, 1, 1, 1},
+                 {{"scale", Attr::ofNumber(1)}});
+  // Keys 0 and 2: p = [1, e^2] / (1 + e^2).
+  expectOp(boolMask, {1, 1, 1, 1}, {1 + 2 * 0.8807970779778823}, 1e-6);
+  in.back().second = tensor(DType::F32, {1, 1, 3}, {0, 0, -1000});
+  OneOp floatMask("attention", in, DType::F32, {1, 1, 1, 1},
+                  {{"scale", Attr::ofNumber(1)}});
+  expectOp(floatMask, {1, 1, 1, 1}, {1 + 0.7310585786300049}, 1e-6);
+}
+
+TEST(Attention, GroupedQueryHeadsShareKVHeads) {
+  // Hq = 4, Hkv = 2, Sk = 1: query heads 0, 1 read KV head 0 and 2, 3 head 1.
+  OneOp g("attention",
+          {{"q", tensor(DType::F32, {1, 4, 1, 2}, {1, 2, 3, 4, 5, 6, 7, 8})},
+           {"k", tensor(DType::F32, {1, 2, 1, 2}, {1, 1, 1, 1})},
+           {"v", tensor(DType::F32, {1, 2, 1, 1}, {5, 7})}},
+          DType::F32, {1, 4, 1, 1});
+  expectOp(g, {1, 4, 1, 1}, {5, 5, 7, 7});
+}
+
+TEST(Attention, DefaultScaleIsInverseSqrtD) {
+  // D = 4: q.k = 4 for key 1, 0 for key 0; scaled by 1/2 gives [0, 2].
+  OneOp g("attention",
+          {{"q", tensor(DType::F32, {1, 1, 1, 4}, {1, 1, 1, 1})},
+           {"k", tensor(DType::F32, {1, 1, 2, 4}, {0, 0, 0, 0, 1, 1, 1, 1})},
+           {"v", tensor(DType::F32, {1, 1, 2, 1}, {1, 3})}},
+          DType::F32, {1, 1, 1, 1});
+  expectOp(g, {1, 1, 1, 1}, {1 + 2 * 0.8807970779778823}, 1e-6);
+}
+
+TEST(CrossEntropy, IgnoreIndexAndReductions) {
+  // Row 0: ln 2. Row 1: logsumexp(1, 0) - 0 = 1 + ln(1 + e^-1). Row 2 ignored.
+  auto in = [] {
+    return std::vector<std::pair<std::string, Tensor>>{
+        {"l", tensor(DType::F32, {3, 2}, {0, 0, 1, 0, 5, 5})},
+        {"y", tensor(DType::I64, {3}, {0, 1, -100})}};
+  };
+  auto attrs = [](const char *r) {
+    return std::map<std::string, Attr>{{"reduction", Attr::ofString(r)},
+                                       {"ignore_index", Attr::ofNumber(-100)}};
+  };
+  OneOp mean("cross_entropy", in(), DType::F32, {}, attrs("mean"));
+  expectOp(mean, {}, {1.0032044340390842}, 1e-6);
+  OneOp sum("cross_entropy", in(), DType::F32, {}, attrs("sum"));
+  expectOp(sum, {}, {2.0064088680781684}, 1e-6);
+  OneOp none("cross_entropy", in(), DType::F32, {3}, attrs("none"));
+  expectOp(none, {3}, {0.6931471805599453, 1.3132616875182228, 0}, 1e-6);
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+TEST(DataMovement, ReshapeKeepsRowMajorOrder) {
+  OneOp g("reshape", {{"x", tensor(DType::I32, {2, 3}, {0, 1, 2, 3, 4, 5})}},
+          DType::I32, {3, 2}, {{"shape", Attr::ofInts({3, 2})}});
+  expectOp(g, {3, 2}, {0, 1, 2, 3, 4, 5});
+}
+
+TEST(DataMovement, Transpose) {
+  OneOp g("transpose", {{"x", tensor(DType::F32, {2, 3}, {0, 1, 2, 3, 4, 5})}},
+          DType::F32, {3, 2}, {{"permutation", Attr::ofInts({1, 0})}});
+  expectOp(g, {3, 2}, {0, 3, 1, 4, 2, 5});
+  // [2, 2, 2] -> permutation [2, 0, 1]: out[a][b][c] = in[b][c][a].
+  OneOp g3("transpose",
+           {{"x", tensor(DType::F32, {2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7})}},
+           DType::F32, {2, 2, 2}, {{"permutation", Attr::ofInts({2, 0, 1})}});
+  expectOp(g3, {2, 2, 2}, {0, 2, 4, 6, 1, 3, 5, 7});
+}
+
+TEST(DataMovement, StridedSlice) {
+  std::vector<double> x;
+  for (int i = 0; i < 12; ++i)
+    x.push_back(i);
+  OneOp g("slice", {{"x", tensor(DType::F32, {3, 4}, x)}}, DType::F32, {2, 2},
+          {{"offsets", Attr::ofInts({1, 0})},
+           {"sizes", Attr::ofInts({2, 2})},
+           {"strides", Attr::ofInts({1, 3})}});
+  expectOp(g, {2, 2}, {4, 7, 8, 11});
+  OneOp oob(
+      "slice", {{"x", tensor(DType::F32, {3, 4}, x)}}, DType::F32, {2, 2},
+      {{"offsets", Attr::ofInts({2, 0})}, {"sizes", Attr::ofInts({2, 2})}});
+  EXPECT_NE(oob.run().find("out of bounds"), std::string::npos);
+}
+
+TEST(DataMovement, ConcatAndKVCacheAppend) {
+  OneOp g("concat",
+          {{"a", tensor(DType::F32, {2, 1}, {1, 2})},
+           {"b", tensor(DType::F32, {2, 2}, {3, 4, 5, 6})}},
+          DType::F32, {2, 3}, {{"axis", Attr::ofNumber(1)}});
+  expectOp(g, {2, 3}, {1, 3, 4, 2, 5, 6});
+  OneOp kv("kv_cache_append",
+           {{"c", tensor(DType::BF16, {1, 2, 1, 1}, {1, 2})},
+            {"u", tensor(DType::BF16, {1, 2, 1, 1}, {3, 4})}},
+           DType::BF16, {1, 2, 2, 1});
+  expectOp(kv, {1, 2, 2, 1}, {1, 3, 2, 4});
+}
+
+TEST(DataMovement, CastRoundsAndTruncates) {
+  auto x = tensor(DType::F32, {3}, {-2.75, 1 + std::ldexp(1, -8), 300});
+  OneOp toI8("cast", {{"x", x}}, DType::I8, {3},
+             {{"element_type", Attr::ofString("i8")}});
+  expectOp(toI8, {3}, {-2, 1, 44});
+  OneOp toBF16("cast", {{"x", x}}, DType::BF16, {3},
+               {{"element_type", Attr::ofString("bf16")}});
+  expectOp(toBF16, {3}, {-2.75, 1, 300});
+  OneOp toE4M3("cast", {{"x", x}}, DType::F8E4M3FN, {3},
+               {{"element_type", Attr::ofString("f8e4m3fn")}});
+  // -2.75 = -1.375 * 2: exact in e4m3; 300 -> 288 (ulp 32 at 2^8).
+  expectOp(toE4M3, {3}, {-2.75, 1, 288});
+}
+
+//===----------------------------------------------------------------------===//
+// Graphs and errors
+//===----------------------------------------------------------------------===//
+
+TEST(Evaluate, ChainsOpsThroughNamedValues) {
+  Graph graph;
+  graph.values = {
+      {"x", DType::F32, {2}}, {"t", DType::F32, {2}}, {"y", DType::BF16, {2}}};
+  Op relu;
+  relu.op = "relu";
+  relu.loc = "r";
+  relu.operands = {"x"};
+  relu.results = {"t"};
+  Op cast;
+  cast.op = "cast";
+  cast.loc = "c";
+  cast.operands = {"t"};
+  cast.results = {"y"};
+  cast.attrs["element_type"] = Attr::ofString("bf16");
+  graph.ops = {relu, cast};
+  std::map<std::string, Tensor> values;
+  values["x"] = tensor(DType::F32, {2}, {-1, 1 + std::ldexp(1, -8)});
+  ASSERT_EQ(evaluate(graph, values), "");
+  expectData(values.at("t"), {0, 1 + std::ldexp(1, -8)});
+  expectData(values.at("y"), {0, 1});
+}
+
+TEST(Evaluate, UnknownOpIsNamed) {
+  OneOp g("fancy", {{"x", tensor(DType::F32, {1}, {1})}}, DType::F32, {1});
+  EXPECT_EQ(g.run(),
+            "test.fancy: the reference interpreter does not support 'fancy'");
+}
+
+TEST(Evaluate, MissingOperandIsNamed) {
+  OneOp g("relu", {{"x", tensor(DType::F32, {1}, {1})}}, DType::F32, {1});
+  g.values.erase("x");
+  std::string err = g.run();
+  EXPECT_EQ(err.rfind("test.relu: operand 'x'", 0), 0u) << err;
+}
+
+TEST(Evaluate, ResultShapeMismatchNamesTheOp) {
+  OneOp g("add",
+          {{"x", tensor(DType::F32, {2}, {1, 2})},
+           {"y", tensor(DType::F32, {2}, {1, 2})}},
+          DType::F32, {3});
+  std::string err = g.run();
+  EXPECT_EQ(err.rfind("test.add: ", 0), 0u) << err;
+  EXPECT_NE(err.find("[2]"), std::string::npos) << err;
+  EXPECT_NE(err.find("[3]"), std::string::npos) << err;
+}
+
+TEST(Evaluate, InputNotMatchingItsDeclarationIsAnError) {
+  OneOp g("relu", {{"x", tensor(DType::F32, {2}, {1, 2})}}, DType::F32, {2});
+  g.values["x"] = tensor(DType::BF16, {2}, {1, 2});
+  EXPECT_NE(g.run().find("operand 'x' is [2] bf16"), std::string::npos);
+}
+
+TEST(Evaluate, IncompatibleBroadcastIsAnError) {
+  OneOp g("mul",
+          {{"x", tensor(DType::F32, {2}, {1, 2})},
+           {"y", tensor(DType::F32, {3}, {1, 2, 3})}},
+          DType::F32, {3});
+  EXPECT_NE(g.run().find("cannot broadcast [2] with [3]"), std::string::npos);
+}
+
+//===----------------------------------------------------------------------===//
+// compare()
+//===----------------------------------------------------------------------===//
+
+TEST(Compare, BF16ToleranceBoundaryScaledByMagnitudeOrRms) {
+  // rms([2, 0]) = sqrt(2): element 0 scales by |2|, element 1 by sqrt(2).
+  Tensor ref = tensor(DType::BF16, {2}, {2, 0});
+  Comparison in = compare(tensor(DType::BF16, {2}, {2 * 1.0099, 0}), ref);
+  EXPECT_TRUE(in.passed);
+  EXPECT_EQ(in.tolerance, 1e-2);
+  EXPECT_NEAR(in.maxRelError, 0.0099, 1e-12);
+  EXPECT_NEAR(in.maxAbsError, 2 * 0.0099, 1e-12);
+  EXPECT_FALSE(compare(tensor(DType::BF16, {2}, {2 * 1.0101, 0}), ref).passed);
+  EXPECT_TRUE(
+      compare(tensor(DType::BF16, {2}, {2, 0.0099 * std::sqrt(2.0)}), ref)
+          .passed);
+  EXPECT_FALSE(
+      compare(tensor(DType::BF16, {2}, {2, 0.0101 * std::sqrt(2.0)}), ref)
+          .passed);
+}
+
+TEST(Compare, F32ToleranceBoundary) {
+  Tensor ref = tensor(DType::F32, {1}, {4});
+  Comparison in = compare(tensor(DType::F32, {1}, {4 + 4 * 0.99e-5}), ref);
+  EXPECT_TRUE(in.passed);
+  EXPECT_EQ(in.tolerance, 1e-5);
+  EXPECT_FALSE(compare(tensor(DType::F32, {1}, {4 + 4 * 1.01e-5}), ref).passed);
+}
+
+TEST(Compare, IntegersMustMatchExactly) {
+  Tensor ref = tensor(DType::I32, {2}, {1000000, 0});
+  EXPECT_TRUE(compare(ref, ref).passed);
+  EXPECT_FALSE(compare(tensor(DType::I32, {2}, {1000001, 0}), ref).passed);
+}
+
+TEST(Compare, NaNShapeAndAllZeroReference) {
+  Tensor ref = tensor(DType::F32, {2}, {1, 2});
+  EXPECT_FALSE(compare(tensor(DType::F32, {2}, {1, std::nan("")}), ref).passed);
+  EXPECT_FALSE(compare(tensor(DType::F32, {1, 2}, {1, 2}), ref).passed);
+  Tensor nanRef = tensor(DType::F32, {1}, {std::nan("")});
+  EXPECT_TRUE(compare(nanRef, nanRef).passed);
+  // An all-zero reference scales by 1.
+  Tensor zeros = tensor(DType::BF16, {2}, {0, 0});
+  EXPECT_TRUE(compare(tensor(DType::BF16, {2}, {0.0099, 0}), zeros).passed);
+  EXPECT_FALSE(compare(tensor(DType::BF16, {2}, {0.0101, 0}), zeros).passed);
+}
+
+} // namespace
