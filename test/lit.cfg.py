@@ -24,8 +24,15 @@ llvm_config.add_tool_substitutions(
     tools, [config.memwall_tools_dir, config.llvm_tools_dir]
 )
 
-# ptxas validates every PTX memwall-compile emits; CI has the CUDA toolkit.
+# memwall-compile links libdevice from the CUDA toolkit into the PTX it emits,
+# and ptxas validates every PTX; CI has the toolkit at /usr/local/cuda.
 import shutil
+cuda_root = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+if os.path.exists(os.path.join(cuda_root, "nvvm", "libdevice")):
+    config.available_features.add("cuda")
+for var in ("CUDA_HOME",):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
 ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
 if os.path.exists(ptxas):
     config.available_features.add("ptxas")

@@ -1,3 +1,4 @@
+// REQUIRES: cuda
 // Ops codegen cannot run yet get one diagnostic each, at their location, and
 // no bundle is written.
 // RUN: rm -rf %t && mkdir -p %t

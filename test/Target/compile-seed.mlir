@@ -1,3 +1,4 @@
+// REQUIRES: cuda
 // The seed workload compiles into two cuBLASLt GEMMs (bias epilogues; the
 // erf GELU is not cuBLASLt's, so it gets its own kernel) and a LayerNorm row
 // kernel; every PTX it emits assembles.
