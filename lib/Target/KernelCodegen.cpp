@@ -365,11 +365,6 @@ private:
 
     // Per-element result of the row op, or a per-row scalar (reduce).
     SmallVector<Lanes> y(chunks);
-    auto perElement = [&](function_ref<Value(Value, int64_t, int64_t)> f) {
-      for (int64_t k = 0; k < chunks; ++k)
-        for (int64_t lane = 0; lane < width; ++lane)
-          y[k].push_back(f(x[k][lane], k, lane));
-    };
     auto operandLanes = [&](unsigned operandIndex, int64_t k) {
       return lanesOf(anchor->getOperand(operandIndex), flat[k], lanes[k]);
     };

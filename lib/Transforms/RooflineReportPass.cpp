@@ -36,11 +36,12 @@ struct RooflineReportPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     RooflineReport report = buildRooflineReport(module, target);
-    if (report.modelName.empty())
+    if (report.modelName.empty()) {
       if (auto fileLoc = dyn_cast<FileLineColLoc>(module.getLoc()))
         report.modelName = fileLoc.getFilename().str();
       else
         report.modelName = formatLocationForReport(module.getLoc());
+    }
     if (llvm::Error error = writeRooflineReport(report, output)) {
       // A location-only diagnostic: Operation::emitError would append the
       // whole module as a note.

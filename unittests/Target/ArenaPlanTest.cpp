@@ -49,11 +49,14 @@ TEST(ArenaPlanTest, LargestFirstFillsTheGapsOfAChain) {
   EXPECT_EQ(planArena(buffers), 8192);
   for (size_t i = 0; i < buffers.size(); ++i) {
     EXPECT_EQ(buffers[i].offset % 256, 0);
-    for (size_t j = i + 1; j < buffers.size(); ++j)
-      if (!(buffers[i].lastStep < buffers[j].firstStep ||
-            buffers[j].lastStep < buffers[i].firstStep))
+    for (size_t j = i + 1; j < buffers.size(); ++j) {
+      bool liveTogether = !(buffers[i].lastStep < buffers[j].firstStep ||
+                            buffers[j].lastStep < buffers[i].firstStep);
+      if (liveTogether) {
         EXPECT_FALSE(overlaps(buffers[i], buffers[j]))
             << buffers[i].name << " and " << buffers[j].name;
+      }
+    }
   }
 }
 
