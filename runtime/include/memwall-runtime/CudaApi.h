@@ -1,0 +1,89 @@
+//===- CudaApi.h - The CUDA driver and cuBLASLt, loaded at run time -*- C++
+//-*-//
+//
+// memwall-run must start, and say so clearly, on machines without a GPU, so
+// it does not link libcuda or cuBLASLt: it dlopens them and looks up each entry
+// point. cuda.h #defines many API names to versioned symbols (cuMemAlloc ->
+// cuMemAlloc_v2); decltype(&cuMemAlloc) gives the versioned signature and the
+// loader asks dlsym for the versioned name. Only the Executor includes this.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_RUNTIME_CUDAAPI_H
+#define MEMWALL_RUNTIME_CUDAAPI_H
+
+#include <cublasLt.h>
+#include <cuda.h>
+
+#include <string>
+
+namespace memwall::runtime {
+
+struct CudaDriver {
+  decltype(&::cuInit) init = nullptr;
+  decltype(&::cuDriverGetVersion) driverGetVersion = nullptr;
+  decltype(&::cuGetErrorName) getErrorName = nullptr;
+  decltype(&::cuGetErrorString) getErrorString = nullptr;
+  decltype(&::cuDeviceGetCount) deviceGetCount = nullptr;
+  decltype(&::cuDeviceGet) deviceGet = nullptr;
+  decltype(&::cuDeviceGetName) deviceGetName = nullptr;
+  decltype(&::cuDeviceGetAttribute) deviceGetAttribute = nullptr;
+  decltype(&::cuDevicePrimaryCtxRetain) primaryCtxRetain = nullptr;
+  decltype(&::cuDevicePrimaryCtxRelease) primaryCtxRelease = nullptr;
+  decltype(&::cuCtxSetCurrent) ctxSetCurrent = nullptr;
+  decltype(&::cuCtxSynchronize) ctxSynchronize = nullptr;
+  decltype(&::cuMemGetInfo) memGetInfo = nullptr;
+  decltype(&::cuMemAlloc) memAlloc = nullptr;
+  decltype(&::cuMemFree) memFree = nullptr;
+  decltype(&::cuMemcpyHtoD) memcpyHtoD = nullptr;
+  decltype(&::cuMemcpyDtoH) memcpyDtoH = nullptr;
+  decltype(&::cuMemsetD8) memsetD8 = nullptr;
+  decltype(&::cuModuleLoadDataEx) moduleLoadDataEx = nullptr;
+  decltype(&::cuModuleGetFunction) moduleGetFunction = nullptr;
+  decltype(&::cuModuleUnload) moduleUnload = nullptr;
+  decltype(&::cuFuncSetAttribute) funcSetAttribute = nullptr;
+  decltype(&::cuLaunchKernel) launchKernel = nullptr;
+  decltype(&::cuStreamCreate) streamCreate = nullptr;
+  decltype(&::cuStreamDestroy) streamDestroy = nullptr;
+  decltype(&::cuStreamSynchronize) streamSynchronize = nullptr;
+  decltype(&::cuEventCreate) eventCreate = nullptr;
+  decltype(&::cuEventRecord) eventRecord = nullptr;
+  decltype(&::cuEventElapsedTime) eventElapsedTime = nullptr;
+  decltype(&::cuEventDestroy) eventDestroy = nullptr;
+
+  /// dlopens libcuda.so.1 and resolves every entry point. Returns "" or why
+  /// not (the library is missing, or too old to have a symbol).
+  std::string load();
+  /// "CUDA_ERROR_OUT_OF_MEMORY (2): out of memory".
+  std::string describe(CUresult result) const;
+};
+
+struct CublasLt {
+  decltype(&::cublasLtCreate) create = nullptr;
+  decltype(&::cublasLtDestroy) destroy = nullptr;
+  decltype(&::cublasLtGetVersion) getVersion = nullptr;
+  decltype(&::cublasLtGetStatusName) getStatusName = nullptr; // optional
+  decltype(&::cublasLtMatmulDescCreate) matmulDescCreate = nullptr;
+  decltype(&::cublasLtMatmulDescDestroy) matmulDescDestroy = nullptr;
+  decltype(&::cublasLtMatmulDescSetAttribute) matmulDescSetAttribute = nullptr;
+  decltype(&::cublasLtMatrixLayoutCreate) matrixLayoutCreate = nullptr;
+  decltype(&::cublasLtMatrixLayoutDestroy) matrixLayoutDestroy = nullptr;
+  decltype(&::cublasLtMatrixLayoutSetAttribute) matrixLayoutSetAttribute =
+      nullptr;
+  decltype(&::cublasLtMatmulPreferenceCreate) preferenceCreate = nullptr;
+  decltype(&::cublasLtMatmulPreferenceDestroy) preferenceDestroy = nullptr;
+  decltype(&::cublasLtMatmulPreferenceSetAttribute) preferenceSetAttribute =
+      nullptr;
+  decltype(&::cublasLtMatmulAlgoGetHeuristic) algoGetHeuristic = nullptr;
+  decltype(&::cublasLtMatmul) matmul = nullptr;
+
+  /// dlopens libcublasLt.so.13 (then libcublasLt.so, also under
+  /// $CUDA_HOME/lib64 and /usr/local/cuda/lib64). Returns "" or why not.
+  std::string load();
+  /// "CUBLAS_STATUS_NOT_SUPPORTED (15)".
+  std::string describe(cublasStatus_t status) const;
+};
+
+} // namespace memwall::runtime
+
+#endif // MEMWALL_RUNTIME_CUDAAPI_H

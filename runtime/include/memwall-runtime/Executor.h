@@ -1,0 +1,62 @@
+//===- Executor.h - Runs a bundle on the GPU ---------------------*- C++
+//-*-===//
+//
+// Loads the PTX modules, allocates the arena and the cuBLASLt workspace,
+// uploads the inputs, runs the steps once (a warm-up whose outputs are
+// downloaded for --check), then times them. Free of CUDA types so that
+// memwall-run builds where the CUDA headers are missing.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_RUNTIME_EXECUTOR_H
+#define MEMWALL_RUNTIME_EXECUTOR_H
+
+#include "memwall-runtime/Inputs.h"
+#include "memwall-runtime/Manifest.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace memwall::runtime {
+
+/// cuBLASLt's workspace: allocated once, only for bundles with GEMM steps.
+constexpr int64_t kGemmWorkspaceBytes = 32 << 20;
+
+struct GpuRunOptions {
+  std::string bundleDir;
+  int iters = 20;
+};
+
+struct GpuRunResult {
+  std::string device;
+  std::vector<double> stepTimesS; // median per step, in manifest order
+  double totalTimeS = 0;          // median of the whole sequence
+  int64_t workspaceBytes = 0;
+  /// Free device memory before loading anything minus the least free memory
+  /// seen afterwards: the arena, workspace, modules and driver overheads.
+  int64_t measuredPeakBytes = 0;
+  /// The outputs of the first run, one per manifest output, shaped like their
+  /// buffers.
+  std::vector<reference::Tensor> outputs;
+};
+
+struct GpuError {
+  enum class Kind { None, NoDevice, Failure };
+  Kind kind = Kind::None;
+  std::string message;
+};
+
+/// `manifest` must be validated. NoDevice: no driver, cuInit failed or no
+/// device; Failure: any other error, the message naming the step or buffer.
+GpuError runOnGpu(const Manifest &manifest,
+                  const std::vector<HostInput> &inputs,
+                  const GpuRunOptions &options, GpuRunResult &result);
+
+/// Median of `samples` (mean of the middle two for an even count; 0 if
+/// empty).
+double median(std::vector<double> samples);
+
+} // namespace memwall::runtime
+
+#endif // MEMWALL_RUNTIME_EXECUTOR_H

@@ -1,0 +1,95 @@
+//===- Json.h - Small JSON DOM parser and writer ----------------*- C++ -*-===//
+//
+// memwall-run reads manifest.json and inputs files and writes reports without
+// LLVM and without exceptions, so it carries its own JSON: a DOM parser whose
+// errors say line:column, and a streaming pretty-printing writer.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_RUNTIME_JSON_H
+#define MEMWALL_RUNTIME_JSON_H
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace memwall::runtime::json {
+
+class Value {
+public:
+  enum class Kind { Null, Bool, Number, String, Array, Object };
+
+  Kind kind = Kind::Null;
+  bool boolean = false;
+  /// Every number, as a double.
+  double number = 0;
+  /// True when the literal has no fraction or exponent and fits int64; then
+  /// `integer` holds it exactly (doubles lose precision above 2^53).
+  bool isInteger = false;
+  int64_t integer = 0;
+  std::string string;
+  std::vector<Value> array;
+  /// Members in document order (keys are unique: the parser rejects
+  /// duplicates).
+  std::vector<std::pair<std::string, Value>> object;
+  /// Where the value starts in the document (1-based), for messages.
+  int line = 0, column = 0;
+
+  bool isNull() const { return kind == Kind::Null; }
+  bool isBool() const { return kind == Kind::Bool; }
+  bool isNumber() const { return kind == Kind::Number; }
+  bool isString() const { return kind == Kind::String; }
+  bool isArray() const { return kind == Kind::Array; }
+  bool isObject() const { return kind == Kind::Object; }
+
+  /// The member `key` of an object, or nullptr (also for non-objects).
+  const Value *get(const std::string &key) const;
+  /// "line:column", for messages.
+  std::string where() const;
+};
+
+/// Kind name for messages ("object", "string", ...).
+const char *kindName(Value::Kind kind);
+
+/// Parses a complete JSON document. Returns "" on success, else
+/// "LINE:COLUMN: message".
+std::string parse(const std::string &text, Value &result);
+
+/// A streaming JSON writer with two-space indentation. Call key() before each
+/// value inside an object.
+class Writer {
+public:
+  void beginObject();
+  void endObject();
+  void beginArray();
+  void endArray();
+  void key(const std::string &name);
+  void value(const std::string &text);
+  void value(const char *text);
+  void value(double number); // NaN and infinities are written as null
+  void value(int64_t number);
+  void value(int number) { value(static_cast<int64_t>(number)); }
+  void value(bool flag);
+  void null();
+  /// A list of integers on one line ("[2, 4]"), for shapes.
+  void intList(const std::vector<int64_t> &values);
+
+  const std::string &str() const { return out; }
+
+private:
+  void beforeValue();
+  void newline();
+
+  std::string out;
+  // One entry per open container: number of elements written so far.
+  std::vector<int> counts;
+  bool afterKey = false;
+};
+
+/// Appends `text` to `out` as a quoted JSON string with escapes.
+void appendQuoted(std::string &out, const std::string &text);
+
+} // namespace memwall::runtime::json
+
+#endif // MEMWALL_RUNTIME_JSON_H

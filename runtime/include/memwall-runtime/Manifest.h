@@ -1,0 +1,132 @@
+//===- Manifest.h - A bundle's manifest.json, parsed and checked -*- C++
+//-*-===//
+//
+// The in-memory form of docs/bundle-format.md. Parsing checks the JSON's
+// structure; validation checks everything memwall-run relies on before it
+// touches the GPU (buffer ranges and alignment, step operands, GEMM sizes), so
+// that a bad bundle fails with a message naming the buffer or step instead of
+// a device fault.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_RUNTIME_MANIFEST_H
+#define MEMWALL_RUNTIME_MANIFEST_H
+
+#include "memwall-runtime/Json.h"
+#include "memwall-runtime/Reference.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace memwall::runtime {
+
+using reference::DType;
+
+/// Device buffers start at multiples of this many bytes.
+constexpr int64_t kBufferAlignment = 256;
+
+enum class BufferRole { Input, Weight, Output, Intermediate };
+const char *roleName(BufferRole role);
+
+struct Buffer {
+  std::string name;
+  int64_t offset = 0;
+  int64_t bytes = 0;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  BufferRole role = BufferRole::Intermediate;
+};
+
+/// An entry of "inputs" or "outputs": a name, the buffer holding it and the
+/// reference-graph value it corresponds to.
+struct Binding {
+  std::string name;
+  std::string buffer;
+  std::string value;
+};
+
+struct Module {
+  std::string name;
+  std::string file; // relative to the bundle directory
+};
+
+struct KernelStep {
+  std::string module;
+  std::string function;
+  std::array<int64_t, 3> grid = {1, 1, 1};
+  std::array<int64_t, 3> block = {1, 1, 1};
+  int64_t sharedBytes = 0;
+  std::vector<std::string> args;
+};
+
+enum class Epilogue { None, Bias, Relu, ReluBias, Gelu, GeluBias };
+const char *epilogueName(Epilogue epilogue);
+bool epilogueHasBias(Epilogue epilogue);
+
+/// D[b] (M x N) = epilogue(op(A[b]) (M x K) . op(B[b]) (K x N) + C[b]), all
+/// row-major; strides are in elements.
+struct GemmStep {
+  std::string name;
+  std::string a, b, c, bias, d; // c and bias: "" when null
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  int64_t strideA = 0, strideB = 0, strideC = 0, strideD = 0;
+  bool transA = false, transB = false;
+  DType dtype = DType::F32;
+  Epilogue epilogue = Epilogue::None;
+};
+
+enum class StepKind { Kernel, Gemm };
+
+struct Step {
+  StepKind kind = StepKind::Kernel;
+  std::string name;
+  std::vector<std::string> ops;
+  double predictedTimeS = 0;
+  KernelStep kernel; // when kind == Kernel
+  GemmStep gemm;     // when kind == Gemm
+};
+
+struct Manifest {
+  std::string model, target, arch;
+  std::vector<Module> modules;
+  int64_t arenaBytes = 0;
+  std::vector<Buffer> buffers;
+  std::vector<Binding> inputs, outputs;
+  std::vector<Step> steps;
+  double predictedTimeS = 0;
+  int64_t predictedPeakBytes = 0;
+  bool hasReference = false;
+  reference::Graph reference;
+
+  const Buffer *findBuffer(const std::string &name) const;
+  const Module *findModule(const std::string &name) const;
+  const reference::ValueInfo *findValue(const std::string &name) const;
+};
+
+/// Product of `shape` (1 for a scalar).
+int64_t numElements(const std::vector<int64_t> &shape);
+/// "[2, 3]".
+std::string shapeString(const std::vector<int64_t> &shape);
+
+/// Reads the JSON structure of a manifest into `manifest`. Returns "" or a
+/// message naming the field (and its line:column).
+std::string parseManifest(const json::Value &root, Manifest &manifest);
+
+/// Checks what parsing cannot: buffer ranges, alignment and sizes, overlaps
+/// of buffers that are live at the same time (inputs and weights; outputs),
+/// step operands, kernel launch shapes, GEMM sizes against buffer sizes, and
+/// that inputs/outputs match their reference values. Returns "" or one
+/// message naming the buffer or step.
+std::string validateManifest(const Manifest &manifest);
+
+/// Reads BUNDLE_DIR/manifest.json, parses and validates it.
+std::string loadManifest(const std::string &bundleDir, Manifest &manifest);
+
+/// Reads a whole file; returns "" or a message naming `path`.
+std::string readFile(const std::string &path, std::string &contents);
+
+} // namespace memwall::runtime
+
+#endif // MEMWALL_RUNTIME_MANIFEST_H

@@ -1,0 +1,171 @@
+//===- CudaApi.cpp - The CUDA driver and cuBLASLt, loaded at run time -----===//
+
+#include "memwall-runtime/CudaApi.h"
+
+#include <cstdlib>
+#include <dlfcn.h>
+#include <vector>
+
+namespace memwall::runtime {
+
+namespace {
+
+// Resolves the first of `names` that the library exports into `function`.
+template <typename Function>
+bool resolve(void *library, Function &function,
+             std::initializer_list<const char *> names, std::string &error) {
+  for (const char *name : names)
+    if (void *symbol = dlsym(library, name)) {
+      function = reinterpret_cast<Function>(symbol);
+      return true;
+    }
+  if (error.empty())
+    error = std::string("the library has no symbol ") + *names.begin();
+  return false;
+}
+
+// Names of the codes a missing or broken driver gives, for when the driver
+// cannot name them itself (the stub library fails cuGetErrorName too).
+const char *fallbackErrorName(CUresult result) {
+  switch (result) {
+  case CUDA_ERROR_INVALID_VALUE:
+    return "CUDA_ERROR_INVALID_VALUE";
+  case CUDA_ERROR_OUT_OF_MEMORY:
+    return "CUDA_ERROR_OUT_OF_MEMORY";
+  case CUDA_ERROR_NOT_INITIALIZED:
+    return "CUDA_ERROR_NOT_INITIALIZED";
+  case CUDA_ERROR_STUB_LIBRARY:
+    return "CUDA_ERROR_STUB_LIBRARY";
+  case CUDA_ERROR_NO_DEVICE:
+    return "CUDA_ERROR_NO_DEVICE";
+  case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+    return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
+  case CUDA_ERROR_UNKNOWN:
+    return "CUDA_ERROR_UNKNOWN";
+  default:
+    return "CUDA error";
+  }
+}
+
+} // namespace
+
+std::string CudaDriver::load() {
+  // RTLD_LOCAL: nothing else in the process should bind to these symbols.
+  void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    const char *reason = dlerror();
+    return std::string("cannot load libcuda.so.1") +
+           (reason ? std::string(": ") + reason : std::string());
+  }
+  std::string error;
+  // Versioned names first: they are what cuda.h's macros call today.
+  resolve(library, init, {"cuInit"}, error);
+  resolve(library, driverGetVersion, {"cuDriverGetVersion"}, error);
+  resolve(library, getErrorName, {"cuGetErrorName"}, error);
+  resolve(library, getErrorString, {"cuGetErrorString"}, error);
+  resolve(library, deviceGetCount, {"cuDeviceGetCount"}, error);
+  resolve(library, deviceGet, {"cuDeviceGet"}, error);
+  resolve(library, deviceGetName, {"cuDeviceGetName"}, error);
+  resolve(library, deviceGetAttribute, {"cuDeviceGetAttribute"}, error);
+  resolve(library, primaryCtxRetain, {"cuDevicePrimaryCtxRetain"}, error);
+  resolve(library, primaryCtxRelease, {"cuDevicePrimaryCtxRelease_v2"}, error);
+  resolve(library, ctxSetCurrent, {"cuCtxSetCurrent"}, error);
+  resolve(library, ctxSynchronize, {"cuCtxSynchronize"}, error);
+  resolve(library, memGetInfo, {"cuMemGetInfo_v2"}, error);
+  resolve(library, memAlloc, {"cuMemAlloc_v2"}, error);
+  resolve(library, memFree, {"cuMemFree_v2"}, error);
+  resolve(library, memcpyHtoD, {"cuMemcpyHtoD_v2"}, error);
+  resolve(library, memcpyDtoH, {"cuMemcpyDtoH_v2"}, error);
+  resolve(library, memsetD8, {"cuMemsetD8_v2"}, error);
+  resolve(library, moduleLoadDataEx, {"cuModuleLoadDataEx"}, error);
+  resolve(library, moduleGetFunction, {"cuModuleGetFunction"}, error);
+  resolve(library, moduleUnload, {"cuModuleUnload"}, error);
+  resolve(library, funcSetAttribute, {"cuFuncSetAttribute"}, error);
+  resolve(library, launchKernel, {"cuLaunchKernel"}, error);
+  resolve(library, streamCreate, {"cuStreamCreate"}, error);
+  resolve(library, streamDestroy, {"cuStreamDestroy_v2"}, error);
+  resolve(library, streamSynchronize, {"cuStreamSynchronize"}, error);
+  resolve(library, eventCreate, {"cuEventCreate"}, error);
+  resolve(library, eventRecord, {"cuEventRecord"}, error);
+  // _v2 appeared in CUDA 12.8; older drivers only have the original, which
+  // has the same signature.
+  resolve(library, eventElapsedTime,
+          {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, error);
+  resolve(library, eventDestroy, {"cuEventDestroy_v2"}, error);
+  if (!error.empty())
+    return "libcuda.so.1 is too old: " + error;
+  return "";
+}
+
+std::string CudaDriver::describe(CUresult result) const {
+  const char *name = nullptr;
+  const char *text = nullptr;
+  // Stub and broken drivers may fail these as well; the number still helps.
+  if (!getErrorName || getErrorName(result, &name) != CUDA_SUCCESS)
+    name = nullptr;
+  if (!getErrorString || getErrorString(result, &text) != CUDA_SUCCESS)
+    text = nullptr;
+  std::string description = name ? name : fallbackErrorName(result);
+  description += " (" + std::to_string(static_cast<int>(result)) + ")";
+  if (text)
+    description += std::string(": ") + text;
+  else if (result == CUDA_ERROR_STUB_LIBRARY)
+    description += ": libcuda.so.1 is the CUDA toolkit's stub, not a driver";
+  return description;
+}
+
+std::string CublasLt::load() {
+  std::vector<std::string> candidates = {"libcublasLt.so.13", "libcublasLt.so"};
+  for (const char *variable : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char *root = std::getenv(variable); root && *root) {
+      candidates.push_back(std::string(root) + "/lib64/libcublasLt.so.13");
+      candidates.push_back(std::string(root) + "/lib64/libcublasLt.so");
+    }
+  candidates.push_back("/usr/local/cuda/lib64/libcublasLt.so.13");
+  candidates.push_back("/usr/local/cuda/lib64/libcublasLt.so");
+  void *library = nullptr;
+  std::string firstReason;
+  for (const std::string &candidate : candidates) {
+    library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (library)
+      break;
+    if (firstReason.empty())
+      if (const char *reason = dlerror())
+        firstReason = reason;
+  }
+  if (!library)
+    return "cannot load cuBLASLt (libcublasLt.so.13 or libcublasLt.so): " +
+           firstReason;
+  std::string error;
+  resolve(library, create, {"cublasLtCreate"}, error);
+  resolve(library, destroy, {"cublasLtDestroy"}, error);
+  resolve(library, getVersion, {"cublasLtGetVersion"}, error);
+  resolve(library, matmulDescCreate, {"cublasLtMatmulDescCreate"}, error);
+  resolve(library, matmulDescDestroy, {"cublasLtMatmulDescDestroy"}, error);
+  resolve(library, matmulDescSetAttribute, {"cublasLtMatmulDescSetAttribute"},
+          error);
+  resolve(library, matrixLayoutCreate, {"cublasLtMatrixLayoutCreate"}, error);
+  resolve(library, matrixLayoutDestroy, {"cublasLtMatrixLayoutDestroy"}, error);
+  resolve(library, matrixLayoutSetAttribute,
+          {"cublasLtMatrixLayoutSetAttribute"}, error);
+  resolve(library, preferenceCreate, {"cublasLtMatmulPreferenceCreate"}, error);
+  resolve(library, preferenceDestroy, {"cublasLtMatmulPreferenceDestroy"},
+          error);
+  resolve(library, preferenceSetAttribute,
+          {"cublasLtMatmulPreferenceSetAttribute"}, error);
+  resolve(library, algoGetHeuristic, {"cublasLtMatmulAlgoGetHeuristic"}, error);
+  resolve(library, matmul, {"cublasLtMatmul"}, error);
+  if (!error.empty())
+    return "cuBLASLt is unusable: " + error;
+  std::string ignored;
+  resolve(library, getStatusName, {"cublasLtGetStatusName"}, ignored);
+  return "";
+}
+
+std::string CublasLt::describe(cublasStatus_t status) const {
+  std::string description =
+      getStatusName ? getStatusName(status) : "cuBLAS status";
+  return description + " (" + std::to_string(static_cast<int>(status)) + ")";
+}
+
+} // namespace memwall::runtime

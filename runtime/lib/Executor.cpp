@@ -1,0 +1,598 @@
+//===- Executor.cpp - Runs a bundle on the GPU ----------------------------===//
+
+#include "memwall-runtime/Executor.h"
+
+#include "memwall-runtime/CudaApi.h"
+#include "memwall-runtime/GemmPlan.h"
+
+#include <algorithm>
+#include <map>
+
+namespace memwall::runtime {
+
+namespace {
+
+// Kernels may use this much dynamic shared memory without opting in.
+constexpr int64_t kDefaultDynamicSharedBytes = 48 * 1024;
+
+cudaDataType cudaTypeOf(DType dtype) {
+  switch (dtype) {
+  case DType::BF16:
+    return CUDA_R_16BF;
+  case DType::F16:
+    return CUDA_R_16F;
+  default:
+    return CUDA_R_32F; // validation admits only f32, bf16 and f16
+  }
+}
+
+cublasLtEpilogue_t cublasEpilogueOf(Epilogue epilogue) {
+  switch (epilogue) {
+  case Epilogue::None:
+    return CUBLASLT_EPILOGUE_DEFAULT;
+  case Epilogue::Bias:
+    return CUBLASLT_EPILOGUE_BIAS;
+  case Epilogue::Relu:
+    return CUBLASLT_EPILOGUE_RELU;
+  case Epilogue::ReluBias:
+    return CUBLASLT_EPILOGUE_RELU_BIAS;
+  case Epilogue::Gelu:
+    return CUBLASLT_EPILOGUE_GELU;
+  case Epilogue::GeluBias:
+    return CUBLASLT_EPILOGUE_GELU_BIAS;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+// The largest power of two, at most 256, dividing the start of every batch
+// matrix: cuBLASLt's heuristic must not pick kernels assuming more.
+uint32_t alignmentOf(int64_t offsetBytes, int64_t strideBytes,
+                     int32_t batchCount) {
+  uint64_t bits = static_cast<uint64_t>(offsetBytes) | 256;
+  if (batchCount > 1 && strideBytes > 0)
+    bits |= static_cast<uint64_t>(strideBytes);
+  return static_cast<uint32_t>(bits & (~bits + 1));
+}
+
+struct PreparedStep {
+  // kernel
+  CUfunction function = nullptr;
+  std::vector<CUdeviceptr> argValues;
+  std::vector<void *> params; // pointers into argValues
+  // gemm
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t layoutA = nullptr, layoutB = nullptr,
+                         layoutC = nullptr, layoutD = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  CUdeviceptr pointerA = 0, pointerB = 0, pointerC = 0, pointerD = 0;
+  CUdeviceptr bias = 0;
+  float alpha = 1, beta = 0;
+};
+
+/// Owns every driver object of one run and releases them in reverse order.
+class GpuSession {
+public:
+  GpuSession(const Manifest &manifest, const GpuRunOptions &options)
+      : manifest(manifest), options(options) {}
+  ~GpuSession();
+
+  GpuError run(const std::vector<HostInput> &inputs, GpuRunResult &result);
+
+private:
+  const Manifest &manifest;
+  const GpuRunOptions &options;
+  CudaDriver cu;
+  CublasLt lt;
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  std::map<std::string, CUmodule> modules;
+  CUdeviceptr arena = 0, workspace = 0;
+  int64_t workspaceBytes = 0;
+  cublasLtHandle_t ltHandle = nullptr;
+  std::vector<PreparedStep> prepared;
+  std::vector<CUevent> events;
+  size_t freeBefore = 0, minFree = 0;
+
+  static GpuError failure(const std::string &message) {
+    return GpuError{GpuError::Kind::Failure, message};
+  }
+  GpuError cudaFailure(const std::string &what, CUresult result) const {
+    return failure(what + ": " + cu.describe(result));
+  }
+  GpuError cublasFailure(const std::string &what, cublasStatus_t status) const {
+    return failure(what + ": " + lt.describe(status));
+  }
+
+  CUdeviceptr addressOf(const std::string &bufferName) const {
+    return arena + manifest.findBuffer(bufferName)->offset;
+  }
+
+  GpuError openDevice(GpuRunResult &result);
+  GpuError loadModules();
+  GpuError allocateArena();
+  GpuError prepareKernel(const Step &step, PreparedStep &out);
+  GpuError prepareGemm(const Step &step, PreparedStep &out);
+  GpuError createLayout(const MatrixLayoutPlan &plan, DType dtype,
+                        const std::string &stepName,
+                        cublasLtMatrixLayout_t &layout);
+  GpuError launch(size_t stepIndex);
+  GpuError noteFreeMemory();
+};
+
+GpuSession::~GpuSession() {
+  if (!cu.init)
+    return; // the driver never loaded
+  for (PreparedStep &step : prepared) {
+    if (step.desc)
+      lt.matmulDescDestroy(step.desc);
+    for (cublasLtMatrixLayout_t layout :
+         {step.layoutA, step.layoutB, step.layoutC, step.layoutD})
+      if (layout)
+        lt.matrixLayoutDestroy(layout);
+  }
+  if (ltHandle)
+    lt.destroy(ltHandle);
+  for (CUevent event : events)
+    cu.eventDestroy(event);
+  if (workspace)
+    cu.memFree(workspace);
+  if (arena)
+    cu.memFree(arena);
+  for (auto &entry : modules)
+    cu.moduleUnload(entry.second);
+  if (stream)
+    cu.streamDestroy(stream);
+  if (context)
+    cu.primaryCtxRelease(device);
+}
+
+GpuError GpuSession::openDevice(GpuRunResult &result) {
+  if (std::string error = cu.load(); !error.empty())
+    return GpuError{GpuError::Kind::NoDevice, error};
+  if (CUresult status = cu.init(0); status != CUDA_SUCCESS)
+    return GpuError{GpuError::Kind::NoDevice,
+                    "cuInit failed: " + cu.describe(status)};
+  int count = 0;
+  if (CUresult status = cu.deviceGetCount(&count); status != CUDA_SUCCESS)
+    return GpuError{GpuError::Kind::NoDevice,
+                    "cuDeviceGetCount failed: " + cu.describe(status)};
+  if (count == 0)
+    return GpuError{GpuError::Kind::NoDevice, "the driver sees no device"};
+  if (CUresult status = cu.deviceGet(&device, 0); status != CUDA_SUCCESS)
+    return cudaFailure("cuDeviceGet(0)", status);
+  char name[256] = {0};
+  if (CUresult status = cu.deviceGetName(name, sizeof(name) - 1, device);
+      status != CUDA_SUCCESS)
+    return cudaFailure("cuDeviceGetName", status);
+  int major = 0, minor = 0;
+  cu.deviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                        device);
+  cu.deviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                        device);
+  result.device = std::string(name) + " (sm_" + std::to_string(major) +
+                  std::to_string(minor) + ")";
+  // The primary context is the one cuBLASLt's runtime calls use as well.
+  if (CUresult status = cu.primaryCtxRetain(&context, device);
+      status != CUDA_SUCCESS) {
+    context = nullptr;
+    return cudaFailure("cuDevicePrimaryCtxRetain", status);
+  }
+  if (CUresult status = cu.ctxSetCurrent(context); status != CUDA_SUCCESS)
+    return cudaFailure("cuCtxSetCurrent", status);
+  size_t total = 0;
+  if (CUresult status = cu.memGetInfo(&freeBefore, &total);
+      status != CUDA_SUCCESS)
+    return cudaFailure("cuMemGetInfo", status);
+  minFree = freeBefore;
+  // A blocking stream: it waits for the arena memset and the uploads, which
+  // run on the legacy default stream.
+  if (CUresult status = cu.streamCreate(&stream, CU_STREAM_DEFAULT);
+      status != CUDA_SUCCESS) {
+    stream = nullptr;
+    return cudaFailure("cuStreamCreate", status);
+  }
+  return {};
+}
+
+GpuError GpuSession::loadModules() {
+  for (const Module &module : manifest.modules) {
+    std::string path = options.bundleDir + "/" + module.file;
+    std::string ptx;
+    if (std::string error = readFile(path, ptx); !error.empty())
+      return failure("module '" + module.name + "': " + error);
+    // The JIT fills these with its diagnostics.
+    std::vector<char> errorLog(1 << 16, 0), infoLog(1 << 16, 0);
+    CUjit_option keys[] = {
+        CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+    void *values[] = {
+        errorLog.data(), reinterpret_cast<void *>(errorLog.size() - 1),
+        infoLog.data(), reinterpret_cast<void *>(infoLog.size() - 1)};
+    CUmodule handle = nullptr;
+    CUresult status =
+        cu.moduleLoadDataEx(&handle, ptx.c_str(), 4, keys, values);
+    if (status != CUDA_SUCCESS) {
+      std::string message =
+          "module '" + module.name + "' (" + path +
+          "): cuModuleLoadDataEx failed: " + cu.describe(status);
+      if (errorLog[0])
+        message += "\nJIT error log:\n" + std::string(errorLog.data());
+      return failure(message);
+    }
+    modules[module.name] = handle;
+  }
+  return {};
+}
+
+GpuError GpuSession::noteFreeMemory() {
+  size_t freeNow = 0, total = 0;
+  if (CUresult status = cu.memGetInfo(&freeNow, &total); status != CUDA_SUCCESS)
+    return cudaFailure("cuMemGetInfo", status);
+  minFree = std::min(minFree, freeNow);
+  return {};
+}
+
+GpuError GpuSession::allocateArena() {
+  size_t freeNow = 0, total = 0;
+  if (CUresult status = cu.memGetInfo(&freeNow, &total); status != CUDA_SUCCESS)
+    return cudaFailure("cuMemGetInfo", status);
+  if (static_cast<uint64_t>(manifest.arenaBytes) > freeNow)
+    return failure("the arena needs " + std::to_string(manifest.arenaBytes) +
+                   " bytes but the device has only " + std::to_string(freeNow) +
+                   " bytes free");
+  // cuMemAlloc rejects 0 bytes; a bundle without buffers still gets a base.
+  size_t bytes = std::max<int64_t>(manifest.arenaBytes, kBufferAlignment);
+  if (CUresult status = cu.memAlloc(&arena, bytes); status != CUDA_SUCCESS) {
+    arena = 0;
+    return cudaFailure(
+        "cuMemAlloc of the " + std::to_string(bytes) + "-byte arena", status);
+  }
+  // Zeroed so that runs are reproducible even if a kernel reads a byte no
+  // one wrote.
+  if (CUresult status = cu.memsetD8(arena, 0, bytes); status != CUDA_SUCCESS)
+    return cudaFailure("cuMemsetD8 of the arena", status);
+  return {};
+}
+
+GpuError GpuSession::prepareKernel(const Step &step, PreparedStep &out) {
+  const KernelStep &kernel = step.kernel;
+  std::string context = "step '" + step.name + "'";
+  CUresult status = cu.moduleGetFunction(
+      &out.function, modules.at(kernel.module), kernel.function.c_str());
+  if (status != CUDA_SUCCESS)
+    return cudaFailure(context + ": function '" + kernel.function +
+                           "' of module '" + kernel.module + "'",
+                       status);
+  if (kernel.sharedBytes > kDefaultDynamicSharedBytes) {
+    status = cu.funcSetAttribute(
+        out.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        static_cast<int>(kernel.sharedBytes));
+    if (status != CUDA_SUCCESS)
+      return cudaFailure(context + ": allowing " +
+                             std::to_string(kernel.sharedBytes) +
+                             " bytes of dynamic shared memory",
+                         status);
+  }
+  for (const std::string &arg : kernel.args)
+    out.argValues.push_back(addressOf(arg));
+  // Filled after argValues is complete, so the pointers stay valid.
+  for (CUdeviceptr &value : out.argValues)
+    out.params.push_back(&value);
+  return {};
+}
+
+GpuError GpuSession::createLayout(const MatrixLayoutPlan &plan, DType dtype,
+                                  const std::string &stepName,
+                                  cublasLtMatrixLayout_t &layout) {
+  std::string context =
+      "step '" + stepName + "': layout of '" + plan.buffer + "'";
+  cublasStatus_t status = lt.matrixLayoutCreate(
+      &layout, cudaTypeOf(dtype), static_cast<uint64_t>(plan.rows),
+      static_cast<uint64_t>(plan.cols), plan.ld);
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    layout = nullptr;
+    return cublasFailure(context, status);
+  }
+  if (plan.batchCount > 1) {
+    int32_t count = plan.batchCount;
+    int64_t stride = plan.batchStride;
+    if ((status = lt.matrixLayoutSetAttribute(
+             layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+             sizeof(count))) != CUBLAS_STATUS_SUCCESS ||
+        (status = lt.matrixLayoutSetAttribute(
+             layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+             sizeof(stride))) != CUBLAS_STATUS_SUCCESS)
+      return cublasFailure(context + ": batch attributes", status);
+  }
+  return {};
+}
+
+GpuError GpuSession::prepareGemm(const Step &step, PreparedStep &out) {
+  const GemmStep &gemm = step.gemm;
+  std::string context = "step '" + step.name + "'";
+  GemmPlan plan = planGemm(gemm);
+  cudaDataType dataType = cudaTypeOf(gemm.dtype);
+
+  cublasStatus_t status =
+      lt.matmulDescCreate(&out.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    out.desc = nullptr;
+    return cublasFailure(context + ": cublasLtMatmulDescCreate", status);
+  }
+  cublasOperation_t transA = plan.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t transB = plan.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasLtEpilogue_t epilogue = cublasEpilogueOf(plan.epilogue);
+  if ((status = lt.matmulDescSetAttribute(out.desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                          &transA, sizeof(transA))) !=
+          CUBLAS_STATUS_SUCCESS ||
+      (status = lt.matmulDescSetAttribute(out.desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                                          &transB, sizeof(transB))) !=
+          CUBLAS_STATUS_SUCCESS ||
+      (status = lt.matmulDescSetAttribute(
+           out.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+           sizeof(epilogue))) != CUBLAS_STATUS_SUCCESS)
+    return cublasFailure(context + ": matmul descriptor", status);
+  if (!plan.bias.empty()) {
+    out.bias = addressOf(plan.bias);
+    const void *biasPointer = reinterpret_cast<const void *>(out.bias);
+    int32_t biasType = dataType;
+    if ((status = lt.matmulDescSetAttribute(
+             out.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &biasPointer,
+             sizeof(biasPointer))) != CUBLAS_STATUS_SUCCESS ||
+        (status = lt.matmulDescSetAttribute(
+             out.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType,
+             sizeof(biasType))) != CUBLAS_STATUS_SUCCESS)
+      return cublasFailure(context + ": bias of the matmul descriptor", status);
+  }
+  for (auto [layoutPlan, layout] :
+       {std::pair{&plan.a, &out.layoutA}, std::pair{&plan.b, &out.layoutB},
+        std::pair{&plan.c, &out.layoutC}, std::pair{&plan.d, &out.layoutD}})
+    if (GpuError error =
+            createLayout(*layoutPlan, gemm.dtype, step.name, *layout);
+        error.kind != GpuError::Kind::None)
+      return error;
+  out.pointerA = addressOf(plan.a.buffer);
+  out.pointerB = addressOf(plan.b.buffer);
+  out.pointerC = addressOf(plan.c.buffer);
+  out.pointerD = addressOf(plan.d.buffer);
+  out.alpha = plan.alpha;
+  out.beta = plan.beta;
+
+  int64_t elementBytes = reference::dtypeBytes(gemm.dtype);
+  auto alignment = [&](const MatrixLayoutPlan &layout) {
+    return alignmentOf(manifest.findBuffer(layout.buffer)->offset,
+                       layout.batchStride * elementBytes, layout.batchCount);
+  };
+  uint32_t alignments[4] = {alignment(plan.a), alignment(plan.b),
+                            alignment(plan.c), alignment(plan.d)};
+  uint64_t maxWorkspace = static_cast<uint64_t>(workspaceBytes);
+  cublasLtMatmulPreference_t preference = nullptr;
+  if ((status = lt.preferenceCreate(&preference)) != CUBLAS_STATUS_SUCCESS)
+    return cublasFailure(context + ": cublasLtMatmulPreferenceCreate", status);
+  const cublasLtMatmulPreferenceAttributes_t alignmentKeys[4] = {
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  status = lt.preferenceSetAttribute(preference,
+                                     CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                     &maxWorkspace, sizeof(maxWorkspace));
+  for (int i = 0; i < 4 && status == CUBLAS_STATUS_SUCCESS; ++i)
+    status = lt.preferenceSetAttribute(preference, alignmentKeys[i],
+                                       &alignments[i], sizeof(alignments[i]));
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found = 0;
+  if (status == CUBLAS_STATUS_SUCCESS)
+    status = lt.algoGetHeuristic(ltHandle, out.desc, out.layoutA, out.layoutB,
+                                 out.layoutC, out.layoutD, preference, 1,
+                                 &heuristic, &found);
+  lt.preferenceDestroy(preference);
+  if (status != CUBLAS_STATUS_SUCCESS && status != CUBLAS_STATUS_NOT_SUPPORTED)
+    return cublasFailure(context + ": cublasLtMatmulAlgoGetHeuristic", status);
+  if (status != CUBLAS_STATUS_SUCCESS || found == 0 ||
+      heuristic.state != CUBLAS_STATUS_SUCCESS)
+    return failure(
+        context + ": cuBLASLt has no algorithm for this gemm (" +
+        reference::dtypeName(gemm.dtype) + ", m=" + std::to_string(gemm.m) +
+        " n=" + std::to_string(gemm.n) + " k=" + std::to_string(gemm.k) +
+        " batch=" + std::to_string(gemm.batch) + ", epilogue " +
+        epilogueName(gemm.epilogue) + ")");
+  out.algo = heuristic.algo;
+  return {};
+}
+
+GpuError GpuSession::launch(size_t stepIndex) {
+  const Step &step = manifest.steps[stepIndex];
+  PreparedStep &ready = prepared[stepIndex];
+  if (step.kind == StepKind::Kernel) {
+    const KernelStep &kernel = step.kernel;
+    CUresult status = cu.launchKernel(
+        ready.function, static_cast<unsigned>(kernel.grid[0]),
+        static_cast<unsigned>(kernel.grid[1]),
+        static_cast<unsigned>(kernel.grid[2]),
+        static_cast<unsigned>(kernel.block[0]),
+        static_cast<unsigned>(kernel.block[1]),
+        static_cast<unsigned>(kernel.block[2]),
+        static_cast<unsigned>(kernel.sharedBytes), stream,
+        ready.params.empty() ? nullptr : ready.params.data(), nullptr);
+    if (status != CUDA_SUCCESS)
+      return cudaFailure("step '" + step.name + "': cuLaunchKernel", status);
+    return {};
+  }
+  cublasStatus_t status =
+      lt.matmul(ltHandle, ready.desc, &ready.alpha,
+                reinterpret_cast<const void *>(ready.pointerA), ready.layoutA,
+                reinterpret_cast<const void *>(ready.pointerB), ready.layoutB,
+                &ready.beta, reinterpret_cast<const void *>(ready.pointerC),
+                ready.layoutC, reinterpret_cast<void *>(ready.pointerD),
+                ready.layoutD, &ready.algo, reinterpret_cast<void *>(workspace),
+                static_cast<size_t>(workspaceBytes), stream);
+  if (status != CUBLAS_STATUS_SUCCESS)
+    return cublasFailure("step '" + step.name + "': cublasLtMatmul", status);
+  return {};
+}
+
+bool failed(const GpuError &error) {
+  return error.kind != GpuError::Kind::None;
+}
+
+GpuError GpuSession::run(const std::vector<HostInput> &inputs,
+                         GpuRunResult &result) {
+  GpuError error;
+  if (failed(error = openDevice(result)) || failed(error = loadModules()) ||
+      failed(error = allocateArena()))
+    return error;
+
+  bool hasGemm =
+      std::any_of(manifest.steps.begin(), manifest.steps.end(),
+                  [](const Step &step) { return step.kind == StepKind::Gemm; });
+  if (hasGemm) {
+    if (std::string message = lt.load(); !message.empty())
+      return failure(message);
+    if (cublasStatus_t status = lt.create(&ltHandle);
+        status != CUBLAS_STATUS_SUCCESS) {
+      ltHandle = nullptr;
+      return cublasFailure("cublasLtCreate", status);
+    }
+    workspaceBytes = kGemmWorkspaceBytes;
+    if (CUresult status = cu.memAlloc(&workspace, workspaceBytes);
+        status != CUDA_SUCCESS) {
+      workspace = 0;
+      return cudaFailure("cuMemAlloc of the " + std::to_string(workspaceBytes) +
+                             "-byte cuBLASLt workspace",
+                         status);
+    }
+  }
+
+  prepared.resize(manifest.steps.size());
+  for (size_t i = 0; i < manifest.steps.size(); ++i) {
+    const Step &step = manifest.steps[i];
+    error = step.kind == StepKind::Kernel ? prepareKernel(step, prepared[i])
+                                          : prepareGemm(step, prepared[i]);
+    if (failed(error))
+      return error;
+  }
+  if (failed(error = noteFreeMemory()))
+    return error;
+
+  for (const HostInput &input : inputs) {
+    std::vector<uint8_t> bytes = input.tensor.toBytes();
+    if (CUresult status = cu.memcpyHtoD(arena + input.buffer->offset,
+                                        bytes.data(), bytes.size());
+        status != CUDA_SUCCESS)
+      return cudaFailure("uploading input '" + input.binding->name + "'",
+                         status);
+  }
+  // A copy from pageable memory may return before its DMA has finished.
+  if (CUresult status = cu.ctxSynchronize(); status != CUDA_SUCCESS)
+    return cudaFailure("waiting for the uploads", status);
+
+  // Warm-up, one step at a time so that a fault names its step. Inputs may
+  // share bytes with later intermediates, so the outputs of this first run are
+  // the ones that --check judges.
+  for (size_t i = 0; i < manifest.steps.size(); ++i) {
+    if (failed(error = launch(i)))
+      return error;
+    if (CUresult status = cu.streamSynchronize(stream); status != CUDA_SUCCESS)
+      return cudaFailure("step '" + manifest.steps[i].name + "' failed",
+                         status);
+  }
+  for (const Binding &binding : manifest.outputs) {
+    const Buffer *buffer = manifest.findBuffer(binding.buffer);
+    std::vector<uint8_t> bytes(static_cast<size_t>(buffer->bytes));
+    if (CUresult status =
+            cu.memcpyDtoH(bytes.data(), arena + buffer->offset, bytes.size());
+        status != CUDA_SUCCESS)
+      return cudaFailure("downloading output '" + binding.name + "'", status);
+    result.outputs.push_back(reference::Tensor::fromBytes(
+        buffer->dtype, buffer->shape, bytes.data(), bytes.size()));
+  }
+
+  size_t stepCount = manifest.steps.size();
+  events.resize(2 * stepCount + 2, nullptr);
+  for (CUevent &event : events)
+    if (CUresult status = cu.eventCreate(&event, CU_EVENT_DEFAULT);
+        status != CUDA_SUCCESS) {
+      event = nullptr;
+      return cudaFailure("cuEventCreate", status);
+    }
+  auto elapsedSeconds = [&](CUevent start, CUevent end, double &seconds) {
+    float milliseconds = 0;
+    CUresult status = cu.eventElapsedTime(&milliseconds, start, end);
+    seconds = milliseconds * 1e-3;
+    return status;
+  };
+
+  // Per-step times: an event pair around every step.
+  std::vector<std::vector<double>> stepSamples(stepCount);
+  for (int iteration = 0; iteration < options.iters; ++iteration) {
+    for (size_t i = 0; i < stepCount; ++i) {
+      if (CUresult status = cu.eventRecord(events[2 * i], stream);
+          status != CUDA_SUCCESS)
+        return cudaFailure("cuEventRecord", status);
+      if (failed(error = launch(i)))
+        return error;
+      if (CUresult status = cu.eventRecord(events[2 * i + 1], stream);
+          status != CUDA_SUCCESS)
+        return cudaFailure("cuEventRecord", status);
+    }
+    if (CUresult status = cu.streamSynchronize(stream); status != CUDA_SUCCESS)
+      return cudaFailure("timed run " + std::to_string(iteration), status);
+    for (size_t i = 0; i < stepCount; ++i) {
+      double seconds = 0;
+      if (CUresult status =
+              elapsedSeconds(events[2 * i], events[2 * i + 1], seconds);
+          status != CUDA_SUCCESS)
+        return cudaFailure("cuEventElapsedTime", status);
+      stepSamples[i].push_back(seconds);
+    }
+  }
+
+  // The whole sequence, timed separately: without the per-step events
+  // between its launches.
+  std::vector<double> totalSamples;
+  CUevent sequenceStart = events[2 * stepCount],
+          sequenceEnd = events[2 * stepCount + 1];
+  for (int iteration = 0; iteration < options.iters; ++iteration) {
+    if (CUresult status = cu.eventRecord(sequenceStart, stream);
+        status != CUDA_SUCCESS)
+      return cudaFailure("cuEventRecord", status);
+    for (size_t i = 0; i < stepCount; ++i)
+      if (failed(error = launch(i)))
+        return error;
+    if (CUresult status = cu.eventRecord(sequenceEnd, stream);
+        status != CUDA_SUCCESS)
+      return cudaFailure("cuEventRecord", status);
+    if (CUresult status = cu.streamSynchronize(stream); status != CUDA_SUCCESS)
+      return cudaFailure("timed run " + std::to_string(iteration), status);
+    double seconds = 0;
+    if (CUresult status = elapsedSeconds(sequenceStart, sequenceEnd, seconds);
+        status != CUDA_SUCCESS)
+      return cudaFailure("cuEventElapsedTime", status);
+    totalSamples.push_back(seconds);
+  }
+  if (failed(error = noteFreeMemory()))
+    return error;
+
+  for (const std::vector<double> &samples : stepSamples)
+    result.stepTimesS.push_back(median(samples));
+  result.totalTimeS = median(totalSamples);
+  result.workspaceBytes = workspaceBytes;
+  // Other processes may free memory meanwhile: never report a negative peak.
+  result.measuredPeakBytes =
+      minFree < freeBefore ? static_cast<int64_t>(freeBefore - minFree) : 0;
+  return {};
+}
+
+} // namespace
+
+GpuError runOnGpu(const Manifest &manifest,
+                  const std::vector<HostInput> &inputs,
+                  const GpuRunOptions &options, GpuRunResult &result) {
+  result = GpuRunResult();
+  GpuSession session(manifest, options);
+  return session.run(inputs, result);
+}
+
+} // namespace memwall::runtime

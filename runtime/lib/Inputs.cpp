@@ -1,0 +1,266 @@
+//===- Inputs.cpp - Host-side inputs and outputs of a bundle run ----------===//
+
+#include "memwall-runtime/Inputs.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace memwall::runtime {
+
+uint64_t SplitMix64::next() {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+double SplitMix64::nextUnit() {
+  return static_cast<double>(next() >> 11) * 0x1.0p-53;
+}
+
+uint64_t inputStreamSeed(uint64_t seed, size_t index) {
+  // Decorrelate neighbouring (seed, index) pairs by hashing them once.
+  SplitMix64 mixer(seed ^ (0xd1b54a32d192ed03ULL * (index + 1)));
+  return mixer.next();
+}
+
+reference::Tensor randomTensor(DType dtype, const std::vector<int64_t> &shape,
+                               BufferRole role, uint64_t streamSeed) {
+  reference::Tensor tensor;
+  tensor.dtype = dtype;
+  tensor.shape = shape;
+  int64_t count = numElements(shape);
+  tensor.data.assign(static_cast<size_t>(count), 0.0);
+  if (!reference::isFloat(dtype))
+    return tensor; // integer inputs are ids: 0
+  double low = -1, high = 1;
+  if (role == BufferRole::Weight) {
+    if (shape.size() >= 2 && shape[0] > 0) {
+      high = 1 / std::sqrt(static_cast<double>(shape[0]));
+      low = -high;
+    } else {
+      low = 0.5;
+      high = 1.5;
+    }
+  }
+  SplitMix64 generator(streamSeed);
+  for (double &element : tensor.data)
+    element = reference::roundToDType(low + (high - low) * generator.nextUnit(),
+                                      dtype);
+  return tensor;
+}
+
+void makeRandomInputs(const Manifest &manifest, uint64_t seed,
+                      std::vector<HostInput> &inputs) {
+  inputs.clear();
+  for (size_t i = 0; i < manifest.inputs.size(); ++i) {
+    HostInput input;
+    input.binding = &manifest.inputs[i];
+    input.buffer = manifest.findBuffer(input.binding->buffer);
+    input.tensor = randomTensor(input.buffer->dtype, input.buffer->shape,
+                                input.buffer->role, inputStreamSeed(seed, i));
+    inputs.push_back(std::move(input));
+  }
+}
+
+namespace {
+
+std::string directoryOf(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string expectation(const Buffer &buffer) {
+  return std::string(reference::dtypeName(buffer.dtype)) + " " +
+         shapeString(buffer.shape) + " in a file of " +
+         std::to_string(buffer.bytes) + " bytes";
+}
+
+} // namespace
+
+std::string loadInputsFile(const Manifest &manifest, const std::string &path,
+                           std::vector<HostInput> &inputs) {
+  inputs.clear();
+  std::string text;
+  if (std::string error = readFile(path, text); !error.empty())
+    return "inputs file: " + error;
+  json::Value root;
+  if (std::string error = json::parse(text, root); !error.empty())
+    return path + ":" + error;
+  const json::Value *entries = root.get("inputs");
+  if (!entries || !entries->isArray())
+    return path + ": expected an object with an \"inputs\" array";
+  std::string base = directoryOf(path);
+  std::vector<const json::Value *> byInput(manifest.inputs.size(), nullptr);
+  for (const json::Value &entry : entries->array) {
+    const json::Value *name = entry.get("name");
+    if (!name || !name->isString())
+      return path + ":" + entry.where() +
+             ": every entry needs a string \"name\"";
+    size_t index = 0;
+    while (index < manifest.inputs.size() &&
+           manifest.inputs[index].name != name->string)
+      ++index;
+    if (index == manifest.inputs.size()) {
+      std::string known;
+      for (const Binding &binding : manifest.inputs)
+        known += (known.empty() ? "" : ", ") + binding.name;
+      return path + ":" + entry.where() + ": input '" + name->string +
+             "' is not an input of the bundle (its inputs: " + known + ")";
+    }
+    if (byInput[index])
+      return path + ":" + entry.where() + ": input '" + name->string +
+             "' is listed twice";
+    byInput[index] = &entry;
+  }
+  for (size_t i = 0; i < manifest.inputs.size(); ++i) {
+    const Binding &binding = manifest.inputs[i];
+    const Buffer *buffer = manifest.findBuffer(binding.buffer);
+    std::string context = path + ": input '" + binding.name + "'";
+    const json::Value *entry = byInput[i];
+    if (!entry)
+      return context + " is missing (expected " + expectation(*buffer) + ")";
+    const json::Value *dtype = entry->get("dtype");
+    const json::Value *shape = entry->get("shape");
+    const json::Value *file = entry->get("file");
+    if (!dtype || !dtype->isString() || !shape || !shape->isArray() || !file ||
+        !file->isString())
+      return context + ": needs \"dtype\" (string), \"shape\" (list) and "
+                       "\"file\" (string)";
+    if (dtype->string != reference::dtypeName(buffer->dtype))
+      return context + ": dtype " + dtype->string + ", expected " +
+             expectation(*buffer);
+    std::vector<int64_t> dims;
+    for (const json::Value &dim : shape->array) {
+      if (!dim.isNumber() || !dim.isInteger)
+        return context + ": shape must be a list of integers";
+      dims.push_back(dim.integer);
+    }
+    if (dims != buffer->shape)
+      return context + ": shape " + shapeString(dims) + ", expected " +
+             expectation(*buffer);
+    std::string filePath = !file->string.empty() && file->string[0] == '/'
+                               ? file->string
+                               : base + "/" + file->string;
+    std::string contents;
+    if (std::string error = readFile(filePath, contents); !error.empty())
+      return context + ": " + error;
+    if (static_cast<int64_t>(contents.size()) != buffer->bytes)
+      return context + ": file '" + filePath + "' has " +
+             std::to_string(contents.size()) + " bytes, expected " +
+             expectation(*buffer);
+    HostInput input;
+    input.binding = &binding;
+    input.buffer = buffer;
+    input.tensor = reference::Tensor::fromBytes(
+        buffer->dtype, buffer->shape,
+        reinterpret_cast<const uint8_t *>(contents.data()), contents.size());
+    inputs.push_back(std::move(input));
+  }
+  return "";
+}
+
+std::string evaluateReference(const Manifest &manifest,
+                              const std::vector<HostInput> &inputs,
+                              std::vector<reference::Tensor> &outputs) {
+  outputs.clear();
+  if (!manifest.hasReference)
+    return "the bundle has no \"reference\" graph";
+  std::map<std::string, reference::Tensor> values;
+  for (const HostInput &input : inputs) {
+    const reference::ValueInfo *info = manifest.findValue(input.binding->value);
+    reference::Tensor tensor = input.tensor;
+    tensor.shape = info->shape; // same elements; the value's own shape
+    values[info->name] = std::move(tensor);
+  }
+  if (std::string error = reference::evaluate(manifest.reference, values);
+      !error.empty())
+    return "reference interpreter: " + error;
+  for (const Binding &binding : manifest.outputs) {
+    auto found = values.find(binding.value);
+    if (found == values.end())
+      return "reference interpreter: output '" + binding.name + "': value '" +
+             binding.value + "' was not computed";
+    outputs.push_back(found->second);
+  }
+  return "";
+}
+
+std::string writeFileAtomically(const std::string &path,
+                                const std::string &contents) {
+  std::string temporary = path + ".tmp." + std::to_string(getpid());
+  FILE *file = std::fopen(temporary.c_str(), "wb");
+  if (!file)
+    return "cannot write '" + temporary + "': " + std::strerror(errno);
+  bool ok =
+      std::fwrite(contents.data(), 1, contents.size(), file) == contents.size();
+  ok = (std::fclose(file) == 0) && ok;
+  if (!ok) {
+    std::remove(temporary.c_str());
+    return "cannot write '" + temporary + "'";
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::string reason = std::strerror(errno);
+    std::remove(temporary.c_str());
+    return "cannot rename '" + temporary + "' to '" + path + "': " + reason;
+  }
+  return "";
+}
+
+namespace {
+
+std::string makeDirectories(const std::string &dir) {
+  for (size_t slash = 1; slash != std::string::npos;) {
+    slash = dir.find('/', slash + 1);
+    std::string prefix = dir.substr(0, slash);
+    if (mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST)
+      return "cannot create directory '" + prefix +
+             "': " + std::strerror(errno);
+  }
+  return "";
+}
+
+} // namespace
+
+std::string writeTensorDir(const std::string &dir,
+                           const std::vector<std::string> &names,
+                           const std::vector<reference::Tensor> &tensors) {
+  if (std::string error = makeDirectories(dir); !error.empty())
+    return error;
+  json::Writer writer;
+  writer.beginObject();
+  writer.key("inputs");
+  writer.beginArray();
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    std::vector<uint8_t> bytes = tensors[i].toBytes();
+    std::string file = names[i] + ".bin";
+    if (std::string error = writeFileAtomically(
+            dir + "/" + file,
+            std::string(reinterpret_cast<const char *>(bytes.data()),
+                        bytes.size()));
+        !error.empty())
+      return error;
+    writer.beginObject();
+    writer.key("name");
+    writer.value(names[i]);
+    writer.key("dtype");
+    writer.value(reference::dtypeName(tensors[i].dtype));
+    writer.key("shape");
+    writer.intList(tensors[i].shape);
+    writer.key("file");
+    writer.value(file);
+    writer.endObject();
+  }
+  writer.endArray();
+  writer.endObject();
+  return writeFileAtomically(dir + "/outputs.json", writer.str());
+}
+
+} // namespace memwall::runtime

@@ -1,0 +1,188 @@
+//===- Report.cpp - memwall-run's tables and JSON report ------------------===//
+
+#include "memwall-runtime/Report.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace memwall::runtime {
+
+double median(std::vector<double> samples) {
+  if (samples.empty())
+    return 0;
+  std::sort(samples.begin(), samples.end());
+  size_t middle = samples.size() / 2;
+  if (samples.size() % 2)
+    return samples[middle];
+  return (samples[middle - 1] + samples[middle]) / 2;
+}
+
+std::string reportJson(const RunReport &report) {
+  const Manifest &manifest = *report.manifest;
+  const GpuRunResult &gpu = *report.gpu;
+  json::Writer writer;
+  writer.beginObject();
+  writer.key("bundle");
+  writer.value(report.bundle);
+  writer.key("device");
+  writer.value(gpu.device);
+  writer.key("iters");
+  writer.value(report.iters);
+  writer.key("steps");
+  writer.beginArray();
+  for (size_t i = 0; i < manifest.steps.size(); ++i) {
+    const Step &step = manifest.steps[i];
+    writer.beginObject();
+    writer.key("name");
+    writer.value(step.name);
+    writer.key("kind");
+    writer.value(step.kind == StepKind::Gemm ? "gemm" : "kernel");
+    writer.key("ops");
+    writer.beginArray();
+    for (const std::string &op : step.ops)
+      writer.value(op);
+    writer.endArray();
+    writer.key("predicted_time_s");
+    writer.value(step.predictedTimeS);
+    writer.key("measured_time_s");
+    writer.value(i < gpu.stepTimesS.size() ? gpu.stepTimesS[i] : 0.0);
+    writer.endObject();
+  }
+  writer.endArray();
+  writer.key("total");
+  writer.beginObject();
+  writer.key("predicted_time_s");
+  writer.value(manifest.predictedTimeS);
+  writer.key("measured_time_s");
+  writer.value(gpu.totalTimeS);
+  writer.endObject();
+  writer.key("memory");
+  writer.beginObject();
+  writer.key("predicted_peak_bytes");
+  writer.value(manifest.predictedPeakBytes);
+  writer.key("arena_bytes");
+  writer.value(manifest.arenaBytes);
+  writer.key("workspace_bytes");
+  writer.value(gpu.workspaceBytes);
+  writer.key("measured_peak_bytes");
+  writer.value(gpu.measuredPeakBytes);
+  writer.endObject();
+  writer.key("check");
+  if (!report.checked) {
+    writer.null();
+  } else {
+    bool passed = std::all_of(
+        report.checks.begin(), report.checks.end(),
+        [](const OutputCheck &check) { return check.comparison.passed; });
+    writer.beginObject();
+    writer.key("passed");
+    writer.value(passed);
+    writer.key("outputs");
+    writer.beginArray();
+    for (const OutputCheck &check : report.checks) {
+      writer.beginObject();
+      writer.key("name");
+      writer.value(check.name);
+      writer.key("max_abs_error");
+      writer.value(check.comparison.maxAbsError);
+      writer.key("max_rel_error");
+      writer.value(check.comparison.maxRelError);
+      writer.key("tolerance");
+      writer.value(check.comparison.tolerance);
+      writer.key("passed");
+      writer.value(check.comparison.passed);
+      writer.endObject();
+    }
+    writer.endArray();
+    writer.endObject();
+  }
+  writer.endObject();
+  return writer.str();
+}
+
+namespace {
+
+std::string ratioText(double measured, double predicted) {
+  if (predicted <= 0)
+    return "-";
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.2f", measured / predicted);
+  return buffer;
+}
+
+double mebibytes(int64_t bytes) { return bytes / (1024.0 * 1024.0); }
+
+} // namespace
+
+void printTimingTable(FILE *out, const RunReport &report) {
+  const Manifest &manifest = *report.manifest;
+  const GpuRunResult &gpu = *report.gpu;
+  size_t nameWidth = 4;
+  for (const Step &step : manifest.steps)
+    nameWidth = std::max(nameWidth, step.name.size());
+  std::fprintf(out, "device: %s, %d timed iterations (median)\n",
+               gpu.device.c_str(), report.iters);
+  std::fprintf(out, "%-*s  %-6s  %14s  %14s  %9s\n",
+               static_cast<int>(nameWidth), "step", "kind", "predicted us",
+               "measured us", "meas/pred");
+  for (size_t i = 0; i < manifest.steps.size(); ++i) {
+    const Step &step = manifest.steps[i];
+    double measured = i < gpu.stepTimesS.size() ? gpu.stepTimesS[i] : 0;
+    std::fprintf(out, "%-*s  %-6s  %14.3f  %14.3f  %9s\n",
+                 static_cast<int>(nameWidth), step.name.c_str(),
+                 step.kind == StepKind::Gemm ? "gemm" : "kernel",
+                 step.predictedTimeS * 1e6, measured * 1e6,
+                 ratioText(measured, step.predictedTimeS).c_str());
+  }
+  std::fprintf(out, "%-*s  %-6s  %14.3f  %14.3f  %9s\n",
+               static_cast<int>(nameWidth), "total", "",
+               manifest.predictedTimeS * 1e6, gpu.totalTimeS * 1e6,
+               ratioText(gpu.totalTimeS, manifest.predictedTimeS).c_str());
+  std::fprintf(out,
+               "memory: predicted peak %lld bytes (%.2f MiB), arena %lld, "
+               "workspace %lld, measured peak %lld bytes (%.2f MiB)\n",
+               static_cast<long long>(manifest.predictedPeakBytes),
+               mebibytes(manifest.predictedPeakBytes),
+               static_cast<long long>(manifest.arenaBytes),
+               static_cast<long long>(gpu.workspaceBytes),
+               static_cast<long long>(gpu.measuredPeakBytes),
+               mebibytes(gpu.measuredPeakBytes));
+}
+
+void printCheckTable(FILE *out, const std::vector<OutputCheck> &checks) {
+  size_t nameWidth = 6;
+  for (const OutputCheck &check : checks)
+    nameWidth = std::max(nameWidth, check.name.size());
+  std::fprintf(out, "%-*s  %-8s  %12s  %12s  %10s  %s\n",
+               static_cast<int>(nameWidth), "output", "dtype", "max abs",
+               "max rel", "tolerance", "result");
+  for (const OutputCheck &check : checks)
+    std::fprintf(out, "%-*s  %-8s  %12.4g  %12.4g  %10.3g  %s\n",
+                 static_cast<int>(nameWidth), check.name.c_str(),
+                 reference::dtypeName(check.dtype),
+                 check.comparison.maxAbsError, check.comparison.maxRelError,
+                 check.comparison.tolerance,
+                 check.comparison.passed ? "PASS" : "FAIL");
+}
+
+void printTensorStats(FILE *out, const std::vector<std::string> &names,
+                      const std::vector<reference::Tensor> &tensors) {
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const reference::Tensor &tensor = tensors[i];
+    double low = 0, high = 0, sum = 0;
+    if (!tensor.data.empty()) {
+      low = high = tensor.data[0];
+      for (double element : tensor.data) {
+        low = std::min(low, element);
+        high = std::max(high, element);
+        sum += element;
+      }
+    }
+    double mean = tensor.data.empty() ? 0 : sum / tensor.data.size();
+    std::fprintf(out, "output %s: %s %s min=%.9g max=%.9g mean=%.9g\n",
+                 names[i].c_str(), reference::dtypeName(tensor.dtype),
+                 shapeString(tensor.shape).c_str(), low, high, mean);
+  }
+}
+
+} // namespace memwall::runtime

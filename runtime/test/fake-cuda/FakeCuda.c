@@ -1,0 +1,281 @@
+/*===- FakeCuda.c - A host-memory stand-in for libcuda.so.1 ---------------===//
+ *
+ * Lets CI, which has no GPU, drive memwall-run's whole GPU path: device memory
+ * is host memory, and cuLaunchKernel runs host versions of the kernels of the
+ * tiny test bundle (runtime/test/Inputs/add) by name. Defining the functions
+ * under cuda.h's names gives them the versioned symbols (cuMemAlloc_v2, ...)
+ * that memwall-run looks up, as the real driver exports them.
+ *
+ * Knobs (environment): FAKE_CUDA_FREE_BYTES caps the free memory reported;
+ * FAKE_CUDA_WRONG_RESULTS=1 makes add_f32_8 subtract (to fail --check); a
+ * module whose PTX contains FAKE_JIT_ERROR fails to load with a JIT log.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include <cuda.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const size_t kTotalBytes = (size_t)80 << 30;
+static size_t allocatedBytes = 0;
+static unsigned long long eventClock = 0;
+static int initialized = 0;
+
+/* Every allocation is prefixed by its size, so that cuMemFree can count. */
+typedef struct {
+  size_t bytes;
+  size_t padding[31]; /* keeps the payload 256-byte aligned */
+} AllocationHeader;
+
+struct CUfunc_st {
+  char name[128];
+};
+/* Handed out by cuModuleGetFunction, freed by cuModuleUnload (LeakSanitizer
+ * runs these tests in sanitizer builds). */
+static struct CUfunc_st *functions[64];
+static int functionCount = 0;
+struct CUevent_st {
+  unsigned long long time;
+};
+
+CUresult CUDAAPI cuInit(unsigned int flags) {
+  (void)flags;
+  initialized = 1;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDriverGetVersion(int *version) {
+  *version = 13000;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGetErrorName(CUresult error, const char **name) {
+  switch (error) {
+  case CUDA_ERROR_OUT_OF_MEMORY:
+    *name = "CUDA_ERROR_OUT_OF_MEMORY";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_INVALID_PTX:
+    *name = "CUDA_ERROR_INVALID_PTX";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_NOT_FOUND:
+    *name = "CUDA_ERROR_NOT_FOUND";
+    return CUDA_SUCCESS;
+  default:
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+CUresult CUDAAPI cuGetErrorString(CUresult error, const char **text) {
+  (void)error;
+  *text = "fake driver error";
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetCount(int *count) {
+  *count = initialized ? 1 : 0;
+  return initialized ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+}
+
+CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal) {
+  *device = ordinal;
+  return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+CUresult CUDAAPI cuDeviceGetName(char *name, int length, CUdevice device) {
+  (void)device;
+  snprintf(name, (size_t)length, "Fake CUDA device");
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
+                                      CUdevice device) {
+  (void)device;
+  *value = attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? 9 : 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice device) {
+  (void)device;
+  *context = (CUcontext)(uintptr_t)0x1000;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice device) {
+  (void)device;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext context) {
+  (void)context;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxSynchronize(void) { return CUDA_SUCCESS; }
+
+CUresult CUDAAPI cuMemGetInfo(size_t *freeBytes, size_t *totalBytes) {
+  size_t available = kTotalBytes - allocatedBytes;
+  const char *cap = getenv("FAKE_CUDA_FREE_BYTES");
+  if (cap) {
+    size_t limit = (size_t)strtoull(cap, NULL, 10);
+    available = limit > allocatedBytes ? limit - allocatedBytes : 0;
+  }
+  *freeBytes = available;
+  *totalBytes = kTotalBytes;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemAlloc(CUdeviceptr *pointer, size_t bytes) {
+  size_t freeBytes, totalBytes;
+  cuMemGetInfo(&freeBytes, &totalBytes);
+  if (bytes == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (bytes > freeBytes)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  AllocationHeader *header =
+      aligned_alloc(256, sizeof(AllocationHeader) + ((bytes + 255) & ~255u));
+  if (!header)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  header->bytes = bytes;
+  allocatedBytes += bytes;
+  *pointer = (CUdeviceptr)(uintptr_t)(header + 1);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemFree(CUdeviceptr pointer) {
+  AllocationHeader *header = (AllocationHeader *)(uintptr_t)pointer - 1;
+  allocatedBytes -= header->bytes;
+  free(header);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr destination, const void *source,
+                              size_t bytes) {
+  memcpy((void *)(uintptr_t)destination, source, bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemcpyDtoH(void *destination, CUdeviceptr source,
+                              size_t bytes) {
+  memcpy(destination, (const void *)(uintptr_t)source, bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemsetD8(CUdeviceptr destination, unsigned char value,
+                            size_t count) {
+  memset((void *)(uintptr_t)destination, value, count);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image,
+                                    unsigned int optionCount,
+                                    CUjit_option *options, void **values) {
+  if (strstr((const char *)image, "FAKE_JIT_ERROR")) {
+    for (unsigned i = 0; i < optionCount; ++i)
+      if (options[i] == CU_JIT_ERROR_LOG_BUFFER)
+        snprintf((char *)values[i], 64,
+                 "ptxas fatal   : fake syntax error on line 3");
+    return CUDA_ERROR_INVALID_PTX;
+  }
+  *module = (CUmodule)(uintptr_t)0x2000;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleGetFunction(CUfunction *function, CUmodule module,
+                                     const char *name) {
+  (void)module;
+  if (strcmp(name, "add_f32_8") != 0 && strcmp(name, "scale2_f32_8") != 0)
+    return CUDA_ERROR_NOT_FOUND;
+  if (functionCount == 64)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  struct CUfunc_st *handle = calloc(1, sizeof(struct CUfunc_st));
+  snprintf(handle->name, sizeof(handle->name), "%s", name);
+  functions[functionCount++] = handle;
+  *function = handle;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleUnload(CUmodule module) {
+  (void)module; /* one module at a time in the tests */
+  while (functionCount > 0)
+    free(functions[--functionCount]);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuFuncSetAttribute(CUfunction function,
+                                    CUfunction_attribute attribute, int value) {
+  (void)function;
+  (void)attribute;
+  (void)value;
+  return CUDA_SUCCESS;
+}
+
+static float *argument(void **params, int index) {
+  return (float *)(uintptr_t) * (CUdeviceptr *)params[index];
+}
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned gridX,
+                                unsigned gridY, unsigned gridZ, unsigned blockX,
+                                unsigned blockY, unsigned blockZ,
+                                unsigned sharedBytes, CUstream stream,
+                                void **params, void **extra) {
+  (void)gridY, (void)gridZ, (void)blockY, (void)blockZ, (void)sharedBytes;
+  (void)stream, (void)extra;
+  if (gridX * blockX < 8)
+    return CUDA_ERROR_INVALID_VALUE;
+  int wrong = getenv("FAKE_CUDA_WRONG_RESULTS") != NULL;
+  if (strcmp(function->name, "add_f32_8") == 0) {
+    float *x = argument(params, 0), *y = argument(params, 1),
+          *t = argument(params, 2);
+    for (int i = 0; i < 8; ++i)
+      t[i] = wrong ? x[i] - y[i] : x[i] + y[i];
+  } else {
+    float *t = argument(params, 0), *u = argument(params, 1);
+    for (int i = 0; i < 8; ++i)
+      u[i] = 2 * t[i];
+  }
+  ++eventClock;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamCreate(CUstream *stream, unsigned int flags) {
+  (void)flags;
+  *stream = (CUstream)(uintptr_t)0x3000;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamDestroy(CUstream stream) {
+  (void)stream;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamSynchronize(CUstream stream) {
+  (void)stream;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventCreate(CUevent *event, unsigned int flags) {
+  (void)flags;
+  *event = calloc(1, sizeof(struct CUevent_st));
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream) {
+  (void)stream;
+  event->time = eventClock;
+  return CUDA_SUCCESS;
+}
+
+/* Every launch takes half a fake millisecond (exact in float). */
+CUresult CUDAAPI cuEventElapsedTime(float *milliseconds, CUevent start,
+                                    CUevent end) {
+  *milliseconds = (float)(end->time - start->time) * 0.5f;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventDestroy(CUevent event) {
+  free(event);
+  return CUDA_SUCCESS;
+}

@@ -1,0 +1,307 @@
+//===- ManifestTest.cpp - Tests of manifest parsing and validation --------===//
+
+#include "memwall-runtime/Manifest.h"
+
+#include <gtest/gtest.h>
+
+using namespace memwall::runtime;
+
+namespace {
+
+// x [4,8] . w [8,16] -> t (a gemm), relu(t) -> out (a kernel).
+const char *kValidManifest = R"({
+  "format": "memwall-bundle", "version": 1, "model": "m",
+  "target": "h100-sxm", "arch": "sm_90a",
+  "modules": [ { "name": "kernels", "file": "kernels.ptx" } ],
+  "arena_bytes": 1280,
+  "buffers": [
+    { "name": "x", "offset": 0, "bytes": 128, "dtype": "f32",
+      "shape": [4, 8], "role": "input" },
+    { "name": "w", "offset": 256, "bytes": 512, "dtype": "f32",
+      "shape": [8, 16], "role": "weight" },
+    { "name": "t", "offset": 768, "bytes": 256, "dtype": "f32",
+      "shape": [4, 16], "role": "intermediate" },
+    { "name": "out", "offset": 1024, "bytes": 256, "dtype": "f32",
+      "shape": [4, 16], "role": "output" }
+  ],
+  "inputs": [ { "name": "x", "buffer": "x", "value": "x" },
+              { "name": "w", "buffer": "w", "value": "w" } ],
+  "outputs": [ { "name": "result0", "buffer": "out", "value": "v2" } ],
+  "steps": [
+    { "kind": "gemm", "name": "gemm_0", "ops": ["fc"], "a": "x", "b": "w",
+      "c": null, "bias": null, "d": "t", "m": 4, "n": 16, "k": 8,
+      "batch": 1, "stride_a": 0, "stride_b": 0, "stride_c": 0,
+      "stride_d": 0, "trans_a": false, "trans_b": false, "dtype": "f32",
+      "epilogue": "none", "predicted_time_s": 1e-06 },
+    { "kind": "kernel", "name": "relu_1", "module": "kernels",
+      "function": "relu_1", "grid": [1, 1, 1], "block": [64, 1, 1],
+      "shared_bytes": 0, "args": ["t", "out"], "ops": ["act"],
+      "predicted_time_s": 2e-06 }
+  ],
+  "predicted": { "time_s": 3e-06, "peak_bytes": 1280 },
+  "reference": {
+    "values": [ { "name": "x", "dtype": "f32", "shape": [4, 8] },
+                { "name": "w", "dtype": "f32", "shape": [8, 16] },
+                { "name": "v1", "dtype": "f32", "shape": [4, 16] },
+                { "name": "v2", "dtype": "f32", "shape": [4, 16] } ],
+    "ops": [
+      { "op": "matmul", "loc": "fc", "operands": ["x", "w"],
+        "results": ["v1"], "attrs": { "transpose_lhs": false,
+        "transpose_rhs": false, "scale": 0.5, "axes": [0, 1],
+        "kind": "sum" } },
+      { "op": "relu", "loc": "act", "operands": ["v1"], "results": ["v2"] }
+    ]
+  }
+})";
+
+std::string parseText(const std::string &text, Manifest &manifest) {
+  json::Value root;
+  std::string error = json::parse(text, root);
+  if (!error.empty())
+    return "json: " + error;
+  return parseManifest(root, manifest);
+}
+
+Manifest validManifest() {
+  Manifest manifest;
+  EXPECT_EQ(parseText(kValidManifest, manifest), "");
+  return manifest;
+}
+
+Buffer &buffer(Manifest &manifest, const std::string &name) {
+  for (Buffer &candidate : manifest.buffers)
+    if (candidate.name == name)
+      return candidate;
+  ADD_FAILURE() << "no buffer " << name;
+  return manifest.buffers[0];
+}
+
+// Asserts that validation fails with a message containing `expected`.
+void expectInvalid(const Manifest &manifest, const std::string &expected) {
+  std::string error = validateManifest(manifest);
+  EXPECT_NE(error.find(expected), std::string::npos)
+      << "error: '" << error << "'\nexpected: '" << expected << "'";
+}
+
+// Replaces the first `from` in the valid manifest and parses it.
+std::string parseEdited(const std::string &from, const std::string &to) {
+  std::string text = kValidManifest;
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+  Manifest manifest;
+  return parseText(text, manifest);
+}
+
+TEST(Manifest, ValidManifestParsesAndValidates) {
+  Manifest manifest = validManifest();
+  EXPECT_EQ(validateManifest(manifest), "");
+  EXPECT_EQ(manifest.arenaBytes, 1280);
+  ASSERT_EQ(manifest.steps.size(), 2u);
+  EXPECT_EQ(manifest.steps[0].kind, StepKind::Gemm);
+  EXPECT_EQ(manifest.steps[0].gemm.c, "");
+  EXPECT_EQ(manifest.steps[0].gemm.k, 8);
+  EXPECT_EQ(manifest.steps[1].kernel.args,
+            (std::vector<std::string>{"t", "out"}));
+  EXPECT_EQ(manifest.steps[1].kernel.block[0], 64);
+  EXPECT_DOUBLE_EQ(manifest.predictedTimeS, 3e-6);
+  EXPECT_EQ(manifest.predictedPeakBytes, 1280);
+  ASSERT_TRUE(manifest.hasReference);
+  ASSERT_EQ(manifest.reference.ops.size(), 2u);
+  const auto &attrs = manifest.reference.ops[0].attrs;
+  using Kind = memwall::reference::Attr::Kind;
+  EXPECT_EQ(attrs.at("transpose_lhs").kind, Kind::Bool);
+  EXPECT_EQ(attrs.at("scale").kind, Kind::Number);
+  EXPECT_DOUBLE_EQ(attrs.at("scale").number, 0.5);
+  EXPECT_EQ(attrs.at("axes").kind, Kind::IntList);
+  EXPECT_EQ(attrs.at("axes").ints, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(attrs.at("kind").kind, Kind::String);
+  EXPECT_EQ(manifest.reference.ops[0].loc, "fc");
+}
+
+TEST(ManifestParse, UnknownDtypeNamesTheBuffer) {
+  std::string error =
+      parseEdited("\"dtype\": \"f32\",\n      \"shape\": [8, 16]",
+                  "\"dtype\": \"f33\",\n      \"shape\": [8, 16]");
+  EXPECT_NE(error.find("buffer 'w': unknown dtype \"f33\""), std::string::npos)
+      << error;
+}
+
+TEST(ManifestParse, MissingFieldAndWrongTypeSayWhichAndWhere) {
+  EXPECT_NE(parseEdited("\"arena_bytes\": 1280,", "")
+                .find("manifest: missing field \"arena_bytes\""),
+            std::string::npos);
+  std::string error = parseEdited("\"m\": 4,", "\"m\": \"4\",");
+  EXPECT_NE(error.find("step 'gemm_0': field \"m\" must be a number, not a "
+                       "string"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("manifest.json:"), std::string::npos);
+}
+
+TEST(ManifestParse, UnknownStepKindRoleAndEpilogue) {
+  EXPECT_NE(parseEdited("\"kind\": \"kernel\"", "\"kind\": \"copy\"")
+                .find("step 'relu_1': unknown step kind \"copy\""),
+            std::string::npos);
+  EXPECT_NE(parseEdited("\"role\": \"weight\"", "\"role\": \"param\"")
+                .find("buffer 'w': unknown role \"param\""),
+            std::string::npos);
+  EXPECT_NE(parseEdited("\"epilogue\": \"none\"", "\"epilogue\": \"silu\"")
+                .find("step 'gemm_0': unknown epilogue \"silu\""),
+            std::string::npos);
+}
+
+TEST(ManifestParse, WrongFormatOrVersion) {
+  EXPECT_NE(parseEdited("\"version\": 1", "\"version\": 2")
+                .find("unsupported bundle version 2"),
+            std::string::npos);
+  EXPECT_NE(parseEdited("\"memwall-bundle\"", "\"other\"")
+                .find("expected \"memwall-bundle\""),
+            std::string::npos);
+}
+
+TEST(ManifestValidate, BufferOutsideTheArena) {
+  Manifest manifest = validManifest();
+  buffer(manifest, "out").offset = 1280;
+  expectInvalid(manifest, "buffer 'out': range [1280, 1536) is outside the "
+                          "arena of 1280 bytes");
+}
+
+TEST(ManifestValidate, MisalignedBuffer) {
+  Manifest manifest = validManifest();
+  buffer(manifest, "w").offset = 128;
+  expectInvalid(manifest, "buffer 'w': offset 128 is not a multiple of 256");
+}
+
+TEST(ManifestValidate, SizeDisagreesWithShape) {
+  Manifest manifest = validManifest();
+  buffer(manifest, "t").bytes = 200;
+  expectInvalid(manifest, "buffer 't': 200 bytes, but a dense f32 [4, 16] "
+                          "array has 256");
+}
+
+TEST(ManifestValidate, OverlappingInputs) {
+  Manifest manifest = validManifest();
+  buffer(manifest, "w").offset = 0;
+  expectInvalid(manifest, "input 'w': buffer 'w' [0, 512) overlaps the "
+                          "buffer of another input, 'x' [0, 128)");
+}
+
+TEST(ManifestValidate, OverlappingOutputsUnlessSameBytes) {
+  Manifest manifest = validManifest();
+  manifest.outputs.push_back(Binding{"result1", "t", "v1"});
+  buffer(manifest, "t").offset = 1024; // exactly out's bytes: an alias
+  EXPECT_EQ(validateManifest(manifest), "");
+  Buffer &t = buffer(manifest, "t");
+  t.offset = 768;
+  t.shape = {4, 32};
+  t.bytes = 512; // [768, 1280): half of it is out's
+  manifest.reference.values[2].shape = {4, 32};
+  expectInvalid(manifest, "output 'result1': buffer 't' [768, 1280) overlaps "
+                          "the buffer of another output, 'out' [1024, 1280)");
+}
+
+TEST(ManifestValidate, DuplicateBuffer) {
+  Manifest manifest = validManifest();
+  manifest.buffers.push_back(manifest.buffers[2]);
+  expectInvalid(manifest, "buffer 't' is defined twice");
+}
+
+TEST(ManifestValidate, KernelArgumentNamesMissingBuffer) {
+  Manifest manifest = validManifest();
+  manifest.steps[1].kernel.args[1] = "nope";
+  expectInvalid(manifest,
+                "step 'relu_1': argument names unknown buffer 'nope'");
+}
+
+TEST(ManifestValidate, GemmOperandNamesMissingBuffer) {
+  Manifest manifest = validManifest();
+  manifest.steps[0].gemm.a = "nope";
+  expectInvalid(manifest,
+                "step 'gemm_0': operand a names unknown buffer 'nope'");
+}
+
+TEST(ManifestValidate, KernelUnknownModuleAndBadLaunchShape) {
+  Manifest manifest = validManifest();
+  manifest.steps[1].kernel.module = "other";
+  expectInvalid(manifest, "step 'relu_1': unknown module 'other'");
+  manifest = validManifest();
+  manifest.steps[1].kernel.block = {64, 32, 1};
+  expectInvalid(manifest, "step 'relu_1': block has 2048 threads");
+  manifest = validManifest();
+  manifest.steps[1].kernel.grid = {0, 1, 1};
+  expectInvalid(manifest, "step 'relu_1': grid dimension 0 is 0");
+}
+
+TEST(ManifestValidate, GemmSizesMustFitTheBuffers) {
+  Manifest manifest = validManifest();
+  manifest.steps[0].gemm.k = 16;
+  expectInvalid(manifest, "step 'gemm_0': operand a (buffer 'x') holds 128 "
+                          "bytes, but 1 x 4 x 16 elements at batch stride 0 "
+                          "need 256");
+}
+
+TEST(ManifestValidate, GemmBatchStridesMustFitTheBuffers) {
+  Manifest manifest = validManifest();
+  GemmStep &gemm = manifest.steps[0].gemm;
+  gemm.batch = 2;
+  gemm.strideA = 32; // (2 - 1) * 32 + 32 elements: 256 bytes > 128
+  expectInvalid(manifest, "operand a (buffer 'x') holds 128 bytes, but 2 x "
+                          "4 x 8 elements at batch stride 32 need 256");
+  // Broadcasting A (stride 0) fits; D must not be shared between batches.
+  gemm.strideA = 0;
+  expectInvalid(manifest, "step 'gemm_0': stride_d 0 is smaller than one 4 x "
+                          "16 result matrix");
+}
+
+TEST(ManifestValidate, GemmTransposedOperandSizes) {
+  Manifest manifest = validManifest();
+  GemmStep &gemm = manifest.steps[0].gemm;
+  gemm.transB = true; // w must then be [16, 8]: the same bytes
+  EXPECT_EQ(validateManifest(manifest), "");
+  gemm.n = 32; // [32, 8] no longer fits
+  expectInvalid(manifest, "operand b (buffer 'w') holds 512 bytes, but 1 x "
+                          "32 x 8 elements");
+}
+
+TEST(ManifestValidate, GemmDtypeAndEpilogue) {
+  Manifest manifest = validManifest();
+  manifest.steps[0].gemm.dtype = DType::BF16;
+  expectInvalid(manifest, "operand a (buffer 'x') has dtype f32, but the "
+                          "gemm's dtype is bf16");
+  manifest = validManifest();
+  manifest.steps[0].gemm.dtype = DType::I8;
+  expectInvalid(manifest, "gemm dtype i8 is not supported");
+  manifest = validManifest();
+  manifest.steps[0].gemm.epilogue = Epilogue::Bias;
+  expectInvalid(manifest, "epilogue 'bias' needs a bias buffer");
+  manifest = validManifest();
+  manifest.steps[0].gemm.bias = "x";
+  expectInvalid(manifest, "epilogue 'none' does not take a bias");
+}
+
+TEST(ManifestValidate, InputsAndOutputsMatchBuffersAndReference) {
+  Manifest manifest = validManifest();
+  manifest.inputs[0].buffer = "t";
+  expectInvalid(manifest, "input 'x': buffer 't' has role intermediate");
+  manifest = validManifest();
+  manifest.inputs.pop_back();
+  expectInvalid(manifest, "buffer 'w' has role weight but no entry of "
+                          "\"inputs\" provides it");
+  manifest = validManifest();
+  manifest.outputs[0].value = "v9";
+  expectInvalid(manifest,
+                "output 'result0' names unknown reference value 'v9'");
+  manifest = validManifest();
+  manifest.reference.values[3].dtype = DType::BF16;
+  expectInvalid(manifest, "output 'result0': buffer 'out' (f32 [4, 16]) does "
+                          "not match reference value 'v2' (bf16 [4, 16])");
+}
+
+TEST(ManifestValidate, DuplicateStepName) {
+  Manifest manifest = validManifest();
+  manifest.steps[1].name = "gemm_0";
+  expectInvalid(manifest, "step 'gemm_0' is defined twice");
+}
+
+} // namespace

@@ -1,0 +1,254 @@
+//===- memwall-run.cpp - Runs, times and checks a memwall bundle ----------===//
+//
+// memwall-run BUNDLE_DIR [options]: executes a bundle written by
+// memwall-compile (docs/bundle-format.md) on the GPU, reports measured against
+// predicted times and memory, and with --check compares its outputs with the
+// CPU reference interpreter. --reference-only needs no GPU. docs/runtime.md
+// describes how it works.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall-runtime/Executor.h"
+#include "memwall-runtime/Inputs.h"
+#include "memwall-runtime/Manifest.h"
+#include "memwall-runtime/Report.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+using namespace memwall::runtime;
+
+namespace {
+
+enum ExitCode {
+  kExitOk = 0,
+  kExitError = 1,
+  kExitUsage = 2,
+  kExitNoDevice = 3,
+  kExitCheckFailed = 4,
+};
+
+constexpr const char *kUsage =
+    "usage: memwall-run BUNDLE_DIR [--inputs=FILE|random] [--check]\n"
+    "                   [--iters=N] [--report=FILE.json] [--reference-only]\n"
+    "                   [--dump-outputs=DIR] [--seed=N]\n";
+
+constexpr const char *kHelp =
+    "Runs a memwall bundle (manifest.json + kernels.ptx) on the GPU and\n"
+    "reports its measured against its predicted time and memory.\n"
+    "\n"
+    "  --inputs=FILE|random  input values: an inputs file (docs/bundle-\n"
+    "                        format.md) or a fixed-seed generator (default)\n"
+    "  --seed=N              seed of the generator (default 0)\n"
+    "  --check               compare every output with the CPU reference\n"
+    "                        interpreter; exit 4 if one is out of tolerance\n"
+    "  --iters=N             timed runs after one warm-up (default 20)\n"
+    "  --report=FILE.json    write the report as JSON instead of a table\n"
+    "  --reference-only      no GPU: evaluate the reference graph on the CPU\n"
+    "                        and print statistics of every output\n"
+    "  --dump-outputs=DIR    write every output to DIR/<name>.bin and\n"
+    "                        DIR/outputs.json (the inputs-file format)\n"
+    "  --help                this text\n"
+    "\n"
+    "Exit codes: 0 ok, 1 error, 2 usage error, 3 no CUDA driver or device,\n"
+    "4 --check found an output out of tolerance.\n";
+
+struct Options {
+  std::string bundleDir;
+  std::string inputs = "random";
+  bool check = false;
+  int iters = 20;
+  std::string reportPath;
+  bool referenceOnly = false;
+  std::string dumpDir;
+  uint64_t seed = 0;
+};
+
+int usageError(const std::string &message) {
+  std::fprintf(stderr, "memwall-run: error: %s\n%s", message.c_str(), kUsage);
+  return kExitUsage;
+}
+
+int error(const std::string &message) {
+  std::fprintf(stderr, "memwall-run: error: %s\n", message.c_str());
+  return kExitError;
+}
+
+bool parseUnsigned(const std::string &text, uint64_t &value) {
+  if (text.empty() || text[0] < '0' || text[0] > '9')
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  unsigned long long parsed = std::strtoull(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0')
+    return false;
+  value = parsed;
+  return true;
+}
+
+/// Returns -1 when the options are fine, else the exit code.
+int parseOptions(int argc, char **argv, Options &options) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto valueOf = [&](const char *flag, std::string &value) {
+      std::string prefix = std::string(flag) + "=";
+      if (arg.compare(0, prefix.size(), prefix) != 0)
+        return false;
+      value = arg.substr(prefix.size());
+      return true;
+    };
+    std::string value;
+    if (arg == "--help" || arg == "-h") {
+      std::printf("%s\n%s", kUsage, kHelp);
+      return kExitOk;
+    }
+    if (arg == "--check") {
+      options.check = true;
+    } else if (arg == "--reference-only") {
+      options.referenceOnly = true;
+    } else if (valueOf("--inputs", value)) {
+      if (value.empty())
+        return usageError("--inputs needs a file or 'random'");
+      options.inputs = value;
+    } else if (valueOf("--iters", value)) {
+      uint64_t iters = 0;
+      if (!parseUnsigned(value, iters) || iters == 0 || iters > 1000000)
+        return usageError("--iters must be an integer from 1 to 1000000, "
+                          "not '" +
+                          value + "'");
+      options.iters = static_cast<int>(iters);
+    } else if (valueOf("--report", value)) {
+      if (value.empty())
+        return usageError("--report needs a file name");
+      options.reportPath = value;
+    } else if (valueOf("--dump-outputs", value)) {
+      if (value.empty())
+        return usageError("--dump-outputs needs a directory");
+      options.dumpDir = value;
+    } else if (valueOf("--seed", value)) {
+      if (!parseUnsigned(value, options.seed))
+        return usageError("--seed must be a non-negative integer, not '" +
+                          value + "'");
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return usageError("unknown option '" + arg + "'");
+    } else if (options.bundleDir.empty()) {
+      options.bundleDir = arg;
+    } else {
+      return usageError("more than one bundle directory ('" +
+                        options.bundleDir + "' and '" + arg + "')");
+    }
+  }
+  if (options.bundleDir.empty())
+    return usageError("no bundle directory given");
+  if (options.referenceOnly && (options.check || !options.reportPath.empty()))
+    return usageError("--reference-only runs no GPU: it cannot be combined "
+                      "with --check or --report");
+  return -1;
+}
+
+std::vector<std::string> outputNames(const Manifest &manifest) {
+  std::vector<std::string> names;
+  for (const Binding &binding : manifest.outputs)
+    names.push_back(binding.name);
+  return names;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options;
+  if (int exitCode = parseOptions(argc, argv, options); exitCode >= 0)
+    return exitCode;
+
+  Manifest manifest;
+  if (std::string message = loadManifest(options.bundleDir, manifest);
+      !message.empty())
+    return error(message);
+  if ((options.referenceOnly || options.check) && !manifest.hasReference)
+    return error(options.bundleDir +
+                 "/manifest.json has no \"reference\" graph to evaluate");
+
+  std::vector<HostInput> inputs;
+  if (options.inputs == "random") {
+    makeRandomInputs(manifest, options.seed, inputs);
+  } else if (std::string message =
+                 loadInputsFile(manifest, options.inputs, inputs);
+             !message.empty()) {
+    return error(message);
+  }
+
+  if (options.referenceOnly) {
+    std::vector<memwall::reference::Tensor> outputs;
+    if (std::string message = evaluateReference(manifest, inputs, outputs);
+        !message.empty())
+      return error(message);
+    printTensorStats(stdout, outputNames(manifest), outputs);
+    if (!options.dumpDir.empty())
+      if (std::string message =
+              writeTensorDir(options.dumpDir, outputNames(manifest), outputs);
+          !message.empty())
+        return error(message);
+    return kExitOk;
+  }
+
+  GpuRunOptions gpuOptions;
+  gpuOptions.bundleDir = options.bundleDir;
+  gpuOptions.iters = options.iters;
+  GpuRunResult gpu;
+  GpuError gpuError = runOnGpu(manifest, inputs, gpuOptions, gpu);
+  if (gpuError.kind == GpuError::Kind::NoDevice) {
+    std::fprintf(stderr, "memwall-run: error: no CUDA driver/device: %s\n",
+                 gpuError.message.c_str());
+    return kExitNoDevice;
+  }
+  if (gpuError.kind == GpuError::Kind::Failure)
+    return error(gpuError.message);
+
+  RunReport report;
+  report.bundle = options.bundleDir;
+  report.manifest = &manifest;
+  report.gpu = &gpu;
+  report.iters = options.iters;
+  bool allPassed = true;
+  if (options.check) {
+    std::vector<memwall::reference::Tensor> expected;
+    if (std::string message = evaluateReference(manifest, inputs, expected);
+        !message.empty())
+      return error(message);
+    report.checked = true;
+    for (size_t i = 0; i < manifest.outputs.size(); ++i) {
+      memwall::reference::Tensor got = gpu.outputs[i];
+      got.shape = expected[i].shape; // same elements, the value's shape
+      OutputCheck check;
+      check.name = manifest.outputs[i].name;
+      check.dtype = got.dtype;
+      check.comparison = memwall::reference::compare(got, expected[i]);
+      allPassed = allPassed && check.comparison.passed;
+      report.checks.push_back(check);
+    }
+  }
+
+  if (!options.dumpDir.empty())
+    if (std::string message =
+            writeTensorDir(options.dumpDir, outputNames(manifest), gpu.outputs);
+        !message.empty())
+      return error(message);
+  if (options.reportPath.empty()) {
+    printTimingTable(stdout, report);
+  } else if (std::string message =
+                 writeFileAtomically(options.reportPath, reportJson(report));
+             !message.empty()) {
+    return error(message);
+  }
+  if (report.checked)
+    printCheckTable(stdout, report.checks);
+  if (!allPassed) {
+    std::fprintf(stderr, "memwall-run: error: --check: an output is out of "
+                         "tolerance (see the table)\n");
+    return kExitCheckFailed;
+  }
+  return kExitOk;
+}
