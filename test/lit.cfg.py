@@ -19,7 +19,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.memwall_tools_dir, append_path=True)
 
-tools = ["memwall-opt", "memwall-gen", "memwall-compile", "FileCheck", "not", "count"]
+tools = ["memwall-opt", "memwall-gen", "memwall-compile", "memwall-run", "FileCheck", "not", "count"]
 llvm_config.add_tool_substitutions(
     tools, [config.memwall_tools_dir, config.llvm_tools_dir]
 )
