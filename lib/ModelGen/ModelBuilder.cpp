@@ -219,8 +219,10 @@ SmallVector<Value> ModelBuilder::buildLlama() {
                          config.kvHeads, attn + ".k");
     Value v = splitHeads(linear(a, d, kvWidth, false, attn + ".v"),
                          config.kvHeads, attn + ".v");
-    q = create<RopeOp>(attn + ".q.rope", q, positions, theta);
-    k = create<RopeOp>(attn + ".k.rope", k, positions, theta);
+    q = create<RopeOp>(attn + ".q.rope", q, positions, theta,
+                       UnitAttr());
+    k = create<RopeOp>(attn + ".k.rope", k, positions, theta,
+                       UnitAttr());
     k = withCache(k, attn + ".k_cache");
     v = withCache(v, attn + ".v_cache");
     Value o = mergeHeads(attention(q, k, v, Value(), true, attn), attn);

@@ -86,6 +86,61 @@ static void writeFusion(llvm::json::OStream &json,
   });
 }
 
+static void writeBuckets(llvm::json::OStream &json, const BucketBytes &bytes) {
+  for (unsigned b = 0; b < kNumMemoryBuckets; ++b)
+    json.attribute(
+        (stringifyMemoryBucket(static_cast<MemoryBucket>(b)) + "_bytes").str(),
+        bytes[b]);
+}
+
+static void writeMemory(llvm::json::OStream &json,
+                        const MemorySummary &memory) {
+  json.attributeObject("memory", [&] {
+    writeBuckets(json, memory.atPeak);
+    json.attribute("peak_bytes", memory.peakBytes);
+    json.attribute("peak_at", memory.peakAt);
+    json.attribute("peak_step", memory.peakStep);
+    json.attribute("saved_activations_bytes", memory.savedActivationsBytes);
+    json.attribute("training", memory.training);
+    json.attribute("precision", memory.precision);
+    json.attribute("devices", memory.devices);
+    json.attribute("zero_stage", static_cast<int64_t>(memory.zeroStage));
+    json.attribute("offload", memory.offload);
+    json.attributeArray("timeline", [&] {
+      for (const MemoryStep &step : memory.timeline)
+        json.object([&] {
+          json.attribute("op", step.op);
+          json.attribute("loc", step.loc);
+          json.attribute("phase", step.phase);
+          json.attribute("total_bytes", step.total());
+          writeBuckets(json, step.bytes);
+        });
+    });
+  });
+}
+
+static void writeBudget(llvm::json::OStream &json,
+                        const BudgetSummary &budget) {
+  json.attributeObject("budget", [&] {
+    json.attribute("budget_bytes", budget.budgetBytes);
+    json.attribute("fits", budget.fits);
+    json.attribute("peak_bytes", budget.peakBytes);
+    json.attribute("headroom_bytes", budget.headroomBytes);
+    json.attributeArray("fixes", [&] {
+      for (const MemoryFix &fix : budget.fixes)
+        json.object([&] {
+          json.attribute("name", fix.name);
+          json.attribute("description", fix.description);
+          json.attribute("peak_bytes", fix.peakBytes);
+          json.attribute("time_s", fix.timeSeconds);
+          json.attribute("time_factor", fix.timeFactor);
+          json.attribute("fits", fix.fits);
+          json.attribute("first_that_fits", fix.firstThatFits);
+        });
+    });
+  });
+}
+
 void memwall::printRooflineReportJSON(const RooflineReport &report,
                                       llvm::raw_ostream &os) {
   RooflineTotals totals = report.computeTotals();
@@ -118,6 +173,10 @@ void memwall::printRooflineReportJSON(const RooflineReport &report,
     });
     if (report.fusion)
       writeFusion(json, *report.fusion);
+    if (report.memory)
+      writeMemory(json, *report.memory);
+    if (report.budget)
+      writeBudget(json, *report.budget);
   });
   os << "\n";
 }

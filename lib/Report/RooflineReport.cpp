@@ -64,21 +64,31 @@ static std::string describeWriteError(llvm::Error error) {
   return message;
 }
 
-llvm::Error memwall::writeRooflineReport(const RooflineReport &report,
-                                         llvm::StringRef path) {
-  std::optional<ReportFormat> format = getReportFormatForPath(path);
-  if (!format)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "cannot choose a report format for '" + path +
-            "': use a .json, .txt or .svg file, or - for text on stdout");
-  // writeToOutput writes a temporary next to `path` and renames it into place
-  // only when the callback succeeds. It does not check the stream itself, so
-  // the callback does: a full disk must discard the temporary, not rename a
-  // truncated report into place.
+int64_t MemoryStep::total() const {
+  int64_t sum = 0;
+  for (int64_t b : bytes)
+    sum += b;
+  return sum;
+}
+
+llvm::StringRef memwall::stringifyMemoryBucket(MemoryBucket bucket) {
+  static constexpr const char *names[kNumMemoryBuckets] = {
+      "weights", "gradients", "optimizer", "activations", "kv_cache",
+      "workspace"};
+  return names[static_cast<unsigned>(bucket)];
+}
+
+/// Writes what `print` prints to `path` ("-" is stdout) through a temporary
+/// renamed into place, so a failure never leaves a half-written file.
+static llvm::Error
+writeAtomically(llvm::StringRef path, llvm::StringRef what,
+                llvm::function_ref<void(llvm::raw_ostream &)> print) {
+  // writeToOutput renames the temporary into place only when the callback
+  // succeeds. It does not check the stream itself, so the callback does: a
+  // full disk must discard the temporary, not rename a truncated file.
   llvm::Error error =
       llvm::writeToOutput(path, [&](llvm::raw_ostream &os) -> llvm::Error {
-        printRooflineReport(report, *format, os);
+        print(os);
         // Only file streams (the temporary, or stdout for "-") record errors.
         if (os.get_kind() != llvm::raw_ostream::OStreamKind::OK_FDStream)
           return llvm::Error::success();
@@ -91,7 +101,36 @@ llvm::Error memwall::writeRooflineReport(const RooflineReport &report,
       });
   if (error)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "cannot write report '" + path + "': " +
+                                   "cannot write " + what + " '" + path +
+                                       "': " +
                                        describeWriteError(std::move(error)));
   return llvm::Error::success();
+}
+
+llvm::Error memwall::writeRooflineReport(const RooflineReport &report,
+                                         llvm::StringRef path) {
+  std::optional<ReportFormat> format = getReportFormatForPath(path);
+  if (!format)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "cannot choose a report format for '" + path +
+            "': use a .json, .txt or .svg file, or - for text on stdout");
+  return writeAtomically(path, "report", [&](llvm::raw_ostream &os) {
+    printRooflineReport(report, *format, os);
+  });
+}
+
+llvm::Error memwall::writeMemoryTimeline(const RooflineReport &report,
+                                         llvm::StringRef path) {
+  if (!path.ends_with(".svg"))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the memory timeline '" + path +
+                                       "' must be an .svg file");
+  if (!report.memory)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "no memory analysis to draw in '" + path +
+                                       "'");
+  return writeAtomically(path, "memory timeline", [&](llvm::raw_ostream &os) {
+    printMemoryTimelineSVG(report, os);
+  });
 }

@@ -39,35 +39,6 @@ constexpr const char *kHalo =
     "stroke=\"white\" stroke-width=\"3\" stroke-linejoin=\"round\" "
     "paint-order=\"stroke\"";
 
-std::string escapeXML(llvm::StringRef text) {
-  std::string escaped;
-  escaped.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-    case '<':
-      escaped += "&lt;";
-      break;
-    case '>':
-      escaped += "&gt;";
-      break;
-    case '&':
-      escaped += "&amp;";
-      break;
-    case '"':
-      escaped += "&quot;";
-      break;
-    case '\'':
-      escaped += "&apos;";
-      break;
-    default:
-      // XML 1.0 forbids most control characters even as references.
-      bool isControl = static_cast<unsigned char>(c) < 0x20 && c != '\t' &&
-                       c != '\n' && c != '\r';
-      escaped += isControl ? '?' : c;
-    }
-  }
-  return escaped;
-}
 
 /// formatSI without trailing zeros, for labels: "989.4 TFLOP/s",
 /// "10 GFLOP/s".
@@ -595,4 +566,34 @@ void RooflinePlot::printLegendAndCaption() {
 void memwall::printRooflineReportSVG(const RooflineReport &report,
                                      llvm::raw_ostream &os) {
   RooflinePlot(report, os).print();
+}
+
+std::string memwall::escapeXML(llvm::StringRef text) {
+  std::string escaped;
+  escaped.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+    case '<':
+      escaped += "&lt;";
+      break;
+    case '>':
+      escaped += "&gt;";
+      break;
+    case '&':
+      escaped += "&amp;";
+      break;
+    case '"':
+      escaped += "&quot;";
+      break;
+    case '\'':
+      escaped += "&apos;";
+      break;
+    default:
+      // XML 1.0 forbids most control characters even as references.
+      bool isControl = static_cast<unsigned char>(c) < 0x20 && c != '\t' &&
+                       c != '\n' && c != '\r';
+      escaped += isControl ? '?' : c;
+    }
+  }
+  return escaped;
 }

@@ -128,6 +128,46 @@ void memwall::printRooflineReportText(const RooflineReport &report,
        << " -> " << formatSI(fusion.timeAfterSeconds, "s") << " predicted\n";
   }
 
+  if (report.memory) {
+    const MemorySummary &memory = *report.memory;
+    os << "\nmemory (per device";
+    if (memory.devices > 1 || memory.zeroStage > 0)
+      os << ", " << memory.devices << " devices, ZeRO stage "
+         << memory.zeroStage;
+    if (memory.offload != "none")
+      os << ", offload " << memory.offload;
+    if (!memory.precision.empty())
+      os << ", " << memory.precision;
+    os << "): peak " << formatSI(memory.peakBytes, "B") << " at "
+       << memory.peakAt << " (step " << memory.peakStep << " of "
+       << memory.timeline.size() << ")\n";
+    for (unsigned b = 0; b < kNumMemoryBuckets; ++b)
+      os << llvm::formatv("  {0,-12} {1,12}\n",
+                          stringifyMemoryBucket(static_cast<MemoryBucket>(b)),
+                          formatSI(memory.atPeak[b], "B"));
+    if (memory.training)
+      os << "  saved activations (forward values the backward reads): "
+         << formatSI(memory.savedActivationsBytes, "B") << "\n";
+  }
+  if (report.budget) {
+    const BudgetSummary &budget = *report.budget;
+    os << "\nbudget " << formatSI(budget.budgetBytes, "B") << ": "
+       << (budget.fits ? "fits" : "does NOT fit") << ", peak "
+       << formatSI(budget.peakBytes, "B") << ", headroom "
+       << formatSI(budget.headroomBytes, "B") << "\n";
+    if (!budget.fixes.empty()) {
+      os << "fixes, cheapest first:\n";
+      for (const MemoryFix &fix : budget.fixes)
+        os << llvm::formatv("  {0} {1,-16} peak {2,10}  time x{3:f2}  {4}\n",
+                            fix.firstThatFits ? "=>"
+                            : fix.fits        ? " +"
+                                              : "  ",
+                            fix.name, formatSI(fix.peakBytes, "B"),
+                            fix.timeFactor, fix.description);
+      os << "  (=> first that fits, + also fits)\n";
+    }
+  }
+
   if (report.ops.empty())
     return;
   std::vector<const OpRecord *> slowest;

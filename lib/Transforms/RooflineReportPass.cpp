@@ -1,7 +1,11 @@
 //===- RooflineReportPass.cpp - write the roofline report -----------------===//
 
 #include "memwall/Analysis/CostAnalysis.h"
+#include "memwall/Analysis/MemoryAnalysis.h"
+#include "memwall/Support/ByteSize.h"
 #include "memwall/Transforms/Passes.h"
+
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 
@@ -30,6 +34,27 @@ struct RooflineReportPass
     if (failed(resolved))
       return failure();
     target = std::move(*resolved);
+    auto fail = [&](const llvm::Twine &message) {
+      emitError(UnknownLoc::get(ctx)) << message;
+      return failure();
+    };
+    if (!budget.empty()) {
+      llvm::Expected<int64_t> bytes = parseByteSize(budget);
+      if (!bytes)
+        return fail("--budget: " + llvm::toString(bytes.takeError()));
+      budgetBytes = *bytes;
+    }
+    std::optional<OffloadPolicy> policy = symbolizeOffloadPolicy(offload);
+    if (!policy)
+      return fail("--offload: unknown policy '" + offload +
+                  "' (expected none, optimizer or params)");
+    sharding.devices = devices;
+    sharding.zeroStage = zeroStage;
+    sharding.offload = *policy;
+    if (llvm::Error error = validateShardingOptions(sharding))
+      return fail(llvm::toString(std::move(error)));
+    if (!timeline.empty() && !llvm::StringRef(timeline).ends_with(".svg"))
+      return fail("--timeline: '" + timeline + "' must be an .svg file");
     return success();
   }
 
@@ -42,6 +67,20 @@ struct RooflineReportPass
       else
         report.modelName = formatLocationForReport(module.getLoc());
     }
+    if (func::FuncOp function = getMainFunction(module)) {
+      report.memory = simulateMemory(function, sharding);
+      if (budgetBytes) {
+        report.budget = planBudget(function, *report.memory, *budgetBytes,
+                                   sharding, target);
+        if (!report.budget->fits)
+          warnOverBudget(function, report);
+      }
+    }
+    if (!timeline.empty() && report.memory)
+      if (llvm::Error error = writeMemoryTimeline(report, timeline)) {
+        mlir::emitError(module.getLoc()) << llvm::toString(std::move(error));
+        return signalPassFailure();
+      }
     if (llvm::Error error = writeRooflineReport(report, output)) {
       // A location-only diagnostic: Operation::emitError would append the
       // whole module as a note.
@@ -51,6 +90,44 @@ struct RooflineReportPass
     markAllAnalysesPreserved();
   }
 
+  /// One warning at the op where the peak occurs: what the peak is made of
+  /// and the first fix that fits.
+  void warnOverBudget(func::FuncOp function, const RooflineReport &report) {
+    const MemorySummary &memory = *report.memory;
+    Operation *peakOp = &function.getBody().front().front();
+    for (auto [i, op] : llvm::enumerate(
+             function.getBody().front().without_terminator()))
+      if (static_cast<int64_t>(i) == memory.peakStep)
+        peakOp = &op;
+    auto gb = [](int64_t bytes) {
+      return llvm::formatv("{0:f2} GB", bytes / 1e9).str();
+    };
+    InFlightDiagnostic warning = mlir::emitWarning(peakOp->getLoc())
+                                 << "peak memory " << gb(memory.peakBytes)
+                                 << " per device exceeds the budget of "
+                                 << gb(report.budget->budgetBytes) << " (";
+    bool first = true;
+    for (unsigned b = 0; b < kNumMemoryBuckets; ++b) {
+      if (memory.atPeak[b] == 0)
+        continue;
+      warning << (first ? "" : ", ")
+              << stringifyMemoryBucket(static_cast<MemoryBucket>(b)) << " "
+              << gb(memory.atPeak[b]);
+      first = false;
+    }
+    warning << ")";
+    for (const MemoryFix &fix : report.budget->fixes)
+      if (fix.firstThatFits) {
+        warning << "; first fix that fits: " << fix.description << " -> "
+                << gb(fix.peakBytes) << ", step time x"
+                << llvm::formatv("{0:f2}", fix.timeFactor).str();
+        return;
+      }
+    warning << "; none of the fixes fits alone";
+  }
+
   GPUTarget target;
+  std::optional<int64_t> budgetBytes;
+  ShardingOptions sharding;
 };
 } // namespace

@@ -5,6 +5,11 @@
 //
 //   memwall-opt model.mlir --target=h100-sxm --report=report.json
 //   memwall-opt model.mlir --fuse --report=report.json
+//   memwall-opt train.mlir --budget=40GB --zero-stage=3 --devices=8 \
+//       --report=report.json --memory-timeline=memory.svg
+//
+// A training function (forward + loss) is differentiated first
+// (memwall-autodiff), so reports and budgets describe the whole step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +60,49 @@ static llvm::cl::opt<bool>
                         "command-line pipeline"),
          llvm::cl::init(false), llvm::cl::cat(memwallCategory));
 
+static llvm::cl::opt<std::string> budget(
+    "budget",
+    llvm::cl::desc("Per-device memory budget (e.g. 40GB, 80GiB): report "
+                   "whether the step fits and, if not, what to do"),
+    llvm::cl::value_desc("size"), llvm::cl::init(""),
+    llvm::cl::cat(memwallCategory));
+
+static llvm::cl::opt<std::string> precision(
+    "precision",
+    llvm::cl::desc("Precision policy applied first (memwall-precision): "
+                   "fp32, bf16-mixed, fp16-mixed, fp8-mixed, int8-weights, "
+                   "fp8-weights"),
+    llvm::cl::value_desc("policy"), llvm::cl::init(""),
+    llvm::cl::cat(memwallCategory));
+
+static llvm::cl::opt<std::string> kvCacheDtype(
+    "kv-cache-dtype",
+    llvm::cl::desc("KV-cache element type for inference graphs (bf16, f16, "
+                   "f8E4M3FN, ...)"),
+    llvm::cl::value_desc("type"), llvm::cl::init(""),
+    llvm::cl::cat(memwallCategory));
+
+static llvm::cl::opt<int64_t>
+    devices("devices",
+            llvm::cl::desc("Data-parallel devices for ZeRO/FSDP accounting"),
+            llvm::cl::init(1), llvm::cl::cat(memwallCategory));
+
+static llvm::cl::opt<int>
+    zeroStage("zero-stage",
+              llvm::cl::desc("ZeRO stage 0-3 (3 = FSDP full-shard)"),
+              llvm::cl::init(0), llvm::cl::cat(memwallCategory));
+
+static llvm::cl::opt<std::string>
+    offload("offload",
+            llvm::cl::desc("Offload to host memory: none, optimizer or params"),
+            llvm::cl::init("none"), llvm::cl::cat(memwallCategory));
+
+static llvm::cl::opt<std::string> memoryTimeline(
+    "memory-timeline",
+    llvm::cl::desc("Write the memory timeline (live bytes per step) as SVG"),
+    llvm::cl::value_desc("file.svg"), llvm::cl::init(""),
+    llvm::cl::cat(memwallCategory));
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAllPasses();
@@ -79,24 +127,42 @@ int main(int argc, char **argv) {
   }
 
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
-  if (fuse || !reportPath.empty()) {
-    // --fuse, then the command-line pipeline, then the report of the result.
+  bool memoryOptions = !budget.empty() || !memoryTimeline.empty() ||
+                       devices != 1 || zeroStage != 0 || offload != "none";
+  if (fuse || !reportPath.empty() || !precision.empty() ||
+      !kvCacheDtype.empty() || memoryOptions) {
+    // Precision, autodiff of training functions, --fuse, then the
+    // command-line pipeline, then the report of the result.
     MlirOptMainConfig userPipeline = config;
-    std::string output = reportPath;
+    std::string report = reportPath;
+    if (report.empty() && memoryOptions)
+      report = "-"; // a budget question deserves an answer on stdout
     bool runFuse = fuse;
-    config.setPassPipelineSetupFn(
-        [userPipeline, output, runFuse](PassManager &pm) {
-          if (runFuse)
-            pm.addPass(memwall::createFuse());
-          if (failed(userPipeline.setupPassPipeline(pm)))
-            return failure();
-          if (!output.empty()) {
-            memwall::RooflineReportOptions options;
-            options.output = output;
-            pm.addPass(memwall::createRooflineReport(options));
-          }
-          return success();
-        });
+    memwall::PrecisionOptions precisionOptions;
+    precisionOptions.policy = precision;
+    precisionOptions.kvCacheDtype = kvCacheDtype;
+    memwall::RooflineReportOptions reportOptions;
+    reportOptions.output = report;
+    reportOptions.budget = budget;
+    reportOptions.devices = devices;
+    reportOptions.zeroStage = zeroStage;
+    reportOptions.offload = offload;
+    reportOptions.timeline = memoryTimeline;
+    config.setPassPipelineSetupFn([=](PassManager &pm) {
+      if (!precisionOptions.policy.empty() ||
+          !precisionOptions.kvCacheDtype.empty())
+        pm.addPass(memwall::createPrecision(precisionOptions));
+      memwall::AutodiffOptions autodiff;
+      autodiff.onlyLossFunctions = true;
+      pm.addPass(memwall::createAutodiff(autodiff));
+      if (runFuse)
+        pm.addPass(memwall::createFuse());
+      if (failed(userPipeline.setupPassPipeline(pm)))
+        return failure();
+      if (!reportOptions.output.empty())
+        pm.addPass(memwall::createRooflineReport(reportOptions));
+      return success();
+    });
   }
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> input =

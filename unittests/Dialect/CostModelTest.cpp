@@ -244,6 +244,65 @@ TEST_F(CostModelTest, EveryRegisteredOpHasAHandComputedCase) {
        "%0 = memwall.cast %x to f8E4M3FN : tensor<3x4xf32> -> "
        "tensor<3x4xf8E4M3FN>",
        {12, 12 * kF32, 12 * kF8, kFP32, true}},
+      // Training ops. gelu_tanh' on 6 f32: (16 + 1) FLOPs each = 102; read
+      // x and dy (2 * 6 * 4 B), write dx (24 B).
+      {"memwall.activation_grad", "%x: tensor<2x3xf32>",
+       "%0 = memwall.activation_grad gelu_tanh %x, %x : tensor<2x3xf32>",
+       {102, 48, 24, kFP32, true}},
+      // x, dy [2,4] f32, w [4], bias: 14 * 8 + 6 * 2 rows = 124 FLOPs; read
+      // (8 + 4 + 8) * 4 B, write dx 8 + dw 4 + db 4 elements * 4 B.
+      {"memwall.layer_norm_grad", "%x: tensor<2x4xf32>, %w: tensor<4xf32>",
+       "%0:3 = memwall.layer_norm_grad %x, %w, %x has_bias : "
+       "(tensor<2x4xf32>, tensor<4xf32>, tensor<2x4xf32>) -> "
+       "(tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>)",
+       {124, 80, 64, kFP32, true}},
+      // 11 * 8 + 5 * 2 = 98 FLOPs; read 20 bf16, write dx 8 + dw 4 bf16.
+      {"memwall.rms_norm_grad", "%x: tensor<2x4xbf16>, %w: tensor<4xbf16>",
+       "%0:2 = memwall.rms_norm_grad %x, %w, %x : tensor<2x4xbf16>, "
+       "tensor<4xbf16>",
+       {98, 40, 24, MathPrecision::FP32, true}},
+      // The forward's causal case (12 pairs a head, 2 heads): FLOPs
+      // 2 * 2 * 12 * (3 * 4 + 2 * 4) = 960. Scores 30 f16 = 60 B: P and dS
+      // written once (120 B) and read twice (240 B). Read q 24, k 20, v 20,
+      // out 24, dout 24 elements = 224 B; write dq 24, dk 20, dv 20 = 128 B.
+      {"memwall.attention_grad",
+       "%q: tensor<1x2x3x4xf16>, %k: tensor<1x1x5x4xf16>",
+       "%0:3 = memwall.attention_grad %q, %k, %k, %q, %q causal scale "
+       "5.000000e-01 : (tensor<1x2x3x4xf16>, tensor<1x1x5x4xf16>, "
+       "tensor<1x1x5x4xf16>, tensor<1x2x3x4xf16>, tensor<1x2x3x4xf16>) -> "
+       "(tensor<1x2x3x4xf16>, tensor<1x1x5x4xf16>, tensor<1x1x5x4xf16>)",
+       {960, 224 + 240, 128 + 120, MathPrecision::FP16, true}},
+      // 24 gradient elements added into a [10, 4] f32 table; read 24 * 4 B
+      // and 6 i64 indices, write the 40-element table.
+      {"memwall.embedding_grad",
+       "%dy: tensor<2x3x4xf32>, %i: tensor<2x3xi64>",
+       "%0 = memwall.embedding_grad %dy[%i] : tensor<2x3x4xf32>, "
+       "tensor<2x3xi64> -> tensor<10x4xf32>",
+       {24, 96 + 48, 160, kFP32, true}},
+      // 2 positions of 5 classes: 2 * (7 * 5 + 1) = 72 FLOPs; read logits
+      // 40 B, labels 16 B, dloss 4 B; write 40 B.
+      {"memwall.cross_entropy_grad",
+       "%l: tensor<2x5xf32>, %y: tensor<2xi64>, %d: tensor<f32>",
+       "%0 = memwall.cross_entropy_grad %l, %y, %d : tensor<2x5xf32>, "
+       "tensor<2xi64>, tensor<f32>",
+       {72, 60, 40, kFP32, true}},
+      // Data movement only: read 3 f32, write 12.
+      {"memwall.broadcast", "%x: tensor<3x1xf32>",
+       "%0 = memwall.broadcast %x [3, 4] : tensor<3x1xf32> -> tensor<3x4xf32>",
+       {0, 12, 48, kFP32, true}},
+      // Read 6 bf16, write the padded 12.
+      {"memwall.pad", "%x: tensor<2x3xbf16>",
+       "%0 = memwall.pad %x low [0, 1] high [1, 0] : tensor<2x3xbf16> -> "
+       "tensor<3x4xbf16>",
+       {0, 12, 24, kFP32, true}},
+      // 4 parameters x 16 FLOPs. Read param and grad (bf16, 2 * 8 B) and m,
+      // v, master (f32, 3 * 16 B); write param 8 B and m, v, master 48 B.
+      {"memwall.adamw", "%p: tensor<4xbf16>, %m: tensor<4xf32>",
+       "%0:4 = memwall.adamw %p, %p, %m, %m master %m lr 1.000000e-03 : "
+       "(tensor<4xbf16>, tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, "
+       "tensor<4xf32>) -> (tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, "
+       "tensor<4xf32>)",
+       {64, 64, 56, kFP32, true}},
       // The fused kernel: 32 adds + 32 relus; x (32 f32) and b (8 f32) read
       // once, only the relu's 32 f32 written (the add's result stays in
       // registers).

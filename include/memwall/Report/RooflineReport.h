@@ -17,6 +17,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -85,6 +86,69 @@ struct FusionSummary {
   double timeAfterSeconds = 0;
 };
 
+/// Where the bytes live on a device during a step (docs/memory.md).
+enum class MemoryBucket : unsigned {
+  Weights = 0,
+  Gradients,
+  Optimizer,
+  Activations,
+  KVCache,
+  Workspace
+};
+constexpr unsigned kNumMemoryBuckets = 6;
+using BucketBytes = std::array<int64_t, kNumMemoryBuckets>;
+/// "weights", "gradients", "optimizer", "activations", "kv_cache",
+/// "workspace": the JSON key stems.
+llvm::StringRef stringifyMemoryBucket(MemoryBucket bucket);
+
+/// Bytes live on one device while one top-level op runs.
+struct MemoryStep {
+  std::string op;  // "matmul", "fusion", ...
+  std::string loc; // its location, as in `ops`
+  std::string phase; // forward, backward or optimizer
+  BucketBytes bytes{};
+  int64_t total() const;
+};
+
+struct MemorySummary {
+  /// Bucket sizes at the peak step; they sum to peakBytes.
+  BucketBytes atPeak{};
+  int64_t peakBytes = 0;
+  std::string peakAt; // location of the op running at the peak
+  int64_t peakStep = 0;
+  /// Forward values (and inputs) still live when the backward starts: what
+  /// recomputation can shrink. Zero for graphs without a backward.
+  int64_t savedActivationsBytes = 0;
+  bool training = false;
+  /// The accounting applied (per device).
+  int64_t devices = 1;
+  int zeroStage = 0;
+  std::string offload = "none";
+  std::string precision; // module's memwall.precision, if any
+  std::vector<MemoryStep> timeline;
+};
+
+/// One way to make a step fit, with what it is predicted to cost.
+struct MemoryFix {
+  std::string name;        // e.g. "micro-batch", "zero-3"
+  std::string description; // one line, with the setting
+  int64_t peakBytes = 0;   // predicted per-device peak with the fix
+  double timeSeconds = 0;  // predicted step time with the fix
+  double timeFactor = 1;   // timeSeconds / the step's predicted time
+  bool fits = false;
+  bool firstThatFits = false;
+};
+
+struct BudgetSummary {
+  int64_t budgetBytes = 0;
+  bool fits = false;
+  int64_t peakBytes = 0;
+  int64_t headroomBytes = 0; // budget - peak (negative when it does not fit)
+  /// Cheapest first, in the order practitioners reach for them; only when it
+  /// does not fit.
+  std::vector<MemoryFix> fixes;
+};
+
 struct RooflineReport {
   GPUTarget target;
   /// Name of the model (module symbol name or input file name).
@@ -97,6 +161,8 @@ struct RooflineReport {
   /// only through their fusion.
   std::vector<OpRecord> ops;
   std::optional<FusionSummary> fusion;
+  std::optional<MemorySummary> memory;
+  std::optional<BudgetSummary> budget;
 
   RooflineTotals computeTotals() const;
 };
@@ -113,11 +179,18 @@ void printRooflineReportText(const RooflineReport &report,
                              llvm::raw_ostream &os);
 void printRooflineReportSVG(const RooflineReport &report,
                             llvm::raw_ostream &os);
+/// The memory timeline: live bytes per step stacked by bucket, with the
+/// budget as a line. Needs `report.memory`.
+void printMemoryTimelineSVG(const RooflineReport &report,
+                            llvm::raw_ostream &os);
 
 /// Writes `report` to `path` in the format its extension selects. The file is
 /// written to a temporary and renamed into place, so a failure never leaves a
 /// half-written report. Errors name the path.
 llvm::Error writeRooflineReport(const RooflineReport &report,
+                                llvm::StringRef path);
+/// Writes printMemoryTimelineSVG to `path` (an .svg file) the same way.
+llvm::Error writeMemoryTimeline(const RooflineReport &report,
                                 llvm::StringRef path);
 
 } // namespace memwall

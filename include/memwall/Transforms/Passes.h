@@ -5,6 +5,7 @@
 
 #include "memwall/Hardware/GPUTarget.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

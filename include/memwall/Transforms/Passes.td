@@ -42,11 +42,27 @@ def RooflineReport : Pass<"memwall-roofline-report", "mlir::ModuleOp"> {
     stdout. The IR is not changed. The report is written through a temporary
     file, so a failure never leaves a partial report.
 
+    The report's `memory` section is the liveness simulation of the first
+    function (docs/memory.md) under the sharding options; with `budget` it
+    gains a `budget` section and, when the peak exceeds the budget, a warning
+    at the peak op and the ranked fixes. `timeline` writes the memory
+    timeline SVG.
+
     `memwall-opt --report=FILE` appends this pass to the pipeline.
   }];
   let options = !listconcat(targetOptions, [
     Option<"output", "output", "std::string", /*default=*/"\"-\"",
-           "Report path (.json, .txt, .svg, or - for text on stdout)">
+           "Report path (.json, .txt, .svg, or - for text on stdout)">,
+    Option<"budget", "budget", "std::string", /*default=*/"\"\"",
+           "Per-device memory budget, e.g. 40GB or 80GiB">,
+    Option<"devices", "devices", "int64_t", /*default=*/"1",
+           "Data-parallel devices the model states are sharded over">,
+    Option<"zeroStage", "zero-stage", "int", /*default=*/"0",
+           "ZeRO stage 0-3 (3 = FSDP full-shard)">,
+    Option<"offload", "offload", "std::string", /*default=*/"\"none\"",
+           "none, optimizer or params">,
+    Option<"timeline", "timeline", "std::string", /*default=*/"\"\"",
+           "Write the memory timeline to this .svg file">
   ]);
 }
 
@@ -72,6 +88,77 @@ def Fuse : Pass<"memwall-fuse", "mlir::ModuleOp"> {
     `memwall-opt --fuse` runs this pass.
   }];
   let options = targetOptions;
+  let dependentDialects = ["::memwall::MemWallDialect"];
+}
+
+def Autodiff : Pass<"memwall-autodiff", "mlir::ModuleOp"> {
+  let summary = "Append the backward pass and the optimizer step to a loss function";
+  let description = [{
+    Turns a training function (forward + loss: it returns one rank-0 f32
+    value) into a whole training step. After the forward ops, in reverse
+    order, it emits each op's vector-Jacobian product in the memwall dialect
+    (docs/autodiff.md lists the rule of every op), summing the gradients of
+    values used more than once as soon as the second one exists. The loss
+    gradient is 1.
+
+    With `optimizer=adamw` (the default) every `weight` argument gets the
+    AdamW update after the backward, in argument order, as PyTorch's
+    `optimizer.step()` runs after `loss.backward()`: the exp_avg and
+    exp_avg_sq moments are new fp32 `optimizer_state` arguments, and weights
+    stored below fp32 also get an fp32 master copy (mixed-precision Adam:
+    2 + 2 + 12 = 16 bytes per parameter with the gradient). The function
+    then returns the loss and, per weight, the new weight, moments and
+    master. With `optimizer=none` it returns the loss and the gradient of
+    every floating-point argument instead (gradient checking, embedding).
+
+    Backward ops carry `memwall.phase = "backward"`, optimizer ops
+    `"optimizer"`; the memory analysis reads the phases. An op without a
+    rule (kv_cache_append, reduce max, a strided slice, an op from another
+    dialect) gets one diagnostic and the module is left unchanged.
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "adamw (update the weights) or none (return the gradients)">,
+    Option<"learningRate", "lr", "double", /*default=*/"1e-3",
+           "AdamW learning rate">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.01",
+           "AdamW decoupled weight decay">,
+    Option<"onlyLossFunctions", "only-loss-functions", "bool",
+           /*default=*/"false",
+           "Skip functions that do not return a scalar loss or are already "
+           "differentiated instead of failing (what memwall-opt uses)">
+  ];
+  let dependentDialects = ["::memwall::MemWallDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def Precision : Pass<"memwall-precision", "mlir::ModuleOp"> {
+  let summary = "Set the element types of weights, activations and caches by policy";
+  let description = [{
+    Retypes a forward graph (before `memwall-autodiff`) as a precision
+    policy says, re-inferring every op's result type:
+
+    | policy | weights | activations | gradients / optimizer (after autodiff) |
+    |---|---|---|---|
+    | `fp32` | f32 | f32 | f32 gradients, f32 moments (16 B/param) |
+    | `bf16-mixed` | bf16 | bf16 | bf16 gradients, f32 master + moments (16 B/param) |
+    | `fp16-mixed` | f16 | f16 | f16 gradients, f32 master + moments (16 B/param) |
+    | `fp8-mixed` | bf16 | bf16, GEMM inputs cast to f8E4M3FN | as bf16-mixed |
+    | `int8-weights` | i8, cast to bf16 at use | bf16 | inference only |
+    | `fp8-weights` | f8E4M3FN, cast to bf16 at use | bf16 | inference only |
+
+    `kv-cache-dtype` retypes `kv_cache` arguments (e.g. f8E4M3FN); new keys
+    and values are cast to it before they are appended and the cache back
+    to the activation type after. Quantization scales are not modelled
+    (bytes are). The module is marked `memwall.precision = "<policy>"`.
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", /*default=*/"\"\"",
+           "fp32, bf16-mixed, fp16-mixed, fp8-mixed, int8-weights or "
+           "fp8-weights (empty: leave the types)">,
+    Option<"kvCacheDtype", "kv-cache-dtype", "std::string",
+           /*default=*/"\"\"", "Element type of kv_cache arguments">
+  ];
   let dependentDialects = ["::memwall::MemWallDialect"];
 }
 

@@ -438,7 +438,7 @@ func.func @case62(%a: tensor<4x8xf32>) {
 }
 // -----
 
-// expected-error @below {{'memwall.kind' of argument #0 must be #memwall.arg_kind<weight|input|kv_cache>, got "weight"}}
+// expected-error @below {{'memwall.kind' of argument #0 must be #memwall.arg_kind<weight|input|kv_cache|optimizer_state>, got "weight"}}
 func.func @bad_kind(%a: tensor<4xf32> {memwall.kind = "weight"}) {
   return
 }
@@ -450,7 +450,7 @@ func.func @unknown_arg_attr(%a: tensor<4xf32> {memwall.role = 1}) {
 }
 // -----
 
-// expected-error @below {{expected one of [weight, input, kv_cache] for role of a function argument, got: bias}}
+// expected-error @below {{expected one of [weight, input, kv_cache, optimizer_state] for role of a function argument, got: bias}}
 // expected-error @below {{failed to parse MemWall_ArgKindAttr parameter 'value'}}
 func.func @bad_kind_keyword(%a: tensor<4xf32> {memwall.kind = #memwall.arg_kind<bias>}) {
   return
@@ -945,13 +945,13 @@ func.func @cost_on_arg(%a: tensor<4xf32> {memwall.cost = #memwall.cost<flops = 1
 }
 // -----
 // The diagnostic names the argument that is wrong.
-// expected-error @below {{'memwall.kind' of argument #1 must be #memwall.arg_kind<weight|input|kv_cache>, got 1 : i32}}
+// expected-error @below {{'memwall.kind' of argument #1 must be #memwall.arg_kind<weight|input|kv_cache|optimizer_state>, got 1 : i32}}
 func.func @kind_integer(%a: tensor<4xf32> {memwall.kind = #memwall.arg_kind<input>}, %b: tensor<4xf32> {memwall.kind = 1 : i32}) {
   return
 }
 // -----
 // An attribute of the right dialect but the wrong kind.
-// expected-error @below {{'memwall.kind' of argument #0 must be #memwall.arg_kind<weight|input|kv_cache>, got #memwall.cost<}}
+// expected-error @below {{'memwall.kind' of argument #0 must be #memwall.arg_kind<weight|input|kv_cache|optimizer_state>, got #memwall.cost<}}
 func.func @kind_is_cost(%a: tensor<4xf32> {memwall.kind = #memwall.cost<flops = 1, bytes_read = 0, bytes_written = 0, intensity = 1.0, bound = memory, time_s = 1.0>}) {
   return
 }

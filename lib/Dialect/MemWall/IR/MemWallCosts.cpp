@@ -217,3 +217,107 @@ int64_t KVCacheAppendOp::getBytesRead() {
 int64_t KVCacheAppendOp::getBytesWritten() {
   return getTensorByteSize(getUpdate().getType());
 }
+
+//===----------------------------------------------------------------------===//
+// Training: vector-Jacobian products and the optimizer
+//===----------------------------------------------------------------------===//
+
+int64_t ActivationGradOp::getFlops() {
+  // dy * f'(x). f'(x) per element: gelu erf = Phi(x) + x * phi(x) (erf, exp
+  // and 7 mul/add); gelu tanh = the forward's 9 plus the sech^2 chain (7);
+  // silu = sigma (3) and sigma * (1 + x * (1 - sigma)) (4); relu = compare
+  // and select; tanh = tanh, square, subtract. Plus the multiply by dy.
+  int64_t perElement = 0;
+  switch (getActivation()) {
+  case ActivationKind::GeluErf:
+    perElement = 9;
+    break;
+  case ActivationKind::GeluTanh:
+    perElement = 16;
+    break;
+  case ActivationKind::Silu:
+    perElement = 7;
+    break;
+  case ActivationKind::Relu:
+    perElement = 2;
+    break;
+  case ActivationKind::Tanh:
+    perElement = 3;
+    break;
+  }
+  return (perElement + 1) * resultElements(*this);
+}
+
+int64_t LayerNormGradOp::getFlops() {
+  int64_t elements = getNumElements(getInput().getType());
+  int64_t rows = numRows(elements, getInput().getType().getShape().back());
+  // Recompute mean/rstd and xhat (4 per element + 4 per row), g = dy * w
+  // (1), the two row means of g and g * xhat (3), dx = rstd * (g - mean(g) -
+  // xhat * mean(g xhat)) (4), dweight += dy * xhat (2), dbias += dy (1).
+  return (getHasBias() ? 14 : 13) * elements + 6 * rows;
+}
+
+int64_t RmsNormGradOp::getFlops() {
+  int64_t elements = getNumElements(getInput().getType());
+  int64_t rows = numRows(elements, getInput().getType().getShape().back());
+  // Recompute r (2 per element + 3 per row), g = dy * w (1), mean(g * x)
+  // (2), dx = r * g - x * r^3 * mean (3), dweight += dy * x * r (3).
+  return 11 * elements + 5 * rows;
+}
+
+int64_t AttentionGradOp::getFlops() {
+  RankedTensorType q = getQuery().getType();
+  int64_t batchHeads = q.getDimSize(0) * q.getDimSize(1);
+  int64_t headDim = q.getDimSize(3);
+  int64_t valueDim = getValue().getType().getDimSize(3);
+  // FlashAttention-2's backward: recompute S = Q K^T (D), dV = P^T dO (Dv),
+  // dP = dO V^T (Dv), dQ = dS K (D), dK = dS^T Q (D), 2 FLOPs a pair each;
+  // 2.5x the forward's matmul work for D = Dv.
+  return 2 * batchHeads * getUnmaskedPairsPerHead() *
+         (3 * headDim + 2 * valueDim);
+}
+
+MathPrecision AttentionGradOp::getMathPrecision() {
+  return getContractionPrecision(getQuery().getType().getElementType());
+}
+
+/// Untiled, the backward writes P and dS and reads each twice (as the
+/// forward does with the scores).
+static int64_t attentionGradScoreBytes(AttentionGradOp op) {
+  RankedTensorType q = op.getQuery().getType();
+  int64_t scores = q.getDimSize(0) * q.getDimSize(1) * q.getDimSize(2) *
+                   op.getKey().getType().getDimSize(2);
+  return scores * getElementByteSize(q.getElementType());
+}
+
+int64_t AttentionGradOp::getBytesRead() {
+  return detail::sumOperandBytes(*this) + 4 * attentionGradScoreBytes(*this);
+}
+
+int64_t AttentionGradOp::getBytesWritten() {
+  return detail::sumResultBytes(*this) + 2 * attentionGradScoreBytes(*this);
+}
+
+// One add per gradient element scattered into the table.
+int64_t EmbeddingGradOp::getFlops() {
+  return getNumElements(getGrad().getType());
+}
+
+int64_t CrossEntropyGradOp::getFlops() {
+  RankedTensorType logits = getLogits().getType();
+  int64_t classes = logits.getShape().back();
+  int64_t positions = numRows(logits.getNumElements(), classes);
+  // Softmax recomputed (max, subtract, exp, sum: 4V + 1 per position), then
+  // divide, subtract the one-hot and scale by dloss (3V).
+  return positions * (7 * classes + 1);
+}
+
+// Pure data movement.
+int64_t BroadcastOp::getFlops() { return 0; }
+int64_t PadOp::getFlops() { return 0; }
+
+int64_t AdamWOp::getFlops() {
+  // Decay (2), m (3), v (4), bias corrections (2), sqrt, add eps, divide,
+  // multiply by lr, subtract (5): 16 per parameter, as fused optimizers do.
+  return 16 * getNumElements(getParam().getType());
+}

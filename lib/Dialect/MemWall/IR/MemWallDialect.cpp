@@ -40,7 +40,7 @@ LogicalResult MemWallDialect::verifyRegionArgAttribute(Operation *op,
     return op->emitError() << "'" << kArgKindAttrName << "' of argument #"
                            << argIndex
                            << " must be #memwall.arg_kind<weight|input|"
-                              "kv_cache>, got "
+                              "kv_cache|optimizer_state>, got "
                            << attr.getValue();
   return success();
 }
@@ -51,6 +51,20 @@ LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
     if (!isa<ModuleOp>(op) || !isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << kFusedAttrName
                              << "' must be a unit attribute on a module";
+    return success();
+  }
+  if (attr.getName() == kPhaseAttrName) {
+    auto phase = dyn_cast<StringAttr>(attr.getValue());
+    if (!phase || (phase.getValue() != "backward" &&
+                   phase.getValue() != "optimizer"))
+      return op->emitError() << "'" << kPhaseAttrName
+                             << "' must be \"backward\" or \"optimizer\"";
+    return success();
+  }
+  if (attr.getName() == kPrecisionAttrName) {
+    if (!isa<ModuleOp>(op) || !isa<StringAttr>(attr.getValue()))
+      return op->emitError() << "'" << kPrecisionAttrName
+                             << "' must be a string attribute on a module";
     return success();
   }
   if (attr.getName() != kCostAttrName)

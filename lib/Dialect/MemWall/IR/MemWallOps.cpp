@@ -143,6 +143,8 @@ MEMWALL_VERIFY_INFERRED(TransposeOp)
 MEMWALL_VERIFY_INFERRED(SliceOp)
 MEMWALL_VERIFY_INFERRED(ConcatOp)
 MEMWALL_VERIFY_INFERRED(CastOp)
+MEMWALL_VERIFY_INFERRED(BroadcastOp)
+MEMWALL_VERIFY_INFERRED(PadOp)
 #undef MEMWALL_VERIFY_INFERRED
 
 /// The type of the single operand named `name`, as the result type.
@@ -395,13 +397,17 @@ double AttentionOp::getEffectiveScale() {
   return 1.0 / std::sqrt(static_cast<double>(q.getDimSize(3)));
 }
 
-int64_t AttentionOp::getUnmaskedPairsPerHead() {
-  int64_t sq = getQuery().getType().getDimSize(2);
-  int64_t sk = getKey().getType().getDimSize(2);
-  if (!getCausal())
+/// Query i sees keys 0 .. i + (sk - sq) under the bottom-right causal mask:
+/// (sk - sq) + i + 1 of them.
+static int64_t unmaskedPairs(int64_t sq, int64_t sk, bool causal) {
+  if (!causal)
     return sq * sk;
-  // Query i sees keys 0 .. i + (sk - sq): (sk - sq) + i + 1 of them.
   return sq * (sk - sq) + sq * (sq + 1) / 2;
+}
+
+int64_t AttentionOp::getUnmaskedPairsPerHead() {
+  return unmaskedPairs(getQuery().getType().getDimSize(2),
+                       getKey().getType().getDimSize(2), getCausal());
 }
 
 //===----------------------------------------------------------------------===//
@@ -715,3 +721,253 @@ LogicalResult CastOp::inferReturnTypes(MLIRContext *,
 #include "memwall/Dialect/MemWall/IR/MemWallOps.cpp.inc"
 
 #include "memwall/Dialect/MemWall/IR/MemWallInterfaces.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Training ops
+//===----------------------------------------------------------------------===//
+
+/// Checks that `actual` is `expected`, naming the value in the diagnostic.
+static LogicalResult expectType(Operation *op, Type actual, Type expected,
+                                StringRef name) {
+  if (actual == expected)
+    return success();
+  return op->emitOpError() << name << " must have type " << expected
+                           << ", got " << actual;
+}
+
+void LayerNormGradOp::build(OpBuilder &builder, OperationState &state,
+                            Value input, Value weight, Value grad,
+                            double epsilon, bool hasBias) {
+  Type biasType = hasBias ? weight.getType() : Type();
+  build(builder, state, input.getType(), weight.getType(), biasType, input,
+        weight, grad, builder.getF64FloatAttr(epsilon),
+        hasBias ? builder.getUnitAttr() : nullptr);
+}
+
+/// The shared checks of the norm gradients: weight is [D], grad and the
+/// input gradient are typed like the input, the weight gradient like the
+/// weight.
+static LogicalResult verifyNormGrad(Operation *op, Value input, Value weight,
+                                    Value grad, Value inputGrad,
+                                    Value weightGrad, double epsilon) {
+  if (failed(verifyFeatureVector(op, weight, "weight", input)) ||
+      failed(expectType(op, grad.getType(), input.getType(), "grad")) ||
+      failed(expectType(op, inputGrad.getType(), input.getType(),
+                        "input gradient")) ||
+      failed(expectType(op, weightGrad.getType(), weight.getType(),
+                        "weight gradient")))
+    return failure();
+  return verifyPositiveEpsilon(op, epsilon);
+}
+
+LogicalResult LayerNormGradOp::verify() {
+  if (failed(verifyNormGrad(*this, getInput(), getWeight(), getGrad(),
+                            getInputGrad(), getWeightGrad(),
+                            getEpsilon().convertToDouble())))
+    return failure();
+  if (getHasBias() != static_cast<bool>(getBiasGrad()))
+    return emitOpError("has a bias gradient result exactly when has_bias is "
+                       "set");
+  if (getBiasGrad())
+    return expectType(*this, getBiasGrad().getType(), getWeight().getType(),
+                      "bias gradient");
+  return success();
+}
+
+void RmsNormGradOp::build(OpBuilder &builder, OperationState &state,
+                          Value input, Value weight, Value grad,
+                          double epsilon) {
+  build(builder, state, input.getType(), weight.getType(), input, weight, grad,
+        builder.getF64FloatAttr(epsilon));
+}
+
+LogicalResult RmsNormGradOp::verify() {
+  return verifyNormGrad(*this, getInput(), getWeight(), getGrad(),
+                        getInputGrad(), getWeightGrad(),
+                        getEpsilon().convertToDouble());
+}
+
+void AttentionGradOp::build(OpBuilder &builder, OperationState &state,
+                            AttentionOp forward, Value grad) {
+  build(builder, state, forward.getQuery().getType(),
+        forward.getKey().getType(), forward.getValue().getType(),
+        forward.getQuery(), forward.getKey(), forward.getValue(),
+        forward.getResult(), grad, forward.getMask(),
+        forward.getCausal() ? builder.getUnitAttr() : nullptr,
+        builder.getF64FloatAttr(forward.getEffectiveScale()));
+}
+
+LogicalResult AttentionGradOp::verify() {
+  // The forward's rules, applied by re-running its inference.
+  SmallVector<Type> forwardResult;
+  if (failed(AttentionOp::inferReturnTypes(
+          getContext(), getLoc(),
+          AttentionOp::Adaptor({getQuery(), getKey(), getValue()}),
+          forwardResult)))
+    return failure();
+  if (failed(expectType(*this, getOut().getType(), forwardResult[0], "out")) ||
+      failed(expectType(*this, getGrad().getType(), forwardResult[0],
+                        "grad")) ||
+      failed(expectType(*this, getQueryGrad().getType(), getQuery().getType(),
+                        "query gradient")) ||
+      failed(expectType(*this, getKeyGrad().getType(), getKey().getType(),
+                        "key gradient")) ||
+      failed(expectType(*this, getValueGrad().getType(), getValue().getType(),
+                        "value gradient")))
+    return failure();
+  int64_t heads = getQuery().getType().getDimSize(1);
+  int64_t kvHeads = getKey().getType().getDimSize(1);
+  if (kvHeads == 0 || heads % kvHeads != 0)
+    return emitOpError("query heads (")
+           << heads << ") must be a multiple of key/value heads (" << kvHeads
+           << ")";
+  double scale = getScale().convertToDouble();
+  if (!(scale > 0) || !std::isfinite(scale))
+    return emitOpError("scale must be a positive finite number, got ")
+           << scale;
+  if (getCausal() &&
+      getQuery().getType().getDimSize(2) > getKey().getType().getDimSize(2))
+    return emitOpError("causal attention needs query length <= key length");
+  return success();
+}
+
+int64_t AttentionGradOp::getUnmaskedPairsPerHead() {
+  return unmaskedPairs(getQuery().getType().getDimSize(2),
+                       getKey().getType().getDimSize(2), getCausal());
+}
+
+LogicalResult EmbeddingGradOp::verify() {
+  RankedTensorType grad = getGrad().getType();
+  RankedTensorType indices = getIndices().getType();
+  RankedTensorType table = getResult().getType();
+  SmallVector<int64_t> rows(indices.getShape());
+  if (table.getRank() != 2)
+    return emitOpError("result must be a [V, D] table");
+  rows.push_back(table.getDimSize(1));
+  if (ArrayRef<int64_t>(rows) != grad.getShape())
+    return emitOpError("grad must have shape ")
+           << shapeString(rows) << " (indices shape then D), got "
+           << shapeString(grad.getShape());
+  if (grad.getElementType() != table.getElementType())
+    return emitOpError("grad and table gradient must share an element type");
+  return success();
+}
+
+void CrossEntropyGradOp::build(OpBuilder &builder, OperationState &state,
+                               CrossEntropyOp forward, Value grad) {
+  build(builder, state, forward.getLogits().getType(), forward.getLogits(),
+        forward.getLabels(), grad,
+        LossReductionAttr::get(builder.getContext(), forward.getReduction()),
+        forward.getIgnoreIndexAttr());
+}
+
+LogicalResult CrossEntropyGradOp::verify() {
+  RankedTensorType logits = getLogits().getType();
+  RankedTensorType labels = getLabels().getType();
+  if (logits.getRank() < 1 ||
+      logits.getShape().drop_back() != labels.getShape())
+    return emitOpError("labels must have the logits' shape without the class "
+                       "dimension");
+  // The loss gradient is shaped like the loss the forward returned.
+  auto f32 = Float32Type::get(getContext());
+  Type loss = getReduction() == LossReduction::None
+                  ? RankedTensorType::get(labels.getShape(), f32)
+                  : RankedTensorType::get({}, f32);
+  return expectType(*this, getGrad().getType(), loss, "grad");
+}
+
+LogicalResult BroadcastOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            BroadcastOp::Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  FailureOr<RankedTensorType> input =
+      getStaticTensor(loc, adaptor.getInput(), "input");
+  if (failed(input))
+    return failure();
+  ArrayRef<int64_t> target = adaptor.getShape();
+  SmallVector<int64_t> broadcast;
+  if (llvm::any_of(target, [](int64_t d) { return d < 0; }) ||
+      !OpTrait::util::getBroadcastedShape(input->getShape(), target,
+                                          broadcast) ||
+      ArrayRef<int64_t>(broadcast) != target)
+    return emitOptionalError(loc, "input of shape ",
+                             shapeString(input->getShape()),
+                             " does not broadcast to ", shapeString(target));
+  inferred.push_back(RankedTensorType::get(target, input->getElementType()));
+  return success();
+}
+
+LogicalResult PadOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
+                                      PadOp::Adaptor adaptor,
+                                      SmallVectorImpl<Type> &inferred) {
+  FailureOr<RankedTensorType> input =
+      getStaticTensor(loc, adaptor.getInput(), "input");
+  if (failed(input))
+    return failure();
+  ArrayRef<int64_t> low = adaptor.getLow(), high = adaptor.getHigh();
+  if (static_cast<int64_t>(low.size()) != input->getRank() ||
+      static_cast<int64_t>(high.size()) != input->getRank())
+    return emitOptionalError(loc, "low and high need one entry per dimension "
+                                  "(rank ",
+                             input->getRank(), ")");
+  SmallVector<int64_t> shape;
+  for (auto [size, before, after] :
+       llvm::zip_equal(input->getShape(), low, high)) {
+    if (before < 0 || after < 0)
+      return emitOptionalError(loc, "padding must be >= 0, got low ",
+                               shapeString(low), " high ", shapeString(high));
+    shape.push_back(size + before + after);
+  }
+  inferred.push_back(RankedTensorType::get(shape, input->getElementType()));
+  return success();
+}
+
+void AdamWOp::build(OpBuilder &builder, OperationState &state, Value param,
+                    Value grad, Value expAvg, Value expAvgSq, Value master,
+                    double lr) {
+  build(builder, state, param.getType(), expAvg.getType(), expAvgSq.getType(),
+        master ? master.getType() : Type(), param, grad, expAvg, expAvgSq,
+        master, builder.getF64FloatAttr(lr), nullptr, nullptr, nullptr,
+        nullptr, nullptr);
+}
+
+LogicalResult AdamWOp::verify() {
+  auto shapeOf = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  };
+  for (auto [value, name] :
+       {std::pair<Value, StringRef>{getGrad(), "grad"},
+        {getExpAvg(), "exp_avg"},
+        {getExpAvgSq(), "exp_avg_sq"},
+        {getMaster(), "master"}})
+    if (value && shapeOf(value) != shapeOf(getParam()))
+      return emitOpError() << name << " must have the param's shape "
+                           << shapeString(shapeOf(getParam())) << ", got "
+                           << shapeString(shapeOf(value));
+  if (failed(expectType(*this, getNewParam().getType(), getParam().getType(),
+                        "new param")) ||
+      failed(expectType(*this, getNewExpAvg().getType(), getExpAvg().getType(),
+                        "new exp_avg")) ||
+      failed(expectType(*this, getNewExpAvgSq().getType(),
+                        getExpAvgSq().getType(), "new exp_avg_sq")))
+    return failure();
+  if (static_cast<bool>(getMaster()) != static_cast<bool>(getNewMaster()))
+    return emitOpError("has a new master result exactly when master is given");
+  if (getMaster() && failed(expectType(*this, getNewMaster().getType(),
+                                       getMaster().getType(), "new master")))
+    return failure();
+  double lr = getLr().convertToDouble(), eps = getEpsilon().convertToDouble();
+  double beta1 = getBeta1().convertToDouble();
+  double beta2 = getBeta2().convertToDouble();
+  if (!(lr >= 0) || !std::isfinite(lr))
+    return emitOpError("lr must be a finite number >= 0, got ") << lr;
+  if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1))
+    return emitOpError("betas must be in [0, 1), got ")
+           << beta1 << " and " << beta2;
+  if (!(eps > 0))
+    return emitOpError("eps must be > 0, got ") << eps;
+  if (getStep() < 1)
+    return emitOpError("step must be >= 1, got ") << getStep();
+  return success();
+}

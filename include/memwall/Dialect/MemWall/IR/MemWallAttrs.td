@@ -36,6 +36,17 @@ def MemWall_LossReduction : I32EnumAttr<"LossReduction",
   let cppNamespace = "::memwall";
 }
 
+def MemWall_ActivationKind : I32EnumAttr<"ActivationKind",
+    "pointwise activation whose derivative activation_grad applies", [
+      I32EnumAttrCase<"GeluErf", 0, "gelu_erf">,
+      I32EnumAttrCase<"GeluTanh", 1, "gelu_tanh">,
+      I32EnumAttrCase<"Silu", 2, "silu">,
+      I32EnumAttrCase<"Relu", 3, "relu">,
+      I32EnumAttrCase<"Tanh", 4, "tanh">
+    ]> {
+  let cppNamespace = "::memwall";
+}
+
 //===----------------------------------------------------------------------===//
 // Dialect attributes.
 //===----------------------------------------------------------------------===//
@@ -51,13 +62,15 @@ def MemWall_FusionKind : I32EnumAttr<"FusionKind", "kind of fused kernel", [
 def MemWall_ArgKind : I32Enum<"ArgKind", "role of a function argument", [
       I32EnumCase<"Weight", 0, "weight">,
       I32EnumCase<"Input", 1, "input">,
-      I32EnumCase<"KVCache", 2, "kv_cache">
+      I32EnumCase<"KVCache", 2, "kv_cache">,
+      I32EnumCase<"OptimizerState", 3, "optimizer_state">
     ]> {
   let cppNamespace = "::memwall";
 }
 
 def MemWall_ArgKindAttr : EnumAttr<MemWall_Dialect, MemWall_ArgKind, "arg_kind"> {
-  let summary = "role of a function argument: weight, input or kv_cache";
+  let summary = "role of a function argument: weight, input, kv_cache or "
+                "optimizer_state (fp32 master weights and Adam moments)";
   let assemblyFormat = "`<` $value `>`";
 }
 

@@ -30,6 +30,12 @@ def MemWall_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kCostAttrName = "memwall.cost";
     /// Unit attribute memwall-fuse puts on the module it ran on.
     static constexpr ::llvm::StringLiteral kFusedAttrName = "memwall.fused";
+    /// On ops memwall-autodiff adds: "backward" or "optimizer". Ops without
+    /// it are the forward pass.
+    static constexpr ::llvm::StringLiteral kPhaseAttrName = "memwall.phase";
+    /// On a module: the precision policy memwall-precision applied.
+    static constexpr ::llvm::StringLiteral kPrecisionAttrName =
+        "memwall.precision";
   }];
 }
 

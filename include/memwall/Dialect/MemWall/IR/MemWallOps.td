@@ -373,7 +373,9 @@ def MemWall_RopeOp : MemWall_Op<"rope", [InferTypeOpAdaptor]> {
     `position * theta^(-2i/D)`, `i < D/2`, pairing feature `i` with
     `i + D/2` (the "rotate half" layout of GPT-NeoX and Hugging Face Llama).
     `positions` holds integer positions of shape `[S]` or `[B, S]`; `theta`
-    defaults to 10000.
+    defaults to 10000. With `inverse` the rotation is by the negated angles:
+    the inverse (and transpose) of the forward rotation, which is the
+    vector-Jacobian product of rope.
 
     ```mlir
     %qr = memwall.rope %q, %pos theta 1.000000e+04
@@ -382,11 +384,12 @@ def MemWall_RopeOp : MemWall_Op<"rope", [InferTypeOpAdaptor]> {
   }];
   let arguments = (ins MemWall_ComputeTensor:$input,
                        MemWall_IndexTensor:$positions,
-                       DefaultValuedAttr<F64Attr, "10000.0">:$theta);
+                       DefaultValuedAttr<F64Attr, "10000.0">:$theta,
+                       UnitAttr:$inverse);
   let results = (outs MemWall_ComputeTensor:$result);
   let assemblyFormat = [{
-    $input `,` $positions (`theta` $theta^)? attr-dict `:` type($input) `,`
-    type($positions)
+    $input `,` $positions (`theta` $theta^)? (`inverse` $inverse^)? attr-dict
+    `:` type($input) `,` type($positions)
   }];
   let hasVerifier = 1;
 }
@@ -564,6 +567,289 @@ def MemWall_CastOp : MemWall_InferredOp<"cast"> {
   let assemblyFormat = [{
     $input `to` $element_type attr-dict `:` type($input) `->` type($result)
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Training: vector-Jacobian products and the optimizer update
+//
+// Built by memwall-autodiff; each runs as one kernel, as the fused backward
+// kernels of PyTorch and cuDNN do. Result types are spelled out; verifiers
+// check them against the forward op's shapes.
+//===----------------------------------------------------------------------===//
+
+def MemWall_ActivationGradOp : MemWall_Op<"activation_grad",
+    [AllTypesMatch<["input", "grad", "result"]>]> {
+  let summary = "gradient of a pointwise activation: `grad * f'(input)`";
+  let description = [{
+    The vector-Jacobian product of `gelu` (erf or tanh form), `silu`, `relu`
+    or `tanh` at the forward input `input`, applied to the incoming gradient
+    `grad`.
+
+    ```mlir
+    %dx = memwall.activation_grad gelu_tanh %x, %dy : tensor<4x3072xbf16>
+    ```
+  }];
+  let arguments = (ins MemWall_ActivationKind:$activation,
+                       MemWall_ComputeTensor:$input,
+                       MemWall_ComputeTensor:$grad);
+  let results = (outs MemWall_ComputeTensor:$result);
+  let assemblyFormat = [{
+    $activation $input `,` $grad attr-dict `:` type($result)
+  }];
+}
+
+def MemWall_LayerNormGradOp : MemWall_Op<"layer_norm_grad"> {
+  let summary = "gradients of layer_norm w.r.t. input, weight and bias";
+  let description = [{
+    Given the forward input `input` `[..., D]`, `weight` `[D]` and the
+    gradient `grad` of the output, returns the input gradient (the input's
+    type), the weight gradient and, with `has_bias`, the bias gradient (the
+    weight's type). Mean and variance are recomputed per row, so nothing but
+    the forward input is saved (PyTorch saves the per-row mean and rstd too:
+    8 bytes a row).
+
+    ```mlir
+    %dx, %dw, %db = memwall.layer_norm_grad %x, %w, %dy has_bias
+        : (tensor<8x768xbf16>, tensor<768xbf16>, tensor<8x768xbf16>)
+        -> (tensor<8x768xbf16>, tensor<768xbf16>, tensor<768xbf16>)
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$input,
+                       MemWall_ComputeTensor:$weight,
+                       MemWall_ComputeTensor:$grad,
+                       DefaultValuedAttr<F64Attr, "1e-5">:$epsilon,
+                       UnitAttr:$has_bias);
+  let results = (outs MemWall_ComputeTensor:$input_grad,
+                      MemWall_ComputeTensor:$weight_grad,
+                      Optional<MemWall_ComputeTensor>:$bias_grad);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $grad (`eps` $epsilon^)? (`has_bias` $has_bias^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$weight,
+                   "::mlir::Value":$grad, "double":$epsilon, "bool":$hasBias)>
+  ];
+}
+
+def MemWall_RmsNormGradOp : MemWall_Op<"rms_norm_grad",
+    [AllTypesMatch<["input", "grad", "input_grad"]>,
+     AllTypesMatch<["weight", "weight_grad"]>]> {
+  let summary = "gradients of rms_norm w.r.t. input and weight";
+  let description = [{
+    ```mlir
+    %dx, %dw = memwall.rms_norm_grad %x, %w, %dy
+        : tensor<8x4096xbf16>, tensor<4096xbf16>
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$input,
+                       MemWall_ComputeTensor:$weight,
+                       MemWall_ComputeTensor:$grad,
+                       DefaultValuedAttr<F64Attr, "1e-6">:$epsilon);
+  let results = (outs MemWall_ComputeTensor:$input_grad,
+                      MemWall_ComputeTensor:$weight_grad);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $grad (`eps` $epsilon^)? attr-dict `:`
+    type($input) `,` type($weight)
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$weight,
+                   "::mlir::Value":$grad, "double":$epsilon)>
+  ];
+}
+
+def MemWall_AttentionGradOp : MemWall_Op<"attention_grad", [],
+    ["getMathPrecision", "getBytesRead", "getBytesWritten"]> {
+  let summary = "gradients of attention w.r.t. query, key and value";
+  let description = [{
+    The backward of `memwall.attention` in the recompute form of
+    FlashAttention-2: from the forward inputs, the forward output `out` and
+    its gradient `grad`, the probabilities are recomputed, so no `[Sq, Sk]`
+    tensor is saved between forward and backward. Grouped-query heads sum
+    their key and value gradients. `causal`, `scale` and `mask` are the
+    forward's. Costed, like untiled attention, as if the scores and their
+    gradient went through DRAM.
+
+    ```mlir
+    %dq, %dk, %dv = memwall.attention_grad %q, %k, %v, %o, %do causal
+        scale 0.125 : (tensor<1x4x64x64xbf16>, tensor<1x2x64x64xbf16>,
+        tensor<1x2x64x64xbf16>, tensor<1x4x64x64xbf16>, tensor<1x4x64x64xbf16>)
+        -> (tensor<1x4x64x64xbf16>, tensor<1x2x64x64xbf16>,
+        tensor<1x2x64x64xbf16>)
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$query,
+                       MemWall_ComputeTensor:$key,
+                       MemWall_ComputeTensor:$value,
+                       MemWall_ComputeTensor:$out,
+                       MemWall_ComputeTensor:$grad,
+                       Optional<MemWall_MaskTensor>:$mask,
+                       UnitAttr:$causal, F64Attr:$scale);
+  let results = (outs MemWall_ComputeTensor:$query_grad,
+                      MemWall_ComputeTensor:$key_grad,
+                      MemWall_ComputeTensor:$value_grad);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $out `,` $grad (`mask` $mask^)?
+    (`causal` $causal^)? `scale` $scale attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::memwall::AttentionOp":$forward, "::mlir::Value":$grad)>
+  ];
+  let extraClassDeclaration = [{
+    /// Unmasked (query, key) pairs of one head of one batch element.
+    int64_t getUnmaskedPairsPerHead();
+  }];
+}
+
+def MemWall_EmbeddingGradOp : MemWall_Op<"embedding_grad"> {
+  let summary = "scatter-add of row gradients into a table gradient";
+  let description = [{
+    The gradient of `memwall.embedding`: a zero `[V, D]` table into which
+    row `grad[i]` is added at `indices[i]` (repeated indices accumulate).
+
+    ```mlir
+    %dtable = memwall.embedding_grad %dy[%tokens]
+        : tensor<4x128x768xbf16>, tensor<4x128xi64> -> tensor<50257x768xbf16>
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$grad,
+                       MemWall_IndexTensor:$indices);
+  let results = (outs MemWall_ComputeTensor:$result);
+  let assemblyFormat = [{
+    $grad `[` $indices `]` attr-dict `:` type($grad) `,` type($indices) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def MemWall_CrossEntropyGradOp : MemWall_Op<"cross_entropy_grad",
+    [AllTypesMatch<["logits", "result"]>]> {
+  let summary = "gradient of cross_entropy w.r.t. the logits";
+  let description = [{
+    `(softmax(logits) - onehot(labels)) * dloss`, divided by the number of
+    counted positions for `mean`; positions at `ignore_index` get zero.
+    `grad` is the loss gradient: rank 0 for `mean`/`sum`, shaped like
+    `labels` for `none`. The result has the logits' type.
+
+    ```mlir
+    %dlogits = memwall.cross_entropy_grad %logits, %labels, %dloss
+        : tensor<4x128x50257xbf16>, tensor<4x128xi64>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$logits,
+                       MemWall_IndexTensor:$labels,
+                       StaticShapeTensorOf<[F32]>:$grad,
+                       DefaultValuedAttr<MemWall_LossReduction,
+                           "::memwall::LossReduction::Mean">:$reduction,
+                       OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs MemWall_ComputeTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $grad ($reduction^)?
+    (`ignore_index` $ignore_index^)? attr-dict `:` type($logits) `,`
+    type($labels) `,` type($grad)
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::memwall::CrossEntropyOp":$forward, "::mlir::Value":$grad)>
+  ];
+}
+
+def MemWall_BroadcastOp : MemWall_InferredOp<"broadcast"> {
+  let summary = "NumPy broadcast of a tensor to a shape";
+  let description = [{
+    Materializes `input` broadcast to `shape` (trailing dimensions aligned;
+    each input dimension equals the target's or is 1). The vector-Jacobian
+    product of a reduction.
+
+    ```mlir
+    %b = memwall.broadcast %x [4, 128, 768]
+        : tensor<4x128x1xf32> -> tensor<4x128x768xf32>
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$input, DenseI64ArrayAttr:$shape);
+  let results = (outs MemWall_ComputeTensor:$result);
+  let assemblyFormat = [{
+    $input $shape attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def MemWall_PadOp : MemWall_InferredOp<"pad"> {
+  let summary = "zero padding";
+  let description = [{
+    Places `input` at offset `low` inside a zero tensor with `low[i]` and
+    `high[i]` extra elements before and after dimension `i` (both >= 0). The
+    vector-Jacobian product of `memwall.slice`.
+
+    ```mlir
+    %p = memwall.pad %x low [0, 768] high [0, 1536]
+        : tensor<8x768xbf16> -> tensor<8x3072xbf16>
+    ```
+  }];
+  let arguments = (ins MemWall_AnyTensor:$input, DenseI64ArrayAttr:$low,
+                       DenseI64ArrayAttr:$high);
+  let results = (outs MemWall_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `low` $low `high` $high attr-dict `:` type($input) `->`
+    type($result)
+  }];
+}
+
+def MemWall_AdamWOp : MemWall_Op<"adamw"> {
+  let summary = "one AdamW step on one parameter (decoupled weight decay)";
+  let description = [{
+    PyTorch's `torch.optim.AdamW` update for step `step` (>= 1):
+
+    ```
+    p <- p - lr * weight_decay * p
+    m <- beta1 * m + (1 - beta1) * g
+    v <- beta2 * v + (1 - beta2) * g^2
+    p <- p - lr * (m / (1 - beta1^step)) / (sqrt(v / (1 - beta2^step)) + epsilon)
+    ```
+
+    `p` is `master` when given (fp32 master weights under mixed precision,
+    and the new `param` is the updated master rounded to the param's type),
+    else `param`. Results: the new param, m, v and, with `master`, the new
+    master. The update is in place: each result reuses its operand's buffer
+    (memory planning counts no new bytes).
+
+    ```mlir
+    %p2, %m2, %v2, %w2 = memwall.adamw %p, %g, %m, %v master %w lr 3.0e-04
+        : (tensor<768xbf16>, tensor<768xbf16>, tensor<768xf32>,
+           tensor<768xf32>, tensor<768xf32>)
+        -> (tensor<768xbf16>, tensor<768xf32>, tensor<768xf32>, tensor<768xf32>)
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$param,
+                       MemWall_ComputeTensor:$grad,
+                       MemWall_ComputeTensor:$exp_avg,
+                       MemWall_ComputeTensor:$exp_avg_sq,
+                       Optional<MemWall_ComputeTensor>:$master,
+                       F64Attr:$lr,
+                       DefaultValuedAttr<F64Attr, "0.9">:$beta1,
+                       DefaultValuedAttr<F64Attr, "0.999">:$beta2,
+                       DefaultValuedAttr<F64Attr, "1e-8">:$epsilon,
+                       DefaultValuedAttr<F64Attr, "0.01">:$weight_decay,
+                       DefaultValuedAttr<I64Attr, "1">:$step);
+  let results = (outs MemWall_ComputeTensor:$new_param,
+                      MemWall_ComputeTensor:$new_exp_avg,
+                      MemWall_ComputeTensor:$new_exp_avg_sq,
+                      Optional<MemWall_ComputeTensor>:$new_master);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq (`master` $master^)?
+    `lr` $lr (`beta1` $beta1^)? (`beta2` $beta2^)? (`eps` $epsilon^)?
+    (`weight_decay` $weight_decay^)? (`step` $step^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$param, "::mlir::Value":$grad,
+                   "::mlir::Value":$expAvg, "::mlir::Value":$expAvgSq,
+                   "::mlir::Value":$master, "double":$lr)>
+  ];
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,71 @@
+//===- MemoryAnalysis.h - liveness-simulated device memory ------*- C++ -*-===//
+//
+// Simulates the bytes live on one device over a step: the function's op
+// order is the schedule, each buffer lives from the op that defines it to its
+// last use, and the peak is the largest sum. Buckets, aliasing and the
+// ZeRO/FSDP and offload accounting are documented in docs/memory.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_ANALYSIS_MEMORYANALYSIS_H
+#define MEMWALL_ANALYSIS_MEMORYANALYSIS_H
+
+#include "memwall/Hardware/GPUTarget.h"
+#include "memwall/Report/RooflineReport.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace memwall {
+
+enum class OffloadPolicy { None, Optimizer, Params };
+llvm::StringRef stringifyOffloadPolicy(OffloadPolicy policy);
+std::optional<OffloadPolicy> symbolizeOffloadPolicy(llvm::StringRef name);
+
+/// Data-parallel sharding of the model states across `devices`:
+/// ZeRO stage 1 shards optimizer states, 2 also gradients, 3 (= FSDP
+/// full-shard) also weights. Offload moves optimizer states (and with
+/// `params` the weights) to host memory.
+struct ShardingOptions {
+  int64_t devices = 1;
+  int zeroStage = 0;
+  OffloadPolicy offload = OffloadPolicy::None;
+};
+
+/// Checks ranges (devices >= 1, stage 0..3); the message says what is wrong.
+llvm::Error validateShardingOptions(const ShardingOptions &options);
+
+/// Per-bucket multipliers applied to every buffer before the peak is taken;
+/// used by the fix search to predict the peak of a changed configuration
+/// without rebuilding the graph (1 everywhere leaves the simulation as is).
+struct MemoryScaling {
+  std::array<double, kNumMemoryBuckets> factor = {1, 1, 1, 1, 1, 1};
+  /// Scale applied to the Sq x Sk attention workspace (seq^2 terms).
+  double attentionWorkspace = 1;
+  /// Bytes added to the optimizer bucket at every step (e.g. fp32 master
+  /// weights a mixed-precision switch would add).
+  int64_t extraOptimizerBytes = 0;
+};
+
+/// The simulated memory of `function` (one entry per top-level op).
+MemorySummary simulateMemory(mlir::func::FuncOp function,
+                             const ShardingOptions &sharding,
+                             const MemoryScaling &scaling = {});
+
+/// Whether the step fits `budgetBytes` per device and, when it does not, the
+/// fixes in the order practitioners reach for them (smaller micro-batch,
+/// activation checkpointing, bf16 mixed precision, ZeRO stages, offload,
+/// shorter sequence, narrower model), each with its predicted peak and step
+/// time; the first that fits is marked. `memory` is simulateMemory's result
+/// for `sharding`. docs/memory.md says how each is predicted.
+BudgetSummary planBudget(mlir::func::FuncOp function,
+                         const MemorySummary &memory, int64_t budgetBytes,
+                         const ShardingOptions &sharding,
+                         const GPUTarget &target);
+
+/// The function a report describes: the first with a body.
+mlir::func::FuncOp getMainFunction(mlir::ModuleOp module);
+
+} // namespace memwall
+
+#endif // MEMWALL_ANALYSIS_MEMORYANALYSIS_H

@@ -1,0 +1,306 @@
+//===- MemoryAnalysis.cpp - liveness-simulated device memory --------------===//
+
+#include "memwall/Analysis/MemoryAnalysis.h"
+
+#include "memwall/Analysis/CostAnalysis.h"
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace memwall;
+
+llvm::StringRef memwall::stringifyOffloadPolicy(OffloadPolicy policy) {
+  switch (policy) {
+  case OffloadPolicy::None:
+    return "none";
+  case OffloadPolicy::Optimizer:
+    return "optimizer";
+  case OffloadPolicy::Params:
+    return "params";
+  }
+  return "none";
+}
+
+std::optional<OffloadPolicy>
+memwall::symbolizeOffloadPolicy(llvm::StringRef name) {
+  for (OffloadPolicy policy :
+       {OffloadPolicy::None, OffloadPolicy::Optimizer, OffloadPolicy::Params})
+    if (name == stringifyOffloadPolicy(policy))
+      return policy;
+  return std::nullopt;
+}
+
+llvm::Error memwall::validateShardingOptions(const ShardingOptions &options) {
+  if (options.devices < 1)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "devices must be >= 1, got " +
+                                       std::to_string(options.devices));
+  if (options.zeroStage < 0 || options.zeroStage > 3)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "zero stage must be 0, 1, 2 or 3 (FSDP full-shard is 3), got " +
+            std::to_string(options.zeroStage));
+  return llvm::Error::success();
+}
+
+func::FuncOp memwall::getMainFunction(ModuleOp module) {
+  for (auto function : module.getOps<func::FuncOp>())
+    if (!function.isExternal())
+      return function;
+  return {};
+}
+
+namespace {
+
+/// One allocation: a value and every view or in-place update of it.
+struct Buffer {
+  int64_t bytes = 0;
+  MemoryBucket bucket = MemoryBucket::Workspace;
+  int64_t first = 0, last = 0;
+};
+
+StringRef phaseOf(Operation *op) {
+  if (auto phase =
+          op->getAttrOfType<StringAttr>(MemWallDialect::kPhaseAttrName))
+    return phase.getValue();
+  return "forward";
+}
+
+/// Results that reuse an operand's buffer: views and in-place updates.
+Value aliasedOperand(OpResult result) {
+  Operation *op = result.getOwner();
+  if (auto reshape = dyn_cast<ReshapeOp>(op))
+    return reshape.getInput();
+  if (auto append = dyn_cast<KVCacheAppendOp>(op))
+    return append.getCache(); // written in place into a preallocated cache
+  if (auto adam = dyn_cast<AdamWOp>(op)) {
+    switch (result.getResultNumber()) {
+    case 0:
+      return adam.getParam();
+    case 1:
+      return adam.getExpAvg();
+    case 2:
+      return adam.getExpAvgSq();
+    default:
+      return adam.getMaster();
+    }
+  }
+  return {};
+}
+
+/// Bytes of the Sq x Sk matrices an untiled attention (or its backward)
+/// holds while it runs.
+int64_t attentionWorkspaceBytes(Operation *op) {
+  auto scores = [](Value query, Value key) {
+    auto q = cast<RankedTensorType>(query.getType());
+    auto k = cast<RankedTensorType>(key.getType());
+    return q.getDimSize(0) * q.getDimSize(1) * q.getDimSize(2) *
+           k.getDimSize(2) * getElementByteSize(q.getElementType());
+  };
+  if (auto attention = dyn_cast<AttentionOp>(op))
+    return scores(attention.getQuery(), attention.getKey());
+  if (auto grad = dyn_cast<AttentionGradOp>(op))
+    return 2 * scores(grad.getQuery(), grad.getKey()); // P and dS
+  return 0;
+}
+
+} // namespace
+
+MemorySummary memwall::simulateMemory(func::FuncOp function,
+                                      const ShardingOptions &sharding,
+                                      const MemoryScaling &scaling) {
+  MemorySummary summary;
+  summary.devices = sharding.devices;
+  summary.zeroStage = sharding.zeroStage;
+  summary.offload = stringifyOffloadPolicy(sharding.offload).str();
+  if (auto module = function->getParentOfType<ModuleOp>())
+    if (auto precision = module->getAttrOfType<StringAttr>(
+            MemWallDialect::kPrecisionAttrName))
+      summary.precision = precision.getValue().str();
+
+  Block &body = function.getBody().front();
+  SmallVector<Operation *> steps;
+  for (Operation &op : body.without_terminator())
+    steps.push_back(&op);
+  int64_t numSteps = steps.size();
+  int64_t lastStep = std::max<int64_t>(numSteps - 1, 0);
+  DenseMap<Operation *, int64_t> stepOf;
+  for (auto [i, op] : llvm::enumerate(steps))
+    stepOf[op] = i;
+
+  // Weight gradients: what the optimizer consumes or the function returns
+  // from the backward, and the backward adds that accumulate into them.
+  llvm::DenseSet<Value> weightGrads;
+  SmallVector<Value> worklist;
+  for (Operation *op : steps)
+    if (auto adam = dyn_cast<AdamWOp>(op))
+      worklist.push_back(adam.getGrad());
+  for (Value v : body.getTerminator()->getOperands())
+    if (Operation *def = v.getDefiningOp(); def && phaseOf(def) == "backward")
+      worklist.push_back(v);
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (!weightGrads.insert(v).second)
+      continue;
+    Operation *def = v.getDefiningOp();
+    if (def && isa<AddOp, CastOp, ReshapeOp>(def) &&
+        phaseOf(def) == "backward")
+      llvm::append_range(worklist, def->getOperands());
+  }
+
+  llvm::MapVector<Value, Buffer> buffers; // keyed by the root value
+  DenseMap<Value, Value> rootOf;
+  auto root = [&](Value v) {
+    auto it = rootOf.find(v);
+    return it == rootOf.end() ? v : it->second;
+  };
+  int64_t largestWeight = 0;
+  for (BlockArgument arg : function.getArguments()) {
+    Buffer buffer;
+    buffer.bytes = getTensorByteSize(arg.getType());
+    ArgKind kind = ArgKind::Input;
+    if (auto attr = function.getArgAttrOfType<ArgKindAttr>(
+            arg.getArgNumber(), MemWallDialect::kArgKindAttrName))
+      kind = attr.getValue();
+    bool persistent = true;
+    switch (kind) {
+    case ArgKind::Weight:
+      buffer.bucket = MemoryBucket::Weights;
+      largestWeight = std::max(largestWeight, buffer.bytes);
+      break;
+    case ArgKind::OptimizerState:
+      buffer.bucket = MemoryBucket::Optimizer;
+      break;
+    case ArgKind::KVCache:
+      buffer.bucket = MemoryBucket::KVCache;
+      break;
+    case ArgKind::Input:
+      buffer.bucket = MemoryBucket::Activations;
+      persistent = false;
+      break;
+    }
+    buffer.first = 0;
+    buffer.last = persistent ? lastStep : 0;
+    buffers[arg] = buffer;
+  }
+  bool training = false;
+  int64_t backwardStart = -1;
+  for (auto [i, op] : llvm::enumerate(steps)) {
+    StringRef phase = phaseOf(op);
+    if (phase != "forward") {
+      training = true;
+      if (backwardStart < 0)
+        backwardStart = i;
+    }
+    // Uses extend the lifetime of the buffers they read.
+    for (Value operand : op->getOperands()) {
+      auto it = buffers.find(root(operand));
+      if (it != buffers.end())
+        it->second.last = std::max<int64_t>(it->second.last, i);
+    }
+    for (OpResult result : op->getResults()) {
+      int64_t bytes = getTensorByteSize(result.getType());
+      if (Value alias = aliasedOperand(result)) {
+        Value r = root(alias);
+        rootOf[result] = r;
+        Buffer &buffer = buffers[r];
+        buffer.bytes = std::max(buffer.bytes, bytes);
+        buffer.last = std::max<int64_t>(buffer.last, i);
+        continue;
+      }
+      Buffer buffer;
+      buffer.bytes = bytes;
+      buffer.first = buffer.last = i;
+      if (phase == "forward")
+        buffer.bucket = MemoryBucket::Activations;
+      else if (weightGrads.contains(result))
+        buffer.bucket = MemoryBucket::Gradients;
+      else
+        buffer.bucket = MemoryBucket::Workspace;
+      buffers[result] = buffer;
+    }
+  }
+  // Results live to the end of the step.
+  for (Value v : body.getTerminator()->getOperands()) {
+    auto it = buffers.find(root(v));
+    if (it != buffers.end())
+      it->second.last = lastStep;
+  }
+
+  // Per-device accounting of the model states.
+  std::array<double, kNumMemoryBuckets> factor = scaling.factor;
+  double n = static_cast<double>(sharding.devices);
+  auto scale = [&](MemoryBucket b, double f) {
+    factor[static_cast<unsigned>(b)] *= f;
+  };
+  if (sharding.zeroStage >= 1)
+    scale(MemoryBucket::Optimizer, 1 / n);
+  if (sharding.zeroStage >= 2)
+    scale(MemoryBucket::Gradients, 1 / n);
+  if (sharding.zeroStage >= 3)
+    scale(MemoryBucket::Weights, 1 / n);
+  if (sharding.offload != OffloadPolicy::None)
+    scale(MemoryBucket::Optimizer, 0);
+  if (sharding.offload == OffloadPolicy::Params)
+    scale(MemoryBucket::Weights, 0);
+  // Sharded or offloaded weights are gathered one at a time into a working
+  // set: the weight in use and the one being prefetched.
+  int64_t gatherBytes = 0;
+  if ((sharding.zeroStage >= 3 && sharding.devices > 1) ||
+      sharding.offload == OffloadPolicy::Params)
+    gatherBytes = static_cast<int64_t>(
+        std::llround(2 * largestWeight *
+                     scaling.factor[static_cast<unsigned>(
+                         MemoryBucket::Weights)]));
+
+  // Sweep: difference arrays per bucket.
+  std::vector<BucketBytes> delta(numSteps + 1, BucketBytes{});
+  for (auto &[value, buffer] : buffers) {
+    unsigned b = static_cast<unsigned>(buffer.bucket);
+    int64_t bytes =
+        static_cast<int64_t>(std::llround(buffer.bytes * factor[b]));
+    if (numSteps == 0)
+      continue;
+    delta[buffer.first][b] += bytes;
+    delta[buffer.last + 1][b] -= bytes;
+  }
+  BucketBytes live{};
+  for (int64_t i = 0; i < numSteps; ++i) {
+    for (unsigned b = 0; b < kNumMemoryBuckets; ++b)
+      live[b] += delta[i][b];
+    MemoryStep step;
+    step.op = steps[i]->getName().stripDialect().str();
+    step.loc = formatLocationForReport(steps[i]->getLoc());
+    step.phase = phaseOf(steps[i]).str();
+    step.bytes = live;
+    unsigned workspace = static_cast<unsigned>(MemoryBucket::Workspace);
+    step.bytes[workspace] +=
+        gatherBytes + static_cast<int64_t>(std::llround(
+                          attentionWorkspaceBytes(steps[i]) *
+                          scaling.attentionWorkspace *
+                          scaling.factor[workspace]));
+    step.bytes[static_cast<unsigned>(MemoryBucket::Optimizer)] +=
+        scaling.extraOptimizerBytes;
+    if (step.total() > summary.peakBytes || i == 0) {
+      summary.peakBytes = step.total();
+      summary.peakStep = i;
+      summary.peakAt = step.loc;
+      summary.atPeak = step.bytes;
+    }
+    summary.timeline.push_back(std::move(step));
+  }
+  summary.training = training;
+  if (training && backwardStart >= 0) {
+    unsigned activations = static_cast<unsigned>(MemoryBucket::Activations);
+    for (auto &[value, buffer] : buffers)
+      if (buffer.bucket == MemoryBucket::Activations &&
+          buffer.first < backwardStart && buffer.last >= backwardStart)
+        summary.savedActivationsBytes += static_cast<int64_t>(
+            std::llround(buffer.bytes * factor[activations]));
+  }
+  return summary;
+}

@@ -1,0 +1,234 @@
+//===- Precision.cpp - retype a forward graph by precision policy ---------===//
+
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+
+namespace memwall {
+#define GEN_PASS_DEF_PRECISION
+#include "memwall/Transforms/Passes.h.inc"
+} // namespace memwall
+
+using namespace mlir;
+using namespace memwall;
+
+namespace {
+
+struct Policy {
+  Type weights;     // storage type of weights
+  Type activations; // type of every other float value
+  bool fp8Gemms = false;
+};
+
+std::optional<Policy> lookupPolicy(MLIRContext *ctx, StringRef name) {
+  Type f32 = Float32Type::get(ctx), bf16 = BFloat16Type::get(ctx),
+       f16 = Float16Type::get(ctx);
+  if (name == "fp32")
+    return Policy{f32, f32};
+  if (name == "bf16-mixed")
+    return Policy{bf16, bf16};
+  if (name == "fp16-mixed")
+    return Policy{f16, f16};
+  if (name == "fp8-mixed")
+    return Policy{bf16, bf16, /*fp8Gemms=*/true};
+  if (name == "int8-weights")
+    return Policy{IntegerType::get(ctx, 8), bf16};
+  if (name == "fp8-weights")
+    return Policy{Float8E4M3FNType::get(ctx), bf16};
+  return std::nullopt;
+}
+
+std::optional<Type> lookupElementType(MLIRContext *ctx, StringRef name) {
+  if (name == "f32")
+    return Float32Type::get(ctx);
+  if (name == "bf16")
+    return BFloat16Type::get(ctx);
+  if (name == "f16")
+    return Float16Type::get(ctx);
+  if (name == "f8E4M3FN")
+    return Float8E4M3FNType::get(ctx);
+  if (name == "f8E5M2")
+    return Float8E5M2Type::get(ctx);
+  return std::nullopt;
+}
+
+bool isFloatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa<FloatType>(tensor.getElementType());
+}
+
+Type withElement(Type type, Type element) {
+  return cast<RankedTensorType>(type).clone(element);
+}
+
+struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
+  using PrecisionBase::PrecisionBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    std::optional<Policy> chosen;
+    if (!policy.empty()) {
+      chosen = lookupPolicy(ctx, policy);
+      if (!chosen) {
+        mlir::emitError(module.getLoc())
+            << "memwall-precision: unknown policy '" << policy
+            << "' (expected fp32, bf16-mixed, fp16-mixed, fp8-mixed, "
+               "int8-weights or fp8-weights)";
+        return signalPassFailure();
+      }
+    }
+    std::optional<Type> kvType;
+    if (!kvCacheDtype.empty()) {
+      kvType = lookupElementType(ctx, kvCacheDtype);
+      if (!kvType) {
+        mlir::emitError(module.getLoc())
+            << "memwall-precision: unknown KV-cache dtype '" << kvCacheDtype
+            << "' (expected f32, bf16, f16, f8E4M3FN or f8E5M2)";
+        return signalPassFailure();
+      }
+    }
+    bool differentiated = false;
+    module.walk([&](Operation *op) {
+      differentiated |= op->hasAttr(MemWallDialect::kPhaseAttrName) ||
+                        isa<FusionOp>(op);
+    });
+    if (differentiated) {
+      mlir::emitError(module.getLoc())
+          << "memwall-precision runs on forward graphs, before "
+             "memwall-autodiff and memwall-fuse";
+      return signalPassFailure();
+    }
+    for (auto function : module.getOps<func::FuncOp>())
+      if (!function.isExternal() &&
+          failed(retype(function, chosen, kvType)))
+        return signalPassFailure();
+    if (chosen)
+      module->setAttr(MemWallDialect::kPrecisionAttrName,
+                      StringAttr::get(ctx, policy));
+  }
+
+  LogicalResult retype(func::FuncOp function, std::optional<Policy> chosen,
+                       std::optional<Type> kvType) {
+    Block &body = function.getBody().front();
+    OpBuilder builder(function.getContext());
+    builder.setInsertionPointToStart(&body);
+    Type activation = chosen ? chosen->activations : Type();
+    for (BlockArgument arg : function.getArguments()) {
+      if (!isFloatTensor(arg.getType()))
+        continue;
+      ArgKind kind = ArgKind::Input;
+      if (auto attr = function.getArgAttrOfType<ArgKindAttr>(
+              arg.getArgNumber(), MemWallDialect::kArgKindAttrName))
+        kind = attr.getValue();
+      if (kind == ArgKind::OptimizerState)
+        continue;
+      if (kind == ArgKind::KVCache && kvType) {
+        arg.setType(withElement(arg.getType(), *kvType));
+        continue;
+      }
+      if (!chosen)
+        continue;
+      if (kind != ArgKind::Weight) {
+        arg.setType(withElement(arg.getType(), activation));
+        continue;
+      }
+      arg.setType(withElement(arg.getType(), chosen->weights));
+      if (!isa<FloatType>(chosen->weights) ||
+          isa<Float8E4M3FNType>(chosen->weights)) {
+        // Weight-only quantization: dequantize where the weight is used.
+        SmallVector<OpOperand *> uses;
+        for (OpOperand &use : arg.getUses())
+          uses.push_back(&use);
+        for (OpOperand *use : uses) {
+          builder.setInsertionPoint(use->getOwner());
+          Value wide = CastOp::create(builder, arg.getLoc(), arg,
+                                      TypeAttr::get(activation));
+          use->set(wide);
+        }
+      }
+    }
+    // Re-infer every op's result types in program order.
+    SmallVector<Operation *> ops;
+    for (Operation &op : body.without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : ops) {
+      if (auto castOp = dyn_cast<CastOp>(op)) {
+        // A cast the new types made an identity disappears.
+        if (castOp.getInput().getType() ==
+            withElement(castOp.getInput().getType(), castOp.getElementType())) {
+          castOp.getResult().replaceAllUsesWith(castOp.getInput());
+          castOp.erase();
+          continue;
+        }
+      }
+      if (auto kvAppend = dyn_cast<KVCacheAppendOp>(op); kvAppend && kvType)
+        retypeCacheAppend(kvAppend, builder);
+      if (auto matmul = dyn_cast<MatmulOp>(op);
+          matmul && chosen && chosen->fp8Gemms)
+        castGemmInputs(matmul, builder);
+      if (failed(reinfer(op)))
+        return failure();
+    }
+    auto returnOp = cast<func::ReturnOp>(body.getTerminator());
+    function.setFunctionType(FunctionType::get(
+        function.getContext(), body.getArgumentTypes(),
+        returnOp.getOperandTypes()));
+    return success();
+  }
+
+  /// fp8 GEMM inputs: both operands cast to f8E4M3FN (the product is bf16).
+  void castGemmInputs(MatmulOp matmul, OpBuilder &builder) {
+    Type f8 = Float8E4M3FNType::get(matmul.getContext());
+    builder.setInsertionPoint(matmul);
+    for (OpOperand *operand :
+         {&matmul.getLhsMutable(), &matmul.getRhsMutable()}) {
+      Value value = operand->get();
+      auto type = cast<RankedTensorType>(value.getType());
+      if (!isa<FloatType>(type.getElementType()) ||
+          type.getElementType() == f8)
+        return;
+      operand->set(CastOp::create(builder, matmul.getLoc(), value,
+                                  TypeAttr::get(f8)));
+    }
+  }
+
+  /// Appending to a narrower cache: cast the new entries down first; what
+  /// attention reads is cast back up after.
+  void retypeCacheAppend(KVCacheAppendOp append, OpBuilder &builder) {
+    auto cacheType = cast<RankedTensorType>(append.getCache().getType());
+    auto updateType = cast<RankedTensorType>(append.getUpdate().getType());
+    if (cacheType.getElementType() == updateType.getElementType())
+      return;
+    builder.setInsertionPoint(append);
+    append.getUpdateMutable().set(
+        CastOp::create(builder, append.getLoc(), append.getUpdate(),
+                       TypeAttr::get(cacheType.getElementType())));
+    Type compute = updateType.getElementType();
+    (void)reinfer(append);
+    builder.setInsertionPointAfter(append);
+    auto widen = CastOp::create(builder, append.getLoc(), append.getResult(),
+                                TypeAttr::get(compute));
+    append.getResult().replaceAllUsesExcept(widen, widen);
+  }
+
+  LogicalResult reinfer(Operation *op) {
+    auto infer = dyn_cast<InferTypeOpInterface>(op);
+    if (!infer)
+      return success();
+    SmallVector<Type> types;
+    if (failed(infer.inferReturnTypes(
+            op->getContext(), op->getLoc(), op->getOperands(),
+            op->getRawDictionaryAttrs(), op->getPropertiesStorage(),
+            op->getRegions(), types)))
+      return op->emitOpError("cannot take the precision policy's types");
+    for (auto [result, type] : llvm::zip_equal(op->getResults(), types))
+      result.setType(type);
+    return success();
+  }
+};
+
+} // namespace
