@@ -1,0 +1,32 @@
+// RUN: memwall-opt %s --memwall-precision=policy=bf16-mixed | FileCheck %s --check-prefix=BF16
+// RUN: memwall-opt %s --memwall-precision=policy=fp8-mixed | FileCheck %s --check-prefix=FP8
+// RUN: memwall-opt %s --memwall-precision=policy=int8-weights | FileCheck %s --check-prefix=INT8
+// RUN: not memwall-opt %s --memwall-precision=policy=fp4 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not memwall-opt %s --memwall-precision=kv-cache-dtype=i4 2>&1 | FileCheck %s --check-prefix=BADKV
+
+// BF16: module attributes {memwall.precision = "bf16-mixed"}
+// BF16: func.func @mlp(%arg0: tensor<4x8xbf16> {{.*}}, %arg1: tensor<8x8xbf16> {{.*}}, %arg2: tensor<4xi64>
+// BF16-SAME: -> tensor<f32>
+// BF16: memwall.matmul %arg0, %arg1 : tensor<4x8xbf16>, tensor<8x8xbf16> -> tensor<4x8xbf16>
+// BF16: memwall.gelu %{{.*}} : tensor<4x8xbf16>
+// BF16: memwall.cross_entropy %{{.*}}, %arg2 : tensor<4x8xbf16>, tensor<4xi64> -> tensor<f32>
+
+// FP8: %[[X8:.*]] = memwall.cast %arg0 to f8E4M3FN : tensor<4x8xbf16> -> tensor<4x8xf8E4M3FN>
+// FP8: %[[W8:.*]] = memwall.cast %arg1 to f8E4M3FN
+// FP8: memwall.matmul %[[X8]], %[[W8]] : tensor<4x8xf8E4M3FN>, tensor<8x8xf8E4M3FN> -> tensor<4x8xbf16>
+
+// INT8: func.func @mlp(%arg0: tensor<4x8xbf16> {{.*}}, %arg1: tensor<8x8xi8>
+// INT8: %[[W:.*]] = memwall.cast %arg1 to bf16 : tensor<8x8xi8> -> tensor<8x8xbf16>
+// INT8: memwall.matmul %arg0, %[[W]]
+
+// BAD: error: memwall-precision: unknown policy 'fp4' (expected fp32, bf16-mixed, fp16-mixed, fp8-mixed, int8-weights or fp8-weights)
+// BADKV: error: memwall-precision: unknown KV-cache dtype 'i4'
+
+func.func @mlp(%x: tensor<4x8xf32> {memwall.kind = #memwall.arg_kind<input>},
+               %w: tensor<8x8xf32> {memwall.kind = #memwall.arg_kind<weight>},
+               %y: tensor<4xi64> {memwall.kind = #memwall.arg_kind<input>}) -> tensor<f32> {
+  %h = memwall.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+  %a = memwall.gelu %h : tensor<4x8xf32>
+  %l = memwall.cross_entropy %a, %y : tensor<4x8xf32>, tensor<4xi64> -> tensor<f32>
+  return %l : tensor<f32>
+}
