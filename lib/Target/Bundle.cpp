@@ -9,6 +9,7 @@
 #include "memwall/Transforms/Passes.h"
 
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Pass/PassManager.h"
@@ -126,6 +127,7 @@ llvm::json::Object referenceAttrs(Operation *op) {
     attrs["keep_dims"] = reduce.getKeepDims();
   } else if (auto rope = dyn_cast<RopeOp>(op)) {
     attrs["theta"] = rope.getTheta().convertToDouble();
+    attrs["inverse"] = rope.getInverse();
   } else if (auto attention = dyn_cast<AttentionOp>(op)) {
     attrs["causal"] = attention.getCausal();
     attrs["scale"] = attention.getEffectiveScale();
@@ -149,6 +151,32 @@ llvm::json::Object referenceAttrs(Operation *op) {
                                concat.getType().getRank());
   } else if (auto castOp = dyn_cast<CastOp>(op)) {
     attrs["element_type"] = dtypeName(castOp.getElementType());
+  } else if (auto grad = dyn_cast<ActivationGradOp>(op)) {
+    attrs["activation"] = stringifyActivationKind(grad.getActivation());
+  } else if (auto grad = dyn_cast<LayerNormGradOp>(op)) {
+    attrs["epsilon"] = grad.getEpsilon().convertToDouble();
+    attrs["has_bias"] = grad.getHasBias();
+  } else if (auto grad = dyn_cast<RmsNormGradOp>(op)) {
+    attrs["epsilon"] = grad.getEpsilon().convertToDouble();
+  } else if (auto grad = dyn_cast<AttentionGradOp>(op)) {
+    attrs["causal"] = grad.getCausal();
+    attrs["scale"] = grad.getScale().convertToDouble();
+  } else if (auto grad = dyn_cast<CrossEntropyGradOp>(op)) {
+    attrs["reduction"] = stringifyLossReduction(grad.getReduction());
+    if (std::optional<uint64_t> ignore = grad.getIgnoreIndex())
+      attrs["ignore_index"] = static_cast<int64_t>(*ignore);
+  } else if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+    attrs["shape"] = ints(broadcast.getShape());
+  } else if (auto pad = dyn_cast<PadOp>(op)) {
+    attrs["low"] = ints(pad.getLow());
+    attrs["high"] = ints(pad.getHigh());
+  } else if (auto adamw = dyn_cast<AdamWOp>(op)) {
+    attrs["lr"] = adamw.getLr().convertToDouble();
+    attrs["beta1"] = adamw.getBeta1().convertToDouble();
+    attrs["beta2"] = adamw.getBeta2().convertToDouble();
+    attrs["epsilon"] = adamw.getEpsilon().convertToDouble();
+    attrs["weight_decay"] = adamw.getWeightDecay().convertToDouble();
+    attrs["step"] = static_cast<int64_t>(adamw.getStep());
   }
   return attrs;
 }
@@ -186,6 +214,26 @@ memwall::exportReferenceGraph(func::FuncOp function) {
     }
     if (isa<func::FuncOp, func::ReturnOp, YieldOp>(op))
       return WalkResult::advance();
+    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+      // Splats only (autodiff's loss seed and zero gradients).
+      auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
+      if (!splat || !isa<FloatType>(splat.getElementType())) {
+        op->emitError("the reference interpreter runs only splat float "
+                      "constants");
+        return WalkResult::interrupt();
+      }
+      addValue(constant.getResult());
+      ops.push_back(llvm::json::Object{
+          {"op", "constant"},
+          {"loc", formatLocationForReport(op->getLoc())},
+          {"operands", llvm::json::Array()},
+          {"results", llvm::json::Array{namer.name(constant.getResult())}},
+          {"attrs",
+           llvm::json::Object{
+               {"value",
+                splat.getSplatValue<APFloat>().convertToDouble()}}}});
+      return WalkResult::advance();
+    }
     if (op->getDialect()->getNamespace() != "memwall") {
       op->emitError("the reference interpreter runs only memwall ops");
       return WalkResult::interrupt();
@@ -207,8 +255,16 @@ memwall::exportReferenceGraph(func::FuncOp function) {
   });
   if (walk.wasInterrupted())
     return failure();
+  llvm::json::Array inputs, outputs;
+  for (BlockArgument argument : function.getArguments())
+    inputs.push_back(namer.name(argument));
+  for (Value result :
+       function.getBody().front().getTerminator()->getOperands())
+    outputs.push_back(namer.name(resolve(result)));
   return llvm::json::Value(llvm::json::Object{{"values", std::move(values)},
-                                              {"ops", std::move(ops)}});
+                                              {"ops", std::move(ops)},
+                                              {"inputs", std::move(inputs)},
+                                              {"outputs", std::move(outputs)}});
 }
 
 int64_t memwall::planArena(std::vector<BundleBuffer> &buffers) {

@@ -195,10 +195,16 @@ LogicalResult Differentiator::differentiate(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](MatmulOp mm) { return matmulRule(mm, dy); })
       .Case([&](AttentionOp attn) {
-        auto grad = AttentionGradOp::create(builder, where, attn, dy);
+        // A trained additive mask (a learned bias) gets the score gradient.
+        Value mask = attn.getMask();
+        bool maskGrad = mask && requiresGrad.contains(mask) &&
+                        isFloatTensor(mask);
+        auto grad = AttentionGradOp::create(builder, where, attn, dy, maskGrad);
         accumulate(attn.getQuery(), grad.getQueryGrad(), where);
         accumulate(attn.getKey(), grad.getKeyGrad(), where);
         accumulate(attn.getValue(), grad.getValueGrad(), where);
+        if (maskGrad)
+          accumulate(mask, grad.getMaskGrad(), where);
         return success();
       })
       .Case([&](AddOp add) {

@@ -457,6 +457,18 @@ bool parseReference(FieldReader &reader, const json::Value &object,
 
 } // namespace
 
+std::string parseReferenceGraph(const json::Value &object,
+                                reference::Graph &graph) {
+  FieldReader reader;
+  graph = reference::Graph();
+  if (!object.isObject()) {
+    reader.fail("reference", object, "the graph must be an object");
+    return reader.error;
+  }
+  parseReference(reader, object, graph);
+  return reader.error;
+}
+
 std::string parseManifest(const json::Value &root, Manifest &manifest) {
   FieldReader reader;
   manifest = Manifest();

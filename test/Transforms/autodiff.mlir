@@ -118,6 +118,23 @@ func.func @attention(%qkv: tensor<1x4x4x24xf32> {memwall.kind = #memwall.arg_kin
 
 // -----
 
+// A learned additive bias used as the attention mask gets the score gradient
+// as attention_grad's fourth result, summed over the broadcast heads.
+// CHECK-LABEL: func.func @learned_bias
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}}, %[[DB:[a-z_0-9]+]] = memwall.attention_grad %arg0, %arg1, %arg2, %{{.*}}, %{{.*}} mask %arg3 scale 5.000000e-01
+// CHECK-SAME: -> (tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>, tensor<1x1x3x5xf32>)
+// CHECK: return %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[DB]] :
+func.func @learned_bias(%q: tensor<1x2x3x4xf32> {memwall.kind = #memwall.arg_kind<weight>},
+                        %k: tensor<1x2x5x4xf32> {memwall.kind = #memwall.arg_kind<weight>},
+                        %v: tensor<1x2x5x4xf32> {memwall.kind = #memwall.arg_kind<weight>},
+                        %bias: tensor<1x1x3x5xf32> {memwall.kind = #memwall.arg_kind<weight>}) -> tensor<f32> {
+  %o = memwall.attention %q, %k, %v mask %bias : tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>, tensor<1x1x3x5xf32> -> tensor<1x2x3x4xf32>
+  %s = memwall.reduce sum %o axes [0, 1, 2, 3] : tensor<1x2x3x4xf32> -> tensor<f32>
+  return %s : tensor<f32>
+}
+
+// -----
+
 // Embedding tables get a scatter-add gradient; integer inputs get none.
 // CHECK-LABEL: func.func @embed
 // CHECK: memwall.embedding_grad %{{.*}}[%arg1] {memwall.phase = "backward"} : tensor<2x3x4xf32>, tensor<2x3xi64> -> tensor<10x4xf32>

@@ -114,6 +114,11 @@ std::string shapeString(const std::vector<int64_t> &shape);
 /// message naming the field (and its line:column).
 std::string parseManifest(const json::Value &root, Manifest &manifest);
 
+/// Parses a reference graph ({"values": [...], "ops": [...]}, the manifest's
+/// "reference" member); returns an error message or "".
+std::string parseReferenceGraph(const json::Value &object,
+                                reference::Graph &graph);
+
 /// Checks what parsing cannot: buffer ranges, alignment and sizes, overlaps
 /// of buffers that are live at the same time (inputs and weights; outputs),
 /// step operands, kernel launch shapes, GEMM sizes against buffer sizes, and

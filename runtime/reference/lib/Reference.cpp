@@ -552,16 +552,28 @@ struct AttrReader {
   }
 };
 
-/// One op being evaluated: its operands and the declared result type.
+/// One op being evaluated: its operands and the declared result types.
 struct OpEval {
   const Op &op;
   std::vector<const Tensor *> in;
-  Tensor &out; // dtype preset from the graph; the op sets shape and data
+  // One per result, dtype preset from the graph; the op sets shape and data.
+  std::vector<Tensor> &outs;
+  Tensor &out; // outs[0], the only result of most ops
+  // The graph's declared result shapes (checked after the op ran); ops whose
+  // result shape is not implied by their operands read them.
+  std::vector<Shape> declared;
   AttrReader attrs;
 
-  OpEval(const Op &op, Tensor &out) : op(op), out(out), attrs{op, {}} {}
+  OpEval(const Op &op, std::vector<Tensor> &outs)
+      : op(op), outs(outs), out(outs[0]), attrs{op, {}} {}
 
   const Tensor &operand(size_t i) const { return *in[i]; }
+  std::string expectResults(size_t n) const {
+    if (outs.size() != n)
+      return fail("must have " + std::to_string(n) + " results here, has " +
+                  std::to_string(outs.size()));
+    return "";
+  }
   std::string fail(const std::string &msg) const {
     return op.loc + ": '" + op.op + "' " + msg;
   }
@@ -890,6 +902,8 @@ std::string evalReduce(OpEval &e) {
 std::string evalRope(OpEval &e) {
   RETURN_IF_ERROR(e.expectOperands(2, 2));
   double theta = e.attrs.number("theta", 10000.0);
+  // The inverse (transpose) rotation, by the negative angle: the backward.
+  double sign = e.attrs.flag("inverse") ? -1.0 : 1.0;
   RETURN_IF_ERROR(e.attrError());
   const Tensor &x = e.operand(0), &pos = e.operand(1);
   RETURN_IF_ERROR(e.expectFloat(0, "input"));
@@ -921,7 +935,7 @@ std::string evalRope(OpEval &e) {
           double *o = e.out.data.data() + r * D;
           for (int64_t i = 0; i < half; ++i) {
             // Angles in double: positions reach 1e5 and beyond.
-            double angle = p * invFreq[i];
+            double angle = sign * p * invFreq[i];
             double c = std::cos(angle), sn = std::sin(angle);
             double x1 = in[i], x2 = in[i + half];
             o[i] = roundToDType(static_cast<float>(x1 * c - x2 * sn), type);
@@ -956,11 +970,60 @@ std::string evalEmbedding(OpEval &e) {
   return "";
 }
 
-std::string evalAttention(OpEval &e) {
-  RETURN_IF_ERROR(e.expectOperands(3, 4));
+/// The shapes, attributes and mask of an attention op (forward or backward):
+/// query [B, Hq, Sq, D], key [B, Hkv, Sk, D], value [B, Hkv, Sk, Dv].
+struct AttentionSpec {
+  int64_t B = 0, Hq = 0, Sq = 0, D = 0, Hkv = 0, Sk = 0, Dv = 0, group = 1;
+  bool causal = false;
+  double scale = 1;
+  const Tensor *mask = nullptr; // broadcast to [B, Hq, Sq, Sk]
+  Shape maskStrides;
+  bool boolMask = false;
+
+  /// Fills scores[j] = scale * q_i . k_j + mask for query row `i` of head `h`
+  /// of batch `b`, -inf where masked; returns the row maximum.
+  double scores(const Tensor &q, const Tensor &k, int64_t b, int64_t h,
+                int64_t i, double *out) const {
+    const double inf = std::numeric_limits<double>::infinity();
+    int64_t kvBase = (b * Hkv + h / group) * Sk;
+    const double *qr = q.data.data() + ((b * Hq + h) * Sq + i) * D;
+    double mx = -inf;
+    for (int64_t j = 0; j < Sk; ++j) {
+      double s = -inf;
+      bool visible = !causal || j <= i + (Sk - Sq);
+      double m = 0;
+      if (mask) {
+        m = mask->data[b * maskStrides[0] + h * maskStrides[1] +
+                       i * maskStrides[2] + j * maskStrides[3]];
+        if (boolMask && m == 0)
+          visible = false;
+      }
+      if (visible) {
+        const double *kr = k.data.data() + (kvBase + j) * D;
+        // Four partial sums: independent chains vectorize.
+        double part[4] = {0, 0, 0, 0};
+        int64_t c = 0;
+        for (; c + 4 <= D; c += 4)
+          for (int64_t u = 0; u < 4; ++u)
+            part[u] += qr[c + u] * kr[c + u];
+        for (; c < D; ++c)
+          part[0] += qr[c] * kr[c];
+        double dot = (part[0] + part[1]) + (part[2] + part[3]);
+        s = scale * dot + (boolMask ? 0.0 : m);
+      }
+      out[j] = s;
+      mx = std::max(mx, s);
+    }
+    return mx;
+  }
+};
+
+/// Checks query, key and value (operands 0 to 2) and the optional mask
+/// (operand `maskIndex`) and reads `causal` and `scale` into `a`.
+std::string readAttention(OpEval &e, size_t maskIndex, AttentionSpec &a) {
   bool causal = e.attrs.flag("causal");
   const Tensor &q = e.operand(0), &k = e.operand(1), &v = e.operand(2);
-  const Tensor *mask = e.in.size() > 3 ? e.in[3] : nullptr;
+  const Tensor *mask = e.in.size() > maskIndex ? e.in[maskIndex] : nullptr;
   for (size_t i = 0; i < 3; ++i)
     RETURN_IF_ERROR(e.expectFloat(i, i == 0   ? "query"
                                      : i == 1 ? "key"
@@ -981,17 +1044,31 @@ std::string evalAttention(OpEval &e) {
   double scale =
       e.attrs.number("scale", 1.0 / std::sqrt(static_cast<double>(D)));
   RETURN_IF_ERROR(e.attrError());
-  Shape full = {B, Hq, Sq, Sk}, maskStrides;
+  Shape full = {B, Hq, Sq, Sk};
   if (mask) {
     Shape b;
     if (mask->shape.size() > 4 || !broadcastShapes(mask->shape, full, b) ||
         b != full)
       return e.fail("mask " + shapeStr(mask->shape) +
                     " does not broadcast to " + shapeStr(full));
-    maskStrides = broadcastStrides(mask->shape, full);
+    a.maskStrides = broadcastStrides(mask->shape, full);
   }
-  bool boolMask = mask && mask->dtype == DType::I1;
-  int64_t group = Hq / Hkv;
+  a.B = B, a.Hq = Hq, a.Sq = Sq, a.D = D, a.Hkv = Hkv, a.Sk = Sk, a.Dv = Dv;
+  a.group = Hq / Hkv;
+  a.causal = causal;
+  a.scale = scale;
+  a.mask = mask;
+  a.boolMask = mask && mask->dtype == DType::I1;
+  return "";
+}
+
+std::string evalAttention(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(3, 4));
+  AttentionSpec a;
+  RETURN_IF_ERROR(readAttention(e, 3, a));
+  const Tensor &q = e.operand(0), &k = e.operand(1), &v = e.operand(2);
+  int64_t B = a.B, Hq = a.Hq, Sq = a.Sq, D = a.D, Hkv = a.Hkv, Sk = a.Sk,
+          Dv = a.Dv;
   e.out.shape = {B, Hq, Sq, Dv};
   e.out.data.assign(B * Hq * Sq * Dv, 0.0);
   DType type = e.out.dtype;
@@ -1001,35 +1078,8 @@ std::string evalAttention(OpEval &e) {
                 const double inf = std::numeric_limits<double>::infinity();
                 for (int64_t r = begin; r < end; ++r) {
                   int64_t i = r % Sq, h = (r / Sq) % Hq, b = r / (Sq * Hq);
-                  int64_t kvBase = (b * Hkv + h / group) * Sk;
-                  const double *qr = q.data.data() + r * D;
-                  double mx = -inf;
-                  for (int64_t j = 0; j < Sk; ++j) {
-                    double s = -inf;
-                    bool visible = !causal || j <= i + (Sk - Sq);
-                    double m = 0;
-                    if (mask) {
-                      m = mask->data[b * maskStrides[0] + h * maskStrides[1] +
-                                     i * maskStrides[2] + j * maskStrides[3]];
-                      if (boolMask && m == 0)
-                        visible = false;
-                    }
-                    if (visible) {
-                      const double *kr = k.data.data() + (kvBase + j) * D;
-                      // Four partial sums: independent chains vectorize.
-                      double part[4] = {0, 0, 0, 0};
-                      int64_t c = 0;
-                      for (; c + 4 <= D; c += 4)
-                        for (int64_t u = 0; u < 4; ++u)
-                          part[u] += qr[c + u] * kr[c + u];
-                      for (; c < D; ++c)
-                        part[0] += qr[c] * kr[c];
-                      double dot = (part[0] + part[1]) + (part[2] + part[3]);
-                      s = scale * dot + (boolMask ? 0.0 : m);
-                    }
-                    scores[j] = s;
-                    mx = std::max(mx, s);
-                  }
+                  int64_t kvBase = (b * Hkv + h / a.group) * Sk;
+                  double mx = a.scores(q, k, b, h, i, scores.data());
                   std::fill(acc.begin(), acc.end(), 0.0);
                   double sum = 0;
                   // A row with every key masked gives zeros.
@@ -1054,15 +1104,30 @@ std::string evalAttention(OpEval &e) {
   return "";
 }
 
-std::string evalCrossEntropy(OpEval &e) {
-  RETURN_IF_ERROR(e.expectOperands(2, 2));
-  std::string reduction = e.attrs.string("reduction", std::string("mean"));
-  bool hasIgnore = e.attrs.has("ignore_index");
-  int64_t ignore = hasIgnore ? e.attrs.integer("ignore_index", 0) : 0;
+/// The reduction and ignore_index of a cross-entropy op.
+struct LossSpec {
+  std::string reduction;
+  bool hasIgnore = false;
+  int64_t ignore = 0;
+};
+
+std::string readLoss(OpEval &e, LossSpec &loss) {
+  loss.reduction = e.attrs.string("reduction", std::string("mean"));
+  loss.hasIgnore = e.attrs.has("ignore_index");
+  loss.ignore = loss.hasIgnore ? e.attrs.integer("ignore_index", 0) : 0;
   RETURN_IF_ERROR(e.attrError());
-  if (reduction != "mean" && reduction != "sum" && reduction != "none")
-    return e.fail("has unknown reduction '" + reduction +
+  if (loss.reduction != "mean" && loss.reduction != "sum" &&
+      loss.reduction != "none")
+    return e.fail("has unknown reduction '" + loss.reduction +
                   "' (expected mean, sum or none)");
+  return "";
+}
+
+/// Checks logits [..., V] (operand 0) against labels [...] (operand 1) and
+/// marks the positions that count (not ignored); labels out of range are an
+/// error.
+std::string readLabels(OpEval &e, const LossSpec &loss,
+                       std::vector<char> &counted) {
   const Tensor &logits = e.operand(0), &labels = e.operand(1);
   RETURN_IF_ERROR(e.expectFloat(0, "logits"));
   if (isFloat(labels.dtype) || labels.dtype == DType::I1)
@@ -1074,17 +1139,29 @@ std::string evalCrossEntropy(OpEval &e) {
                   shapeStr(labels.shape) +
                   " do not match ([..., V] and [...])");
   int64_t V = logits.shape.back(), n = labels.numElements();
-  std::vector<double> loss(n, 0.0);
-  std::vector<char> counted(n, 0);
+  counted.assign(n, 0);
   for (int64_t p = 0; p < n; ++p) {
     int64_t label = static_cast<int64_t>(labels.data[p]);
-    if (hasIgnore && label == ignore)
+    if (loss.hasIgnore && label == loss.ignore)
       continue;
     if (label < 0 || label >= V)
       return e.fail("label " + std::to_string(label) + " is outside [0, " +
                     std::to_string(V) + ")");
     counted[p] = 1;
   }
+  return "";
+}
+
+std::string evalCrossEntropy(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(2, 2));
+  LossSpec spec;
+  RETURN_IF_ERROR(readLoss(e, spec));
+  const std::string &reduction = spec.reduction;
+  std::vector<char> counted;
+  RETURN_IF_ERROR(readLabels(e, spec, counted));
+  const Tensor &logits = e.operand(0), &labels = e.operand(1);
+  int64_t V = logits.shape.back(), n = labels.numElements();
+  std::vector<double> loss(n, 0.0);
   parallelFor(n, 1 + 65536 / std::max<int64_t>(1, V),
               [&](int64_t begin, int64_t end) {
                 for (int64_t p = begin; p < end; ++p) {
@@ -1258,6 +1335,483 @@ std::string evalCast(OpEval &e) {
                 for (int64_t i = begin; i < end; ++i)
                   e.out.data[i] = roundToDType(x.data[i], *type);
               });
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Training: gradients and the optimizer update
+//
+// Backward ops accumulate in double and round each result once.
+//===----------------------------------------------------------------------===//
+
+/// f'(x) of the activations of `activation_grad`; false if unknown.
+bool activationDerivative(const std::string &kind,
+                          std::function<double(double)> &fn) {
+  if (kind == "gelu_erf")
+    fn = [](double x) {
+      // Phi(x) + x phi(x).
+      double cdf = 0.5 * (1.0 + std::erf(x * 0.70710678118654752));
+      double pdf = 0.39894228040143268 * std::exp(-0.5 * x * x);
+      return cdf + x * pdf;
+    };
+  else if (kind == "gelu_tanh")
+    fn = [](double x) {
+      const double k = 0.79788456080286536, c = 0.044715;
+      double t = std::tanh(k * (x + c * x * x * x));
+      return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3 * c * x * x);
+    };
+  else if (kind == "silu")
+    fn = [](double x) {
+      double s = 1.0 / (1.0 + std::exp(-x));
+      return s * (1.0 + x * (1.0 - s));
+    };
+  else if (kind == "relu")
+    fn = [](double x) { return x > 0 ? 1.0 : 0.0; };
+  else if (kind == "tanh")
+    fn = [](double x) {
+      double t = std::tanh(x);
+      return 1.0 - t * t;
+    };
+  else
+    return false;
+  return true;
+}
+
+std::string evalActivationGrad(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(2, 2));
+  std::string kind = e.attrs.string("activation", std::nullopt);
+  RETURN_IF_ERROR(e.attrError());
+  std::function<double(double)> derivative;
+  if (!activationDerivative(kind, derivative))
+    return e.fail("has unknown activation '" + kind +
+                  "' (expected gelu_erf, gelu_tanh, silu, relu or tanh)");
+  const Tensor &x = e.operand(0), &dy = e.operand(1);
+  RETURN_IF_ERROR(e.expectFloat(0, "input"));
+  RETURN_IF_ERROR(e.expectFloat(1, "grad"));
+  RETURN_IF_ERROR(e.expectSameType(x, "input"));
+  RETURN_IF_ERROR(e.expectSameType(dy, "grad"));
+  if (x.shape != dy.shape)
+    return e.fail("input " + shapeStr(x.shape) + " and grad " +
+                  shapeStr(dy.shape) + " differ in shape");
+  e.out.shape = x.shape;
+  e.out.data.assign(x.data.size(), 0.0);
+  DType type = e.out.dtype;
+  parallelFor(static_cast<int64_t>(x.data.size()), 1 << 14,
+              [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i)
+                  e.out.data[i] = roundToDType(
+                      dy.data[i] * derivative(x.data[i]), type);
+              });
+  return "";
+}
+
+/// layer_norm_grad (`layerNorm`) and rms_norm_grad: operands (x [..., D],
+/// weight [D], dy [..., D]); results dx, dweight and, for layer_norm_grad
+/// with has_bias, dbias.
+std::string evalNormGrad(OpEval &e, bool layerNorm) {
+  RETURN_IF_ERROR(e.expectOperands(3, 3));
+  double eps = e.attrs.number("epsilon", layerNorm ? 1e-5 : 1e-6);
+  bool hasBias = layerNorm && e.attrs.flag("has_bias");
+  RETURN_IF_ERROR(e.attrError());
+  RETURN_IF_ERROR(e.expectResults(hasBias ? 3 : 2));
+  const Tensor &x = e.operand(0), &w = e.operand(1), &dy = e.operand(2);
+  RETURN_IF_ERROR(e.expectFloat(0, "input"));
+  RETURN_IF_ERROR(e.expectFloat(2, "grad"));
+  RETURN_IF_ERROR(e.expectSameType(x, "input"));
+  if (x.shape.empty())
+    return e.fail("needs an input of rank >= 1");
+  if (dy.shape != x.shape)
+    return e.fail("grad " + shapeStr(dy.shape) + " and input " +
+                  shapeStr(x.shape) + " differ in shape");
+  int64_t d = x.shape.back();
+  RETURN_IF_ERROR(checkFeatureVector(e, 1, d, "weight"));
+  int64_t rows = d ? x.numElements() / d : 0;
+  std::vector<double> mean(rows, 0.0), rstd(rows, 0.0);
+  Tensor &dx = e.outs[0];
+  dx.shape = x.shape;
+  dx.data.assign(x.data.size(), 0.0);
+  parallelFor(rows, 1 + 65536 / std::max<int64_t>(1, d),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t r = begin; r < end; ++r) {
+                  const double *xr = x.data.data() + r * d;
+                  const double *g = dy.data.data() + r * d;
+                  double mu = 0, sq = 0;
+                  if (layerNorm) {
+                    for (int64_t j = 0; j < d; ++j)
+                      mu += xr[j];
+                    mu /= d;
+                  }
+                  for (int64_t j = 0; j < d; ++j)
+                    sq += (xr[j] - mu) * (xr[j] - mu);
+                  double rs = 1.0 / std::sqrt(sq / d + eps);
+                  mean[r] = mu;
+                  rstd[r] = rs;
+                  // gw = dy * w; xhat = (x - mean) * rstd.
+                  double sumG = 0, sumGX = 0;
+                  for (int64_t j = 0; j < d; ++j) {
+                    double gw = g[j] * w.data[j];
+                    sumG += gw;
+                    sumGX += gw * (xr[j] - mu) * rs;
+                  }
+                  double meanG = layerNorm ? sumG / d : 0, meanGX = sumGX / d;
+                  // LayerNorm: rstd (gw - mean(gw) - xhat mean(gw xhat)).
+                  // RMSNorm:   r gw - x r^3 mean(gw x) (xhat = x r).
+                  double *o = dx.data.data() + r * d;
+                  for (int64_t j = 0; j < d; ++j) {
+                    double xhat = (xr[j] - mu) * rs;
+                    double v =
+                        rs * (g[j] * w.data[j] - meanG - xhat * meanGX);
+                    o[j] = roundToDType(v, dx.dtype);
+                  }
+                }
+              });
+  for (size_t res = 1; res < e.outs.size(); ++res) {
+    bool bias = res == 2;
+    Tensor &out = e.outs[res];
+    out.shape = {d};
+    out.data.assign(d, 0.0);
+    parallelFor(d, 1 + 65536 / std::max<int64_t>(1, rows),
+                [&](int64_t begin, int64_t end) {
+                  for (int64_t j = begin; j < end; ++j) {
+                    double acc = 0;
+                    for (int64_t r = 0; r < rows; ++r) {
+                      double g = dy.data[r * d + j];
+                      acc += bias ? g
+                                  : g * (x.data[r * d + j] - mean[r]) * rstd[r];
+                    }
+                    out.data[j] = roundToDType(acc, out.dtype);
+                  }
+                });
+  }
+  return "";
+}
+
+std::string evalLayerNormGrad(OpEval &e) { return evalNormGrad(e, true); }
+std::string evalRmsNormGrad(OpEval &e) { return evalNormGrad(e, false); }
+
+/// Operands (q, k, v, out, dout[, mask]); results dq, dk, dv[, dmask].
+/// Probabilities are recomputed per (batch, head); a task owns one KV head
+/// and the query heads of its group, so the group's dK and dV sums need no
+/// locks. dmask (an additive mask's gradient) is the score gradient dS summed
+/// over the mask's broadcast dimensions, after all tasks.
+std::string evalAttentionGrad(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(5, 6));
+  AttentionSpec a;
+  RETURN_IF_ERROR(readAttention(e, 5, a));
+  const Tensor &q = e.operand(0), &k = e.operand(1), &v = e.operand(2),
+               &o = e.operand(3), &dout = e.operand(4);
+  RETURN_IF_ERROR(e.expectFloat(3, "out"));
+  RETURN_IF_ERROR(e.expectFloat(4, "grad"));
+  int64_t B = a.B, Hq = a.Hq, Sq = a.Sq, D = a.D, Hkv = a.Hkv, Sk = a.Sk,
+          Dv = a.Dv;
+  Shape outShape = {B, Hq, Sq, Dv};
+  if (o.shape != outShape || dout.shape != outShape)
+    return e.fail("out " + shapeStr(o.shape) + " and grad " +
+                  shapeStr(dout.shape) + " must both be " +
+                  shapeStr(outShape));
+  bool maskGrad = e.outs.size() == 4;
+  if (maskGrad && (!a.mask || a.boolMask))
+    return e.fail("has a mask gradient but no floating-point mask");
+  // The full [B, Hq, Sq, Sk] score gradient, only when dmask is asked for.
+  std::vector<double> fullDS(maskGrad ? B * Hq * Sq * Sk : 0, 0.0);
+  Tensor &dq = e.outs[0], &dk = e.outs[1], &dv = e.outs[2];
+  dq.shape = q.shape;
+  dk.shape = k.shape;
+  dv.shape = v.shape;
+  dq.data.assign(q.data.size(), 0.0);
+  dk.data.assign(k.data.size(), 0.0);
+  dv.data.assign(v.data.size(), 0.0);
+  const double inf = std::numeric_limits<double>::infinity();
+  parallelFor(B * Hkv, 1, [&](int64_t begin, int64_t end) {
+    std::vector<double> P(Sq * Sk), dS(Sq * Sk), dK(Sk * D), dV(Sk * Dv),
+        dQ(D);
+    for (int64_t t = begin; t < end; ++t) {
+      int64_t b = t / Hkv, kvh = t % Hkv;
+      const double *K = k.data.data() + (b * Hkv + kvh) * Sk * D;
+      const double *Vm = v.data.data() + (b * Hkv + kvh) * Sk * Dv;
+      std::fill(dK.begin(), dK.end(), 0.0);
+      std::fill(dV.begin(), dV.end(), 0.0);
+      for (int64_t h = kvh * a.group; h < (kvh + 1) * a.group; ++h) {
+        int64_t qBase = (b * Hq + h) * Sq;
+        // P = softmax(scores) row by row; fully masked rows are zero.
+        for (int64_t i = 0; i < Sq; ++i) {
+          double *p = P.data() + i * Sk;
+          double mx = a.scores(q, k, b, h, i, p);
+          double sum = 0;
+          for (int64_t j = 0; j < Sk; ++j) {
+            p[j] = mx == -inf || p[j] == -inf ? 0.0 : std::exp(p[j] - mx);
+            sum += p[j];
+          }
+          for (int64_t j = 0; j < Sk; ++j)
+            p[j] = sum > 0 ? p[j] / sum : 0.0;
+        }
+        for (int64_t i = 0; i < Sq; ++i) {
+          const double *dOi = dout.data.data() + (qBase + i) * Dv;
+          const double *Oi = o.data.data() + (qBase + i) * Dv;
+          const double *p = P.data() + i * Sk;
+          double *ds = dS.data() + i * Sk;
+          double rowDot = 0; // rowsum(dO o O)
+          for (int64_t c = 0; c < Dv; ++c)
+            rowDot += dOi[c] * Oi[c];
+          for (int64_t j = 0; j < Sk; ++j) {
+            if (p[j] == 0) {
+              ds[j] = 0;
+              continue;
+            }
+            const double *vj = Vm + j * Dv;
+            double dp = 0;
+            for (int64_t c = 0; c < Dv; ++c)
+              dp += dOi[c] * vj[c];
+            ds[j] = p[j] * (dp - rowDot);
+            if (maskGrad)
+              fullDS[((qBase + i) * Sk) + j] = ds[j];
+            // dV_j += P_ij dO_i.
+            double *dvj = dV.data() + j * Dv;
+            for (int64_t c = 0; c < Dv; ++c)
+              dvj[c] += p[j] * dOi[c];
+          }
+          // dQ_i = scale sum_j dS_ij K_j.
+          std::fill(dQ.begin(), dQ.end(), 0.0);
+          for (int64_t j = 0; j < Sk; ++j) {
+            if (ds[j] == 0)
+              continue;
+            const double *kj = K + j * D;
+            for (int64_t c = 0; c < D; ++c)
+              dQ[c] += ds[j] * kj[c];
+          }
+          double *dqi = dq.data.data() + (qBase + i) * D;
+          for (int64_t c = 0; c < D; ++c)
+            dqi[c] = roundToDType(a.scale * dQ[c], dq.dtype);
+          // dK_j += scale dS_ij Q_i.
+          const double *qi = q.data.data() + (qBase + i) * D;
+          for (int64_t j = 0; j < Sk; ++j) {
+            if (ds[j] == 0)
+              continue;
+            double *dkj = dK.data() + j * D;
+            for (int64_t c = 0; c < D; ++c)
+              dkj[c] += a.scale * ds[j] * qi[c];
+          }
+        }
+      }
+      double *dkOut = dk.data.data() + (b * Hkv + kvh) * Sk * D;
+      double *dvOut = dv.data.data() + (b * Hkv + kvh) * Sk * Dv;
+      for (int64_t c = 0; c < Sk * D; ++c)
+        dkOut[c] = roundToDType(dK[c], dk.dtype);
+      for (int64_t c = 0; c < Sk * Dv; ++c)
+        dvOut[c] = roundToDType(dV[c], dv.dtype);
+    }
+  });
+  if (maskGrad) {
+    Tensor &dmask = e.outs[3];
+    dmask.shape = a.mask->shape;
+    dmask.data.assign(a.mask->data.size(), 0.0);
+    int64_t index = 0;
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < Hq; ++h)
+        for (int64_t i = 0; i < Sq; ++i)
+          for (int64_t j = 0; j < Sk; ++j)
+            dmask.data[b * a.maskStrides[0] + h * a.maskStrides[1] +
+                       i * a.maskStrides[2] + j * a.maskStrides[3]] +=
+                fullDS[index++];
+    for (double &x : dmask.data)
+      x = roundToDType(x, dmask.dtype);
+  }
+  return "";
+}
+
+/// Operands (dy [..., D], indices [...]); the result [V, D] takes V from the
+/// graph's declared shape.
+std::string evalEmbeddingGrad(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(2, 2));
+  const Tensor &dy = e.operand(0), &idx = e.operand(1);
+  RETURN_IF_ERROR(e.expectFloat(0, "grad"));
+  RETURN_IF_ERROR(e.expectSameType(dy, "grad"));
+  if (isFloat(idx.dtype) || idx.dtype == DType::I1)
+    return e.fail(std::string("indices must be integers, got ") +
+                  dtypeName(idx.dtype));
+  const Shape &table = e.declared[0];
+  if (table.size() != 2)
+    return e.fail("result " + shapeStr(table) + " must be a [V, D] table");
+  int64_t V = table[0], D = table[1];
+  Shape rows = idx.shape;
+  rows.push_back(D);
+  if (dy.shape != rows)
+    return e.fail("grad " + shapeStr(dy.shape) + " must be " +
+                  shapeStr(rows) + " (the indices' shape, then D)");
+  std::vector<double> acc(V * D, 0.0);
+  for (size_t i = 0; i < idx.data.size(); ++i) {
+    int64_t row = static_cast<int64_t>(idx.data[i]);
+    if (row < 0 || row >= V)
+      return e.fail("index " + std::to_string(row) +
+                    " is outside the table's " + std::to_string(V) + " rows");
+    for (int64_t c = 0; c < D; ++c)
+      acc[row * D + c] += dy.data[i * D + c];
+  }
+  e.out.shape = table;
+  e.out.data.resize(acc.size());
+  for (size_t i = 0; i < acc.size(); ++i)
+    e.out.data[i] = roundToDType(acc[i], e.out.dtype);
+  return "";
+}
+
+/// Operands (logits [..., V], labels [...], dloss): (softmax - onehot) times
+/// dloss, over the counted positions for `mean`.
+std::string evalCrossEntropyGrad(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(3, 3));
+  LossSpec spec;
+  RETURN_IF_ERROR(readLoss(e, spec));
+  std::vector<char> counted;
+  RETURN_IF_ERROR(readLabels(e, spec, counted));
+  const Tensor &logits = e.operand(0), &labels = e.operand(1),
+               &dloss = e.operand(2);
+  RETURN_IF_ERROR(e.expectSameType(logits, "logits"));
+  bool none = spec.reduction == "none";
+  if (dloss.dtype != DType::F32 || dloss.shape != (none ? labels.shape : Shape{}))
+    return e.fail("loss gradient " + typeStr(dloss.shape, dloss.dtype) +
+                  " must be " + typeStr(none ? labels.shape : Shape{},
+                                        DType::F32) +
+                  " for reduction " + spec.reduction);
+  int64_t V = logits.shape.back(), n = labels.numElements();
+  double factor = 1;
+  if (!none) {
+    factor = dloss.data[0];
+    if (spec.reduction == "mean") {
+      int64_t count = 0;
+      for (char c : counted)
+        count += c;
+      factor /= static_cast<double>(count);
+    }
+  }
+  e.out.shape = logits.shape;
+  e.out.data.assign(logits.data.size(), 0.0);
+  DType type = e.out.dtype;
+  parallelFor(n, 1 + 65536 / std::max<int64_t>(1, V),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t p = begin; p < end; ++p) {
+                  if (!counted[p])
+                    continue;
+                  double scale = none ? dloss.data[p] : factor;
+                  const double *row = logits.data.data() + p * V;
+                  double *o = e.out.data.data() + p * V;
+                  double mx = -std::numeric_limits<double>::infinity();
+                  for (int64_t j = 0; j < V; ++j)
+                    mx = std::max(mx, row[j]);
+                  double sum = 0;
+                  for (int64_t j = 0; j < V; ++j)
+                    sum += std::exp(row[j] - mx);
+                  int64_t label = static_cast<int64_t>(labels.data[p]);
+                  for (int64_t j = 0; j < V; ++j) {
+                    double prob = std::exp(row[j] - mx) / sum;
+                    o[j] = roundToDType(
+                        (prob - (j == label ? 1.0 : 0.0)) * scale, type);
+                  }
+                }
+              });
+  return "";
+}
+
+/// A splat constant (arith.constant of a splat, as autodiff's loss seed and
+/// zero gradients): every element `value`, shaped as the graph declares.
+std::string evalConstant(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(0, 0));
+  double value = e.attrs.number("value", std::nullopt);
+  RETURN_IF_ERROR(e.attrError());
+  e.out.shape = e.declared[0];
+  e.out.data.assign(e.out.numElements(), roundToDType(value, e.out.dtype));
+  return "";
+}
+
+std::string evalBroadcast(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(1, 1));
+  Shape shape = e.attrs.ints("shape");
+  RETURN_IF_ERROR(e.attrError());
+  const Tensor &x = e.operand(0);
+  RETURN_IF_ERROR(e.expectSameType(x, "input"));
+  Shape b;
+  if (x.shape.size() > shape.size() || !broadcastShapes(x.shape, shape, b) ||
+      b != shape)
+    return e.fail("cannot broadcast " + shapeStr(x.shape) + " to " +
+                  shapeStr(shape));
+  e.out.shape = shape;
+  stridedCopy(x.data, 0, broadcastStrides(x.shape, shape), shape, e.out.data);
+  return "";
+}
+
+std::string evalPad(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(1, 1));
+  Shape low = e.attrs.ints("low"), high = e.attrs.ints("high");
+  RETURN_IF_ERROR(e.attrError());
+  const Tensor &x = e.operand(0);
+  RETURN_IF_ERROR(e.expectSameType(x, "input"));
+  size_t rank = x.shape.size();
+  if (low.size() != rank || high.size() != rank)
+    return e.fail("low " + shapeStr(low) + " and high " + shapeStr(high) +
+                  " must each have " + std::to_string(rank) + " entries");
+  for (size_t i = 0; i < rank; ++i)
+    if (low[i] < 0 || high[i] < 0)
+      return e.fail("padding low " + shapeStr(low) + " high " +
+                    shapeStr(high) + " must be >= 0");
+  Shape shape(rank);
+  for (size_t i = 0; i < rank; ++i)
+    shape[i] = x.shape[i] + low[i] + high[i];
+  e.out.shape = shape;
+  e.out.data.assign(product(shape), 0.0);
+  Shape outStrides = stridesOf(shape);
+  int64_t base = 0;
+  for (size_t i = 0; i < rank; ++i)
+    base += low[i] * outStrides[i];
+  for (int64_t i = 0, n = x.numElements(); i < n; ++i)
+    e.out.data[base + stridedOffset(i, x.shape, outStrides)] = x.data[i];
+  return "";
+}
+
+/// Operands (param, grad, m, v[, master]); results new param, m, v[, master].
+std::string evalAdamW(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(4, 5));
+  double lr = e.attrs.number("lr", std::nullopt);
+  double beta1 = e.attrs.number("beta1", 0.9);
+  double beta2 = e.attrs.number("beta2", 0.999);
+  double eps = e.attrs.number("epsilon", 1e-8);
+  double wd = e.attrs.number("weight_decay", 0.01);
+  int64_t step = e.attrs.integer("step", 1);
+  RETURN_IF_ERROR(e.attrError());
+  if (step < 1)
+    return e.fail("step must be >= 1, got " + std::to_string(step));
+  bool hasMaster = e.in.size() == 5;
+  RETURN_IF_ERROR(e.expectResults(hasMaster ? 4 : 3));
+  static const char *const names[] = {"param", "grad", "exp_avg", "exp_avg_sq",
+                                      "master"};
+  const Tensor &param = e.operand(0);
+  for (size_t i = 0; i < e.in.size(); ++i) {
+    RETURN_IF_ERROR(e.expectFloat(i, names[i]));
+    if (e.operand(i).shape != param.shape)
+      return e.fail(std::string(names[i]) + " " +
+                    shapeStr(e.operand(i).shape) + " must have the param's shape " +
+                    shapeStr(param.shape));
+  }
+  const Tensor &g = e.operand(1), &m = e.operand(2), &v = e.operand(3);
+  const Tensor &p = hasMaster ? e.operand(4) : param;
+  double c1 = 1.0 - std::pow(beta1, static_cast<double>(step));
+  double c2 = 1.0 - std::pow(beta2, static_cast<double>(step));
+  int64_t n = param.numElements();
+  for (Tensor &out : e.outs) {
+    out.shape = param.shape;
+    out.data.assign(n, 0.0);
+  }
+  parallelFor(n, 1 << 14, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      double w = p.data[i], gi = g.data[i];
+      w -= lr * wd * w;
+      double mi = beta1 * m.data[i] + (1 - beta1) * gi;
+      double vi = beta2 * v.data[i] + (1 - beta2) * gi * gi;
+      w -= lr * (mi / c1) / (std::sqrt(vi / c2) + eps);
+      e.outs[0].data[i] = roundToDType(w, e.outs[0].dtype);
+      e.outs[1].data[i] = roundToDType(mi, e.outs[1].dtype);
+      e.outs[2].data[i] = roundToDType(vi, e.outs[2].dtype);
+      if (hasMaster)
+        e.outs[3].data[i] = roundToDType(w, e.outs[3].dtype);
+    }
+  });
   return "";
 }
 
@@ -1486,8 +2040,18 @@ std::string evalMatmul(OpEval &e) {
 
 using Evaluator = std::function<std::string(OpEval &)>;
 
-const std::map<std::string, Evaluator> &evaluators() {
-  static const std::map<std::string, Evaluator> table = {
+/// An op's evaluator and how many results it may have.
+struct OpDef {
+  Evaluator fn;
+  size_t minResults = 1, maxResults = 1;
+  OpDef(Evaluator fn, size_t minResults = 1, size_t maxResults = 1)
+      : fn(std::move(fn)), minResults(minResults), maxResults(maxResults) {}
+  template <typename F>
+  OpDef(F f) : OpDef(Evaluator(std::move(f))) {}
+};
+
+const std::map<std::string, OpDef> &evaluators() {
+  static const std::map<std::string, OpDef> table = {
       {"matmul", evalMatmul},
       {"add",
        [](OpEval &e) {
@@ -1532,6 +2096,16 @@ const std::map<std::string, Evaluator> &evaluators() {
       {"concat", evalConcat},
       {"cast", evalCast},
       {"kv_cache_append", evalKVCacheAppend},
+      {"activation_grad", evalActivationGrad},
+      {"layer_norm_grad", {evalLayerNormGrad, 2, 3}},
+      {"rms_norm_grad", {evalRmsNormGrad, 2, 2}},
+      {"attention_grad", {evalAttentionGrad, 3, 4}},
+      {"embedding_grad", evalEmbeddingGrad},
+      {"cross_entropy_grad", evalCrossEntropyGrad},
+      {"broadcast", evalBroadcast},
+      {"constant", evalConstant},
+      {"pad", evalPad},
+      {"adamw", {evalAdamW, 3, 4}},
   };
   return table;
 }
@@ -1550,18 +2124,35 @@ std::string evaluate(const Graph &graph,
     if (it == evaluators().end())
       return loc + ": the reference interpreter does not support '" + op.op +
              "'";
-    if (op.results.size() != 1)
-      return loc + ": '" + op.op + "' must have exactly one result, has " +
-             std::to_string(op.results.size());
-    auto info = infos.find(op.results[0]);
-    if (info == infos.end())
-      return loc + ": result '" + op.results[0] + "' of '" + op.op +
-             "' is not listed in the graph's values";
-    Tensor out;
-    out.dtype = info->second->dtype;
+    const OpDef &def = it->second;
+    size_t nres = op.results.size();
+    if (nres < def.minResults || nres > def.maxResults) {
+      std::string count =
+          def.minResults == def.maxResults
+              ? (def.minResults == 1 ? std::string("exactly one result")
+                                     : std::to_string(def.minResults) +
+                                           " results")
+              : std::to_string(def.minResults) + " to " +
+                    std::to_string(def.maxResults) + " results";
+      return loc + ": '" + op.op + "' must have " + count + ", has " +
+             std::to_string(nres);
+    }
+    std::vector<const ValueInfo *> resultInfos;
+    for (const std::string &result : op.results) {
+      auto info = infos.find(result);
+      if (info == infos.end())
+        return loc + ": result '" + result + "' of '" + op.op +
+               "' is not listed in the graph's values";
+      resultInfos.push_back(info->second);
+    }
+    std::vector<Tensor> outs(nres);
+    for (size_t r = 0; r < nres; ++r)
+      outs[r].dtype = resultInfos[r]->dtype;
     Op located = op;
     located.loc = loc;
-    OpEval e(located, out);
+    OpEval e(located, outs);
+    for (const ValueInfo *info : resultInfos)
+      e.declared.push_back(info->shape);
     for (const std::string &name : op.operands) {
       auto value = values.find(name);
       if (value == values.end())
@@ -1580,12 +2171,14 @@ std::string evaluate(const Graph &graph,
                typeStr(declared->second->shape, declared->second->dtype);
       e.in.push_back(&t);
     }
-    RETURN_IF_ERROR(it->second(e));
-    if (out.shape != info->second->shape)
-      return loc + ": '" + op.op + "' computes shape " + shapeStr(out.shape) +
-             " for '" + op.results[0] + "' but the graph declares " +
-             shapeStr(info->second->shape);
-    values[op.results[0]] = std::move(out);
+    RETURN_IF_ERROR(def.fn(e));
+    for (size_t r = 0; r < nres; ++r)
+      if (outs[r].shape != resultInfos[r]->shape)
+        return loc + ": '" + op.op + "' computes shape " +
+               shapeStr(outs[r].shape) + " for '" + op.results[r] +
+               "' but the graph declares " + shapeStr(resultInfos[r]->shape);
+    for (size_t r = 0; r < nres; ++r)
+      values[op.results[r]] = std::move(outs[r]);
   }
   return "";
 }

@@ -788,9 +788,13 @@ LogicalResult RmsNormGradOp::verify() {
 }
 
 void AttentionGradOp::build(OpBuilder &builder, OperationState &state,
-                            AttentionOp forward, Value grad) {
+                            AttentionOp forward, Value grad,
+                            bool withMaskGrad) {
+  Type maskGrad;
+  if (withMaskGrad)
+    maskGrad = forward.getMask().getType();
   build(builder, state, forward.getQuery().getType(),
-        forward.getKey().getType(), forward.getValue().getType(),
+        forward.getKey().getType(), forward.getValue().getType(), maskGrad,
         forward.getQuery(), forward.getKey(), forward.getValue(),
         forward.getResult(), grad, forward.getMask(),
         forward.getCausal() ? builder.getUnitAttr() : nullptr,
@@ -815,6 +819,13 @@ LogicalResult AttentionGradOp::verify() {
       failed(expectType(*this, getValueGrad().getType(), getValue().getType(),
                         "value gradient")))
     return failure();
+  if (Value maskGrad = getMaskGrad()) {
+    if (!getMask() || !isa<FloatType>(getMask().getType().getElementType()))
+      return emitOpError("has a mask gradient but no floating-point mask");
+    if (failed(expectType(*this, maskGrad.getType(), getMask().getType(),
+                          "mask gradient")))
+      return failure();
+  }
   int64_t heads = getQuery().getType().getDimSize(1);
   int64_t kvHeads = getKey().getType().getDimSize(1);
   if (kvHeads == 0 || heads % kvHeads != 0)

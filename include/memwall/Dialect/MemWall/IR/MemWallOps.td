@@ -669,7 +669,10 @@ def MemWall_AttentionGradOp : MemWall_Op<"attention_grad", [],
     its gradient `grad`, the probabilities are recomputed, so no `[Sq, Sk]`
     tensor is saved between forward and backward. Grouped-query heads sum
     their key and value gradients. `causal`, `scale` and `mask` are the
-    forward's. Costed, like untiled attention, as if the scores and their
+    forward's. A floating-point (additive) mask that is trained, such as a
+    learned relative-position bias, gets its gradient as a fourth result
+    `mask_grad`: the score gradient summed over the mask's broadcast
+    dimensions. Costed, like untiled attention, as if the scores and their
     gradient went through DRAM.
 
     ```mlir
@@ -689,7 +692,8 @@ def MemWall_AttentionGradOp : MemWall_Op<"attention_grad", [],
                        UnitAttr:$causal, F64Attr:$scale);
   let results = (outs MemWall_ComputeTensor:$query_grad,
                       MemWall_ComputeTensor:$key_grad,
-                      MemWall_ComputeTensor:$value_grad);
+                      MemWall_ComputeTensor:$value_grad,
+                      Optional<MemWall_ComputeTensor>:$mask_grad);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $out `,` $grad (`mask` $mask^)?
     (`causal` $causal^)? `scale` $scale attr-dict `:`
@@ -697,7 +701,8 @@ def MemWall_AttentionGradOp : MemWall_Op<"attention_grad", [],
   }];
   let hasVerifier = 1;
   let builders = [
-    OpBuilder<(ins "::memwall::AttentionOp":$forward, "::mlir::Value":$grad)>
+    OpBuilder<(ins "::memwall::AttentionOp":$forward, "::mlir::Value":$grad,
+                   CArg<"bool", "false">:$withMaskGrad)>
   ];
   let extraClassDeclaration = [{
     /// Unmasked (query, key) pairs of one head of one batch element.

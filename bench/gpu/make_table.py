@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+"""Markdown tables of the memwall GPU benchmark (bench/gpu/README.md).
+
+Reads the `memwall-run --report` JSON files of a directory (one per bundle,
+<name>.json; schema in docs/runtime.md), the bundles' manifests (for the
+bytes and GEMM FLOPs of each workload), the JSON of pytorch_bench.py and,
+optionally, the exit codes that run.sh recorded, and writes markdown:
+
+  python3 bench/gpu/make_table.py --memwall-dir OUT/memwall \\
+      --pytorch OUT/pytorch.json --exit-codes OUT/memwall/exit_codes.txt \\
+      --device-file OUT/device.txt --out OUT/table.md
+
+Effective bandwidth (GB/s, 1 GB = 1e9 bytes) = (bytes of every input and
+weight + bytes of every output, each once) / median time, the same
+definition pytorch_bench.py uses. Speedup = PyTorch time / memwall time
+(above 1: memwall is faster). Standard library only.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXIT_MEANINGS = {0: "ok", 1: "error", 2: "usage error", 3: "no CUDA device",
+                 4: "check failed", 124: "timed out", 137: "killed"}
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def manifest_figures(manifest):
+    """(bytes, flops, steps) of a bundle: every input/weight and output
+    buffer once; 2*M*N*K*batch for every GEMM step."""
+    by_name = {b["name"]: b for b in manifest.get("buffers", [])}
+    names = []
+    for binding in manifest.get("inputs", []) + manifest.get("outputs", []):
+        if binding["buffer"] not in names:
+            names.append(binding["buffer"])
+    total = sum(by_name[n]["bytes"] for n in names if n in by_name)
+    flops = sum(2 * s["m"] * s["n"] * s["k"] * s.get("batch", 1)
+                for s in manifest.get("steps", []) if s.get("kind") == "gemm")
+    return total, flops
+
+
+def read_exit_codes(path):
+    codes = {}
+    if path and os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 2 and not parts[0].startswith("#"):
+                    try:
+                        codes[parts[0]] = int(parts[1])
+                    except ValueError:
+                        pass
+    return codes
+
+
+def fmt_ms(seconds_or_ms, is_seconds=False):
+    if seconds_or_ms is None:
+        return "-"
+    ms = seconds_or_ms * 1e3 if is_seconds else seconds_or_ms
+    return "%.4f" % ms if ms < 1 else "%.3f" % ms
+
+
+def fmt_rate(value):
+    return "-" if value is None else "%.0f" % value
+
+
+def fmt_tflops(value):
+    return "-" if value is None else "%.1f" % value
+
+
+def ratio(numerator, denominator):
+    if numerator is None or not denominator:
+        return None
+    return numerator / denominator
+
+
+def fmt_speedup(value):
+    return "-" if value is None else "%.2fx" % value
+
+
+def collect(args):
+    pytorch = load_json(args.pytorch) if args.pytorch and os.path.exists(
+        args.pytorch) else None
+    torch_rows = {w["name"]: w for w in (pytorch or {}).get("workloads", [])}
+    codes = read_exit_codes(args.exit_codes)
+
+    names = list(torch_rows)
+    try:  # the canonical order, when PyTorch has no results
+        sys.dont_write_bytecode = True
+        sys.path.insert(0, HERE)
+        import pytorch_bench
+        names += [w["name"] for w in pytorch_bench.workloads()
+                  if w["name"] not in torch_rows]
+    except Exception:
+        pass
+    extra = set()
+    if os.path.isdir(args.memwall_dir):
+        extra |= {f[:-5] for f in os.listdir(args.memwall_dir)
+                  if f.endswith(".json")}
+    if args.bundles and os.path.isdir(args.bundles):
+        extra |= {d for d in os.listdir(args.bundles)
+                  if os.path.exists(os.path.join(args.bundles, d,
+                                                 "manifest.json"))}
+    extra |= set(codes)
+    names += sorted(extra - set(names))
+
+    rows = []
+    for name in names:
+        row = {"name": name, "torch": torch_rows.get(name), "report": None,
+               "bytes": None, "flops": None, "exit": codes.get(name)}
+        report_path = os.path.join(args.memwall_dir, name + ".json")
+        if os.path.exists(report_path):
+            try:
+                row["report"] = load_json(report_path)
+            except (OSError, ValueError) as e:
+                row["report_error"] = str(e)
+        manifest_path = None
+        if args.bundles:
+            manifest_path = os.path.join(args.bundles, name, "manifest.json")
+        if (not manifest_path or not os.path.exists(manifest_path)) and \
+                row["report"]:
+            manifest_path = os.path.join(row["report"].get("bundle", ""),
+                                         "manifest.json")
+        if manifest_path and os.path.exists(manifest_path):
+            row["bytes"], row["flops"] = manifest_figures(
+                load_json(manifest_path))
+        elif row["torch"]:
+            row["bytes"], row["flops"] = row["torch"]["bytes"], \
+                row["torch"]["flops"]
+        rows.append(row)
+    return pytorch, rows
+
+
+def check_text(row):
+    report = row["report"]
+    if report is None:
+        code = row["exit"]
+        if code is None:
+            return "not run"
+        return "no report (exit %d: %s)" % (code,
+                                            EXIT_MEANINGS.get(code, "?"))
+    check = report.get("check")
+    if check is None:
+        return "not checked"
+    if check.get("passed"):
+        return "PASS"
+    failed = [o for o in check.get("outputs", []) if not o.get("passed")]
+    return "FAIL (" + ", ".join(
+        "%s max rel %.3g > %.3g" % (o["name"], o["max_rel_error"],
+                                    o["tolerance"]) for o in failed) + ")"
+
+
+def memwall_seconds(row):
+    report = row["report"]
+    if report is None:
+        return None
+    t = report.get("total", {}).get("measured_time_s")
+    return t if t else None
+
+
+def render(args, pytorch, rows):
+    device = args.device
+    if args.device_file and os.path.exists(args.device_file):
+        with open(args.device_file) as f:
+            device = " / ".join(line.strip() for line in f if line.strip())
+    if not device:
+        reports = [r["report"] for r in rows if r["report"]]
+        device = reports[0].get("device") if reports else "unknown device"
+    date = args.date or datetime.date.today().isoformat()
+    iters = sorted({r["report"].get("iters") for r in rows if r["report"]})
+
+    out = []
+    out.append("## memwall vs PyTorch: memory-bound workloads")
+    out.append("")
+    out.append("- Device (name, driver): %s" % device)
+    out.append("- Date: %s" % date)
+    if args.command:
+        out.append("- Command: `%s`" % args.command)
+    out.append("- memwall: `memwall-run BUNDLE --inputs=random --check "
+               "--iters=N --report=...`, N = %s; time = median of N runs of "
+               "the whole step sequence" %
+               (", ".join(map(str, iters)) or "-"))
+    if pytorch:
+        out.append("- PyTorch %s (CUDA %s), eager and `torch.compile` (mode "
+                   "default), %s warm-up + %s timed iterations, median; "
+                   "TF32 off" % (pytorch.get("torch"), pytorch.get("cuda"),
+                                 pytorch.get("warmup"), pytorch.get("iters")))
+    else:
+        out.append("- PyTorch: no results")
+    out.append("")
+    out.append("| workload | memwall ms | memwall GB/s | eager ms | "
+               "torch.compile ms | speedup vs eager | speedup vs compile | "
+               "check |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---|")
+    for row in rows:
+        t = memwall_seconds(row)
+        torch_row = row["torch"] or {}
+        eager, comp = torch_row.get("eager_ms"), torch_row.get("compile_ms")
+        mw_ms = t * 1e3 if t else None
+        gbps = row["bytes"] / t / 1e9 if t and row["bytes"] else None
+        comp_text = fmt_ms(comp)
+        if comp is None and torch_row.get("compile_error"):
+            comp_text = "failed" if not torch_row["compile_error"].startswith(
+                "skipped") else "skipped"
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            row["name"], fmt_ms(mw_ms), fmt_rate(gbps), fmt_ms(eager),
+            comp_text, fmt_speedup(ratio(eager, mw_ms)),
+            fmt_speedup(ratio(comp, mw_ms)), check_text(row)))
+    out.append("")
+    out.append("GB/s = (bytes of every input, weight and output, each once) "
+               "/ median time. H100 SXM: 3.35 TB/s HBM3 peak, about "
+               "2.8-3.0 TB/s achievable. Speedup = PyTorch ms / memwall ms.")
+
+    bw_rows = [r for r in rows if r["torch"]]
+    if bw_rows:
+        out.append("")
+        out.append("### Bandwidth and matmul throughput")
+        out.append("")
+        out.append("| workload | shape | dtype | MB moved | memwall GB/s | "
+                   "eager GB/s | compile GB/s | GEMM GFLOP | memwall TFLOP/s "
+                   "| eager TFLOP/s | compile TFLOP/s |")
+        out.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for row in bw_rows:
+            w = row["torch"]
+            t = memwall_seconds(row)
+            gbps = row["bytes"] / t / 1e9 if t and row["bytes"] else None
+            flops = row["flops"] or 0
+            mw_tf = flops / t / 1e12 if t and flops else None
+            out.append("| %s | %s | %s | %.1f | %s | %s | %s | %s | %s | %s "
+                       "| %s |" % (
+                           row["name"], "x".join(map(str, w["shape"])),
+                           w["dtype"], (row["bytes"] or 0) / 1e6,
+                           fmt_rate(gbps), fmt_rate(w.get("eager_GBps")),
+                           fmt_rate(w.get("compile_GBps")),
+                           "%.1f" % (flops / 1e9) if flops else "-",
+                           fmt_tflops(mw_tf),
+                           fmt_tflops(w.get("eager_TFLOPs")),
+                           fmt_tflops(w.get("compile_TFLOPs"))))
+
+    step_rows = [r for r in rows if r["report"]]
+    if step_rows:
+        out.append("")
+        out.append("### memwall steps: measured against predicted")
+        out.append("")
+        out.append("| workload | step | kind | ops | predicted us | "
+                   "measured us | meas/pred |")
+        out.append("|---|---|---|---|---:|---:|---:|")
+        for row in step_rows:
+            report = row["report"]
+            entries = list(report.get("steps", []))
+            entries.append({"name": "total", "kind": "", "ops": [],
+                            **report.get("total", {})})
+            for step in entries:
+                pred = step.get("predicted_time_s")
+                meas = step.get("measured_time_s")
+                out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+                    row["name"], step.get("name"), step.get("kind"),
+                    ", ".join(step.get("ops", [])),
+                    "%.1f" % (pred * 1e6) if pred is not None else "-",
+                    "%.1f" % (meas * 1e6) if meas is not None else "-",
+                    "%.2f" % (meas / pred) if pred and meas else "-"))
+
+    errors = [(r["name"], r["torch"]["compile_error"]) for r in rows
+              if r["torch"] and r["torch"].get("compile_error")]
+    errors += [(r["name"], "eager: " + r["torch"]["eager_error"]) for r in rows
+               if r["torch"] and r["torch"].get("eager_error")]
+    if errors:
+        out.append("")
+        out.append("### PyTorch notes")
+        out.append("")
+        for name, text in errors:
+            out.append("- %s: %s" % (name, text.splitlines()[0][:300]))
+    return "\n".join(out) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--memwall-dir", required=True,
+                        help="directory of memwall-run --report files")
+    parser.add_argument("--pytorch", help="JSON of pytorch_bench.py")
+    parser.add_argument("--bundles",
+                        default=os.path.join(HERE, "bundles"),
+                        help="bundle directory (default bench/gpu/bundles)")
+    parser.add_argument("--exit-codes",
+                        help="file of 'NAME EXIT_CODE' lines from run.sh")
+    parser.add_argument("--device", help="device text, e.g. the output of "
+                        "nvidia-smi --query-gpu=name,driver_version "
+                        "--format=csv,noheader")
+    parser.add_argument("--device-file", help="file holding that text")
+    parser.add_argument("--date", help="date to print (default today)")
+    parser.add_argument("--command", help="command to print in the header")
+    parser.add_argument("--out", help="markdown file (default stdout)")
+    args = parser.parse_args()
+
+    pytorch, rows = collect(args)
+    text = render(args, pytorch, rows)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,348 @@
+#!/usr/bin/env python3
+"""PyTorch baselines for the memwall GPU benchmark (bench/gpu/README.md).
+
+Times PyTorch eager and torch.compile (default mode) on the workloads that
+bench/gpu/bundles holds, with the same shapes, dtypes and formulas, and
+writes one JSON file:
+
+  { "device": ..., "torch": ..., "cuda": ..., "warmup": 10, "iters": 50,
+    "workloads": [ { "name", "shape", "dtype", "eager_ms", "compile_ms",
+                     "eager_GBps", "compile_GBps", "bytes", "flops",
+                     "eager_TFLOPs", "compile_TFLOPs", "compile_error" } ] }
+
+Times are the median over `iters` iterations, each between its own pair of
+CUDA events, after `warmup` untimed iterations. `bytes` counts every input
+(activations and weights) and every output once; GB/s is bytes / median time
+(1 GB = 1e9 bytes). `flops` counts the matmuls only (2*M*N*K); it is 0 for
+the memory-bound workloads. A torch.compile failure is recorded as null
+times and the error text, and the run goes on.
+
+  python3 bench/gpu/pytorch_bench.py --out pytorch.json
+  python3 bench/gpu/pytorch_bench.py --list          # no GPU, no torch needed
+
+Standard library and torch only.
+"""
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+
+DTYPE_BYTES = {"f32": 4, "bf16": 2, "f16": 2}
+
+# torch and torch.nn.functional, imported by run() only, so that --list
+# works without PyTorch; the workload functions use these globals.
+torch = None
+F = None
+
+
+def numel(shape):
+    return math.prod(shape)
+
+
+# ---------------------------------------------------------------------------
+# Workloads. Every input is (name, shape, kind) with kind "input" or
+# "weight", exactly the arguments of the memwall function of the same name
+# (bench/gpu/ops/*.mlir, examples/*.mlir). Random values follow
+# memwall-run --inputs=random: inputs U(-1, 1), weights of rank >= 2
+# U(-a, a) with a = 1/sqrt(shape[0]), rank-1 weights U(0.5, 1.5).
+# ---------------------------------------------------------------------------
+
+
+def _layernorm(d):
+    def fn(x, w, b):
+        return F.layer_norm(x, (d,), w, b, eps=1e-5)
+    return fn
+
+
+def _rmsnorm(d):
+    def fn(x, w):
+        if hasattr(F, "rms_norm"):
+            return F.rms_norm(x, (d,), w, eps=1e-6)
+        xf = x.float()
+        y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)
+        return (y * w.float()).to(x.dtype)
+    return fn
+
+
+def _softmax(x):
+    return torch.softmax(x, dim=-1)
+
+
+def _add_gelu(x, b):
+    return F.gelu(x + b, approximate="tanh")
+
+
+def _residual_add_layernorm(d):
+    def fn(x, r, w, b):
+        h = x + r
+        return h, F.layer_norm(h, (d,), w, b, eps=1e-5)
+    return fn
+
+
+def _seed_model(d):
+    # nn.Sequential(Linear(d, d), GELU(), Linear(d, d), LayerNorm(d)):
+    # Linear weights are [out, in], GELU is the exact erf form.
+    def fn(x, w1, b1, w2, b2, g, be):
+        h = F.gelu(F.linear(x, w1, b1))
+        return F.layer_norm(F.linear(h, w2, b2), (d,), g, be, eps=1e-5)
+    return fn
+
+
+def _gpt2_block(x, ln1_w, ln1_b, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b,
+                out_w, out_b):
+    # Hugging Face GPT2Block with the attention core replaced by the identity;
+    # Conv1D weights are [in, out] and Conv1D is addmm(bias, x2d, weight).
+    d = x.shape[-1]
+
+    def conv1d(t, w, b):
+        return torch.addmm(b, t.reshape(-1, t.shape[-1]), w).view(
+            *t.shape[:-1], w.shape[1])
+
+    a = conv1d(F.layer_norm(x, (d,), ln1_w, ln1_b, eps=1e-5), proj_w, proj_b)
+    h = x + a
+    m = F.gelu(conv1d(F.layer_norm(h, (d,), ln2_w, ln2_b, eps=1e-5), fc_w, fc_b),
+               approximate="tanh")
+    return h + conv1d(m, out_w, out_b)
+
+
+def _seed_workload(rows, d, dtype):
+    return {
+        "name": "memory_bound_model_%dx%d_%s" % (rows, d, dtype),
+        "dtype": dtype,
+        "inputs": [("x", [rows, d], "input"),
+                   ("fc1.weight", [d, d], "weight"), ("fc1.bias", [d], "weight"),
+                   ("fc2.weight", [d, d], "weight"), ("fc2.bias", [d], "weight"),
+                   ("ln.weight", [d], "weight"), ("ln.bias", [d], "weight")],
+        "outputs": [[rows, d]],
+        "flops": 2 * (2 * rows * d * d),
+        "fn": _seed_model(d),
+    }
+
+
+def workloads():
+    r, d = 16384, 4096
+    x = ("x", [r, d], "input")
+    wl = [
+        {"name": "layernorm_%dx%d_bf16" % (r, d), "dtype": "bf16",
+         "inputs": [x, ("ln.weight", [d], "weight"), ("ln.bias", [d], "weight")],
+         "outputs": [[r, d]], "flops": 0, "fn": _layernorm(d)},
+        {"name": "layernorm_%dx%d_f32" % (r, d), "dtype": "f32",
+         "inputs": [x, ("ln.weight", [d], "weight"), ("ln.bias", [d], "weight")],
+         "outputs": [[r, d]], "flops": 0, "fn": _layernorm(d)},
+        {"name": "rmsnorm_%dx%d_bf16" % (r, d), "dtype": "bf16",
+         "inputs": [x, ("norm.weight", [d], "weight")],
+         "outputs": [[r, d]], "flops": 0, "fn": _rmsnorm(d)},
+        {"name": "softmax_%dx%d_bf16" % (r, d), "dtype": "bf16",
+         "inputs": [x], "outputs": [[r, d]], "flops": 0, "fn": _softmax},
+        {"name": "add_gelu_%dx%d_bf16" % (r, d), "dtype": "bf16",
+         "inputs": [x, ("bias", [d], "weight")],
+         "outputs": [[r, d]], "flops": 0, "fn": _add_gelu},
+        {"name": "residual_add_layernorm_%dx%d_bf16" % (r, d), "dtype": "bf16",
+         "inputs": [x, ("residual", [r, d], "input"),
+                    ("ln.weight", [d], "weight"), ("ln.bias", [d], "weight")],
+         "outputs": [[r, d], [r, d]], "flops": 0,
+         "fn": _residual_add_layernorm(d)},
+        _seed_workload(16384, 4096, "bf16"),
+        _seed_workload(65536, 1024, "bf16"),
+        _seed_workload(512, 1024, "f32"),
+    ]
+    b, t, c = 8, 1024, 768
+    wl.append({
+        "name": "gpt2_block_no_attention", "dtype": "bf16",
+        "inputs": [("x", [b, t, c], "input"),
+                   ("ln_1.weight", [c], "weight"), ("ln_1.bias", [c], "weight"),
+                   ("attn.c_proj.weight", [c, c], "weight"),
+                   ("attn.c_proj.bias", [c], "weight"),
+                   ("ln_2.weight", [c], "weight"), ("ln_2.bias", [c], "weight"),
+                   ("mlp.c_fc.weight", [c, 4 * c], "weight"),
+                   ("mlp.c_fc.bias", [4 * c], "weight"),
+                   ("mlp.c_proj.weight", [4 * c, c], "weight"),
+                   ("mlp.c_proj.bias", [c], "weight")],
+        "outputs": [[b, t, c]],
+        "flops": 2 * b * t * (c * c + c * 4 * c + 4 * c * c),
+        "fn": _gpt2_block,
+    })
+    for w in wl:
+        size = DTYPE_BYTES[w["dtype"]]
+        w["shape"] = w["inputs"][0][1]
+        w["bytes"] = size * (sum(numel(s) for _, s, _ in w["inputs"]) +
+                             sum(numel(s) for s in w["outputs"]))
+    return wl
+
+
+# ---------------------------------------------------------------------------
+# Timing
+# ---------------------------------------------------------------------------
+
+
+def make_inputs(w, seed):
+    dtype = {"f32": torch.float32, "bf16": torch.bfloat16,
+             "f16": torch.float16}[w["dtype"]]
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(seed)
+    tensors = []
+    for _, shape, kind in w["inputs"]:
+        t = torch.empty(shape, device="cuda", dtype=torch.float32)
+        if kind == "input":
+            t.uniform_(-1.0, 1.0, generator=gen)
+        elif len(shape) >= 2:
+            a = 1.0 / math.sqrt(shape[0])
+            t.uniform_(-a, a, generator=gen)
+        else:
+            t.uniform_(0.5, 1.5, generator=gen)
+        tensors.append(t.to(dtype))
+    return tensors
+
+
+def time_ms(fn, args, warmup, iters):
+    with torch.no_grad():
+        for _ in range(warmup):
+            fn(*args)
+        torch.cuda.synchronize()
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+        for i in range(iters):
+            starts[i].record()
+            fn(*args)
+            ends[i].record()
+        torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def rate(amount, ms, scale):
+    if ms is None or ms <= 0:
+        return None
+    return amount / (ms * 1e-3) / scale
+
+
+def write_json(path, doc):
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def run(args, selected):
+    global torch, F
+    import torch
+    import torch.nn.functional as F
+
+    if not torch.cuda.is_available():
+        sys.exit("pytorch_bench.py: error: no CUDA device visible to PyTorch")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+    doc = {
+        "device": torch.cuda.get_device_name(0),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "warmup": args.warmup,
+        "iters": args.iters,
+        "settings": {
+            "matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+            "cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+            "matmul.allow_bf16_reduced_precision_reduction":
+                torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
+            "compile_mode": "default",
+        },
+        "workloads": [],
+    }
+    start = time.monotonic()
+    for w in selected:
+        record = {k: w[k] for k in ("name", "shape", "dtype", "bytes", "flops")}
+        record.update(eager_ms=None, compile_ms=None, compile_error=None)
+        try:
+            inputs = make_inputs(w, args.seed)
+            record["eager_ms"] = time_ms(w["fn"], inputs, args.warmup,
+                                         args.iters)
+        except Exception as e:  # recorded; the other workloads still run
+            record["eager_error"] = "%s: %s" % (type(e).__name__, e)
+            traceback.print_exc()
+            inputs = None
+        elapsed = time.monotonic() - start
+        if args.no_compile:
+            record["compile_error"] = "skipped (--no-compile)"
+        elif args.time_budget and elapsed > args.time_budget:
+            record["compile_error"] = (
+                "skipped: --time-budget of %g s spent" % args.time_budget)
+        elif inputs is not None:
+            try:
+                compiled = torch.compile(w["fn"], mode="default")
+                record["compile_ms"] = time_ms(compiled, inputs,
+                                               args.warmup, args.iters)
+            except Exception as e:
+                record["compile_error"] = "%s: %s" % (type(e).__name__,
+                                                      str(e)[:2000])
+                traceback.print_exc()
+        for mode in ("eager", "compile"):
+            ms = record[mode + "_ms"]
+            record[mode + "_GBps"] = rate(w["bytes"], ms, 1e9)
+            record[mode + "_TFLOPs"] = (rate(w["flops"], ms, 1e12)
+                                        if w["flops"] else None)
+        doc["workloads"].append(record)
+        write_json(args.out, doc)  # partial results survive a timeout
+
+        def fmt(v):
+            return "%.4f" % v if v is not None else "null"
+        print("%-42s eager %s ms (%s GB/s)  compile %s ms (%s GB/s)" % (
+            w["name"], fmt(record["eager_ms"]), fmt(record["eager_GBps"]),
+            fmt(record["compile_ms"]), fmt(record["compile_GBps"])),
+            flush=True)
+        del inputs
+        try:
+            torch._dynamo.reset()
+        except Exception:
+            pass
+        torch.cuda.empty_cache()
+    return doc
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", help="JSON file to write")
+    parser.add_argument("--list", action="store_true",
+                        help="print the workloads and exit (no GPU needed)")
+    parser.add_argument("--only", action="append", default=[],
+                        help="run only this workload (repeatable)")
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--iters", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-compile", action="store_true",
+                        help="time eager only")
+    parser.add_argument("--time-budget", type=float, default=0,
+                        help="seconds after which the remaining torch.compile "
+                             "runs are skipped (0: no limit)")
+    args = parser.parse_args()
+
+    all_workloads = workloads()
+    selected = [w for w in all_workloads
+                if not args.only or w["name"] in args.only]
+    unknown = set(args.only) - {w["name"] for w in all_workloads}
+    if unknown:
+        parser.error("unknown workload(s): %s" % ", ".join(sorted(unknown)))
+    if args.list:
+        print("%-42s %-18s %-5s %14s %16s" % ("name", "shape", "dtype",
+                                            "bytes", "flops"))
+        for w in selected:
+            print("%-42s %-18s %-5s %14d %16d" % (
+                w["name"], "x".join(map(str, w["shape"])), w["dtype"],
+                w["bytes"], w["flops"]))
+        return
+    if not args.out:
+        parser.error("--out FILE is required (or --list)")
+    if args.iters < 1 or args.warmup < 0:
+        parser.error("--iters must be >= 1 and --warmup >= 0")
+    run(args, selected)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The one command of the GPU benchmark, run on the GPU machine from anywhere
+# in the repository (no LLVM/MLIR needed there; the bundles were compiled on
+# the development machine by bench/gpu/compile_bundles.sh):
+#   1. builds the runtime alone (build-rt, -DMEMWALL_RUNTIME_ONLY=ON, Release)
+#   2. ctest --test-dir build-rt -L gpu --output-on-failure
+#   3. memwall-run BUNDLE --inputs=random --check --iters=50 --report=... for
+#      every bundle in bench/gpu/bundles (a failure is recorded, not fatal)
+#   4. bench/gpu/pytorch_bench.py (PyTorch eager and torch.compile)
+#   5. bench/gpu/make_table.py -> $OUT/table.md, also printed
+# Everything goes to $OUT (default bench/gpu/out). Exit status 0 when the
+# build, the gpu tests, every memwall-run and the PyTorch script succeeded.
+#   bench/gpu/run.sh
+# Environment: OUT, MEMWALL_RT_BUILD (default build-rt), ITERS (default 50),
+# PYTHON (default python3), DEADLINE_S (default 540: torch.compile runs are
+# skipped, and PyTorch stopped, so that the whole run ends by then).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$root"
+OUT="${OUT:-$root/bench/gpu/out}"
+build="${MEMWALL_RT_BUILD:-build-rt}"
+iters="${ITERS:-50}"
+python="${PYTHON:-python3}"
+deadline="${DEADLINE_S:-540}"
+bundles="$root/bench/gpu/bundles"
+mkdir -p "$OUT/memwall"
+OUT="$(cd "$OUT" && pwd)"
+SECONDS=0
+log() { echo "[run.sh ${SECONDS}s] $*"; }
+status=0
+
+shopt -s nullglob
+bundle_dirs=("$bundles"/*/)
+shopt -u nullglob
+if [ "${#bundle_dirs[@]}" -eq 0 ]; then
+  echo "run.sh: error: no bundles in $bundles (run bench/gpu/compile_bundles.sh on a machine with MLIR)" >&2
+  exit 1
+fi
+
+if command -v nvidia-smi >/dev/null 2>&1; then
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/device.txt" || echo "unknown (nvidia-smi failed)" > "$OUT/device.txt"
+  nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1 || true
+else
+  echo "unknown (no nvidia-smi)" > "$OUT/device.txt"
+fi
+log "device: $(head -n 1 "$OUT/device.txt")"
+
+log "building $build (runtime only) -> $OUT/build.log"
+if ! { cmake -G Ninja -S . -B "$build" -DMEMWALL_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=Release &&
+       ninja -C "$build"; } > "$OUT/build.log" 2>&1; then
+  tail -n 40 "$OUT/build.log" >&2
+  echo "run.sh: error: the runtime-only build failed (see $OUT/build.log)" >&2
+  exit 1
+fi
+
+log "ctest -L gpu -> $OUT/ctest-gpu.log"
+ctest_rc=0
+ctest --test-dir "$build" -L gpu --output-on-failure > "$OUT/ctest-gpu.log" 2>&1 || ctest_rc=$?
+tail -n 3 "$OUT/ctest-gpu.log"
+[ "$ctest_rc" -eq 0 ] || status=1
+
+codes="$OUT/memwall/exit_codes.txt"
+echo "# bundle memwall-run-exit-code (0 ok, 1 error, 3 no device, 4 check failed, 124 timeout)" > "$codes"
+for dir in "${bundle_dirs[@]}"; do
+  name="$(basename "$dir")"
+  rm -f "$OUT/memwall/$name.json"
+  rc=0
+  timeout 300 "$build/bin/memwall-run" "$dir" --inputs=random --check \
+    --iters="$iters" --report="$OUT/memwall/$name.json" \
+    > "$OUT/memwall/$name.log" 2>&1 || rc=$?
+  echo "$name $rc" >> "$codes"
+  log "memwall-run $name: exit $rc"
+  [ "$rc" -eq 0 ] || status=1
+done
+
+budget=$((deadline - 60 - SECONDS))
+[ "$budget" -ge 30 ] || budget=30
+limit=$((deadline - 15 - SECONDS))
+[ "$limit" -ge 60 ] || limit=60
+log "PyTorch (torch.compile budget ${budget}s, limit ${limit}s) -> $OUT/pytorch.json"
+torch_rc=0
+timeout "$limit" "$python" bench/gpu/pytorch_bench.py --out "$OUT/pytorch.json" \
+  --iters="$iters" --time-budget="$budget" > "$OUT/pytorch.log" 2>&1 || torch_rc=$?
+grep -v '^ ' "$OUT/pytorch.log" | grep -E 'eager|error|Error' | head -n 40 || true
+log "PyTorch: exit $torch_rc"
+[ "$torch_rc" -eq 0 ] || status=1
+
+"$python" bench/gpu/make_table.py --memwall-dir "$OUT/memwall" \
+  --pytorch "$OUT/pytorch.json" --bundles "$bundles" --exit-codes "$codes" \
+  --device-file "$OUT/device.txt" --command "bench/gpu/run.sh" \
+  --out "$OUT/table.md"
+{
+  echo "build: ok"
+  echo "ctest -L gpu: exit $ctest_rc"
+  grep -v '^#' "$codes" | sed 's/^/memwall-run /'
+  echo "pytorch_bench.py: exit $torch_rc"
+  echo "total: ${SECONDS}s"
+} > "$OUT/summary.txt"
+cat "$OUT/table.md"
+echo
+cat "$OUT/summary.txt"
+log "done: $OUT/table.md"
+exit "$status"

@@ -1,0 +1,457 @@
+//===- GradientCheckTest.cpp - autodiff against finite differences --------===//
+//
+// Every VJP rule of memwall-autodiff, checked numerically: a small f32
+// function per op (and a whole tiny GPT-2 and Llama training step) is
+// differentiated with `optimizer=none`, exported as a reference graph and run
+// by the CPU reference interpreter; each returned gradient is compared with
+// central differences of the loss, (L(x + h e_i) - L(x - h e_i)) / 2h, on
+// single coordinates and along random directions. The interpreter evaluates
+// in fp64 and rounds every op result to f32, so h trades truncation error
+// (O(h^2)) against f32 rounding noise (O(ulp(L) / h)).
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/ModelGen/ModelBuilder.h"
+#include "memwall/ModelGen/ModelConfig.h"
+#include "memwall/Registration.h"
+#include "memwall/Target/Bundle.h"
+#include "memwall/Transforms/Passes.h"
+
+#include "memwall-runtime/Json.h"
+#include "memwall-runtime/Manifest.h"
+#include "memwall-runtime/Reference.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <map>
+#include <random>
+
+using namespace mlir;
+using namespace memwall;
+namespace ref = memwall::reference;
+
+namespace {
+
+/// The differentiated function as an interpreter graph.
+struct Step {
+  ref::Graph graph;
+  std::vector<std::string> inputs, outputs;
+};
+
+class GradientCheckTest : public ::testing::Test {
+protected:
+  GradientCheckTest() {
+    DialectRegistry registry;
+    registerMemWallDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+  }
+
+  /// Differentiates the single function of `module` (optimizer=none) and
+  /// exports it; the step returns the loss, then one gradient per float
+  /// argument in argument order.
+  bool differentiate(ModuleOp module, Step &step) {
+    PassManager pm(&context);
+    AutodiffOptions options;
+    options.optimizer = "none";
+    pm.addPass(createAutodiff(options));
+    if (failed(pm.run(module)))
+      return false;
+    auto function = *module.getOps<func::FuncOp>().begin();
+    FailureOr<llvm::json::Value> exported = exportReferenceGraph(function);
+    if (failed(exported))
+      return false;
+    runtime::json::Value root;
+    std::string error = runtime::json::parse(
+        llvm::formatv("{0}", *exported).str(), root);
+    EXPECT_EQ(error, "");
+    error = runtime::parseReferenceGraph(root, step.graph);
+    EXPECT_EQ(error, "");
+    for (const char *key : {"inputs", "outputs"})
+      for (const runtime::json::Value &name : root.get(key)->array)
+        (key[0] == 'i' ? step.inputs : step.outputs).push_back(name.string);
+    return error.empty();
+  }
+
+  /// Random arguments: floats U(-1, 1) (U(0.5, 1.5) for arguments whose
+  /// name starts with "pos"), integers U{0, intBound - 1}.
+  std::map<std::string, ref::Tensor> randomInputs(const Step &step,
+                                                  int64_t intBound) {
+    std::mt19937 rng(1234);
+    std::map<std::string, ref::Tensor> values;
+    for (const std::string &name : step.inputs) {
+      const ref::ValueInfo &info = valueInfo(step, name);
+      ref::Tensor t;
+      t.dtype = info.dtype;
+      t.shape = info.shape;
+      t.data.resize(t.numElements());
+      bool positive = name.rfind("pos", 0) == 0;
+      for (double &x : t.data) {
+        if (ref::isFloat(t.dtype))
+          x = ref::roundToDType(
+              std::uniform_real_distribution<double>(positive ? 0.5 : -1.0,
+                                                     positive ? 1.5 : 1.0)(rng),
+              t.dtype);
+        else
+          x = std::uniform_int_distribution<int64_t>(0, intBound - 1)(rng);
+      }
+      values[name] = std::move(t);
+    }
+    return values;
+  }
+
+  static const ref::ValueInfo &valueInfo(const Step &step,
+                                         const std::string &name) {
+    for (const ref::ValueInfo &info : step.graph.values)
+      if (info.name == name)
+        return info;
+    ADD_FAILURE() << "no value " << name;
+    return step.graph.values.front();
+  }
+
+  /// Runs the step; returns its outputs in order.
+  static std::vector<ref::Tensor>
+  run(const Step &step, std::map<std::string, ref::Tensor> values) {
+    std::string error = ref::evaluate(step.graph, values);
+    EXPECT_EQ(error, "");
+    std::vector<ref::Tensor> outputs;
+    for (const std::string &name : step.outputs)
+      outputs.push_back(values[name]);
+    return outputs;
+  }
+
+  /// Checks every float argument's gradient against central differences:
+  /// every coordinate of small arguments (a random sample of 24 otherwise)
+  /// and two random directions.
+  void checkGradients(const Step &step, int64_t intBound, double h = 1e-3) {
+    std::map<std::string, ref::Tensor> inputs = randomInputs(step, intBound);
+    std::vector<ref::Tensor> outputs = run(step, inputs);
+    ASSERT_FALSE(outputs.empty());
+    auto loss = [&](const std::map<std::string, ref::Tensor> &at) {
+      return run(step, at)[0].data[0];
+    };
+    std::mt19937 rng(99);
+    size_t gradient = 1;
+    for (const std::string &name : step.inputs) {
+      if (!ref::isFloat(inputs[name].dtype))
+        continue;
+      ASSERT_LT(gradient, outputs.size());
+      const ref::Tensor &g = outputs[gradient++];
+      ASSERT_EQ(g.shape, inputs[name].shape) << name;
+      double gmax = 0;
+      for (double x : g.data)
+        gmax = std::max(gmax, std::fabs(x));
+      // f32 noise in L is ~1e-7 relative; divided by 2h.
+      double noise = 4e-7 * std::max(1.0, std::fabs(outputs[0].data[0])) / h;
+      auto fd = [&](const std::vector<double> &direction) {
+        std::map<std::string, ref::Tensor> plus = inputs, minus = inputs;
+        for (size_t i = 0; i < direction.size(); ++i) {
+          plus[name].data[i] += h * direction[i];
+          minus[name].data[i] -= h * direction[i];
+        }
+        return (loss(plus) - loss(minus)) / (2 * h);
+      };
+      int64_t n = g.numElements();
+      std::vector<int64_t> coordinates;
+      for (int64_t i = 0; i < n; ++i)
+        coordinates.push_back(i);
+      if (n > 24) {
+        std::shuffle(coordinates.begin(), coordinates.end(), rng);
+        coordinates.resize(24);
+      }
+      for (int64_t i : coordinates) {
+        std::vector<double> e(n, 0.0);
+        e[i] = 1;
+        double numeric = fd(e);
+        EXPECT_NEAR(g.data[i], numeric,
+                    2e-3 * std::max(std::fabs(numeric), gmax) + noise)
+            << "d loss / d " << name << "[" << i << "]";
+      }
+      for (int trial = 0; trial < 2; ++trial) {
+        std::vector<double> v(n);
+        double analytic = 0, magnitude = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          v[i] = std::uniform_real_distribution<double>(-1, 1)(rng);
+          analytic += g.data[i] * v[i];
+          magnitude += std::fabs(g.data[i] * v[i]);
+        }
+        double numeric = fd(v);
+        EXPECT_NEAR(analytic, numeric, 2e-3 * magnitude + noise * std::sqrt(n))
+            << "directional derivative of the loss along a random v in "
+            << name;
+      }
+    }
+    EXPECT_EQ(gradient, outputs.size()) << "one gradient per float argument";
+  }
+
+  /// Parses `func.func @f(args) -> tensor<f32>` whose `body` computes
+  /// `result : type`; the loss is sum(result * c) for one more argument `c`,
+  /// so every element of the result carries a different weight.
+  void checkWeightedSum(StringRef args, StringRef body, StringRef result,
+                        StringRef type, int64_t intBound = 4,
+                        double h = 1e-3) {
+    std::string shape = type.drop_front(strlen("tensor<")).str();
+    int64_t rank = std::count(shape.begin(), shape.end(), 'x');
+    std::string axes;
+    for (int64_t i = 0; i < rank; ++i)
+      axes += (i ? ", " : "") + std::to_string(i);
+    std::string source = llvm::formatv(R"(
+func.func @f({0}, %c: {3}) -> tensor<f32> {
+{1}
+  %weighted = memwall.mul {2}, %c : {3}, {3} -> {3}
+  %loss = memwall.reduce sum %weighted axes [{4}] : {3} -> tensor<f32>
+  return %loss : tensor<f32>
+})",
+                                       args, body, result, type, axes)
+                             .str();
+    checkSource(source, intBound, h);
+  }
+
+  void checkSource(const std::string &source, int64_t intBound,
+                   double h = 1e-3) {
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, &context);
+    ASSERT_TRUE(module) << source;
+    Step step;
+    ASSERT_TRUE(differentiate(*module, step)) << source;
+    checkGradients(step, intBound, h);
+  }
+
+  MLIRContext context;
+};
+
+TEST_F(GradientCheckTest, MatmulWithBiasOnBatchedInput) {
+  checkWeightedSum(
+      "%x: tensor<2x3x4xf32>, %w: tensor<4x5xf32>, %b: tensor<5xf32>",
+      "  %y = memwall.matmul %x, %w bias %b : tensor<2x3x4xf32>, "
+      "tensor<4x5xf32>, tensor<5xf32> -> tensor<2x3x5xf32>",
+      "%y", "tensor<2x3x5xf32>");
+}
+
+TEST_F(GradientCheckTest, MatmulWithBothOperandsTransposed) {
+  checkWeightedSum("%x: tensor<4x3xf32>, %w: tensor<5x4xf32>",
+                   "  %y = memwall.matmul %x, %w {transpose_lhs, "
+                   "transpose_rhs} : tensor<4x3xf32>, tensor<5x4xf32> -> "
+                   "tensor<3x5xf32>",
+                   "%y", "tensor<3x5xf32>");
+}
+
+TEST_F(GradientCheckTest, BatchedMatmulOfTwoActivations) {
+  checkWeightedSum("%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x5x4xf32>",
+                   "  %s = memwall.matmul %q, %k {transpose_rhs} : "
+                   "tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32> -> "
+                   "tensor<1x2x3x5xf32>",
+                   "%s", "tensor<1x2x3x5xf32>");
+}
+
+TEST_F(GradientCheckTest, BroadcastingAddSubMulDivReduceOverBroadcastAxes) {
+  checkWeightedSum(
+      "%x: tensor<2x3x4xf32>, %b: tensor<4xf32>, %y: tensor<3x1xf32>, "
+      "%z: tensor<1x3x4xf32>, %pos_d: tensor<2x1x1xf32>",
+      "  %0 = memwall.add %x, %b : tensor<2x3x4xf32>, tensor<4xf32> -> "
+      "tensor<2x3x4xf32>\n"
+      "  %1 = memwall.sub %0, %y : tensor<2x3x4xf32>, tensor<3x1xf32> -> "
+      "tensor<2x3x4xf32>\n"
+      "  %2 = memwall.mul %1, %z : tensor<2x3x4xf32>, tensor<1x3x4xf32> -> "
+      "tensor<2x3x4xf32>\n"
+      "  %3 = memwall.div %2, %pos_d : tensor<2x3x4xf32>, tensor<2x1x1xf32> "
+      "-> tensor<2x3x4xf32>\n"
+      "  %4 = memwall.scale %3 by 1.250000e-01 : tensor<2x3x4xf32>",
+      "%4", "tensor<2x3x4xf32>");
+}
+
+TEST_F(GradientCheckTest, PointwiseActivations) {
+  for (const char *activation :
+       {"gelu %x erf", "gelu %x tanh", "silu %x", "relu %x", "tanh %x"}) {
+    SCOPED_TRACE(activation);
+    checkWeightedSum("%x: tensor<3x5xf32>",
+                     llvm::formatv("  %y = memwall.{0} : tensor<3x5xf32>",
+                                   activation)
+                         .str(),
+                     "%y", "tensor<3x5xf32>");
+  }
+}
+
+TEST_F(GradientCheckTest, SwiGLU) {
+  checkWeightedSum("%gate: tensor<3x6xf32>, %up: tensor<3x6xf32>",
+                   "  %y = memwall.swiglu %gate, %up : tensor<3x6xf32>", "%y",
+                   "tensor<3x6xf32>");
+}
+
+TEST_F(GradientCheckTest, LayerNormWithAndWithoutBias) {
+  checkWeightedSum("%x: tensor<3x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>",
+                   "  %y = memwall.layer_norm %x, %g, %b eps 1.000000e-05 : "
+                   "tensor<3x8xf32>, tensor<8xf32>, tensor<8xf32>",
+                   "%y", "tensor<3x8xf32>");
+  checkWeightedSum("%x: tensor<3x8xf32>, %g: tensor<8xf32>",
+                   "  %y = memwall.layer_norm %x, %g eps 1.000000e-05 : "
+                   "tensor<3x8xf32>, tensor<8xf32>",
+                   "%y", "tensor<3x8xf32>");
+}
+
+TEST_F(GradientCheckTest, RmsNorm) {
+  checkWeightedSum("%x: tensor<2x2x8xf32>, %g: tensor<8xf32>",
+                   "  %y = memwall.rms_norm %x, %g eps 1.000000e-06 : "
+                   "tensor<2x2x8xf32>, tensor<8xf32>",
+                   "%y", "tensor<2x2x8xf32>");
+}
+
+TEST_F(GradientCheckTest, SoftmaxAlongLastAndFirstAxis) {
+  checkWeightedSum("%x: tensor<3x5xf32>",
+                   "  %y = memwall.softmax %x axis -1 : tensor<3x5xf32>", "%y",
+                   "tensor<3x5xf32>");
+  checkWeightedSum("%x: tensor<3x5xf32>",
+                   "  %y = memwall.softmax %x axis 0 : tensor<3x5xf32>", "%y",
+                   "tensor<3x5xf32>");
+}
+
+TEST_F(GradientCheckTest, ReduceSumKeepDimsAndMeanOverTwoAxes) {
+  checkWeightedSum("%x: tensor<2x3x4xf32>",
+                   "  %y = memwall.reduce sum %x axes [1] keep_dims : "
+                   "tensor<2x3x4xf32> -> tensor<2x1x4xf32>",
+                   "%y", "tensor<2x1x4xf32>");
+  checkWeightedSum("%x: tensor<2x3x4xf32>",
+                   "  %y = memwall.reduce mean %x axes [0, 2] : "
+                   "tensor<2x3x4xf32> -> tensor<3xf32>",
+                   "%y", "tensor<3xf32>");
+}
+
+TEST_F(GradientCheckTest, Rope) {
+  checkWeightedSum("%x: tensor<1x2x4x8xf32>, %p: tensor<4xi64>",
+                   "  %y = memwall.rope %x, %p theta 1.000000e+04 : "
+                   "tensor<1x2x4x8xf32>, tensor<4xi64>",
+                   "%y", "tensor<1x2x4x8xf32>", /*intBound=*/64);
+}
+
+TEST_F(GradientCheckTest, EmbeddingAccumulatesRepeatedIds) {
+  // 6 ids drawn from 3 rows: rows repeat, their gradients must add up.
+  checkWeightedSum("%table: tensor<3x4xf32>, %ids: tensor<2x3xi64>",
+                   "  %y = memwall.embedding %table[%ids] : tensor<3x4xf32>, "
+                   "tensor<2x3xi64> -> tensor<2x3x4xf32>",
+                   "%y", "tensor<2x3x4xf32>", /*intBound=*/3);
+}
+
+TEST_F(GradientCheckTest, AttentionNonCausalWithAdditiveMask) {
+  checkWeightedSum("%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x5x4xf32>, "
+                   "%v: tensor<1x2x5x6xf32>, %m: tensor<1x1x3x5xf32>",
+                   "  %o = memwall.attention %q, %k, %v mask %m : "
+                   "tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, "
+                   "tensor<1x2x5x6xf32>, tensor<1x1x3x5xf32> -> "
+                   "tensor<1x2x3x6xf32>",
+                   "%o", "tensor<1x2x3x6xf32>");
+}
+
+TEST_F(GradientCheckTest, AttentionCausalBottomRightWithFewerQueries) {
+  checkWeightedSum("%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x5x4xf32>, "
+                   "%v: tensor<2x2x5x4xf32>",
+                   "  %o = memwall.attention %q, %k, %v causal : "
+                   "tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, "
+                   "tensor<2x2x5x4xf32> -> tensor<2x2x3x4xf32>",
+                   "%o", "tensor<2x2x3x4xf32>");
+}
+
+TEST_F(GradientCheckTest, AttentionGroupedQueryHeadsShareKeyValueGradients) {
+  checkWeightedSum("%q: tensor<1x4x4x4xf32>, %k: tensor<1x2x4x4xf32>, "
+                   "%v: tensor<1x2x4x4xf32>",
+                   "  %o = memwall.attention %q, %k, %v causal scale "
+                   "3.000000e-01 : tensor<1x4x4x4xf32>, tensor<1x2x4x4xf32>, "
+                   "tensor<1x2x4x4xf32> -> tensor<1x4x4x4xf32>",
+                   "%o", "tensor<1x4x4x4xf32>");
+}
+
+TEST_F(GradientCheckTest, CrossEntropyMeanSumAndIgnoreIndex) {
+  for (const char *reduction : {"mean", "sum", "mean ignore_index 0"}) {
+    SCOPED_TRACE(reduction);
+    // Labels U{0..4} of 5 classes; with ignore_index 0 about a fifth of the
+    // positions drop out of the loss and the mean's count.
+    checkSource(llvm::formatv(R"(
+func.func @f(%x: tensor<2x3x5xf32>, %labels: tensor<2x3xi64>) -> tensor<f32> {
+  %loss = memwall.cross_entropy %x, %labels {0} : tensor<2x3x5xf32>, tensor<2x3xi64> -> tensor<f32>
+  return %loss : tensor<f32>
+})",
+                              reduction)
+                    .str(),
+                /*intBound=*/5);
+  }
+}
+
+TEST_F(GradientCheckTest, CrossEntropyPerPositionLosses) {
+  checkWeightedSum("%x: tensor<2x3x5xf32>, %labels: tensor<2x3xi64>",
+                   "  %l = memwall.cross_entropy %x, %labels none : "
+                   "tensor<2x3x5xf32>, tensor<2x3xi64> -> tensor<2x3xf32>",
+                   "%l", "tensor<2x3xf32>", /*intBound=*/5);
+}
+
+TEST_F(GradientCheckTest, LayoutOpsTransposeReshapeSliceConcat) {
+  checkWeightedSum(
+      "%x: tensor<2x3x4xf32>, %y: tensor<3x2xf32>",
+      "  %0 = memwall.transpose %x [1, 0, 2] : tensor<2x3x4xf32> -> "
+      "tensor<3x2x4xf32>\n"
+      "  %1 = memwall.reshape %0 [3, 8] : tensor<3x2x4xf32> -> "
+      "tensor<3x8xf32>\n"
+      "  %2 = memwall.slice %1 offsets [0, 2] sizes [3, 4] : tensor<3x8xf32> "
+      "-> tensor<3x4xf32>\n"
+      "  %3 = memwall.concat %2, %y axis 1 : tensor<3x4xf32>, "
+      "tensor<3x2xf32> -> tensor<3x6xf32>",
+      "%3", "tensor<3x6xf32>");
+}
+
+TEST_F(GradientCheckTest, ValueUsedTwiceGetsSummedGradient) {
+  checkWeightedSum("%x: tensor<3x4xf32>",
+                   "  %0 = memwall.tanh %x : tensor<3x4xf32>\n"
+                   "  %1 = memwall.mul %0, %x : tensor<3x4xf32>, "
+                   "tensor<3x4xf32> -> tensor<3x4xf32>\n"
+                   "  %2 = memwall.add %1, %0 : tensor<3x4xf32>, "
+                   "tensor<3x4xf32> -> tensor<3x4xf32>",
+                   "%2", "tensor<3x4xf32>");
+}
+
+/// A whole training step of a tiny f32 model from memwall-gen's builder:
+/// every weight's gradient through embeddings, norms, attention, MLP and the
+/// loss.
+class TinyModelGradientCheck : public GradientCheckTest {
+protected:
+  void checkPreset(StringRef preset, int64_t kvHeads) {
+    llvm::Expected<ModelConfig> config = lookupPreset(preset);
+    ASSERT_TRUE(static_cast<bool>(config)) << toString(config.takeError());
+    config->layers = 2;
+    config->hidden = 8;
+    config->heads = 2;
+    config->kvHeads = kvHeads;
+    config->ffn = 12;
+    config->vocab = 11;
+    config->maxPositions = 8;
+    config->seq = 4;
+    config->batch = 2;
+    config->dtype = "f32";
+    config->dropout = 0;
+    if (llvm::Error error = validateModelConfig(*config, GenerationMode::Train))
+      FAIL() << toString(std::move(error));
+    OwningOpRef<ModuleOp> module =
+        buildModel(&context, *config, GenerationMode::Train);
+    ASSERT_TRUE(module);
+    Step step;
+    ASSERT_TRUE(differentiate(*module, step));
+    // Token ids, labels and positions all below maxPositions (8).
+    checkGradients(step, /*intBound=*/8);
+  }
+};
+
+TEST_F(TinyModelGradientCheck, GPT2TrainingStepWithTiedEmbeddings) {
+  checkPreset("gpt2", /*kvHeads=*/2);
+}
+
+TEST_F(TinyModelGradientCheck, LlamaTrainingStepWithGroupedQueryAttention) {
+  checkPreset("llama-2-7b", /*kvHeads=*/1);
+}
+
+} // namespace
