@@ -119,6 +119,28 @@ static void writeMemory(llvm::json::OStream &json,
   });
 }
 
+static void writeInference(llvm::json::OStream &json,
+                           const InferenceSummary &inference) {
+  json.attributeObject("inference", [&] {
+    json.attribute("tokens_per_step", inference.tokensPerStep);
+    json.attribute("weight_bytes", inference.weightBytes);
+    json.attribute("kv_cache_bytes", inference.kvCacheBytes);
+    json.attribute("total_bytes", inference.totalBytes);
+    json.attribute("weight_gemm_flops", inference.weightGemmFlops);
+    json.attribute("weight_gemm_intensity", inference.weightGemmIntensity);
+    json.attribute("ridge", inference.ridge);
+    json.attribute("math_precision", inference.mathPrecision);
+    json.attribute("weight_gemm_time_fraction",
+                   inference.weightGemmTimeFraction);
+    json.attribute("memory_bound_time_fraction",
+                   inference.memoryBoundTimeFraction);
+    json.attribute("tokens_at_ridge", inference.tokensAtRidge);
+    json.attribute("bandwidth_floor_s", inference.bandwidthFloorSeconds);
+    json.attribute("step_time_s", inference.stepSeconds);
+    json.attribute("tokens_per_s", inference.tokensPerSecond);
+  });
+}
+
 static void writeBudget(llvm::json::OStream &json,
                         const BudgetSummary &budget) {
   json.attributeObject("budget", [&] {
@@ -177,6 +199,8 @@ void memwall::printRooflineReportJSON(const RooflineReport &report,
       writeMemory(json, *report.memory);
     if (report.budget)
       writeBudget(json, *report.budget);
+    if (report.inference)
+      writeInference(json, *report.inference);
   });
   os << "\n";
 }

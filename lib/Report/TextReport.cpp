@@ -168,6 +168,32 @@ void memwall::printRooflineReportText(const RooflineReport &report,
     }
   }
 
+  if (report.inference) {
+    const InferenceSummary &inference = *report.inference;
+    bool memoryBound = inference.weightGemmIntensity < inference.ridge;
+    os << "\ninference step: " << inference.tokensPerStep
+       << " token(s) per step, "
+       << formatSI(inference.tokensPerSecond, "token/s") << " predicted\n";
+    os << "  streams " << formatSI(inference.weightBytes, "B")
+       << " of weights";
+    if (inference.kvCacheBytes > 0)
+      os << " and " << formatSI(inference.kvCacheBytes, "B") << " of KV cache";
+    os << " per step: at " << formatSI(report.target.memoryBandwidth, "B/s")
+       << " no schedule beats " << formatSI(inference.bandwidthFloorSeconds, "s")
+       << " (predicted " << formatSI(inference.stepSeconds, "s") << ")\n";
+    os << llvm::formatv("  weight GEMMs: {0:f1} FLOP/B against a {1} ridge of "
+                        "{2:f1} FLOP/B -> {3}; {4:f1}% of the step time\n",
+                        inference.weightGemmIntensity, inference.mathPrecision,
+                        inference.ridge,
+                        memoryBound ? "memory-bound" : "compute-bound",
+                        100 * inference.weightGemmTimeFraction);
+    if (memoryBound)
+      os << "  each weight byte is read once per step for "
+         << inference.tokensPerStep
+         << " token row(s); about " << inference.tokensAtRidge
+         << " tokens per step (batch) would reach the ridge\n";
+  }
+
   if (report.ops.empty())
     return;
   std::vector<const OpRecord *> slowest;

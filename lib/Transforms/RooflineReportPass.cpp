@@ -1,6 +1,7 @@
 //===- RooflineReportPass.cpp - write the roofline report -----------------===//
 
 #include "memwall/Analysis/CostAnalysis.h"
+#include "memwall/Analysis/InferenceAnalysis.h"
 #include "memwall/Analysis/MemoryAnalysis.h"
 #include "memwall/Support/ByteSize.h"
 #include "memwall/Transforms/Passes.h"
@@ -69,6 +70,7 @@ struct RooflineReportPass
     }
     if (func::FuncOp function = getMainFunction(module)) {
       report.memory = simulateMemory(function, sharding);
+      report.inference = analyzeInference(function, target);
       if (budgetBytes) {
         report.budget = planBudget(function, *report.memory, *budgetBytes,
                                    sharding, target);

@@ -149,6 +149,30 @@ struct BudgetSummary {
   std::vector<MemoryFix> fixes;
 };
 
+/// Why an inference step (prefill or decode) is memory- or compute-bound:
+/// the weight-streaming GEMMs read every weight once per step for
+/// `tokensPerStep` rows, so their intensity grows with the tokens per step
+/// until it reaches the ridge of their math precision.
+struct InferenceSummary {
+  int64_t tokensPerStep = 0;   // rows of the weight GEMMs (batch x new tokens)
+  int64_t weightBytes = 0;     // weight bytes the GEMMs stream, per step
+  int64_t kvCacheBytes = 0;    // KV-cache bytes attention reads, per step
+  int64_t totalBytes = 0;      // all DRAM traffic of the step
+  double weightGemmFlops = 0;
+  double weightGemmIntensity = 0; // FLOP/B of the weight GEMMs together
+  double ridge = 0;               // FLOP/B where their roof turns compute-bound
+  std::string mathPrecision;      // of the weight GEMMs
+  double weightGemmTimeFraction = 0; // of the predicted step time
+  double memoryBoundTimeFraction = 0;
+  /// Tokens per step at which the weight GEMMs would reach the ridge
+  /// (intensity grows about linearly with the rows while they are few).
+  int64_t tokensAtRidge = 0;
+  /// (weights + KV cache) / bandwidth: no schedule of this step beats it.
+  double bandwidthFloorSeconds = 0;
+  double stepSeconds = 0;     // predicted
+  double tokensPerSecond = 0; // tokensPerStep / stepSeconds
+};
+
 struct RooflineReport {
   GPUTarget target;
   /// Name of the model (module symbol name or input file name).
@@ -163,6 +187,7 @@ struct RooflineReport {
   std::optional<FusionSummary> fusion;
   std::optional<MemorySummary> memory;
   std::optional<BudgetSummary> budget;
+  std::optional<InferenceSummary> inference;
 
   RooflineTotals computeTotals() const;
 };

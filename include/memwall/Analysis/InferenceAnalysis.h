@@ -1,0 +1,29 @@
+//===- InferenceAnalysis.h - why an inference step is memory-bound -*- C++ -*-//
+//
+// Explains the roofline position of a prefill or decode step: how many bytes
+// of weights and KV cache it streams, the arithmetic intensity of its
+// weight-streaming GEMMs against the target's ridge, and how many tokens per
+// step would make them compute-bound.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_ANALYSIS_INFERENCEANALYSIS_H
+#define MEMWALL_ANALYSIS_INFERENCEANALYSIS_H
+
+#include "memwall/Hardware/GPUTarget.h"
+#include "memwall/Report/RooflineReport.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <optional>
+
+namespace memwall {
+
+/// The inference summary of `function` on `target`; nullopt for training
+/// steps (ops with a memwall.phase) and graphs without a GEMM on a weight.
+std::optional<InferenceSummary> analyzeInference(mlir::func::FuncOp function,
+                                                 const GPUTarget &target);
+
+} // namespace memwall
+
+#endif // MEMWALL_ANALYSIS_INFERENCEANALYSIS_H

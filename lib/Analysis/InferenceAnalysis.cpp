@@ -1,0 +1,126 @@
+//===- InferenceAnalysis.cpp - why an inference step is memory-bound ------===//
+//
+// A decode step multiplies every weight matrix by a handful of token rows:
+// each weight byte is read once per step for 2·tokens FLOPs per element, so
+// the weight-streaming GEMMs sit far below the ridge of their roof and the
+// step runs at DRAM bandwidth. This analysis measures that from the graph's
+// own costs (docs/memory.md, "Why decoding is memory-bound").
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Analysis/InferenceAnalysis.h"
+
+#include "memwall/Analysis/CostAnalysis.h"
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace memwall;
+
+namespace {
+ArgKind argKindOf(func::FuncOp function, BlockArgument arg) {
+  if (auto attr = function.getArgAttrOfType<ArgKindAttr>(
+          arg.getArgNumber(), MemWallDialect::kArgKindAttrName))
+    return attr.getValue();
+  return ArgKind::Input;
+}
+
+/// The function argument `value` is a view or cast of, if any: weights are
+/// cast at use under weight-only quantization, caches are appended to.
+BlockArgument rootArgument(Value value) {
+  while (Operation *op = value.getDefiningOp()) {
+    if (isa<CastOp, TransposeOp, ReshapeOp, KVCacheAppendOp>(op))
+      value = op->getOperand(0);
+    else
+      return nullptr;
+  }
+  return dyn_cast<BlockArgument>(value);
+}
+
+int64_t tensorBytes(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return type.getNumElements() * getElementByteSize(type.getElementType());
+}
+
+/// The matmul of a top-level op: the op itself or the anchor of a fusion.
+MatmulOp matmulOf(Operation *op) {
+  if (auto matmul = dyn_cast<MatmulOp>(op))
+    return matmul;
+  MatmulOp anchor;
+  if (auto fusion = dyn_cast<FusionOp>(op))
+    fusion.getBodyBlock().walk([&](MatmulOp matmul) { anchor = matmul; });
+  return anchor;
+}
+} // namespace
+
+std::optional<InferenceSummary>
+memwall::analyzeInference(func::FuncOp function, const GPUTarget &target) {
+  Block &body = function.getBody().front();
+  for (Operation &op : body)
+    if (op.hasAttr(MemWallDialect::kPhaseAttrName))
+      return std::nullopt; // a training step
+  InferenceSummary summary;
+  double stepSeconds = 0, memoryBoundSeconds = 0, gemmSeconds = 0,
+         gemmBytes = 0;
+  std::optional<MathPrecision> gemmPrecision;
+  for (Operation &op : body.without_terminator()) {
+    auto cost = dyn_cast<CostOpInterface>(&op);
+    if (!cost)
+      continue;
+    RooflineEstimate estimate = estimateOpRoofline(cost, target);
+    double bytes = static_cast<double>(cost.getBytesRead()) +
+                   static_cast<double>(cost.getBytesWritten());
+    stepSeconds += estimate.timeSeconds;
+    summary.totalBytes += static_cast<int64_t>(bytes);
+    if (estimate.memoryBound)
+      memoryBoundSeconds += estimate.timeSeconds;
+
+    // A GEMM with a weight operand streams that weight.
+    int64_t weightBytes = 0;
+    for (Value operand : op.getOperands())
+      if (BlockArgument arg = rootArgument(operand);
+          arg && arg.getParentBlock() == &body &&
+          argKindOf(function, arg) == ArgKind::Weight &&
+          cast<RankedTensorType>(operand.getType()).getRank() >= 2)
+        weightBytes += tensorBytes(operand);
+    MatmulOp matmul = matmulOf(&op);
+    if (matmul && weightBytes > 0) {
+      summary.weightBytes += weightBytes;
+      summary.weightGemmFlops += static_cast<double>(cost.getFlops());
+      gemmBytes += bytes;
+      gemmSeconds += estimate.timeSeconds;
+      RankedTensorType result = matmul.getType();
+      int64_t columns = result.getDimSize(result.getRank() - 1);
+      summary.tokensPerStep = std::max(
+          summary.tokensPerStep, columns ? result.getNumElements() / columns
+                                         : int64_t(0));
+      if (!gemmPrecision)
+        gemmPrecision = cost.getMathPrecision();
+    }
+    // Attention reads the whole cache (the appended token included).
+    if (auto attention = dyn_cast<AttentionOp>(&op))
+      for (Value operand : {attention.getKey(), attention.getValue()})
+        if (BlockArgument arg = rootArgument(operand);
+            arg && argKindOf(function, arg) == ArgKind::KVCache)
+          summary.kvCacheBytes += tensorBytes(operand);
+  }
+  if (summary.weightBytes == 0 || stepSeconds <= 0)
+    return std::nullopt;
+  summary.weightGemmIntensity =
+      gemmBytes > 0 ? summary.weightGemmFlops / gemmBytes : 0;
+  summary.mathPrecision = stringifyMathPrecision(*gemmPrecision).str();
+  summary.ridge = target.ridgeFor(*gemmPrecision);
+  summary.weightGemmTimeFraction = gemmSeconds / stepSeconds;
+  summary.memoryBoundTimeFraction = memoryBoundSeconds / stepSeconds;
+  if (summary.weightGemmIntensity > 0)
+    summary.tokensAtRidge = static_cast<int64_t>(
+        std::ceil(summary.tokensPerStep * summary.ridge /
+                  summary.weightGemmIntensity));
+  summary.bandwidthFloorSeconds =
+      static_cast<double>(summary.weightBytes + summary.kvCacheBytes) /
+      target.memoryBandwidth;
+  summary.stepSeconds = stepSeconds;
+  summary.tokensPerSecond = summary.tokensPerStep / stepSeconds;
+  return summary;
+}
