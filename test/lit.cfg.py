@@ -8,18 +8,28 @@ from lit.llvm.subst import ToolSubst
 config.name = "memwall"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "check_report.py", "check_svg.py", "summarize_bundle.py", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "check_report.py", "check_svg.py", "summarize_bundle.py", "run_doc_blocks.py", "external-project", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.memwall_obj_root, "test")
 
 config.substitutions.append(("%memwall_src", config.memwall_src_root))
 config.substitutions.append(("%PYTHON", config.python_executable))
+# Embedding (test/Embedding): the upstream mlir-opt plugin, the same plugin
+# acting as one built for another LLVM release, and the build tree.
+config.substitutions.append(("%memwall_wrong_release_plugin", os.path.join(
+    config.memwall_obj_root, "lib", "MemWallPluginWrongRelease.so")))
+config.substitutions.append(("%memwall_plugin", os.path.join(
+    config.memwall_obj_root, "lib", "MemWallPlugin.so")))
+config.substitutions.append(("%memwall_obj", config.memwall_obj_root))
+# An ASan-instrumented plugin cannot load into the uninstrumented mlir-opt.
+if config.memwall_sanitizers.upper() not in ("ON", "TRUE", "1", "YES"):
+    config.available_features.add("memwall-plugin")
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.memwall_tools_dir, append_path=True)
 
-tools = ["memwall-opt", "memwall-gen", "memwall-compile", "memwall-run", "FileCheck", "not", "count"]
+tools = ["memwall-opt", "memwall-gen", "memwall-compile", "memwall-run", "mlir-opt", "FileCheck", "not", "count"]
 llvm_config.add_tool_substitutions(
     tools, [config.memwall_tools_dir, config.llvm_tools_dir]
 )

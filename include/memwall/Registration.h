@@ -18,8 +18,9 @@ namespace memwall {
 /// `registry`.
 void registerMemWallDialects(mlir::DialectRegistry &registry);
 
-/// Registers every memwall pass with the global pass registry, so they can be
-/// named on the command line and in --pass-pipeline.
+/// Registers every memwall pass and named pipeline (memwall-default, see
+/// memwall/Pipelines.h) with the global pass registry, so they can be named
+/// on the command line and in --pass-pipeline.
 void registerMemWallPasses();
 
 } // namespace memwall

@@ -3,6 +3,7 @@
 #include "memwall/Registration.h"
 
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Pipelines.h"
 #include "memwall/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -12,4 +13,7 @@ void memwall::registerMemWallDialects(mlir::DialectRegistry &registry) {
   registry.insert<MemWallDialect, mlir::func::FuncDialect>();
 }
 
-void memwall::registerMemWallPasses() { registerMemWallTransformsPasses(); }
+void memwall::registerMemWallPasses() {
+  registerMemWallTransformsPasses();
+  registerMemWallPipelines();
+}

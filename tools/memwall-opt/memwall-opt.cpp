@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memwall/Pipelines.h"
 #include "memwall/Registration.h"
 #include "memwall/Transforms/Passes.h"
 
@@ -127,41 +128,29 @@ int main(int argc, char **argv) {
   }
 
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
-  bool memoryOptions = !budget.empty() || !memoryTimeline.empty() ||
-                       devices != 1 || zeroStage != 0 || offload != "none";
-  if (fuse || !reportPath.empty() || !precision.empty() ||
-      !kvCacheDtype.empty() || memoryOptions) {
-    // Precision, autodiff of training functions, --fuse, then the
-    // command-line pipeline, then the report of the result.
+  // The flags are memwall-default's options; the pipeline is built by the
+  // same code the named pipeline, the plugin and the C API use.
+  auto options = std::make_shared<memwall::DefaultPipelineOptions>();
+  options->target = targetName;
+  options->targetFile = targetFile;
+  options->precision = precision;
+  options->kvCacheDtype = kvCacheDtype;
+  options->fuse = fuse;
+  options->report = reportPath;
+  options->budget = budget;
+  options->devices = devices;
+  options->zeroStage = zeroStage;
+  options->offload = offload;
+  options->memoryTimeline = memoryTimeline;
+  // Without a memwall flag memwall-opt is a plain mlir-opt.
+  if (fuse || !options->reportPath().empty() || !precision.empty() ||
+      !kvCacheDtype.empty()) {
+    // The command-line pipeline runs after fusion, before the report.
     MlirOptMainConfig userPipeline = config;
-    std::string report = reportPath;
-    if (report.empty() && memoryOptions)
-      report = "-"; // a budget question deserves an answer on stdout
-    bool runFuse = fuse;
-    memwall::PrecisionOptions precisionOptions;
-    precisionOptions.policy = precision;
-    precisionOptions.kvCacheDtype = kvCacheDtype;
-    memwall::RooflineReportOptions reportOptions;
-    reportOptions.output = report;
-    reportOptions.budget = budget;
-    reportOptions.devices = devices;
-    reportOptions.zeroStage = zeroStage;
-    reportOptions.offload = offload;
-    reportOptions.timeline = memoryTimeline;
     config.setPassPipelineSetupFn([=](PassManager &pm) {
-      if (!precisionOptions.policy.empty() ||
-          !precisionOptions.kvCacheDtype.empty())
-        pm.addPass(memwall::createPrecision(precisionOptions));
-      memwall::AutodiffOptions autodiff;
-      autodiff.onlyLossFunctions = true;
-      pm.addPass(memwall::createAutodiff(autodiff));
-      if (runFuse)
-        pm.addPass(memwall::createFuse());
-      if (failed(userPipeline.setupPassPipeline(pm)))
-        return failure();
-      if (!reportOptions.output.empty())
-        pm.addPass(memwall::createRooflineReport(reportOptions));
-      return success();
+      return memwall::buildDefaultPipeline(pm, *options, [&](OpPassManager &) {
+        return userPipeline.setupPassPipeline(pm);
+      });
     });
   }
   std::string errorMessage;

@@ -1,0 +1,103 @@
+//===- Pipelines.h - memwall's named pass pipelines -------------*- C++ -*-===//
+//
+// The pipelines memwall's tools run, as C++ builders and as named pipelines
+// (`memwall-default`) that any MLIR driver can name in --pass-pipeline once
+// memwall::registerMemWallPasses() ran. memwall-opt builds its pipeline here
+// too, so a tool, the plugin and the C API all run the same passes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_PIPELINES_H
+#define MEMWALL_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <string>
+
+namespace memwall {
+
+/// Options of `memwall-default`: the names and meanings of memwall-opt's
+/// flags. From C++, assign the fields (`options.budget = "40GB";`); as text,
+/// `memwall-default{target=a100-80gb budget=40GB precision=bf16-mixed}`.
+/// Values are checked by the passes when the pipeline runs, with the
+/// diagnostics memwall-opt gives for the same flags.
+struct DefaultPipelineOptions
+    : public mlir::PassPipelineOptions<DefaultPipelineOptions> {
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("Built-in GPU target (default h100-sxm; see "
+                     "docs/targets.md)"),
+      llvm::cl::init("")};
+  Option<std::string> targetFile{
+      *this, "target-file",
+      llvm::cl::desc("JSON file describing the GPU target"),
+      llvm::cl::init("")};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("Precision policy applied first (memwall-precision): "
+                     "fp32, bf16-mixed, fp16-mixed, fp8-mixed, int8-weights, "
+                     "fp8-weights"),
+      llvm::cl::init("")};
+  Option<std::string> kvCacheDtype{
+      *this, "kv-cache-dtype",
+      llvm::cl::desc("KV-cache element type for inference graphs"),
+      llvm::cl::init("")};
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("Fuse ops into kernels (memwall-fuse)"),
+                    llvm::cl::init(true)};
+  Option<std::string> report{
+      *this, "report",
+      llvm::cl::desc("Write the roofline report: .json, .txt, .svg, or - "
+                     "for a text table on stdout (default: none, or - when "
+                     "a memory option is given)"),
+      llvm::cl::init("")};
+  Option<std::string> budget{
+      *this, "budget",
+      llvm::cl::desc("Per-device memory budget, e.g. 40GB or 80GiB"),
+      llvm::cl::init("")};
+  Option<int64_t> devices{
+      *this, "devices",
+      llvm::cl::desc("Data-parallel devices for ZeRO/FSDP accounting"),
+      llvm::cl::init(1)};
+  Option<int> zeroStage{*this, "zero-stage",
+                        llvm::cl::desc("ZeRO stage 0-3 (3 = FSDP full-shard)"),
+                        llvm::cl::init(0)};
+  Option<std::string> offload{
+      *this, "offload",
+      llvm::cl::desc("Offload to host memory: none, optimizer or params"),
+      llvm::cl::init("none")};
+  Option<std::string> memoryTimeline{
+      *this, "memory-timeline",
+      llvm::cl::desc("Write the memory timeline (live bytes per step) as SVG"),
+      llvm::cl::init("")};
+
+  /// True when a memory option (budget, timeline, sharding) is set: such a
+  /// question gets a report even without `report`.
+  bool asksMemoryQuestion() const;
+
+  /// Where the report goes: `report`, else "-" for a memory question, else
+  /// "" (no report pass).
+  std::string reportPath() const;
+};
+
+/// Adds `memwall-default` to `pm` (anchored on builtin.module): precision
+/// (when a policy or KV-cache type is given), autodiff of loss functions,
+/// fusion (when `fuse`), then the roofline report (see reportPath()).
+void buildDefaultPipeline(mlir::OpPassManager &pm,
+                          const DefaultPipelineOptions &options);
+
+/// The same, with `extraPasses` called between fusion and the report (where
+/// memwall-opt puts its command-line pipeline). Fails when it fails.
+mlir::LogicalResult buildDefaultPipeline(
+    mlir::OpPassManager &pm, const DefaultPipelineOptions &options,
+    llvm::function_ref<mlir::LogicalResult(mlir::OpPassManager &)> extraPasses);
+
+/// Registers the named pipelines (`memwall-default`) with the global pass
+/// registry. Called by registerMemWallPasses(); safe to call again.
+void registerMemWallPipelines();
+
+} // namespace memwall
+
+#endif // MEMWALL_PIPELINES_H

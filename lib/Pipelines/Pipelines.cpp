@@ -1,0 +1,81 @@
+//===- Pipelines.cpp - memwall's named pass pipelines ---------------------===//
+
+#include "memwall/Pipelines.h"
+
+#include "memwall/Transforms/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+#include <mutex>
+
+using namespace mlir;
+
+bool memwall::DefaultPipelineOptions::asksMemoryQuestion() const {
+  return !budget.empty() || !memoryTimeline.empty() || devices != 1 ||
+         zeroStage != 0 || offload != "none";
+}
+
+std::string memwall::DefaultPipelineOptions::reportPath() const {
+  if (!report.empty())
+    return report;
+  // A budget question deserves an answer even when no report was asked for.
+  return asksMemoryQuestion() ? "-" : "";
+}
+
+LogicalResult memwall::buildDefaultPipeline(
+    OpPassManager &pm, const DefaultPipelineOptions &options,
+    llvm::function_ref<LogicalResult(OpPassManager &)> extraPasses) {
+  // Precision retypes forward graphs, so it runs before autodiff; fusion
+  // needs the whole step, so it runs after.
+  if (!options.precision.empty() || !options.kvCacheDtype.empty()) {
+    PrecisionOptions precision;
+    precision.policy = options.precision;
+    precision.kvCacheDtype = options.kvCacheDtype;
+    pm.addPass(createPrecision(precision));
+  }
+  AutodiffOptions autodiff;
+  autodiff.onlyLossFunctions = true;
+  pm.addPass(createAutodiff(autodiff));
+  if (options.fuse) {
+    FuseOptions fuse;
+    fuse.targetName = options.target;
+    fuse.targetFile = options.targetFile;
+    pm.addPass(createFuse(fuse));
+  }
+  if (extraPasses && failed(extraPasses(pm)))
+    return failure();
+  std::string report = options.reportPath();
+  if (!report.empty()) {
+    RooflineReportOptions reportOptions;
+    reportOptions.targetName = options.target;
+    reportOptions.targetFile = options.targetFile;
+    reportOptions.output = report;
+    reportOptions.budget = options.budget;
+    reportOptions.devices = options.devices;
+    reportOptions.zeroStage = options.zeroStage;
+    reportOptions.offload = options.offload;
+    reportOptions.timeline = options.memoryTimeline;
+    pm.addPass(createRooflineReport(reportOptions));
+  }
+  return success();
+}
+
+void memwall::buildDefaultPipeline(OpPassManager &pm,
+                                   const DefaultPipelineOptions &options) {
+  (void)buildDefaultPipeline(pm, options, nullptr);
+}
+
+void memwall::registerMemWallPipelines() {
+  // The registry aborts on a second registration of the same name; tools,
+  // the plugin and C API users may all ask.
+  static std::once_flag once;
+  std::call_once(once, [] {
+    PassPipelineRegistration<DefaultPipelineOptions>(
+        "memwall-default",
+        "What memwall-opt --fuse runs: precision (if asked), autodiff of "
+        "loss functions, memwall-fuse, then the roofline report",
+        [](OpPassManager &pm, const DefaultPipelineOptions &options) {
+          buildDefaultPipeline(pm, options);
+        });
+  });
+}
