@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build lld python3
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
-  libgtest-dev
+  libgtest-dev coinor-libcbc-dev pkg-config
 )
 
 missing=()
