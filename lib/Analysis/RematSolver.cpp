@@ -112,6 +112,38 @@ std::vector<int> decisionValues(const RematProblem &problem) {
   return result;
 }
 
+/// When a heuristic plan does not fit: adds the recomputation that saves the
+/// most bytes per second by the exact formula, until it fits (group options
+/// miss savings that come from several groups at once).
+RematPlan repair(const RematProblem &problem, RematPlan plan,
+                 int64_t capacity) {
+  std::vector<int> decisions = decisionValues(problem);
+  for (int step = 0; step < 256 && !plan.feasible; ++step) {
+    RematPlan best;
+    double bestRatio = -std::numeric_limits<double>::infinity();
+    for (int i : decisions) {
+      if (plan.recompute[i])
+        continue;
+      std::vector<bool> trial = plan.recompute;
+      trial[i] = true;
+      RematPlan candidate = evaluateRematPlan(problem, trial, capacity);
+      double saved = static_cast<double>(plan.memory - candidate.memory);
+      if (saved <= 0)
+        continue;
+      double ratio = saved / std::max(candidate.cost - plan.cost, 1e-12);
+      if (ratio > bestRatio) {
+        bestRatio = ratio;
+        best = std::move(candidate);
+      }
+    }
+    if (best.recompute.empty())
+      break;
+    best.solver = plan.solver;
+    plan = std::move(best);
+  }
+  return plan;
+}
+
 /// Removes recomputations (most expensive first) while the plan still fits.
 RematPlan localSearch(const RematProblem &problem, RematPlan plan,
                       int64_t capacity) {
@@ -315,7 +347,7 @@ RematPlan solveGreedy(const RematProblem &problem, int64_t capacity) {
       best = plan;
   }
   best.solver = "greedy";
-  return localSearch(problem, best, capacity);
+  return localSearch(problem, repair(problem, best, capacity), capacity);
 }
 
 /// Multiple-choice knapsack over groups: one option per group, kept bytes
@@ -401,7 +433,7 @@ RematPlan solveDP(const RematProblem &problem, int64_t capacity) {
   if (best.recompute.empty())
     best = evaluateRematPlan(problem, {}, capacity);
   best.solver = "dp";
-  return localSearch(problem, best, capacity);
+  return localSearch(problem, repair(problem, best, capacity), capacity);
 }
 
 /// Prints a progress line every few seconds while a solve runs.
