@@ -68,6 +68,19 @@ struct DefaultPipelineOptions
       *this, "offload",
       llvm::cl::desc("Offload to host memory: none, optimizer or params"),
       llvm::cl::init("none")};
+  Option<std::string> rematSolver{
+      *this, "remat-solver",
+      llvm::cl::desc("Recomputation solver when fusing under a budget: auto, "
+                     "milp, dp or greedy"),
+      llvm::cl::init("auto")};
+  Option<double> rematTimeLimit{
+      *this, "remat-time-limit",
+      llvm::cl::desc("Time limit of the recomputation MILP in seconds"),
+      llvm::cl::init(20)};
+  Option<std::string> rematPareto{
+      *this, "remat-pareto",
+      llvm::cl::desc("Write the recompute overhead across budgets as SVG"),
+      llvm::cl::init("")};
   Option<std::string> memoryTimeline{
       *this, "memory-timeline",
       llvm::cl::desc("Write the memory timeline (live bytes per step) as SVG"),
@@ -80,11 +93,15 @@ struct DefaultPipelineOptions
   /// Where the report goes: `report`, else "-" for a memory question, else
   /// "" (no report pass).
   std::string reportPath() const;
+  /// Whether memwall-remat runs: when optimizing (fuse) under a budget. A
+  /// budget alone only asks whether the step fits.
+  bool runsRemat() const { return fuse && !budget.empty(); }
 };
 
 /// Adds `memwall-default` to `pm` (anchored on builtin.module): precision
 /// (when a policy or KV-cache type is given), autodiff of loss functions,
-/// fusion (when `fuse`), then the roofline report (see reportPath()).
+/// recomputation to fit the budget (see runsRemat()), fusion (when `fuse`),
+/// then the roofline report (see reportPath()).
 void buildDefaultPipeline(mlir::OpPassManager &pm,
                           const DefaultPipelineOptions &options);
 

@@ -47,6 +47,24 @@ llvm::Error memwall::validateShardingOptions(const ShardingOptions &options) {
   return llvm::Error::success();
 }
 
+llvm::Expected<ShardingOptions>
+memwall::parseShardingOptions(int64_t devices, int zeroStage,
+                              llvm::StringRef offload) {
+  std::optional<OffloadPolicy> policy = symbolizeOffloadPolicy(offload);
+  if (!policy)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "--offload: unknown policy '" + offload.str() +
+            "' (expected none, optimizer or params)");
+  ShardingOptions options;
+  options.devices = devices;
+  options.zeroStage = zeroStage;
+  options.offload = *policy;
+  if (llvm::Error error = validateShardingOptions(options))
+    return std::move(error);
+  return options;
+}
+
 func::FuncOp memwall::getMainFunction(ModuleOp module) {
   for (auto function : module.getOps<func::FuncOp>())
     if (!function.isExternal())

@@ -95,7 +95,7 @@ RematPlan memwall::evaluateRematPlan(const RematProblem &problem,
 namespace {
 
 /// auto runs the MILP up to this many decisions, the DP beyond.
-constexpr size_t kAutoMilpLimit = 4000;
+constexpr size_t kAutoMilpLimit = 400;
 
 /// Values a plan may recompute: recomputable and read by the backward or by
 /// another forward value.
@@ -586,6 +586,23 @@ RematPlan solveMILP(const RematProblem &problem, int64_t capacity,
       coefs.push_back(-values[i].bytes / byteUnit);
     }
     row('G', 0);
+  }
+  // Start from the DP's plan: CBC then only has to prove (or improve) it.
+  if (!minimizeMemory) {
+    RematPlan start = solveDP(problem, capacity);
+    if (start.feasible) {
+      std::vector<int> indices;
+      std::vector<double> startValues;
+      for (int i : decisions) {
+        bool r = start.recompute[i];
+        indices.push_back(column[i]);
+        startValues.push_back(r ? 1 : 0);
+        indices.push_back(column[i] + 1);
+        startValues.push_back(r ? 0 : 1);
+      }
+      Cbc_setMIPStartI(model, static_cast<int>(indices.size()),
+                       indices.data(), startValues.data());
+    }
   }
   Cbc_setMaximumSeconds(model, options.timeLimitSeconds);
   Cbc_setAllowableFractionGap(model, 1e-6);

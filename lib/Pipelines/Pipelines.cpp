@@ -36,6 +36,20 @@ LogicalResult memwall::buildDefaultPipeline(
   AutodiffOptions autodiff;
   autodiff.onlyLossFunctions = true;
   pm.addPass(createAutodiff(autodiff));
+  // Recomputation decides on the unfused step; fusion then sees the clones.
+  if (options.runsRemat()) {
+    RematOptions remat;
+    remat.targetName = options.target;
+    remat.targetFile = options.targetFile;
+    remat.budget = options.budget;
+    remat.solver = options.rematSolver;
+    remat.timeLimit = options.rematTimeLimit;
+    remat.pareto = options.rematPareto;
+    remat.devices = options.devices;
+    remat.zeroStage = options.zeroStage;
+    remat.offload = options.offload;
+    pm.addPass(createRemat(remat));
+  }
   if (options.fuse) {
     FuseOptions fuse;
     fuse.targetName = options.target;
@@ -73,7 +87,8 @@ void memwall::registerMemWallPipelines() {
     PassPipelineRegistration<DefaultPipelineOptions>(
         "memwall-default",
         "What memwall-opt --fuse runs: precision (if asked), autodiff of "
-        "loss functions, memwall-fuse, then the roofline report",
+        "loss functions, recomputation under a budget, memwall-fuse, then "
+        "the roofline report",
         [](OpPassManager &pm, const DefaultPipelineOptions &options) {
           buildDefaultPipeline(pm, options);
         });

@@ -141,6 +141,38 @@ static void writeInference(llvm::json::OStream &json,
   });
 }
 
+static void writeRemat(llvm::json::OStream &json, const RematSummary &remat) {
+  json.attributeObject("remat", [&] {
+    json.attribute("budget_bytes", remat.budgetBytes);
+    json.attribute("peak_before_bytes", remat.peakBeforeBytes);
+    json.attribute("peak_after_bytes", remat.peakAfterBytes);
+    json.attribute("saved", remat.saved);
+    json.attribute("saved_bytes", remat.savedBytes);
+    json.attribute("recomputed", remat.recomputed);
+    json.attribute("recomputed_bytes", remat.recomputedBytes);
+    json.attribute("recompute_flops", remat.recomputeFlops);
+    json.attribute("overhead_time_s", remat.overheadSeconds);
+    json.attribute("overhead_fraction", remat.overheadFraction);
+    json.attribute("solver", remat.solver);
+    json.attribute("gap", remat.gap);
+    if (remat.bound)
+      json.attribute("bound_s", *remat.bound);
+    else
+      json.attribute("bound_s", nullptr);
+    json.attributeArray("baselines", [&] {
+      for (const RematBaseline &b : remat.baselines)
+        json.object([&] {
+          json.attribute("name", b.name);
+          json.attribute("peak_bytes", b.peakBytes);
+          json.attribute("overhead_time_s", b.overheadSeconds);
+          json.attribute("overhead_fraction", b.overheadFraction);
+          json.attribute("recomputed", b.recomputed);
+          json.attribute("fits", b.fits);
+        });
+    });
+  });
+}
+
 static void writeBudget(llvm::json::OStream &json,
                         const BudgetSummary &budget) {
   json.attributeObject("budget", [&] {
@@ -201,6 +233,8 @@ void memwall::printRooflineReportJSON(const RooflineReport &report,
       writeBudget(json, *report.budget);
     if (report.inference)
       writeInference(json, *report.inference);
+    if (report.remat)
+      writeRemat(json, *report.remat);
   });
   os << "\n";
 }

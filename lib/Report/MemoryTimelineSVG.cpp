@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Units.h"
+#include "memwall/Report/Units.h"
 
 #include "memwall/Report/RooflineReport.h"
 

@@ -134,3 +134,14 @@ llvm::Error memwall::writeMemoryTimeline(const RooflineReport &report,
     printMemoryTimelineSVG(report, os);
   });
 }
+
+llvm::Error memwall::writeRematParetoSVG(const RematParetoCurve &curve,
+                                         llvm::StringRef path) {
+  if (!path.ends_with(".svg"))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the remat Pareto plot '" + path +
+                                       "' must be an .svg file");
+  return writeAtomically(path, "remat Pareto plot", [&](llvm::raw_ostream &os) {
+    printRematParetoSVG(curve, os);
+  });
+}

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Units.h"
+#include "memwall/Report/Units.h"
 
 #include "memwall/Report/RooflineReport.h"
 
@@ -166,6 +166,28 @@ void memwall::printRooflineReportText(const RooflineReport &report,
                             fix.timeFactor, fix.description);
       os << "  (=> first that fits, + also fits)\n";
     }
+  }
+
+  if (report.remat) {
+    const RematSummary &remat = *report.remat;
+    os << "\nrecomputation (memwall-remat, solver " << remat.solver
+       << "): budget " << formatSI(remat.budgetBytes, "B") << ", peak "
+       << formatSI(remat.peakBeforeBytes, "B") << " -> "
+       << formatSI(remat.peakAfterBytes, "B") << "\n";
+    os << "  " << remat.recomputed << " values recomputed ("
+       << formatSI(remat.recomputedBytes, "B") << ", "
+       << formatSI(remat.recomputeFlops, "FLOP") << "), " << remat.saved
+       << " kept (" << formatSI(remat.savedBytes, "B") << "); overhead "
+       << formatSI(remat.overheadSeconds, "s")
+       << llvm::formatv(" ({0:f1}% of the step)", 100 * remat.overheadFraction);
+    if (remat.bound)
+      os << llvm::formatv(", MILP gap {0:f2}%", 100 * remat.gap);
+    os << "\n  baselines:\n";
+    for (const RematBaseline &b : remat.baselines)
+      os << llvm::formatv("    {0,-18} peak {1,10}  overhead {2,6:f1}%  {3}\n",
+                          b.name, formatSI(b.peakBytes, "B"),
+                          100 * b.overheadFraction,
+                          b.fits ? "fits" : "does not fit");
   }
 
   if (report.inference) {

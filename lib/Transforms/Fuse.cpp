@@ -149,7 +149,19 @@ private:
     return false;
   }
 
+  /// "forward", "backward" or "optimizer": fusing across phases would move
+  /// a forward op into the backward (or a recomputed clone back into the
+  /// forward) and stretch lifetimes the memory plan relies on.
+  static StringRef phaseOf(Operation *op) {
+    if (auto phase =
+            op->getAttrOfType<StringAttr>(MemWallDialect::kPhaseAttrName))
+      return phase.getValue();
+    return "forward";
+  }
+
   void propose(unsigned a, unsigned b) {
+    if (phaseOf(groups[a].ops.front()) != phaseOf(groups[b].ops.front()))
+      return;
     SmallVector<Operation *> ops(groups[a].ops);
     ops.append(groups[b].ops.begin(), groups[b].ops.end());
     llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
@@ -200,6 +212,10 @@ private:
       OpBuilder builder(group.ops.back());
       auto fusion = FusionOp::create(builder, FusedLoc::get(ctx, locs),
                                      analysis.kind, inputs, resultTypes);
+      // Groups never span phases: the kernel keeps its ops' phase.
+      if (Attribute phase =
+              group.ops.front()->getAttr(MemWallDialect::kPhaseAttrName))
+        fusion->setAttr(MemWallDialect::kPhaseAttrName, phase);
       IRMapping mapping;
       mapping.map(inputs, fusion.getBodyBlock().getArguments());
       builder.setInsertionPointToStart(&fusion.getBodyBlock());

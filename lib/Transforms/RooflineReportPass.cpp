@@ -5,6 +5,7 @@
 #include "memwall/Analysis/MemoryAnalysis.h"
 #include "memwall/Support/ByteSize.h"
 #include "memwall/Transforms/Passes.h"
+#include "memwall/Transforms/Remat.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -45,15 +46,11 @@ struct RooflineReportPass
         return fail("--budget: " + llvm::toString(bytes.takeError()));
       budgetBytes = *bytes;
     }
-    std::optional<OffloadPolicy> policy = symbolizeOffloadPolicy(offload);
-    if (!policy)
-      return fail("--offload: unknown policy '" + offload +
-                  "' (expected none, optimizer or params)");
-    sharding.devices = devices;
-    sharding.zeroStage = zeroStage;
-    sharding.offload = *policy;
-    if (llvm::Error error = validateShardingOptions(sharding))
-      return fail(llvm::toString(std::move(error)));
+    llvm::Expected<ShardingOptions> parsed =
+        parseShardingOptions(devices, zeroStage, offload);
+    if (!parsed)
+      return fail(llvm::toString(parsed.takeError()));
+    sharding = *parsed;
     if (!timeline.empty() && !llvm::StringRef(timeline).ends_with(".svg"))
       return fail("--timeline: '" + timeline + "' must be an .svg file");
     return success();
@@ -71,6 +68,7 @@ struct RooflineReportPass
     if (func::FuncOp function = getMainFunction(module)) {
       report.memory = simulateMemory(function, sharding);
       report.inference = analyzeInference(function, target);
+      report.remat = readRematSummary(module);
       if (budgetBytes) {
         report.budget = planBudget(function, *report.memory, *budgetBytes,
                                    sharding, target);

@@ -15,14 +15,16 @@
 // RUN: FileCheck %s < %t/plugin.mlir
 // RUN: FileCheck %s --check-prefix=REPORT < %t/plugin.json
 
-// Precision, autodiff with AdamW, then fusion all ran.
-// CHECK: module attributes {memwall.fused, memwall.precision = "bf16-mixed"}
+// Precision, autodiff with AdamW, recomputation under the budget (nothing to
+// recompute: the step fits), then fusion all ran.
+// CHECK: module attributes {memwall.fused, memwall.precision = "bf16-mixed", memwall.remat = {{{.*}}recomputed = 0 : i64{{.*}}}}
 // CHECK: func.func @train_step(%arg0: tensor<512x768xbf16>
 // CHECK: memwall.fusion matmul_epilogue
 // CHECK: memwall.adamw
 
 // REPORT: "name": "a100-80gb"
 // REPORT: "budget_bytes": 40000000000
+// REPORT: "remat": {
 
 // Without options the pipeline fuses for the default target and writes no
 // report (as memwall-opt --fuse).

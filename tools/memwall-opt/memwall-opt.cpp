@@ -7,6 +7,7 @@
 //   memwall-opt model.mlir --fuse --report=report.json
 //   memwall-opt train.mlir --budget=40GB --zero-stage=3 --devices=8 \
 //       --report=report.json --memory-timeline=memory.svg
+//   memwall-opt train.mlir --fuse --budget=40GB --report=report.json
 //
 // A training function (forward + loss) is differentiated first
 // (memwall-autodiff), so reports and budgets describe the whole step.
@@ -64,7 +65,8 @@ static llvm::cl::opt<bool>
 static llvm::cl::opt<std::string> budget(
     "budget",
     llvm::cl::desc("Per-device memory budget (e.g. 40GB, 80GiB): report "
-                   "whether the step fits and, if not, what to do"),
+                   "whether the step fits and, if not, what to do; with "
+                   "--fuse, recompute (memwall-remat) until it fits"),
     llvm::cl::value_desc("size"), llvm::cl::init(""),
     llvm::cl::cat(memwallCategory));
 
@@ -97,6 +99,24 @@ static llvm::cl::opt<std::string>
     offload("offload",
             llvm::cl::desc("Offload to host memory: none, optimizer or params"),
             llvm::cl::init("none"), llvm::cl::cat(memwallCategory));
+
+static llvm::cl::opt<std::string> rematSolver(
+    "remat-solver",
+    llvm::cl::desc("With --fuse and --budget: recomputation solver (auto, "
+                   "milp, dp, greedy)"),
+    llvm::cl::init("auto"), llvm::cl::cat(memwallCategory));
+
+static llvm::cl::opt<double> rematTimeLimit(
+    "remat-time-limit",
+    llvm::cl::desc("Time limit of the recomputation MILP in seconds"),
+    llvm::cl::init(20), llvm::cl::cat(memwallCategory));
+
+static llvm::cl::opt<std::string> rematPareto(
+    "remat-pareto",
+    llvm::cl::desc("With --fuse and --budget: write the recompute overhead "
+                   "across budgets as SVG"),
+    llvm::cl::value_desc("file.svg"), llvm::cl::init(""),
+    llvm::cl::cat(memwallCategory));
 
 static llvm::cl::opt<std::string> memoryTimeline(
     "memory-timeline",
@@ -142,6 +162,9 @@ int main(int argc, char **argv) {
   options->zeroStage = zeroStage;
   options->offload = offload;
   options->memoryTimeline = memoryTimeline;
+  options->rematSolver = rematSolver;
+  options->rematTimeLimit = rematTimeLimit;
+  options->rematPareto = rematPareto;
   // Without a memwall flag memwall-opt is a plain mlir-opt.
   if (fuse || !options->reportPath().empty() || !precision.empty() ||
       !kvCacheDtype.empty()) {

@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memwall/Analysis/MemoryAnalysis.h"
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
 #include "memwall/ModelGen/ModelBuilder.h"
 #include "memwall/ModelGen/ModelConfig.h"
 #include "memwall/Registration.h"
@@ -23,6 +25,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -66,6 +69,11 @@ protected:
     pm.addPass(createAutodiff(options));
     if (failed(pm.run(module)))
       return false;
+    return exportStep(module, step);
+  }
+
+  /// Exports the single function of `module` as an interpreter graph.
+  bool exportStep(ModuleOp module, Step &step) {
     auto function = *module.getOps<func::FuncOp>().begin();
     FailureOr<llvm::json::Value> exported = exportReferenceGraph(function);
     if (failed(exported))
@@ -445,6 +453,69 @@ protected:
     checkGradients(step, /*intBound=*/8);
   }
 };
+
+/// memwall-remat must not change what a step computes: the recomputed
+/// clones produce bit-identical gradients in the reference interpreter.
+TEST_F(TinyModelGradientCheck, RecomputationLeavesEveryGradientBitIdentical) {
+  llvm::Expected<ModelConfig> config = lookupPreset("gpt2");
+  ASSERT_TRUE(static_cast<bool>(config)) << toString(config.takeError());
+  config->layers = 3;
+  config->hidden = 16;
+  config->heads = 2;
+  config->kvHeads = 2;
+  config->ffn = 64;
+  config->vocab = 11;
+  config->maxPositions = 32;
+  config->seq = 32;
+  config->batch = 2;
+  config->dtype = "f32";
+  OwningOpRef<ModuleOp> module =
+      buildModel(&context, *config, GenerationMode::Train);
+  ASSERT_TRUE(module);
+  PassManager differentiate(&context);
+  AutodiffOptions autodiff;
+  autodiff.optimizer = "none";
+  differentiate.addPass(createAutodiff(autodiff));
+  ASSERT_TRUE(succeeded(differentiate.run(*module)));
+  Step plain;
+  ASSERT_TRUE(exportStep(*module, plain));
+  int64_t peak =
+      simulateMemory(getMainFunction(*module), ShardingOptions()).peakBytes;
+  // The tightest of a few budgets below the peak that recomputation meets.
+  OwningOpRef<ModuleOp> rematerialized;
+  int64_t recomputed = 0;
+  for (double fraction : {0.80, 0.85, 0.90, 0.95}) {
+    OwningOpRef<ModuleOp> copy = module->clone();
+    PassManager pm(&context);
+    RematOptions options;
+    options.budget = std::to_string(static_cast<int64_t>(peak * fraction)) +
+                     "B";
+    pm.addPass(createRemat(options));
+    ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) {
+      return success(); // an infeasible budget is expected here
+    });
+    if (failed(pm.run(*copy)))
+      continue;
+    copy->walk([&](Operation *op) {
+      recomputed += op->hasAttr(MemWallDialect::kRecomputedAttrName);
+    });
+    if (recomputed > 0) {
+      rematerialized = std::move(copy);
+      break;
+    }
+  }
+  ASSERT_TRUE(rematerialized) << "no budget below the peak was met";
+  Step remat;
+  ASSERT_TRUE(exportStep(*rematerialized, remat));
+  std::map<std::string, ref::Tensor> inputs = randomInputs(plain, 11);
+  std::vector<ref::Tensor> expected = run(plain, inputs);
+  std::vector<ref::Tensor> got = run(remat, inputs);
+  ASSERT_EQ(expected.size(), got.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(got[i].shape, expected[i].shape);
+    EXPECT_EQ(got[i].data, expected[i].data) << "output " << i;
+  }
+}
 
 TEST_F(TinyModelGradientCheck, GPT2TrainingStepWithTiedEmbeddings) {
   checkPreset("gpt2", /*kvHeads=*/2);

@@ -35,6 +35,12 @@ struct ShardingOptions {
 /// Checks ranges (devices >= 1, stage 0..3); the message says what is wrong.
 llvm::Error validateShardingOptions(const ShardingOptions &options);
 
+/// The sharding the --devices, --zero-stage and --offload options describe,
+/// or the message memwall-opt prints for a bad value.
+llvm::Expected<ShardingOptions> parseShardingOptions(int64_t devices,
+                                                     int zeroStage,
+                                                     llvm::StringRef offload);
+
 /// Per-bucket multipliers applied to every buffer before the peak is taken;
 /// used by the fix search to predict the peak of a changed configuration
 /// without rebuilding the graph (1 everywhere leaves the simulation as is).

@@ -84,7 +84,7 @@ struct RematSolveOptions {
 };
 
 /// The cheapest plan whose memory is <= capacity, by the chosen solver
-/// (auto: MILP up to 4000 candidates, else DP). Infeasible plans come back
+/// (auto: MILP up to 400 decisions, else DP). Infeasible plans come back
 /// with feasible = false (the plan with the least memory the solver found).
 RematPlan solveRemat(const RematProblem &problem, int64_t capacity,
                      const RematSolveOptions &options = {});

@@ -173,6 +173,48 @@ struct InferenceSummary {
   double tokensPerSecond = 0; // tokensPerStep / stepSeconds
 };
 
+/// One recomputation strategy measured on the same step and budget.
+struct RematBaseline {
+  std::string name; // none, checkpoint-layers, chen-sqrt, selective
+  int64_t peakBytes = 0;  // simulated
+  double overheadSeconds = 0;
+  double overheadFraction = 0; // of the step's predicted time
+  int64_t recomputed = 0;      // values recomputed
+  bool fits = false;
+};
+
+/// What memwall-remat did (docs/remat.md).
+struct RematSummary {
+  int64_t budgetBytes = 0;
+  int64_t peakBeforeBytes = 0; // simulated, nothing recomputed
+  int64_t peakAfterBytes = 0;  // simulated, on the transformed step
+  int64_t saved = 0;           // forward values the backward keeps
+  int64_t savedBytes = 0;
+  int64_t recomputed = 0; // forward values recomputed in the backward
+  int64_t recomputedBytes = 0;
+  double recomputeFlops = 0;
+  double overheadSeconds = 0;  // predicted recompute time
+  double overheadFraction = 0; // of the step's predicted time
+  std::string solver;
+  double gap = 0;             // MILP: (cost - bound) / cost
+  std::optional<double> bound; // MILP lower bound on overheadSeconds
+  std::vector<RematBaseline> baselines;
+};
+
+/// memwall-remat's predicted overhead across budgets (--remat-pareto).
+struct RematParetoPoint {
+  int64_t budgetBytes = 0;
+  int64_t peakBytes = 0; // simulated peak of the plan chosen at this budget
+  double overheadSeconds = 0;
+  double overheadFraction = 0;
+};
+struct RematParetoCurve {
+  std::string modelName;
+  int64_t budgetBytes = 0; // the budget asked for, marked on the plot
+  std::vector<RematParetoPoint> points;
+  std::vector<RematBaseline> baselines;
+};
+
 struct RooflineReport {
   GPUTarget target;
   /// Name of the model (module symbol name or input file name).
@@ -188,6 +230,7 @@ struct RooflineReport {
   std::optional<MemorySummary> memory;
   std::optional<BudgetSummary> budget;
   std::optional<InferenceSummary> inference;
+  std::optional<RematSummary> remat;
 
   RooflineTotals computeTotals() const;
 };
@@ -213,6 +256,11 @@ void printMemoryTimelineSVG(const RooflineReport &report,
 /// written to a temporary and renamed into place, so a failure never leaves a
 /// half-written report. Errors name the path.
 llvm::Error writeRooflineReport(const RooflineReport &report,
+                                llvm::StringRef path);
+/// Draws the overhead-versus-budget curve, with the baselines as points.
+void printRematParetoSVG(const RematParetoCurve &curve, llvm::raw_ostream &os);
+/// Writes printRematParetoSVG to `path` (an .svg file), atomically.
+llvm::Error writeRematParetoSVG(const RematParetoCurve &curve,
                                 llvm::StringRef path);
 /// Writes printMemoryTimelineSVG to `path` (an .svg file) the same way.
 llvm::Error writeMemoryTimeline(const RooflineReport &report,

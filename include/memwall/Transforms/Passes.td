@@ -66,6 +66,43 @@ def RooflineReport : Pass<"memwall-roofline-report", "mlir::ModuleOp"> {
   ]);
 }
 
+def Remat : Pass<"memwall-remat", "mlir::ModuleOp"> {
+  let summary = "Recompute forward values in the backward so the step fits a byte budget";
+  let description = [{
+    On a training step (after `memwall-autodiff`), chooses which forward
+    values the backward keeps and which it recomputes, so that the simulated
+    per-device peak is at most `budget` at the least predicted recompute
+    time (docs/remat.md). Recomputed ops are cloned, per layer, just before
+    that layer's backward first needs them (`memwall.phase = "backward"`,
+    `memwall.recomputed`), and the backward reads the clones. The transformed
+    step is re-simulated; the plan is tightened until the simulated peak is
+    within the budget. The result and the baselines (no recompute, per-layer
+    checkpointing, Chen's sqrt(n) segments, Megatron's selective recompute)
+    are recorded in the module attribute `memwall.remat`, which the report
+    prints. A budget that no recomputation reaches is an error naming the
+    smallest reachable peak, what dominates it, and the sharding or offload
+    that would fit. Inference graphs are left alone.
+  }];
+  let options = !listconcat(targetOptions, [
+    Option<"budget", "budget", "std::string", /*default=*/"\"\"",
+           "Per-device memory budget (e.g. 40GB, 80GiB); required">,
+    Option<"solver", "solver", "std::string", /*default=*/"\"auto\"",
+           "auto, milp (exact, COIN-OR CBC), dp (per-layer dynamic program) "
+           "or greedy">,
+    Option<"timeLimit", "time-limit", "double", /*default=*/"20",
+           "MILP time limit in seconds (a progress line every 2 s)">,
+    Option<"pareto", "pareto", "std::string", /*default=*/"\"\"",
+           "Write predicted recompute overhead across budgets as SVG">,
+    Option<"devices", "devices", "int64_t", /*default=*/"1",
+           "Data-parallel devices (ZeRO/FSDP accounting)">,
+    Option<"zeroStage", "zero-stage", "int", /*default=*/"0",
+           "ZeRO stage 0-3">,
+    Option<"offload", "offload", "std::string", /*default=*/"\"none\"",
+           "none, optimizer or params">
+  ]);
+  let dependentDialects = ["::memwall::MemWallDialect"];
+}
+
 def Fuse : Pass<"memwall-fuse", "mlir::ModuleOp"> {
   let summary = "Group ops into memwall.fusion kernels by predicted time saved";
   let description = [{

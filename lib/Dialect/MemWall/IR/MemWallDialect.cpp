@@ -67,6 +67,18 @@ LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a string attribute on a module";
     return success();
   }
+  if (attr.getName() == kRematAttrName) {
+    if (!isa<ModuleOp>(op) || !isa<DictionaryAttr>(attr.getValue()))
+      return op->emitError() << "'" << kRematAttrName
+                             << "' must be a dictionary attribute on a module";
+    return success();
+  }
+  if (attr.getName() == kRecomputedAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) || !op->hasAttr(kPhaseAttrName))
+      return op->emitError() << "'" << kRecomputedAttrName
+                             << "' must be a unit attribute on a backward op";
+    return success();
+  }
   if (attr.getName() != kCostAttrName)
     return op->emitError() << "unknown memwall attribute '"
                            << attr.getName().getValue() << "'";

@@ -33,6 +33,11 @@ def MemWall_Dialect : Dialect {
     /// On ops memwall-autodiff adds: "backward" or "optimizer". Ops without
     /// it are the forward pass.
     static constexpr ::llvm::StringLiteral kPhaseAttrName = "memwall.phase";
+    /// memwall-remat's summary on the module (the report prints it).
+    static constexpr ::llvm::StringLiteral kRematAttrName = "memwall.remat";
+    /// On an op memwall-remat cloned into the backward.
+    static constexpr ::llvm::StringLiteral kRecomputedAttrName =
+        "memwall.recomputed";
     /// On a module: the precision policy memwall-precision applied.
     static constexpr ::llvm::StringLiteral kPrecisionAttrName =
         "memwall.precision";

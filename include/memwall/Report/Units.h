@@ -1,7 +1,7 @@
 //===- Units.h - human-readable quantities for reports ----------*- C++ -*-===//
 
-#ifndef MEMWALL_LIB_REPORT_UNITS_H
-#define MEMWALL_LIB_REPORT_UNITS_H
+#ifndef MEMWALL_REPORT_UNITS_H
+#define MEMWALL_REPORT_UNITS_H
 
 #include "llvm/ADT/StringRef.h"
 
@@ -19,4 +19,4 @@ std::string escapeXML(llvm::StringRef text);
 
 } // namespace memwall
 
-#endif // MEMWALL_LIB_REPORT_UNITS_H
+#endif // MEMWALL_REPORT_UNITS_H

@@ -1,0 +1,25 @@
+//===- Remat.h - recomputation placement on training steps ------*- C++ -*-===//
+//
+// The IR side of memwall-remat: the recomputation problem of a training step
+// (RematSolver.h), applying a plan, and the summary the pass leaves on the
+// module for the report.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_TRANSFORMS_REMAT_H
+#define MEMWALL_TRANSFORMS_REMAT_H
+
+#include "memwall/Report/RooflineReport.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <optional>
+
+namespace memwall {
+
+/// The summary memwall-remat recorded on `module`, if any.
+std::optional<RematSummary> readRematSummary(mlir::ModuleOp module);
+
+} // namespace memwall
+
+#endif // MEMWALL_TRANSFORMS_REMAT_H

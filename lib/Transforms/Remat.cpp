@@ -1,0 +1,665 @@
+//===- Remat.cpp - recomputation placement under a byte budget ------------===//
+//
+// memwall-remat: builds the recomputation problem of a training step
+// (RematSolver.h), solves it, clones the recomputed forward ops into the
+// backward group by group, and checks the simulated peak of the result
+// against the budget, tightening until it fits. docs/remat.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Transforms/Remat.h"
+
+#include "memwall/Analysis/CostAnalysis.h"
+#include "memwall/Analysis/MemoryAnalysis.h"
+#include "memwall/Analysis/RematSolver.h"
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Report/Units.h"
+#include "memwall/Support/ByteSize.h"
+#include "memwall/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+
+using namespace mlir;
+
+namespace memwall {
+#define GEN_PASS_DEF_REMAT
+#include "memwall/Transforms/Passes.h.inc"
+} // namespace memwall
+
+using namespace memwall;
+
+namespace {
+
+bool hasPhase(Operation *op) {
+  return op->hasAttr(MemWallDialect::kPhaseAttrName);
+}
+
+/// The value a chain of forward reshapes (views) reads.
+Value viewRoot(Value value) {
+  while (auto reshape = value.getDefiningOp<ReshapeOp>())
+    value = reshape.getInput();
+  return value;
+}
+
+int64_t tensorBytes(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return type.getNumElements() * getElementByteSize(type.getElementType());
+}
+
+std::string nameOf(Location loc) {
+  std::string name = formatLocationForReport(loc);
+  return name == "?" ? std::string() : name;
+}
+
+/// The forward values of a training step as a RematProblem, grouped by layer
+/// (`layers.N.` in the op's name; ops before the first layer form one group,
+/// ops after the last another).
+struct RematGraph {
+  std::vector<Operation *> ops; // defining op of each value
+  std::vector<Value> values;
+  DenseMap<Value, int> index;
+  RematProblem problem;
+  std::vector<int> layerOfGroup; // layer number, or -1 for pre/post groups
+  double stepSeconds = 0;
+
+  static std::optional<RematGraph> build(func::FuncOp function,
+                                         const GPUTarget &target) {
+    RematGraph graph;
+    Block &body = function.getBody().front();
+    bool training = false;
+    for (Operation &op : body)
+      training |= hasPhase(&op);
+    if (!training)
+      return std::nullopt;
+    llvm::StringMap<int> groups;
+    int current = -1;
+    bool seenLayer = false;
+    for (Operation &op : body.without_terminator()) {
+      if (auto cost = dyn_cast<CostOpInterface>(&op))
+        graph.stepSeconds += estimateOpRoofline(cost, target).timeSeconds;
+      if (hasPhase(&op) || isa<ReshapeOp>(op) || op.getNumResults() != 1 ||
+          !isa<RankedTensorType>(op.getResult(0).getType()))
+        continue;
+      // Group key: "layers.N", or "pre"/"post" around the layers.
+      std::string name = nameOf(op.getLoc());
+      std::string key;
+      int layer = -1;
+      StringRef rest = name;
+      if (rest.consume_front("layers.")) {
+        StringRef digits = rest.take_while([](char c) { return isdigit(c); });
+        if (!digits.empty() && !digits.getAsInteger(10, layer)) {
+          key = ("layers." + digits).str();
+          seenLayer = true;
+        }
+      }
+      if (key.empty()) {
+        key = seenLayer ? "post" : "pre";
+        layer = -1;
+      }
+      auto [it, inserted] =
+          groups.try_emplace(key, static_cast<int>(groups.size()));
+      if (inserted)
+        graph.layerOfGroup.push_back(layer);
+      current = it->second;
+
+      RematValue value;
+      Value result = op.getResult(0);
+      value.bytes = tensorBytes(result);
+      value.group = current;
+      auto cost = dyn_cast<CostOpInterface>(&op);
+      value.recomputable = cost && op.getNumRegions() == 0 &&
+                           isa<MemWallDialect>(op.getDialect()) &&
+                           !isa<KVCacheAppendOp>(op);
+      if (cost) {
+        value.seconds = estimateOpRoofline(cost, target).timeSeconds;
+        value.flops = static_cast<double>(cost.getFlops());
+      }
+      for (Value operand : op.getOperands())
+        if (auto it = graph.index.find(viewRoot(operand));
+            it != graph.index.end() &&
+            llvm::find(value.deps, it->second) == value.deps.end())
+          value.deps.push_back(it->second);
+      graph.index[result] = static_cast<int>(graph.values.size());
+      graph.values.push_back(result);
+      graph.ops.push_back(&op);
+      graph.problem.values.push_back(std::move(value));
+    }
+    graph.problem.numGroups = static_cast<int>(groups.size());
+    // Who reads each value (through views): the backward needs it; the
+    // return or the optimizer needs it kept.
+    for (auto [i, result] : llvm::enumerate(graph.values)) {
+      SmallVector<Value> worklist = {result};
+      while (!worklist.empty()) {
+        Value v = worklist.pop_back_val();
+        for (Operation *user : v.getUsers()) {
+          if (auto reshape = dyn_cast<ReshapeOp>(user); reshape && !hasPhase(user))
+            worklist.push_back(reshape.getResult());
+          else if (isa<func::ReturnOp>(user) ||
+                   (hasPhase(user) && !isa<MemWallDialect>(user->getDialect())))
+            graph.problem.values[i].neededByBackward = true,
+            graph.problem.values[i].recomputable = false;
+          else if (hasPhase(user))
+            graph.problem.values[i].neededByBackward = true;
+        }
+      }
+    }
+    return graph;
+  }
+
+  /// Applies `recompute` with the groups `groupOf` (per value): clones the
+  /// recomputed ops of each group before the group's first backward use and
+  /// points the backward at the clones.
+  void apply(const std::vector<bool> &recompute,
+             const std::vector<int> &groupOf) {
+    if (values.empty())
+      return;
+    Block *body = ops.front()->getBlock();
+    DenseMap<Operation *, int64_t> position;
+    int64_t p = 0;
+    for (Operation &op : *body)
+      position[&op] = p++;
+    // Backward uses of a value or of its forward views.
+    auto backwardUses = [&](Value root) {
+      SmallVector<OpOperand *> uses;
+      SmallVector<Value> worklist = {root};
+      while (!worklist.empty()) {
+        Value v = worklist.pop_back_val();
+        for (OpOperand &use : v.getUses()) {
+          Operation *user = use.getOwner();
+          if (auto reshape = dyn_cast<ReshapeOp>(user);
+              reshape && !hasPhase(user))
+            worklist.push_back(reshape.getResult());
+          else if (hasPhase(user) && !user->hasAttr(MemWallDialect::kRecomputedAttrName))
+            uses.push_back(&use);
+        }
+      }
+      return uses;
+    };
+    std::map<int, std::vector<int>> members;
+    for (size_t i = 0; i < values.size(); ++i)
+      if (recompute[i])
+        members[groupOf[i]].push_back(static_cast<int>(i));
+    for (auto &[group, indices] : members) {
+      Operation *insertBefore = nullptr;
+      DenseMap<int, SmallVector<OpOperand *>> uses;
+      for (int i : indices) {
+        uses[i] = backwardUses(values[i]);
+        for (OpOperand *use : uses[i])
+          if (!insertBefore ||
+              position[use->getOwner()] < position[insertBefore])
+            insertBefore = use->getOwner();
+      }
+      if (!insertBefore)
+        continue;
+      OpBuilder builder(insertBefore);
+      IRMapping mapping;
+      DenseMap<Value, Value> viewClones;
+      llvm::DenseSet<int> inGroup(indices.begin(), indices.end());
+      // The clone standing for `v` (a recomputed value or a view of one).
+      std::function<Value(Value)> cloneOf = [&](Value v) -> Value {
+        if (Value mapped = mapping.lookupOrNull(v))
+          return mapped;
+        if (auto it = viewClones.find(v); it != viewClones.end())
+          return it->second;
+        auto reshape = v.getDefiningOp<ReshapeOp>();
+        Value source = cloneOf(reshape.getInput());
+        Operation *view = builder.clone(*reshape, mapping);
+        view->setOperand(0, source);
+        view->setAttr(MemWallDialect::kPhaseAttrName,
+                      builder.getStringAttr("backward"));
+        view->setAttr(MemWallDialect::kRecomputedAttrName, builder.getUnitAttr());
+        viewClones[v] = view->getResult(0);
+        return view->getResult(0);
+      };
+      for (int i : indices) {
+        Operation *op = ops[i];
+        IRMapping operands;
+        for (Value operand : op->getOperands())
+          if (auto it = index.find(viewRoot(operand));
+              it != index.end() && inGroup.contains(it->second))
+            operands.map(operand, cloneOf(operand));
+        Operation *clone = builder.clone(*op, operands);
+        clone->setAttr(MemWallDialect::kPhaseAttrName,
+                       builder.getStringAttr("backward"));
+        clone->setAttr(MemWallDialect::kRecomputedAttrName, builder.getUnitAttr());
+        std::string name = nameOf(op->getLoc());
+        clone->setLoc(NameLoc::get(
+            builder.getStringAttr((name.empty() ? "value" : name) +
+                                  ".recompute"),
+            op->getLoc()));
+        mapping.map(op->getResult(0), clone->getResult(0));
+      }
+      for (int i : indices)
+        for (OpOperand *use : uses[i])
+          use->set(cloneOf(use->get()));
+    }
+  }
+};
+
+/// A plan applied to a copy of `function`, and its simulated memory.
+MemorySummary simulatePlan(func::FuncOp function, const GPUTarget &target,
+                           const std::vector<bool> &recompute,
+                           const std::vector<int> &groupOf,
+                           const ShardingOptions &sharding) {
+  OwningOpRef<func::FuncOp> copy = function.clone();
+  std::optional<RematGraph> graph = RematGraph::build(*copy, target);
+  if (graph)
+    graph->apply(recompute, groupOf);
+  return simulateMemory(*copy, sharding);
+}
+
+std::vector<int> groupsOf(const RematProblem &problem) {
+  std::vector<int> groups;
+  for (const RematValue &v : problem.values)
+    groups.push_back(v.group);
+  return groups;
+}
+
+std::string gb(int64_t bytes) {
+  return formatSI(static_cast<double>(bytes), "B");
+}
+
+struct RematPass : public memwall::impl::RematBase<RematPass> {
+  using RematBase::RematBase;
+
+  LogicalResult initialize(MLIRContext *ctx) override {
+    auto fail = [&](const Twine &message) {
+      // The same words as the report pass for the shared options.
+      emitError(UnknownLoc::get(ctx)) << message;
+      return failure();
+    };
+    FailureOr<GPUTarget> resolved =
+        resolvePassTarget(ctx, targetName, targetFile);
+    if (failed(resolved))
+      return failure();
+    target = std::move(*resolved);
+    if (budget.empty())
+      return fail("memwall-remat: a budget is required (budget=40GB)");
+    llvm::Expected<int64_t> bytes = parseByteSize(budget);
+    if (!bytes)
+      return fail("--budget: " + llvm::toString(bytes.takeError()));
+    budgetBytes = *bytes;
+    std::optional<RematSolverKind> kind = symbolizeRematSolver(solver);
+    if (!kind)
+      return fail("--remat-solver: unknown solver '" + solver +
+                  "' (expected auto, milp, dp or greedy)");
+    solveOptions.solver = *kind;
+    if (!(timeLimit > 0))
+      return fail("--remat-time-limit: must be > 0 seconds");
+    solveOptions.timeLimitSeconds = timeLimit;
+    solveOptions.progress = [](const std::string &line) {
+      llvm::errs() << line << "\n";
+    };
+    llvm::Expected<ShardingOptions> parsed =
+        parseShardingOptions(devices, zeroStage, offload);
+    if (!parsed)
+      return fail(llvm::toString(parsed.takeError()));
+    sharding = *parsed;
+    if (!pareto.empty() && !StringRef(pareto).ends_with(".svg"))
+      return fail("--remat-pareto: '" + pareto + "' must be an .svg file");
+    return success();
+  }
+
+  /// Finds the cheapest plan whose simulated peak is within `budget`:
+  /// solves for the formula's capacity, simulates, and tightens the capacity
+  /// by the overshoot until the simulation agrees.
+  std::optional<std::pair<RematPlan, MemorySummary>>
+  fit(func::FuncOp function, const RematGraph &graph, int64_t budget,
+      int64_t fixedBytes, const RematSolveOptions &options) {
+    std::vector<int> groups = groupsOf(graph.problem);
+    int64_t capacity = budget - fixedBytes;
+    for (int attempt = 0; attempt < 8 && capacity > 0; ++attempt) {
+      RematPlan plan = solveRemat(graph.problem, capacity, options);
+      if (!plan.feasible)
+        return std::nullopt;
+      MemorySummary memory =
+          simulatePlan(function, target, plan.recompute, groups, sharding);
+      if (memory.peakBytes <= budget)
+        return std::make_pair(std::move(plan), std::move(memory));
+      // 0.1% more than the overshoot, so the loop ends in a few steps.
+      capacity -= memory.peakBytes - budget + budget / 1000;
+    }
+    return std::nullopt;
+  }
+
+  RematBaseline baseline(func::FuncOp function, const RematGraph &graph,
+                         StringRef name, const std::vector<bool> &recompute,
+                         const std::vector<int> &groups,
+                         const RematProblem &problem) {
+    RematPlan plan = evaluateRematPlan(problem, recompute, 0);
+    MemorySummary memory =
+        simulatePlan(function, target, plan.recompute, groups, sharding);
+    RematBaseline result;
+    result.name = name.str();
+    result.peakBytes = memory.peakBytes;
+    result.overheadSeconds = plan.cost;
+    result.overheadFraction =
+        graph.stepSeconds > 0 ? plan.cost / graph.stepSeconds : 0;
+    for (bool r : plan.recompute)
+      result.recomputed += r;
+    result.fits = memory.peakBytes <= budgetBytes;
+    return result;
+  }
+
+  /// No recompute; per-layer checkpointing (keep what each layer hands to
+  /// the next, recompute the rest); Chen's sqrt(n) segments of layers;
+  /// Megatron's selective recompute (attention only).
+  std::vector<RematBaseline> baselines(func::FuncOp function,
+                                       const RematGraph &graph) {
+    const RematProblem &problem = graph.problem;
+    size_t n = problem.values.size();
+    std::vector<int> groups = groupsOf(problem);
+    // Values read by a forward op of another group (layer outputs).
+    auto crossRead = [&](const std::vector<int> &groupOf) {
+      std::vector<bool> read(n, false);
+      for (size_t i = 0; i < n; ++i)
+        for (int d : problem.values[i].deps)
+          if (groupOf[d] != groupOf[i])
+            read[d] = true;
+      return read;
+    };
+    auto inLayer = [&](size_t i) {
+      return graph.layerOfGroup[problem.values[i].group] >= 0;
+    };
+    std::vector<RematBaseline> result;
+    result.push_back(baseline(function, graph, "none",
+                              std::vector<bool>(n, false), groups, problem));
+    std::vector<bool> read = crossRead(groups), layers(n, false);
+    for (size_t i = 0; i < n; ++i)
+      layers[i] = inLayer(i) && !read[i];
+    result.push_back(baseline(function, graph, "checkpoint-layers", layers,
+                              groups, problem));
+    // Chen: segments of ceil(sqrt(L)) consecutive layers.
+    int numLayers = 0;
+    for (int layer : graph.layerOfGroup)
+      numLayers += layer >= 0;
+    if (numLayers > 1) {
+      int segment =
+          static_cast<int>(std::ceil(std::sqrt(static_cast<double>(numLayers))));
+      RematProblem segmented = problem;
+      std::vector<int> segmentOf(n);
+      int layerRank = 0;
+      std::vector<int> rankOfGroup(graph.layerOfGroup.size(), -1);
+      for (size_t g = 0; g < graph.layerOfGroup.size(); ++g)
+        if (graph.layerOfGroup[g] >= 0)
+          rankOfGroup[g] = layerRank++;
+      int extra = (numLayers + segment - 1) / segment;
+      for (size_t i = 0; i < n; ++i) {
+        int g = problem.values[i].group;
+        // Non-layer groups keep their own ids after the segments.
+        segmentOf[i] = rankOfGroup[g] >= 0 ? rankOfGroup[g] / segment
+                                           : extra + g;
+        segmented.values[i].group = segmentOf[i];
+      }
+      segmented.numGroups = extra + static_cast<int>(graph.layerOfGroup.size());
+      std::vector<bool> segRead = crossRead(segmentOf), chen(n, false);
+      for (size_t i = 0; i < n; ++i)
+        chen[i] = inLayer(i) && !segRead[i];
+      result.push_back(
+          baseline(function, graph, "chen-sqrt", chen, segmentOf, segmented));
+    }
+    std::vector<bool> selective(n, false);
+    for (size_t i = 0; i < n; ++i)
+      selective[i] = inLayer(i) && isa<AttentionOp, SoftmaxOp>(graph.ops[i]);
+    result.push_back(baseline(function, graph, "selective", selective, groups,
+                              problem));
+    return result;
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    func::FuncOp function = getMainFunction(module);
+    if (!function)
+      return;
+    std::optional<RematGraph> graph = RematGraph::build(function, target);
+    if (!graph)
+      return; // inference: nothing is saved for a backward
+    std::vector<int> groups = groupsOf(graph->problem);
+    size_t n = graph->problem.values.size();
+    MemorySummary before = simulateMemory(function, sharding);
+    RematPlan none = evaluateRematPlan(graph->problem, {}, 0);
+    // What the plan cannot change: everything but the candidates.
+    int64_t fixedBytes = before.peakBytes - none.memory;
+
+    RematSummary summary;
+    summary.budgetBytes = budgetBytes;
+    summary.peakBeforeBytes = before.peakBytes;
+    std::optional<std::pair<RematPlan, MemorySummary>> result;
+    if (before.peakBytes <= budgetBytes) {
+      RematPlan plan = none;
+      plan.solver = stringifyRematSolver(solveOptions.solver);
+      plan.optimal = true;
+      plan.bound = 0;
+      result = std::make_pair(plan, before);
+    } else {
+      result = fit(function, *graph, budgetBytes, fixedBytes, solveOptions);
+    }
+    if (!result) {
+      // The heuristics may miss a plan that exists: the least-memory plan is
+      // the last resort before declaring the budget infeasible.
+      RematPlan least = minimumMemoryRematPlan(graph->problem, solveOptions);
+      MemorySummary leastMemory =
+          simulatePlan(function, target, least.recompute, groups, sharding);
+      if (leastMemory.peakBytes > budgetBytes)
+        return reportInfeasible(function, least, leastMemory, groups);
+      least.solver += " (least-memory plan)";
+      result = std::make_pair(std::move(least), std::move(leastMemory));
+    }
+    auto &[plan, after] = *result;
+    summary.peakAfterBytes = after.peakBytes;
+    summary.solver = plan.solver;
+    summary.bound = plan.bound;
+    summary.gap = plan.gap();
+    summary.overheadSeconds = plan.cost;
+    summary.recomputeFlops = plan.flops;
+    summary.overheadFraction =
+        graph->stepSeconds > 0 ? plan.cost / graph->stepSeconds : 0;
+    RematPlan evaluated = evaluateRematPlan(graph->problem, plan.recompute, 0);
+    for (size_t i = 0; i < n; ++i) {
+      const RematValue &v = graph->problem.values[i];
+      if (evaluated.recompute[i]) {
+        ++summary.recomputed;
+        summary.recomputedBytes += v.bytes;
+      } else if (v.neededByBackward) {
+        ++summary.saved;
+        summary.savedBytes += v.bytes;
+      }
+    }
+    summary.baselines = baselines(function, *graph);
+    if (!pareto.empty() && failed(writePareto(function, *graph, fixedBytes,
+                                              summary)))
+      return signalPassFailure();
+    graph->apply(evaluated.recompute, groups);
+    module->setAttr(MemWallDialect::kRematAttrName, encode(summary));
+  }
+
+  void reportInfeasible(func::FuncOp function, const RematPlan &least,
+                        const MemorySummary &memory,
+                        const std::vector<int> &groups) {
+    InFlightDiagnostic error = mlir::emitError(function.getLoc());
+    error << "memwall-remat: no recomputation fits the budget of "
+          << gb(budgetBytes) << ": the least peak it reaches is "
+          << gb(memory.peakBytes) << " (at " << memory.peakAt << ": ";
+    bool first = true;
+    int64_t states = 0;
+    for (unsigned b = 0; b < kNumMemoryBuckets; ++b) {
+      if (memory.atPeak[b] == 0)
+        continue;
+      error << (first ? "" : ", ")
+            << stringifyMemoryBucket(static_cast<MemoryBucket>(b)) << " "
+            << gb(memory.atPeak[b]);
+      first = false;
+      auto bucket = static_cast<MemoryBucket>(b);
+      if (bucket == MemoryBucket::Weights ||
+          bucket == MemoryBucket::Gradients ||
+          bucket == MemoryBucket::Optimizer)
+        states += memory.atPeak[b];
+    }
+    error << ")";
+    if (2 * states < memory.peakBytes) {
+      error << "; activations dominate: shorten the sequence or the "
+               "micro-batch";
+      return signalPassFailure();
+    }
+    // Model states dominate: what sharding or offload would give, with the
+    // same recomputation.
+    ShardingOptions zero = sharding;
+    zero.devices = std::max<int64_t>(sharding.devices, 8);
+    zero.zeroStage = 3;
+    ShardingOptions host = sharding;
+    host.offload = OffloadPolicy::Optimizer;
+    int64_t zeroPeak =
+        simulatePlan(function, target, least.recompute, groups, zero)
+            .peakBytes;
+    int64_t hostPeak =
+        simulatePlan(function, target, least.recompute, groups, host)
+            .peakBytes;
+    error << "; model states (weights, gradients, optimizer) dominate with "
+          << gb(states) << ": try --zero-stage=3 --devices=" << zero.devices
+          << " (predicted " << gb(zeroPeak)
+          << " per device with this recomputation) or --offload=optimizer "
+             "(predicted "
+          << gb(hostPeak) << ")";
+    signalPassFailure();
+  }
+
+  /// Predicted overhead across budgets from the least reachable peak to the
+  /// peak without recomputation; the overhead at a budget is the least of
+  /// any plan found at that budget or below, so the curve is monotone.
+  LogicalResult writePareto(func::FuncOp function, const RematGraph &graph,
+                            int64_t fixedBytes, const RematSummary &summary) {
+    RematParetoCurve curve;
+    curve.modelName = nameOf(function.getLoc());
+    if (curve.modelName.empty())
+      curve.modelName = function.getName().str();
+    curve.budgetBytes = budgetBytes;
+    curve.baselines = summary.baselines;
+    RematPlan least = minimumMemoryRematPlan(graph.problem, solveOptions);
+    int64_t lo = simulatePlan(function, target, least.recompute,
+                              groupsOf(graph.problem), sharding)
+                     .peakBytes;
+    int64_t hi = summary.peakBeforeBytes;
+    // Twelve solves: the exact MILP only when asked for by name.
+    RematSolveOptions options = solveOptions;
+    if (options.solver == RematSolverKind::Auto)
+      options.solver = RematSolverKind::DP;
+    options.timeLimitSeconds = std::min(solveOptions.timeLimitSeconds, 5.0);
+    options.progress = nullptr;
+    const int points = 12;
+    double bestOverhead = std::numeric_limits<double>::infinity();
+    for (int j = 0; j < points; ++j) {
+      int64_t budget = lo + (hi - lo) * j / (points - 1);
+      auto fitted = fit(function, graph, budget, fixedBytes, options);
+      double overhead = fitted ? fitted->first.cost : least.cost;
+      int64_t peak = fitted ? fitted->second.peakBytes : lo;
+      if (j == 0)
+        overhead = std::min(overhead, least.cost);
+      bestOverhead = std::min(bestOverhead, overhead);
+      curve.points.push_back(
+          {budget, peak, bestOverhead,
+           graph.stepSeconds > 0 ? bestOverhead / graph.stepSeconds : 0});
+    }
+    if (llvm::Error error = writeRematParetoSVG(curve, pareto)) {
+      mlir::emitError(function.getLoc()) << llvm::toString(std::move(error));
+      return failure();
+    }
+    return success();
+  }
+
+  DictionaryAttr encode(const RematSummary &summary) {
+    Builder b(&getContext());
+    auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+    auto f64 = [&](double v) { return b.getF64FloatAttr(v); };
+    SmallVector<Attribute> baselineAttrs;
+    for (const RematBaseline &base : summary.baselines)
+      baselineAttrs.push_back(b.getDictionaryAttr({
+          b.getNamedAttr("name", b.getStringAttr(base.name)),
+          b.getNamedAttr("peak_bytes", i64(base.peakBytes)),
+          b.getNamedAttr("overhead_time_s", f64(base.overheadSeconds)),
+          b.getNamedAttr("overhead_fraction", f64(base.overheadFraction)),
+          b.getNamedAttr("recomputed", i64(base.recomputed)),
+          b.getNamedAttr("fits", b.getBoolAttr(base.fits)),
+      }));
+    SmallVector<NamedAttribute> fields = {
+        b.getNamedAttr("budget_bytes", i64(summary.budgetBytes)),
+        b.getNamedAttr("peak_before_bytes", i64(summary.peakBeforeBytes)),
+        b.getNamedAttr("peak_after_bytes", i64(summary.peakAfterBytes)),
+        b.getNamedAttr("saved", i64(summary.saved)),
+        b.getNamedAttr("saved_bytes", i64(summary.savedBytes)),
+        b.getNamedAttr("recomputed", i64(summary.recomputed)),
+        b.getNamedAttr("recomputed_bytes", i64(summary.recomputedBytes)),
+        b.getNamedAttr("recompute_flops", f64(summary.recomputeFlops)),
+        b.getNamedAttr("overhead_time_s", f64(summary.overheadSeconds)),
+        b.getNamedAttr("overhead_fraction", f64(summary.overheadFraction)),
+        b.getNamedAttr("solver", b.getStringAttr(summary.solver)),
+        b.getNamedAttr("gap", f64(summary.gap)),
+        b.getNamedAttr("baselines", b.getArrayAttr(baselineAttrs)),
+    };
+    if (summary.bound)
+      fields.push_back(b.getNamedAttr("bound_s", f64(*summary.bound)));
+    return b.getDictionaryAttr(fields);
+  }
+
+  GPUTarget target;
+  int64_t budgetBytes = 0;
+  RematSolveOptions solveOptions;
+  ShardingOptions sharding;
+};
+
+} // namespace
+
+std::optional<RematSummary> memwall::readRematSummary(ModuleOp module) {
+  auto dict = module->getAttrOfType<DictionaryAttr>(MemWallDialect::kRematAttrName);
+  if (!dict)
+    return std::nullopt;
+  auto i64 = [](DictionaryAttr d, StringRef name) -> int64_t {
+    auto attr = d.getAs<IntegerAttr>(name);
+    return attr ? attr.getInt() : 0;
+  };
+  auto f64 = [](DictionaryAttr d, StringRef name) -> double {
+    auto attr = d.getAs<FloatAttr>(name);
+    return attr ? attr.getValueAsDouble() : 0;
+  };
+  auto str = [](DictionaryAttr d, StringRef name) -> std::string {
+    auto attr = d.getAs<StringAttr>(name);
+    return attr ? attr.str() : "";
+  };
+  RematSummary s;
+  s.budgetBytes = i64(dict, "budget_bytes");
+  s.peakBeforeBytes = i64(dict, "peak_before_bytes");
+  s.peakAfterBytes = i64(dict, "peak_after_bytes");
+  s.saved = i64(dict, "saved");
+  s.savedBytes = i64(dict, "saved_bytes");
+  s.recomputed = i64(dict, "recomputed");
+  s.recomputedBytes = i64(dict, "recomputed_bytes");
+  s.recomputeFlops = f64(dict, "recompute_flops");
+  s.overheadSeconds = f64(dict, "overhead_time_s");
+  s.overheadFraction = f64(dict, "overhead_fraction");
+  s.solver = str(dict, "solver");
+  s.gap = f64(dict, "gap");
+  if (dict.get("bound_s"))
+    s.bound = f64(dict, "bound_s");
+  if (auto array = dict.getAs<ArrayAttr>("baselines"))
+    for (auto base : array.getAsRange<DictionaryAttr>()) {
+      RematBaseline b;
+      b.name = str(base, "name");
+      b.peakBytes = i64(base, "peak_bytes");
+      b.overheadSeconds = f64(base, "overhead_time_s");
+      b.overheadFraction = f64(base, "overhead_fraction");
+      b.recomputed = i64(base, "recomputed");
+      if (auto fits = base.getAs<BoolAttr>("fits"))
+        b.fits = fits.getValue();
+      s.baselines.push_back(std::move(b));
+    }
+  return s;
+}
