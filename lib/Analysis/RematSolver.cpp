@@ -149,6 +149,7 @@ RematPlan localSearch(const RematProblem &problem, RematPlan plan,
                       int64_t capacity) {
   if (!plan.feasible)
     return plan;
+  std::string solver = plan.solver;
   std::vector<int> recomputed;
   for (size_t i = 0; i < plan.recompute.size(); ++i)
     if (plan.recompute[i])
@@ -163,6 +164,7 @@ RematPlan localSearch(const RematProblem &problem, RematPlan plan,
     if (candidate.feasible && candidate.cost <= plan.cost)
       plan = std::move(candidate);
   }
+  plan.solver = solver;
   return plan;
 }
 

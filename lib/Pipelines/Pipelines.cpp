@@ -36,7 +36,14 @@ LogicalResult memwall::buildDefaultPipeline(
   AutodiffOptions autodiff;
   autodiff.onlyLossFunctions = true;
   pm.addPass(createAutodiff(autodiff));
-  // Recomputation decides on the unfused step; fusion then sees the clones.
+  if (options.fuse) {
+    FuseOptions fuse;
+    fuse.targetName = options.target;
+    fuse.targetFile = options.targetFile;
+    pm.addPass(createFuse(fuse));
+  }
+  // Recomputation runs on the fused step: its simulated peak is the peak of
+  // the kernels that will run, and it recomputes whole fused kernels.
   if (options.runsRemat()) {
     RematOptions remat;
     remat.targetName = options.target;
@@ -49,12 +56,6 @@ LogicalResult memwall::buildDefaultPipeline(
     remat.zeroStage = options.zeroStage;
     remat.offload = options.offload;
     pm.addPass(createRemat(remat));
-  }
-  if (options.fuse) {
-    FuseOptions fuse;
-    fuse.targetName = options.target;
-    fuse.targetFile = options.targetFile;
-    pm.addPass(createFuse(fuse));
   }
   if (extraPasses && failed(extraPasses(pm)))
     return failure();

@@ -65,11 +65,13 @@ std::string nameOf(Location loc) {
 /// (`layers.N.` in the op's name; ops before the first layer form one group,
 /// ops after the last another).
 struct RematGraph {
-  std::vector<Operation *> ops; // defining op of each value
-  std::vector<Value> values;
-  DenseMap<Value, int> index;
+  std::vector<Operation *> ops; // the op of each problem value
+  DenseMap<Value, int> index;   // op results -> problem value
   RematProblem problem;
   std::vector<int> layerOfGroup; // layer number, or -1 for pre/post groups
+  /// The group of each value's defining op (the baselines recompute whole
+  /// layers by where values are made, not where they are first read).
+  std::vector<int> definedIn;
   double stepSeconds = 0;
 
   static std::optional<RematGraph> build(func::FuncOp function,
@@ -81,44 +83,51 @@ struct RematGraph {
       training |= hasPhase(&op);
     if (!training)
       return std::nullopt;
-    llvm::StringMap<int> groups;
-    int current = -1;
+    // The layer an op belongs to by its name: "layers.N", else "pre" or
+    // "post" around the layers.
     bool seenLayer = false;
-    for (Operation &op : body.without_terminator()) {
-      if (auto cost = dyn_cast<CostOpInterface>(&op))
-        graph.stepSeconds += estimateOpRoofline(cost, target).timeSeconds;
-      if (hasPhase(&op) || isa<ReshapeOp>(op) || op.getNumResults() != 1 ||
-          !isa<RankedTensorType>(op.getResult(0).getType()))
-        continue;
-      // Group key: "layers.N", or "pre"/"post" around the layers.
-      std::string name = nameOf(op.getLoc());
-      std::string key;
-      int layer = -1;
+    auto keyOf = [&](Operation *op, int &layer) {
+      std::string name = nameOf(op->getLoc());
       StringRef rest = name;
+      layer = -1;
       if (rest.consume_front("layers.")) {
         StringRef digits = rest.take_while([](char c) { return isdigit(c); });
         if (!digits.empty() && !digits.getAsInteger(10, layer)) {
-          key = ("layers." + digits).str();
           seenLayer = true;
+          return ("layers." + digits).str();
         }
       }
-      if (key.empty()) {
-        key = seenLayer ? "post" : "pre";
-        layer = -1;
-      }
+      layer = -1;
+      return std::string(seenLayer ? "post" : "pre");
+    };
+    llvm::StringMap<int> groups;
+    auto groupOf = [&](const std::string &key, int layer) {
       auto [it, inserted] =
           groups.try_emplace(key, static_cast<int>(groups.size()));
       if (inserted)
         graph.layerOfGroup.push_back(layer);
-      current = it->second;
-
+      return it->second;
+    };
+    DenseMap<Operation *, int64_t> position;
+    std::vector<int> &definedIn = graph.definedIn;
+    for (Operation &op : body.without_terminator()) {
+      position[&op] = static_cast<int64_t>(position.size());
+      if (auto cost = dyn_cast<CostOpInterface>(&op))
+        graph.stepSeconds += estimateOpRoofline(cost, target).timeSeconds;
+      int layer;
+      std::string key = keyOf(&op, layer);
+      if (hasPhase(&op) || isa<ReshapeOp>(op) || op.getNumResults() == 0 ||
+          !llvm::all_of(op.getResultTypes(), llvm::IsaPred<RankedTensorType>))
+        continue;
+      definedIn.push_back(groupOf(key, layer));
+      // One problem value per op: recomputing an op (a fused kernel
+      // included) re-creates all of its results.
       RematValue value;
-      Value result = op.getResult(0);
-      value.bytes = tensorBytes(result);
-      value.group = current;
+      for (Value result : op.getResults())
+        value.bytes += tensorBytes(result);
       auto cost = dyn_cast<CostOpInterface>(&op);
-      value.recomputable = cost && op.getNumRegions() == 0 &&
-                           isa<MemWallDialect>(op.getDialect()) &&
+      value.recomputable = cost && isa<MemWallDialect>(op.getDialect()) &&
+                           (op.getNumRegions() == 0 || isa<FusionOp>(op)) &&
                            !isa<KVCacheAppendOp>(op);
       if (cost) {
         value.seconds = estimateOpRoofline(cost, target).timeSeconds;
@@ -129,30 +138,65 @@ struct RematGraph {
             it != graph.index.end() &&
             llvm::find(value.deps, it->second) == value.deps.end())
           value.deps.push_back(it->second);
-      graph.index[result] = static_cast<int>(graph.values.size());
-      graph.values.push_back(result);
+      for (Value result : op.getResults())
+        graph.index[result] = static_cast<int>(graph.ops.size());
       graph.ops.push_back(&op);
       graph.problem.values.push_back(std::move(value));
     }
-    graph.problem.numGroups = static_cast<int>(groups.size());
     // Who reads each value (through views): the backward needs it; the
-    // return or the optimizer needs it kept.
-    for (auto [i, result] : llvm::enumerate(graph.values)) {
-      SmallVector<Value> worklist = {result};
+    // return or the optimizer needs it kept. A value's group is the layer
+    // of its first backward use, where a recomputation of it would be
+    // placed (a layer's output is first read by the next layer's backward).
+    size_t n = graph.ops.size();
+    std::vector<Operation *> firstUse(n, nullptr);
+    for (auto [i, op] : llvm::enumerate(graph.ops)) {
+      RematValue &value = graph.problem.values[i];
+      SmallVector<Value> worklist(op->getResults());
       while (!worklist.empty()) {
         Value v = worklist.pop_back_val();
         for (Operation *user : v.getUsers()) {
-          if (auto reshape = dyn_cast<ReshapeOp>(user); reshape && !hasPhase(user))
+          // Views (forward, or backward ones fusion's topological sort
+          // hoisted next to their source) are not uses: their readers are.
+          if (auto reshape = dyn_cast<ReshapeOp>(user)) {
             worklist.push_back(reshape.getResult());
-          else if (isa<func::ReturnOp>(user) ||
-                   (hasPhase(user) && !isa<MemWallDialect>(user->getDialect())))
-            graph.problem.values[i].neededByBackward = true,
-            graph.problem.values[i].recomputable = false;
-          else if (hasPhase(user))
-            graph.problem.values[i].neededByBackward = true;
+            continue;
+          }
+          if (isa<func::ReturnOp>(user) ||
+              (hasPhase(user) && !isa<MemWallDialect>(user->getDialect()))) {
+            value.neededByBackward = true;
+            value.recomputable = false;
+          } else if (hasPhase(user)) {
+            value.neededByBackward = true;
+          } else {
+            continue;
+          }
+          if (position.count(user) &&
+              (!firstUse[i] || position[user] < position[firstUse[i]]))
+            firstUse[i] = user;
         }
       }
     }
+    for (size_t i = 0; i < n; ++i) {
+      int layer;
+      graph.problem.values[i].group =
+          firstUse[i] ? groupOf(keyOf(firstUse[i], layer), layer)
+                      : definedIn[i];
+    }
+    // Values read only by the forward join the group of their earliest
+    // (in the backward) consumer, so a chain can be recomputed together.
+    for (size_t i = n; i-- > 0;) {
+      if (firstUse[i])
+        continue;
+      for (size_t j = i + 1; j < n; ++j)
+        if (llvm::is_contained(graph.problem.values[j].deps,
+                               static_cast<int>(i)) &&
+            firstUse[j]) {
+          graph.problem.values[i].group = graph.problem.values[j].group;
+          firstUse[i] = firstUse[j];
+          break;
+        }
+    }
+    graph.problem.numGroups = static_cast<int>(groups.size());
     return graph;
   }
 
@@ -161,23 +205,23 @@ struct RematGraph {
   /// points the backward at the clones.
   void apply(const std::vector<bool> &recompute,
              const std::vector<int> &groupOf) {
-    if (values.empty())
+    if (ops.empty())
       return;
     Block *body = ops.front()->getBlock();
     DenseMap<Operation *, int64_t> position;
     int64_t p = 0;
     for (Operation &op : *body)
       position[&op] = p++;
-    // Backward uses of a value or of its forward views.
-    auto backwardUses = [&](Value root) {
+    // Backward uses of an op's results or of their forward views.
+    auto backwardUses = [&](Operation *op) {
       SmallVector<OpOperand *> uses;
-      SmallVector<Value> worklist = {root};
+      SmallVector<Value> worklist(op->getResults());
       while (!worklist.empty()) {
         Value v = worklist.pop_back_val();
         for (OpOperand &use : v.getUses()) {
           Operation *user = use.getOwner();
           if (auto reshape = dyn_cast<ReshapeOp>(user);
-              reshape && !hasPhase(user))
+              reshape && !reshape->hasAttr(MemWallDialect::kRecomputedAttrName))
             worklist.push_back(reshape.getResult());
           else if (hasPhase(user) && !user->hasAttr(MemWallDialect::kRecomputedAttrName))
             uses.push_back(&use);
@@ -186,14 +230,14 @@ struct RematGraph {
       return uses;
     };
     std::map<int, std::vector<int>> members;
-    for (size_t i = 0; i < values.size(); ++i)
+    for (size_t i = 0; i < ops.size(); ++i)
       if (recompute[i])
         members[groupOf[i]].push_back(static_cast<int>(i));
     for (auto &[group, indices] : members) {
       Operation *insertBefore = nullptr;
       DenseMap<int, SmallVector<OpOperand *>> uses;
       for (int i : indices) {
-        uses[i] = backwardUses(values[i]);
+        uses[i] = backwardUses(ops[i]);
         for (OpOperand *use : uses[i])
           if (!insertBefore ||
               position[use->getOwner()] < position[insertBefore])
@@ -201,6 +245,7 @@ struct RematGraph {
       }
       if (!insertBefore)
         continue;
+
       OpBuilder builder(insertBefore);
       IRMapping mapping;
       DenseMap<Value, Value> viewClones;
@@ -237,11 +282,20 @@ struct RematGraph {
             builder.getStringAttr((name.empty() ? "value" : name) +
                                   ".recompute"),
             op->getLoc()));
-        mapping.map(op->getResult(0), clone->getResult(0));
+        mapping.map(op->getResults(), clone->getResults());
       }
       for (int i : indices)
-        for (OpOperand *use : uses[i])
-          use->set(cloneOf(use->get()));
+        for (OpOperand *use : uses[i]) {
+          Value view = use->get();
+          use->set(cloneOf(view));
+          // A backward view the reader no longer needs goes away.
+          while (auto reshape = view.getDefiningOp<ReshapeOp>()) {
+            if (!hasPhase(reshape) || !reshape->use_empty())
+              break;
+            view = reshape.getInput();
+            reshape->erase();
+          }
+        }
     }
   }
 };
@@ -356,8 +410,10 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
   /// Megatron's selective recompute (attention only).
   std::vector<RematBaseline> baselines(func::FuncOp function,
                                        const RematGraph &graph) {
-    const RematProblem &problem = graph.problem;
+    RematProblem problem = graph.problem;
     size_t n = problem.values.size();
+    for (size_t i = 0; i < n; ++i)
+      problem.values[i].group = graph.definedIn[i];
     std::vector<int> groups = groupsOf(problem);
     // Values read by a forward op of another group (layer outputs).
     auto crossRead = [&](const std::vector<int> &groupOf) {
