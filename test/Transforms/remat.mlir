@@ -3,6 +3,9 @@
 // RUN: memwall-opt %s --memwall-autodiff --memwall-remat="budget=3.4MB solver=greedy" --memwall-roofline-report=output=- | FileCheck %s --check-prefix=HEURISTIC
 // RUN: memwall-opt %s --memwall-autodiff --memwall-remat=budget=5MB | FileCheck %s --check-prefix=FITS
 // RUN: memwall-opt %s --memwall-autodiff --memwall-remat=budget=3.4MB --memwall-roofline-report=output=- -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: memwall-opt %s --memwall-autodiff --memwall-remat="budget=3.4MB pareto=%t.svg" -o /dev/null
+// RUN: %PYTHON -c "import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1]); print('svg ok')" %t.svg | FileCheck %s --check-prefix=SVG
+// RUN: FileCheck %s --check-prefix=PARETO < %t.svg
 
 // Three layers of matmul + tanh-GELU on 2048x64 f32 activations (512 KiB
 // each). Without recomputation the step peaks at 4.34 MB when the backward
@@ -33,6 +36,14 @@
 // FITS-NOT: memwall.recomputed}
 // FITS: module attributes {memwall.remat = {{.*}}peak_after_bytes = 4341764 : i64, peak_before_bytes = 4341764 : i64{{.*}}recomputed = 0 : i64
 // FITS-NOT: memwall.recomputed}
+
+// SVG: svg ok
+// PARETO: Recompute overhead vs memory budget
+// PARETO: <path d="M
+// PARETO: budget 3.40 MB
+// PARETO-DAG: >checkpoint-layers</text>
+// PARETO-DAG: >chen-sqrt</text>
+// PARETO-DAG: >selective</text>
 
 // REPORT: recomputation (memwall-remat, solver milp): budget 3.40 MB, peak 4.34 MB -> 3.29 MB
 // REPORT-NEXT: 3 values recomputed (1.57 MB, 50.33 MFLOP), 3 kept (1.05 MB); overhead {{.*}}, MILP gap 0.00%
