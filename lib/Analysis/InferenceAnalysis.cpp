@@ -92,9 +92,9 @@ memwall::analyzeInference(func::FuncOp function, const GPUTarget &target) {
       gemmSeconds += estimate.timeSeconds;
       RankedTensorType result = matmul.getType();
       int64_t columns = result.getDimSize(result.getRank() - 1);
-      summary.tokensPerStep = std::max(
-          summary.tokensPerStep, columns ? result.getNumElements() / columns
-                                         : int64_t(0));
+      summary.tokensPerStep =
+          std::max(summary.tokensPerStep,
+                   columns ? result.getNumElements() / columns : int64_t(0));
       if (!gemmPrecision)
         gemmPrecision = cost.getMathPrecision();
     }
@@ -114,9 +114,8 @@ memwall::analyzeInference(func::FuncOp function, const GPUTarget &target) {
   summary.weightGemmTimeFraction = gemmSeconds / stepSeconds;
   summary.memoryBoundTimeFraction = memoryBoundSeconds / stepSeconds;
   if (summary.weightGemmIntensity > 0)
-    summary.tokensAtRidge = static_cast<int64_t>(
-        std::ceil(summary.tokensPerStep * summary.ridge /
-                  summary.weightGemmIntensity));
+    summary.tokensAtRidge = static_cast<int64_t>(std::ceil(
+        summary.tokensPerStep * summary.ridge / summary.weightGemmIntensity));
   summary.bandwidthFloorSeconds =
       static_cast<double>(summary.weightBytes + summary.kvCacheBytes) /
       target.memoryBandwidth;

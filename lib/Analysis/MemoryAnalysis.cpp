@@ -165,8 +165,7 @@ MemorySummary memwall::simulateMemory(func::FuncOp function,
     if (!weightGrads.insert(v).second)
       continue;
     Operation *def = v.getDefiningOp();
-    if (def && isa<AddOp, CastOp, ReshapeOp>(def) &&
-        phaseOf(def) == "backward")
+    if (def && isa<AddOp, CastOp, ReshapeOp>(def) && phaseOf(def) == "backward")
       llvm::append_range(worklist, def->getOperands());
   }
 
@@ -270,10 +269,9 @@ MemorySummary memwall::simulateMemory(func::FuncOp function,
   int64_t gatherBytes = 0;
   if ((sharding.zeroStage >= 3 && sharding.devices > 1) ||
       sharding.offload == OffloadPolicy::Params)
-    gatherBytes = static_cast<int64_t>(
-        std::llround(2 * largestWeight *
-                     scaling.factor[static_cast<unsigned>(
-                         MemoryBucket::Weights)]));
+    gatherBytes = static_cast<int64_t>(std::llround(
+        2 * largestWeight *
+        scaling.factor[static_cast<unsigned>(MemoryBucket::Weights)]));
 
   // Sweep: difference arrays per bucket.
   std::vector<BucketBytes> delta(numSteps + 1, BucketBytes{});
@@ -297,10 +295,10 @@ MemorySummary memwall::simulateMemory(func::FuncOp function,
     step.bytes = live;
     unsigned workspace = static_cast<unsigned>(MemoryBucket::Workspace);
     step.bytes[workspace] +=
-        gatherBytes + static_cast<int64_t>(std::llround(
-                          attentionWorkspaceBytes(steps[i]) *
-                          scaling.attentionWorkspace *
-                          scaling.factor[workspace]));
+        gatherBytes +
+        static_cast<int64_t>(std::llround(attentionWorkspaceBytes(steps[i]) *
+                                          scaling.attentionWorkspace *
+                                          scaling.factor[workspace]));
     step.bytes[static_cast<unsigned>(MemoryBucket::Optimizer)] +=
         scaling.extraOptimizerBytes;
     if (step.total() > summary.peakBytes || i == 0) {

@@ -39,9 +39,8 @@ const char *memwall::stringifyRematSolver(RematSolverKind kind) {
 
 std::optional<RematSolverKind>
 memwall::symbolizeRematSolver(const std::string &name) {
-  for (RematSolverKind kind :
-       {RematSolverKind::Auto, RematSolverKind::MILP, RematSolverKind::DP,
-        RematSolverKind::Greedy})
+  for (RematSolverKind kind : {RematSolverKind::Auto, RematSolverKind::MILP,
+                               RematSolverKind::DP, RematSolverKind::Greedy})
     if (name == stringifyRematSolver(kind))
       return kind;
   return std::nullopt;
@@ -65,9 +64,8 @@ RematPlan memwall::evaluateRematPlan(const RematProblem &problem,
   // needs, and those of values kept anyway for another group.
   for (size_t i = n; i-- > 0;) {
     const RematValue &v = values[i];
-    if (recompute[i] &&
-        (!v.recomputable || readOtherGroup[i] ||
-         !(v.neededByBackward || readSameGroup[i])))
+    if (recompute[i] && (!v.recomputable || readOtherGroup[i] ||
+                         !(v.neededByBackward || readSameGroup[i])))
       recompute[i] = false;
     if (!recompute[i])
       continue;
@@ -180,8 +178,7 @@ struct GroupOption {
 };
 
 GroupOption scoreGroup(const RematProblem &problem,
-                       const std::vector<int> &members,
-                       std::vector<bool> rec) {
+                       const std::vector<int> &members, std::vector<bool> rec) {
   const std::vector<RematValue> &values = problem.values;
   GroupOption option;
   // Members in program order; walk backwards as evaluateRematPlan does.
@@ -288,8 +285,8 @@ std::vector<GroupOption> groupOptions(const RematProblem &problem,
     bool dominated = false;
     for (size_t b = 0; b < options.size() && !dominated; ++b) {
       const GroupOption &x = options[a], &y = options[b];
-      bool noWorse = y.kept <= x.kept && y.transient <= x.transient &&
-                     y.cost <= x.cost;
+      bool noWorse =
+          y.kept <= x.kept && y.transient <= x.transient && y.cost <= x.cost;
       bool better = y.kept < x.kept || y.transient < x.transient ||
                     y.cost < x.cost || b < a;
       dominated = a != b && noWorse && better;
@@ -365,10 +362,9 @@ RematPlan solveDP(const RematProblem &problem, int64_t capacity) {
   std::vector<int64_t> transients = {0};
   for (size_t g = 0; g < members.size(); ++g) {
     options[g] = groupOptions(problem, members[g]);
-    baseKept[g] =
-        scoreGroup(problem, members[g],
-                   std::vector<bool>(problem.values.size(), false))
-            .kept;
+    baseKept[g] = scoreGroup(problem, members[g],
+                             std::vector<bool>(problem.values.size(), false))
+                      .kept;
     for (const GroupOption &o : options[g])
       transients.push_back(o.transient);
   }
@@ -521,10 +517,10 @@ RematPlan solveMILP(const RematProblem &problem, int64_t capacity,
   for (int i : decisions)
     if (values[i].bytes > 0)
       smallest = std::min(smallest, values[i].bytes / byteUnit);
-  double costWeight =
-      minimizeMemory ? 0.5 * (std::isfinite(smallest) ? smallest : 1) /
-                           std::max(totalTime, 1.0)
-                     : 1;
+  double costWeight = minimizeMemory
+                          ? 0.5 * (std::isfinite(smallest) ? smallest : 1) /
+                                std::max(totalTime, 1.0)
+                          : 1;
   std::vector<int> column(values.size(), -1); // r_v; k_v is r_v + 1
   Cbc_Model *model = Cbc_newModel();
   Cbc_setLogLevel(model, 0);
@@ -535,8 +531,8 @@ RematPlan solveMILP(const RematProblem &problem, int64_t capacity,
                values[i].seconds / timeUnit * costWeight, 1, 0, nullptr,
                nullptr);
     Cbc_addCol(model, "k", 0, 1,
-               minimizeMemory ? values[i].bytes / byteUnit : 0,
-               1, 0, nullptr, nullptr);
+               minimizeMemory ? values[i].bytes / byteUnit : 0, 1, 0, nullptr,
+               nullptr);
     columns += 2;
   }
   int transientColumn = columns++;
@@ -602,8 +598,8 @@ RematPlan solveMILP(const RematProblem &problem, int64_t capacity,
         indices.push_back(column[i] + 1);
         startValues.push_back(r ? 0 : 1);
       }
-      Cbc_setMIPStartI(model, static_cast<int>(indices.size()),
-                       indices.data(), startValues.data());
+      Cbc_setMIPStartI(model, static_cast<int>(indices.size()), indices.data(),
+                       startValues.data());
     }
   }
   Cbc_setMaximumSeconds(model, options.timeLimitSeconds);

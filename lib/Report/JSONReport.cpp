@@ -78,7 +78,8 @@ static void writeFusion(llvm::json::OStream &json,
     json.attributeObject("totals", [&] {
       json.attribute("kernels_before",
                      static_cast<int64_t>(fusion.kernelsBefore));
-      json.attribute("kernels_after", static_cast<int64_t>(fusion.kernelsAfter));
+      json.attribute("kernels_after",
+                     static_cast<int64_t>(fusion.kernelsAfter));
       json.attribute("bytes_saved", fusion.bytesSaved);
       json.attribute("time_before_s", fusion.timeBeforeSeconds);
       json.attribute("time_after_s", fusion.timeAfterSeconds);

@@ -32,11 +32,11 @@ void memwall::printRematParetoSVG(const RematParetoCurve &curve,
                       "font-size=\"11\">\n",
                       static_cast<int>(kWidth), static_cast<int>(kHeight));
   os << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  os << llvm::formatv("<text x=\"{0}\" y=\"24\" font-size=\"15\" "
-                      "font-weight=\"bold\">{1}</text>\n",
-                      kLeft,
-                      escapeXML("Recompute overhead vs memory budget: " +
-                                curve.modelName));
+  os << llvm::formatv(
+      "<text x=\"{0}\" y=\"24\" font-size=\"15\" "
+      "font-weight=\"bold\">{1}</text>\n",
+      kLeft,
+      escapeXML("Recompute overhead vs memory budget: " + curve.modelName));
   os << llvm::formatv("<text x=\"{0}\" y=\"42\">predicted by memwall-remat "
                       "(line) and the baselines (points); simulated peaks"
                       "</text>\n",

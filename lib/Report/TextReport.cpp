@@ -124,8 +124,8 @@ void memwall::printRooflineReportText(const RooflineReport &report,
     const FusionSummary &fusion = *report.fusion;
     os << "fusion: " << fusion.kernelsBefore << " kernels -> "
        << fusion.kernelsAfter << ", " << formatSI(fusion.bytesSaved, "B")
-       << " less traffic, " << formatSI(fusion.timeBeforeSeconds, "s")
-       << " -> " << formatSI(fusion.timeAfterSeconds, "s") << " predicted\n";
+       << " less traffic, " << formatSI(fusion.timeBeforeSeconds, "s") << " -> "
+       << formatSI(fusion.timeAfterSeconds, "s") << " predicted\n";
   }
 
   if (report.memory) {
@@ -196,13 +196,13 @@ void memwall::printRooflineReportText(const RooflineReport &report,
     os << "\ninference step: " << inference.tokensPerStep
        << " token(s) per step, "
        << formatSI(inference.tokensPerSecond, "token/s") << " predicted\n";
-    os << "  streams " << formatSI(inference.weightBytes, "B")
-       << " of weights";
+    os << "  streams " << formatSI(inference.weightBytes, "B") << " of weights";
     if (inference.kvCacheBytes > 0)
       os << " and " << formatSI(inference.kvCacheBytes, "B") << " of KV cache";
     os << " per step: at " << formatSI(report.target.memoryBandwidth, "B/s")
-       << " no schedule beats " << formatSI(inference.bandwidthFloorSeconds, "s")
-       << " (predicted " << formatSI(inference.stepSeconds, "s") << ")\n";
+       << " no schedule beats "
+       << formatSI(inference.bandwidthFloorSeconds, "s") << " (predicted "
+       << formatSI(inference.stepSeconds, "s") << ")\n";
     os << llvm::formatv("  weight GEMMs: {0:f1} FLOP/B against a {1} ridge of "
                         "{2:f1} FLOP/B -> {3}; {4:f1}% of the step time\n",
                         inference.weightGemmIntensity, inference.mathPrecision,
@@ -211,8 +211,8 @@ void memwall::printRooflineReportText(const RooflineReport &report,
                         100 * inference.weightGemmTimeFraction);
     if (memoryBound)
       os << "  each weight byte is read once per step for "
-         << inference.tokensPerStep
-         << " token row(s); about " << inference.tokensAtRidge
+         << inference.tokensPerStep << " token row(s); about "
+         << inference.tokensAtRidge
          << " tokens per step (batch) would reach the ridge\n";
   }
 

@@ -8,14 +8,13 @@
 #include "memwall/Analysis/FusionCost.h"
 #include "memwall/Transforms/Passes.h"
 
-
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
-#include "mlir/IR/Diagnostics.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -107,7 +106,8 @@ llvm::json::Object referenceAttrs(Operation *op) {
   } else if (auto scale = dyn_cast<ScaleOp>(op)) {
     attrs["factor"] = scale.getFactor().convertToDouble();
   } else if (auto gelu = dyn_cast<GeluOp>(op)) {
-    attrs["approximation"] = stringifyGeluApproximation(gelu.getApproximation());
+    attrs["approximation"] =
+        stringifyGeluApproximation(gelu.getApproximation());
   } else if (auto dropout = dyn_cast<DropoutOp>(op)) {
     attrs["rate"] = dropout.getRate().convertToDouble();
     attrs["seed"] = static_cast<int64_t>(dropout.getSeed());
@@ -188,10 +188,10 @@ memwall::exportReferenceGraph(func::FuncOp function) {
   llvm::json::Array values, ops;
   auto addValue = [&](Value value) {
     auto tensor = cast<RankedTensorType>(value.getType());
-    values.push_back(llvm::json::Object{
-        {"name", namer.name(value)},
-        {"dtype", dtypeName(tensor.getElementType())},
-        {"shape", shapeJSON(tensor.getShape())}});
+    values.push_back(
+        llvm::json::Object{{"name", namer.name(value)},
+                           {"dtype", dtypeName(tensor.getElementType())},
+                           {"shape", shapeJSON(tensor.getShape())}});
   };
   for (BlockArgument argument : function.getArguments())
     addValue(argument);
@@ -230,8 +230,7 @@ memwall::exportReferenceGraph(func::FuncOp function) {
           {"results", llvm::json::Array{namer.name(constant.getResult())}},
           {"attrs",
            llvm::json::Object{
-               {"value",
-                splat.getSplatValue<APFloat>().convertToDouble()}}}});
+               {"value", splat.getSplatValue<APFloat>().convertToDouble()}}}});
       return WalkResult::advance();
     }
     if (op->getDialect()->getNamespace() != "memwall") {
@@ -245,12 +244,12 @@ memwall::exportReferenceGraph(func::FuncOp function) {
       addValue(resolve(result));
       results.push_back(namer.name(resolve(result)));
     }
-    ops.push_back(llvm::json::Object{
-        {"op", op->getName().stripDialect().str()},
-        {"loc", formatLocationForReport(op->getLoc())},
-        {"operands", std::move(operands)},
-        {"results", std::move(results)},
-        {"attrs", referenceAttrs(op)}});
+    ops.push_back(
+        llvm::json::Object{{"op", op->getName().stripDialect().str()},
+                           {"loc", formatLocationForReport(op->getLoc())},
+                           {"operands", std::move(operands)},
+                           {"results", std::move(results)},
+                           {"attrs", referenceAttrs(op)}});
     return WalkResult::skip();
   });
   if (walk.wasInterrupted())
@@ -258,8 +257,7 @@ memwall::exportReferenceGraph(func::FuncOp function) {
   llvm::json::Array inputs, outputs;
   for (BlockArgument argument : function.getArguments())
     inputs.push_back(namer.name(argument));
-  for (Value result :
-       function.getBody().front().getTerminator()->getOperands())
+  for (Value result : function.getBody().front().getTerminator()->getOperands())
     outputs.push_back(namer.name(resolve(result)));
   return llvm::json::Value(llvm::json::Object{{"values", std::move(values)},
                                               {"ops", std::move(ops)},
@@ -287,7 +285,8 @@ int64_t memwall::planArena(std::vector<BundleBuffer> &buffers) {
     std::vector<std::pair<int64_t, int64_t>> busy;
     for (size_t j : placed) {
       const BundleBuffer &other = buffers[j];
-      if (other.lastStep < buffer.firstStep || buffer.lastStep < other.firstStep)
+      if (other.lastStep < buffer.firstStep ||
+          buffer.lastStep < other.firstStep)
         continue;
       busy.push_back({other.offset, other.offset + aligned(other.bytes)});
     }
@@ -318,8 +317,9 @@ public:
   FailureOr<Bundle> run() {
     SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
     if (functions.size() != 1)
-      return mlir::emitError(module.getLoc(), "memwall-compile needs exactly one function, "
-                              "found ")
+      return mlir::emitError(module.getLoc(),
+                             "memwall-compile needs exactly one function, "
+                             "found ")
              << functions.size();
     func::FuncOp function = functions.front();
     bundle.model = module.getSymName() ? module.getSymName()->str()
@@ -383,14 +383,14 @@ private:
     OpBuilder builder(ctx);
     kernels = ModuleOp::create(builder.getUnknownLoc());
     (*kernels)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                     builder.getUnitAttr());
+                        builder.getUnitAttr());
     builder.setInsertionPointToStart(kernels->getBody());
     auto targetAttr = NVVM::NVVMTargetAttr::get(
         ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda", target.smArch,
         target.smArch == "sm_80" ? "+ptx70" : "+ptx80");
-    gpuModule = gpu::GPUModuleOp::create(builder, builder.getUnknownLoc(),
-                                         "kernels",
-                                         builder.getArrayAttr({targetAttr}));
+    gpuModule =
+        gpu::GPUModuleOp::create(builder, builder.getUnknownLoc(), "kernels",
+                                 builder.getArrayAttr({targetAttr}));
 
     for (auto [i, argument] : llvm::enumerate(function.getArguments())) {
       auto kind = function.getArgAttrOfType<ArgKindAttr>(
@@ -414,8 +414,8 @@ private:
           b.lastStep = std::numeric_limits<int32_t>::max();
           if (b.aliasOf >= 0)
             bundle.buffers[b.aliasOf].lastStep = b.lastStep;
-          bundle.outputs.push_back({"result" + std::to_string(i), buffer,
-                                    outputReferenceNames[i]});
+          bundle.outputs.push_back(
+              {"result" + std::to_string(i), buffer, outputReferenceNames[i]});
         }
         continue;
       }
@@ -572,7 +572,8 @@ private:
       return success();
     std::string cudaRoot = options.cudaRoot;
     if (cudaRoot.empty())
-      if (std::optional<std::string> home = llvm::sys::Process::GetEnv("CUDA_HOME"))
+      if (std::optional<std::string> home =
+              llvm::sys::Process::GetEnv("CUDA_HOME"))
         cudaRoot = *home;
     if (cudaRoot.empty())
       cudaRoot = "/usr/local/cuda";
@@ -584,15 +585,18 @@ private:
         "gpu-module-to-binary{format=isa toolkit=" +
         cudaRoot + "}";
     if (failed(parsePassPipeline(pipeline, pm))) {
-      return mlir::emitError(module.getLoc(), "internal error: bad lowering pipeline");
+      return mlir::emitError(module.getLoc(),
+                             "internal error: bad lowering pipeline");
     }
     if (failed(pm.run(*kernels)))
-      return mlir::emitError(module.getLoc(), "lowering the generated kernels to PTX failed "
-                              "(is the CUDA toolkit's libdevice under ")
+      return mlir::emitError(module.getLoc(),
+                             "lowering the generated kernels to PTX failed "
+                             "(is the CUDA toolkit's libdevice under ")
              << cudaRoot << "/nvvm/libdevice?)";
     for (auto binary : kernels->getBody()->getOps<gpu::BinaryOp>())
       for (Attribute object : binary.getObjects())
-        bundle.ptx += cast<gpu::ObjectAttr>(object).getObject().getValue().str();
+        bundle.ptx +=
+            cast<gpu::ObjectAttr>(object).getObject().getValue().str();
     // gpu-module-to-binary keeps the terminating NUL of the PTX string.
     while (!bundle.ptx.empty() && bundle.ptx.back() == '\0')
       bundle.ptx.pop_back();
@@ -666,8 +670,8 @@ static void writeManifest(const Bundle &bundle, llvm::raw_ostream &os) {
     json.attribute("arch", bundle.arch);
     json.attributeArray("modules", [&] {
       if (!bundle.ptx.empty())
-        json.value(llvm::json::Object{{"name", "kernels"},
-                                      {"file", "kernels.ptx"}});
+        json.value(
+            llvm::json::Object{{"name", "kernels"}, {"file", "kernels.ptx"}});
     });
     json.attribute("arena_bytes", bundle.arenaBytes);
     json.attributeArray("buffers", [&] {
@@ -701,10 +705,10 @@ static void writeManifest(const Bundle &bundle, llvm::raw_ostream &os) {
             args.push_back(bufferName(arg));
           object["module"] = "kernels";
           object["function"] = step.function;
-          object["grid"] = llvm::json::Array{step.grid[0], step.grid[1],
-                                             step.grid[2]};
-          object["block"] = llvm::json::Array{step.block[0], step.block[1],
-                                              step.block[2]};
+          object["grid"] =
+              llvm::json::Array{step.grid[0], step.grid[1], step.grid[2]};
+          object["block"] =
+              llvm::json::Array{step.block[0], step.block[1], step.block[2]};
           object["shared_bytes"] = step.sharedBytes;
           object["args"] = std::move(args);
         } else {
@@ -744,8 +748,7 @@ static llvm::Error writeFile(const llvm::Twine &path,
   llvm::raw_fd_ostream os(path.str(), error);
   if (error)
     return llvm::createStringError(error, "cannot write '%s': %s",
-                                   path.str().c_str(),
-                                   error.message().c_str());
+                                   path.str().c_str(), error.message().c_str());
   f(os);
   os.close();
   if (os.has_error())
@@ -770,31 +773,29 @@ llvm::Error memwall::writeBundle(const Bundle &bundle, StringRef path) {
   SmallString<256> temporary(path);
   temporary += ".tmp-%%%%%%";
   SmallString<256> directory;
-  if (std::error_code error =
-          fs::createUniqueDirectory(temporary, directory))
-    return llvm::createStringError(error, "cannot create a directory next to "
-                                          "'%s': %s",
-                                   path.str().c_str(),
-                                   error.message().c_str());
+  if (std::error_code error = fs::createUniqueDirectory(temporary, directory))
+    return llvm::createStringError(error,
+                                   "cannot create a directory next to "
+                                   "'%s': %s",
+                                   path.str().c_str(), error.message().c_str());
   auto cleanup = [&](llvm::Error error) {
     fs::remove_directories(directory);
     return error;
   };
   if (!bundle.ptx.empty())
-    if (llvm::Error error = writeFile(directory + "/kernels.ptx",
-                                      [&](llvm::raw_ostream &os) {
-                                        os << bundle.ptx;
-                                      }))
+    if (llvm::Error error =
+            writeFile(directory + "/kernels.ptx",
+                      [&](llvm::raw_ostream &os) { os << bundle.ptx; }))
       return cleanup(std::move(error));
-  if (llvm::Error error = writeFile(
-          directory + "/manifest.json",
-          [&](llvm::raw_ostream &os) { writeManifest(bundle, os); }))
+  if (llvm::Error error =
+          writeFile(directory + "/manifest.json",
+                    [&](llvm::raw_ostream &os) { writeManifest(bundle, os); }))
     return cleanup(std::move(error));
   if (fs::exists(path))
     if (std::error_code error = fs::remove_directories(path))
-      return cleanup(llvm::createStringError(
-          error, "cannot replace '%s': %s", path.str().c_str(),
-          error.message().c_str()));
+      return cleanup(llvm::createStringError(error, "cannot replace '%s': %s",
+                                             path.str().c_str(),
+                                             error.message().c_str()));
   if (std::error_code error = fs::rename(directory, path))
     return cleanup(llvm::createStringError(error, "cannot write '%s': %s",
                                            path.str().c_str(),

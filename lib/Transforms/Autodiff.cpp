@@ -68,7 +68,6 @@ private:
     return forward->getLoc();
   }
 
-
   void accumulate(Value value, Value gradient, Location where);
   bool needsGradient(Value value) const { return requiresGrad.contains(value); }
 
@@ -108,7 +107,8 @@ Value Differentiator::castTo(Value value, RankedTensorType type,
 
 Value Differentiator::reduceToShape(Value gradient, Value target,
                                     Location where) {
-  ArrayRef<int64_t> from = cast<RankedTensorType>(gradient.getType()).getShape();
+  ArrayRef<int64_t> from =
+      cast<RankedTensorType>(gradient.getType()).getShape();
   ArrayRef<int64_t> to = cast<RankedTensorType>(target.getType()).getShape();
   if (from == to)
     return gradient;
@@ -174,7 +174,8 @@ LogicalResult Differentiator::matmulRule(MatmulOp op, Value dy) {
 
 LogicalResult Differentiator::differentiate(Operation *op) {
   if (op->getNumResults() != 1)
-    return op->emitOpError("has no vector-Jacobian product in memwall-autodiff");
+    return op->emitOpError(
+        "has no vector-Jacobian product in memwall-autodiff");
   Value y = op->getResult(0);
   Value dy = gradients.lookup(y);
   if (!dy)
@@ -197,8 +198,8 @@ LogicalResult Differentiator::differentiate(Operation *op) {
       .Case([&](AttentionOp attn) {
         // A trained additive mask (a learned bias) gets the score gradient.
         Value mask = attn.getMask();
-        bool maskGrad = mask && requiresGrad.contains(mask) &&
-                        isFloatTensor(mask);
+        bool maskGrad =
+            mask && requiresGrad.contains(mask) && isFloatTensor(mask);
         auto grad = AttentionGradOp::create(builder, where, attn, dy, maskGrad);
         accumulate(attn.getQuery(), grad.getQueryGrad(), where);
         accumulate(attn.getKey(), grad.getKeyGrad(), where);
@@ -222,33 +223,32 @@ LogicalResult Differentiator::differentiate(Operation *op) {
       })
       .Case([&](MulOp mul) {
         if (needsGradient(mul.getLhs()))
-          accumulate(mul.getLhs(),
-                     reduceToShape(MulOp::create(builder, where, dy,
-                                                 mul.getRhs()),
-                                   mul.getLhs(), where),
-                     where);
+          accumulate(
+              mul.getLhs(),
+              reduceToShape(MulOp::create(builder, where, dy, mul.getRhs()),
+                            mul.getLhs(), where),
+              where);
         if (needsGradient(mul.getRhs()))
-          accumulate(mul.getRhs(),
-                     reduceToShape(MulOp::create(builder, where, dy,
-                                                 mul.getLhs()),
-                                   mul.getRhs(), where),
-                     where);
+          accumulate(
+              mul.getRhs(),
+              reduceToShape(MulOp::create(builder, where, dy, mul.getLhs()),
+                            mul.getRhs(), where),
+              where);
         return success();
       })
       .Case([&](DivOp div) {
         if (needsGradient(div.getLhs()))
-          accumulate(div.getLhs(),
-                     reduceToShape(DivOp::create(builder, where, dy,
-                                                 div.getRhs()),
-                                   div.getLhs(), where),
-                     where);
+          accumulate(
+              div.getLhs(),
+              reduceToShape(DivOp::create(builder, where, dy, div.getRhs()),
+                            div.getLhs(), where),
+              where);
         if (needsGradient(div.getRhs())) {
           // d(a/b)/db = -(a/b)/b = -y/b.
           Value t = MulOp::create(builder, where, dy, y);
           t = DivOp::create(builder, where, t, div.getRhs());
           accumulate(div.getRhs(),
-                     scale(reduceToShape(t, div.getRhs(), where), -1.0),
-                     where);
+                     scale(reduceToShape(t, div.getRhs(), where), -1.0), where);
         }
         return success();
       })
@@ -259,8 +259,7 @@ LogicalResult Differentiator::differentiate(Operation *op) {
       })
       .Case([&](GeluOp gelu) {
         accumulate(gelu.getInput(),
-                   activation(gelu.getApproximation() ==
-                                      GeluApproximation::Tanh
+                   activation(gelu.getApproximation() == GeluApproximation::Tanh
                                   ? ActivationKind::GeluTanh
                                   : ActivationKind::GeluErf,
                               gelu.getInput(), dy),
@@ -308,10 +307,10 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         return success();
       })
       .Case([&](LayerNormOp norm) {
-        auto grad = LayerNormGradOp::create(
-            builder, where, norm.getInput(), norm.getWeight(), dy,
-            norm.getEpsilon().convertToDouble(),
-            static_cast<bool>(norm.getBias()));
+        auto grad = LayerNormGradOp::create(builder, where, norm.getInput(),
+                                            norm.getWeight(), dy,
+                                            norm.getEpsilon().convertToDouble(),
+                                            static_cast<bool>(norm.getBias()));
         accumulate(norm.getInput(), grad.getInputGrad(), where);
         accumulate(norm.getWeight(), grad.getWeightGrad(), where);
         if (norm.getBias())
@@ -364,12 +363,12 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         return success();
       })
       .Case([&](RopeOp rope) {
-        accumulate(rope.getInput(),
-                   RopeOp::create(builder, where, dy, rope.getPositions(),
-                                  rope.getThetaAttr(),
-                                  rope.getInverse() ? nullptr
-                                                    : builder.getUnitAttr()),
-                   where);
+        accumulate(
+            rope.getInput(),
+            RopeOp::create(builder, where, dy, rope.getPositions(),
+                           rope.getThetaAttr(),
+                           rope.getInverse() ? nullptr : builder.getUnitAttr()),
+            where);
         return success();
       })
       .Case([&](EmbeddingOp embedding) -> LogicalResult {
@@ -389,8 +388,7 @@ LogicalResult Differentiator::differentiate(Operation *op) {
       })
       .Case([&](CrossEntropyOp loss) {
         accumulate(loss.getLogits(),
-                   CrossEntropyGradOp::create(builder, where, loss, dy),
-                   where);
+                   CrossEntropyGradOp::create(builder, where, loss, dy), where);
         return success();
       })
       .Case([&](ReshapeOp reshape) {
@@ -419,9 +417,8 @@ LogicalResult Differentiator::differentiate(Operation *op) {
           return noRule("strided slices are not differentiated");
         auto inputType = cast<RankedTensorType>(slice.getInput().getType());
         SmallVector<int64_t> high;
-        for (auto [dim, offset, size] :
-             llvm::zip_equal(inputType.getShape(), slice.getOffsets(),
-                             slice.getSizes()))
+        for (auto [dim, offset, size] : llvm::zip_equal(
+                 inputType.getShape(), slice.getOffsets(), slice.getSizes()))
           high.push_back(dim - offset - size);
         accumulate(slice.getInput(),
                    PadOp::create(builder, where, dy, slice.getOffsetsAttr(),
@@ -440,13 +437,12 @@ LogicalResult Differentiator::differentiate(Operation *op) {
           if (needsGradient(input)) {
             SmallVector<int64_t> offsets(type.getRank(), 0);
             offsets[axis] = offset;
-            accumulate(input,
-                       SliceOp::create(builder, where, dy,
-                                       builder.getDenseI64ArrayAttr(offsets),
-                                       builder.getDenseI64ArrayAttr(
-                                           type.getShape()),
-                                       nullptr),
-                       where);
+            accumulate(
+                input,
+                SliceOp::create(
+                    builder, where, dy, builder.getDenseI64ArrayAttr(offsets),
+                    builder.getDenseI64ArrayAttr(type.getShape()), nullptr),
+                where);
           }
           offset += type.getDimSize(axis);
         }
@@ -463,9 +459,7 @@ LogicalResult Differentiator::differentiate(Operation *op) {
       .Case([&](FusionOp) {
         return noRule("run memwall-autodiff before memwall-fuse");
       })
-      .Default([&](Operation *) {
-        return noRule("no rule for this op");
-      });
+      .Default([&](Operation *) { return noRule("no rule for this op"); });
 }
 
 LogicalResult Differentiator::run(Value loss) {
@@ -478,8 +472,8 @@ LogicalResult Differentiator::run(Value loss) {
   // Values the loss can be differentiated through to a trainable argument.
   for (BlockArgument arg : function.getArguments())
     if (isFloatTensor(arg) &&
-        (returnGradients || argKind(function, arg.getArgNumber()) ==
-                                ArgKind::Weight))
+        (returnGradients ||
+         argKind(function, arg.getArgNumber()) == ArgKind::Weight))
       requiresGrad.insert(arg);
   for (Operation *op : forward)
     if (llvm::any_of(op->getOperands(),
@@ -489,9 +483,8 @@ LogicalResult Differentiator::run(Value loss) {
           requiresGrad.insert(result);
 
   builder.setInsertionPoint(returnOp);
-  Location lossLoc = loss.getDefiningOp()
-                         ? loc(loss.getDefiningOp(), ".grad")
-                         : function.getLoc();
+  Location lossLoc = loss.getDefiningOp() ? loc(loss.getDefiningOp(), ".grad")
+                                          : function.getLoc();
   // d loss / d loss = 1.
   auto seedType = cast<RankedTensorType>(loss.getType());
   gradients[loss] = arith::ConstantOp::create(
@@ -558,8 +551,9 @@ struct AutodiffPass : public memwall::impl::AutodiffBase<AutodiffPass> {
     bool returnGradients = optimizer == "none";
     // Differentiate a clone so that a failure leaves the function untouched.
     func::FuncOp work = function.clone();
-    Value workLoss = cast<func::ReturnOp>(work.getBody().front().getTerminator())
-                         .getOperand(0);
+    Value workLoss =
+        cast<func::ReturnOp>(work.getBody().front().getTerminator())
+            .getOperand(0);
     Differentiator differentiator(work, returnGradients);
     if (failed(differentiator.run(workLoss))) {
       work.erase();
@@ -591,8 +585,8 @@ struct AutodiffPass : public memwall::impl::AutodiffBase<AutodiffPass> {
         auto type = gradientType(arg);
         grad = arith::ConstantOp::create(
             builder, returnOp.getLoc(),
-            DenseElementsAttr::get(type, builder.getZeroAttr(
-                                             type.getElementType())));
+            DenseElementsAttr::get(type,
+                                   builder.getZeroAttr(type.getElementType())));
         grad.getDefiningOp()->setAttr(MemWallDialect::kPhaseAttrName,
                                       builder.getStringAttr("backward"));
       }
@@ -600,9 +594,9 @@ struct AutodiffPass : public memwall::impl::AutodiffBase<AutodiffPass> {
     }
     func::ReturnOp::create(builder, returnOp.getLoc(), results);
     returnOp.erase();
-    function.setFunctionType(FunctionType::get(
-        function.getContext(), body.getArgumentTypes(),
-        ValueRange(results).getTypes()));
+    function.setFunctionType(FunctionType::get(function.getContext(),
+                                               body.getArgumentTypes(),
+                                               ValueRange(results).getTypes()));
   }
 
   void appendAdamW(func::FuncOp function, Differentiator &ad, Value loss) {
@@ -633,24 +627,24 @@ struct AutodiffPass : public memwall::impl::AutodiffBase<AutodiffPass> {
         (void)function.insertArgument(
             index, stateType, builder.getDictionaryAttr({}),
             NameLoc::get(builder.getStringAttr(name + suffix)));
-        function.setArgAttr(index, MemWallDialect::kArgKindAttrName,
-                            stateKind);
+        function.setArgAttr(index, MemWallDialect::kArgKindAttrName, stateKind);
         return function.getArgument(index);
       };
-      Value master = type.getElementType().isF32() ? Value() : addState(".master");
+      Value master =
+          type.getElementType().isF32() ? Value() : addState(".master");
       Value expAvg = addState(".exp_avg");
       Value expAvgSq = addState(".exp_avg_sq");
       auto adam = AdamWOp::create(
-          builder, NameLoc::get(builder.getStringAttr(name + ".adamw")),
-          weight, grad, expAvg, expAvgSq, master, learningRate);
+          builder, NameLoc::get(builder.getStringAttr(name + ".adamw")), weight,
+          grad, expAvg, expAvgSq, master, learningRate);
       adam.setWeightDecay(APFloat(weightDecay));
       adam->setAttr(MemWallDialect::kPhaseAttrName, phase);
       llvm::append_range(results, adam->getResults());
     }
     func::ReturnOp::create(builder, returnOp.getLoc(), results);
     returnOp.erase();
-    function.setFunctionType(FunctionType::get(
-        ctx, body.getArgumentTypes(), ValueRange(results).getTypes()));
+    function.setFunctionType(FunctionType::get(ctx, body.getArgumentTypes(),
+                                               ValueRange(results).getTypes()));
   }
 };
 

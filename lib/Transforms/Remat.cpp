@@ -223,7 +223,8 @@ struct RematGraph {
           if (auto reshape = dyn_cast<ReshapeOp>(user);
               reshape && !reshape->hasAttr(MemWallDialect::kRecomputedAttrName))
             worklist.push_back(reshape.getResult());
-          else if (hasPhase(user) && !user->hasAttr(MemWallDialect::kRecomputedAttrName))
+          else if (hasPhase(user) &&
+                   !user->hasAttr(MemWallDialect::kRecomputedAttrName))
             uses.push_back(&use);
         }
       }
@@ -262,7 +263,8 @@ struct RematGraph {
         view->setOperand(0, source);
         view->setAttr(MemWallDialect::kPhaseAttrName,
                       builder.getStringAttr("backward"));
-        view->setAttr(MemWallDialect::kRecomputedAttrName, builder.getUnitAttr());
+        view->setAttr(MemWallDialect::kRecomputedAttrName,
+                      builder.getUnitAttr());
         viewClones[v] = view->getResult(0);
         return view->getResult(0);
       };
@@ -276,12 +278,13 @@ struct RematGraph {
         Operation *clone = builder.clone(*op, operands);
         clone->setAttr(MemWallDialect::kPhaseAttrName,
                        builder.getStringAttr("backward"));
-        clone->setAttr(MemWallDialect::kRecomputedAttrName, builder.getUnitAttr());
+        clone->setAttr(MemWallDialect::kRecomputedAttrName,
+                       builder.getUnitAttr());
         std::string name = nameOf(op->getLoc());
-        clone->setLoc(NameLoc::get(
-            builder.getStringAttr((name.empty() ? "value" : name) +
-                                  ".recompute"),
-            op->getLoc()));
+        clone->setLoc(
+            NameLoc::get(builder.getStringAttr((name.empty() ? "value" : name) +
+                                               ".recompute"),
+                         op->getLoc()));
         mapping.map(op->getResults(), clone->getResults());
       }
       for (int i : indices)
@@ -440,8 +443,8 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     for (int layer : graph.layerOfGroup)
       numLayers += layer >= 0;
     if (numLayers > 1) {
-      int segment =
-          static_cast<int>(std::ceil(std::sqrt(static_cast<double>(numLayers))));
+      int segment = static_cast<int>(
+          std::ceil(std::sqrt(static_cast<double>(numLayers))));
       RematProblem segmented = problem;
       std::vector<int> segmentOf(n);
       int layerRank = 0;
@@ -453,8 +456,8 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
       for (size_t i = 0; i < n; ++i) {
         int g = problem.values[i].group;
         // Non-layer groups keep their own ids after the segments.
-        segmentOf[i] = rankOfGroup[g] >= 0 ? rankOfGroup[g] / segment
-                                           : extra + g;
+        segmentOf[i] =
+            rankOfGroup[g] >= 0 ? rankOfGroup[g] / segment : extra + g;
         segmented.values[i].group = segmentOf[i];
       }
       segmented.numGroups = extra + static_cast<int>(graph.layerOfGroup.size());
@@ -467,8 +470,8 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     std::vector<bool> selective(n, false);
     for (size_t i = 0; i < n; ++i)
       selective[i] = inLayer(i) && isa<AttentionOp, SoftmaxOp>(graph.ops[i]);
-    result.push_back(baseline(function, graph, "selective", selective, groups,
-                              problem));
+    result.push_back(
+        baseline(function, graph, "selective", selective, groups, problem));
     return result;
   }
 
@@ -532,8 +535,8 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
       }
     }
     summary.baselines = baselines(function, *graph);
-    if (!pareto.empty() && failed(writePareto(function, *graph, fixedBytes,
-                                              summary)))
+    if (!pareto.empty() &&
+        failed(writePareto(function, *graph, fixedBytes, summary)))
       return signalPassFailure();
     graph->apply(evaluated.recompute, groups);
     module->setAttr(MemWallDialect::kRematAttrName, encode(summary));
@@ -575,11 +578,9 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     ShardingOptions host = sharding;
     host.offload = OffloadPolicy::Optimizer;
     int64_t zeroPeak =
-        simulatePlan(function, target, least.recompute, groups, zero)
-            .peakBytes;
+        simulatePlan(function, target, least.recompute, groups, zero).peakBytes;
     int64_t hostPeak =
-        simulatePlan(function, target, least.recompute, groups, host)
-            .peakBytes;
+        simulatePlan(function, target, least.recompute, groups, host).peakBytes;
     error << "; model states (weights, gradients, optimizer) dominate with "
           << gb(states) << ": try --zero-stage=3 --devices=" << zero.devices
           << " (predicted " << gb(zeroPeak)
@@ -675,7 +676,8 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
 } // namespace
 
 std::optional<RematSummary> memwall::readRematSummary(ModuleOp module) {
-  auto dict = module->getAttrOfType<DictionaryAttr>(MemWallDialect::kRematAttrName);
+  auto dict =
+      module->getAttrOfType<DictionaryAttr>(MemWallDialect::kRematAttrName);
   if (!dict)
     return std::nullopt;
   auto i64 = [](DictionaryAttr d, StringRef name) -> int64_t {

@@ -95,8 +95,8 @@ struct RooflineReportPass
   void warnOverBudget(func::FuncOp function, const RooflineReport &report) {
     const MemorySummary &memory = *report.memory;
     Operation *peakOp = &function.getBody().front().front();
-    for (auto [i, op] : llvm::enumerate(
-             function.getBody().front().without_terminator()))
+    for (auto [i, op] :
+         llvm::enumerate(function.getBody().front().without_terminator()))
       if (static_cast<int64_t>(i) == memory.peakStep)
         peakOp = &op;
     auto gb = [](int64_t bytes) {

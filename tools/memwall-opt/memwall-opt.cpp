@@ -62,13 +62,13 @@ static llvm::cl::opt<bool>
                         "command-line pipeline"),
          llvm::cl::init(false), llvm::cl::cat(memwallCategory));
 
-static llvm::cl::opt<std::string> budget(
-    "budget",
-    llvm::cl::desc("Per-device memory budget (e.g. 40GB, 80GiB): report "
-                   "whether the step fits and, if not, what to do; with "
-                   "--fuse, recompute (memwall-remat) until it fits"),
-    llvm::cl::value_desc("size"), llvm::cl::init(""),
-    llvm::cl::cat(memwallCategory));
+static llvm::cl::opt<std::string>
+    budget("budget",
+           llvm::cl::desc("Per-device memory budget (e.g. 40GB, 80GiB): report "
+                          "whether the step fits and, if not, what to do; with "
+                          "--fuse, recompute (memwall-remat) until it fits"),
+           llvm::cl::value_desc("size"), llvm::cl::init(""),
+           llvm::cl::cat(memwallCategory));
 
 static llvm::cl::opt<std::string> precision(
     "precision",

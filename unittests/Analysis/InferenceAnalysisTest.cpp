@@ -109,7 +109,8 @@ TEST_F(InferenceAnalysisTest, AttentionReadsTheWholeAppendedCache) {
   EXPECT_NEAR(s->bandwidthFloorSeconds, (4096.0 + 8192.0) / 1e12, 1e-18);
 }
 
-TEST_F(InferenceAnalysisTest, TrainingStepsAndGraphsWithoutWeightGemmsHaveNone) {
+TEST_F(InferenceAnalysisTest,
+       TrainingStepsAndGraphsWithoutWeightGemmsHaveNone) {
   OwningOpRef<ModuleOp> module = parse(R"(
     func.func @noweights(%x: tensor<4x8xf32> {memwall.kind = #memwall.arg_kind<input>}) -> tensor<4x8xf32> {
       %r = memwall.relu %x : tensor<4x8xf32>

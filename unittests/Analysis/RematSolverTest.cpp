@@ -170,7 +170,8 @@ TEST(RematSolvers, HeuristicPlansAreHonestAndNeverBeatTheOptimum) {
       int64_t capacity = static_cast<int64_t>(all * fraction);
       RematPlan exact = solveRematBruteForce(p, capacity);
       exactFeasible += exact.feasible;
-      for (RematSolverKind kind : {RematSolverKind::DP, RematSolverKind::Greedy}) {
+      for (RematSolverKind kind :
+           {RematSolverKind::DP, RematSolverKind::Greedy}) {
         RematSolveOptions options;
         options.solver = kind;
         RematPlan plan = solveRemat(p, capacity, options);

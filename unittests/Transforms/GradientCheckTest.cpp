@@ -79,8 +79,8 @@ protected:
     if (failed(exported))
       return false;
     runtime::json::Value root;
-    std::string error = runtime::json::parse(
-        llvm::formatv("{0}", *exported).str(), root);
+    std::string error =
+        runtime::json::parse(llvm::formatv("{0}", *exported).str(), root);
     EXPECT_EQ(error, "");
     error = runtime::parseReferenceGraph(root, step.graph);
     EXPECT_EQ(error, "");
@@ -205,8 +205,7 @@ protected:
   /// `result : type`; the loss is sum(result * c) for one more argument `c`,
   /// so every element of the result carries a different weight.
   void checkWeightedSum(StringRef args, StringRef body, StringRef result,
-                        StringRef type, int64_t intBound = 4,
-                        double h = 1e-3) {
+                        StringRef type, int64_t intBound = 4, double h = 1e-3) {
     std::string shape = type.drop_front(strlen("tensor<")).str();
     int64_t rank = std::count(shape.begin(), shape.end(), 'x');
     std::string axes;
@@ -281,11 +280,10 @@ TEST_F(GradientCheckTest, PointwiseActivations) {
   for (const char *activation :
        {"gelu %x erf", "gelu %x tanh", "silu %x", "relu %x", "tanh %x"}) {
     SCOPED_TRACE(activation);
-    checkWeightedSum("%x: tensor<3x5xf32>",
-                     llvm::formatv("  %y = memwall.{0} : tensor<3x5xf32>",
-                                   activation)
-                         .str(),
-                     "%y", "tensor<3x5xf32>");
+    checkWeightedSum(
+        "%x: tensor<3x5xf32>",
+        llvm::formatv("  %y = memwall.{0} : tensor<3x5xf32>", activation).str(),
+        "%y", "tensor<3x5xf32>");
   }
 }
 
@@ -488,8 +486,8 @@ TEST_F(TinyModelGradientCheck, RecomputationLeavesEveryGradientBitIdentical) {
     OwningOpRef<ModuleOp> copy = module->clone();
     PassManager pm(&context);
     RematOptions options;
-    options.budget = std::to_string(static_cast<int64_t>(peak * fraction)) +
-                     "B";
+    options.budget =
+        std::to_string(static_cast<int64_t>(peak * fraction)) + "B";
     pm.addPass(createRemat(options));
     ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) {
       return success(); // an infeasible budget is expected here

@@ -1358,7 +1358,8 @@ bool activationDerivative(const std::string &kind,
     fn = [](double x) {
       const double k = 0.79788456080286536, c = 0.044715;
       double t = std::tanh(k * (x + c * x * x * x));
-      return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3 * c * x * x);
+      return 0.5 * (1.0 + t) +
+             0.5 * x * (1.0 - t * t) * k * (1.0 + 3 * c * x * x);
     };
   else if (kind == "silu")
     fn = [](double x) {
@@ -1399,8 +1400,8 @@ std::string evalActivationGrad(OpEval &e) {
   parallelFor(static_cast<int64_t>(x.data.size()), 1 << 14,
               [&](int64_t begin, int64_t end) {
                 for (int64_t i = begin; i < end; ++i)
-                  e.out.data[i] = roundToDType(
-                      dy.data[i] * derivative(x.data[i]), type);
+                  e.out.data[i] =
+                      roundToDType(dy.data[i] * derivative(x.data[i]), type);
               });
   return "";
 }
@@ -1459,8 +1460,7 @@ std::string evalNormGrad(OpEval &e, bool layerNorm) {
                   double *o = dx.data.data() + r * d;
                   for (int64_t j = 0; j < d; ++j) {
                     double xhat = (xr[j] - mu) * rs;
-                    double v =
-                        rs * (g[j] * w.data[j] - meanG - xhat * meanGX);
+                    double v = rs * (g[j] * w.data[j] - meanG - xhat * meanGX);
                     o[j] = roundToDType(v, dx.dtype);
                   }
                 }
@@ -1507,8 +1507,7 @@ std::string evalAttentionGrad(OpEval &e) {
   Shape outShape = {B, Hq, Sq, Dv};
   if (o.shape != outShape || dout.shape != outShape)
     return e.fail("out " + shapeStr(o.shape) + " and grad " +
-                  shapeStr(dout.shape) + " must both be " +
-                  shapeStr(outShape));
+                  shapeStr(dout.shape) + " must both be " + shapeStr(outShape));
   bool maskGrad = e.outs.size() == 4;
   if (maskGrad && (!a.mask || a.boolMask))
     return e.fail("has a mask gradient but no floating-point mask");
@@ -1523,8 +1522,7 @@ std::string evalAttentionGrad(OpEval &e) {
   dv.data.assign(v.data.size(), 0.0);
   const double inf = std::numeric_limits<double>::infinity();
   parallelFor(B * Hkv, 1, [&](int64_t begin, int64_t end) {
-    std::vector<double> P(Sq * Sk), dS(Sq * Sk), dK(Sk * D), dV(Sk * Dv),
-        dQ(D);
+    std::vector<double> P(Sq * Sk), dS(Sq * Sk), dK(Sk * D), dV(Sk * Dv), dQ(D);
     for (int64_t t = begin; t < end; ++t) {
       int64_t b = t / Hkv, kvh = t % Hkv;
       const double *K = k.data.data() + (b * Hkv + kvh) * Sk * D;
@@ -1636,8 +1634,8 @@ std::string evalEmbeddingGrad(OpEval &e) {
   Shape rows = idx.shape;
   rows.push_back(D);
   if (dy.shape != rows)
-    return e.fail("grad " + shapeStr(dy.shape) + " must be " +
-                  shapeStr(rows) + " (the indices' shape, then D)");
+    return e.fail("grad " + shapeStr(dy.shape) + " must be " + shapeStr(rows) +
+                  " (the indices' shape, then D)");
   std::vector<double> acc(V * D, 0.0);
   for (size_t i = 0; i < idx.data.size(); ++i) {
     int64_t row = static_cast<int64_t>(idx.data[i]);
@@ -1666,10 +1664,11 @@ std::string evalCrossEntropyGrad(OpEval &e) {
                &dloss = e.operand(2);
   RETURN_IF_ERROR(e.expectSameType(logits, "logits"));
   bool none = spec.reduction == "none";
-  if (dloss.dtype != DType::F32 || dloss.shape != (none ? labels.shape : Shape{}))
+  if (dloss.dtype != DType::F32 ||
+      dloss.shape != (none ? labels.shape : Shape{}))
     return e.fail("loss gradient " + typeStr(dloss.shape, dloss.dtype) +
-                  " must be " + typeStr(none ? labels.shape : Shape{},
-                                        DType::F32) +
+                  " must be " +
+                  typeStr(none ? labels.shape : Shape{}, DType::F32) +
                   " for reduction " + spec.reduction);
   int64_t V = logits.shape.back(), n = labels.numElements();
   double factor = 1;
@@ -1685,28 +1684,28 @@ std::string evalCrossEntropyGrad(OpEval &e) {
   e.out.shape = logits.shape;
   e.out.data.assign(logits.data.size(), 0.0);
   DType type = e.out.dtype;
-  parallelFor(n, 1 + 65536 / std::max<int64_t>(1, V),
-              [&](int64_t begin, int64_t end) {
-                for (int64_t p = begin; p < end; ++p) {
-                  if (!counted[p])
-                    continue;
-                  double scale = none ? dloss.data[p] : factor;
-                  const double *row = logits.data.data() + p * V;
-                  double *o = e.out.data.data() + p * V;
-                  double mx = -std::numeric_limits<double>::infinity();
-                  for (int64_t j = 0; j < V; ++j)
-                    mx = std::max(mx, row[j]);
-                  double sum = 0;
-                  for (int64_t j = 0; j < V; ++j)
-                    sum += std::exp(row[j] - mx);
-                  int64_t label = static_cast<int64_t>(labels.data[p]);
-                  for (int64_t j = 0; j < V; ++j) {
-                    double prob = std::exp(row[j] - mx) / sum;
-                    o[j] = roundToDType(
-                        (prob - (j == label ? 1.0 : 0.0)) * scale, type);
-                  }
-                }
-              });
+  parallelFor(
+      n, 1 + 65536 / std::max<int64_t>(1, V), [&](int64_t begin, int64_t end) {
+        for (int64_t p = begin; p < end; ++p) {
+          if (!counted[p])
+            continue;
+          double scale = none ? dloss.data[p] : factor;
+          const double *row = logits.data.data() + p * V;
+          double *o = e.out.data.data() + p * V;
+          double mx = -std::numeric_limits<double>::infinity();
+          for (int64_t j = 0; j < V; ++j)
+            mx = std::max(mx, row[j]);
+          double sum = 0;
+          for (int64_t j = 0; j < V; ++j)
+            sum += std::exp(row[j] - mx);
+          int64_t label = static_cast<int64_t>(labels.data[p]);
+          for (int64_t j = 0; j < V; ++j) {
+            double prob = std::exp(row[j] - mx) / sum;
+            o[j] =
+                roundToDType((prob - (j == label ? 1.0 : 0.0)) * scale, type);
+          }
+        }
+      });
   return "";
 }
 
@@ -1749,8 +1748,8 @@ std::string evalPad(OpEval &e) {
                   " must each have " + std::to_string(rank) + " entries");
   for (size_t i = 0; i < rank; ++i)
     if (low[i] < 0 || high[i] < 0)
-      return e.fail("padding low " + shapeStr(low) + " high " +
-                    shapeStr(high) + " must be >= 0");
+      return e.fail("padding low " + shapeStr(low) + " high " + shapeStr(high) +
+                    " must be >= 0");
   Shape shape(rank);
   for (size_t i = 0; i < rank; ++i)
     shape[i] = x.shape[i] + low[i] + high[i];
@@ -1785,9 +1784,8 @@ std::string evalAdamW(OpEval &e) {
   for (size_t i = 0; i < e.in.size(); ++i) {
     RETURN_IF_ERROR(e.expectFloat(i, names[i]));
     if (e.operand(i).shape != param.shape)
-      return e.fail(std::string(names[i]) + " " +
-                    shapeStr(e.operand(i).shape) + " must have the param's shape " +
-                    shapeStr(param.shape));
+      return e.fail(std::string(names[i]) + " " + shapeStr(e.operand(i).shape) +
+                    " must have the param's shape " + shapeStr(param.shape));
   }
   const Tensor &g = e.operand(1), &m = e.operand(2), &v = e.operand(3);
   const Tensor &p = hasMaster ? e.operand(4) : param;
@@ -2046,8 +2044,7 @@ struct OpDef {
   size_t minResults = 1, maxResults = 1;
   OpDef(Evaluator fn, size_t minResults = 1, size_t maxResults = 1)
       : fn(std::move(fn)), minResults(minResults), maxResults(maxResults) {}
-  template <typename F>
-  OpDef(F f) : OpDef(Evaluator(std::move(f))) {}
+  template <typename F> OpDef(F f) : OpDef(Evaluator(std::move(f))) {}
 };
 
 const std::map<std::string, OpDef> &evaluators() {
@@ -2129,9 +2126,9 @@ std::string evaluate(const Graph &graph,
     if (nres < def.minResults || nres > def.maxResults) {
       std::string count =
           def.minResults == def.maxResults
-              ? (def.minResults == 1 ? std::string("exactly one result")
-                                     : std::to_string(def.minResults) +
-                                           " results")
+              ? (def.minResults == 1
+                     ? std::string("exactly one result")
+                     : std::to_string(def.minResults) + " results")
               : std::to_string(def.minResults) + " to " +
                     std::to_string(def.maxResults) + " results";
       return loc + ": '" + op.op + "' must have " + count + ", has " +

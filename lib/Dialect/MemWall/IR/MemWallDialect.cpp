@@ -55,8 +55,8 @@ LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
   }
   if (attr.getName() == kPhaseAttrName) {
     auto phase = dyn_cast<StringAttr>(attr.getValue());
-    if (!phase || (phase.getValue() != "backward" &&
-                   phase.getValue() != "optimizer"))
+    if (!phase ||
+        (phase.getValue() != "backward" && phase.getValue() != "optimizer"))
       return op->emitError() << "'" << kPhaseAttrName
                              << "' must be \"backward\" or \"optimizer\"";
     return success();

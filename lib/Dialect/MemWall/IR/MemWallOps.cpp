@@ -731,8 +731,8 @@ static LogicalResult expectType(Operation *op, Type actual, Type expected,
                                 StringRef name) {
   if (actual == expected)
     return success();
-  return op->emitOpError() << name << " must have type " << expected
-                           << ", got " << actual;
+  return op->emitOpError() << name << " must have type " << expected << ", got "
+                           << actual;
 }
 
 void LayerNormGradOp::build(OpBuilder &builder, OperationState &state,
@@ -810,8 +810,8 @@ LogicalResult AttentionGradOp::verify() {
           forwardResult)))
     return failure();
   if (failed(expectType(*this, getOut().getType(), forwardResult[0], "out")) ||
-      failed(expectType(*this, getGrad().getType(), forwardResult[0],
-                        "grad")) ||
+      failed(
+          expectType(*this, getGrad().getType(), forwardResult[0], "grad")) ||
       failed(expectType(*this, getQueryGrad().getType(), getQuery().getType(),
                         "query gradient")) ||
       failed(expectType(*this, getKeyGrad().getType(), getKey().getType(),
@@ -834,8 +834,7 @@ LogicalResult AttentionGradOp::verify() {
            << ")";
   double scale = getScale().convertToDouble();
   if (!(scale > 0) || !std::isfinite(scale))
-    return emitOpError("scale must be a positive finite number, got ")
-           << scale;
+    return emitOpError("scale must be a positive finite number, got ") << scale;
   if (getCausal() &&
       getQuery().getType().getDimSize(2) > getKey().getType().getDimSize(2))
     return emitOpError("causal attention needs query length <= key length");
@@ -919,8 +918,9 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
   ArrayRef<int64_t> low = adaptor.getLow(), high = adaptor.getHigh();
   if (static_cast<int64_t>(low.size()) != input->getRank() ||
       static_cast<int64_t>(high.size()) != input->getRank())
-    return emitOptionalError(loc, "low and high need one entry per dimension "
-                                  "(rank ",
+    return emitOptionalError(loc,
+                             "low and high need one entry per dimension "
+                             "(rank ",
                              input->getRank(), ")");
   SmallVector<int64_t> shape;
   for (auto [size, before, after] :
@@ -939,19 +939,18 @@ void AdamWOp::build(OpBuilder &builder, OperationState &state, Value param,
                     double lr) {
   build(builder, state, param.getType(), expAvg.getType(), expAvgSq.getType(),
         master ? master.getType() : Type(), param, grad, expAvg, expAvgSq,
-        master, builder.getF64FloatAttr(lr), nullptr, nullptr, nullptr,
-        nullptr, nullptr);
+        master, builder.getF64FloatAttr(lr), nullptr, nullptr, nullptr, nullptr,
+        nullptr);
 }
 
 LogicalResult AdamWOp::verify() {
   auto shapeOf = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getShape();
   };
-  for (auto [value, name] :
-       {std::pair<Value, StringRef>{getGrad(), "grad"},
-        {getExpAvg(), "exp_avg"},
-        {getExpAvgSq(), "exp_avg_sq"},
-        {getMaster(), "master"}})
+  for (auto [value, name] : {std::pair<Value, StringRef>{getGrad(), "grad"},
+                             {getExpAvg(), "exp_avg"},
+                             {getExpAvgSq(), "exp_avg_sq"},
+                             {getMaster(), "master"}})
     if (value && shapeOf(value) != shapeOf(getParam()))
       return emitOpError() << name << " must have the param's shape "
                            << shapeString(shapeOf(getParam())) << ", got "
