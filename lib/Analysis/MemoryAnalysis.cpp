@@ -2,6 +2,8 @@
 
 #include "memwall/Analysis/MemoryAnalysis.h"
 
+#include "memwall/Support/ByteSize.h"
+
 #include "memwall/Analysis/CostAnalysis.h"
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 
@@ -47,20 +49,28 @@ llvm::Error memwall::validateShardingOptions(const ShardingOptions &options) {
   return llvm::Error::success();
 }
 
-llvm::Expected<ShardingOptions>
-memwall::parseShardingOptions(int64_t devices, int zeroStage,
-                              llvm::StringRef offload) {
+llvm::Expected<MemoryOptions>
+memwall::parseMemoryOptions(llvm::StringRef budget, int64_t devices,
+                            int zeroStage, llvm::StringRef offload) {
+  auto fail = [](const llvm::Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   message.str());
+  };
+  MemoryOptions options;
+  if (!budget.empty()) {
+    llvm::Expected<int64_t> bytes = parseByteSize(budget);
+    if (!bytes)
+      return fail("--budget: " + llvm::toString(bytes.takeError()));
+    options.budgetBytes = *bytes;
+  }
   std::optional<OffloadPolicy> policy = symbolizeOffloadPolicy(offload);
   if (!policy)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "--offload: unknown policy '" + offload.str() +
-            "' (expected none, optimizer or params)");
-  ShardingOptions options;
-  options.devices = devices;
-  options.zeroStage = zeroStage;
-  options.offload = *policy;
-  if (llvm::Error error = validateShardingOptions(options))
+    return fail("--offload: unknown policy '" + offload +
+                "' (expected none, optimizer or params)");
+  options.sharding.devices = devices;
+  options.sharding.zeroStage = zeroStage;
+  options.sharding.offload = *policy;
+  if (llvm::Error error = validateShardingOptions(options.sharding))
     return std::move(error);
   return options;
 }

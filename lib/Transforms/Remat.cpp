@@ -14,7 +14,6 @@
 #include "memwall/Analysis/RematSolver.h"
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 #include "memwall/Report/Units.h"
-#include "memwall/Support/ByteSize.h"
 #include "memwall/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -342,10 +341,12 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     target = std::move(*resolved);
     if (budget.empty())
       return fail("memwall-remat: a budget is required (budget=40GB)");
-    llvm::Expected<int64_t> bytes = parseByteSize(budget);
-    if (!bytes)
-      return fail("--budget: " + llvm::toString(bytes.takeError()));
-    budgetBytes = *bytes;
+    llvm::Expected<MemoryOptions> parsed =
+        parseMemoryOptions(budget, devices, zeroStage, offload);
+    if (!parsed)
+      return fail(llvm::toString(parsed.takeError()));
+    budgetBytes = *parsed->budgetBytes;
+    sharding = parsed->sharding;
     std::optional<RematSolverKind> kind = symbolizeRematSolver(solver);
     if (!kind)
       return fail("--remat-solver: unknown solver '" + solver +
@@ -357,11 +358,6 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     solveOptions.progress = [](const std::string &line) {
       llvm::errs() << line << "\n";
     };
-    llvm::Expected<ShardingOptions> parsed =
-        parseShardingOptions(devices, zeroStage, offload);
-    if (!parsed)
-      return fail(llvm::toString(parsed.takeError()));
-    sharding = *parsed;
     if (!pareto.empty() && !StringRef(pareto).ends_with(".svg"))
       return fail("--remat-pareto: '" + pareto + "' must be an .svg file");
     return success();

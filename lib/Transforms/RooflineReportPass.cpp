@@ -3,7 +3,6 @@
 #include "memwall/Analysis/CostAnalysis.h"
 #include "memwall/Analysis/InferenceAnalysis.h"
 #include "memwall/Analysis/MemoryAnalysis.h"
-#include "memwall/Support/ByteSize.h"
 #include "memwall/Transforms/Passes.h"
 #include "memwall/Transforms/Remat.h"
 
@@ -40,17 +39,12 @@ struct RooflineReportPass
       emitError(UnknownLoc::get(ctx)) << message;
       return failure();
     };
-    if (!budget.empty()) {
-      llvm::Expected<int64_t> bytes = parseByteSize(budget);
-      if (!bytes)
-        return fail("--budget: " + llvm::toString(bytes.takeError()));
-      budgetBytes = *bytes;
-    }
-    llvm::Expected<ShardingOptions> parsed =
-        parseShardingOptions(devices, zeroStage, offload);
+    llvm::Expected<MemoryOptions> parsed =
+        parseMemoryOptions(budget, devices, zeroStage, offload);
     if (!parsed)
       return fail(llvm::toString(parsed.takeError()));
-    sharding = *parsed;
+    budgetBytes = parsed->budgetBytes;
+    sharding = parsed->sharding;
     if (!timeline.empty() && !llvm::StringRef(timeline).ends_with(".svg"))
       return fail("--timeline: '" + timeline + "' must be an .svg file");
     return success();

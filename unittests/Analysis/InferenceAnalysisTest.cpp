@@ -10,6 +10,8 @@
 #include "memwall/Analysis/MemoryAnalysis.h"
 #include "memwall/Registration.h"
 
+#include "TestTargets.h"
+
 #include "mlir/Parser/Parser.h"
 
 #include <gtest/gtest.h>
@@ -21,19 +23,7 @@ using namespace memwall;
 
 namespace {
 
-/// 10 TFLOP/s fp32, 100 TFLOP/s bf16, 1 TB/s, 2 us launches: the bf16 ridge
-/// is 100 FLOP/B.
-GPUTarget roundTarget() {
-  GPUTarget target;
-  target.name = "round";
-  target.peakFlops = {10e12, 0, 100e12, 0, 0, 0};
-  target.memoryBandwidth = 1e12;
-  target.memoryCapacityBytes = 80e9;
-  target.sharedMemoryPerSMBytes = 228 * 1024;
-  target.smCount = 100;
-  target.kernelLaunchSeconds = 2e-6;
-  return target;
-}
+using memwall::testing::roundTarget;
 
 struct InferenceAnalysisTest : public ::testing::Test {
   InferenceAnalysisTest() : context(makeRegistry()) {

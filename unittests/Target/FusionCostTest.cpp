@@ -9,6 +9,8 @@
 #include "memwall/Analysis/FusionCost.h"
 #include "memwall/Registration.h"
 
+#include "TestTargets.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -22,19 +24,7 @@ using namespace mlir;
 using namespace memwall;
 
 namespace {
-/// 10 TFLOP/s fp32, 100 TFLOP/s bf16, 1 TB/s, 100 SMs of 228 KiB, 2 us
-/// launches.
-GPUTarget roundTarget() {
-  GPUTarget target;
-  target.name = "round";
-  target.peakFlops = {10e12, 0, 100e12, 0, 0, 0};
-  target.memoryBandwidth = 1e12;
-  target.memoryCapacityBytes = 1;
-  target.sharedMemoryPerSMBytes = 228 * 1024;
-  target.smCount = 100;
-  target.kernelLaunchSeconds = 2e-6;
-  return target;
-}
+using memwall::testing::roundTarget;
 
 class FusionCostTest : public ::testing::Test {
 protected:

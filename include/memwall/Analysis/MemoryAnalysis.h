@@ -35,11 +35,17 @@ struct ShardingOptions {
 /// Checks ranges (devices >= 1, stage 0..3); the message says what is wrong.
 llvm::Error validateShardingOptions(const ShardingOptions &options);
 
-/// The sharding the --devices, --zero-stage and --offload options describe,
-/// or the message memwall-opt prints for a bad value.
-llvm::Expected<ShardingOptions> parseShardingOptions(int64_t devices,
-                                                     int zeroStage,
-                                                     llvm::StringRef offload);
+/// What the memory options of memwall-opt and of the memory passes say.
+struct MemoryOptions {
+  std::optional<int64_t> budgetBytes; // --budget, if given
+  ShardingOptions sharding;           // --devices, --zero-stage, --offload
+};
+
+/// Parses the memory options, or returns the message memwall-opt prints for
+/// a bad value (e.g. "--budget: invalid size '40XB': ...").
+llvm::Expected<MemoryOptions> parseMemoryOptions(llvm::StringRef budget,
+                                                 int64_t devices, int zeroStage,
+                                                 llvm::StringRef offload);
 
 /// Per-bucket multipliers applied to every buffer before the peak is taken;
 /// used by the fix search to predict the peak of a changed configuration

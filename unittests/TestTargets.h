@@ -1,0 +1,30 @@
+//===- TestTargets.h - GPU targets with round numbers for tests -*- C++ -*-===//
+//
+// Hand computations in the tests are easier with round hardware figures.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_UNITTESTS_TESTTARGETS_H
+#define MEMWALL_UNITTESTS_TESTTARGETS_H
+
+#include "memwall/Hardware/GPUTarget.h"
+
+namespace memwall::testing {
+
+/// 10 TFLOP/s fp32, 100 TFLOP/s bf16 (ridges 10 and 100 FLOP/B), 1 TB/s,
+/// 100 SMs of 228 KiB shared memory, 80 GB, 2 us launches.
+inline GPUTarget roundTarget() {
+  GPUTarget target;
+  target.name = "round";
+  target.peakFlops = {10e12, 0, 100e12, 0, 0, 0};
+  target.memoryBandwidth = 1e12;
+  target.memoryCapacityBytes = 80e9;
+  target.sharedMemoryPerSMBytes = 228 * 1024;
+  target.smCount = 100;
+  target.kernelLaunchSeconds = 2e-6;
+  return target;
+}
+
+} // namespace memwall::testing
+
+#endif // MEMWALL_UNITTESTS_TESTTARGETS_H
