@@ -363,56 +363,96 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     return success();
   }
 
-  /// Finds the cheapest plan whose simulated peak is within `budget`:
-  /// solves for the formula's capacity, simulates, and tightens the capacity
-  /// by the overshoot until the simulation agrees.
-  std::optional<std::pair<RematPlan, MemorySummary>>
-  fit(func::FuncOp function, const RematGraph &graph, int64_t budget,
-      int64_t fixedBytes, const RematSolveOptions &options) {
-    std::vector<int> groups = groupsOf(graph.problem);
+  /// A plan, the problem (grouping) it was made for, and its simulation.
+  struct Candidate {
+    std::string name;
+    RematPlan plan; // evaluated on `problem`
+    RematProblem problem;
+    MemorySummary memory;
+  };
+
+  Candidate simulate(func::FuncOp function, StringRef name,
+                     const RematProblem &problem,
+                     const std::vector<bool> &recompute) {
+    Candidate c;
+    c.name = name.str();
+    c.plan = evaluateRematPlan(problem, recompute, 0);
+    c.plan.solver = c.name;
+    c.problem = problem;
+    c.memory = simulatePlan(function, target, c.plan.recompute,
+                            groupsOf(problem), sharding);
+    return c;
+  }
+
+  /// The problem with every value in the group of its defining layer: plans
+  /// that recompute a whole layer from its input, clones created where the
+  /// layer's outputs are first read (the next layer's backward).
+  static RematProblem byDefinition(const RematGraph &graph) {
+    RematProblem problem = graph.problem;
+    for (size_t i = 0; i < problem.values.size(); ++i)
+      problem.values[i].group = graph.definedIn[i];
+    return problem;
+  }
+
+  /// Finds the cheapest plan for `problem` whose simulated peak is within
+  /// `budget`: solves for the formula's capacity, simulates, and tightens
+  /// the capacity by the overshoot until the simulation agrees. The MILP
+  /// shares one time limit across the attempts.
+  std::optional<Candidate>
+  fit(func::FuncOp function, const RematProblem &problem, int64_t budget,
+      int64_t beforePeak, RematSolveOptions options,
+      std::chrono::steady_clock::time_point deadline) {
+    int64_t fixedBytes =
+        beforePeak - evaluateRematPlan(problem, {}, 0).memory;
     int64_t capacity = budget - fixedBytes;
     for (int attempt = 0; attempt < 8 && capacity > 0; ++attempt) {
-      RematPlan plan = solveRemat(graph.problem, capacity, options);
+      double left = std::chrono::duration<double>(
+                        deadline - std::chrono::steady_clock::now())
+                        .count();
+      if (left < 0.5 && options.solver != RematSolverKind::DP &&
+          options.solver != RematSolverKind::Greedy)
+        options.solver = RematSolverKind::DP; // out of MILP time
+      options.timeLimitSeconds = std::max(left, 0.5);
+      RematPlan plan = solveRemat(problem, capacity, options);
       if (!plan.feasible)
         return std::nullopt;
-      MemorySummary memory =
-          simulatePlan(function, target, plan.recompute, groups, sharding);
+      MemorySummary memory = simulatePlan(function, target, plan.recompute,
+                                          groupsOf(problem), sharding);
       if (memory.peakBytes <= budget)
-        return std::make_pair(std::move(plan), std::move(memory));
+        return Candidate{plan.solver, std::move(plan), problem,
+                         std::move(memory)};
       // 0.1% more than the overshoot, so the loop ends in a few steps.
       capacity -= memory.peakBytes - budget + budget / 1000;
     }
     return std::nullopt;
   }
 
-  RematBaseline baseline(func::FuncOp function, const RematGraph &graph,
-                         StringRef name, const std::vector<bool> &recompute,
-                         const std::vector<int> &groups,
-                         const RematProblem &problem) {
-    RematPlan plan = evaluateRematPlan(problem, recompute, 0);
-    MemorySummary memory =
-        simulatePlan(function, target, plan.recompute, groups, sharding);
-    RematBaseline result;
-    result.name = name.str();
-    result.peakBytes = memory.peakBytes;
-    result.overheadSeconds = plan.cost;
-    result.overheadFraction =
-        graph.stepSeconds > 0 ? plan.cost / graph.stepSeconds : 0;
-    for (bool r : plan.recompute)
-      result.recomputed += r;
-    result.fits = memory.peakBytes <= budgetBytes;
-    return result;
+  /// The cheapest fitting plan over both groupings, or nothing.
+  std::optional<Candidate> fitBest(func::FuncOp function,
+                                   const RematGraph &graph, int64_t budget,
+                                   int64_t beforePeak,
+                                   const RematSolveOptions &options) {
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::duration<double>(
+                            options.timeLimitSeconds));
+    std::optional<Candidate> best;
+    for (const RematProblem &problem : {graph.problem, byDefinition(graph)}) {
+      std::optional<Candidate> c =
+          fit(function, problem, budget, beforePeak, options, deadline);
+      if (c && (!best || c->plan.cost < best->plan.cost))
+        best = std::move(c);
+    }
+    return best;
   }
 
   /// No recompute; per-layer checkpointing (keep what each layer hands to
   /// the next, recompute the rest); Chen's sqrt(n) segments of layers;
   /// Megatron's selective recompute (attention only).
-  std::vector<RematBaseline> baselines(func::FuncOp function,
-                                       const RematGraph &graph) {
-    RematProblem problem = graph.problem;
+  std::vector<Candidate> baselines(func::FuncOp function,
+                                   const RematGraph &graph) {
+    RematProblem problem = byDefinition(graph);
     size_t n = problem.values.size();
-    for (size_t i = 0; i < n; ++i)
-      problem.values[i].group = graph.definedIn[i];
     std::vector<int> groups = groupsOf(problem);
     // Values read by a forward op of another group (layer outputs).
     auto crossRead = [&](const std::vector<int> &groupOf) {
@@ -426,14 +466,13 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     auto inLayer = [&](size_t i) {
       return graph.layerOfGroup[problem.values[i].group] >= 0;
     };
-    std::vector<RematBaseline> result;
-    result.push_back(baseline(function, graph, "none",
-                              std::vector<bool>(n, false), groups, problem));
+    std::vector<Candidate> result;
+    result.push_back(
+        simulate(function, "none", problem, std::vector<bool>(n, false)));
     std::vector<bool> read = crossRead(groups), layers(n, false);
     for (size_t i = 0; i < n; ++i)
       layers[i] = inLayer(i) && !read[i];
-    result.push_back(baseline(function, graph, "checkpoint-layers", layers,
-                              groups, problem));
+    result.push_back(simulate(function, "checkpoint-layers", problem, layers));
     // Chen: segments of ceil(sqrt(L)) consecutive layers.
     int numLayers = 0;
     for (int layer : graph.layerOfGroup)
@@ -460,14 +499,42 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
       std::vector<bool> segRead = crossRead(segmentOf), chen(n, false);
       for (size_t i = 0; i < n; ++i)
         chen[i] = inLayer(i) && !segRead[i];
-      result.push_back(
-          baseline(function, graph, "chen-sqrt", chen, segmentOf, segmented));
+      result.push_back(simulate(function, "chen-sqrt", segmented, chen));
     }
     std::vector<bool> selective(n, false);
     for (size_t i = 0; i < n; ++i)
       selective[i] = inLayer(i) && isa<AttentionOp, SoftmaxOp>(graph.ops[i]);
-    result.push_back(
-        baseline(function, graph, "selective", selective, groups, problem));
+    result.push_back(simulate(function, "selective", problem, selective));
+    return result;
+  }
+
+  RematBaseline describe(const Candidate &c, double stepSeconds) {
+    RematBaseline b;
+    b.name = c.name;
+    b.peakBytes = c.memory.peakBytes;
+    b.overheadSeconds = c.plan.cost;
+    b.overheadFraction = stepSeconds > 0 ? c.plan.cost / stepSeconds : 0;
+    for (bool r : c.plan.recompute)
+      b.recomputed += r;
+    b.fits = c.memory.peakBytes <= budgetBytes;
+    return b;
+  }
+
+  /// The plans with the least memory the solvers find (per grouping) and
+  /// the baselines: the fallbacks when no solve fits.
+  std::vector<Candidate> fallbacks(func::FuncOp function,
+                                   const RematGraph &graph,
+                                   const std::vector<Candidate> &baselines) {
+    std::vector<Candidate> result;
+    for (const RematProblem &problem : {graph.problem, byDefinition(graph)}) {
+      RematPlan least = minimumMemoryRematPlan(problem, solveOptions);
+      result.push_back(
+          simulate(function, least.solver + " (least-memory plan)", problem,
+                   least.recompute));
+    }
+    for (const Candidate &c : baselines)
+      if (c.name != "none")
+        result.push_back(c);
     return result;
   }
 
@@ -479,39 +546,39 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     std::optional<RematGraph> graph = RematGraph::build(function, target);
     if (!graph)
       return; // inference: nothing is saved for a backward
-    std::vector<int> groups = groupsOf(graph->problem);
-    size_t n = graph->problem.values.size();
     MemorySummary before = simulateMemory(function, sharding);
-    RematPlan none = evaluateRematPlan(graph->problem, {}, 0);
-    // What the plan cannot change: everything but the candidates.
-    int64_t fixedBytes = before.peakBytes - none.memory;
+    std::vector<Candidate> baselineRuns = baselines(function, *graph);
 
+    std::optional<Candidate> chosen;
+    if (before.peakBytes <= budgetBytes) {
+      chosen = baselineRuns.front(); // none
+      chosen->plan.solver = stringifyRematSolver(solveOptions.solver);
+      chosen->plan.optimal = true;
+      chosen->plan.bound = 0;
+    } else {
+      chosen = fitBest(function, *graph, budgetBytes, before.peakBytes,
+                       solveOptions);
+    }
+    if (!chosen) {
+      // The solvers may miss a plan that exists: the cheapest fitting
+      // fallback, else the budget is infeasible.
+      std::vector<Candidate> options = fallbacks(function, *graph, baselineRuns);
+      const Candidate *least = nullptr;
+      for (const Candidate &c : options) {
+        if (c.memory.peakBytes <= budgetBytes &&
+            (!chosen || c.plan.cost < chosen->plan.cost))
+          chosen = c;
+        if (!least || c.memory.peakBytes < least->memory.peakBytes)
+          least = &c;
+      }
+      if (!chosen)
+        return reportInfeasible(function, *least);
+    }
+    const RematPlan &plan = chosen->plan;
     RematSummary summary;
     summary.budgetBytes = budgetBytes;
     summary.peakBeforeBytes = before.peakBytes;
-    std::optional<std::pair<RematPlan, MemorySummary>> result;
-    if (before.peakBytes <= budgetBytes) {
-      RematPlan plan = none;
-      plan.solver = stringifyRematSolver(solveOptions.solver);
-      plan.optimal = true;
-      plan.bound = 0;
-      result = std::make_pair(plan, before);
-    } else {
-      result = fit(function, *graph, budgetBytes, fixedBytes, solveOptions);
-    }
-    if (!result) {
-      // The heuristics may miss a plan that exists: the least-memory plan is
-      // the last resort before declaring the budget infeasible.
-      RematPlan least = minimumMemoryRematPlan(graph->problem, solveOptions);
-      MemorySummary leastMemory =
-          simulatePlan(function, target, least.recompute, groups, sharding);
-      if (leastMemory.peakBytes > budgetBytes)
-        return reportInfeasible(function, least, leastMemory, groups);
-      least.solver += " (least-memory plan)";
-      result = std::make_pair(std::move(least), std::move(leastMemory));
-    }
-    auto &[plan, after] = *result;
-    summary.peakAfterBytes = after.peakBytes;
+    summary.peakAfterBytes = chosen->memory.peakBytes;
     summary.solver = plan.solver;
     summary.bound = plan.bound;
     summary.gap = plan.gap();
@@ -519,10 +586,9 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     summary.recomputeFlops = plan.flops;
     summary.overheadFraction =
         graph->stepSeconds > 0 ? plan.cost / graph->stepSeconds : 0;
-    RematPlan evaluated = evaluateRematPlan(graph->problem, plan.recompute, 0);
-    for (size_t i = 0; i < n; ++i) {
-      const RematValue &v = graph->problem.values[i];
-      if (evaluated.recompute[i]) {
+    for (size_t i = 0; i < plan.recompute.size(); ++i) {
+      const RematValue &v = chosen->problem.values[i];
+      if (plan.recompute[i]) {
         ++summary.recomputed;
         summary.recomputedBytes += v.bytes;
       } else if (v.neededByBackward) {
@@ -530,21 +596,23 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
         summary.savedBytes += v.bytes;
       }
     }
-    summary.baselines = baselines(function, *graph);
+    for (const Candidate &c : baselineRuns)
+      summary.baselines.push_back(describe(c, graph->stepSeconds));
     if (!pareto.empty() &&
-        failed(writePareto(function, *graph, fixedBytes, summary)))
+        failed(writePareto(function, *graph, before.peakBytes, baselineRuns,
+                           summary)))
       return signalPassFailure();
-    graph->apply(evaluated.recompute, groups);
+    graph->apply(plan.recompute, groupsOf(chosen->problem));
     module->setAttr(MemWallDialect::kRematAttrName, encode(summary));
   }
 
-  void reportInfeasible(func::FuncOp function, const RematPlan &least,
-                        const MemorySummary &memory,
-                        const std::vector<int> &groups) {
+  void reportInfeasible(func::FuncOp function, const Candidate &least) {
+    const MemorySummary &memory = least.memory;
     InFlightDiagnostic error = mlir::emitError(function.getLoc());
     error << "memwall-remat: no recomputation fits the budget of "
           << gb(budgetBytes) << ": the least peak it reaches is "
-          << gb(memory.peakBytes) << " (at " << memory.peakAt << ": ";
+          << gb(memory.peakBytes) << " (" << least.name << ", at "
+          << memory.peakAt << ": ";
     bool first = true;
     int64_t states = 0;
     for (unsigned b = 0; b < kNumMemoryBuckets; ++b) {
@@ -573,10 +641,13 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     zero.zeroStage = 3;
     ShardingOptions host = sharding;
     host.offload = OffloadPolicy::Optimizer;
+    std::vector<int> groups = groupsOf(least.problem);
     int64_t zeroPeak =
-        simulatePlan(function, target, least.recompute, groups, zero).peakBytes;
+        simulatePlan(function, target, least.plan.recompute, groups, zero)
+            .peakBytes;
     int64_t hostPeak =
-        simulatePlan(function, target, least.recompute, groups, host).peakBytes;
+        simulatePlan(function, target, least.plan.recompute, groups, host)
+            .peakBytes;
     error << "; model states (weights, gradients, optimizer) dominate with "
           << gb(states) << ": try --zero-stage=3 --devices=" << zero.devices
           << " (predicted " << gb(zeroPeak)
@@ -588,19 +659,22 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
 
   /// Predicted overhead across budgets from the least reachable peak to the
   /// peak without recomputation; the overhead at a budget is the least of
-  /// any plan found at that budget or below, so the curve is monotone.
+  /// any plan found at that budget or below (baselines included), so the
+  /// curve is monotone.
   LogicalResult writePareto(func::FuncOp function, const RematGraph &graph,
-                            int64_t fixedBytes, const RematSummary &summary) {
+                            int64_t beforePeak,
+                            const std::vector<Candidate> &baselineRuns,
+                            const RematSummary &summary) {
     RematParetoCurve curve;
     curve.modelName = nameOf(function.getLoc());
     if (curve.modelName.empty())
       curve.modelName = function.getName().str();
     curve.budgetBytes = budgetBytes;
     curve.baselines = summary.baselines;
-    RematPlan least = minimumMemoryRematPlan(graph.problem, solveOptions);
-    int64_t lo = simulatePlan(function, target, least.recompute,
-                              groupsOf(graph.problem), sharding)
-                     .peakBytes;
+    std::vector<Candidate> known = fallbacks(function, graph, baselineRuns);
+    int64_t lo = beforePeak;
+    for (const Candidate &c : known)
+      lo = std::min(lo, c.memory.peakBytes);
     int64_t hi = summary.peakBeforeBytes;
     // Twelve solves: the exact MILP only when asked for by name.
     RematSolveOptions options = solveOptions;
@@ -610,14 +684,22 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     options.progress = nullptr;
     const int points = 12;
     double bestOverhead = std::numeric_limits<double>::infinity();
+    int64_t peak = 0; // of the plan giving bestOverhead
     for (int j = 0; j < points; ++j) {
       int64_t budget = lo + (hi - lo) * j / (points - 1);
-      auto fitted = fit(function, graph, budget, fixedBytes, options);
-      double overhead = fitted ? fitted->first.cost : least.cost;
-      int64_t peak = fitted ? fitted->second.peakBytes : lo;
-      if (j == 0)
-        overhead = std::min(overhead, least.cost);
-      bestOverhead = std::min(bestOverhead, overhead);
+      auto consider = [&](const Candidate &c) {
+        if (c.memory.peakBytes <= budget && c.plan.cost < bestOverhead) {
+          bestOverhead = c.plan.cost;
+          peak = c.memory.peakBytes;
+        }
+      };
+      for (const Candidate &c : known)
+        consider(c);
+      if (std::optional<Candidate> fitted =
+              fitBest(function, graph, budget, beforePeak, options))
+        consider(*fitted);
+      if (!std::isfinite(bestOverhead))
+        continue;
       curve.points.push_back(
           {budget, peak, bestOverhead,
            graph.stepSeconds > 0 ? bestOverhead / graph.stepSeconds : 0});

@@ -15,7 +15,7 @@
 
 // The smallest peak recomputation reaches here is 3.29 MB (every layer
 // checkpointed); a 3.2 MB budget is refused, naming what dominates.
-// expected-error @below {{memwall-remat: no recomputation fits the budget of 3.20 MB: the least peak it reaches is 3.29 MB (at layers.2.act.grad: weights 49.15 kB, optimizer 98.30 kB, activations 1.57 MB, workspace 1.57 MB); activations dominate: shorten the sequence or the micro-batch}}
+// expected-error @below {{memwall-remat: no recomputation fits the budget of 3.20 MB: the least peak it reaches is 3.29 MB (milp (least-memory plan), at layers.2.act.grad: weights 49.15 kB, optimizer 98.30 kB, activations 1.57 MB, workspace 1.57 MB); activations dominate: shorten the sequence or the micro-batch}}
 func.func @step(%x: tensor<2048x64xf32> {memwall.kind = #memwall.arg_kind<input>},
                 %w0: tensor<64x64xf32> {memwall.kind = #memwall.arg_kind<weight>},
                 %w1: tensor<64x64xf32> {memwall.kind = #memwall.arg_kind<weight>},
