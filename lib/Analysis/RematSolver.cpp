@@ -352,6 +352,90 @@ RematPlan solveGreedy(const RematProblem &problem, int64_t capacity) {
 /// Multiple-choice knapsack over groups: one option per group, kept bytes
 /// (discretized) within capacity - transient cap, least total cost; tried for
 /// every distinct transient size an option has.
+/// Groups with at most this many decisions get every subset scored.
+constexpr size_t kExhaustiveGroup = 16;
+/// Options kept per group for the knapsack, and transient caps it tries.
+constexpr size_t kMaxOptions = 96, kMaxTransientCaps = 24;
+
+/// Keeps at most `limit` options, evenly spaced along `sorted`.
+template <typename T>
+std::vector<T> thin(const std::vector<T> &sorted, size_t limit) {
+  if (sorted.size() <= limit)
+    return sorted;
+  std::vector<T> result;
+  for (size_t k = 0; k < limit; ++k)
+    result.push_back(sorted[k * (sorted.size() - 1) / (limit - 1)]);
+  return result;
+}
+
+/// Every recompute subset of a small group, reduced to the options no other
+/// beats: for each of a ladder of transient caps, the front of kept bytes
+/// against cost among the subsets within the cap.
+std::vector<GroupOption> exhaustiveOptions(const RematProblem &problem,
+                                           const std::vector<int> &members) {
+  std::vector<GroupOption> all;
+  std::vector<bool> rec(problem.values.size(), false);
+  for (uint64_t mask = 0; mask < (uint64_t(1) << members.size()); ++mask) {
+    for (size_t b = 0; b < members.size(); ++b)
+      rec[members[b]] = (mask >> b) & 1;
+    GroupOption option = scoreGroup(problem, members, rec);
+    // Only canonical subsets: scoreGroup drops useless recomputations.
+    if (option.recompute.size() ==
+        static_cast<size_t>(__builtin_popcountll(mask)))
+      all.push_back(std::move(option));
+  }
+  std::vector<int64_t> caps;
+  for (const GroupOption &o : all)
+    caps.push_back(o.transient);
+  std::sort(caps.begin(), caps.end());
+  caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
+  caps = thin(caps, 16);
+  std::vector<GroupOption> result;
+  for (int64_t cap : caps) {
+    std::vector<const GroupOption *> within;
+    for (const GroupOption &o : all)
+      if (o.transient <= cap)
+        within.push_back(&o);
+    std::sort(within.begin(), within.end(),
+              [](const GroupOption *x, const GroupOption *y) {
+                return x->kept != y->kept ? x->kept < y->kept
+                                          : x->cost < y->cost;
+              });
+    // Walking up in kept bytes, keep each option cheaper than all before.
+    std::vector<GroupOption> front;
+    double cheapest = std::numeric_limits<double>::infinity();
+    for (auto it = within.rbegin(); it != within.rend(); ++it)
+      if ((*it)->cost < cheapest) {
+        cheapest = (*it)->cost;
+        front.push_back(**it);
+      }
+    for (GroupOption &o : thin(front, kMaxOptions / 4))
+      result.push_back(std::move(o));
+  }
+  return result;
+}
+
+/// What identifies a group's structure: identical layers get one menu.
+std::vector<double> signature(const RematProblem &problem,
+                              const std::vector<int> &members) {
+  std::vector<double> sig;
+  for (size_t m = 0; m < members.size(); ++m) {
+    const RematValue &v = problem.values[members[m]];
+    sig.insert(sig.end(), {static_cast<double>(v.bytes), v.seconds,
+                           double(v.neededByBackward), double(v.recomputable),
+                           double(v.deps.size())});
+    for (int d : v.deps) {
+      auto at = std::find(members.begin(), members.end(), d);
+      // Deps outside the group differ per layer only in which value they
+      // are; their size matters (kept when read by a recomputation).
+      sig.push_back(at != members.end()
+                        ? static_cast<double>(at - members.begin())
+                        : -1.0 - static_cast<double>(problem.values[d].bytes));
+    }
+  }
+  return sig;
+}
+
 RematPlan solveDP(const RematProblem &problem, int64_t capacity) {
   std::vector<std::vector<int>> members = membersByGroup(problem);
   // An option frees (its group's kept bytes with nothing recomputed) - (its
@@ -360,8 +444,27 @@ RematPlan solveDP(const RematProblem &problem, int64_t capacity) {
   std::vector<std::vector<GroupOption>> options(members.size());
   std::vector<int64_t> baseKept(members.size(), 0);
   std::vector<int64_t> transients = {0};
+  std::map<std::vector<double>, size_t> seen; // signature -> first group
   for (size_t g = 0; g < members.size(); ++g) {
-    options[g] = groupOptions(problem, members[g]);
+    std::vector<double> sig = signature(problem, members[g]);
+    if (auto it = seen.find(sig); it != seen.end()) {
+      // The same layer again: the same options, on this group's values.
+      const std::vector<int> &from = members[it->second];
+      for (const GroupOption &o : options[it->second]) {
+        GroupOption copy = o;
+        for (int &i : copy.recompute)
+          i = members[g][std::find(from.begin(), from.end(), i) - from.begin()];
+        options[g].push_back(std::move(copy));
+      }
+    } else {
+      seen.emplace(std::move(sig), g);
+      options[g] = groupOptions(problem, members[g]);
+      if (members[g].size() <= kExhaustiveGroup) {
+        std::vector<GroupOption> exact = exhaustiveOptions(problem, members[g]);
+        options[g].insert(options[g].end(), exact.begin(), exact.end());
+      }
+      options[g] = thin(options[g], kMaxOptions);
+    }
     baseKept[g] = scoreGroup(problem, members[g],
                              std::vector<bool>(problem.values.size(), false))
                       .kept;
@@ -371,7 +474,8 @@ RematPlan solveDP(const RematProblem &problem, int64_t capacity) {
   std::sort(transients.begin(), transients.end());
   transients.erase(std::unique(transients.begin(), transients.end()),
                    transients.end());
-  const int buckets = 4096;
+  transients = thin(transients, kMaxTransientCaps);
+  const int buckets = 2048;
   RematPlan best;
   best.feasible = false;
   best.memory = std::numeric_limits<int64_t>::max();

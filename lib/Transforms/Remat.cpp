@@ -398,12 +398,11 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
   /// `budget`: solves for the formula's capacity, simulates, and tightens
   /// the capacity by the overshoot until the simulation agrees. The MILP
   /// shares one time limit across the attempts.
-  std::optional<Candidate>
-  fit(func::FuncOp function, const RematProblem &problem, int64_t budget,
-      int64_t beforePeak, RematSolveOptions options,
-      std::chrono::steady_clock::time_point deadline) {
-    int64_t fixedBytes =
-        beforePeak - evaluateRematPlan(problem, {}, 0).memory;
+  std::optional<Candidate> fit(func::FuncOp function,
+                               const RematProblem &problem, int64_t budget,
+                               int64_t beforePeak, RematSolveOptions options,
+                               std::chrono::steady_clock::time_point deadline) {
+    int64_t fixedBytes = beforePeak - evaluateRematPlan(problem, {}, 0).memory;
     int64_t capacity = budget - fixedBytes;
     for (int attempt = 0; attempt < 8 && capacity > 0; ++attempt) {
       double left = std::chrono::duration<double>(
@@ -432,10 +431,10 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
                                    const RematGraph &graph, int64_t budget,
                                    int64_t beforePeak,
                                    const RematSolveOptions &options) {
-    auto deadline = std::chrono::steady_clock::now() +
-                    std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        std::chrono::duration<double>(
-                            options.timeLimitSeconds));
+    auto deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::duration<double>(options.timeLimitSeconds));
     std::optional<Candidate> best;
     for (const RematProblem &problem : {graph.problem, byDefinition(graph)}) {
       std::optional<Candidate> c =
@@ -528,9 +527,8 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     std::vector<Candidate> result;
     for (const RematProblem &problem : {graph.problem, byDefinition(graph)}) {
       RematPlan least = minimumMemoryRematPlan(problem, solveOptions);
-      result.push_back(
-          simulate(function, least.solver + " (least-memory plan)", problem,
-                   least.recompute));
+      result.push_back(simulate(function, least.solver + " (least-memory plan)",
+                                problem, least.recompute));
     }
     for (const Candidate &c : baselines)
       if (c.name != "none")
@@ -562,7 +560,8 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     if (!chosen) {
       // The solvers may miss a plan that exists: the cheapest fitting
       // fallback, else the budget is infeasible.
-      std::vector<Candidate> options = fallbacks(function, *graph, baselineRuns);
+      std::vector<Candidate> options =
+          fallbacks(function, *graph, baselineRuns);
       const Candidate *least = nullptr;
       for (const Candidate &c : options) {
         if (c.memory.peakBytes <= budgetBytes &&
