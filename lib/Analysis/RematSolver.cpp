@@ -734,14 +734,18 @@ RematPlan solveMILP(const RematProblem &problem, int64_t capacity,
 
 } // namespace
 
+RematSolverKind memwall::resolveAutoSolver(const RematProblem &problem) {
+  return decisionValues(problem).size() <= kAutoMilpLimit
+             ? RematSolverKind::MILP
+             : RematSolverKind::DP;
+}
+
 RematPlan memwall::solveRemat(const RematProblem &problem, int64_t capacity,
                               const RematSolveOptions &options) {
   RematPlan none = evaluateRematPlan(problem, {}, capacity);
   RematSolverKind kind = options.solver;
   if (kind == RematSolverKind::Auto)
-    kind = decisionValues(problem).size() <= kAutoMilpLimit
-               ? RematSolverKind::MILP
-               : RematSolverKind::DP;
+    kind = resolveAutoSolver(problem);
   if (none.feasible) {
     none.solver = stringifyRematSolver(kind);
     none.optimal = true;

@@ -176,10 +176,13 @@ struct RematGraph {
       }
     }
     for (size_t i = 0; i < n; ++i) {
-      int layer;
-      graph.problem.values[i].group =
-          firstUse[i] ? groupOf(keyOf(firstUse[i], layer), layer)
-                      : definedIn[i];
+      if (!firstUse[i]) {
+        graph.problem.values[i].group = definedIn[i];
+        continue;
+      }
+      int layer = -1;
+      std::string key = keyOf(firstUse[i], layer);
+      graph.problem.values[i].group = groupOf(key, layer);
     }
     // Values read only by the forward join the group of their earliest
     // (in the backward) consumer, so a chain can be recomputed together.
@@ -397,33 +400,53 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
   /// Finds the cheapest plan for `problem` whose simulated peak is within
   /// `budget`: solves for the formula's capacity, simulates, and tightens
   /// the capacity by the overshoot until the simulation agrees. The MILP
-  /// shares one time limit across the attempts.
+  /// runs once, at the capacity the DP's loop settled on (where the DP's
+  /// plan is a feasible start), with the whole time limit; the cheaper of
+  /// the two plans that fit wins.
   std::optional<Candidate> fit(func::FuncOp function,
                                const RematProblem &problem, int64_t budget,
-                               int64_t beforePeak, RematSolveOptions options,
-                               std::chrono::steady_clock::time_point deadline) {
+                               int64_t beforePeak,
+                               const RematSolveOptions &options) {
     int64_t fixedBytes = beforePeak - evaluateRematPlan(problem, {}, 0).memory;
+    std::vector<int> groups = groupsOf(problem);
+    RematSolverKind kind = options.solver;
+    if (kind == RematSolverKind::Auto)
+      kind = resolveAutoSolver(problem);
+    RematSolveOptions heuristic = options;
+    heuristic.solver =
+        kind == RematSolverKind::Greedy ? kind : RematSolverKind::DP;
     int64_t capacity = budget - fixedBytes;
+    std::optional<Candidate> found;
     for (int attempt = 0; attempt < 8 && capacity > 0; ++attempt) {
-      double left = std::chrono::duration<double>(
-                        deadline - std::chrono::steady_clock::now())
-                        .count();
-      if (left < 0.5 && options.solver != RematSolverKind::DP &&
-          options.solver != RematSolverKind::Greedy)
-        options.solver = RematSolverKind::DP; // out of MILP time
-      options.timeLimitSeconds = std::max(left, 0.5);
-      RematPlan plan = solveRemat(problem, capacity, options);
+      RematPlan plan = solveRemat(problem, capacity, heuristic);
       if (!plan.feasible)
-        return std::nullopt;
-      MemorySummary memory = simulatePlan(function, target, plan.recompute,
-                                          groupsOf(problem), sharding);
-      if (memory.peakBytes <= budget)
-        return Candidate{plan.solver, std::move(plan), problem,
-                         std::move(memory)};
+        break;
+      MemorySummary memory =
+          simulatePlan(function, target, plan.recompute, groups, sharding);
+      if (memory.peakBytes <= budget) {
+        found =
+            Candidate{plan.solver, std::move(plan), problem, std::move(memory)};
+        break;
+      }
       // 0.1% more than the overshoot, so the loop ends in a few steps.
       capacity -= memory.peakBytes - budget + budget / 1000;
     }
-    return std::nullopt;
+    if (kind != RematSolverKind::MILP || capacity <= 0)
+      return found;
+    RematSolveOptions exact = options;
+    exact.solver = RematSolverKind::MILP;
+    RematPlan plan = solveRemat(problem, capacity, exact);
+    if (plan.feasible) {
+      MemorySummary memory =
+          simulatePlan(function, target, plan.recompute, groups, sharding);
+      if (memory.peakBytes <= budget &&
+          (!found || plan.cost <= found->plan.cost))
+        return Candidate{plan.solver, std::move(plan), problem,
+                         std::move(memory)};
+    }
+    if (found)
+      found->plan.solver += " (the MILP found nothing better)";
+    return found;
   }
 
   /// The cheapest fitting plan over both groupings, or nothing.
@@ -431,14 +454,13 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
                                    const RematGraph &graph, int64_t budget,
                                    int64_t beforePeak,
                                    const RematSolveOptions &options) {
-    auto deadline =
-        std::chrono::steady_clock::now() +
-        std::chrono::duration_cast<std::chrono::nanoseconds>(
-            std::chrono::duration<double>(options.timeLimitSeconds));
     std::optional<Candidate> best;
+    // The MILP's time limit is shared by the two groupings.
+    RematSolveOptions half = options;
+    half.timeLimitSeconds = options.timeLimitSeconds / 2;
     for (const RematProblem &problem : {graph.problem, byDefinition(graph)}) {
       std::optional<Candidate> c =
-          fit(function, problem, budget, beforePeak, options, deadline);
+          fit(function, problem, budget, beforePeak, half);
       if (c && (!best || c->plan.cost < best->plan.cost))
         best = std::move(c);
     }

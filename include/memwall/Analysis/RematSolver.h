@@ -89,6 +89,9 @@ struct RematSolveOptions {
 RematPlan solveRemat(const RematProblem &problem, int64_t capacity,
                      const RematSolveOptions &options = {});
 
+/// What `auto` means for `problem`: the MILP up to 400 decisions, else DP.
+RematSolverKind resolveAutoSolver(const RematProblem &problem);
+
 /// Exhaustive search, for tests (n <= 20).
 RematPlan solveRematBruteForce(const RematProblem &problem, int64_t capacity);
 
