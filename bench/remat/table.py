@@ -13,7 +13,8 @@ import sys
 def record(model, budget, solver, status, report, timing):
     text = open(timing).read()
     match = re.search(r"^\s*([0-9.]+) \(\s*[0-9.]+%\)\s+Remat\s*$", text, re.M)
-    row = {"model": model, "budget_gb": float(budget), "solver": solver,
+    row = {"model": model, "budget_gb": float(budget), "requested": solver,
+           "solver": solver,
            "remat_s": float(match.group(1)) if match else None}
     if int(status) != 0:
         error = re.search(r"error: (.*)", text)
@@ -30,19 +31,21 @@ def record(model, budget, solver, status, report, timing):
 
 def table(path):
     rows = [json.loads(line) for line in open(path)]
-    print("| model | budget | solver | remat pass (s) | peak before -> after (GB) "
-          "| overhead (% step) | vs MILP | MILP gap | per-layer ckpt (GB, %) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| model | budget | --remat-solver | plan from | remat pass (s) "
+          "| peak before -> after (GB) | overhead (% step) | vs milp run "
+          "| MILP gap | per-layer ckpt (GB, %) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     best = {}
     for r in rows:
-        if r["solver"] == "milp" and "error" not in r:
+        if r.get("requested") == "milp" and "error" not in r:
             best[(r["model"], r["budget_gb"])] = r["overhead_time_s"]
     for r in rows:
         key = (r["model"], r["budget_gb"])
         t = "%.2f" % r["remat_s"] if r["remat_s"] is not None else "?"
         if "error" in r:
-            print("| %s | %g GB | %s | %s | refused: %s | | | | |" % (
-                r["model"], r["budget_gb"], r["solver"], t, r["error"][:120]))
+            print("| %s | %g GB | %s | | %s | refused: %s | | | | |" % (
+                r["model"], r["budget_gb"], r.get("requested", ""), t,
+                r["error"][:120]))
             continue
         ratio = ""
         if key in best and best[key] > 0:
@@ -50,8 +53,9 @@ def table(path):
         gap = "%.2f%%" % (100 * r["gap"]) if r["solver"] == "milp" else ""
         ckpt = r["baselines"].get("checkpoint-layers")
         ckpt_s = "%.1f, %.1f%%" % (ckpt[0] / 1e9, 100 * ckpt[1]) if ckpt else ""
-        print("| %s | %g GB | %s | %s | %.1f -> %.1f | %.2f%% | %s | %s | %s |" % (
-            r["model"], r["budget_gb"], r["solver"], t,
+        print("| %s | %g GB | %s | %s | %s | %.1f -> %.1f | %.2f%% | %s | %s "
+              "| %s |" % (
+            r["model"], r["budget_gb"], r.get("requested", ""), r["solver"], t,
             r["peak_before_bytes"] / 1e9, r["peak_after_bytes"] / 1e9,
             100 * r["overhead_fraction"], ratio, gap, ckpt_s))
 
