@@ -412,25 +412,39 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     RematSolverKind kind = options.solver;
     if (kind == RematSolverKind::Auto)
       kind = resolveAutoSolver(problem);
-    RematSolveOptions heuristic = options;
-    heuristic.solver =
-        kind == RematSolverKind::Greedy ? kind : RematSolverKind::DP;
-    int64_t capacity = budget - fixedBytes;
+    // The heuristics asked for (auto and milp run both and keep the
+    // cheaper; the MILP then starts from the DP's capacity).
+    std::vector<RematSolverKind> heuristics;
+    if (kind != RematSolverKind::Greedy)
+      heuristics.push_back(RematSolverKind::DP);
+    if (kind != RematSolverKind::DP)
+      heuristics.push_back(RematSolverKind::Greedy);
+    int64_t capacity = 0, dpCapacity = 0;
     std::optional<Candidate> found;
-    for (int attempt = 0; attempt < 8 && capacity > 0; ++attempt) {
-      RematPlan plan = solveRemat(problem, capacity, heuristic);
-      if (!plan.feasible)
-        break;
-      MemorySummary memory =
-          simulatePlan(function, target, plan.recompute, groups, sharding);
-      if (memory.peakBytes <= budget) {
-        found =
-            Candidate{plan.solver, std::move(plan), problem, std::move(memory)};
-        break;
+    for (RematSolverKind heuristic : heuristics) {
+      RematSolveOptions heuristicOptions = options;
+      heuristicOptions.solver = heuristic;
+      capacity = budget - fixedBytes;
+      for (int attempt = 0; attempt < 8 && capacity > 0; ++attempt) {
+        RematPlan plan = solveRemat(problem, capacity, heuristicOptions);
+        if (!plan.feasible)
+          break;
+        MemorySummary memory =
+            simulatePlan(function, target, plan.recompute, groups, sharding);
+        if (memory.peakBytes <= budget) {
+          if (!found || plan.cost < found->plan.cost)
+            found = Candidate{plan.solver, std::move(plan), problem,
+                              std::move(memory)};
+          break;
+        }
+        // 0.1% more than the overshoot, so the loop ends in a few steps.
+        capacity -= memory.peakBytes - budget + budget / 1000;
       }
-      // 0.1% more than the overshoot, so the loop ends in a few steps.
-      capacity -= memory.peakBytes - budget + budget / 1000;
+      if (heuristic == RematSolverKind::DP)
+        dpCapacity = capacity;
     }
+    capacity =
+        heuristics.front() == RematSolverKind::DP ? dpCapacity : capacity;
     if (kind != RematSolverKind::MILP || capacity <= 0)
       return found;
     RematSolveOptions exact = options;
