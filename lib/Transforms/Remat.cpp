@@ -415,9 +415,9 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     // The heuristics asked for (auto and milp run both and keep the
     // cheaper; the MILP then starts from the DP's capacity).
     std::vector<RematSolverKind> heuristics;
-    if (kind != RematSolverKind::Greedy)
+    if (options.solver != RematSolverKind::Greedy)
       heuristics.push_back(RematSolverKind::DP);
-    if (kind != RematSolverKind::DP)
+    if (options.solver != RematSolverKind::DP)
       heuristics.push_back(RematSolverKind::Greedy);
     int64_t capacity = 0, dpCapacity = 0;
     std::optional<Candidate> found;
