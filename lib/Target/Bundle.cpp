@@ -158,6 +158,17 @@ llvm::json::Object referenceAttrs(Operation *op) {
     attrs["has_bias"] = grad.getHasBias();
   } else if (auto grad = dyn_cast<RmsNormGradOp>(op)) {
     attrs["epsilon"] = grad.getEpsilon().convertToDouble();
+  } else if (auto flash = dyn_cast<FlashAttentionOp>(op)) {
+    attrs["causal"] = flash.getCausal();
+    attrs["scale"] = flash.getScale().convertToDouble();
+    attrs["block_q"] = static_cast<int64_t>(flash.getBlockQ());
+    attrs["block_kv"] = static_cast<int64_t>(flash.getBlockKv());
+    attrs["num_splits"] = static_cast<int64_t>(flash.getNumSplits());
+  } else if (auto grad = dyn_cast<FlashAttentionGradOp>(op)) {
+    attrs["causal"] = grad.getCausal();
+    attrs["scale"] = grad.getScale().convertToDouble();
+    attrs["block_q"] = static_cast<int64_t>(grad.getBlockQ());
+    attrs["block_kv"] = static_cast<int64_t>(grad.getBlockKv());
   } else if (auto grad = dyn_cast<AttentionGradOp>(op)) {
     attrs["causal"] = grad.getCausal();
     attrs["scale"] = grad.getScale().convertToDouble();

@@ -246,18 +246,21 @@ TEST_F(CostModelTest, EveryRegisteredOpHasAHandComputedCase) {
        {12, 12 * kF32, 12 * kF8, kFP32, true}},
       // Training ops. gelu_tanh' on 6 f32: (16 + 1) FLOPs each = 102; read
       // x and dy (2 * 6 * 4 B), write dx (24 B).
-      {"memwall.activation_grad", "%x: tensor<2x3xf32>",
+      {"memwall.activation_grad",
+       "%x: tensor<2x3xf32>",
        "%0 = memwall.activation_grad gelu_tanh %x, %x : tensor<2x3xf32>",
        {102, 48, 24, kFP32, true}},
       // x, dy [2,4] f32, w [4], bias: 14 * 8 + 6 * 2 rows = 124 FLOPs; read
       // (8 + 4 + 8) * 4 B, write dx 8 + dw 4 + db 4 elements * 4 B.
-      {"memwall.layer_norm_grad", "%x: tensor<2x4xf32>, %w: tensor<4xf32>",
+      {"memwall.layer_norm_grad",
+       "%x: tensor<2x4xf32>, %w: tensor<4xf32>",
        "%0:3 = memwall.layer_norm_grad %x, %w, %x has_bias : "
        "(tensor<2x4xf32>, tensor<4xf32>, tensor<2x4xf32>) -> "
        "(tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>)",
        {124, 80, 64, kFP32, true}},
       // 11 * 8 + 5 * 2 = 98 FLOPs; read 20 bf16, write dx 8 + dw 4 bf16.
-      {"memwall.rms_norm_grad", "%x: tensor<2x4xbf16>, %w: tensor<4xbf16>",
+      {"memwall.rms_norm_grad",
+       "%x: tensor<2x4xbf16>, %w: tensor<4xbf16>",
        "%0:2 = memwall.rms_norm_grad %x, %w, %x : tensor<2x4xbf16>, "
        "tensor<4xbf16>",
        {98, 40, 24, MathPrecision::FP32, true}},
@@ -272,6 +275,33 @@ TEST_F(CostModelTest, EveryRegisteredOpHasAHandComputedCase) {
        "tensor<1x1x5x4xf16>, tensor<1x2x3x4xf16>, tensor<1x2x3x4xf16>) -> "
        "(tensor<1x2x3x4xf16>, tensor<1x1x5x4xf16>, tensor<1x1x5x4xf16>)",
        {960, 224 + 240, 128 + 120, MathPrecision::FP16, true}},
+      // The forward's causal case tiled 2 x 2 (query x key blocks): FLOPs as
+      // attention, 384. Query block rows 0-1 see keys 0..3 (2 key blocks),
+      // row 2 sees keys 0..4 (3 blocks): 5 blocks a head, 2 heads, each
+      // block 2 keys x (D + Dv = 8) x 2 B = 32 B: K/V 320 B. Q 24 x 2 = 48 B
+      // read once. Written: out 24 x 2 = 48 B, lse 6 x 4 = 24 B.
+      {"memwall.flash_attention",
+       "%q: tensor<1x2x3x4xf16>, %k: tensor<1x1x5x4xf16>",
+       "%0:2 = memwall.flash_attention %q, %k, %k causal scale 5.000000e-01 "
+       "block_q 2 block_kv 2 splits 1 : (tensor<1x2x3x4xf16>, "
+       "tensor<1x1x5x4xf16>, tensor<1x1x5x4xf16>) -> (tensor<1x2x3x4xf16>, "
+       "tensor<1x2x3xf32>)",
+       {384, 48 + 320, 48 + 24, MathPrecision::FP16, true}},
+      // Its backward: FLOPs as attention_grad, 960. 6 query rows; K and V
+      // read once (40 + 40 B); a pre-pass reads O and dO (6 x 2 x 4 x 2 =
+      // 96 B); each of the ceil(5/2) = 3 key blocks re-reads per row Q (8 B),
+      // dO (8 B), lse and the row sum (8 B) and the fp32 dQ (16 B): 3 x 6 x
+      // 40 = 720 B. Written: dq 48 + dk 40 + dv 40 B, the row sums 24 B, and
+      // the fp32 dQ per key block 3 x 6 x 16 = 288 B.
+      {"memwall.flash_attention_grad",
+       "%q: tensor<1x2x3x4xf16>, %k: tensor<1x1x5x4xf16>, "
+       "%lse: tensor<1x2x3xf32>",
+       "%0:3 = memwall.flash_attention_grad %q, %k, %k, %q, %q, %lse causal "
+       "scale 5.000000e-01 block_q 2 block_kv 2 : (tensor<1x2x3x4xf16>, "
+       "tensor<1x1x5x4xf16>, tensor<1x1x5x4xf16>, tensor<1x2x3x4xf16>, "
+       "tensor<1x2x3x4xf16>, tensor<1x2x3xf32>) -> (tensor<1x2x3x4xf16>, "
+       "tensor<1x1x5x4xf16>, tensor<1x1x5x4xf16>)",
+       {960, 80 + 96 + 720, 128 + 24 + 288, MathPrecision::FP16, true}},
       // 24 gradient elements added into a [10, 4] f32 table; read 24 * 4 B
       // and 6 i64 indices, write the 40-element table.
       {"memwall.embedding_grad",
@@ -287,17 +317,20 @@ TEST_F(CostModelTest, EveryRegisteredOpHasAHandComputedCase) {
        "tensor<2xi64>, tensor<f32>",
        {72, 60, 40, kFP32, true}},
       // Data movement only: read 3 f32, write 12.
-      {"memwall.broadcast", "%x: tensor<3x1xf32>",
+      {"memwall.broadcast",
+       "%x: tensor<3x1xf32>",
        "%0 = memwall.broadcast %x [3, 4] : tensor<3x1xf32> -> tensor<3x4xf32>",
        {0, 12, 48, kFP32, true}},
       // Read 6 bf16, write the padded 12.
-      {"memwall.pad", "%x: tensor<2x3xbf16>",
+      {"memwall.pad",
+       "%x: tensor<2x3xbf16>",
        "%0 = memwall.pad %x low [0, 1] high [1, 0] : tensor<2x3xbf16> -> "
        "tensor<3x4xbf16>",
        {0, 12, 24, kFP32, true}},
       // 4 parameters x 16 FLOPs. Read param and grad (bf16, 2 * 8 B) and m,
       // v, master (f32, 3 * 16 B); write param 8 B and m, v, master 48 B.
-      {"memwall.adamw", "%p: tensor<4xbf16>, %m: tensor<4xf32>",
+      {"memwall.adamw",
+       "%p: tensor<4xbf16>, %m: tensor<4xf32>",
        "%0:4 = memwall.adamw %p, %p, %m, %m master %m lr 1.000000e-03 : "
        "(tensor<4xbf16>, tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, "
        "tensor<4xf32>) -> (tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, "

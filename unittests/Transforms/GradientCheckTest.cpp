@@ -421,6 +421,125 @@ TEST_F(GradientCheckTest, ValueUsedTwiceGetsSummedGradient) {
                    "%2", "tensor<3x4xf32>");
 }
 
+/// memwall-tile-attention must compute what naive attention computes: the
+/// interpreter evaluates flash_attention as the kernel orders it (key blocks,
+/// online softmax, split-KV combine) and its backward from the log-sum-exp.
+class TiledAttentionTest : public GradientCheckTest {
+protected:
+  /// Runs `source` as written and after memwall-tile-attention (and, with
+  /// `differentiate`, memwall-autodiff first), on the same random inputs;
+  /// every output must pass the bundle check against the untiled one.
+  void checkTiledEqualsNaive(const std::string &source, bool differentiate,
+                             int64_t minSplits = 1) {
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, &context);
+    ASSERT_TRUE(module) << source;
+    if (differentiate) {
+      PassManager pm(&context);
+      AutodiffOptions options;
+      options.optimizer = "none";
+      pm.addPass(createAutodiff(options));
+      ASSERT_TRUE(succeeded(pm.run(*module)));
+    }
+    Step naive;
+    ASSERT_TRUE(exportStep(*module, naive));
+    PassManager tile(&context);
+    TileAttentionOptions options;
+    options.targetName = "h100-sxm";
+    tile.addPass(createTileAttention(options));
+    ASSERT_TRUE(succeeded(tile.run(*module)));
+    int64_t flash = 0, splits = 0;
+    module->walk([&](FlashAttentionOp op) {
+      ++flash;
+      splits = std::max<int64_t>(splits, op.getNumSplits());
+    });
+    EXPECT_GT(flash, 0) << "nothing was tiled";
+    EXPECT_GE(splits, minSplits);
+    if (differentiate) {
+      int64_t grads = 0;
+      module->walk([&](FlashAttentionGradOp) { ++grads; });
+      EXPECT_GT(grads, 0) << "the backward was not tiled";
+    }
+    Step tiled;
+    ASSERT_TRUE(exportStep(*module, tiled));
+    std::map<std::string, ref::Tensor> inputs = randomInputs(naive, 4);
+    std::vector<ref::Tensor> expected = run(naive, inputs);
+    std::vector<ref::Tensor> got = run(tiled, inputs);
+    ASSERT_EQ(expected.size(), got.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+      ref::Comparison c = ref::compare(got[i], expected[i]);
+      EXPECT_TRUE(c.passed)
+          << "output " << i << ": max rel error " << c.maxRelError
+          << " (tolerance " << c.tolerance << ")";
+    }
+  }
+
+  static std::string attention(StringRef q, StringRef kv, StringRef out,
+                               StringRef flags) {
+    return llvm::formatv(R"(
+func.func @f(%q: {0}, %k: {1}, %v: {1}) -> {2} {
+  %o = memwall.attention %q, %k, %v {3} : {0}, {1}, {1} -> {2}
+  return %o : {2}
+})",
+                         q, kv, out, flags)
+        .str();
+  }
+};
+
+TEST_F(TiledAttentionTest, CausalPrefillWithRaggedLastBlock) {
+  // 200 queries and keys: blocks of 128 leave a ragged 72-row block.
+  checkTiledEqualsNaive(attention("tensor<1x2x200x64xbf16>",
+                                  "tensor<1x2x200x64xbf16>",
+                                  "tensor<1x2x200x64xbf16>", "causal"),
+                        false);
+}
+
+TEST_F(TiledAttentionTest, NonCausalGroupedQueryHeads) {
+  checkTiledEqualsNaive(attention("tensor<2x4x96x32xbf16>",
+                                  "tensor<2x2x160x32xbf16>",
+                                  "tensor<2x4x96x32xbf16>", ""),
+                        false);
+}
+
+TEST_F(TiledAttentionTest, DecodeOverALongCacheSplitsTheKeys) {
+  // One query over 1000 keys: 8 key blocks, split across the idle SMs.
+  checkTiledEqualsNaive(attention("tensor<1x4x1x64xf16>",
+                                  "tensor<1x4x1000x64xf16>",
+                                  "tensor<1x4x1x64xf16>", "causal"),
+                        false, /*minSplits=*/2);
+}
+
+TEST_F(TiledAttentionTest, OnlineSoftmaxMatchesNaiveToRoundingInF32) {
+  // The f32 op written by hand (the pass tiles only bf16/f16): 3-key blocks
+  // in 2 splits over 10 keys with an additive mask.
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"(
+func.func @f(%q: tensor<1x2x4x8xf32>, %k: tensor<1x1x10x8xf32>, %m: tensor<1x1x4x10xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) {
+  %a = memwall.attention %q, %k, %k mask %m causal scale 5.000000e-01 : tensor<1x2x4x8xf32>, tensor<1x1x10x8xf32>, tensor<1x1x10x8xf32>, tensor<1x1x4x10xf32> -> tensor<1x2x4x8xf32>
+  %f, %lse = memwall.flash_attention %q, %k, %k mask %m causal scale 5.000000e-01 block_q 2 block_kv 3 splits 2 : (tensor<1x2x4x8xf32>, tensor<1x1x10x8xf32>, tensor<1x1x10x8xf32>, tensor<1x1x4x10xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4xf32>)
+  return %a, %f : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
+})",
+                                                             &context);
+  ASSERT_TRUE(module);
+  Step step;
+  ASSERT_TRUE(exportStep(*module, step));
+  std::vector<ref::Tensor> out = run(step, randomInputs(step, 1));
+  ASSERT_EQ(out.size(), 2u);
+  for (size_t i = 0; i < out[0].data.size(); ++i)
+    EXPECT_NEAR(out[1].data[i], out[0].data[i], 1e-6) << "element " << i;
+}
+
+TEST_F(TiledAttentionTest, TiledBackwardFromLogSumExpMatchesNaiveGradients) {
+  checkTiledEqualsNaive(R"(
+func.func @f(%q: tensor<1x4x80x32xbf16>, %k: tensor<1x2x80x32xbf16>, %v: tensor<1x2x80x32xbf16>, %c: tensor<1x4x80x32xbf16>) -> tensor<f32> {
+  %o = memwall.attention %q, %k, %v causal : tensor<1x4x80x32xbf16>, tensor<1x2x80x32xbf16>, tensor<1x2x80x32xbf16> -> tensor<1x4x80x32xbf16>
+  %w = memwall.mul %o, %c : tensor<1x4x80x32xbf16>, tensor<1x4x80x32xbf16> -> tensor<1x4x80x32xbf16>
+  %f = memwall.cast %w to f32 : tensor<1x4x80x32xbf16> -> tensor<1x4x80x32xf32>
+  %l = memwall.reduce sum %f axes [0, 1, 2, 3] : tensor<1x4x80x32xf32> -> tensor<f32>
+  return %l : tensor<f32>
+})",
+                        /*differentiate=*/true);
+}
+
 /// A whole training step of a tiny f32 model from memwall-gen's builder:
 /// every weight's gradient through embeddings, norms, attention, MLP and the
 /// loss.

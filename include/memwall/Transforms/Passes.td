@@ -103,6 +103,28 @@ def Remat : Pass<"memwall-remat", "mlir::ModuleOp"> {
   let dependentDialects = ["::memwall::MemWallDialect"];
 }
 
+def TileAttention : Pass<"memwall-tile-attention", "mlir::ModuleOp"> {
+  let summary = "Rewrite attention into its tiled FlashAttention form";
+  let description = [{
+    Turns every `memwall.attention` the tiled kernel supports into
+    `memwall.flash_attention` (online softmax over key blocks; no `[Sq, Sk]`
+    tensor in memory) and every `memwall.attention_grad` of a tiled
+    attention into `memwall.flash_attention_grad`, which reads the forward's
+    log-sum-exp. Tile sizes come from the target (docs/attention.md): the
+    largest of 128x128, 128x64, 64x64 and 64x32 query x key blocks whose Q
+    tile and double-buffered K and V tiles fit in half of the shared memory
+    of an SM. When the query blocks of all heads fill less than one wave of
+    SMs and there are several key blocks (decoding over a long KV cache),
+    the key blocks are split (flash-decoding) so that about one wave runs.
+    Attention the kernel does not support (element types other than bf16 and
+    f16, head dimensions that are not a multiple of 8 or exceed 256) gets a
+    warning and stays untiled; so does a backward that differentiates a
+    trained mask.
+  }];
+  let options = targetOptions;
+  let dependentDialects = ["::memwall::MemWallDialect"];
+}
+
 def Fuse : Pass<"memwall-fuse", "mlir::ModuleOp"> {
   let summary = "Group ops into memwall.fusion kernels by predicted time saved";
   let description = [{

@@ -1494,10 +1494,9 @@ std::string evalRmsNormGrad(OpEval &e) { return evalNormGrad(e, false); }
 /// and the query heads of its group, so the group's dK and dV sums need no
 /// locks. dmask (an additive mask's gradient) is the score gradient dS summed
 /// over the mask's broadcast dimensions, after all tasks.
-std::string evalAttentionGrad(OpEval &e) {
-  RETURN_IF_ERROR(e.expectOperands(5, 6));
+std::string attentionGrad(OpEval &e, size_t maskIndex, const Tensor *lse) {
   AttentionSpec a;
-  RETURN_IF_ERROR(readAttention(e, 5, a));
+  RETURN_IF_ERROR(readAttention(e, maskIndex, a));
   const Tensor &q = e.operand(0), &k = e.operand(1), &v = e.operand(2),
                &o = e.operand(3), &dout = e.operand(4);
   RETURN_IF_ERROR(e.expectFloat(3, "out"));
@@ -1531,10 +1530,17 @@ std::string evalAttentionGrad(OpEval &e) {
       std::fill(dV.begin(), dV.end(), 0.0);
       for (int64_t h = kvh * a.group; h < (kvh + 1) * a.group; ++h) {
         int64_t qBase = (b * Hq + h) * Sq;
-        // P = softmax(scores) row by row; fully masked rows are zero.
+        // P = softmax(scores) row by row, or exp(scores - lse) from the
+        // tiled forward's log-sum-exp; fully masked rows are zero.
         for (int64_t i = 0; i < Sq; ++i) {
           double *p = P.data() + i * Sk;
           double mx = a.scores(q, k, b, h, i, p);
+          if (lse) {
+            double l = lse->data[qBase + i];
+            for (int64_t j = 0; j < Sk; ++j)
+              p[j] = l == -inf || p[j] == -inf ? 0.0 : std::exp(p[j] - l);
+            continue;
+          }
           double sum = 0;
           for (int64_t j = 0; j < Sk; ++j) {
             p[j] = mx == -inf || p[j] == -inf ? 0.0 : std::exp(p[j] - mx);
@@ -1615,6 +1621,111 @@ std::string evalAttentionGrad(OpEval &e) {
       x = roundToDType(x, dmask.dtype);
   }
   return "";
+}
+
+std::string evalAttentionGrad(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(5, 6));
+  return attentionGrad(e, 5, nullptr);
+}
+
+/// flash_attention: the online softmax of FlashAttention, evaluated the way
+/// the tiled kernel orders it: per query row, key blocks of `block_kv` in
+/// order, the running max, sum and accumulator rescaled at each block; with
+/// `num_splits`, contiguous ranges of blocks combined by their
+/// log-sum-exps. Results: the output and the row log-sum-exp (f32).
+std::string evalFlashAttention(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(3, 4));
+  RETURN_IF_ERROR(e.expectResults(2));
+  int64_t blockKV = e.attrs.integer("block_kv", std::nullopt);
+  int64_t splits = e.attrs.integer("num_splits", 1);
+  RETURN_IF_ERROR(e.attrError());
+  AttentionSpec a;
+  RETURN_IF_ERROR(readAttention(e, 3, a));
+  if (blockKV <= 0 || splits <= 0)
+    return e.fail("needs positive block_kv and num_splits");
+  const Tensor &q = e.operand(0), &k = e.operand(1), &v = e.operand(2);
+  int64_t B = a.B, Hq = a.Hq, Sq = a.Sq, D = a.D, Hkv = a.Hkv, Sk = a.Sk,
+          Dv = a.Dv;
+  Tensor &out = e.outs[0], &lse = e.outs[1];
+  out.shape = {B, Hq, Sq, Dv};
+  out.data.assign(B * Hq * Sq * Dv, 0.0);
+  lse.shape = {B, Hq, Sq};
+  lse.data.assign(B * Hq * Sq, 0.0);
+  int64_t blocks = (Sk + blockKV - 1) / blockKV;
+  int64_t perSplit = (blocks + splits - 1) / splits;
+  const double inf = std::numeric_limits<double>::infinity();
+  parallelFor(B * Hq * Sq, 1 + 65536 / std::max<int64_t>(1, Sk * D),
+              [&](int64_t begin, int64_t end) {
+                std::vector<double> scores(Sk), acc(Dv), total(Dv);
+                for (int64_t r = begin; r < end; ++r) {
+                  int64_t i = r % Sq, h = (r / Sq) % Hq, b = r / (Sq * Hq);
+                  int64_t kvBase = (b * Hkv + h / a.group) * Sk;
+                  a.scores(q, k, b, h, i, scores.data());
+                  // Each split: an online softmax over its key blocks.
+                  double m = -inf, l = 0;
+                  std::fill(total.begin(), total.end(), 0.0);
+                  for (int64_t s0 = 0; s0 < blocks; s0 += perSplit) {
+                    double ms = -inf, ls = 0;
+                    std::fill(acc.begin(), acc.end(), 0.0);
+                    for (int64_t blk = s0;
+                         blk < std::min(blocks, s0 + perSplit); ++blk) {
+                      int64_t j0 = blk * blockKV,
+                              j1 = std::min(Sk, j0 + blockKV);
+                      double mb = ms;
+                      for (int64_t j = j0; j < j1; ++j)
+                        mb = std::max(mb, scores[j]);
+                      if (mb == -inf)
+                        continue; // a fully masked block is skipped
+                      double rescale = std::exp(ms - mb); // 0 when ms = -inf
+                      ls *= rescale;
+                      for (double &x : acc)
+                        x *= rescale;
+                      for (int64_t j = j0; j < j1; ++j) {
+                        if (scores[j] == -inf)
+                          continue;
+                        double p = std::exp(scores[j] - mb);
+                        ls += p;
+                        const double *vr = v.data.data() + (kvBase + j) * Dv;
+                        for (int64_t c = 0; c < Dv; ++c)
+                          acc[c] += p * vr[c];
+                      }
+                      ms = mb;
+                    }
+                    if (ms == -inf)
+                      continue;
+                    // Combine this split into the total by its max.
+                    double mn = std::max(m, ms);
+                    double wOld = m == -inf ? 0 : std::exp(m - mn);
+                    double wNew = std::exp(ms - mn);
+                    l = l * wOld + ls * wNew;
+                    for (int64_t c = 0; c < Dv; ++c)
+                      total[c] = total[c] * wOld + acc[c] * wNew;
+                    m = mn;
+                  }
+                  double *o = out.data.data() + r * Dv;
+                  for (int64_t c = 0; c < Dv; ++c)
+                    o[c] = l > 0
+                               ? roundToDType(static_cast<float>(total[c] / l),
+                                              out.dtype)
+                               : 0.0;
+                  lse.data[r] =
+                      l > 0 ? roundToDType(m + std::log(l), DType::F32) : -inf;
+                }
+              });
+  return "";
+}
+
+/// flash_attention_grad: operands (q, k, v, out, dout, lse[, mask]); the
+/// probabilities come from the forward's log-sum-exp.
+std::string evalFlashAttentionGrad(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(6, 7));
+  const Tensor &lse = e.operand(5);
+  const Tensor &q = e.operand(0);
+  if (q.shape.size() != 4 ||
+      lse.shape != Shape{q.shape[0], q.shape[1], q.shape[2]})
+    return e.fail("lse " + shapeStr(lse.shape) +
+                  " must be [B, Hq, Sq] of the query " + shapeStr(q.shape));
+  return attentionGrad(e, 6, &lse);
 }
 
 /// Operands (dy [..., D], indices [...]); the result [V, D] takes V from the
@@ -2097,6 +2208,8 @@ const std::map<std::string, OpDef> &evaluators() {
       {"layer_norm_grad", {evalLayerNormGrad, 2, 3}},
       {"rms_norm_grad", {evalRmsNormGrad, 2, 2}},
       {"attention_grad", {evalAttentionGrad, 3, 4}},
+      {"flash_attention", {evalFlashAttention, 2, 2}},
+      {"flash_attention_grad", {evalFlashAttentionGrad, 3, 3}},
       {"embedding_grad", evalEmbeddingGrad},
       {"cross_entropy_grad", evalCrossEntropyGrad},
       {"broadcast", evalBroadcast},

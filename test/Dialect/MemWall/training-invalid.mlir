@@ -63,3 +63,35 @@ func.func @adamw_negative_lr(%p: tensor<4x8xf32>) {
   %p2, %m2, %v2 = memwall.adamw %p, %p, %p, %p lr -1.0 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
   return
 }
+
+// -----
+
+func.func @flash_too_many_splits(%q: tensor<1x2x4x8xbf16>, %k: tensor<1x2x10x8xbf16>) {
+  // expected-error @below {{splits must be between 1 and the 4 key blocks, got 5}}
+  %o, %l = memwall.flash_attention %q, %k, %k scale 5.000000e-01 block_q 2 block_kv 3 splits 5 : (tensor<1x2x4x8xbf16>, tensor<1x2x10x8xbf16>, tensor<1x2x10x8xbf16>) -> (tensor<1x2x4x8xbf16>, tensor<1x2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @flash_lse_shape(%q: tensor<1x2x4x8xbf16>, %k: tensor<1x2x10x8xbf16>) {
+  // expected-error @below {{lse must have type 'tensor<1x2x4xf32>', got 'tensor<1x2x10xf32>'}}
+  %o, %l = memwall.flash_attention %q, %k, %k scale 5.000000e-01 block_q 2 block_kv 3 splits 1 : (tensor<1x2x4x8xbf16>, tensor<1x2x10x8xbf16>, tensor<1x2x10x8xbf16>) -> (tensor<1x2x4x8xbf16>, tensor<1x2x10xf32>)
+  return
+}
+
+// -----
+
+func.func @flash_grad_zero_block(%q: tensor<1x2x4x8xbf16>, %l: tensor<1x2x4xf32>) {
+  // expected-error @below {{block sizes must be positive, got block_q 0 and block_kv 64}}
+  %dq, %dk, %dv = memwall.flash_attention_grad %q, %q, %q, %q, %q, %l scale 5.000000e-01 block_q 0 block_kv 64 : (tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4xf32>) -> (tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>)
+  return
+}
+
+// -----
+
+func.func @flash_mask_shape(%q: tensor<1x2x4x8xbf16>, %m: tensor<1x1x4x9xbf16>) {
+  // expected-error @below {{mask of shape [1, 1, 4, 9] does not broadcast to the scores [1, 2, 4, 4]}}
+  %o, %l = memwall.flash_attention %q, %q, %q mask %m scale 5.000000e-01 block_q 2 block_kv 2 splits 1 : (tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x1x4x9xbf16>) -> (tensor<1x2x4x8xbf16>, tensor<1x2x4xf32>)
+  return
+}

@@ -190,6 +190,98 @@ int64_t AttentionOp::getBytesWritten() {
   return detail::sumResultBytes(*this) + 2 * attentionScoreBytes(*this);
 }
 
+int64_t FlashAttentionOp::getFlops() {
+  RankedTensorType q = getQuery().getType();
+  int64_t batchHeads = q.getDimSize(0) * q.getDimSize(1);
+  // As attention: Q K^T and P V over the unmasked pairs.
+  return 2 * batchHeads * getUnmaskedPairsPerHead() *
+         (q.getDimSize(3) + getValue().getType().getDimSize(3));
+}
+
+MathPrecision FlashAttentionOp::getMathPrecision() {
+  return getContractionPrecision(getQuery().getType().getElementType());
+}
+
+/// Bytes of `rows` rows of K and V tiles of `op`'s key/value heads.
+static int64_t kvRowBytes(Value key, Value value) {
+  auto k = cast<RankedTensorType>(key.getType());
+  auto v = cast<RankedTensorType>(value.getType());
+  return (k.getDimSize(3) + v.getDimSize(3)) *
+         getElementByteSize(k.getElementType());
+}
+
+/// Split-KV partial results: per split, an fp32 output row and its
+/// log-sum-exp, written by the splits and read by the combine.
+static int64_t splitPartialBytes(FlashAttentionOp op) {
+  if (op.getNumSplits() <= 1)
+    return 0;
+  RankedTensorType out = op.getResult().getType();
+  int64_t rows = out.getDimSize(0) * out.getDimSize(1) * out.getDimSize(2);
+  return op.getNumSplits() * rows * (out.getDimSize(3) + 1) * 4;
+}
+
+int64_t FlashAttentionOp::getBytesRead() {
+  RankedTensorType q = getQuery().getType();
+  int64_t batchHeads = q.getDimSize(0) * q.getDimSize(1);
+  // Each query block of each query head streams the K/V blocks it sees
+  // (FlashAttention-2's grid); Q and the mask are read once.
+  int64_t kvBytes = batchHeads * getVisibleKeyBlocksPerHead() * getBlockKv() *
+                    kvRowBytes(getKey(), getValue());
+  int64_t bytes = getNumElements(q) * getElementByteSize(q.getElementType()) +
+                  kvBytes + splitPartialBytes(*this);
+  if (Value mask = getMask())
+    bytes += getNumElements(cast<RankedTensorType>(mask.getType())) *
+             getElementByteSize(
+                 cast<RankedTensorType>(mask.getType()).getElementType());
+  return bytes;
+}
+
+int64_t FlashAttentionOp::getBytesWritten() {
+  return detail::sumResultBytes(*this) + splitPartialBytes(*this);
+}
+
+int64_t FlashAttentionGradOp::getFlops() {
+  RankedTensorType q = getQuery().getType();
+  int64_t batchHeads = q.getDimSize(0) * q.getDimSize(1);
+  // The five matmuls of FlashAttention-2's backward (as attention_grad).
+  return 2 * batchHeads * getUnmaskedPairsPerHead() *
+         (3 * q.getDimSize(3) + 2 * getValue().getType().getDimSize(3));
+}
+
+MathPrecision FlashAttentionGradOp::getMathPrecision() {
+  return getContractionPrecision(getQuery().getType().getElementType());
+}
+
+/// Key blocks of one head: each streams every query block it is visible to.
+static int64_t queryPassesPerHead(FlashAttentionGradOp op) {
+  int64_t sk = op.getKey().getType().getDimSize(2);
+  return (sk + op.getBlockKv() - 1) / op.getBlockKv();
+}
+
+int64_t FlashAttentionGradOp::getBytesRead() {
+  RankedTensorType q = getQuery().getType();
+  int64_t rows = q.getDimSize(0) * q.getDimSize(1) * q.getDimSize(2);
+  int64_t e = getElementByteSize(q.getElementType());
+  int64_t dv = getValue().getType().getDimSize(3);
+  // K and V once; per key block, the query rows' Q, dO, lse and
+  // rowsum(dO * O) (computed by a pre-pass reading O and dO), and the fp32
+  // dQ accumulator read back (FlashAttention-2 accumulates dQ atomically).
+  int64_t perPass =
+      rows * (q.getDimSize(3) * e + dv * e + 4 + 4 + q.getDimSize(3) * 4);
+  int64_t prePass = rows * 2 * dv * e;
+  int64_t kv = getNumElements(getKey().getType()) * e +
+               getNumElements(getValue().getType()) * e;
+  return kv + prePass + queryPassesPerHead(*this) * perPass;
+}
+
+int64_t FlashAttentionGradOp::getBytesWritten() {
+  RankedTensorType q = getQuery().getType();
+  int64_t rows = q.getDimSize(0) * q.getDimSize(1) * q.getDimSize(2);
+  // dK, dV and the final dQ, plus the fp32 dQ accumulator per key block.
+  return detail::sumResultBytes(*this) + rows * 4 /*rowsum*/ +
+         queryPassesPerHead(*this) * rows * q.getDimSize(3) * 4;
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//

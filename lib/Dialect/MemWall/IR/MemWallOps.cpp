@@ -349,45 +349,59 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult AttentionOp::verify() {
-  if (failed(verifyInferredResultType(*this)))
-    return failure();
-  auto q = cast<RankedTensorType>(getQuery().getType());
-  auto k = cast<RankedTensorType>(getKey().getType());
+static LogicalResult expectType(Operation *op, Type actual, Type expected,
+                                StringRef name);
+
+/// The rules attention, its tiled form and their backwards share: head
+/// grouping, causal lengths, the scale and the mask's type and shape.
+static LogicalResult verifyAttentionRules(Operation *op, Value query, Value key,
+                                          Value mask, bool causal,
+                                          std::optional<double> scale,
+                                          Type resultElementType) {
+  auto q = cast<RankedTensorType>(query.getType());
+  auto k = cast<RankedTensorType>(key.getType());
   int64_t heads = q.getDimSize(1), kvHeads = k.getDimSize(1);
   if (kvHeads == 0 || heads % kvHeads != 0)
-    return emitOpError("query heads (")
+    return op->emitOpError("query heads (")
            << heads << ") must be a multiple of key/value heads (" << kvHeads
            << ")";
   int64_t sq = q.getDimSize(2), sk = k.getDimSize(2);
-  if (getCausal() && sq > sk)
-    return emitOpError("causal attention needs query length <= key length, "
-                       "got ")
+  if (causal && sq > sk)
+    return op->emitOpError("causal attention needs query length <= key "
+                           "length, got ")
            << sq << " > " << sk;
-  if (std::optional<APFloat> scale = getScale()) {
-    double value = scale->convertToDouble();
-    if (!(value > 0) || !std::isfinite(value))
-      return emitOpError("scale must be a positive finite number, got ")
-             << value;
-  }
-  if (Value mask = getMask()) {
+  if (scale && (!(*scale > 0) || !std::isfinite(*scale)))
+    return op->emitOpError("scale must be a positive finite number, got ")
+           << *scale;
+  if (mask) {
     auto maskType = cast<RankedTensorType>(mask.getType());
     if (!maskType.getElementType().isInteger(1) &&
-        maskType.getElementType() != getResult().getType().getElementType())
-      return emitOpError("mask must be i1 or have the result element type ")
-             << getResult().getType().getElementType();
+        maskType.getElementType() != resultElementType)
+      return op->emitOpError("mask must be i1 or have the result element type ")
+             << resultElementType;
     SmallVector<int64_t> scoresShape = {q.getDimSize(0), heads, sq, sk};
     SmallVector<int64_t> broadcast;
     if (maskType.getRank() != 4 ||
         !OpTrait::util::getBroadcastedShape(maskType.getShape(), scoresShape,
                                             broadcast) ||
         ArrayRef<int64_t>(broadcast) != ArrayRef<int64_t>(scoresShape))
-      return emitOpError("mask of shape ")
+      return op->emitOpError("mask of shape ")
              << shapeString(maskType.getShape())
              << " does not broadcast to the scores "
              << shapeString(scoresShape);
   }
   return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  if (failed(verifyInferredResultType(*this)))
+    return failure();
+  std::optional<double> scale;
+  if (std::optional<APFloat> given = getScale())
+    scale = given->convertToDouble();
+  return verifyAttentionRules(*this, getQuery(), getKey(), getMask(),
+                              getCausal(), scale,
+                              getResult().getType().getElementType());
 }
 
 double AttentionOp::getEffectiveScale() {
@@ -406,6 +420,98 @@ static int64_t unmaskedPairs(int64_t sq, int64_t sk, bool causal) {
 }
 
 int64_t AttentionOp::getUnmaskedPairsPerHead() {
+  return unmaskedPairs(getQuery().getType().getDimSize(2),
+                       getKey().getType().getDimSize(2), getCausal());
+}
+
+/// The tile sizes and the log-sum-exp of the tiled forms.
+static LogicalResult verifyTiles(Operation *op, Value query, Value key,
+                                 Value lse, int64_t blockQ, int64_t blockKV) {
+  auto q = cast<RankedTensorType>(query.getType());
+  if (blockQ <= 0 || blockKV <= 0)
+    return op->emitOpError("block sizes must be positive, got block_q ")
+           << blockQ << " and block_kv " << blockKV;
+  auto expected =
+      RankedTensorType::get({q.getDimSize(0), q.getDimSize(1), q.getDimSize(2)},
+                            Float32Type::get(op->getContext()));
+  if (lse.getType() != expected)
+    return op->emitOpError("lse must have type ")
+           << expected << ", got " << lse.getType();
+  (void)key;
+  return success();
+}
+
+LogicalResult FlashAttentionOp::verify() {
+  SmallVector<Type> forward;
+  if (failed(AttentionOp::inferReturnTypes(
+          getContext(), getLoc(),
+          AttentionOp::Adaptor({getQuery(), getKey(), getValue()}), forward)))
+    return failure();
+  if (getResult().getType() != forward[0])
+    return emitOpError("result must have type ")
+           << forward[0] << ", got " << getResult().getType();
+  if (failed(verifyAttentionRules(*this, getQuery(), getKey(), getMask(),
+                                  getCausal(), getScale().convertToDouble(),
+                                  getResult().getType().getElementType())) ||
+      failed(verifyTiles(*this, getQuery(), getKey(), getLse(), getBlockQ(),
+                         getBlockKv())))
+    return failure();
+  int64_t sk = getKey().getType().getDimSize(2);
+  int64_t blocks = (sk + getBlockKv() - 1) / getBlockKv();
+  auto splits = static_cast<int64_t>(getNumSplits());
+  if (splits < 1 || splits > std::max<int64_t>(blocks, 1))
+    return emitOpError("splits must be between 1 and the ")
+           << blocks << " key blocks, got " << splits;
+  return success();
+}
+
+int64_t FlashAttentionOp::getUnmaskedPairsPerHead() {
+  return unmaskedPairs(getQuery().getType().getDimSize(2),
+                       getKey().getType().getDimSize(2), getCausal());
+}
+
+int64_t FlashAttentionOp::getVisibleKeyBlocksPerHead() {
+  int64_t sq = getQuery().getType().getDimSize(2);
+  int64_t sk = getKey().getType().getDimSize(2);
+  int64_t bq = getBlockQ(), bkv = getBlockKv();
+  int64_t allBlocks = (sk + bkv - 1) / bkv, total = 0;
+  for (int64_t start = 0; start < sq; start += bq) {
+    if (!getCausal()) {
+      total += allBlocks;
+      continue;
+    }
+    // The block's last query sees keys up to last + (sk - sq).
+    int64_t last = std::min(start + bq, sq) - 1;
+    int64_t visible = last + (sk - sq) + 1;
+    total += (visible + bkv - 1) / bkv;
+  }
+  return total;
+}
+
+LogicalResult FlashAttentionGradOp::verify() {
+  SmallVector<Type> forward;
+  if (failed(AttentionOp::inferReturnTypes(
+          getContext(), getLoc(),
+          AttentionOp::Adaptor({getQuery(), getKey(), getValue()}), forward)))
+    return failure();
+  if (failed(expectType(*this, getOut().getType(), forward[0], "out")) ||
+      failed(expectType(*this, getGrad().getType(), forward[0], "grad")) ||
+      failed(expectType(*this, getQueryGrad().getType(), getQuery().getType(),
+                        "query gradient")) ||
+      failed(expectType(*this, getKeyGrad().getType(), getKey().getType(),
+                        "key gradient")) ||
+      failed(expectType(*this, getValueGrad().getType(), getValue().getType(),
+                        "value gradient")))
+    return failure();
+  return failure(failed(verifyAttentionRules(
+                     *this, getQuery(), getKey(), getMask(), getCausal(),
+                     getScale().convertToDouble(),
+                     cast<RankedTensorType>(forward[0]).getElementType())) ||
+                 failed(verifyTiles(*this, getQuery(), getKey(), getLse(),
+                                    getBlockQ(), getBlockKv())));
+}
+
+int64_t FlashAttentionGradOp::getUnmaskedPairsPerHead() {
   return unmaskedPairs(getQuery().getType().getDimSize(2),
                        getKey().getType().getDimSize(2), getCausal());
 }

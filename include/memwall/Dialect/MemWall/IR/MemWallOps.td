@@ -167,6 +167,92 @@ def MemWall_AttentionOp : MemWall_InferredOp<"attention", [],
   let hasVerifier = 1;
 }
 
+def MemWall_FlashAttentionOp : MemWall_Op<"flash_attention", [],
+    ["getMathPrecision", "getBytesRead", "getBytesWritten"]> {
+  let summary = "attention tiled FlashAttention-style (online softmax)";
+  let description = [{
+    What `memwall-tile-attention` turns `memwall.attention` into: the same
+    result, computed per block of `block_q` queries by a loop over blocks of
+    `block_kv` keys that carries the running row maximum, the running sum of
+    exponentials and the output accumulator, so no `[Sq, Sk]` tensor reaches
+    memory. Causal blocks that are entirely masked are skipped. Grouped-query
+    heads read their shared K/V tiles. With `num_splits > 1` (flash-decoding)
+    the key blocks are split into that many ranges computed in parallel and
+    combined by their log-sum-exps. The second result is the log-sum-exp of
+    each row's scaled scores (`[B, Hq, Sq]`, f32), which the backward
+    (`flash_attention_grad`) reads instead of recomputing the softmax
+    normalizer. Operands and attributes otherwise as `memwall.attention`
+    (`scale` is the effective scale).
+
+    ```mlir
+    %o, %lse = memwall.flash_attention %q, %k, %v causal scale 0.125
+        block_q 128 block_kv 64 splits 1
+        : (tensor<1x32x1024x128xbf16>, tensor<1x8x1024x128xbf16>,
+           tensor<1x8x1024x128xbf16>)
+        -> (tensor<1x32x1024x128xbf16>, tensor<1x32x1024xf32>)
+    ```
+  }];
+  let arguments = (ins MemWall_AttentionTensor:$query,
+                       MemWall_AttentionTensor:$key,
+                       MemWall_AttentionTensor:$value,
+                       Optional<MemWall_MaskTensor>:$mask,
+                       UnitAttr:$causal, F64Attr:$scale,
+                       I64Attr:$block_q, I64Attr:$block_kv,
+                       I64Attr:$num_splits);
+  let results = (outs MemWall_ComputeTensor:$result,
+                      StaticShapeTensorOf<[F32]>:$lse);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^)? (`causal` $causal^)?
+    `scale` $scale `block_q` $block_q `block_kv` $block_kv `splits`
+    $num_splits attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getUnmaskedPairsPerHead();
+    /// Key blocks one query block reads, summed over the query blocks of a
+    /// head (causal: fully masked blocks skipped).
+    int64_t getVisibleKeyBlocksPerHead();
+  }];
+}
+
+def MemWall_FlashAttentionGradOp : MemWall_Op<"flash_attention_grad", [],
+    ["getMathPrecision", "getBytesRead", "getBytesWritten"]> {
+  let summary = "FlashAttention-2 backward from the output and log-sum-exp";
+  let description = [{
+    The backward of `memwall.flash_attention`: per block of `block_kv` keys,
+    a loop over blocks of `block_q` queries recomputes `P = exp(scale * Q K^T
+    + mask - lse)` on chip and accumulates dK and dV; dQ is accumulated in
+    fp32. Only the forward's output and `lse` are saved for it: no `[Sq, Sk]`
+    tensor.
+
+    ```mlir
+    %dq, %dk, %dv = memwall.flash_attention_grad %q, %k, %v, %o, %do, %lse
+        causal scale 0.125 block_q 64 block_kv 128 : (...) -> (...)
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$query,
+                       MemWall_ComputeTensor:$key,
+                       MemWall_ComputeTensor:$value,
+                       MemWall_ComputeTensor:$out,
+                       MemWall_ComputeTensor:$grad,
+                       StaticShapeTensorOf<[F32]>:$lse,
+                       Optional<MemWall_MaskTensor>:$mask,
+                       UnitAttr:$causal, F64Attr:$scale,
+                       I64Attr:$block_q, I64Attr:$block_kv);
+  let results = (outs MemWall_ComputeTensor:$query_grad,
+                      MemWall_ComputeTensor:$key_grad,
+                      MemWall_ComputeTensor:$value_grad);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $out `,` $grad `,` $lse (`mask` $mask^)?
+    (`causal` $causal^)? `scale` $scale `block_q` $block_q `block_kv`
+    $block_kv attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getUnmaskedPairsPerHead();
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise arithmetic and activations
 //===----------------------------------------------------------------------===//

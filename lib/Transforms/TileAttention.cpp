@@ -1,0 +1,165 @@
+//===- TileAttention.cpp - attention into its tiled FlashAttention form ---===//
+//
+// memwall-tile-attention: chooses tile sizes from the target and rewrites
+// memwall.attention (and the backward of a rewritten attention) into
+// memwall.flash_attention(_grad). docs/attention.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace memwall {
+#define GEN_PASS_DEF_TILEATTENTION
+#include "memwall/Transforms/Passes.h.inc"
+} // namespace memwall
+
+using namespace memwall;
+
+namespace {
+
+struct Tiles {
+  int64_t blockQ = 0, blockKV = 0, splits = 1;
+};
+
+/// Why the tiled kernel cannot run `op`, or "" when it can.
+std::string unsupportedReason(AttentionOp op) {
+  Type element = op.getQuery().getType().getElementType();
+  if (!element.isBF16() && !element.isF16()) {
+    std::string type;
+    llvm::raw_string_ostream os(type);
+    os << element;
+    return "the tiled kernel needs bf16 or f16 inputs, got " + type;
+  }
+  for (int64_t dim : {op.getQuery().getType().getDimSize(3),
+                      op.getValue().getType().getDimSize(3)})
+    if (dim % 8 != 0 || dim > 256)
+      return "the tiled kernel needs head dimensions that are multiples of 8 "
+             "and at most 256, got " +
+             std::to_string(dim);
+  return "";
+}
+
+/// The largest tiles whose Q tile and double-buffered K and V tiles fit in
+/// half an SM's shared memory (two blocks per SM hide latency); splits when
+/// the query blocks do not fill one wave of SMs.
+std::optional<Tiles> chooseTiles(AttentionOp op, const GPUTarget &target) {
+  RankedTensorType q = op.getQuery().getType();
+  int64_t d = q.getDimSize(3), dv = op.getValue().getType().getDimSize(3);
+  int64_t bytes = getElementByteSize(q.getElementType());
+  int64_t budget = static_cast<int64_t>(target.sharedMemoryPerSMBytes) / 2;
+  Tiles tiles;
+  for (auto [bq, bkv] :
+       {std::pair<int64_t, int64_t>{128, 128}, {128, 64}, {64, 64}, {64, 32}}) {
+    if (bytes * (bq * d + 2 * bkv * (d + dv)) <= budget) {
+      tiles.blockQ = bq;
+      tiles.blockKV = bkv;
+      break;
+    }
+  }
+  if (!tiles.blockQ)
+    return std::nullopt;
+  int64_t sq = q.getDimSize(2), sk = op.getKey().getType().getDimSize(2);
+  int64_t queryBlocks = q.getDimSize(0) * q.getDimSize(1) *
+                        ((sq + tiles.blockQ - 1) / tiles.blockQ);
+  int64_t keyBlocks = (sk + tiles.blockKV - 1) / tiles.blockKV;
+  int64_t sms = std::max<int64_t>(target.smCount, 1);
+  if (queryBlocks < sms && keyBlocks > 1)
+    tiles.splits = std::min(keyBlocks, (sms + queryBlocks - 1) / queryBlocks);
+  return tiles;
+}
+
+struct TileAttentionPass
+    : public memwall::impl::TileAttentionBase<TileAttentionPass> {
+  using TileAttentionBase::TileAttentionBase;
+
+  LogicalResult initialize(MLIRContext *ctx) override {
+    FailureOr<GPUTarget> resolved =
+        resolvePassTarget(ctx, targetName, targetFile);
+    if (failed(resolved))
+      return failure();
+    target = std::move(*resolved);
+    return success();
+  }
+
+  void runOnOperation() override {
+    SmallVector<AttentionOp> forwards;
+    getOperation().walk([&](AttentionOp op) { forwards.push_back(op); });
+    for (AttentionOp op : forwards) {
+      if (std::string why = unsupportedReason(op); !why.empty()) {
+        op.emitWarning("memwall-tile-attention: attention stays untiled: ")
+            << why;
+        continue;
+      }
+      std::optional<Tiles> tiles = chooseTiles(op, target);
+      if (!tiles) {
+        op.emitWarning("memwall-tile-attention: attention stays untiled: no "
+                       "tile fits the shared memory of ")
+            << target.name;
+        continue;
+      }
+      OpBuilder builder(op);
+      RankedTensorType q = op.getQuery().getType();
+      auto lseType = RankedTensorType::get(
+          {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2)},
+          builder.getF32Type());
+      auto flash = FlashAttentionOp::create(
+          builder, op.getLoc(), op.getType(), lseType, op.getQuery(),
+          op.getKey(), op.getValue(), op.getMask(),
+          op.getCausal() ? builder.getUnitAttr() : nullptr,
+          builder.getF64FloatAttr(op.getEffectiveScale()),
+          builder.getI64IntegerAttr(tiles->blockQ),
+          builder.getI64IntegerAttr(tiles->blockKV),
+          builder.getI64IntegerAttr(tiles->splits));
+      copyMemWallAttrs(op, flash);
+      op.getResult().replaceAllUsesWith(flash.getResult());
+      op.erase();
+    }
+    SmallVector<AttentionGradOp> backwards;
+    getOperation().walk([&](AttentionGradOp op) { backwards.push_back(op); });
+    for (AttentionGradOp op : backwards) {
+      auto flash = op.getOut().getDefiningOp<FlashAttentionOp>();
+      if (!flash)
+        continue; // its forward stayed untiled
+      if (op.getMaskGrad()) {
+        op.emitWarning("memwall-tile-attention: the backward stays untiled: "
+                       "the tiled backward does not differentiate the mask");
+        continue;
+      }
+      OpBuilder builder(op);
+      // FlashAttention-2's backward iterates key blocks outside and query
+      // blocks inside: the forward's tiles, swapped.
+      auto grad = FlashAttentionGradOp::create(
+          builder, op.getLoc(), op.getQuery().getType(), op.getKey().getType(),
+          op.getValue().getType(), op.getQuery(), op.getKey(), op.getValue(),
+          op.getOut(), op.getGrad(), flash.getLse(), op.getMask(),
+          op.getCausal() ? builder.getUnitAttr() : nullptr, op.getScaleAttr(),
+          builder.getI64IntegerAttr(
+              std::min<int64_t>(flash.getBlockKv(), flash.getBlockQ())),
+          builder.getI64IntegerAttr(flash.getBlockQ()));
+      copyMemWallAttrs(op, grad);
+      op.getQueryGrad().replaceAllUsesWith(grad.getQueryGrad());
+      op.getKeyGrad().replaceAllUsesWith(grad.getKeyGrad());
+      op.getValueGrad().replaceAllUsesWith(grad.getValueGrad());
+      op.erase();
+    }
+  }
+
+  /// The phase travels with the rewritten op (a cost annotation would be
+  /// the untiled kernel's, so it does not).
+  static void copyMemWallAttrs(Operation *from, Operation *to) {
+    if (Attribute phase = from->getAttr(MemWallDialect::kPhaseAttrName))
+      to->setAttr(MemWallDialect::kPhaseAttrName, phase);
+  }
+
+  GPUTarget target;
+};
+
+} // namespace
