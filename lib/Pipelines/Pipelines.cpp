@@ -37,6 +37,11 @@ LogicalResult memwall::buildDefaultPipeline(
   autodiff.onlyLossFunctions = true;
   pm.addPass(createAutodiff(autodiff));
   if (options.fuse) {
+    // Attention first: its tiled form is one kernel fusion leaves alone.
+    TileAttentionOptions tile;
+    tile.targetName = options.target;
+    tile.targetFile = options.targetFile;
+    pm.addPass(createTileAttention(tile));
     FuseOptions fuse;
     fuse.targetName = options.target;
     fuse.targetFile = options.targetFile;
