@@ -100,8 +100,8 @@ struct DefaultPipelineOptions
 
 /// Adds `memwall-default` to `pm` (anchored on builtin.module): precision
 /// (when a policy or KV-cache type is given), autodiff of loss functions,
-/// recomputation to fit the budget (see runsRemat()), fusion (when `fuse`),
-/// then the roofline report (see reportPath()).
+/// attention tiling and fusion (when `fuse`), recomputation to fit the
+/// budget (see runsRemat()), then the roofline report (see reportPath()).
 void buildDefaultPipeline(mlir::OpPassManager &pm,
                           const DefaultPipelineOptions &options);
 

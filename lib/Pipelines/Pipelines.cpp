@@ -93,8 +93,8 @@ void memwall::registerMemWallPipelines() {
     PassPipelineRegistration<DefaultPipelineOptions>(
         "memwall-default",
         "What memwall-opt --fuse runs: precision (if asked), autodiff of "
-        "loss functions, recomputation under a budget, memwall-fuse, then "
-        "the roofline report",
+        "loss functions, attention tiling, memwall-fuse, recomputation under "
+        "a budget, then the roofline report",
         [](OpPassManager &pm, const DefaultPipelineOptions &options) {
           buildDefaultPipeline(pm, options);
         });

@@ -538,7 +538,9 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     }
     std::vector<bool> selective(n, false);
     for (size_t i = 0; i < n; ++i)
-      selective[i] = inLayer(i) && isa<AttentionOp, SoftmaxOp>(graph.ops[i]);
+      selective[i] =
+          inLayer(i) &&
+          isa<AttentionOp, FlashAttentionOp, SoftmaxOp>(graph.ops[i]);
     result.push_back(simulate(function, "selective", problem, selective));
     return result;
   }
