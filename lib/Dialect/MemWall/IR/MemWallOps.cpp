@@ -393,6 +393,28 @@ static LogicalResult verifyAttentionRules(Operation *op, Value query, Value key,
   return success();
 }
 
+/// The backward ops' types: out and grad are the forward's result, each
+/// gradient has its input's type. Returns the forward's result type.
+template <typename GradOp>
+static FailureOr<RankedTensorType> verifyAttentionGradTypes(GradOp op) {
+  SmallVector<Type> forward;
+  if (failed(AttentionOp::inferReturnTypes(
+          op.getContext(), op.getLoc(),
+          AttentionOp::Adaptor({op.getQuery(), op.getKey(), op.getValue()}),
+          forward)))
+    return failure();
+  if (failed(expectType(op, op.getOut().getType(), forward[0], "out")) ||
+      failed(expectType(op, op.getGrad().getType(), forward[0], "grad")) ||
+      failed(expectType(op, op.getQueryGrad().getType(),
+                        op.getQuery().getType(), "query gradient")) ||
+      failed(expectType(op, op.getKeyGrad().getType(), op.getKey().getType(),
+                        "key gradient")) ||
+      failed(expectType(op, op.getValueGrad().getType(),
+                        op.getValue().getType(), "value gradient")))
+    return failure();
+  return cast<RankedTensorType>(forward[0]);
+}
+
 LogicalResult AttentionOp::verify() {
   if (failed(verifyInferredResultType(*this)))
     return failure();
@@ -489,26 +511,15 @@ int64_t FlashAttentionOp::getVisibleKeyBlocksPerHead() {
 }
 
 LogicalResult FlashAttentionGradOp::verify() {
-  SmallVector<Type> forward;
-  if (failed(AttentionOp::inferReturnTypes(
-          getContext(), getLoc(),
-          AttentionOp::Adaptor({getQuery(), getKey(), getValue()}), forward)))
+  FailureOr<RankedTensorType> forward = verifyAttentionGradTypes(*this);
+  if (failed(forward))
     return failure();
-  if (failed(expectType(*this, getOut().getType(), forward[0], "out")) ||
-      failed(expectType(*this, getGrad().getType(), forward[0], "grad")) ||
-      failed(expectType(*this, getQueryGrad().getType(), getQuery().getType(),
-                        "query gradient")) ||
-      failed(expectType(*this, getKeyGrad().getType(), getKey().getType(),
-                        "key gradient")) ||
-      failed(expectType(*this, getValueGrad().getType(), getValue().getType(),
-                        "value gradient")))
-    return failure();
-  return failure(failed(verifyAttentionRules(
-                     *this, getQuery(), getKey(), getMask(), getCausal(),
-                     getScale().convertToDouble(),
-                     cast<RankedTensorType>(forward[0]).getElementType())) ||
-                 failed(verifyTiles(*this, getQuery(), getKey(), getLse(),
-                                    getBlockQ(), getBlockKv())));
+  return failure(
+      failed(verifyAttentionRules(*this, getQuery(), getKey(), getMask(),
+                                  getCausal(), getScale().convertToDouble(),
+                                  forward->getElementType())) ||
+      failed(verifyTiles(*this, getQuery(), getKey(), getLse(), getBlockQ(),
+                         getBlockKv())));
 }
 
 int64_t FlashAttentionGradOp::getUnmaskedPairsPerHead() {
@@ -908,22 +919,7 @@ void AttentionGradOp::build(OpBuilder &builder, OperationState &state,
 }
 
 LogicalResult AttentionGradOp::verify() {
-  // The forward's rules, applied by re-running its inference.
-  SmallVector<Type> forwardResult;
-  if (failed(AttentionOp::inferReturnTypes(
-          getContext(), getLoc(),
-          AttentionOp::Adaptor({getQuery(), getKey(), getValue()}),
-          forwardResult)))
-    return failure();
-  if (failed(expectType(*this, getOut().getType(), forwardResult[0], "out")) ||
-      failed(
-          expectType(*this, getGrad().getType(), forwardResult[0], "grad")) ||
-      failed(expectType(*this, getQueryGrad().getType(), getQuery().getType(),
-                        "query gradient")) ||
-      failed(expectType(*this, getKeyGrad().getType(), getKey().getType(),
-                        "key gradient")) ||
-      failed(expectType(*this, getValueGrad().getType(), getValue().getType(),
-                        "value gradient")))
+  if (failed(verifyAttentionGradTypes(*this)))
     return failure();
   if (Value maskGrad = getMaskGrad()) {
     if (!getMask() || !isa<FloatType>(getMask().getType().getElementType()))
@@ -932,19 +928,9 @@ LogicalResult AttentionGradOp::verify() {
                           "mask gradient")))
       return failure();
   }
-  int64_t heads = getQuery().getType().getDimSize(1);
-  int64_t kvHeads = getKey().getType().getDimSize(1);
-  if (kvHeads == 0 || heads % kvHeads != 0)
-    return emitOpError("query heads (")
-           << heads << ") must be a multiple of key/value heads (" << kvHeads
-           << ")";
-  double scale = getScale().convertToDouble();
-  if (!(scale > 0) || !std::isfinite(scale))
-    return emitOpError("scale must be a positive finite number, got ") << scale;
-  if (getCausal() &&
-      getQuery().getType().getDimSize(2) > getKey().getType().getDimSize(2))
-    return emitOpError("causal attention needs query length <= key length");
-  return success();
+  return verifyAttentionRules(*this, getQuery(), getKey(), getMask(),
+                              getCausal(), getScale().convertToDouble(),
+                              getOut().getType().getElementType());
 }
 
 int64_t AttentionGradOp::getUnmaskedPairsPerHead() {
