@@ -19,13 +19,6 @@ using namespace mlir;
 using namespace memwall;
 
 namespace {
-ArgKind argKindOf(func::FuncOp function, BlockArgument arg) {
-  if (auto attr = function.getArgAttrOfType<ArgKindAttr>(
-          arg.getArgNumber(), MemWallDialect::kArgKindAttrName))
-    return attr.getValue();
-  return ArgKind::Input;
-}
-
 /// The function argument `value` is a view or cast of, if any: weights are
 /// cast at use under weight-only quantization, caches are appended to.
 BlockArgument rootArgument(Value value) {
@@ -36,11 +29,6 @@ BlockArgument rootArgument(Value value) {
       return nullptr;
   }
   return dyn_cast<BlockArgument>(value);
-}
-
-int64_t tensorBytes(Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  return type.getNumElements() * getElementByteSize(type.getElementType());
 }
 
 /// The matmul of a top-level op: the op itself or the anchor of a fusion.
@@ -81,9 +69,9 @@ memwall::analyzeInference(func::FuncOp function, const GPUTarget &target) {
     for (Value operand : op.getOperands())
       if (BlockArgument arg = rootArgument(operand);
           arg && arg.getParentBlock() == &body &&
-          argKindOf(function, arg) == ArgKind::Weight &&
+          getArgKind(function, arg.getArgNumber()) == ArgKind::Weight &&
           cast<RankedTensorType>(operand.getType()).getRank() >= 2)
-        weightBytes += tensorBytes(operand);
+        weightBytes += getTensorByteSize(operand.getType());
     MatmulOp matmul = matmulOf(&op);
     if (matmul && weightBytes > 0) {
       summary.weightBytes += weightBytes;
@@ -102,8 +90,8 @@ memwall::analyzeInference(func::FuncOp function, const GPUTarget &target) {
     if (auto attention = dyn_cast<AttentionOp>(&op))
       for (Value operand : {attention.getKey(), attention.getValue()})
         if (BlockArgument arg = rootArgument(operand);
-            arg && argKindOf(function, arg) == ArgKind::KVCache)
-          summary.kvCacheBytes += tensorBytes(operand);
+            arg && getArgKind(function, arg.getArgNumber()) == ArgKind::KVCache)
+          summary.kvCacheBytes += getTensorByteSize(operand.getType());
   }
   if (summary.weightBytes == 0 || stepSeconds <= 0)
     return std::nullopt;

@@ -189,12 +189,8 @@ MemorySummary memwall::simulateMemory(func::FuncOp function,
   for (BlockArgument arg : function.getArguments()) {
     Buffer buffer;
     buffer.bytes = getTensorByteSize(arg.getType());
-    ArgKind kind = ArgKind::Input;
-    if (auto attr = function.getArgAttrOfType<ArgKindAttr>(
-            arg.getArgNumber(), MemWallDialect::kArgKindAttrName))
-      kind = attr.getValue();
     bool persistent = true;
-    switch (kind) {
+    switch (getArgKind(function, arg.getArgNumber())) {
     case ArgKind::Weight:
       buffer.bucket = MemoryBucket::Weights;
       largestWeight = std::max(largestWeight, buffer.bytes);

@@ -87,8 +87,7 @@ double predictStepTime(func::FuncOp function, const GPUTarget &target,
       if (isModelState(function, operand))
         stateBytes += getTensorByteSize(operand.getType());
     double stateFraction =
-        bytes > 0 ? std::min(1.0, static_cast<double>(stateBytes) / bytes)
-                  : 0;
+        bytes > 0 ? std::min(1.0, static_cast<double>(stateBytes) / bytes) : 0;
     bool attention = isa<AttentionOp, AttentionGradOp>(op);
     double flopScale =
         model.activationScale * (attention ? model.attentionScale : 1);
@@ -98,9 +97,9 @@ double predictStepTime(func::FuncOp function, const GPUTarget &target,
         isa<MatmulOp, AttentionOp, AttentionGradOp>(op))
       compute = op.getFlops() * flopScale /
                 target.peakFor(*model.contractionPrecision);
-    double memory = base.memorySeconds * model.byteScale *
-                    (stateFraction +
-                     (1 - stateFraction) * model.activationScale);
+    double memory =
+        base.memorySeconds * model.byteScale *
+        (stateFraction + (1 - stateFraction) * model.activationScale);
     double time = std::max(compute, memory) + base.launchSeconds;
     if (phaseOf(op) == "optimizer")
       optimizer += time;
@@ -126,13 +125,7 @@ int64_t layerOf(Operation *op) {
   auto name = dyn_cast<NameLoc>(op->getLoc());
   if (!name)
     return -1;
-  StringRef text = name.getName().getValue();
-  if (!text.consume_front("layers."))
-    return -1;
-  int64_t layer;
-  if (text.consumeInteger(10, layer))
-    return -1;
-  return layer;
+  return parseLayerIndex(name.getName().getValue()).value_or(-1);
 }
 
 struct CheckpointEstimate {
@@ -217,7 +210,6 @@ int64_t weightBytes(func::FuncOp function, Type *elementType = nullptr) {
   return bytes;
 }
 
-
 } // namespace
 
 BudgetSummary memwall::planBudget(func::FuncOp function,
@@ -282,9 +274,9 @@ BudgetSummary memwall::planBudget(func::FuncOp function,
   if (memory.training) {
     CheckpointEstimate ckpt = estimateCheckpointing(function, target);
     if (ckpt.layers > 0) {
-      int64_t peak = memory.peakBytes -
-                     std::max<int64_t>(0, memory.savedActivationsBytes -
-                                              ckpt.checkpointedBytes);
+      int64_t peak =
+          memory.peakBytes - std::max<int64_t>(0, memory.savedActivationsBytes -
+                                                      ckpt.checkpointedBytes);
       add("checkpointing",
           llvm::formatv("checkpoint each of the {0} layers (keep layer "
                         "inputs, recompute the rest in the backward; "
@@ -297,16 +289,16 @@ BudgetSummary memwall::planBudget(func::FuncOp function,
   // 3. bf16 mixed precision when the weights are fp32.
   Type weightType;
   int64_t paramBytes = weightBytes(function, &weightType);
-  if (weightType && weightType.isF32() && target.supports(MathPrecision::BF16)) {
+  if (weightType && weightType.isF32() &&
+      target.supports(MathPrecision::BF16)) {
     MemoryScaling scaling;
     for (MemoryBucket b : {MemoryBucket::Weights, MemoryBucket::Gradients,
                            MemoryBucket::Activations, MemoryBucket::Workspace,
                            MemoryBucket::KVCache})
       scaling.factor[static_cast<unsigned>(b)] = 0.5;
-    double optimizerShare =
-        sharding.offload != OffloadPolicy::None ? 0
-        : sharding.zeroStage >= 1 ? 1.0 / sharding.devices
-                                  : 1.0;
+    double optimizerShare = sharding.offload != OffloadPolicy::None ? 0
+                            : sharding.zeroStage >= 1 ? 1.0 / sharding.devices
+                                                      : 1.0;
     // The fp32 master copy joins the optimizer states.
     if (memory.training)
       scaling.extraOptimizerBytes =
@@ -325,8 +317,7 @@ BudgetSummary memwall::planBudget(func::FuncOp function,
     int64_t devices = sharding.devices > 1 ? sharding.devices : 8;
     int64_t gradientBytes = paramBytes; // gradients share the weights' type
     double ring = 2.0 * (devices - 1) / devices;
-    for (int stage = std::max(1, sharding.zeroStage + 1); stage <= 3;
-         ++stage) {
+    for (int stage = std::max(1, sharding.zeroStage + 1); stage <= 3; ++stage) {
       ShardingOptions options = sharding;
       options.devices = devices;
       options.zeroStage = stage;
@@ -338,8 +329,8 @@ BudgetSummary memwall::planBudget(func::FuncOp function,
       add(llvm::formatv("zero-{0}", stage).str(),
           llvm::formatv("ZeRO stage {0}{1} over {2} data-parallel devices "
                         "(collectives at {3:f0} GB/s, not overlapped)",
-                        stage, stage == 3 ? " (FSDP full-shard)" : "",
-                        devices, links.interconnect / 1e9),
+                        stage, stage == 3 ? " (FSDP full-shard)" : "", devices,
+                        links.interconnect / 1e9),
           scaled(MemoryScaling(), options),
           stepSeconds + bytes / links.interconnect);
     }
@@ -347,8 +338,8 @@ BudgetSummary memwall::planBudget(func::FuncOp function,
 
   // 5. Offload to host memory.
   if (memory.training) {
-    for (OffloadPolicy policy : {OffloadPolicy::Optimizer,
-                                 OffloadPolicy::Params}) {
+    for (OffloadPolicy policy :
+         {OffloadPolicy::Optimizer, OffloadPolicy::Params}) {
       if (static_cast<int>(policy) <= static_cast<int>(sharding.offload))
         continue;
       ShardingOptions options = sharding;

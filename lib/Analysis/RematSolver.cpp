@@ -9,6 +9,9 @@
 
 #include "memwall/Analysis/RematSolver.h"
 
+#include "llvm/ADT/bit.h"
+#include "llvm/Support/ErrorHandling.h"
+
 #include <Cbc_C_Interface.h>
 
 #include <algorithm>
@@ -349,22 +352,20 @@ RematPlan solveGreedy(const RematProblem &problem, int64_t capacity) {
   return localSearch(problem, repair(problem, best, capacity), capacity);
 }
 
-/// Multiple-choice knapsack over groups: one option per group, kept bytes
-/// (discretized) within capacity - transient cap, least total cost; tried for
-/// every distinct transient size an option has.
 /// Groups with at most this many decisions get every subset scored.
 constexpr size_t kExhaustiveGroup = 16;
 /// Options kept per group for the knapsack, and transient caps it tries.
 constexpr size_t kMaxOptions = 96, kMaxTransientCaps = 24;
 
-/// Keeps at most `limit` options, evenly spaced along `sorted`.
+/// Keeps at most `limit` elements, evenly spaced in the order given (the
+/// first and the last always).
 template <typename T>
-std::vector<T> thin(const std::vector<T> &sorted, size_t limit) {
-  if (sorted.size() <= limit)
-    return sorted;
+std::vector<T> thin(const std::vector<T> &items, size_t limit) {
+  if (items.size() <= limit)
+    return items;
   std::vector<T> result;
   for (size_t k = 0; k < limit; ++k)
-    result.push_back(sorted[k * (sorted.size() - 1) / (limit - 1)]);
+    result.push_back(items[k * (items.size() - 1) / (limit - 1)]);
   return result;
 }
 
@@ -380,8 +381,7 @@ std::vector<GroupOption> exhaustiveOptions(const RematProblem &problem,
       rec[members[b]] = (mask >> b) & 1;
     GroupOption option = scoreGroup(problem, members, rec);
     // Only canonical subsets: scoreGroup drops useless recomputations.
-    if (option.recompute.size() ==
-        static_cast<size_t>(__builtin_popcountll(mask)))
+    if (option.recompute.size() == static_cast<size_t>(llvm::popcount(mask)))
       all.push_back(std::move(option));
   }
   std::vector<int64_t> caps;
@@ -436,6 +436,9 @@ std::vector<double> signature(const RematProblem &problem,
   return sig;
 }
 
+/// Multiple-choice knapsack over groups: one option per group, kept bytes
+/// (discretized) within capacity - transient cap, least total cost; tried for
+/// a ladder of the transient sizes the options have.
 RematPlan solveDP(const RematProblem &problem, int64_t capacity) {
   std::vector<std::vector<int>> members = membersByGroup(problem);
   // An option frees (its group's kept bytes with nothing recomputed) - (its
@@ -767,8 +770,9 @@ RematPlan memwall::solveRemat(const RematProblem &problem, int64_t capacity,
   case RematSolverKind::DP:
     return solveDP(problem, capacity);
   case RematSolverKind::Greedy:
-  case RematSolverKind::Auto:
     return solveGreedy(problem, capacity);
+  case RematSolverKind::Auto:
+    llvm_unreachable("auto is resolved above");
   }
   return none;
 }
@@ -799,7 +803,7 @@ RematPlan memwall::minimumMemoryRematPlan(const RematProblem &problem,
     plan = dp;
   if (options.solver == RematSolverKind::MILP ||
       (options.solver == RematSolverKind::Auto &&
-       decisionValues(problem).size() <= kAutoMilpLimit)) {
+       resolveAutoSolver(problem) == RematSolverKind::MILP)) {
     RematPlan milp = solveMILP(problem, std::numeric_limits<int64_t>::max() / 4,
                                options, /*minimizeMemory=*/true);
     if (milp.memory < plan.memory)

@@ -40,13 +40,6 @@ RankedTensorType gradientType(Value value) {
   return type;
 }
 
-ArgKind argKind(func::FuncOp function, unsigned index) {
-  if (auto kind = function.getArgAttrOfType<ArgKindAttr>(
-          index, MemWallDialect::kArgKindAttrName))
-    return kind.getValue();
-  return ArgKind::Input;
-}
-
 class Differentiator {
 public:
   Differentiator(func::FuncOp function, bool returnGradients)
@@ -473,7 +466,7 @@ LogicalResult Differentiator::run(Value loss) {
   for (BlockArgument arg : function.getArguments())
     if (isFloatTensor(arg) &&
         (returnGradients ||
-         argKind(function, arg.getArgNumber()) == ArgKind::Weight))
+         getArgKind(function, arg.getArgNumber()) == ArgKind::Weight))
       requiresGrad.insert(arg);
   for (Operation *op : forward)
     if (llvm::any_of(op->getOperands(),
@@ -610,7 +603,7 @@ struct AutodiffPass : public memwall::impl::AutodiffBase<AutodiffPass> {
     SmallVector<Value> results = {loss};
     SmallVector<BlockArgument> weights;
     for (BlockArgument arg : function.getArguments())
-      if (argKind(function, arg.getArgNumber()) == ArgKind::Weight &&
+      if (getArgKind(function, arg.getArgNumber()) == ArgKind::Weight &&
           isFloatTensor(arg))
         weights.push_back(arg);
     for (BlockArgument weight : weights) {

@@ -50,11 +50,6 @@ Value viewRoot(Value value) {
   return value;
 }
 
-int64_t tensorBytes(Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  return type.getNumElements() * getElementByteSize(type.getElementType());
-}
-
 std::string nameOf(Location loc) {
   std::string name = formatLocationForReport(loc);
   return name == "?" ? std::string() : name;
@@ -86,17 +81,13 @@ struct RematGraph {
     // "post" around the layers.
     bool seenLayer = false;
     auto keyOf = [&](Operation *op, int &layer) {
-      std::string name = nameOf(op->getLoc());
-      StringRef rest = name;
       layer = -1;
-      if (rest.consume_front("layers.")) {
-        StringRef digits = rest.take_while([](char c) { return isdigit(c); });
-        if (!digits.empty() && !digits.getAsInteger(10, layer)) {
-          seenLayer = true;
-          return ("layers." + digits).str();
-        }
+      if (std::optional<int64_t> index =
+              parseLayerIndex(nameOf(op->getLoc()))) {
+        seenLayer = true;
+        layer = static_cast<int>(*index);
+        return "layers." + std::to_string(*index);
       }
-      layer = -1;
       return std::string(seenLayer ? "post" : "pre");
     };
     llvm::StringMap<int> groups;
@@ -123,7 +114,7 @@ struct RematGraph {
       // included) re-creates all of its results.
       RematValue value;
       for (Value result : op.getResults())
-        value.bytes += tensorBytes(result);
+        value.bytes += getTensorByteSize(result.getType());
       auto cost = dyn_cast<CostOpInterface>(&op);
       value.recomputable = cost && isa<MemWallDialect>(op.getDialect()) &&
                            (op.getNumRegions() == 0 || isa<FusionOp>(op)) &&
@@ -184,8 +175,9 @@ struct RematGraph {
       std::string key = keyOf(firstUse[i], layer);
       graph.problem.values[i].group = groupOf(key, layer);
     }
-    // Values read only by the forward join the group of their earliest
-    // (in the backward) consumer, so a chain can be recomputed together.
+    // Values read only by the forward join the group of their first
+    // consumer (in program order) that the backward reads, so a chain can be
+    // recomputed together.
     for (size_t i = n; i-- > 0;) {
       if (firstUse[i])
         continue;
@@ -401,8 +393,8 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
   /// `budget`: solves for the formula's capacity, simulates, and tightens
   /// the capacity by the overshoot until the simulation agrees. The MILP
   /// runs once, at the capacity the DP's loop settled on (where the DP's
-  /// plan is a feasible start), with the whole time limit; the cheaper of
-  /// the two plans that fit wins.
+  /// plan is a feasible start), with `options`' time limit; the cheapest
+  /// plan that fits wins.
   std::optional<Candidate> fit(func::FuncOp function,
                                const RematProblem &problem, int64_t budget,
                                int64_t beforePeak,
@@ -419,12 +411,12 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
       heuristics.push_back(RematSolverKind::DP);
     if (options.solver != RematSolverKind::DP)
       heuristics.push_back(RematSolverKind::Greedy);
-    int64_t capacity = 0, dpCapacity = 0;
+    int64_t dpCapacity = 0;
     std::optional<Candidate> found;
     for (RematSolverKind heuristic : heuristics) {
       RematSolveOptions heuristicOptions = options;
       heuristicOptions.solver = heuristic;
-      capacity = budget - fixedBytes;
+      int64_t capacity = budget - fixedBytes;
       for (int attempt = 0; attempt < 8 && capacity > 0; ++attempt) {
         RematPlan plan = solveRemat(problem, capacity, heuristicOptions);
         if (!plan.feasible)
@@ -443,13 +435,12 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
       if (heuristic == RematSolverKind::DP)
         dpCapacity = capacity;
     }
-    capacity =
-        heuristics.front() == RematSolverKind::DP ? dpCapacity : capacity;
-    if (kind != RematSolverKind::MILP || capacity <= 0)
+    // The MILP runs only with both heuristics, so dpCapacity is set.
+    if (kind != RematSolverKind::MILP || dpCapacity <= 0)
       return found;
     RematSolveOptions exact = options;
     exact.solver = RematSolverKind::MILP;
-    RematPlan plan = solveRemat(problem, capacity, exact);
+    RematPlan plan = solveRemat(problem, dpCapacity, exact);
     if (plan.feasible) {
       MemorySummary memory =
           simulatePlan(function, target, plan.recompute, groups, sharding);
@@ -587,10 +578,8 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
 
     std::optional<Candidate> chosen;
     if (before.peakBytes <= budgetBytes) {
-      chosen = baselineRuns.front(); // none
+      chosen = baselineRuns.front(); // none: nothing to solve
       chosen->plan.solver = stringifyRematSolver(solveOptions.solver);
-      chosen->plan.optimal = true;
-      chosen->plan.bound = 0;
     } else {
       chosen = fitBest(function, *graph, budgetBytes, before.peakBytes,
                        solveOptions);

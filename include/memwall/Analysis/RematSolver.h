@@ -78,7 +78,7 @@ RematPlan evaluateRematPlan(const RematProblem &problem,
 struct RematSolveOptions {
   RematSolverKind solver = RematSolverKind::Auto;
   double timeLimitSeconds = 10; // MILP
-  /// Called about once a second during long MILP solves with a line of
+  /// Called every 2 seconds during long MILP solves with a line of
   /// progress; may be empty.
   std::function<void(const std::string &)> progress;
 };

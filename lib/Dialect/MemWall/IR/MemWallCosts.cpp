@@ -230,9 +230,7 @@ int64_t FlashAttentionOp::getBytesRead() {
   int64_t bytes = getNumElements(q) * getElementByteSize(q.getElementType()) +
                   kvBytes + splitPartialBytes(*this);
   if (Value mask = getMask())
-    bytes += getNumElements(cast<RankedTensorType>(mask.getType())) *
-             getElementByteSize(
-                 cast<RankedTensorType>(mask.getType()).getElementType());
+    bytes += getTensorByteSize(mask.getType());
   return bytes;
 }
 

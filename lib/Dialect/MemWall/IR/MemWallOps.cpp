@@ -44,6 +44,21 @@ int64_t memwall::getTensorByteSize(Type type) {
   return tensor.getNumElements() * getElementByteSize(tensor.getElementType());
 }
 
+ArgKind memwall::getArgKind(FunctionOpInterface function, unsigned index) {
+  if (auto kind = function.getArgAttrOfType<ArgKindAttr>(
+          index, MemWallDialect::kArgKindAttrName))
+    return kind.getValue();
+  return ArgKind::Input;
+}
+
+std::optional<int64_t> memwall::parseLayerIndex(StringRef name) {
+  int64_t layer;
+  if (!name.consume_front("layers.") || name.consumeInteger(10, layer) ||
+      !(name.empty() || name.front() == '.' || name.front() == '+'))
+    return std::nullopt;
+  return layer;
+}
+
 MathPrecision memwall::getContractionPrecision(Type elementType) {
   if (elementType.isBF16())
     return MathPrecision::BF16;
@@ -447,8 +462,8 @@ int64_t AttentionOp::getUnmaskedPairsPerHead() {
 }
 
 /// The tile sizes and the log-sum-exp of the tiled forms.
-static LogicalResult verifyTiles(Operation *op, Value query, Value key,
-                                 Value lse, int64_t blockQ, int64_t blockKV) {
+static LogicalResult verifyTiles(Operation *op, Value query, Value lse,
+                                 int64_t blockQ, int64_t blockKV) {
   auto q = cast<RankedTensorType>(query.getType());
   if (blockQ <= 0 || blockKV <= 0)
     return op->emitOpError("block sizes must be positive, got block_q ")
@@ -459,7 +474,6 @@ static LogicalResult verifyTiles(Operation *op, Value query, Value key,
   if (lse.getType() != expected)
     return op->emitOpError("lse must have type ")
            << expected << ", got " << lse.getType();
-  (void)key;
   return success();
 }
 
@@ -475,8 +489,8 @@ LogicalResult FlashAttentionOp::verify() {
   if (failed(verifyAttentionRules(*this, getQuery(), getKey(), getMask(),
                                   getCausal(), getScale().convertToDouble(),
                                   getResult().getType().getElementType())) ||
-      failed(verifyTiles(*this, getQuery(), getKey(), getLse(), getBlockQ(),
-                         getBlockKv())))
+      failed(
+          verifyTiles(*this, getQuery(), getLse(), getBlockQ(), getBlockKv())))
     return failure();
   int64_t sk = getKey().getType().getDimSize(2);
   int64_t blocks = (sk + getBlockKv() - 1) / getBlockKv();
@@ -518,8 +532,8 @@ LogicalResult FlashAttentionGradOp::verify() {
       failed(verifyAttentionRules(*this, getQuery(), getKey(), getMask(),
                                   getCausal(), getScale().convertToDouble(),
                                   forward->getElementType())) ||
-      failed(verifyTiles(*this, getQuery(), getKey(), getLse(), getBlockQ(),
-                         getBlockKv())));
+      failed(
+          verifyTiles(*this, getQuery(), getLse(), getBlockQ(), getBlockKv())));
 }
 
 int64_t FlashAttentionGradOp::getUnmaskedPairsPerHead() {

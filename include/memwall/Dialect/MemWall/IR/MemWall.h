@@ -12,6 +12,7 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -50,5 +51,13 @@ bool isRowReductionOp(mlir::Operation *op);
 
 #define GET_OP_CLASSES
 #include "memwall/Dialect/MemWall/IR/MemWallOps.h.inc"
+
+namespace memwall {
+/// The `memwall.kind` of argument `index` of `function` (input when unset).
+ArgKind getArgKind(mlir::FunctionOpInterface function, unsigned index);
+/// The layer a generated op belongs to by its name: "layers.12.mlp.fc" (or a
+/// fused "layers.12.mlp.fc+layers.12.mlp.act") -> 12; nullopt otherwise.
+std::optional<int64_t> parseLayerIndex(llvm::StringRef name);
+} // namespace memwall
 
 #endif // MEMWALL_DIALECT_MEMWALL_IR_MEMWALL_H
