@@ -141,8 +141,7 @@ struct TileAttentionPass
           op.getValue().getType(), op.getQuery(), op.getKey(), op.getValue(),
           op.getOut(), op.getGrad(), flash.getLse(), op.getMask(),
           op.getCausal() ? builder.getUnitAttr() : nullptr, op.getScaleAttr(),
-          builder.getI64IntegerAttr(
-              std::min<int64_t>(flash.getBlockKv(), flash.getBlockQ())),
+          builder.getI64IntegerAttr(flash.getBlockKv()),
           builder.getI64IntegerAttr(flash.getBlockQ()));
       copyMemWallAttrs(op, grad);
       op.getQueryGrad().replaceAllUsesWith(grad.getQueryGrad());
