@@ -2,6 +2,7 @@
 
 #include "memwall/Target/Bundle.h"
 
+#include "AttentionCodegen.h"
 #include "KernelCodegen.h"
 
 #include "memwall/Analysis/CostAnalysis.h"
@@ -10,7 +11,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -343,6 +346,9 @@ public:
     if (failed(reference))
       return failure();
     bundle.reference = std::move(*reference);
+    // Attention runs only in its tiled form; tiling is not fusion, so it
+    // happens with --no-fuse too.
+    tileAttention(module, target);
     if (options.fuse)
       fuseModule(module, target);
 
@@ -372,6 +378,20 @@ private:
     return bundle.buffers.size() - 1;
   }
 
+  /// A buffer no IR value names (a kernel's workspace).
+  int workspaceBuffer(std::string name, Type element,
+                      ArrayRef<int64_t> shape) {
+    BundleBuffer buffer;
+    buffer.name = std::move(name);
+    buffer.dtype = dtypeName(element);
+    buffer.shape.assign(shape.begin(), shape.end());
+    buffer.bytes = getTensorByteSize(RankedTensorType::get(shape, element));
+    buffer.role = "intermediate";
+    buffer.firstStep = buffer.lastStep = stepIndex();
+    bundle.buffers.push_back(buffer);
+    return bundle.buffers.size() - 1;
+  }
+
   int64_t stepIndex() const { return bundle.steps.size(); }
 
   /// Marks `buffer` (and what it views) used by the step being added.
@@ -391,6 +411,9 @@ private:
 
   LogicalResult planSteps(func::FuncOp function) {
     MLIRContext *ctx = module.getContext();
+    // The attention kernel's tensor-core ops.
+    ctx->loadDialect<LLVM::LLVMDialect, NVVM::NVVMDialect,
+                     nvgpu::NVGPUDialect>();
     OpBuilder builder(ctx);
     kernels = ModuleOp::create(builder.getUnknownLoc());
     (*kernels)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
@@ -447,6 +470,12 @@ private:
       bundle.buffers[view].firstStep = bundle.buffers[source].firstStep;
       return success();
     }
+    if (auto attention = dyn_cast<FlashAttentionOp>(op))
+      return planAttention(attention);
+    if (isa<AttentionOp>(op))
+      return op->emitError("codegen runs attention only in its tiled form "
+                           "(memwall.flash_attention); this one stayed "
+                           "untiled");
     std::string whyNot;
     FailureOr<KernelAnalysis> analysis = failure();
     SmallVector<Value> outputs;
@@ -506,6 +535,76 @@ private:
     for (Value output : outputs)
       step.args.push_back(bufferFor(outerOf(output), "intermediate"));
     bundle.steps.push_back(step);
+    return success();
+  }
+
+  /// The tensor-core attention kernel, and with split keys the kernel that
+  /// combines the splits.
+  LogicalResult planAttention(FlashAttentionOp op) {
+    if (std::string why = whyNoAttentionKernel(op); !why.empty())
+      return op.emitError("codegen cannot run this attention: ") << why;
+    AttentionKernelPlan plan = planAttentionKernel(op);
+    BundleStep step;
+    step.kind = "kernel";
+    step.ops = locsOf({op.getOperation()});
+    step.predictedSeconds =
+        estimateOpRoofline(cast<CostOpInterface>(op.getOperation()), target)
+            .timeSeconds;
+    step.name = "kernel" + std::to_string(bundle.steps.size()) + "_attention";
+    step.function = step.name;
+    emitAttentionKernel(gpuModule, step.function, op, plan);
+    step.grid = plan.grid;
+    step.block = {plan.threads(), 1, 1};
+    step.sharedBytes = plan.sharedBytes;
+    for (Value input : {op.getQuery(), op.getKey(), op.getValue()}) {
+      int buffer = bufferOf.lookup(input);
+      use(buffer);
+      step.args.push_back(buffer);
+    }
+    int out = bufferFor(op.getResult(), "intermediate");
+    int lse = bufferFor(op.getLse(), "intermediate");
+    if (plan.splits == 1) {
+      step.args.push_back(out);
+      step.args.push_back(lse);
+      bundle.steps.push_back(step);
+      return success();
+    }
+    // Split keys: fp32 partials per split, then the combine.
+    ArrayRef<int64_t> outShape = op.getResult().getType().getShape();
+    SmallVector<int64_t> partialShape{plan.splits};
+    partialShape.append(outShape.begin(), outShape.end());
+    Type f32 = Float32Type::get(op.getContext());
+    int partialOut =
+        workspaceBuffer(step.name + "_partial_out", f32, partialShape);
+    partialShape.pop_back();
+    int partialLse =
+        workspaceBuffer(step.name + "_partial_lse", f32, partialShape);
+    step.args.push_back(partialOut);
+    step.args.push_back(partialLse);
+    bundle.steps.push_back(step);
+
+    BundleStep combine;
+    combine.kind = "kernel";
+    combine.ops = step.ops;
+    combine.name = "kernel" + std::to_string(bundle.steps.size()) +
+                   "_attention_combine";
+    combine.function = combine.name;
+    emitAttentionCombineKernel(gpuModule, combine.function, op, plan);
+    combine.grid = plan.combineGrid;
+    combine.block = {plan.combineThreads, 1, 1};
+    for (int buffer : {partialOut, partialLse}) {
+      use(buffer);
+      combine.args.push_back(buffer);
+    }
+    combine.args.push_back(out);
+    combine.args.push_back(lse);
+    int64_t combineBytes = bundle.buffers[partialOut].bytes +
+                           bundle.buffers[partialLse].bytes +
+                           bundle.buffers[out].bytes + bundle.buffers[lse].bytes;
+    combine.predictedSeconds =
+        estimateRoofline(0, combineBytes, MathPrecision::FP32, target)
+            .timeSeconds;
+    bundle.steps.push_back(combine);
     return success();
   }
 
@@ -590,7 +689,8 @@ private:
       cudaRoot = "/usr/local/cuda";
     PassManager pm(module.getContext(), ModuleOp::getOperationName());
     std::string pipeline =
-        "gpu.module(convert-scf-to-cf,convert-vector-to-llvm,"
+        "gpu.module(convert-scf-to-cf,convert-nvgpu-to-nvvm,"
+        "convert-vector-to-llvm,"
         "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},"
         "canonicalize,cse,reconcile-unrealized-casts),"
         "gpu-module-to-binary{format=isa toolkit=" +

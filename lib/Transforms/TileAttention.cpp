@@ -76,6 +76,78 @@ std::optional<Tiles> chooseTiles(AttentionOp op, const GPUTarget &target) {
   return tiles;
 }
 
+/// The phase travels with the rewritten op (a cost annotation would be
+/// the untiled kernel's, so it does not).
+void copyMemWallAttrs(Operation *from, Operation *to) {
+  if (Attribute phase = from->getAttr(MemWallDialect::kPhaseAttrName))
+    to->setAttr(MemWallDialect::kPhaseAttrName, phase);
+}
+
+} // namespace
+
+void memwall::tileAttention(Operation *root, const GPUTarget &target) {
+  SmallVector<AttentionOp> forwards;
+  root->walk([&](AttentionOp op) { forwards.push_back(op); });
+  for (AttentionOp op : forwards) {
+    if (std::string why = unsupportedReason(op); !why.empty()) {
+      op.emitWarning("memwall-tile-attention: attention stays untiled: ")
+          << why;
+      continue;
+    }
+    std::optional<Tiles> tiles = chooseTiles(op, target);
+    if (!tiles) {
+      op.emitWarning("memwall-tile-attention: attention stays untiled: no "
+                     "tile fits the shared memory of ")
+          << target.name;
+      continue;
+    }
+    OpBuilder builder(op);
+    RankedTensorType q = op.getQuery().getType();
+    auto lseType = RankedTensorType::get(
+        {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2)},
+        builder.getF32Type());
+    auto flash = FlashAttentionOp::create(
+        builder, op.getLoc(), op.getType(), lseType, op.getQuery(),
+        op.getKey(), op.getValue(), op.getMask(),
+        op.getCausal() ? builder.getUnitAttr() : nullptr,
+        builder.getF64FloatAttr(op.getEffectiveScale()),
+        builder.getI64IntegerAttr(tiles->blockQ),
+        builder.getI64IntegerAttr(tiles->blockKV),
+        builder.getI64IntegerAttr(tiles->splits));
+    copyMemWallAttrs(op, flash);
+    op.getResult().replaceAllUsesWith(flash.getResult());
+    op.erase();
+  }
+  SmallVector<AttentionGradOp> backwards;
+  root->walk([&](AttentionGradOp op) { backwards.push_back(op); });
+  for (AttentionGradOp op : backwards) {
+    auto flash = op.getOut().getDefiningOp<FlashAttentionOp>();
+    if (!flash)
+      continue; // its forward stayed untiled
+    if (op.getMaskGrad()) {
+      op.emitWarning("memwall-tile-attention: the backward stays untiled: "
+                     "the tiled backward does not differentiate the mask");
+      continue;
+    }
+    OpBuilder builder(op);
+    // FlashAttention-2's backward iterates key blocks outside and query
+    // blocks inside: the forward's tiles, swapped.
+    auto grad = FlashAttentionGradOp::create(
+        builder, op.getLoc(), op.getQuery().getType(), op.getKey().getType(),
+        op.getValue().getType(), op.getQuery(), op.getKey(), op.getValue(),
+        op.getOut(), op.getGrad(), flash.getLse(), op.getMask(),
+        op.getCausal() ? builder.getUnitAttr() : nullptr, op.getScaleAttr(),
+        builder.getI64IntegerAttr(flash.getBlockKv()),
+        builder.getI64IntegerAttr(flash.getBlockQ()));
+    copyMemWallAttrs(op, grad);
+    op.getQueryGrad().replaceAllUsesWith(grad.getQueryGrad());
+    op.getKeyGrad().replaceAllUsesWith(grad.getKeyGrad());
+    op.getValueGrad().replaceAllUsesWith(grad.getValueGrad());
+    op.erase();
+  }
+}
+
+namespace {
 struct TileAttentionPass
     : public memwall::impl::TileAttentionBase<TileAttentionPass> {
   using TileAttentionBase::TileAttentionBase;
@@ -89,74 +161,7 @@ struct TileAttentionPass
     return success();
   }
 
-  void runOnOperation() override {
-    SmallVector<AttentionOp> forwards;
-    getOperation().walk([&](AttentionOp op) { forwards.push_back(op); });
-    for (AttentionOp op : forwards) {
-      if (std::string why = unsupportedReason(op); !why.empty()) {
-        op.emitWarning("memwall-tile-attention: attention stays untiled: ")
-            << why;
-        continue;
-      }
-      std::optional<Tiles> tiles = chooseTiles(op, target);
-      if (!tiles) {
-        op.emitWarning("memwall-tile-attention: attention stays untiled: no "
-                       "tile fits the shared memory of ")
-            << target.name;
-        continue;
-      }
-      OpBuilder builder(op);
-      RankedTensorType q = op.getQuery().getType();
-      auto lseType = RankedTensorType::get(
-          {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2)},
-          builder.getF32Type());
-      auto flash = FlashAttentionOp::create(
-          builder, op.getLoc(), op.getType(), lseType, op.getQuery(),
-          op.getKey(), op.getValue(), op.getMask(),
-          op.getCausal() ? builder.getUnitAttr() : nullptr,
-          builder.getF64FloatAttr(op.getEffectiveScale()),
-          builder.getI64IntegerAttr(tiles->blockQ),
-          builder.getI64IntegerAttr(tiles->blockKV),
-          builder.getI64IntegerAttr(tiles->splits));
-      copyMemWallAttrs(op, flash);
-      op.getResult().replaceAllUsesWith(flash.getResult());
-      op.erase();
-    }
-    SmallVector<AttentionGradOp> backwards;
-    getOperation().walk([&](AttentionGradOp op) { backwards.push_back(op); });
-    for (AttentionGradOp op : backwards) {
-      auto flash = op.getOut().getDefiningOp<FlashAttentionOp>();
-      if (!flash)
-        continue; // its forward stayed untiled
-      if (op.getMaskGrad()) {
-        op.emitWarning("memwall-tile-attention: the backward stays untiled: "
-                       "the tiled backward does not differentiate the mask");
-        continue;
-      }
-      OpBuilder builder(op);
-      // FlashAttention-2's backward iterates key blocks outside and query
-      // blocks inside: the forward's tiles, swapped.
-      auto grad = FlashAttentionGradOp::create(
-          builder, op.getLoc(), op.getQuery().getType(), op.getKey().getType(),
-          op.getValue().getType(), op.getQuery(), op.getKey(), op.getValue(),
-          op.getOut(), op.getGrad(), flash.getLse(), op.getMask(),
-          op.getCausal() ? builder.getUnitAttr() : nullptr, op.getScaleAttr(),
-          builder.getI64IntegerAttr(flash.getBlockKv()),
-          builder.getI64IntegerAttr(flash.getBlockQ()));
-      copyMemWallAttrs(op, grad);
-      op.getQueryGrad().replaceAllUsesWith(grad.getQueryGrad());
-      op.getKeyGrad().replaceAllUsesWith(grad.getKeyGrad());
-      op.getValueGrad().replaceAllUsesWith(grad.getValueGrad());
-      op.erase();
-    }
-  }
-
-  /// The phase travels with the rewritten op (a cost annotation would be
-  /// the untiled kernel's, so it does not).
-  static void copyMemWallAttrs(Operation *from, Operation *to) {
-    if (Attribute phase = from->getAttr(MemWallDialect::kPhaseAttrName))
-      to->setAttr(MemWallDialect::kPhaseAttrName, phase);
-  }
+  void runOnOperation() override { tileAttention(getOperation(), target); }
 
   GPUTarget target;
 };

@@ -42,8 +42,10 @@ for s in manifest["steps"]:
             s["name"], s["a"], s["b"], s["c"], s["bias"], s["d"], s["m"], s["n"], s["k"], s["batch"],
             s["trans_a"], s["trans_b"], s["dtype"], s["epilogue"]))
     else:
-        print("kernel %s grid=%s block=%s args=%s ops=%s" % (
-            s["function"], s["grid"], s["block"], ",".join(s["args"]), ",".join(s["ops"])))
+        shared = " shared=%d" % s["shared_bytes"] if s["shared_bytes"] else ""
+        print("kernel %s grid=%s block=%s%s args=%s ops=%s" % (
+            s["function"], s["grid"], s["block"], shared, ",".join(s["args"]),
+            ",".join(s["ops"])))
 for i in manifest["inputs"]:
     print("input %s buffer=%s value=%s" % (i["name"], i["buffer"], i["value"]))
 for o in manifest["outputs"]:

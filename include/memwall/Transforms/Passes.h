@@ -34,6 +34,11 @@ mlir::FailureOr<GPUTarget> resolvePassTarget(mlir::MLIRContext *ctx,
 /// `module` and marks it memwall.fused.
 void fuseModule(mlir::ModuleOp module, const GPUTarget &target);
 
+/// What memwall-tile-attention does, for a given target: rewrites every
+/// attention under `root` it can tile (warning at the others) and the
+/// backward of each rewritten one.
+void tileAttention(mlir::Operation *root, const GPUTarget &target);
+
 #define GEN_PASS_REGISTRATION
 #include "memwall/Transforms/Passes.h.inc"
 

@@ -1,0 +1,655 @@
+//===- AttentionCodegen.cpp - Tensor-core FlashAttention kernels ----------===//
+//
+// Fragment layouts are PTX's for mma.sync.m16n8k16 (g = lane / 4,
+// t = lane % 4):
+//   A (16x16, row-major) a0 = A[g][2t..], a1 = A[g+8][2t..],
+//                        a2 = A[g][2t+8..], a3 = A[g+8][2t+8..]
+//   B (16x8, k x n)      b0 = B[2t..][g], b1 = B[2t+8..][g]
+//   C (16x8, f32)        c0,c1 = C[g][2t..], c2,c3 = C[g+8][2t..]
+// An ldmatrix.x4 gives lane l row l/4, columns 2(l%4).. of each of four 8x8
+// matrices whose rows lanes 8m..8m+7 address (transposed: column l/4, rows
+// 2(l%4)..). So Q (A of S = Q Kᵀ) is four matrices (rows +0/+8, columns
+// +0/+8); K rows are Kᵀ's columns, read untransposed as B; V (B of O = P V,
+// stored key-major) is read transposed; and the S accumulator of two
+// adjacent 8-key tiles is, converted to 16 bits, the A fragment of P.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionCodegen.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace memwall;
+
+namespace {
+/// Shapes of one flash_attention op.
+struct AttentionShape {
+  int64_t batch, heads, kvHeads, sq, sk, d, dv;
+  Type element;
+  explicit AttentionShape(FlashAttentionOp op) {
+    RankedTensorType q = op.getQuery().getType();
+    RankedTensorType k = op.getKey().getType();
+    batch = q.getDimSize(0);
+    heads = q.getDimSize(1);
+    sq = q.getDimSize(2);
+    d = q.getDimSize(3);
+    kvHeads = k.getDimSize(1);
+    sk = k.getDimSize(2);
+    dv = op.getValue().getType().getDimSize(3);
+    element = q.getElementType();
+  }
+};
+
+int64_t ceilDiv(int64_t x, int64_t y) { return (x + y - 1) / y; }
+
+/// Padding per shared-memory row: 8 elements (16 bytes) put the eight rows
+/// one ldmatrix reads in distinct banks.
+constexpr int64_t kRowPad = 8;
+} // namespace
+
+std::string memwall::whyNoAttentionKernel(FlashAttentionOp op) {
+  AttentionShape s(op);
+  if (!s.element.isBF16() && !s.element.isF16())
+    return "the attention kernel takes bf16 or f16 inputs";
+  if (op.getMask())
+    return "the attention kernel does not take a mask operand (causal "
+           "masking is supported)";
+  if (s.d % 16 != 0 || s.dv % 16 != 0 || s.d > 128 || s.dv > 128)
+    return "the attention kernel needs head dimensions that are multiples of "
+           "16 and at most 128 (got " +
+           std::to_string(s.d) + " and " + std::to_string(s.dv) + ")";
+  int64_t blockKV = op.getBlockKv();
+  if (blockKV % 16 != 0 || blockKV > 128)
+    return "the attention kernel needs block_kv a multiple of 16, at most 128";
+  if (op.getBlockQ() % 16 != 0 || op.getBlockQ() > 128)
+    return "the attention kernel needs block_q a multiple of 16, at most 128";
+  // cp.async moves 16-byte chunks: every thread moves the same number.
+  AttentionKernelPlan plan = planAttentionKernel(op);
+  for (auto [rows, width] : {std::pair{plan.blockQ, s.d},
+                             std::pair{plan.blockKV, s.d},
+                             std::pair{plan.blockKV, s.dv}})
+    if (rows * width / 8 % plan.threads() != 0)
+      return "the attention kernel's tile loads need " +
+             std::to_string(rows) + "x" + std::to_string(width) +
+             " tiles to split evenly over " + std::to_string(plan.threads()) +
+             " threads";
+  return "";
+}
+
+AttentionKernelPlan memwall::planAttentionKernel(FlashAttentionOp op) {
+  AttentionShape s(op);
+  AttentionKernelPlan plan;
+  // A decode step (Sq = 1) runs one warp, not block_q / 16 idle ones.
+  plan.blockQ = std::min<int64_t>(op.getBlockQ(), ceilDiv(s.sq, 16) * 16);
+  plan.blockKV = op.getBlockKv();
+  plan.splits = op.getNumSplits();
+  plan.grid = {ceilDiv(s.sq, plan.blockQ), s.batch * s.heads, plan.splits};
+  int64_t elementBytes = 2;
+  plan.sharedBytes = elementBytes * (plan.blockQ * (s.d + kRowPad) +
+                                     plan.blockKV * (s.d + kRowPad) +
+                                     plan.blockKV * (s.dv + kRowPad));
+  plan.combineGrid = {ceilDiv(s.batch * s.heads * s.sq * s.dv,
+                              plan.combineThreads),
+                      1, 1};
+  return plan;
+}
+
+namespace {
+class AttentionKernelBuilder {
+public:
+  AttentionKernelBuilder(gpu::GPUModuleOp gpuModule, FlashAttentionOp op,
+                         const AttentionKernelPlan &plan)
+      : b(op.getLoc(), gpuModule.getContext()), op(op), s(op), plan(plan) {
+    b.setInsertionPointToEnd(gpuModule.getBody());
+  }
+
+  gpu::GPUFuncOp buildForward(StringRef name) {
+    bool partial = plan.splits > 1;
+    Type outType = partial ? b.getF32Type() : s.element;
+    int64_t outRows = plan.splits * s.batch * s.heads * s.sq;
+    SmallVector<Type> params{
+        flat(s.batch * s.heads * s.sq * s.d, s.element),
+        flat(s.batch * s.kvHeads * s.sk * s.d, s.element),
+        flat(s.batch * s.kvHeads * s.sk * s.dv, s.element),
+        flat(outRows * s.dv, outType), flat(outRows, b.getF32Type())};
+    gpu::GPUFuncOp func = makeKernel(name, params, plan.threads());
+    Block &entry = func.getBody().front();
+    Value query = entry.getArgument(0), key = entry.getArgument(1),
+          value = entry.getArgument(2), out = entry.getArgument(3),
+          lse = entry.getArgument(4);
+
+    tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+    Value lane = arith::RemUIOp::create(b, tid, idx(32));
+    Value warp = arith::DivUIOp::create(b, tid, idx(32));
+    group = arith::DivUIOp::create(b, lane, idx(4));
+    quad = arith::RemUIOp::create(b, lane, idx(4));
+    laneMatrix = arith::DivUIOp::create(b, lane, idx(8));
+    laneRow = arith::RemUIOp::create(b, lane, idx(8));
+
+    Value queryBlock = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+    Value batchHead = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+    Value split = gpu::BlockIdOp::create(b, gpu::Dimension::z);
+    Value head = arith::RemUIOp::create(b, batchHead, idx(s.heads));
+    Value batchIndex = arith::DivUIOp::create(b, batchHead, idx(s.heads));
+    Value kvHead = arith::AddIOp::create(
+        b, mul(batchIndex, s.kvHeads),
+        arith::DivUIOp::create(b, head, idx(s.heads / s.kvHeads)));
+    // Row offsets of this block's query rows and its K/V head.
+    firstQuery = mul(queryBlock, plan.blockQ);
+    Value queryRowBase = add(mul(batchHead, s.sq), firstQuery);
+    Value keyRowBase = mul(kvHead, s.sk);
+
+    // Shared tiles, viewed in the dynamic shared memory.
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    Value shared = gpu::DynamicSharedMemoryOp::create(
+        b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
+                           workgroup));
+    int64_t offset = 0;
+    auto tile = [&](int64_t rows, int64_t width) {
+      auto type = MemRefType::get({rows, width + kRowPad}, s.element,
+                                  AffineMap(), workgroup);
+      Value view = memref::ViewOp::create(b, type, shared, idx(offset),
+                                          ValueRange{});
+      offset += rows * (width + kRowPad) * 2;
+      return view;
+    };
+    Value queryTile = tile(plan.blockQ, s.d);
+    keyTile = tile(plan.blockKV, s.d);
+    valueTile = tile(plan.blockKV, s.dv);
+
+    // Key blocks this block reads: its split's range, and with causal
+    // masking none beyond the last query row's diagonal.
+    int64_t keyBlocks = ceilDiv(s.sk, plan.blockKV);
+    int64_t perSplit = ceilDiv(keyBlocks, plan.splits);
+    Value blockBegin = mul(split, perSplit);
+    Value blockEnd =
+        arith::MinUIOp::create(b, add(blockBegin, idx(perSplit)),
+                               idx(keyBlocks));
+    if (op.getCausal()) {
+      Value lastRow = arith::MinUIOp::create(
+          b, add(firstQuery, idx(plan.blockQ)), idx(s.sq));
+      Value visible =
+          arith::CeilDivUIOp::create(b, add(lastRow, idx(s.sk - s.sq)),
+                                     idx(plan.blockKV));
+      blockEnd = arith::MinUIOp::create(b, blockEnd, visible);
+    }
+    // An empty range (a causal split past the diagonal) runs no iteration.
+    blockBegin = arith::MinUIOp::create(b, blockBegin, blockEnd);
+
+    Value queryRows = arith::SubIOp::create(
+        b, idx(s.sq), arith::MinUIOp::create(b, firstQuery, idx(s.sq)));
+    Value qToken = loadTile(queryTile, query, queryRowBase, queryRows,
+                            plan.blockQ, s.d);
+    loadKeys(key, keyRowBase, blockBegin, blockEnd);
+    waitAll(qToken);
+
+    // This warp's 16 query rows as A fragments, kept in registers.
+    Value warpRow = mul(warp, 16);
+    SmallVector<std::array<Value, 4>> queryFragments;
+    for (int64_t kt = 0; kt < s.d / 16; ++kt) {
+      Value row = add(add(warpRow, mul(rem(laneMatrix, 2), 8)), laneRow);
+      Value column = add(idx(kt * 16), mul(div(laneMatrix, 2), 8));
+      queryFragments.push_back(ldmatrix(queryTile, row, column, false));
+    }
+
+    // Loop state: per row pair (g, g+8) the running max (in log2 units of
+    // the scaled score) and this thread's part of the running sum; the
+    // output accumulator's C fragments.
+    const float negInf = -std::numeric_limits<float>::infinity();
+    int64_t outTiles = s.dv / 8;
+    SmallVector<Value> init{f32(negInf), f32(negInf), f32(0), f32(0)};
+    for (int64_t i = 0; i < outTiles * 4; ++i)
+      init.push_back(f32(0));
+    // Scores in log2 units: exp(x) = exp2(x · log2 e).
+    double scaleLog2 = op.getScale().convertToDouble() * M_LOG2E;
+    Value firstRow = add(add(firstQuery, warpRow), group);
+
+    auto loop = scf::ForOp::create(b, blockBegin, blockEnd, idx(1), init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value block = loop.getInductionVar();
+      ValueRange state = loop.getRegionIterArgs();
+      Value firstKey = mul(block, plan.blockKV);
+      Value keyRows = arith::SubIOp::create(b, idx(s.sk), firstKey);
+      Value vToken = loadTile(valueTile, value, add(keyRowBase, firstKey),
+                              keyRows, plan.blockKV, s.dv);
+
+      // S = Q Kᵀ for this warp's 16 rows and the block's keys.
+      int64_t keyTiles = plan.blockKV / 8;
+      SmallVector<std::array<Value, 4>> scores(keyTiles);
+      for (auto &tileScores : scores)
+        tileScores = {f32(0), f32(0), f32(0), f32(0)};
+      for (int64_t pair = 0; pair < keyTiles / 2; ++pair)
+        for (int64_t kt = 0; kt < s.d / 16; ++kt) {
+          Value row = add(add(idx(pair * 16), mul(div(laneMatrix, 2), 8)),
+                          laneRow);
+          Value column = add(idx(kt * 16), mul(rem(laneMatrix, 2), 8));
+          std::array<Value, 4> k = ldmatrix(keyTile, row, column, false);
+          scores[2 * pair] =
+              mma(queryFragments[kt], {k[0], k[1]}, scores[2 * pair]);
+          scores[2 * pair + 1] =
+              mma(queryFragments[kt], {k[2], k[3]}, scores[2 * pair + 1]);
+        }
+      for (auto &tileScores : scores)
+        for (Value &x : tileScores)
+          x = arith::MulFOp::create(b, x, f32(scaleLog2));
+      maskScores(scores, firstKey, firstRow);
+
+      // Online softmax, per row pair.
+      SmallVector<Value> newMax(2), alpha(2), newSum(2);
+      SmallVector<std::array<Value, 4>> probabilities(keyTiles);
+      for (int r = 0; r < 2; ++r) {
+        Value rowMax = state[r];
+        for (auto &tileScores : scores)
+          for (int e = 0; e < 2; ++e)
+            rowMax = arith::MaximumFOp::create(b, rowMax, tileScores[2 * r + e]);
+        rowMax = quadReduce(rowMax, /*sum=*/false);
+        newMax[r] = rowMax;
+        // A row with no visible key yet keeps max -inf: subtract 0 instead
+        // so that exp2 gives 0, not NaN.
+        Value isEmpty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                              rowMax, f32(negInf));
+        Value reference = arith::SelectOp::create(b, isEmpty, f32(0), rowMax);
+        alpha[r] = math::Exp2Op::create(
+            b, arith::SubFOp::create(b, state[r], reference));
+        Value sum = arith::MulFOp::create(b, state[2 + r], alpha[r]);
+        for (auto [t, tileScores] : llvm::enumerate(scores))
+          for (int e = 0; e < 2; ++e) {
+            Value p = math::Exp2Op::create(
+                b, arith::SubFOp::create(b, tileScores[2 * r + e], reference));
+            probabilities[t][2 * r + e] = p;
+            sum = arith::AddFOp::create(b, sum, p);
+          }
+        newSum[r] = sum;
+      }
+      SmallVector<Value> accumulator(state.begin() + 4, state.end());
+      for (int64_t i = 0; i < outTiles; ++i)
+        for (int e = 0; e < 4; ++e)
+          accumulator[4 * i + e] =
+              arith::MulFOp::create(b, accumulator[4 * i + e], alpha[e / 2]);
+
+      // V has landed; every warp is done with K: load the next key block.
+      waitAll(vToken);
+      loadKeys(key, keyRowBase, add(block, idx(1)), blockEnd);
+
+      // O += P V.
+      for (int64_t kt = 0; kt < keyTiles / 2; ++kt) {
+        std::array<Value, 4> a = {
+            pack(probabilities[2 * kt][0], probabilities[2 * kt][1]),
+            pack(probabilities[2 * kt][2], probabilities[2 * kt][3]),
+            pack(probabilities[2 * kt + 1][0], probabilities[2 * kt + 1][1]),
+            pack(probabilities[2 * kt + 1][2], probabilities[2 * kt + 1][3])};
+        for (int64_t pair = 0; pair < outTiles / 2; ++pair) {
+          Value row = add(add(idx(kt * 16), mul(rem(laneMatrix, 2), 8)),
+                          laneRow);
+          Value column = add(idx(pair * 16), mul(div(laneMatrix, 2), 8));
+          std::array<Value, 4> v = ldmatrix(valueTile, row, column, true);
+          for (int half = 0; half < 2; ++half) {
+            int64_t t = 2 * pair + half;
+            std::array<Value, 4> c;
+            for (int e = 0; e < 4; ++e)
+              c[e] = accumulator[4 * t + e];
+            c = mma(a, {v[2 * half], v[2 * half + 1]}, c);
+            for (int e = 0; e < 4; ++e)
+              accumulator[4 * t + e] = c[e];
+          }
+        }
+      }
+      // The next key block has landed; every warp is done with V.
+      waitAll(nullptr);
+      SmallVector<Value> next{newMax[0], newMax[1], newSum[0], newSum[1]};
+      next.append(accumulator);
+      scf::YieldOp::create(b, next);
+    }
+
+    // Epilogue: normalise and store the rows this block owns.
+    ValueRange results = loop.getResults();
+    for (int r = 0; r < 2; ++r) {
+      Value sum = quadReduce(results[2 + r], /*sum=*/true);
+      Value positive = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
+                                             sum, f32(0));
+      Value inverse = arith::SelectOp::create(
+          b, positive, arith::DivFOp::create(b, f32(1), sum), f32(0));
+      // lse = ln(2^max · sum) of the scaled scores.
+      Value rowLse = arith::SelectOp::create(
+          b, positive,
+          arith::AddFOp::create(
+              b, arith::MulFOp::create(b, results[r], f32(M_LN2)),
+              math::LogOp::create(b, sum)),
+          f32(negInf));
+      Value row = add(firstRow, idx(8 * r));
+      Value inRange =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, idx(s.sq));
+      auto guard = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard insertion(b);
+      b.setInsertionPointToStart(guard.thenBlock());
+      // Row index in the (split-major) output.
+      Value outRow = add(add(mul(split, s.batch * s.heads * s.sq),
+                             mul(batchHead, s.sq)),
+                         row);
+      for (int64_t t = 0; t < outTiles; ++t) {
+        SmallVector<Value> pairValues;
+        for (int e = 0; e < 2; ++e) {
+          Value x = arith::MulFOp::create(b, results[4 + 4 * t + 2 * r + e],
+                                          inverse);
+          pairValues.push_back(outType.isF32()
+                                   ? x
+                                   : Value(arith::TruncFOp::create(
+                                         b, outType, x)));
+        }
+        Value column = add(idx(t * 8), mul(quad, 2));
+        Value vector = vector::FromElementsOp::create(
+            b, VectorType::get({2}, outType), pairValues);
+        vector::StoreOp::create(b, vector, out,
+                                ValueRange{add(mul(outRow, s.dv), column)});
+      }
+      Value firstOfQuad =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quad, idx(0));
+      auto store = scf::IfOp::create(b, firstOfQuad, false);
+      b.setInsertionPointToStart(store.thenBlock());
+      memref::StoreOp::create(b, rowLse, lse, ValueRange{outRow});
+    }
+    gpu::ReturnOp::create(b);
+    return func;
+  }
+
+  gpu::GPUFuncOp buildCombine(StringRef name) {
+    int64_t rows = s.batch * s.heads * s.sq;
+    SmallVector<Type> params{flat(plan.splits * rows * s.dv, b.getF32Type()),
+                             flat(plan.splits * rows, b.getF32Type()),
+                             flat(rows * s.dv, s.element),
+                             flat(rows, b.getF32Type())};
+    gpu::GPUFuncOp func = makeKernel(name, params, plan.combineThreads);
+    Block &entry = func.getBody().front();
+    Value partialOut = entry.getArgument(0), partialLse = entry.getArgument(1),
+          out = entry.getArgument(2), lse = entry.getArgument(3);
+    tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+    Value element = add(mul(gpu::BlockIdOp::create(b, gpu::Dimension::x),
+                            plan.combineThreads),
+                        tid);
+    Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                          element, idx(rows * s.dv));
+    auto guard = scf::IfOp::create(b, inRange, false);
+    b.setInsertionPointToStart(guard.thenBlock());
+    Value row = div(element, s.dv);
+    const float negInf = -std::numeric_limits<float>::infinity();
+    SmallVector<Value> splitLse;
+    Value maxLse = f32(negInf);
+    for (int64_t i = 0; i < plan.splits; ++i) {
+      splitLse.push_back(memref::LoadOp::create(
+          b, partialLse, ValueRange{add(row, idx(i * rows))}));
+      maxLse = arith::MaximumFOp::create(b, maxLse, splitLse.back());
+    }
+    // Splits that saw no key (lse -inf) weigh 0; so does everything when no
+    // split saw one.
+    Value isEmpty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, maxLse,
+                                          f32(negInf));
+    Value reference = arith::SelectOp::create(b, isEmpty, f32(0), maxLse);
+    Value weightSum = f32(0), total = f32(0);
+    for (int64_t i = 0; i < plan.splits; ++i) {
+      Value weight = math::ExpOp::create(
+          b, arith::SubFOp::create(b, splitLse[i], reference));
+      weightSum = arith::AddFOp::create(b, weightSum, weight);
+      Value partial = memref::LoadOp::create(
+          b, partialOut, ValueRange{add(element, idx(i * rows * s.dv))});
+      total = arith::AddFOp::create(b, total,
+                                    arith::MulFOp::create(b, weight, partial));
+    }
+    Value positive = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
+                                           weightSum, f32(0));
+    Value result = arith::SelectOp::create(
+        b, positive, arith::DivFOp::create(b, total, weightSum), f32(0));
+    memref::StoreOp::create(b, arith::TruncFOp::create(b, s.element, result),
+                            out, ValueRange{element});
+    Value firstOfRow = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::eq, arith::RemUIOp::create(b, element,
+                                                            idx(s.dv)),
+        idx(0));
+    auto store = scf::IfOp::create(b, firstOfRow, false);
+    b.setInsertionPointToStart(store.thenBlock());
+    Value rowLse = arith::SelectOp::create(
+        b, positive,
+        arith::AddFOp::create(b, reference, math::LogOp::create(b, weightSum)),
+        f32(negInf));
+    memref::StoreOp::create(b, rowLse, lse, ValueRange{row});
+    b.setInsertionPointToEnd(&entry);
+    gpu::ReturnOp::create(b);
+    return func;
+  }
+
+private:
+  gpu::GPUFuncOp makeKernel(StringRef name, ArrayRef<Type> params,
+                            int64_t threads) {
+    auto func = gpu::GPUFuncOp::create(b, name, b.getFunctionType(params, {}));
+    func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+    func.setKnownBlockSizeAttr(
+        b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+    b.setInsertionPointToStart(&func.getBody().front());
+    return func;
+  }
+
+  MemRefType flat(int64_t elements, Type element) {
+    return MemRefType::get({elements}, element);
+  }
+  Value idx(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
+  Value f32(double value) {
+    return arith::ConstantFloatOp::create(b, b.getF32Type(),
+                                          APFloat(static_cast<float>(value)));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value mul(Value x, int64_t c) { return arith::MulIOp::create(b, x, idx(c)); }
+  Value div(Value x, int64_t c) { return arith::DivUIOp::create(b, x, idx(c)); }
+  Value rem(Value x, int64_t c) { return arith::RemUIOp::create(b, x, idx(c)); }
+
+  /// Issues cp.async for a `rows` x `width` tile whose first row is row
+  /// `firstRow` of `source` (rows of `width` elements); rows at or beyond
+  /// `validRows` are zero-filled without reading memory (padded V rows must
+  /// be 0, not garbage: P is 0 there but 0 · NaN is not). Returns the
+  /// group's token.
+  Value loadTile(Value tile, Value source, Value firstRow, Value validRows,
+                 int64_t rows, int64_t width) {
+    int64_t chunksPerRow = width / 8;
+    int64_t perThread = rows * chunksPerRow / plan.threads();
+    auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+    SmallVector<Value> tokens;
+    for (int64_t i = 0; i < perThread; ++i) {
+      Value chunk = add(tid, idx(i * plan.threads()));
+      Value row = div(chunk, chunksPerRow);
+      Value column = mul(rem(chunk, chunksPerRow), 8);
+      Value valid =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, validRows);
+      // A zero-filled chunk still names an address: the tile's first row.
+      Value sourceRow =
+          add(firstRow, arith::SelectOp::create(b, valid, row, idx(0)));
+      Value sourceIndex = add(mul(sourceRow, width), column);
+      Value sourceElements =
+          arith::SelectOp::create(b, valid, idx(8), idx(0));
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, tokenType, tile, ValueRange{row, column}, source,
+          ValueRange{sourceIndex}, b.getIndexAttr(8), sourceElements,
+          b.getUnitAttr()));
+    }
+    lastToken = nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, tokens);
+    return lastToken;
+  }
+
+  /// Loads key block `block` (zeros when it is not below `end`, so that
+  /// every iteration issues the same copies).
+  void loadKeys(Value key, Value keyRowBase, Value block, Value end) {
+    Value firstKey = mul(block, plan.blockKV);
+    Value inRange =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, block, end);
+    Value rows = arith::SelectOp::create(
+        b, inRange,
+        arith::SubIOp::create(
+            b, idx(s.sk), arith::MinUIOp::create(b, firstKey, idx(s.sk))),
+        idx(0));
+    Value firstRow = add(
+        keyRowBase, arith::MinUIOp::create(b, firstKey, idx(s.sk - 1)));
+    loadTile(keyTile, key, firstRow, rows, plan.blockKV, s.d);
+  }
+
+  /// Waits for every outstanding copy of this thread, then for every
+  /// thread's (the barrier makes the tiles visible block-wide).
+  void waitAll(Value token) {
+    nvgpu::DeviceAsyncWaitOp::create(b, token ? token : lastToken,
+                                     b.getI32IntegerAttr(0));
+    gpu::BarrierOp::create(b);
+  }
+
+  /// Four (or two) 8x8 matrices of `tile`; this lane addresses row `row`,
+  /// column `column`.
+  std::array<Value, 4> ldmatrix(Value tile, Value row, Value column,
+                                bool transpose) {
+    auto type = VectorType::get({4, 2}, s.element);
+    Value matrices = nvgpu::LdMatrixOp::create(
+        b, type, tile, ValueRange{row, column}, transpose, 4);
+    std::array<Value, 4> registers;
+    for (int64_t i = 0; i < 4; ++i) {
+      Value pair = vector::ExtractOp::create(b, matrices, i);
+      registers[i] = asRegister(pair);
+    }
+    return registers;
+  }
+
+  /// A pair of 16-bit values as mma.sync takes them: an i32 for bf16,
+  /// vector<2xf16> for f16 (NVVM's operand types).
+  Value asRegister(Value pair) {
+    if (s.element.isF16())
+      return pair;
+    Value word = vector::BitCastOp::create(
+        b, VectorType::get({1}, b.getI32Type()), pair);
+    return vector::ExtractOp::create(b, word, 0);
+  }
+
+  /// Two f32s rounded to the element type, packed (x in the low half).
+  Value pack(Value x, Value y) {
+    Value pair = vector::FromElementsOp::create(
+        b, VectorType::get({2}, s.element),
+        ValueRange{arith::TruncFOp::create(b, s.element, x),
+                   arith::TruncFOp::create(b, s.element, y)});
+    return asRegister(pair);
+  }
+
+  std::array<Value, 4> mma(const std::array<Value, 4> &a,
+                           std::array<Value, 2> bRegisters,
+                           const std::array<Value, 4> &c) {
+    auto f32Type = b.getF32Type();
+    auto resultType = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), {f32Type, f32Type, f32Type, f32Type});
+    NVVM::MMATypes multiplicand =
+        s.element.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+    Value d = NVVM::MmaOp::create(
+        b, resultType, ValueRange(a), ValueRange(bRegisters), ValueRange(c),
+        /*shape=*/{16, 8, 16}, std::nullopt, std::nullopt,
+        std::array<NVVM::MMATypes, 2>{multiplicand, multiplicand},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+    std::array<Value, 4> result;
+    for (int64_t i = 0; i < 4; ++i)
+      result[i] = LLVM::ExtractValueOp::create(b, d, i);
+    return result;
+  }
+
+  /// Max or sum over the four lanes that share a row.
+  Value quadReduce(Value x, bool sum) {
+    for (int64_t offset : {1, 2}) {
+      Value other = gpu::ShuffleOp::create(b, x, offset, 32,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      x = sum ? Value(arith::AddFOp::create(b, x, other))
+              : Value(arith::MaximumFOp::create(b, x, other));
+    }
+    return x;
+  }
+
+  /// Sets to -inf the scores of keys past the sequence and, with causal
+  /// masking, above the bottom-right-aligned diagonal. Only blocks that hold
+  /// such keys pay for the comparisons.
+  void maskScores(SmallVectorImpl<std::array<Value, 4>> &scores,
+                  Value firstKey, Value firstRow) {
+    bool ragged = s.sk % plan.blockKV != 0;
+    if (!ragged && !op.getCausal())
+      return;
+    // The block needs masking if it holds keys past Sk or past the
+    // diagonal of this block's first row.
+    Value lastKey = add(firstKey, idx(plan.blockKV - 1));
+    Value needsMask = arith::CmpIOp::create(b, arith::CmpIPredicate::uge,
+                                            lastKey, idx(s.sk));
+    if (op.getCausal()) {
+      Value diagonal = add(firstQuery, idx(s.sk - s.sq));
+      needsMask = arith::OrIOp::create(
+          b, needsMask,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, lastKey,
+                                diagonal));
+    }
+    SmallVector<Type> types(scores.size() * 4, b.getF32Type());
+    SmallVector<Value> flatScores;
+    for (auto &tileScores : scores)
+      flatScores.append(tileScores.begin(), tileScores.end());
+    auto branch = scf::IfOp::create(b, types, needsMask, true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(branch.thenBlock());
+      const float negInf = -std::numeric_limits<float>::infinity();
+      SmallVector<Value> masked;
+      for (int64_t t = 0; t < static_cast<int64_t>(scores.size()); ++t)
+        for (int e = 0; e < 4; ++e) {
+          Value key = add(add(firstKey, idx(t * 8 + e % 2)), mul(quad, 2));
+          Value hidden = arith::CmpIOp::create(b, arith::CmpIPredicate::uge,
+                                               key, idx(s.sk));
+          if (op.getCausal()) {
+            Value row = add(firstRow, idx(8 * (e / 2)));
+            hidden = arith::OrIOp::create(
+                b, hidden,
+                arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, key,
+                                      add(row, idx(s.sk - s.sq))));
+          }
+          masked.push_back(arith::SelectOp::create(b, hidden, f32(negInf),
+                                                   flatScores[4 * t + e]));
+        }
+      scf::YieldOp::create(b, masked);
+      b.setInsertionPointToStart(branch.elseBlock());
+      scf::YieldOp::create(b, flatScores);
+    }
+    for (int64_t t = 0; t < static_cast<int64_t>(scores.size()); ++t)
+      for (int e = 0; e < 4; ++e)
+        scores[t][e] = branch.getResult(4 * t + e);
+  }
+
+  ImplicitLocOpBuilder b;
+  FlashAttentionOp op;
+  AttentionShape s;
+  const AttentionKernelPlan &plan;
+  Value tid, group, quad, laneMatrix, laneRow;
+  Value keyTile, valueTile, lastToken, firstQuery;
+};
+} // namespace
+
+gpu::GPUFuncOp memwall::emitAttentionKernel(gpu::GPUModuleOp gpuModule,
+                                            StringRef name,
+                                            FlashAttentionOp op,
+                                            const AttentionKernelPlan &plan) {
+  return AttentionKernelBuilder(gpuModule, op, plan).buildForward(name);
+}
+
+gpu::GPUFuncOp
+memwall::emitAttentionCombineKernel(gpu::GPUModuleOp gpuModule, StringRef name,
+                                    FlashAttentionOp op,
+                                    const AttentionKernelPlan &plan) {
+  return AttentionKernelBuilder(gpuModule, op, plan).buildCombine(name);
+}

@@ -1,0 +1,67 @@
+//===- AttentionCodegen.h - Tensor-core FlashAttention kernels -*- C++ -*-===//
+//
+// The kernels that run memwall.flash_attention (docs/codegen.md, "Attention
+// kernel"): FlashAttention-2's forward on mma.sync m16n8k16 tensor cores,
+// K/V tiles streamed into shared memory by cp.async, fragments read with
+// ldmatrix. One block per (query block, batch x head, split); each warp owns
+// 16 query rows. With split keys, the blocks write fp32 partial outputs and
+// their log-sum-exps, and a second kernel combines them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_LIB_TARGET_ATTENTIONCODEGEN_H
+#define MEMWALL_LIB_TARGET_ATTENTIONCODEGEN_H
+
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+#include <array>
+#include <string>
+
+namespace memwall {
+
+/// How the attention kernel runs one op.
+struct AttentionKernelPlan {
+  /// Query rows per block (a multiple of 16: one warp per 16 rows); the
+  /// op's block_q, or fewer when the sequence is shorter.
+  int64_t blockQ = 0;
+  int64_t blockKV = 0;
+  int64_t splits = 1;
+  int64_t threads() const { return blockQ / 16 * 32; }
+  std::array<int64_t, 3> grid{1, 1, 1};
+  /// Dynamic shared memory: the Q, K and V tiles, rows padded by 16 bytes so
+  /// that ldmatrix's eight row addresses fall in distinct banks.
+  int64_t sharedBytes = 0;
+  /// With splits: the combine kernel's launch (one thread per output
+  /// element).
+  std::array<int64_t, 3> combineGrid{1, 1, 1};
+  int64_t combineThreads = 128;
+};
+
+/// Why the tensor-core kernel cannot run `op` ("" when it can).
+std::string whyNoAttentionKernel(FlashAttentionOp op);
+
+/// The launch of `op`'s kernels. Requires whyNoAttentionKernel(op) == "".
+AttentionKernelPlan planAttentionKernel(FlashAttentionOp op);
+
+/// Appends the forward kernel `name` to `gpuModule`. Parameters (flat
+/// memrefs): query, key, value, then the output and the log-sum-exp, or
+/// with splits the fp32 partial outputs `[splits, B, Hq, Sq, Dv]` and
+/// partial log-sum-exps `[splits, B, Hq, Sq]`.
+mlir::gpu::GPUFuncOp emitAttentionKernel(mlir::gpu::GPUModuleOp gpuModule,
+                                         llvm::StringRef name,
+                                         FlashAttentionOp op,
+                                         const AttentionKernelPlan &plan);
+
+/// Appends the kernel that merges the splits' partials by their
+/// log-sum-exps. Parameters: partial outputs, partial log-sum-exps, output,
+/// log-sum-exp.
+mlir::gpu::GPUFuncOp
+emitAttentionCombineKernel(mlir::gpu::GPUModuleOp gpuModule,
+                           llvm::StringRef name, FlashAttentionOp op,
+                           const AttentionKernelPlan &plan);
+
+} // namespace memwall
+
+#endif // MEMWALL_LIB_TARGET_ATTENTIONCODEGEN_H
