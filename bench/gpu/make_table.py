@@ -13,7 +13,10 @@ optionally, the exit codes that run.sh recorded, and writes markdown:
 Effective bandwidth (GB/s, 1 GB = 1e9 bytes) = (bytes of every input and
 weight + bytes of every output, each once) / median time, the same
 definition pytorch_bench.py uses. Speedup = PyTorch time / memwall time
-(above 1: memwall is faster). Standard library only.
+(above 1: memwall is faster). The attention workloads (attention_*) get
+their own table: memwall against each SDPA backend and a naive
+matmul-softmax-matmul, in ms and TFLOP/s (FLOPs from pytorch_bench.py's
+definition, 4*B*Hq*D*pairs). Standard library only.
 """
 
 import argparse
@@ -92,12 +95,13 @@ def collect(args):
     codes = read_exit_codes(args.exit_codes)
 
     names = list(torch_rows)
+    definitions = {}
     try:  # the canonical order, when PyTorch has no results
         sys.dont_write_bytecode = True
         sys.path.insert(0, HERE)
         import pytorch_bench
-        names += [w["name"] for w in pytorch_bench.workloads()
-                  if w["name"] not in torch_rows]
+        definitions = {w["name"]: w for w in pytorch_bench.workloads()}
+        names += [n for n in definitions if n not in torch_rows]
     except Exception:
         pass
     extra = set()
@@ -113,8 +117,13 @@ def collect(args):
 
     rows = []
     for name in names:
-        row = {"name": name, "torch": torch_rows.get(name), "report": None,
-               "bytes": None, "flops": None, "exit": codes.get(name)}
+        torch_row = torch_rows.get(name)
+        definition = definitions.get(name, {})
+        row = {"name": name, "torch": torch_row, "report": None,
+               "bytes": None, "flops": None, "exit": codes.get(name),
+               "attention": (definition.get("kind") == "attention" or
+                             (torch_row or {}).get("kind") == "attention" or
+                             name.startswith("attention_"))}
         report_path = os.path.join(args.memwall_dir, name + ".json")
         if os.path.exists(report_path):
             try:
@@ -134,6 +143,13 @@ def collect(args):
         elif row["torch"]:
             row["bytes"], row["flops"] = row["torch"]["bytes"], \
                 row["torch"]["flops"]
+        if row["attention"]:
+            # The manifest counts GEMM steps only: attention's FLOPs come
+            # from pytorch_bench.py's definition (or its JSON).
+            source = row["torch"] or definition
+            row["flops"] = source.get("flops")
+            row["bytes"] = source.get("bytes", row["bytes"])
+            row["shape"] = source.get("attention")
         rows.append(row)
     return pytorch, rows
 
@@ -199,6 +215,8 @@ def render(args, pytorch, rows):
                "torch.compile ms | speedup vs eager | speedup vs compile | "
                "check |")
     out.append("|---|---:|---:|---:|---:|---:|---:|---|")
+    attention_rows = [r for r in rows if r["attention"]]
+    rows = [r for r in rows if not r["attention"]]
     for row in rows:
         t = memwall_seconds(row)
         torch_row = row["torch"] or {}
@@ -244,7 +262,10 @@ def render(args, pytorch, rows):
                            fmt_tflops(w.get("eager_TFLOPs")),
                            fmt_tflops(w.get("compile_TFLOPs"))))
 
-    step_rows = [r for r in rows if r["report"]]
+    if attention_rows:
+        out += render_attention(pytorch, attention_rows)
+
+    step_rows = [r for r in rows + attention_rows if r["report"]]
     if step_rows:
         out.append("")
         out.append("### memwall steps: measured against predicted")
@@ -269,6 +290,17 @@ def render(args, pytorch, rows):
 
     errors = [(r["name"], r["torch"]["compile_error"]) for r in rows
               if r["torch"] and r["torch"].get("compile_error")]
+    for r in attention_rows:
+        torch_row = r["torch"] or {}
+        if torch_row.get("error"):
+            errors.append((r["name"], torch_row["error"]))
+        for backend, res in sorted(torch_row.get("backends", {}).items()):
+            for key, what in (("error", ""), ("gqa", "GQA: "),
+                              ("graph_error", "CUDA graph: ")):
+                if res.get(key) and not (key == "gqa" and
+                                         res[key] == "enable_gqa=True"):
+                    errors.append(("%s %s" % (r["name"], backend),
+                                   what + res[key]))
     errors += [(r["name"], "eager: " + r["torch"]["eager_error"]) for r in rows
                if r["torch"] and r["torch"].get("eager_error")]
     if errors:
@@ -278,6 +310,91 @@ def render(args, pytorch, rows):
         for name, text in errors:
             out.append("- %s: %s" % (name, text.splitlines()[0][:300]))
     return "\n".join(out) + "\n"
+
+
+ATTENTION_COLUMNS = (("flash", "SDPA flash"), ("cudnn", "SDPA cuDNN"),
+                     ("efficient", "SDPA efficient"), ("naive", "naive"))
+
+
+def attention_time(torch_row, backend):
+    """(ms, mark) of one PyTorch backend: the smaller of the eager and the
+    CUDA-graph time, mark "g" when the graph's; (None, text) when it has no
+    time."""
+    res = ((torch_row or {}).get("backends") or {}).get(backend)
+    if not res:
+        return None, "-"
+    times = [(res.get("ms"), ""), (res.get("graph_ms"), "g")]
+    times = [(t, m) for t, m in times if t]
+    if not times:
+        error = res.get("error") or ""
+        return None, "skipped" if error.startswith("skipped") else "failed"
+    ms, mark = min(times)
+    gqa = res.get("gqa") or ""
+    if gqa.startswith("K and V expanded"):
+        mark += "x"
+    return ms, mark
+
+
+def attention_shape_text(shape):
+    if not shape:
+        return "-"
+    text = "B%d Hq%d" % (shape["B"], shape["Hq"])
+    if shape["Hkv"] != shape["Hq"]:
+        text += " Hkv%d" % shape["Hkv"]
+    text += " Sq%d" % shape["Sq"] if shape["Sq"] != shape["Sk"] else ""
+    text += " S%d" % shape["Sk"] if shape["Sq"] == shape["Sk"] else \
+        " Sk%d" % shape["Sk"]
+    text += " D%d" % shape["D"]
+    if shape["causal"]:
+        text += " causal"
+    return text
+
+
+def render_attention(pytorch, rows):
+    out = ["", "### Attention forward: memwall vs PyTorch SDPA backends", ""]
+    out.append("FLOPs = 4·B·Hq·D·pairs, pairs = Sq·Sk, halved when causal "
+               "with Sq = Sk, all Sk keys for a one-token decode. Each cell: "
+               "median ms / TFLOP/s. A PyTorch backend under 1 ms is also "
+               "timed as a CUDA-graph replay (no Python launch overhead) and "
+               "the smaller time shown, marked g when it is the graph's; x: "
+               "K and V expanded with repeat_interleave because enable_gqa "
+               "failed (see the notes). memwall GB/s = (q, k, v and output "
+               "bytes) / time, the figure for the memory-bound decode. "
+               "memwall/flash, memwall/cuDNN = PyTorch ms / memwall ms "
+               "(above 1: memwall is faster).")
+    out.append("")
+    out.append("| workload | shape | memwall | memwall GB/s | %s | "
+               "memwall/flash | memwall/cuDNN | check |" %
+               " | ".join(t for _, t in ATTENTION_COLUMNS))
+    out.append("|---|---|---:|---:|%s---:|---:|---|" %
+               ("---:|" * len(ATTENTION_COLUMNS)))
+    for row in rows:
+        t = memwall_seconds(row)
+        mw_ms = t * 1e3 if t else None
+        flops = row["flops"] or 0
+
+        def cell(ms, mark=""):
+            if ms is None:
+                return mark or "-"
+            tf = flops / (ms * 1e-3) / 1e12 if flops else None
+            text = "%.4g" % ms if ms < 1 else "%.3f" % ms
+            return "%s%s / %s" % (text, " (%s)" % mark if mark else "",
+                                  fmt_tflops(tf))
+        cells, by_backend = [], {}
+        for backend, _ in ATTENTION_COLUMNS:
+            ms, mark = attention_time(row["torch"], backend)
+            by_backend[backend] = ms
+            cells.append(cell(ms, mark))
+        gbps = row["bytes"] / t / 1e9 if t and row["bytes"] else None
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            row["name"], attention_shape_text(row.get("shape")), cell(mw_ms),
+            fmt_rate(gbps), " | ".join(cells),
+            fmt_speedup(ratio(by_backend["flash"], mw_ms)),
+            fmt_speedup(ratio(by_backend["cudnn"], mw_ms)), check_text(row)))
+    if not pytorch:
+        out.append("")
+        out.append("PyTorch: no results.")
+    return out
 
 
 def main():

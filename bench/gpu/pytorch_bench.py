@@ -10,6 +10,27 @@ writes one JSON file:
                      "eager_GBps", "compile_GBps", "bytes", "flops",
                      "eager_TFLOPs", "compile_TFLOPs", "compile_error" } ] }
 
+The attention workloads (kind "attention", names attention_*) are timed
+instead once per scaled_dot_product_attention backend, each forced alone
+with torch.nn.attention.sdpa_kernel, and as a naive matmul-softmax-matmul;
+their records are
+
+  { "name", "kind": "attention", "shape", "dtype", "bytes", "flops",
+    "attention": {"B", "Hq", "Hkv", "Sq", "Sk", "D", "causal"},
+    "backends": { "flash" | "cudnn" | "efficient" | "naive":
+                  { "ms", "TFLOPs", "GBps", "error", "gqa" } } }
+
+with ms null and the error text where a backend refuses the shape. flops =
+4*B*Hq*D * (query-key pairs computed): Sq*Sk, half of it when causal with
+Sq = Sk (the usual convention), the exact count of visible pairs otherwise
+(a one-token causal decode sees all Sk keys). memwall's causal mask is
+aligned bottom-right (query i sees keys j <= i + Sk - Sq); SDPA's is_causal
+is aligned top-left, so is_causal is used only when Sq = Sk, no mask when
+Sq = 1, and torch.nn.attention.bias.causal_lower_right otherwise. With
+fewer KV heads than query heads SDPA gets enable_gqa=True; where the
+installed PyTorch or the backend refuses that, K and V are expanded with
+repeat_interleave once, outside the timing, and "gqa" says so.
+
 Times are the median over `iters` iterations, each between its own pair of
 CUDA events, after `warmup` untimed iterations. `bytes` counts every input
 (activations and weights) and every output once; GB/s is bytes / median time
@@ -24,6 +45,7 @@ Standard library and torch only.
 """
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -125,6 +147,51 @@ def _seed_workload(rows, d, dtype):
     }
 
 
+def attention_pairs(sq, sk, causal):
+    """Query-key pairs the FLOP count charges for: Sq*Sk, half of it when
+    causal with Sq = Sk (the FlashAttention convention baselines.md uses),
+    else the exact count under the bottom-right mask."""
+    if not causal:
+        return sq * sk
+    if sq == sk:
+        return sq * sk // 2
+    return sum(max(0, min(sk, i + sk - sq + 1)) for i in range(sq))
+
+
+def _attention_workload(b, hq, sq, d, causal, hkv=None, sk=None, name=None):
+    hkv = hkv or hq
+    sk = sk or sq
+    if name is None:
+        name = "attention_b%d_h%d_s%d_d%d%s_bf16" % (
+            b, hq, sq, d, "_causal" if causal else "")
+    return {
+        "name": name, "kind": "attention", "dtype": "bf16",
+        "inputs": [("q", [b, hq, sq, d], "input"),
+                   ("k", [b, hkv, sk, d], "input"),
+                   ("v", [b, hkv, sk, d], "input")],
+        "outputs": [[b, hq, sq, d]],
+        "attention": {"B": b, "Hq": hq, "Hkv": hkv, "Sq": sq, "Sk": sk,
+                      "D": d, "causal": causal},
+        "flops": 4 * b * hq * d * attention_pairs(sq, sk, causal),
+    }
+
+
+def attention_workloads():
+    """bench/gpu/ops/attention_*.mlir: baselines.md's shapes, two small
+    prefills that --check quickly, and a GQA decode step."""
+    return [
+        _attention_workload(4, 32, 4096, 128, False),
+        _attention_workload(4, 32, 4096, 128, True),
+        _attention_workload(8, 16, 2048, 64, False),
+        _attention_workload(1, 32, 16384, 128, True),
+        _attention_workload(1, 8, 1024, 64, True),
+        _attention_workload(1, 8, 1024, 128, True),
+        _attention_workload(
+            1, 32, 1, 128, True, hkv=8, sk=4096,
+            name="attention_decode_b1_hq32_hkv8_sk4096_d128_bf16"),
+    ]
+
+
 def workloads():
     r, d = 16384, 4096
     x = ("x", [r, d], "input")
@@ -168,6 +235,7 @@ def workloads():
         "flops": 2 * b * t * (c * c + c * 4 * c + 4 * c * c),
         "fn": _gpt2_block,
     })
+    wl += attention_workloads()
     for w in wl:
         size = DTYPE_BYTES[w["dtype"]]
         w["shape"] = w["inputs"][0][1]
@@ -215,6 +283,194 @@ def time_ms(fn, args, warmup, iters):
     return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
 
 
+ATTENTION_BACKENDS = ("flash", "cudnn", "efficient", "naive")
+# The naive path materializes [B, Hq, Sq, Sk] scores (and softmax); above
+# this many bytes of bf16 scores it is skipped (B1 H32 S16384: 16 GiB).
+NAIVE_SCORES_LIMIT = 8 << 30
+# Backends faster than this are also timed as a CUDA-graph replay.
+GRAPH_BELOW_MS = 1.0
+
+
+def _sdpa_backend(name):
+    """(context-manager factory, error) forcing one SDPA backend alone."""
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError:
+        return None, "torch.nn.attention.sdpa_kernel not available"
+    member = {"flash": "FLASH_ATTENTION", "cudnn": "CUDNN_ATTENTION",
+              "efficient": "EFFICIENT_ATTENTION"}[name]
+    backend = getattr(SDPBackend, member, None)
+    if backend is None:
+        return None, "SDPBackend.%s not available in this PyTorch" % member
+    return (lambda: sdpa_kernel([backend])), None
+
+
+def _causal_args(a):
+    """SDPA keyword arguments for memwall's bottom-right causal mask."""
+    if not a["causal"] or a["Sq"] == 1:
+        return {"is_causal": False}  # one query at the end sees every key
+    if a["Sq"] == a["Sk"]:
+        return {"is_causal": True}
+    from torch.nn.attention.bias import causal_lower_right
+    return {"attn_mask": causal_lower_right(a["Sq"], a["Sk"])}
+
+
+def _naive_attention(a, scale):
+    """matmul -> (mask) -> softmax -> matmul in the inputs' dtype, GQA by
+    broadcasting the KV heads over their query-head group."""
+    b, hq, hkv, sq, sk, d = (a[x] for x in ("B", "Hq", "Hkv", "Sq", "Sk", "D"))
+    g = hq // hkv
+    hidden = None
+    if a["causal"]:
+        i = torch.arange(sq, device="cuda").unsqueeze(1)
+        j = torch.arange(sk, device="cuda").unsqueeze(0)
+        hidden = j > i + (sk - sq)
+        if not bool(hidden.any()):
+            hidden = None
+
+    def fn(q, k, v):
+        q5 = q.view(b, hkv, g, sq, d)
+        s = torch.matmul(q5, k.unsqueeze(2).transpose(-2, -1)).mul_(scale)
+        if hidden is not None:
+            s.masked_fill_(hidden, float("-inf"))
+        p = torch.softmax(s, dim=-1)
+        del s
+        return torch.matmul(p, v.unsqueeze(2)).view(b, hq, sq, d)
+    return fn
+
+
+def graph_time_ms(fn, args, warmup, iters):
+    """fn captured once in a CUDA graph and timed by replaying it: the GPU
+    time without Python's launch overhead (which dominates a decode step)."""
+    with torch.no_grad():
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                fn(*args)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out = fn(*args)
+        ms = time_ms(lambda: graph.replay(), [], warmup, iters)
+        del out, graph
+    return ms
+
+
+def time_attention(w, inputs, args):
+    """Times every backend of ATTENTION_BACKENDS on one attention workload;
+    returns {backend: {"ms", "graph_ms", "error", "gqa"}}."""
+    a = w["attention"]
+    q, k, v = inputs
+    scale = 1.0 / math.sqrt(a["D"])
+    gqa = a["Hq"] != a["Hkv"]
+    results = {}
+    expanded = None
+    for backend in ATTENTION_BACKENDS:
+        res = {"ms": None, "graph_ms": None, "error": None, "gqa": None}
+        results[backend] = res
+        try:
+            if backend == "naive":
+                scores = 2 * a["B"] * a["Hq"] * a["Sq"] * a["Sk"]
+                if scores > NAIVE_SCORES_LIMIT:
+                    res["error"] = ("skipped: the [B, Hq, Sq, Sk] scores "
+                                    "would take %.1f GiB" % (scores / 2**30))
+                    continue
+                if gqa:
+                    res["gqa"] = "KV heads broadcast over their query heads"
+                fn, fn_args = _naive_attention(a, scale), [q, k, v]
+                res["ms"] = time_ms(fn, fn_args, args.warmup, args.iters)
+            else:
+                ctx, err = _sdpa_backend(backend)
+                if ctx is None:
+                    res["error"] = err
+                    continue
+                kw = _causal_args(a)
+                kw["scale"] = scale
+                fn_args = [q, k, v]
+                with ctx():
+                    if gqa:
+                        def fn(q_, k_, v_):
+                            return F.scaled_dot_product_attention(
+                                q_, k_, v_, enable_gqa=True, **kw)
+                        try:
+                            res["ms"] = time_ms(fn, fn_args, args.warmup,
+                                                args.iters)
+                            res["gqa"] = "enable_gqa=True"
+                        except Exception as e:  # old PyTorch or refused
+                            note = "%s: %s" % (type(e).__name__,
+                                               str(e).strip()[:500])
+                            if expanded is None:
+                                g = a["Hq"] // a["Hkv"]
+                                expanded = [k.repeat_interleave(g, dim=1),
+                                            v.repeat_interleave(g, dim=1)]
+                            res["gqa"] = (
+                                "K and V expanded with repeat_interleave "
+                                "(outside the timing); enable_gqa=True "
+                                "failed: " + note)
+                            fn_args = [q] + expanded
+                    if res["ms"] is None:
+                        def fn(q_, k_, v_):
+                            return F.scaled_dot_product_attention(
+                                q_, k_, v_, **kw)
+                        res["ms"] = time_ms(fn, fn_args, args.warmup,
+                                            args.iters)
+            # Under a millisecond, Python's launch overhead can show in the
+            # eager time: time a CUDA-graph replay as well.
+            if res["ms"] is None or res["ms"] >= GRAPH_BELOW_MS:
+                continue
+            with contextlib.ExitStack() as stack:
+                if backend != "naive":
+                    stack.enter_context(ctx())
+                try:
+                    res["graph_ms"] = graph_time_ms(fn, fn_args, args.warmup,
+                                                    args.iters)
+                except Exception as e:
+                    res["graph_error"] = "%s: %s" % (type(e).__name__,
+                                                     str(e).strip()[:500])
+        except Exception as e:  # recorded; the other backends still run
+            res["ms"] = res["graph_ms"] = None
+            res["error"] = "%s: %s" % (type(e).__name__, str(e).strip()[:2000])
+            print("%s %s: %s" % (w["name"], backend,
+                                 res["error"].splitlines()[0]),
+                  file=sys.stderr, flush=True)
+        finally:
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+    return results
+
+
+def run_attention(w, args):
+    record = {k: w[k] for k in ("name", "kind", "shape", "dtype", "bytes",
+                                "flops", "attention")}
+    try:
+        inputs = make_inputs(w, args.seed)
+        record["backends"] = time_attention(w, inputs, args)
+    except Exception as e:
+        record["backends"] = {}
+        record["error"] = "%s: %s" % (type(e).__name__, str(e)[:2000])
+        traceback.print_exc()
+        inputs = None
+    for res in record["backends"].values():
+        res["TFLOPs"] = rate(w["flops"], res["ms"], 1e12)
+        res["GBps"] = rate(w["bytes"], res["ms"], 1e9)
+        res["graph_TFLOPs"] = rate(w["flops"], res["graph_ms"], 1e12)
+    del inputs
+    torch.cuda.empty_cache()
+
+    def fmt(res):
+        if res.get("ms") is None:
+            return "null"
+        text = "%.4f ms %.0f TFLOP/s" % (res["ms"], res["TFLOPs"])
+        if res.get("graph_ms") is not None:
+            text += " (graph %.4f ms)" % res["graph_ms"]
+        return text
+    print("%-42s %s" % (w["name"], "  ".join(
+        "%s %s" % (b, fmt(record["backends"].get(b, {})))
+        for b in ATTENTION_BACKENDS)), flush=True)
+    return record
+
+
 def rate(amount, ms, scale):
     if ms is None or ms <= 0:
         return None
@@ -256,8 +512,16 @@ def run(args, selected):
         },
         "workloads": [],
     }
+    # Attention first: it has no torch.compile run and takes seconds, so
+    # the --time-budget cannot skip it and run.sh's timeout does not cut it.
+    for w in selected:
+        if w.get("kind") == "attention":
+            doc["workloads"].append(run_attention(w, args))
+            write_json(args.out, doc)
     start = time.monotonic()
     for w in selected:
+        if w.get("kind") == "attention":
+            continue
         record = {k: w[k] for k in ("name", "shape", "dtype", "bytes", "flops")}
         record.update(eager_ms=None, compile_ms=None, compile_error=None)
         try:

@@ -77,14 +77,13 @@ std::string memwall::whyNoAttentionKernel(FlashAttentionOp op) {
     return "the attention kernel needs block_q a multiple of 16, at most 128";
   // cp.async moves 16-byte chunks: every thread moves the same number.
   AttentionKernelPlan plan = planAttentionKernel(op);
-  for (auto [rows, width] : {std::pair{plan.blockQ, s.d},
-                             std::pair{plan.blockKV, s.d},
-                             std::pair{plan.blockKV, s.dv}})
+  for (auto [rows, width] :
+       {std::pair{plan.blockQ, s.d}, std::pair{plan.blockKV, s.d},
+        std::pair{plan.blockKV, s.dv}})
     if (rows * width / 8 % plan.threads() != 0)
-      return "the attention kernel's tile loads need " +
-             std::to_string(rows) + "x" + std::to_string(width) +
-             " tiles to split evenly over " + std::to_string(plan.threads()) +
-             " threads";
+      return "the attention kernel's tile loads need " + std::to_string(rows) +
+             "x" + std::to_string(width) + " tiles to split evenly over " +
+             std::to_string(plan.threads()) + " threads";
   return "";
 }
 
@@ -100,9 +99,8 @@ AttentionKernelPlan memwall::planAttentionKernel(FlashAttentionOp op) {
   plan.sharedBytes = elementBytes * (plan.blockQ * (s.d + kRowPad) +
                                      plan.blockKV * (s.d + kRowPad) +
                                      plan.blockKV * (s.dv + kRowPad));
-  plan.combineGrid = {ceilDiv(s.batch * s.heads * s.sq * s.dv,
-                              plan.combineThreads),
-                      1, 1};
+  plan.combineGrid = {
+      ceilDiv(s.batch * s.heads * s.sq * s.dv, plan.combineThreads), 1, 1};
   return plan;
 }
 
@@ -119,11 +117,11 @@ public:
     bool partial = plan.splits > 1;
     Type outType = partial ? b.getF32Type() : s.element;
     int64_t outRows = plan.splits * s.batch * s.heads * s.sq;
-    SmallVector<Type> params{
-        flat(s.batch * s.heads * s.sq * s.d, s.element),
-        flat(s.batch * s.kvHeads * s.sk * s.d, s.element),
-        flat(s.batch * s.kvHeads * s.sk * s.dv, s.element),
-        flat(outRows * s.dv, outType), flat(outRows, b.getF32Type())};
+    SmallVector<Type> params{flat(s.batch * s.heads * s.sq * s.d, s.element),
+                             flat(s.batch * s.kvHeads * s.sk * s.d, s.element),
+                             flat(s.batch * s.kvHeads * s.sk * s.dv, s.element),
+                             flat(outRows * s.dv, outType),
+                             flat(outRows, b.getF32Type())};
     gpu::GPUFuncOp func = makeKernel(name, params, plan.threads());
     Block &entry = func.getBody().front();
     Value query = entry.getArgument(0), key = entry.getArgument(1),
@@ -161,8 +159,8 @@ public:
     auto tile = [&](int64_t rows, int64_t width) {
       auto type = MemRefType::get({rows, width + kRowPad}, s.element,
                                   AffineMap(), workgroup);
-      Value view = memref::ViewOp::create(b, type, shared, idx(offset),
-                                          ValueRange{});
+      Value view =
+          memref::ViewOp::create(b, type, shared, idx(offset), ValueRange{});
       offset += rows * (width + kRowPad) * 2;
       return view;
     };
@@ -175,15 +173,13 @@ public:
     int64_t keyBlocks = ceilDiv(s.sk, plan.blockKV);
     int64_t perSplit = ceilDiv(keyBlocks, plan.splits);
     Value blockBegin = mul(split, perSplit);
-    Value blockEnd =
-        arith::MinUIOp::create(b, add(blockBegin, idx(perSplit)),
-                               idx(keyBlocks));
+    Value blockEnd = arith::MinUIOp::create(b, add(blockBegin, idx(perSplit)),
+                                            idx(keyBlocks));
     if (op.getCausal()) {
       Value lastRow = arith::MinUIOp::create(
           b, add(firstQuery, idx(plan.blockQ)), idx(s.sq));
-      Value visible =
-          arith::CeilDivUIOp::create(b, add(lastRow, idx(s.sk - s.sq)),
-                                     idx(plan.blockKV));
+      Value visible = arith::CeilDivUIOp::create(
+          b, add(lastRow, idx(s.sk - s.sq)), idx(plan.blockKV));
       blockEnd = arith::MinUIOp::create(b, blockEnd, visible);
     }
     // An empty range (a causal split past the diagonal) runs no iteration.
@@ -191,8 +187,8 @@ public:
 
     Value queryRows = arith::SubIOp::create(
         b, idx(s.sq), arith::MinUIOp::create(b, firstQuery, idx(s.sq)));
-    Value qToken = loadTile(queryTile, query, queryRowBase, queryRows,
-                            plan.blockQ, s.d);
+    Value qToken =
+        loadTile(queryTile, query, queryRowBase, queryRows, plan.blockQ, s.d);
     loadKeys(key, keyRowBase, blockBegin, blockEnd);
     waitAll(qToken);
 
@@ -235,8 +231,8 @@ public:
         tileScores = {f32(0), f32(0), f32(0), f32(0)};
       for (int64_t pair = 0; pair < keyTiles / 2; ++pair)
         for (int64_t kt = 0; kt < s.d / 16; ++kt) {
-          Value row = add(add(idx(pair * 16), mul(div(laneMatrix, 2), 8)),
-                          laneRow);
+          Value row =
+              add(add(idx(pair * 16), mul(div(laneMatrix, 2), 8)), laneRow);
           Value column = add(idx(kt * 16), mul(rem(laneMatrix, 2), 8));
           std::array<Value, 4> k = ldmatrix(keyTile, row, column, false);
           scores[2 * pair] =
@@ -256,7 +252,8 @@ public:
         Value rowMax = state[r];
         for (auto &tileScores : scores)
           for (int e = 0; e < 2; ++e)
-            rowMax = arith::MaximumFOp::create(b, rowMax, tileScores[2 * r + e]);
+            rowMax =
+                arith::MaximumFOp::create(b, rowMax, tileScores[2 * r + e]);
         rowMax = quadReduce(rowMax, /*sum=*/false);
         newMax[r] = rowMax;
         // A row with no visible key yet keeps max -inf: subtract 0 instead
@@ -294,8 +291,8 @@ public:
             pack(probabilities[2 * kt + 1][0], probabilities[2 * kt + 1][1]),
             pack(probabilities[2 * kt + 1][2], probabilities[2 * kt + 1][3])};
         for (int64_t pair = 0; pair < outTiles / 2; ++pair) {
-          Value row = add(add(idx(kt * 16), mul(rem(laneMatrix, 2), 8)),
-                          laneRow);
+          Value row =
+              add(add(idx(kt * 16), mul(rem(laneMatrix, 2), 8)), laneRow);
           Value column = add(idx(pair * 16), mul(div(laneMatrix, 2), 8));
           std::array<Value, 4> v = ldmatrix(valueTile, row, column, true);
           for (int half = 0; half < 2; ++half) {
@@ -320,8 +317,8 @@ public:
     ValueRange results = loop.getResults();
     for (int r = 0; r < 2; ++r) {
       Value sum = quadReduce(results[2 + r], /*sum=*/true);
-      Value positive = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
-                                             sum, f32(0));
+      Value positive =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, sum, f32(0));
       Value inverse = arith::SelectOp::create(
           b, positive, arith::DivFOp::create(b, f32(1), sum), f32(0));
       // lse = ln(2^max · sum) of the scaled scores.
@@ -338,18 +335,16 @@ public:
       OpBuilder::InsertionGuard insertion(b);
       b.setInsertionPointToStart(guard.thenBlock());
       // Row index in the (split-major) output.
-      Value outRow = add(add(mul(split, s.batch * s.heads * s.sq),
-                             mul(batchHead, s.sq)),
-                         row);
+      Value outRow = add(
+          add(mul(split, s.batch * s.heads * s.sq), mul(batchHead, s.sq)), row);
       for (int64_t t = 0; t < outTiles; ++t) {
         SmallVector<Value> pairValues;
         for (int e = 0; e < 2; ++e) {
-          Value x = arith::MulFOp::create(b, results[4 + 4 * t + 2 * r + e],
-                                          inverse);
-          pairValues.push_back(outType.isF32()
-                                   ? x
-                                   : Value(arith::TruncFOp::create(
-                                         b, outType, x)));
+          Value x =
+              arith::MulFOp::create(b, results[4 + 4 * t + 2 * r + e], inverse);
+          pairValues.push_back(
+              outType.isF32() ? x
+                              : Value(arith::TruncFOp::create(b, outType, x)));
         }
         Value column = add(idx(t * 8), mul(quad, 2));
         Value vector = vector::FromElementsOp::create(
@@ -378,11 +373,11 @@ public:
     Value partialOut = entry.getArgument(0), partialLse = entry.getArgument(1),
           out = entry.getArgument(2), lse = entry.getArgument(3);
     tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-    Value element = add(mul(gpu::BlockIdOp::create(b, gpu::Dimension::x),
-                            plan.combineThreads),
-                        tid);
-    Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                          element, idx(rows * s.dv));
+    Value element = add(
+        mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), plan.combineThreads),
+        tid);
+    Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, element,
+                                          idx(rows * s.dv));
     auto guard = scf::IfOp::create(b, inRange, false);
     b.setInsertionPointToStart(guard.thenBlock());
     Value row = div(element, s.dv);
@@ -409,16 +404,15 @@ public:
       total = arith::AddFOp::create(b, total,
                                     arith::MulFOp::create(b, weight, partial));
     }
-    Value positive = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
-                                           weightSum, f32(0));
+    Value positive =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, weightSum, f32(0));
     Value result = arith::SelectOp::create(
         b, positive, arith::DivFOp::create(b, total, weightSum), f32(0));
     memref::StoreOp::create(b, arith::TruncFOp::create(b, s.element, result),
                             out, ValueRange{element});
     Value firstOfRow = arith::CmpIOp::create(
-        b, arith::CmpIPredicate::eq, arith::RemUIOp::create(b, element,
-                                                            idx(s.dv)),
-        idx(0));
+        b, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, element, idx(s.dv)), idx(0));
     auto store = scf::IfOp::create(b, firstOfRow, false);
     b.setInsertionPointToStart(store.thenBlock());
     Value rowLse = arith::SelectOp::create(
@@ -476,8 +470,7 @@ private:
       Value sourceRow =
           add(firstRow, arith::SelectOp::create(b, valid, row, idx(0)));
       Value sourceIndex = add(mul(sourceRow, width), column);
-      Value sourceElements =
-          arith::SelectOp::create(b, valid, idx(8), idx(0));
+      Value sourceElements = arith::SelectOp::create(b, valid, idx(8), idx(0));
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
           b, tokenType, tile, ValueRange{row, column}, source,
           ValueRange{sourceIndex}, b.getIndexAttr(8), sourceElements,
@@ -495,11 +488,11 @@ private:
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, block, end);
     Value rows = arith::SelectOp::create(
         b, inRange,
-        arith::SubIOp::create(
-            b, idx(s.sk), arith::MinUIOp::create(b, firstKey, idx(s.sk))),
+        arith::SubIOp::create(b, idx(s.sk),
+                              arith::MinUIOp::create(b, firstKey, idx(s.sk))),
         idx(0));
-    Value firstRow = add(
-        keyRowBase, arith::MinUIOp::create(b, firstKey, idx(s.sk - 1)));
+    Value firstRow =
+        add(keyRowBase, arith::MinUIOp::create(b, firstKey, idx(s.sk - 1)));
     loadTile(keyTile, key, firstRow, rows, plan.blockKV, s.d);
   }
 
@@ -568,9 +561,9 @@ private:
   /// Max or sum over the four lanes that share a row.
   Value quadReduce(Value x, bool sum) {
     for (int64_t offset : {1, 2}) {
-      Value other = gpu::ShuffleOp::create(b, x, offset, 32,
-                                           gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
+      Value other =
+          gpu::ShuffleOp::create(b, x, offset, 32, gpu::ShuffleMode::XOR)
+              .getShuffleResult();
       x = sum ? Value(arith::AddFOp::create(b, x, other))
               : Value(arith::MaximumFOp::create(b, x, other));
     }
@@ -580,16 +573,16 @@ private:
   /// Sets to -inf the scores of keys past the sequence and, with causal
   /// masking, above the bottom-right-aligned diagonal. Only blocks that hold
   /// such keys pay for the comparisons.
-  void maskScores(SmallVectorImpl<std::array<Value, 4>> &scores,
-                  Value firstKey, Value firstRow) {
+  void maskScores(SmallVectorImpl<std::array<Value, 4>> &scores, Value firstKey,
+                  Value firstRow) {
     bool ragged = s.sk % plan.blockKV != 0;
     if (!ragged && !op.getCausal())
       return;
     // The block needs masking if it holds keys past Sk or past the
     // diagonal of this block's first row.
     Value lastKey = add(firstKey, idx(plan.blockKV - 1));
-    Value needsMask = arith::CmpIOp::create(b, arith::CmpIPredicate::uge,
-                                            lastKey, idx(s.sk));
+    Value needsMask =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::uge, lastKey, idx(s.sk));
     if (op.getCausal()) {
       Value diagonal = add(firstQuery, idx(s.sk - s.sq));
       needsMask = arith::OrIOp::create(
@@ -641,8 +634,7 @@ private:
 } // namespace
 
 gpu::GPUFuncOp memwall::emitAttentionKernel(gpu::GPUModuleOp gpuModule,
-                                            StringRef name,
-                                            FlashAttentionOp op,
+                                            StringRef name, FlashAttentionOp op,
                                             const AttentionKernelPlan &plan) {
   return AttentionKernelBuilder(gpuModule, op, plan).buildForward(name);
 }

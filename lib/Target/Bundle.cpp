@@ -379,8 +379,7 @@ private:
   }
 
   /// A buffer no IR value names (a kernel's workspace).
-  int workspaceBuffer(std::string name, Type element,
-                      ArrayRef<int64_t> shape) {
+  int workspaceBuffer(std::string name, Type element, ArrayRef<int64_t> shape) {
     BundleBuffer buffer;
     buffer.name = std::move(name);
     buffer.dtype = dtypeName(element);
@@ -586,8 +585,8 @@ private:
     BundleStep combine;
     combine.kind = "kernel";
     combine.ops = step.ops;
-    combine.name = "kernel" + std::to_string(bundle.steps.size()) +
-                   "_attention_combine";
+    combine.name =
+        "kernel" + std::to_string(bundle.steps.size()) + "_attention_combine";
     combine.function = combine.name;
     emitAttentionCombineKernel(gpuModule, combine.function, op, plan);
     combine.grid = plan.combineGrid;
@@ -598,9 +597,9 @@ private:
     }
     combine.args.push_back(out);
     combine.args.push_back(lse);
-    int64_t combineBytes = bundle.buffers[partialOut].bytes +
-                           bundle.buffers[partialLse].bytes +
-                           bundle.buffers[out].bytes + bundle.buffers[lse].bytes;
+    int64_t combineBytes =
+        bundle.buffers[partialOut].bytes + bundle.buffers[partialLse].bytes +
+        bundle.buffers[out].bytes + bundle.buffers[lse].bytes;
     combine.predictedSeconds =
         estimateRoofline(0, combineBytes, MathPrecision::FP32, target)
             .timeSeconds;

@@ -107,8 +107,8 @@ void memwall::tileAttention(Operation *root, const GPUTarget &target) {
         {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2)},
         builder.getF32Type());
     auto flash = FlashAttentionOp::create(
-        builder, op.getLoc(), op.getType(), lseType, op.getQuery(),
-        op.getKey(), op.getValue(), op.getMask(),
+        builder, op.getLoc(), op.getType(), lseType, op.getQuery(), op.getKey(),
+        op.getValue(), op.getMask(),
         op.getCausal() ? builder.getUnitAttr() : nullptr,
         builder.getF64FloatAttr(op.getEffectiveScale()),
         builder.getI64IntegerAttr(tiles->blockQ),

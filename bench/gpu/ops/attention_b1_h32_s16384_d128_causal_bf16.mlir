@@ -1,0 +1,14 @@
+// Causal attention forward, baselines.md's long-sequence shape: B1 H32 S16384 D128.
+// q [B, Hq, Sq, D] = [1, 32, 16384, 128], k and v [B, Hkv, Sk, D] = [1, 32, 16384, 128], bf16,
+// scale 1/sqrt(D), causal (aligned bottom-right: query i sees keys j <= i + Sk - Sq).
+// memwall-tile-attention turns it into memwall.flash_attention.
+// PyTorch: F.scaled_dot_product_attention(q, k, v, is_causal=True).
+module @attention_b1_h32_s16384_d128_causal_bf16 {
+  func.func @main(
+      %q: tensor<1x32x16384x128xbf16> {memwall.kind = #memwall.arg_kind<input>} loc("q"),
+      %k: tensor<1x32x16384x128xbf16> {memwall.kind = #memwall.arg_kind<input>} loc("k"),
+      %v: tensor<1x32x16384x128xbf16> {memwall.kind = #memwall.arg_kind<input>} loc("v")) -> tensor<1x32x16384x128xbf16> {
+    %0 = memwall.attention %q, %k, %v causal : tensor<1x32x16384x128xbf16>, tensor<1x32x16384x128xbf16>, tensor<1x32x16384x128xbf16> -> tensor<1x32x16384x128xbf16> loc("attention")
+    return %0 : tensor<1x32x16384x128xbf16>
+  }
+}

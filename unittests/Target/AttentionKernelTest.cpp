@@ -1,0 +1,302 @@
+//===- AttentionKernelTest.cpp - the attention kernel, run on the CPU -----===//
+//
+// Runs the tensor-core attention kernels memwall-compile emits (the gpu.func
+// IR that is lowered to PTX: cp.async, ldmatrix, mma.sync) in the SIMT
+// interpreter and compares them with attention computed here in double
+// precision from the same rounded inputs. The interpreter also fails a
+// kernel on a shared-memory race (a missing barrier or wait), an
+// out-of-bounds access or a divergent warp collective.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SimtInterpreter.h"
+
+#include "lib/Target/AttentionCodegen.h"
+#include "memwall/Registration.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+
+using namespace mlir;
+using namespace memwall;
+
+namespace {
+
+struct AttentionCase {
+  int64_t batch = 1, heads = 1, kvHeads = 1, sq = 1, sk = 1, d = 16;
+  bool causal = false;
+  int64_t blockQ = 64, blockKV = 64, splits = 1;
+  bool f16 = false;
+};
+
+/// One 16-bit tensor: the rounded values (for the reference) and their
+/// bits (for the kernel).
+struct HalfTensor {
+  std::vector<double> values;
+  std::vector<uint8_t> bytes;
+};
+
+class AttentionKernelTest : public ::testing::Test {
+protected:
+  AttentionKernelTest() : context(simt::createContext()) {
+    DialectRegistry registry;
+    registerMemWallDialects(registry);
+    context->appendDialectRegistry(registry);
+    context->loadAllAvailableDialects();
+  }
+
+  HalfTensor randomTensor(int64_t elements, double range, bool f16) {
+    std::uniform_real_distribution<float> uniform(-range, range);
+    HalfTensor tensor;
+    tensor.bytes.resize(elements * 2);
+    for (int64_t i = 0; i < elements; ++i) {
+      float x = uniform(rng);
+      uint16_t bits = f16 ? simt::floatToF16(x) : simt::floatToBf16(x);
+      tensor.values.push_back(f16 ? simt::f16ToFloat(bits)
+                                  : simt::bf16ToFloat(bits));
+      std::memcpy(&tensor.bytes[2 * i], &bits, 2);
+    }
+    return tensor;
+  }
+
+  /// Compiles `c` into the attention kernels, runs them in the interpreter
+  /// on random inputs and checks output and log-sum-exp against a direct
+  /// double-precision evaluation.
+  void check(const AttentionCase &c) {
+    std::string element = c.f16 ? "f16" : "bf16";
+    auto tensor = [&](int64_t h, int64_t s, int64_t d, StringRef type) {
+      return llvm::formatv("tensor<{0}x{1}x{2}x{3}x{4}>", c.batch, h, s, d,
+                           type)
+          .str();
+    };
+    std::string q = tensor(c.heads, c.sq, c.d, element);
+    std::string kv = tensor(c.kvHeads, c.sk, c.d, element);
+    std::string lseType =
+        llvm::formatv("tensor<{0}x{1}x{2}xf32>", c.batch, c.heads, c.sq);
+    double scale = 1.0 / std::sqrt(static_cast<double>(c.d));
+    char scaleText[32];
+    std::snprintf(scaleText, sizeof scaleText, "%.17g", scale);
+    std::string source = llvm::formatv(
+        "func.func @f(%q: {0}, %k: {1}, %v: {1}) -> ({0}, {2}) {{\n"
+        "  %o, %lse = memwall.flash_attention %q, %k, %v {3} scale {4} "
+        "block_q {5} block_kv {6} splits {7} : ({0}, {1}, {1}) -> ({0}, {2})\n"
+        "  return %o, %lse : {0}, {2}\n}",
+        q, kv, lseType, c.causal ? "causal" : "", scaleText, c.blockQ,
+        c.blockKV, c.splits);
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, context.get());
+    ASSERT_TRUE(module) << source;
+    FlashAttentionOp op;
+    module->walk([&](FlashAttentionOp found) { op = found; });
+    ASSERT_EQ(whyNoAttentionKernel(op), "");
+    AttentionKernelPlan plan = planAttentionKernel(op);
+
+    OpBuilder builder(context.get());
+    OwningOpRef<ModuleOp> kernels = ModuleOp::create(builder.getUnknownLoc());
+    (*kernels)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                        builder.getUnitAttr());
+    builder.setInsertionPointToStart(kernels->getBody());
+    auto gpuModule =
+        gpu::GPUModuleOp::create(builder, builder.getUnknownLoc(), "kernels");
+    gpu::GPUFuncOp forward =
+        emitAttentionKernel(gpuModule, "attention", op, plan);
+    gpu::GPUFuncOp combine;
+    if (plan.splits > 1)
+      combine = emitAttentionCombineKernel(gpuModule, "combine", op, plan);
+    ASSERT_TRUE(succeeded(verify(*kernels)));
+
+    int64_t rows = c.batch * c.heads * c.sq;
+    HalfTensor query = randomTensor(rows * c.d, 2.0, c.f16);
+    HalfTensor key = randomTensor(c.batch * c.kvHeads * c.sk * c.d, 2.0, c.f16);
+    HalfTensor value =
+        randomTensor(c.batch * c.kvHeads * c.sk * c.d, 1.0, c.f16);
+    std::vector<uint8_t> out(rows * c.d * 2), lse(rows * 4);
+    std::vector<uint8_t> partialOut(plan.splits * rows * c.d * 4),
+        partialLse(plan.splits * rows * 4);
+    simt::LaunchConfig launch;
+    launch.grid = plan.grid;
+    launch.block = {plan.threads(), 1, 1};
+    launch.dynamicSharedBytes = plan.sharedBytes;
+    bool split = plan.splits > 1;
+    std::vector<MutableArrayRef<uint8_t>> args{
+        query.bytes, key.bytes, value.bytes,
+        MutableArrayRef<uint8_t>(split ? partialOut : out),
+        MutableArrayRef<uint8_t>(split ? partialLse : lse)};
+    llvm::Error error = simt::runKernel(forward, launch, args);
+    ASSERT_FALSE(error) << llvm::toString(std::move(error));
+    if (split) {
+      simt::LaunchConfig combineLaunch;
+      combineLaunch.grid = plan.combineGrid;
+      combineLaunch.block = {plan.combineThreads, 1, 1};
+      std::vector<MutableArrayRef<uint8_t>> combineArgs{partialOut, partialLse,
+                                                        out, lse};
+      llvm::Error error = simt::runKernel(combine, combineLaunch, combineArgs);
+      ASSERT_FALSE(error) << llvm::toString(std::move(error));
+    }
+
+    // Attention by definition, in double precision.
+    double squaredError = 0, squaredReference = 0, worst = 0, worstLse = 0;
+    int64_t group = c.heads / c.kvHeads;
+    for (int64_t row = 0; row < rows; ++row) {
+      int64_t i = row % c.sq, h = (row / c.sq) % c.heads,
+              b = row / (c.sq * c.heads);
+      int64_t kvRow0 = (b * c.kvHeads + h / group) * c.sk;
+      std::vector<double> scores;
+      double maxScore = -std::numeric_limits<double>::infinity();
+      int64_t visible = c.causal ? std::min(c.sk, i + c.sk - c.sq + 1) : c.sk;
+      for (int64_t j = 0; j < visible; ++j) {
+        double dot = 0;
+        for (int64_t x = 0; x < c.d; ++x)
+          dot +=
+              query.values[row * c.d + x] * key.values[(kvRow0 + j) * c.d + x];
+        scores.push_back(scale * dot);
+        maxScore = std::max(maxScore, scores.back());
+      }
+      double sum = 0;
+      for (double s : scores)
+        sum += std::exp(s - maxScore);
+      for (int64_t x = 0; x < c.d; ++x) {
+        double expected = 0;
+        for (int64_t j = 0; j < visible; ++j)
+          expected += std::exp(scores[j] - maxScore) / sum *
+                      value.values[(kvRow0 + j) * c.d + x];
+        uint16_t bits;
+        std::memcpy(&bits, &out[2 * (row * c.d + x)], 2);
+        double got = c.f16 ? simt::f16ToFloat(bits) : simt::bf16ToFloat(bits);
+        squaredError += (got - expected) * (got - expected);
+        squaredReference += expected * expected;
+        worst = std::max(worst, std::fabs(got - expected));
+      }
+      float gotLse;
+      std::memcpy(&gotLse, &lse[4 * row], 4);
+      worstLse =
+          std::max(worstLse, std::fabs(gotLse - (maxScore + std::log(sum))));
+    }
+    double relativeRms = std::sqrt(squaredError / squaredReference);
+    // P is rounded to 16 bits before P·V (as FlashAttention does) and the
+    // output is stored in 16 bits: errors of a few 2^-9 relative.
+    EXPECT_LT(relativeRms, 1e-2);
+    EXPECT_LT(worst, 2e-2);
+    EXPECT_LT(worstLse, 1e-4);
+  }
+
+  std::unique_ptr<MLIRContext> context;
+  std::mt19937 rng{1234};
+};
+
+TEST_F(AttentionKernelTest, CausalWithRaggedLastBlocksMatchesDefinition) {
+  // 100 rows: the second query block holds 36, the last key block 4; the
+  // diagonal crosses key blocks inside each query block.
+  AttentionCase c;
+  c.heads = 2;
+  c.sq = c.sk = 100;
+  c.d = 64;
+  c.causal = true;
+  c.blockQ = 64;
+  c.blockKV = 32;
+  check(c);
+}
+
+TEST_F(AttentionKernelTest, GroupedQueryNonCausalMatchesDefinition) {
+  // Two query heads per KV head, two batches, more keys than queries; 48-row
+  // blocks of three warps and 48-key blocks, the last one ragged.
+  AttentionCase c;
+  c.batch = 2;
+  c.heads = 4;
+  c.kvHeads = 2;
+  c.sq = 40;
+  c.sk = 72;
+  c.d = 32;
+  c.blockQ = 64;
+  c.blockKV = 48;
+  check(c);
+}
+
+TEST_F(AttentionKernelTest,
+       CausalBottomRightWithFewerQueriesMatchesDefinition) {
+  // Sq < Sk: query i sees keys up to i + Sk - Sq.
+  AttentionCase c;
+  c.heads = 2;
+  c.sq = 24;
+  c.sk = 90;
+  c.d = 32;
+  c.causal = true;
+  c.blockQ = 32;
+  c.blockKV = 32;
+  check(c);
+}
+
+TEST_F(AttentionKernelTest, DecodeWithSplitKeysAndF16MatchesDefinition) {
+  // Flash-decoding: one query token over 200 cached keys, multi-query heads,
+  // key blocks split in 3 ranges merged by the combine kernel.
+  AttentionCase c;
+  c.heads = 4;
+  c.kvHeads = 1;
+  c.sq = 1;
+  c.sk = 200;
+  c.d = 64;
+  c.causal = true;
+  c.blockQ = 128;
+  c.blockKV = 32;
+  c.splits = 3;
+  c.f16 = true;
+  check(c);
+}
+
+TEST_F(AttentionKernelTest, CausalSplitsThatSeeNoKeyWeighNothing) {
+  // With 4 splits of one 16-key block each, the first query block's rows see
+  // only the first block: three of its splits are empty (lse -inf).
+  AttentionCase c;
+  c.sq = c.sk = 64;
+  c.d = 32;
+  c.causal = true;
+  c.blockQ = 16;
+  c.blockKV = 16;
+  c.splits = 4;
+  check(c);
+}
+
+TEST_F(AttentionKernelTest, H100TilesForHeadDim128MatchDefinition) {
+  // The tiles memwall-tile-attention picks on an H100 for head dim 128:
+  // 128x64, eight warps, three key blocks per query block.
+  AttentionCase c;
+  c.sq = c.sk = 192;
+  c.d = 128;
+  c.causal = true;
+  c.blockQ = 128;
+  c.blockKV = 64;
+  check(c);
+}
+
+TEST_F(AttentionKernelTest, UnsupportedShapesAreRefusedWithAReason) {
+  std::string source =
+      "func.func @f(%q: tensor<1x1x32x40xbf16>, %m: tensor<1x1x32x32xbf16>) "
+      "-> (tensor<1x1x32x40xbf16>, tensor<1x1x32xf32>) {\n"
+      "  %o, %lse = memwall.flash_attention %q, %q, %q scale 0.5 block_q 64 "
+      "block_kv 64 splits 1 : (tensor<1x1x32x40xbf16>, tensor<1x1x32x40xbf16>, "
+      "tensor<1x1x32x40xbf16>) -> (tensor<1x1x32x40xbf16>, "
+      "tensor<1x1x32xf32>)\n"
+      "  return %o, %lse : tensor<1x1x32x40xbf16>, tensor<1x1x32xf32>\n}";
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source, context.get());
+  ASSERT_TRUE(module);
+  FlashAttentionOp op;
+  module->walk([&](FlashAttentionOp found) { op = found; });
+  EXPECT_NE(whyNoAttentionKernel(op).find("multiples of 16"),
+            std::string::npos);
+}
+
+} // namespace

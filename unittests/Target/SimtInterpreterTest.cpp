@@ -1,0 +1,867 @@
+//===- SimtInterpreterTest.cpp - Tests for the SIMT interpreter -----------===//
+//
+// Every expected value is computed by plain C++ loops in the test, never by
+// the interpreter itself.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Target/SimtInterpreter.h"
+
+#include "llvm/Support/Error.h"
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace memwall::simt;
+
+namespace {
+
+struct Kernel {
+  std::unique_ptr<mlir::MLIRContext> context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::gpu::GPUFuncOp func;
+};
+
+Kernel load(llvm::StringRef body) {
+  Kernel k;
+  k.context = createContext();
+  std::string source = "module attributes {gpu.container_module} {\n"
+                       "gpu.module @m {\n" +
+                       body.str() + "\n}\n}\n";
+  k.module = parseModule(*k.context, source);
+  if (k.module)
+    k.func = findKernel(*k.module, "k");
+  return k;
+}
+
+template <typename T> llvm::MutableArrayRef<uint8_t> bytes(std::vector<T> &v) {
+  return {reinterpret_cast<uint8_t *>(v.data()), v.size() * sizeof(T)};
+}
+
+/// Runs the kernel; returns the error text, or "" on success.
+std::string run(const Kernel &k, const LaunchConfig &config,
+                std::vector<llvm::MutableArrayRef<uint8_t>> args) {
+  if (!k.func)
+    return "kernel did not parse";
+  llvm::Error e = runKernel(k.func, config, args);
+  return e ? llvm::toString(std::move(e)) : std::string();
+}
+
+LaunchConfig threads(int64_t block, int64_t grid = 1,
+                     int64_t dynamicShared = 0) {
+  LaunchConfig c;
+  c.block = {block, 1, 1};
+  c.grid = {grid, 1, 1};
+  c.dynamicSharedBytes = dynamicShared;
+  return c;
+}
+
+/// Deterministic pseudo-random values in [-1, 1).
+std::vector<float> randomFloats(size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  for (float &x : v) {
+    seed = seed * 1664525u + 1013904223u;
+    x = static_cast<float>(seed >> 8) / static_cast<float>(1 << 23) - 1.0f;
+  }
+  return v;
+}
+
+std::vector<uint16_t> toBf16(const std::vector<float> &v) {
+  std::vector<uint16_t> r;
+  for (float x : v)
+    r.push_back(floatToBf16(x));
+  return r;
+}
+
+//===----------------------------------------------------------------------===//
+// Plain SIMT kernels
+//===----------------------------------------------------------------------===//
+
+constexpr const char *kElementwise = R"mlir(
+gpu.func @k(%a: memref<100xf32>, %b: memref<100xf32>, %o: memref<100xf32>) kernel {
+  %tid = gpu.thread_id x
+  %bid = gpu.block_id x
+  %bdim = gpu.block_dim x
+  %base = arith.muli %bid, %bdim : index
+  %i = arith.addi %base, %tid : index
+  %n = arith.constant 100 : index
+  %in = arith.cmpi ult, %i, %n : index
+  scf.if %in {
+    %x = memref.load %a[%i] : memref<100xf32>
+    %y = memref.load %b[%i] : memref<100xf32>
+    %two = arith.constant 2.0 : f32
+    %m = arith.mulf %x, %two : f32
+    %s = arith.addf %m, %y : f32
+    memref.store %s, %o[%i] : memref<100xf32>
+  }
+  gpu.return
+}
+)mlir";
+
+TEST(SimtInterpreter, ElementwiseWithBoundsGuardOverSeveralBlocks) {
+  Kernel k = load(kElementwise);
+  std::vector<float> a = randomFloats(100, 1), b = randomFloats(100, 2);
+  std::vector<float> o(100, -7.0f);
+  // 4 blocks of 32 threads: the last block has 28 threads past the end.
+  EXPECT_EQ(run(k, threads(32, 4), {bytes(a), bytes(b), bytes(o)}), "");
+  for (int i = 0; i < 100; ++i)
+    EXPECT_EQ(o[i], a[i] * 2.0f + b[i]) << i;
+}
+
+TEST(SimtInterpreter, OutOfBoundsGlobalAccessReportsTheOp) {
+  std::string noGuard = kElementwise;
+  // Drop the guard: threads 100..127 then load past the end.
+  noGuard.replace(noGuard.find("scf.if %in {"), 12, "");
+  noGuard.replace(noGuard.find("  }\n  gpu.return"), 4, "");
+  Kernel k = load(noGuard);
+  std::vector<float> a(100), b(100), o(100);
+  std::string err = run(k, threads(32, 4), {bytes(a), bytes(b), bytes(o)});
+  EXPECT_NE(err.find("kernel.mlir"), std::string::npos) << err;
+  EXPECT_NE(err.find("'memref.load'"), std::string::npos) << err;
+  EXPECT_NE(err.find("out-of-bounds"), std::string::npos) << err;
+  EXPECT_NE(err.find("thread 4"), std::string::npos) << err; // global 100
+  EXPECT_NE(err.find("block (3, 0, 0)"), std::string::npos) << err;
+}
+
+TEST(SimtInterpreter, ShuffleXorButterflySumsEachWarp) {
+  Kernel k = load(R"mlir(
+gpu.func @k(%in: memref<64xf32>, %sum: memref<64xf32>, %ids: memref<64xi32>) kernel {
+  %tid = gpu.thread_id x
+  %w = arith.constant 32 : i32
+  %v0 = memref.load %in[%tid] : memref<64xf32>
+  %c16 = arith.constant 16 : i32
+  %c8 = arith.constant 8 : i32
+  %c4 = arith.constant 4 : i32
+  %c2 = arith.constant 2 : i32
+  %c1 = arith.constant 1 : i32
+  %s16, %p16 = gpu.shuffle xor %v0, %c16, %w : f32
+  %v1 = arith.addf %v0, %s16 : f32
+  %s8, %p8 = gpu.shuffle xor %v1, %c8, %w : f32
+  %v2 = arith.addf %v1, %s8 : f32
+  %s4, %p4 = gpu.shuffle xor %v2, %c4, %w : f32
+  %v3 = arith.addf %v2, %s4 : f32
+  %s2, %p2 = gpu.shuffle xor %v3, %c2, %w : f32
+  %v4 = arith.addf %v3, %s2 : f32
+  %s1, %p1 = gpu.shuffle xor %v4, %c1, %w : f32
+  %v5 = arith.addf %v4, %s1 : f32
+  memref.store %v5, %sum[%tid] : memref<64xf32>
+  // An i32 idx shuffle: every lane reads lane (7 * lane) % 32's thread id.
+  %tid32 = arith.index_cast %tid : index to i32
+  %lane = arith.remui %tid32, %w : i32
+  %c7 = arith.constant 7 : i32
+  %m7 = arith.muli %lane, %c7 : i32
+  %src = arith.remui %m7, %w : i32
+  %got, %ok = gpu.shuffle idx %tid32, %src, %w : i32
+  memref.store %got, %ids[%tid] : memref<64xi32>
+  gpu.return
+}
+)mlir");
+  // Small integers make every summation order exact.
+  std::vector<float> in(64);
+  for (int i = 0; i < 64; ++i)
+    in[i] = static_cast<float>((i * 37) % 11) - 5.0f;
+  std::vector<float> sum(64);
+  std::vector<int32_t> ids(64);
+  ASSERT_EQ(run(k, threads(64), {bytes(in), bytes(sum), bytes(ids)}), "");
+  for (int warp = 0; warp < 2; ++warp) {
+    float expected = 0;
+    for (int l = 0; l < 32; ++l)
+      expected += in[warp * 32 + l];
+    for (int l = 0; l < 32; ++l) {
+      EXPECT_EQ(sum[warp * 32 + l], expected) << warp << " " << l;
+      EXPECT_EQ(ids[warp * 32 + l], warp * 32 + (7 * l) % 32);
+    }
+  }
+}
+
+TEST(SimtInterpreter, DivergentShuffleIsAnError) {
+  Kernel k = load(R"mlir(
+gpu.func @k(%o: memref<32xf32>) kernel {
+  %tid = gpu.thread_id x
+  %c16 = arith.constant 16 : index
+  %lo = arith.cmpi ult, %tid, %c16 : index
+  scf.if %lo {
+    %f = arith.constant 1.0 : f32
+    %c1 = arith.constant 1 : i32
+    %w = arith.constant 32 : i32
+    %s, %p = gpu.shuffle xor %f, %c1, %w : f32
+    memref.store %s, %o[%tid] : memref<32xf32>
+  }
+  gpu.return
+}
+)mlir");
+  std::vector<float> o(32);
+  std::string err = run(k, threads(32), {bytes(o)});
+  EXPECT_NE(err.find("'gpu.shuffle'"), std::string::npos) << err;
+  EXPECT_NE(err.find("16 of the 32 lanes"), std::string::npos) << err;
+}
+
+TEST(SimtInterpreter, ForIterArgsAndDivergentIfWithResults) {
+  Kernel k = load(R"mlir(
+gpu.func @k(%in: memref<8xf32>, %o: memref<48xf32>, %n: memref<48xi32>) kernel {
+  %tid = gpu.thread_id x
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %i0 = arith.constant 0 : i32
+  %tf = arith.index_cast %tid : index to i32
+  %t = arith.sitofp %tf : i32 to f32
+  %acc, %cnt = scf.for %i = %c0 to %c8 step %c1 iter_args(%a = %zero, %c = %i0) -> (f32, i32) {
+    %x = memref.load %in[%i] : memref<8xf32>
+    %p = arith.mulf %x, %t : f32
+    %a2 = arith.addf %a, %p : f32
+    %ii = arith.index_cast %i : index to i32
+    %c2 = arith.addi %c, %ii : i32
+    scf.yield %a2, %c2 : f32, i32
+  }
+  %r = arith.remui %tid, %c3 : index
+  %isZero = arith.cmpi eq, %r, %c0 : index
+  %res, %k = scf.if %isZero -> (f32, i32) {
+    %two = arith.constant 2.0 : f32
+    %d = arith.mulf %acc, %two : f32
+    scf.yield %d, %cnt : f32, i32
+  } else {
+    %neg = arith.negf %acc : f32
+    %m = arith.constant -1 : i32
+    scf.yield %neg, %m : f32, i32
+  }
+  memref.store %res, %o[%tid] : memref<48xf32>
+  memref.store %k, %n[%tid] : memref<48xi32>
+  gpu.return
+}
+)mlir");
+  std::vector<float> in = {1, 2, 3, 4, -1, -2, 0.5f, 0.25f};
+  std::vector<float> o(48);
+  std::vector<int32_t> n(48);
+  ASSERT_EQ(run(k, threads(48), {bytes(in), bytes(o), bytes(n)}), "");
+  for (int t = 0; t < 48; ++t) {
+    float acc = 0;
+    for (int i = 0; i < 8; ++i)
+      acc += in[i] * static_cast<float>(t);
+    EXPECT_EQ(o[t], t % 3 == 0 ? acc * 2 : -acc) << t;
+    EXPECT_EQ(n[t], t % 3 == 0 ? 28 : -1) << t;
+  }
+}
+
+TEST(SimtInterpreter, ScalarAndVectorArithmeticMatchesCpp) {
+  Kernel k = load(R"mlir(
+gpu.func @k(%x: memref<32xf32>, %of: memref<96xf32>, %oi: memref<128xi32>, %ov: memref<128xf32>) kernel {
+  %tid = gpu.thread_id x
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %f = memref.load %x[%tid] : memref<32xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = math.exp %f : f32
+  %tb = arith.truncf %f : f32 to bf16
+  %back = arith.extf %tb : bf16 to f32
+  %relu = arith.maximumf %f, %zero : f32
+  %fi = arith.muli %tid, %c3 : index
+  %fi1 = arith.addi %fi, %c2 : index
+  %fi0 = arith.subi %fi1, %c2 : index
+  %fi2 = arith.addi %fi0, %c2 : index
+  %one = arith.constant 1 : index
+  %fi3 = arith.addi %fi0, %one : index
+  memref.store %e, %of[%fi0] : memref<96xf32>
+  memref.store %back, %of[%fi3] : memref<96xf32>
+  memref.store %relu, %of[%fi2] : memref<96xf32>
+  %ti = arith.index_cast %tid : index to i32
+  %c16 = arith.constant 16 : i32
+  %i3 = arith.constant 3 : i32
+  %i1 = arith.constant 1 : i32
+  %i28 = arith.constant 28 : i32
+  %n = arith.subi %ti, %c16 : i32
+  %d = arith.divsi %n, %i3 : i32
+  %r = arith.remsi %n, %i3 : i32
+  %sr = arith.shrsi %n, %i1 : i32
+  %ur = arith.shrui %n, %i28 : i32
+  %ii = arith.muli %tid, %c4 : index
+  %v4 = vector.from_elements %d, %r, %sr, %ur : vector<4xi32>
+  vector.store %v4, %oi[%ii] : memref<128xi32>, vector<4xi32>
+  %b = vector.broadcast %f : f32 to vector<4xf32>
+  %b2 = vector.insert %relu, %b [2] : f32 into vector<4xf32>
+  %cst = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : vector<4xf32>
+  %m = arith.mulf %b2, %cst : vector<4xf32>
+  %neg = arith.cmpf olt, %f, %zero : f32
+  %sel = arith.select %neg, %m, %cst : vector<4xf32>
+  vector.store %sel, %ov[%ii] : memref<128xf32>, vector<4xf32>
+  gpu.return
+}
+)mlir");
+  std::vector<float> x = randomFloats(32, 10), of(96), ov(128);
+  std::vector<int32_t> oi(128);
+  ASSERT_EQ(run(k, threads(32), {bytes(x), bytes(of), bytes(oi), bytes(ov)}),
+            "");
+  for (int t = 0; t < 32; ++t) {
+    float f = x[t], relu = f > 0 ? f : 0.0f;
+    EXPECT_FLOAT_EQ(of[3 * t], std::exp(f)) << t;
+    EXPECT_EQ(of[3 * t + 1], bf16ToFloat(floatToBf16(f))) << t;
+    EXPECT_EQ(of[3 * t + 2], relu) << t;
+    int32_t n = t - 16;
+    EXPECT_EQ(oi[4 * t], n / 3) << t;
+    EXPECT_EQ(oi[4 * t + 1], n % 3) << t;
+    EXPECT_EQ(oi[4 * t + 2], n >> 1) << t;
+    EXPECT_EQ(oi[4 * t + 3],
+              static_cast<int32_t>(static_cast<uint32_t>(n) >> 28))
+        << t;
+    const float cst[4] = {1, 2, 3, 4};
+    for (int e = 0; e < 4; ++e) {
+      float m = (e == 2 ? relu : f) * cst[e];
+      EXPECT_EQ(ov[4 * t + e], f < 0 ? m : cst[e]) << t << " " << e;
+    }
+  }
+}
+
+TEST(SimtInterpreter, NonUniformLoopBoundsAreAnError) {
+  Kernel k = load(R"mlir(
+gpu.func @k(%o: memref<32xf32>) kernel {
+  %tid = gpu.thread_id x
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %tid step %c1 {
+    memref.store %f, %o[%i] : memref<32xf32>
+  }
+  gpu.return
+}
+)mlir");
+  std::vector<float> o(32);
+  std::string err = run(k, threads(32), {bytes(o)});
+  EXPECT_NE(err.find("'scf.for'"), std::string::npos) << err;
+  EXPECT_NE(err.find("uniform"), std::string::npos) << err;
+}
+
+TEST(SimtInterpreter, UnsupportedOpIsNamed) {
+  Kernel k = load(R"mlir(
+gpu.func @k(%o: memref<32xf32>) kernel {
+  %tid = gpu.thread_id x
+  %f = arith.constant 2.0 : f32
+  %p = math.powf %f, %f : f32
+  memref.store %p, %o[%tid] : memref<32xf32>
+  gpu.return
+}
+)mlir");
+  std::vector<float> o(32);
+  std::string err = run(k, threads(32), {bytes(o)});
+  EXPECT_NE(err.find("'math.powf'"), std::string::npos) << err;
+  EXPECT_NE(err.find("unsupported op"), std::string::npos) << err;
+}
+
+//===----------------------------------------------------------------------===//
+// Shared memory: barriers and races
+//===----------------------------------------------------------------------===//
+
+// Thread t stores to smem[t] and then loads its neighbour's smem[(t+1)%64].
+std::string neighbourKernel(bool barrier, bool skipStore = false) {
+  std::string s = R"mlir(
+gpu.func @k(%in: memref<64xf32>, %o: memref<64xf32>)
+    workgroup(%smem: memref<64xf32, #gpu.address_space<workgroup>>) kernel {
+  %tid = gpu.thread_id x
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %x = memref.load %in[%tid] : memref<64xf32>
+  STORE
+  BARRIER
+  %n1 = arith.addi %tid, %c1 : index
+  %n = arith.remui %n1, %c64 : index
+  %y = memref.load %smem[%n] : memref<64xf32, #gpu.address_space<workgroup>>
+  memref.store %y, %o[%tid] : memref<64xf32>
+  gpu.return
+}
+)mlir";
+  s.replace(s.find("STORE"), 5,
+            skipStore ? ""
+                      : "memref.store %x, %smem[%tid] : memref<64xf32, "
+                        "#gpu.address_space<workgroup>>");
+  s.replace(s.find("BARRIER"), 7, barrier ? "gpu.barrier" : "");
+  return s;
+}
+
+TEST(SimtInterpreter, MissingBarrierBetweenSharedStoreAndLoadIsARace) {
+  Kernel k = load(neighbourKernel(/*barrier=*/false));
+  std::vector<float> in = randomFloats(64, 3), o(64);
+  std::string err = run(k, threads(64), {bytes(in), bytes(o)});
+  EXPECT_NE(err.find("data race"), std::string::npos) << err;
+  EXPECT_NE(err.find("'memref.load'"), std::string::npos) << err;
+  EXPECT_NE(err.find("thread 0 reads byte 4"), std::string::npos) << err;
+  EXPECT_NE(err.find("written by thread 1"), std::string::npos) << err;
+}
+
+TEST(SimtInterpreter, SameKernelWithBarrierPasses) {
+  Kernel k = load(neighbourKernel(/*barrier=*/true));
+  std::vector<float> in = randomFloats(64, 3), o(64);
+  ASSERT_EQ(run(k, threads(64), {bytes(in), bytes(o)}), "");
+  for (int t = 0; t < 64; ++t)
+    EXPECT_EQ(o[t], in[(t + 1) % 64]) << t;
+}
+
+TEST(SimtInterpreter, ReadingNeverWrittenSharedMemoryIsAnError) {
+  Kernel k = load(neighbourKernel(/*barrier=*/true, /*skipStore=*/true));
+  std::vector<float> in(64), o(64);
+  std::string err = run(k, threads(64), {bytes(in), bytes(o)});
+  EXPECT_NE(err.find("never-written"), std::string::npos) << err;
+}
+
+TEST(SimtInterpreter, WriteAfterReadWithoutBarrierIsARace) {
+  Kernel k = load(R"mlir(
+gpu.func @k(%o: memref<64xf32>)
+    workgroup(%smem: memref<64xf32, #gpu.address_space<workgroup>>) kernel {
+  %tid = gpu.thread_id x
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %f = arith.constant 3.0 : f32
+  memref.store %f, %smem[%tid] : memref<64xf32, #gpu.address_space<workgroup>>
+  gpu.barrier
+  %n1 = arith.addi %tid, %c1 : index
+  %n = arith.remui %n1, %c64 : index
+  %y = memref.load %smem[%n] : memref<64xf32, #gpu.address_space<workgroup>>
+  memref.store %y, %smem[%tid] : memref<64xf32, #gpu.address_space<workgroup>>
+  gpu.return
+}
+)mlir");
+  std::vector<float> o(64);
+  std::string err = run(k, threads(64), {bytes(o)});
+  EXPECT_NE(err.find("'memref.store'"), std::string::npos) << err;
+  // Thread 63 read smem[0] before thread 0 overwrites it.
+  EXPECT_NE(err.find("data race: thread 0 writes byte 0"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("read by thread 63"), std::string::npos) << err;
+}
+
+TEST(SimtInterpreter, BarrierUnderDivergenceIsAnError) {
+  Kernel k = load(R"mlir(
+gpu.func @k(%o: memref<64xf32>) kernel {
+  %tid = gpu.thread_id x
+  %c32 = arith.constant 32 : index
+  %lo = arith.cmpi ult, %tid, %c32 : index
+  scf.if %lo {
+    gpu.barrier
+  }
+  gpu.return
+}
+)mlir");
+  std::vector<float> o(64);
+  std::string err = run(k, threads(64), {bytes(o)});
+  EXPECT_NE(err.find("'gpu.barrier'"), std::string::npos) << err;
+  EXPECT_NE(err.find("32 of 64"), std::string::npos) << err;
+}
+
+//===----------------------------------------------------------------------===//
+// cp.async
+//===----------------------------------------------------------------------===//
+
+// Every thread copies two 4-element chunks, each as its own group: chunk A
+// (src[4t..], srcElements = t % 5, so t % 5 == 0 copies nothing and reads no
+// source) and chunk B (src[128 + 4t..]). It waits with numGroups = 1, so only
+// A has landed, reads A, then (optionally, EARLY) reads B before the final
+// wait.
+std::string asyncKernel(bool readBeforeWait) {
+  std::string s = R"mlir(
+gpu.func @k(%src: memref<256xf32>, %o: memref<256xf32>)
+    workgroup(%smem: memref<256xf32, #gpu.address_space<workgroup>>) kernel {
+  %tid = gpu.thread_id x
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %c128 = arith.constant 128 : index
+  %a = arith.muli %tid, %c4 : index
+  %b = arith.addi %a, %c128 : index
+  %n = arith.remui %tid, %c5 : index
+  %t0 = nvgpu.device_async_copy %src[%a], %smem[%a], 4, %n : memref<256xf32> to memref<256xf32, #gpu.address_space<workgroup>>
+  %g0 = nvgpu.device_async_create_group %t0
+  %t1 = nvgpu.device_async_copy %src[%b], %smem[%b], 4 : memref<256xf32> to memref<256xf32, #gpu.address_space<workgroup>>
+  %g1 = nvgpu.device_async_create_group %t1
+  nvgpu.device_async_wait %g0 {numGroups = 1 : i32}
+  %va = vector.load %smem[%a] : memref<256xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+  vector.store %va, %o[%a] : memref<256xf32>, vector<4xf32>
+  EARLY
+  nvgpu.device_async_wait %g1 {numGroups = 0 : i32}
+  %vb = vector.load %smem[%b] : memref<256xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+  vector.store %vb, %o[%b] : memref<256xf32>, vector<4xf32>
+  gpu.return
+}
+)mlir";
+  s.replace(s.find("EARLY"), 5,
+            readBeforeWait ? "%early = memref.load %smem[%b] : memref<256xf32, "
+                             "#gpu.address_space<workgroup>>"
+                           : "");
+  return s;
+}
+
+TEST(SimtInterpreter, AsyncCopyZeroFillsAndLandsAtTheWait) {
+  Kernel k = load(asyncKernel(/*readBeforeWait=*/false));
+  std::vector<float> src = randomFloats(256, 4), o(256, -9.0f);
+  ASSERT_EQ(run(k, threads(32), {bytes(src), bytes(o)}), "");
+  for (int t = 0; t < 32; ++t) {
+    for (int j = 0; j < 4; ++j) {
+      EXPECT_EQ(o[4 * t + j], j < t % 5 ? src[4 * t + j] : 0.0f) << t << j;
+      EXPECT_EQ(o[128 + 4 * t + j], src[128 + 4 * t + j]) << t << j;
+    }
+  }
+}
+
+TEST(SimtInterpreter, ReadingAsyncCopyDestinationBeforeItsWaitFails) {
+  Kernel k = load(asyncKernel(/*readBeforeWait=*/true));
+  std::vector<float> src = randomFloats(256, 4), o(256);
+  std::string err = run(k, threads(32), {bytes(src), bytes(o)});
+  EXPECT_NE(err.find("'memref.load'"), std::string::npos) << err;
+  EXPECT_NE(err.find("in flight"), std::string::npos) << err;
+  EXPECT_NE(err.find("thread 0 reads byte 512"), std::string::npos) << err;
+}
+
+TEST(SimtInterpreter, AsyncCopyOverBytesAnotherThreadReadIsARace) {
+  Kernel k = load(R"mlir(
+gpu.func @k(%src: memref<128xf32>, %o: memref<32xf32>)
+    workgroup(%smem: memref<128xf32, #gpu.address_space<workgroup>>) kernel {
+  %tid = gpu.thread_id x
+  %c4 = arith.constant 4 : index
+  %c31 = arith.constant 31 : index
+  %f = arith.constant 1.0 : f32
+  %a = arith.muli %tid, %c4 : index
+  memref.store %f, %smem[%a] : memref<128xf32, #gpu.address_space<workgroup>>
+  gpu.barrier
+  %r = arith.subi %c31, %tid : index
+  %ra = arith.muli %r, %c4 : index
+  %x = memref.load %smem[%ra] : memref<128xf32, #gpu.address_space<workgroup>>
+  memref.store %x, %o[%tid] : memref<32xf32>
+  %t0 = nvgpu.device_async_copy %src[%a], %smem[%a], 4 : memref<128xf32> to memref<128xf32, #gpu.address_space<workgroup>>
+  gpu.return
+}
+)mlir");
+  std::vector<float> src(128), o(32);
+  std::string err = run(k, threads(32), {bytes(src), bytes(o)});
+  EXPECT_NE(err.find("'nvgpu.device_async_copy'"), std::string::npos) << err;
+  EXPECT_NE(err.find("data race: thread 0 writes byte 0"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("read by thread 31"), std::string::npos) << err;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor cores: ldmatrix and mma.sync
+//===----------------------------------------------------------------------===//
+
+// A 16x24 bf16 tile (row stride 24) is written by the threads into dynamic
+// shared memory at byte 64, then read with ldmatrix.x4 (lane l addresses row
+// l % 16, column 8 * (l / 16)) and ldmatrix.x2.trans (lane l addresses row
+// l % 16, column 4).
+constexpr const char *kLdMatrix = R"mlir(
+gpu.func @k(%in: memref<384xbf16>, %o4: memref<256xbf16>, %o2: memref<128xbf16>) kernel {
+  %tid = gpu.thread_id x
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c12 = arith.constant 12 : index
+  %c16 = arith.constant 16 : index
+  %c24 = arith.constant 24 : index
+  %c64 = arith.constant 64 : index
+  %raw = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+  %tile = memref.view %raw[%c64][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xbf16, #gpu.address_space<workgroup>>
+  %first = arith.muli %tid, %c12 : index
+  scf.for %j = %c0 to %c12 step %c1 {
+    %lin = arith.addi %first, %j : index
+    %r = arith.divui %lin, %c24 : index
+    %c = arith.remui %lin, %c24 : index
+    %v = memref.load %in[%lin] : memref<384xbf16>
+    memref.store %v, %tile[%r, %c] : memref<16x24xbf16, #gpu.address_space<workgroup>>
+  }
+  gpu.barrier
+  %row = arith.remui %tid, %c16 : index
+  %half = arith.divui %tid, %c16 : index
+  %col = arith.muli %half, %c8 : index
+  %m4 = nvgpu.ldmatrix %tile[%row, %col] {numTiles = 4 : i32, transpose = false} : memref<16x24xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+  %f4 = vector.shape_cast %m4 : vector<4x2xbf16> to vector<8xbf16>
+  %o4i = arith.muli %tid, %c8 : index
+  vector.store %f4, %o4[%o4i] : memref<256xbf16>, vector<8xbf16>
+  %m2 = nvgpu.ldmatrix %tile[%row, %c4] {numTiles = 2 : i32, transpose = true} : memref<16x24xbf16, #gpu.address_space<workgroup>> -> vector<2x2xbf16>
+  %f2 = vector.shape_cast %m2 : vector<2x2xbf16> to vector<4xbf16>
+  %o2i = arith.muli %tid, %c4 : index
+  vector.store %f2, %o2[%o2i] : memref<128xbf16>, vector<4xbf16>
+  gpu.return
+}
+)mlir";
+
+TEST(SimtInterpreter, LdMatrixX4AndX2TransMatchMmaFragmentLayouts) {
+  Kernel k = load(kLdMatrix);
+  // Distinct bit patterns expose any permutation.
+  std::vector<uint16_t> in(384), o4(256), o2(128);
+  for (int i = 0; i < 384; ++i)
+    in[i] = static_cast<uint16_t>(0x3C00 + i);
+  auto tile = [&](int r, int c) { return in[r * 24 + c]; };
+  ASSERT_EQ(run(k, threads(32, 1, 64 + 16 * 24 * 2),
+                {bytes(in), bytes(o4), bytes(o2)}),
+            "");
+  for (int l = 0; l < 32; ++l) {
+    int g = l / 4, t = l % 4;
+    // x4 with this addressing yields the m16n8k16 A fragment of the 16x16
+    // tile at column 0: a0 = A[g][2t..], a1 = A[g+8][2t..],
+    // a2 = A[g][2t+8..], a3 = A[g+8][2t+8..].
+    const int rows[4] = {g, g + 8, g, g + 8};
+    const int cols[4] = {2 * t, 2 * t, 2 * t + 8, 2 * t + 8};
+    for (int r = 0; r < 4; ++r)
+      for (int h = 0; h < 2; ++h)
+        EXPECT_EQ(o4[l * 8 + r * 2 + h], tile(rows[r], cols[r] + h))
+            << "lane " << l << " reg " << r << " half " << h;
+    // x2.trans yields the B fragment of the 16x8 (K x N) tile at column 4:
+    // b0 = B[2t..2t+1][g], b1 = B[2t+8..2t+9][g].
+    for (int r = 0; r < 2; ++r)
+      for (int h = 0; h < 2; ++h)
+        EXPECT_EQ(o2[l * 4 + r * 2 + h], tile(8 * r + 2 * t + h, 4 + g))
+            << "lane " << l << " reg " << r << " half " << h;
+  }
+}
+
+TEST(SimtInterpreter, LdMatrixOutOfBoundsRowIsReported) {
+  std::string s = kLdMatrix;
+  // Columns 20..27 run past the 24-column row.
+  s.replace(s.find("%tile[%row, %c4]"), 16, "%tile[%row, %c20]");
+  s.replace(s.find("%c24 = arith"), 0, "%c20 = arith.constant 20 : index\n  ");
+  Kernel k = load(s);
+  std::vector<uint16_t> in(384, 0x3F80), o4(256), o2(128);
+  std::string err = run(k, threads(32, 1, 64 + 16 * 24 * 2),
+                        {bytes(in), bytes(o4), bytes(o2)});
+  EXPECT_NE(err.find("'nvgpu.ldmatrix'"), std::string::npos) << err;
+  EXPECT_NE(err.find("out-of-bounds"), std::string::npos) << err;
+}
+
+// One warp loads the m16n8k16 fragments of row-major A (16x16), row-major
+// B (16x8, K x N) and C (16x8) from global memory with explicit per-lane
+// index arithmetic, runs mma.sync and stores D.
+constexpr const char *kMmaGlobal = R"mlir(
+gpu.func @k(%A: memref<256xbf16>, %B: memref<128xbf16>, %C: memref<128xf32>, %D: memref<128xf32>) kernel {
+  %lane = gpu.thread_id x
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %g = arith.divui %lane, %c4 : index
+  %t = arith.remui %lane, %c4 : index
+  %t2 = arith.muli %t, %c2 : index
+  // A: a0 at (g, 2t), a1 at (g+8, 2t), a2 at (g, 2t+8), a3 at (g+8, 2t+8).
+  %arow = arith.muli %g, %c16 : index
+  %ai0 = arith.addi %arow, %t2 : index
+  %ai1 = arith.addi %ai0, %c128 : index
+  %ai2 = arith.addi %ai0, %c8 : index
+  %ai3 = arith.addi %ai1, %c8 : index
+  %av0 = vector.load %A[%ai0] : memref<256xbf16>, vector<2xbf16>
+  %av1 = vector.load %A[%ai1] : memref<256xbf16>, vector<2xbf16>
+  %av2 = vector.load %A[%ai2] : memref<256xbf16>, vector<2xbf16>
+  %av3 = vector.load %A[%ai3] : memref<256xbf16>, vector<2xbf16>
+  %aw0 = vector.bitcast %av0 : vector<2xbf16> to vector<1xi32>
+  %aw1 = vector.bitcast %av1 : vector<2xbf16> to vector<1xi32>
+  %aw2 = vector.bitcast %av2 : vector<2xbf16> to vector<1xi32>
+  %aw3 = vector.bitcast %av3 : vector<2xbf16> to vector<1xi32>
+  %a0 = vector.extract %aw0[0] : i32 from vector<1xi32>
+  %a1 = vector.extract %aw1[0] : i32 from vector<1xi32>
+  %a2 = vector.extract %aw2[0] : i32 from vector<1xi32>
+  %a3 = vector.extract %aw3[0] : i32 from vector<1xi32>
+  // B: b0 = (B[2t][g], B[2t+1][g]), b1 = (B[2t+8][g], B[2t+9][g]).
+  %brow = arith.muli %t2, %c8 : index
+  %bi0 = arith.addi %brow, %g : index
+  %bi1 = arith.addi %bi0, %c8 : index
+  %bi2 = arith.addi %bi0, %c64 : index
+  %bi3 = arith.addi %bi1, %c64 : index
+  %be0 = memref.load %B[%bi0] : memref<128xbf16>
+  %be1 = memref.load %B[%bi1] : memref<128xbf16>
+  %be2 = memref.load %B[%bi2] : memref<128xbf16>
+  %be3 = memref.load %B[%bi3] : memref<128xbf16>
+  %bv0 = vector.from_elements %be0, %be1 : vector<2xbf16>
+  %bv1 = vector.from_elements %be2, %be3 : vector<2xbf16>
+  %bw0 = vector.bitcast %bv0 : vector<2xbf16> to vector<1xi32>
+  %bw1 = vector.bitcast %bv1 : vector<2xbf16> to vector<1xi32>
+  %b0 = vector.extract %bw0[0] : i32 from vector<1xi32>
+  %b1 = vector.extract %bw1[0] : i32 from vector<1xi32>
+  // C/D: c0, c1 at (g, 2t), (g, 2t+1); c2, c3 at (g+8, 2t), (g+8, 2t+1).
+  %crow = arith.muli %g, %c8 : index
+  %ci0 = arith.addi %crow, %t2 : index
+  %ci1 = arith.addi %ci0, %c1 : index
+  %ci2 = arith.addi %ci0, %c64 : index
+  %ci3 = arith.addi %ci2, %c1 : index
+  %cf0 = memref.load %C[%ci0] : memref<128xf32>
+  %cf1 = memref.load %C[%ci1] : memref<128xf32>
+  %cf2 = memref.load %C[%ci2] : memref<128xf32>
+  %cf3 = memref.load %C[%ci3] : memref<128xf32>
+  %d = nvvm.mma.sync A[%a0, %a1, %a2, %a3] B[%b0, %b1] C[%cf0, %cf1, %cf2, %cf3] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+  %d0 = llvm.extractvalue %d[0] : !llvm.struct<(f32, f32, f32, f32)>
+  %d1 = llvm.extractvalue %d[1] : !llvm.struct<(f32, f32, f32, f32)>
+  %d2 = llvm.extractvalue %d[2] : !llvm.struct<(f32, f32, f32, f32)>
+  %d3 = llvm.extractvalue %d[3] : !llvm.struct<(f32, f32, f32, f32)>
+  memref.store %d0, %D[%ci0] : memref<128xf32>
+  memref.store %d1, %D[%ci1] : memref<128xf32>
+  memref.store %d2, %D[%ci2] : memref<128xf32>
+  memref.store %d3, %D[%ci3] : memref<128xf32>
+  gpu.return
+}
+)mlir";
+
+TEST(SimtInterpreter, MmaSyncBf16M16N8K16MatchesReferenceMatmul) {
+  Kernel k = load(kMmaGlobal);
+  std::vector<uint16_t> A = toBf16(randomFloats(256, 5));
+  std::vector<uint16_t> B = toBf16(randomFloats(128, 6));
+  std::vector<float> C = randomFloats(128, 7), D(128);
+  ASSERT_EQ(run(k, threads(32), {bytes(A), bytes(B), bytes(C), bytes(D)}), "");
+  for (int m = 0; m < 16; ++m) {
+    for (int n = 0; n < 8; ++n) {
+      double ref = C[m * 8 + n];
+      for (int kk = 0; kk < 16; ++kk)
+        ref += static_cast<double>(bf16ToFloat(A[m * 16 + kk])) *
+               bf16ToFloat(B[kk * 8 + n]);
+      EXPECT_NEAR(D[m * 8 + n], ref, 1e-5) << m << " " << n;
+    }
+  }
+}
+
+TEST(SimtInterpreter, MmaSyncInDivergentWarpIsAnError) {
+  Kernel k = load(R"mlir(
+gpu.func @k(%o: memref<32xf32>) kernel {
+  %tid = gpu.thread_id x
+  %c16 = arith.constant 16 : index
+  %lo = arith.cmpi ult, %tid, %c16 : index
+  scf.if %lo {
+    %z = arith.constant 0 : i32
+    %f = arith.constant 0.0 : f32
+    %d = nvvm.mma.sync A[%z, %z, %z, %z] B[%z, %z] C[%f, %f, %f, %f] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+  }
+  gpu.return
+}
+)mlir");
+  std::vector<float> o(32);
+  std::string err = run(k, threads(32), {bytes(o)});
+  EXPECT_NE(err.find("'nvvm.mma.sync'"), std::string::npos) << err;
+  EXPECT_NE(err.find("16 of the 32 lanes of warp 0"), std::string::npos) << err;
+}
+
+// A 16x16x32 GEMM tile on one warp: cp.async stages row-major A (16x32) and
+// row-major B (32x16, K x N) into padded shared tiles, then each k-step uses
+// ldmatrix.x4 for A, ldmatrix.x4.trans for B and two mma.sync (n-tiles 0, 8).
+constexpr const char *kGemmTile = R"mlir(
+gpu.func @k(%A: memref<512xbf16>, %B: memref<512xbf16>, %D: memref<256xf32>) kernel {
+  %lane = gpu.thread_id x
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %c1280 = arith.constant 1280 : index
+  %raw = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+  %sa = memref.view %raw[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x40xbf16, #gpu.address_space<workgroup>>
+  %sb = memref.view %raw[%c1280][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32x24xbf16, #gpu.address_space<workgroup>>
+  // Stage: 64 16-byte chunks per operand, two per lane.
+  scf.for %i = %c0 to %c2 step %c1 {
+    %off = arith.muli %i, %c32 : index
+    %chunk = arith.addi %lane, %off : index
+    %ar = arith.divui %chunk, %c4 : index
+    %acq = arith.remui %chunk, %c4 : index
+    %ac = arith.muli %acq, %c8 : index
+    %arow = arith.muli %ar, %c32 : index
+    %asrc = arith.addi %arow, %ac : index
+    %ta = nvgpu.device_async_copy %A[%asrc], %sa[%ar, %ac], 8 {bypassL1} : memref<512xbf16> to memref<16x40xbf16, #gpu.address_space<workgroup>>
+    %br = arith.divui %chunk, %c2 : index
+    %bcq = arith.remui %chunk, %c2 : index
+    %bc = arith.muli %bcq, %c8 : index
+    %brow = arith.muli %br, %c16 : index
+    %bsrc = arith.addi %brow, %bc : index
+    %tb = nvgpu.device_async_copy %B[%bsrc], %sb[%br, %bc], 8 {bypassL1} : memref<512xbf16> to memref<32x24xbf16, #gpu.address_space<workgroup>>
+    %g = nvgpu.device_async_create_group %ta, %tb
+  }
+  %tok = nvgpu.device_async_create_group
+  nvgpu.device_async_wait %tok {numGroups = 0 : i32}
+  gpu.barrier
+  %zero = arith.constant 0.0 : f32
+  %lrow = arith.remui %lane, %c16 : index
+  %lhalf = arith.divui %lane, %c16 : index
+  %lcol = arith.muli %lhalf, %c8 : index
+  %acc:8 = scf.for %kk = %c0 to %c32 step %c16 iter_args(%x0 = %zero, %x1 = %zero, %x2 = %zero, %x3 = %zero, %y0 = %zero, %y1 = %zero, %y2 = %zero, %y3 = %zero) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+    %acol = arith.addi %kk, %lcol : index
+    %fa = nvgpu.ldmatrix %sa[%lrow, %acol] {numTiles = 4 : i32, transpose = false} : memref<16x40xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+    %brow = arith.addi %kk, %lrow : index
+    %fb = nvgpu.ldmatrix %sb[%brow, %lcol] {numTiles = 4 : i32, transpose = true} : memref<32x24xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+    %fai = vector.bitcast %fa : vector<4x2xbf16> to vector<4x1xi32>
+    %fbi = vector.bitcast %fb : vector<4x2xbf16> to vector<4x1xi32>
+    %a0 = vector.extract %fai[0, 0] : i32 from vector<4x1xi32>
+    %a1 = vector.extract %fai[1, 0] : i32 from vector<4x1xi32>
+    %a2 = vector.extract %fai[2, 0] : i32 from vector<4x1xi32>
+    %a3 = vector.extract %fai[3, 0] : i32 from vector<4x1xi32>
+    %b0 = vector.extract %fbi[0, 0] : i32 from vector<4x1xi32>
+    %b1 = vector.extract %fbi[1, 0] : i32 from vector<4x1xi32>
+    %b2 = vector.extract %fbi[2, 0] : i32 from vector<4x1xi32>
+    %b3 = vector.extract %fbi[3, 0] : i32 from vector<4x1xi32>
+    %dx = nvvm.mma.sync A[%a0, %a1, %a2, %a3] B[%b0, %b1] C[%x0, %x1, %x2, %x3] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+    %dy = nvvm.mma.sync A[%a0, %a1, %a2, %a3] B[%b2, %b3] C[%y0, %y1, %y2, %y3] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+    %nx0 = llvm.extractvalue %dx[0] : !llvm.struct<(f32, f32, f32, f32)>
+    %nx1 = llvm.extractvalue %dx[1] : !llvm.struct<(f32, f32, f32, f32)>
+    %nx2 = llvm.extractvalue %dx[2] : !llvm.struct<(f32, f32, f32, f32)>
+    %nx3 = llvm.extractvalue %dx[3] : !llvm.struct<(f32, f32, f32, f32)>
+    %ny0 = llvm.extractvalue %dy[0] : !llvm.struct<(f32, f32, f32, f32)>
+    %ny1 = llvm.extractvalue %dy[1] : !llvm.struct<(f32, f32, f32, f32)>
+    %ny2 = llvm.extractvalue %dy[2] : !llvm.struct<(f32, f32, f32, f32)>
+    %ny3 = llvm.extractvalue %dy[3] : !llvm.struct<(f32, f32, f32, f32)>
+    scf.yield %nx0, %nx1, %nx2, %nx3, %ny0, %ny1, %ny2, %ny3 : f32, f32, f32, f32, f32, f32, f32, f32
+  }
+  // D (16x16 row-major): n-tile j, register i at (g + 8 * (i / 2), 8j + 2t + i % 2).
+  %g = arith.divui %lane, %c4 : index
+  %t = arith.remui %lane, %c4 : index
+  %t2 = arith.muli %t, %c2 : index
+  %r0 = arith.muli %g, %c16 : index
+  %i0 = arith.addi %r0, %t2 : index
+  %i1 = arith.addi %i0, %c1 : index
+  %c128 = arith.constant 128 : index
+  %i2 = arith.addi %i0, %c128 : index
+  %i3 = arith.addi %i2, %c1 : index
+  %j0 = arith.addi %i0, %c8 : index
+  %j1 = arith.addi %i1, %c8 : index
+  %j2 = arith.addi %i2, %c8 : index
+  %j3 = arith.addi %i3, %c8 : index
+  memref.store %acc#0, %D[%i0] : memref<256xf32>
+  memref.store %acc#1, %D[%i1] : memref<256xf32>
+  memref.store %acc#2, %D[%i2] : memref<256xf32>
+  memref.store %acc#3, %D[%i3] : memref<256xf32>
+  memref.store %acc#4, %D[%j0] : memref<256xf32>
+  memref.store %acc#5, %D[%j1] : memref<256xf32>
+  memref.store %acc#6, %D[%j2] : memref<256xf32>
+  memref.store %acc#7, %D[%j3] : memref<256xf32>
+  gpu.return
+}
+)mlir";
+
+TEST(SimtInterpreter, GemmTileViaCpAsyncLdMatrixAndMmaMatchesReference) {
+  Kernel k = load(kGemmTile);
+  std::vector<uint16_t> A = toBf16(randomFloats(512, 8));
+  std::vector<uint16_t> B = toBf16(randomFloats(512, 9));
+  std::vector<float> D(256);
+  ASSERT_EQ(run(k, threads(32, 1, 1280 + 32 * 24 * 2),
+                {bytes(A), bytes(B), bytes(D)}),
+            "");
+  for (int m = 0; m < 16; ++m) {
+    for (int n = 0; n < 16; ++n) {
+      double ref = 0;
+      for (int kk = 0; kk < 32; ++kk)
+        ref += static_cast<double>(bf16ToFloat(A[m * 32 + kk])) *
+               bf16ToFloat(B[kk * 16 + n]);
+      EXPECT_NEAR(D[m * 16 + n], ref, 1e-4) << m << " " << n;
+    }
+  }
+}
+
+TEST(SimtInterpreter, Bf16AndF16ConversionsRoundToNearestEven) {
+  // 1 + 2^-8 is halfway between bf16 1.0 and 1 + 2^-7: ties to even (1.0).
+  EXPECT_EQ(floatToBf16(1.0f + std::ldexp(1.0f, -8)), 0x3F80);
+  // 1 + 3 * 2^-8 is halfway between 1 + 2^-7 (odd) and 1 + 2^-6: rounds up.
+  EXPECT_EQ(floatToBf16(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3F82);
+  EXPECT_EQ(bf16ToFloat(0xC040), -3.0f);
+  EXPECT_EQ(floatToF16(1.0f + std::ldexp(1.0f, -11)), 0x3C00);
+  EXPECT_EQ(floatToF16(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3C02);
+  EXPECT_EQ(f16ToFloat(0xC200), -3.0f);
+  EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(NAN))));
+}
+
+} // namespace
