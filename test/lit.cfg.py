@@ -29,7 +29,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.memwall_tools_dir, append_path=True)
 
-tools = ["memwall-opt", "memwall-gen", "memwall-compile", "memwall-run", "mlir-opt", "FileCheck", "not", "count"]
+tools = ["memwall-opt", "memwall-gen", "memwall-compile", "memwall-run", "memwall-simulate", "mlir-opt", "FileCheck", "not", "count"]
 llvm_config.add_tool_substitutions(
     tools, [config.memwall_tools_dir, config.llvm_tools_dir]
 )

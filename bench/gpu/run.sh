@@ -76,6 +76,11 @@ for dir in "${bundle_dirs[@]}"; do
   case " $no_check " in
     *" $name "*) check= ;;
   esac
+  # bf16 attention rounds P before P·V (as FlashAttention-2 does): rows that
+  # see few keys land ~3 ulps from the fp64 reference (docs/attention.md).
+  case "$name" in
+    attention_*) [ -n "$check" ] && check="--check --rtol=0.02" ;;
+  esac
   timeout 300 "$build/bin/memwall-run" "$dir" --inputs=random $check \
     --iters="$iters" --report="$OUT/memwall/$name.json" \
     > "$OUT/memwall/$name.log" 2>&1 || rc=$?

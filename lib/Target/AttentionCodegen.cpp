@@ -90,8 +90,10 @@ std::string memwall::whyNoAttentionKernel(FlashAttentionOp op) {
 AttentionKernelPlan memwall::planAttentionKernel(FlashAttentionOp op) {
   AttentionShape s(op);
   AttentionKernelPlan plan;
-  // A decode step (Sq = 1) runs one warp, not block_q / 16 idle ones.
-  plan.blockQ = std::min<int64_t>(op.getBlockQ(), ceilDiv(s.sq, 16) * 16);
+  // A short sequence (a decode step: Sq = 1) runs fewer warps than block_q
+  // / 16; powers of two keep the tile loads even over the threads.
+  plan.blockQ = std::min<int64_t>(
+      op.getBlockQ(), llvm::PowerOf2Ceil(std::max<int64_t>(s.sq, 16)));
   plan.blockKV = op.getBlockKv();
   plan.splits = op.getNumSplits();
   plan.grid = {ceilDiv(s.sq, plan.blockQ), s.batch * s.heads, plan.splits};

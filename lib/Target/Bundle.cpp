@@ -4,6 +4,7 @@
 
 #include "AttentionCodegen.h"
 #include "KernelCodegen.h"
+#include "LayoutCodegen.h"
 
 #include "memwall/Analysis/CostAnalysis.h"
 #include "memwall/Analysis/FusionCost.h"
@@ -471,6 +472,8 @@ private:
     }
     if (auto attention = dyn_cast<FlashAttentionOp>(op))
       return planAttention(attention);
+    if (isLayoutOp(op))
+      return planLayout(op);
     if (isa<AttentionOp>(op))
       return op->emitError("codegen runs attention only in its tiled form "
                            "(memwall.flash_attention); this one stayed "
@@ -533,6 +536,30 @@ private:
     }
     for (Value output : outputs)
       step.args.push_back(bufferFor(outerOf(output), "intermediate"));
+    bundle.steps.push_back(step);
+    return success();
+  }
+
+  /// A data-movement kernel: transpose, slice, embedding, rope.
+  LogicalResult planLayout(Operation *op) {
+    LayoutKernelPlan plan = planLayoutKernel(op);
+    BundleStep step;
+    step.kind = "kernel";
+    step.ops = locsOf({op});
+    step.predictedSeconds =
+        estimateOpRoofline(cast<CostOpInterface>(op), target).timeSeconds;
+    step.name = "kernel" + std::to_string(bundle.steps.size()) + "_" +
+                op->getName().stripDialect().str();
+    step.function = step.name;
+    emitLayoutKernel(gpuModule, step.function, op, plan);
+    step.grid = plan.grid;
+    step.block = {plan.threads, 1, 1};
+    for (Value operand : op->getOperands()) {
+      int buffer = bufferOf.lookup(operand);
+      use(buffer);
+      step.args.push_back(buffer);
+    }
+    step.args.push_back(bufferFor(op->getResult(0), "intermediate"));
     bundle.steps.push_back(step);
     return success();
   }
@@ -896,6 +923,14 @@ llvm::Error memwall::writeBundle(const Bundle &bundle, StringRef path) {
     if (llvm::Error error =
             writeFile(directory + "/kernels.ptx",
                       [&](llvm::raw_ostream &os) { os << bundle.ptx; }))
+      return cleanup(std::move(error));
+  // The generated gpu.module before lowering: memwall-simulate runs it on
+  // the CPU, and it is the readable form of kernels.ptx.
+  if (!bundle.gpuModuleText.empty())
+    if (llvm::Error error =
+            writeFile(directory + "/kernels.mlir", [&](llvm::raw_ostream &os) {
+              os << bundle.gpuModuleText;
+            }))
       return cleanup(std::move(error));
   if (llvm::Error error =
           writeFile(directory + "/manifest.json",

@@ -36,8 +36,17 @@ reference::Tensor randomTensor(DType dtype, const std::vector<int64_t> &shape,
   tensor.shape = shape;
   int64_t count = numElements(shape);
   tensor.data.assign(static_cast<size_t>(count), 0.0);
-  if (!reference::isFloat(dtype))
-    return tensor; // integer inputs are ids: 0
+  if (dtype == DType::I1)
+    return tensor; // masks: false
+  if (!reference::isFloat(dtype)) {
+    // Integer inputs are token ids or positions: the index along the last
+    // dimension (0, 1, ..., S - 1 per row), valid ids for any vocabulary of
+    // at least S rows, and positions as a prefill numbers them.
+    int64_t last = shape.empty() ? 1 : std::max<int64_t>(shape.back(), 1);
+    for (int64_t i = 0; i < count; ++i)
+      tensor.data[i] = static_cast<double>(i % last);
+    return tensor;
+  }
   double low = -1, high = 1;
   if (role == BufferRole::Weight) {
     if (shape.size() >= 2 && shape[0] > 0) {

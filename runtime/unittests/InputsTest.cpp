@@ -55,9 +55,10 @@ TEST(RandomInputs, RangesFollowRoleAndRank) {
                -1.0 / 16, 1.0 / 16);
   expectWithin(randomTensor(DType::F32, {4096}, BufferRole::Weight, 3), 0.5,
                1.5);
-  Tensor ids = randomTensor(DType::I32, {128}, BufferRole::Input, 4);
-  for (double value : ids.data)
-    EXPECT_EQ(value, 0);
+  // Integer inputs (token ids, positions) count along the last dimension.
+  Tensor ids = randomTensor(DType::I64, {2, 64}, BufferRole::Input, 4);
+  for (int64_t i = 0; i < 128; ++i)
+    EXPECT_EQ(ids.data[i], i % 64);
   Tensor mask = randomTensor(DType::I1, {16}, BufferRole::Input, 5);
   for (double value : mask.data)
     EXPECT_EQ(value, 0);
@@ -185,7 +186,7 @@ TEST(RandomInputs, MakeRandomInputsCoversEveryInput) {
   makeRandomInputs(manifest, 42, inputs);
   ASSERT_EQ(inputs.size(), 2u);
   EXPECT_EQ(inputs[0].tensor.shape, (std::vector<int64_t>{2, 2}));
-  EXPECT_EQ(inputs[1].tensor.data, (std::vector<double>{0, 0, 0}));
+  EXPECT_EQ(inputs[1].tensor.data, (std::vector<double>{0, 1, 2}));
   EXPECT_EQ(inputs[0].buffer, &manifest.buffers[0]);
 }
 

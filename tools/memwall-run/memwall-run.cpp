@@ -34,7 +34,7 @@ enum ExitCode {
 constexpr const char *kUsage =
     "usage: memwall-run BUNDLE_DIR [--inputs=FILE|random] [--check]\n"
     "                   [--iters=N] [--report=FILE.json] [--reference-only]\n"
-    "                   [--dump-outputs=DIR] [--seed=N]\n";
+    "                   [--dump-outputs=DIR] [--seed=N] [--rtol=X]\n";
 
 constexpr const char *kHelp =
     "Runs a memwall bundle (manifest.json + kernels.ptx) on the GPU and\n"
@@ -45,6 +45,9 @@ constexpr const char *kHelp =
     "  --seed=N              seed of the generator (default 0)\n"
     "  --check               compare every output with the CPU reference\n"
     "                        interpreter; exit 4 if one is out of tolerance\n"
+    "  --rtol=X              --check tolerance instead of 1e-2 (bf16, f16)\n"
+    "                        or 1e-5 (f32): deep low-precision graphs drift\n"
+    "                        by a few ulps per op\n"
     "  --iters=N             timed runs after one warm-up (default 20)\n"
     "  --report=FILE.json    write the report as JSON instead of a table\n"
     "  --reference-only      no GPU: evaluate the reference graph on the CPU\n"
@@ -65,6 +68,7 @@ struct Options {
   bool referenceOnly = false;
   std::string dumpDir;
   uint64_t seed = 0;
+  double rtol = 0; // 0: the dtype's tolerance
 };
 
 int usageError(const std::string &message) {
@@ -128,6 +132,13 @@ int parseOptions(int argc, char **argv, Options &options) {
       if (value.empty())
         return usageError("--dump-outputs needs a directory");
       options.dumpDir = value;
+    } else if (valueOf("--rtol", value)) {
+      char *end = nullptr;
+      options.rtol = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || !(options.rtol > 0) ||
+          options.rtol >= 1)
+        return usageError("--rtol must be a number in (0, 1), not '" + value +
+                          "'");
     } else if (valueOf("--seed", value)) {
       if (!parseUnsigned(value, options.seed))
         return usageError("--seed must be a non-negative integer, not '" +
@@ -225,7 +236,8 @@ int main(int argc, char **argv) {
       OutputCheck check;
       check.name = manifest.outputs[i].name;
       check.dtype = got.dtype;
-      check.comparison = memwall::reference::compare(got, expected[i]);
+      check.comparison =
+          memwall::reference::compare(got, expected[i], options.rtol);
       allPassed = allPassed && check.comparison.passed;
       report.checks.push_back(check);
     }

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SimtInterpreter.h"
+#include "memwall/Simulator/SimtInterpreter.h"
 
 #include "lib/Target/AttentionCodegen.h"
 #include "memwall/Registration.h"
@@ -211,8 +211,8 @@ TEST_F(AttentionKernelTest, CausalWithRaggedLastBlocksMatchesDefinition) {
 }
 
 TEST_F(AttentionKernelTest, GroupedQueryNonCausalMatchesDefinition) {
-  // Two query heads per KV head, two batches, more keys than queries; 48-row
-  // blocks of three warps and 48-key blocks, the last one ragged.
+  // Two query heads per KV head, two batches, more keys than queries; 40
+  // rows in a 64-row block, 64-key blocks, the last one ragged.
   AttentionCase c;
   c.batch = 2;
   c.heads = 4;
@@ -221,7 +221,7 @@ TEST_F(AttentionKernelTest, GroupedQueryNonCausalMatchesDefinition) {
   c.sk = 72;
   c.d = 32;
   c.blockQ = 64;
-  c.blockKV = 48;
+  c.blockKV = 64;
   check(c);
 }
 

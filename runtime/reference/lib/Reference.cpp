@@ -2297,7 +2297,7 @@ std::string evaluate(const Graph &graph,
 // Check
 //===----------------------------------------------------------------------===//
 
-Comparison compare(const Tensor &got, const Tensor &ref) {
+Comparison compare(const Tensor &got, const Tensor &ref, double rtol) {
   Comparison c;
   switch (ref.dtype) {
   case DType::F32:
@@ -2313,6 +2313,8 @@ Comparison compare(const Tensor &got, const Tensor &ref) {
     c.tolerance = 0;
     break;
   }
+  if (rtol > 0)
+    c.tolerance = rtol;
   const double inf = std::numeric_limits<double>::infinity();
   if (got.shape != ref.shape || got.data.size() != ref.data.size()) {
     c.maxAbsError = c.maxRelError = inf;

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Target/SimtInterpreter.h"
+#include "memwall/Simulator/SimtInterpreter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -1165,6 +1165,8 @@ llvm::Error Interpreter::execArith(Operation *op, const llvm::BitVector &mask,
           .Case([&](math::Log2Op) { return unary(std::log2, std::log2); })
           .Case([&](math::SqrtOp) { return unary(std::sqrt, std::sqrt); })
           .Case([&](math::TanhOp) { return unary(std::tanh, std::tanh); })
+          .Case([&](math::SinOp) { return unary(std::sin, std::sin); })
+          .Case([&](math::CosOp) { return unary(std::cos, std::cos); })
           .Case([&](math::ErfOp) { return unary(std::erf, std::erf); })
           .Case([&](math::AbsFOp) { return unary(std::fabs, std::fabs); })
           .Case([&](math::RsqrtOp) {
@@ -1540,8 +1542,6 @@ llvm::Error Interpreter::execVector(Operation *op, const llvm::BitVector &mask,
 
 llvm::Error Interpreter::execShuffle(gpu::ShuffleOp op,
                                      const llvm::BitVector &mask) {
-  if (llvm::Error e = checkFullWarps(op, mask))
-    return e;
   if (!isScalar(op.getValue().getType()))
     return fail(op, "only scalar shuffles are supported");
   auto value = get(op, op.getValue());
@@ -1553,10 +1553,37 @@ llvm::Error Interpreter::execShuffle(gpu::ShuffleOp op,
   auto width = get(op, op.getWidth());
   if (!width)
     return width.takeError();
+  // NVVM lowers a shuffle of width w < 32 with the member mask of lanes
+  // [0, w): exactly those lanes of each participating warp must take part
+  // (a block of 4 threads shuffles with width 4). Width 32 needs full warps.
+  int64_t shuffleWidth = mask.any() ? (*width)->at(mask.find_first(), 0) : 32;
+  if (shuffleWidth == kWarpSize) {
+    if (llvm::Error e = checkFullWarps(op, mask))
+      return e;
+  } else {
+    if (shuffleWidth <= 0 || shuffleWidth > kWarpSize ||
+        !llvm::isPowerOf2_64(shuffleWidth))
+      return fail(op, "width must be a power of two up to 32");
+    for (int64_t base = 0; base < numThreads; base += kWarpSize) {
+      bool any = false, all = true;
+      for (int64_t lane = 0; lane < kWarpSize; ++lane) {
+        bool member = lane < shuffleWidth;
+        bool active = base + lane < numThreads && mask[base + lane];
+        any |= active;
+        if (member != active)
+          all = false;
+      }
+      if (any && !all)
+        return fail(op, "a shuffle of width " + std::to_string(shuffleWidth) +
+                            " needs exactly lanes 0.." +
+                            std::to_string(shuffleWidth - 1) + " of warp " +
+                            std::to_string(base / kWarpSize) + " active");
+    }
+  }
   Slot result(1, numThreads), valid(1, numThreads);
   for (unsigned t : mask.set_bits()) {
-    if ((*width)->at(t, 0) != kWarpSize)
-      return fail(op, "only width 32 is supported");
+    if ((*width)->at(t, 0) != shuffleWidth)
+      return fail(op, "non-uniform shuffle width");
     int64_t lane = t % kWarpSize, base = t - lane;
     int64_t off = signExtend((*offset)->at(t, 0), 32);
     int64_t src = 0;
@@ -1574,7 +1601,7 @@ llvm::Error Interpreter::execShuffle(gpu::ShuffleOp op,
       src = off;
       break;
     }
-    bool ok = src >= 0 && src < kWarpSize;
+    bool ok = src >= 0 && src < shuffleWidth;
     valid.at(t, 0) = ok;
     // Out-of-range lanes get their own value back, as shfl.sync does.
     result.at(t, 0) = (*value)->at(ok ? base + src : t, 0);

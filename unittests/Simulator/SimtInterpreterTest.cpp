@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Target/SimtInterpreter.h"
+#include "memwall/Simulator/SimtInterpreter.h"
 
 #include "llvm/Support/Error.h"
 #include "gtest/gtest.h"

@@ -4,12 +4,13 @@
 // memwall's code generator emits (gpu, arith, math, scf, memref, vector,
 // nvgpu.ldmatrix / device_async_*, nvvm.mma.sync). It lets tests check GPU
 // kernels for correctness on machines without a GPU, and it detects shared
-// memory races, divergent collectives and out-of-bounds accesses. Test-only.
+// memory races, divergent collectives and out-of-bounds accesses. Used by
+// memwall-simulate and the kernel tests.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MEMWALL_UNITTESTS_TARGET_SIMTINTERPRETER_H
-#define MEMWALL_UNITTESTS_TARGET_SIMTINTERPRETER_H
+#ifndef MEMWALL_SIMULATOR_SIMTINTERPRETER_H
+#define MEMWALL_SIMULATOR_SIMTINTERPRETER_H
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -58,4 +59,4 @@ float f16ToFloat(uint16_t bits);
 
 } // namespace memwall::simt
 
-#endif // MEMWALL_UNITTESTS_TARGET_SIMTINTERPRETER_H
+#endif // MEMWALL_SIMULATOR_SIMTINTERPRETER_H

@@ -1,0 +1,44 @@
+//===- BundleSimulator.h - run a bundle's steps on the CPU ------*- C++ -*-===//
+//
+// Executes a bundle the way memwall-run does on a GPU, but on the CPU: one
+// arena laid out as the manifest says, kernel steps run by the SIMT
+// interpreter on the bundle's generated gpu.module (kernels.mlir), GEMM
+// steps by a direct loop with cuBLASLt's epilogue semantics. It checks the
+// code generator (thread mappings, tensor-core fragments, shared-memory
+// synchronisation, arena plan, step wiring) without a GPU; it says nothing
+// about speed. docs/runtime.md, "memwall-simulate".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_SIMULATOR_BUNDLESIMULATOR_H
+#define MEMWALL_SIMULATOR_BUNDLESIMULATOR_H
+
+#include "memwall-runtime/Inputs.h"
+#include "memwall-runtime/Manifest.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace memwall::simulator {
+
+/// Runs every step of `manifest` in order. `kernels` holds the gpu.module of
+/// the bundle's kernel steps; `inputs` fill the input and weight buffers;
+/// `outputs` receive one tensor per manifest output (the buffer's dtype and
+/// shape). `beforeStep` and `afterStep`, when set, see (and may change) the
+/// arena around every step. Returns "" or one message naming the step that
+/// failed.
+using StepHook =
+    std::function<void(const runtime::Step &, std::vector<uint8_t> &arena)>;
+std::string simulateBundle(const runtime::Manifest &manifest,
+                           mlir::ModuleOp kernels,
+                           const std::vector<runtime::HostInput> &inputs,
+                           std::vector<reference::Tensor> &outputs,
+                           const StepHook &beforeStep = nullptr,
+                           const StepHook &afterStep = nullptr);
+
+} // namespace memwall::simulator
+
+#endif // MEMWALL_SIMULATOR_BUNDLESIMULATOR_H

@@ -1,0 +1,147 @@
+//===- BundleSimulator.cpp - run a bundle's steps on the CPU --------------===//
+
+#include "memwall/Simulator/BundleSimulator.h"
+#include "memwall/Simulator/SimtInterpreter.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace memwall;
+using namespace memwall::runtime;
+
+namespace {
+/// The arena's bytes of `buffer`.
+llvm::MutableArrayRef<uint8_t> bytesOf(std::vector<uint8_t> &arena,
+                                       const Buffer &buffer) {
+  return llvm::MutableArrayRef<uint8_t>(arena.data() + buffer.offset,
+                                        buffer.bytes);
+}
+
+/// Every element of `buffer`, widened to double (empty for no buffer).
+std::vector<double> decode(const std::vector<uint8_t> &arena,
+                           const Buffer *buffer) {
+  if (!buffer)
+    return {};
+  return reference::Tensor::fromBytes(buffer->dtype, buffer->shape,
+                                      arena.data() + buffer->offset,
+                                      buffer->bytes)
+      .data;
+}
+
+/// D = epilogue(op(A) op(B) + C + bias) per batch, in double, rounded once to
+/// the dtype as a GEMM with fp32 accumulation would store it (the rounding
+/// of the accumulation itself is within the check's tolerance).
+std::string runGemm(const Manifest &manifest, const GemmStep &gemm,
+                    std::vector<uint8_t> &arena) {
+  auto find = [&](const std::string &name) {
+    return name.empty() ? nullptr : manifest.findBuffer(name);
+  };
+  const Buffer *a = find(gemm.a), *b = find(gemm.b), *c = find(gemm.c),
+               *bias = find(gemm.bias), *d = find(gemm.d);
+  if (!a || !b || !d)
+    return "gemm '" + gemm.name + "': missing operand buffer";
+  int64_t m = gemm.m, n = gemm.n, k = gemm.k;
+  std::vector<double> aValues = decode(arena, a), bValues = decode(arena, b),
+                      cValues = decode(arena, c),
+                      biasValues = decode(arena, bias);
+  std::vector<double> result(m * n);
+  for (int64_t batch = 0; batch < gemm.batch; ++batch) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t x = 0; x < k; ++x) {
+          int64_t aIndex = gemm.transA ? x * m + i : i * k + x;
+          int64_t bIndex = gemm.transB ? j * k + x : x * n + j;
+          sum += aValues[batch * gemm.strideA + aIndex] *
+                 bValues[batch * gemm.strideB + bIndex];
+        }
+        if (c)
+          sum += cValues[batch * gemm.strideC + i * n + j];
+        if (bias)
+          sum += biasValues[j];
+        switch (gemm.epilogue) {
+        case Epilogue::Relu:
+        case Epilogue::ReluBias:
+          sum = std::max(sum, 0.0);
+          break;
+        case Epilogue::Gelu:
+        case Epilogue::GeluBias:
+          sum = 0.5 * sum *
+                (1 + std::tanh(std::sqrt(2 / M_PI) *
+                               (sum + 0.044715 * sum * sum * sum)));
+          break;
+        case Epilogue::None:
+        case Epilogue::Bias:
+          break;
+        }
+        result[i * n + j] = reference::roundToDType(sum, d->dtype);
+      }
+    reference::Tensor tile;
+    tile.dtype = d->dtype;
+    tile.shape = {m * n};
+    tile.data = result;
+    std::vector<uint8_t> bytes = tile.toBytes();
+    int64_t offset =
+        d->offset + batch * gemm.strideD * reference::dtypeBytes(d->dtype);
+    if (offset + static_cast<int64_t>(bytes.size()) > d->offset + d->bytes)
+      return "gemm '" + gemm.name + "': batch " + std::to_string(batch) +
+             " writes past buffer '" + d->name + "'";
+    std::memcpy(arena.data() + offset, bytes.data(), bytes.size());
+  }
+  return "";
+}
+} // namespace
+
+std::string simulator::simulateBundle(const Manifest &manifest,
+                                      mlir::ModuleOp kernels,
+                                      const std::vector<HostInput> &inputs,
+                                      std::vector<reference::Tensor> &outputs,
+                                      const StepHook &beforeStep,
+                                      const StepHook &afterStep) {
+  // Uninitialised device memory: a kernel that reads what no step wrote
+  // sees NaNs (0xFF bytes), not zeros.
+  std::vector<uint8_t> arena(manifest.arenaBytes, 0xFF);
+  for (const HostInput &input : inputs) {
+    std::vector<uint8_t> bytes = input.tensor.toBytes();
+    std::memcpy(arena.data() + input.buffer->offset, bytes.data(),
+                bytes.size());
+  }
+  for (const Step &step : manifest.steps) {
+    if (beforeStep)
+      beforeStep(step, arena);
+    if (step.kind == StepKind::Gemm) {
+      if (std::string message = runGemm(manifest, step.gemm, arena);
+          !message.empty())
+        return message;
+      if (afterStep)
+        afterStep(step, arena);
+      continue;
+    }
+    const KernelStep &kernel = step.kernel;
+    mlir::gpu::GPUFuncOp func = simt::findKernel(kernels, kernel.function);
+    if (!func)
+      return "step '" + step.name + "': kernels.mlir has no gpu.func '" +
+             kernel.function + "'";
+    std::vector<llvm::MutableArrayRef<uint8_t>> args;
+    for (const std::string &name : kernel.args)
+      args.push_back(bytesOf(arena, *manifest.findBuffer(name)));
+    simt::LaunchConfig launch;
+    launch.grid = kernel.grid;
+    launch.block = kernel.block;
+    launch.dynamicSharedBytes = kernel.sharedBytes;
+    if (llvm::Error error = simt::runKernel(func, launch, args))
+      return "step '" + step.name + "': " + llvm::toString(std::move(error));
+    if (afterStep)
+      afterStep(step, arena);
+  }
+  outputs.clear();
+  for (const Binding &binding : manifest.outputs) {
+    const Buffer &buffer = *manifest.findBuffer(binding.buffer);
+    outputs.push_back(reference::Tensor::fromBytes(buffer.dtype, buffer.shape,
+                                                   arena.data() + buffer.offset,
+                                                   buffer.bytes));
+  }
+  return "";
+}

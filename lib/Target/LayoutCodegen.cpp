@@ -1,0 +1,268 @@
+//===- LayoutCodegen.cpp - data-movement kernels --------------------------===//
+
+#include "LayoutCodegen.h"
+
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace memwall;
+
+namespace {
+/// Input flat index = base + Σ index[i] · coefficients[i] over the output's
+/// multi-index: what transpose and slice read.
+struct AffineGather {
+  int64_t base = 0;
+  SmallVector<int64_t> coefficients;
+};
+
+SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+std::optional<AffineGather> affineGatherOf(Operation *op) {
+  auto inputShape =
+      cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
+  SmallVector<int64_t> inputStrides = rowMajorStrides(inputShape);
+  AffineGather gather;
+  if (auto transpose = dyn_cast<TransposeOp>(op)) {
+    for (int64_t dim : transpose.getPermutation())
+      gather.coefficients.push_back(inputStrides[dim]);
+    return gather;
+  }
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    for (auto [i, offset] : llvm::enumerate(slice.getOffsets())) {
+      int64_t stride = slice.getStrides() ? (*slice.getStrides())[i] : 1;
+      gather.base += offset * inputStrides[i];
+      gather.coefficients.push_back(stride * inputStrides[i]);
+    }
+    return gather;
+  }
+  return std::nullopt;
+}
+
+RankedTensorType resultType(Operation *op) {
+  return cast<RankedTensorType>(op->getResult(0).getType());
+}
+} // namespace
+
+bool memwall::isLayoutOp(Operation *op) {
+  return isa<TransposeOp, SliceOp, EmbeddingOp, RopeOp>(op);
+}
+
+LayoutKernelPlan memwall::planLayoutKernel(Operation *op) {
+  RankedTensorType result = resultType(op);
+  ArrayRef<int64_t> shape = result.getShape();
+  int64_t elementBytes =
+      std::max<int64_t>(1, result.getElementTypeBitWidth() / 8);
+  int64_t inner = shape.empty() ? 1 : shape.back();
+  LayoutKernelPlan plan;
+  // 16-byte vectors when the innermost output run is contiguous in the
+  // input and every vector starts aligned.
+  int64_t width = 16 / elementBytes;
+  auto fits = [&](int64_t w) {
+    if (inner % w != 0)
+      return false;
+    if (std::optional<AffineGather> gather = affineGatherOf(op)) {
+      if (gather->coefficients.back() != 1 || gather->base % w != 0)
+        return false;
+      return llvm::all_of(ArrayRef(gather->coefficients).drop_back(),
+                          [&](int64_t c) { return c % w == 0; });
+    }
+    // embedding: whole table rows of `inner` elements; rope pairs element i
+    // with i ± D/2, computed one element at a time.
+    return isa<EmbeddingOp>(op);
+  };
+  while (width > 1 && !fits(width))
+    width /= 2;
+  plan.width = width;
+  int64_t vectors = result.getNumElements() / width;
+  plan.threads = std::min<int64_t>(256, std::max<int64_t>(32, vectors));
+  plan.grid = {(vectors + plan.threads - 1) / plan.threads, 1, 1};
+  return plan;
+}
+
+namespace {
+class LayoutKernelBuilder {
+public:
+  LayoutKernelBuilder(gpu::GPUModuleOp gpuModule, Operation *op,
+                      const LayoutKernelPlan &plan)
+      : b(op->getLoc(), gpuModule.getContext()), op(op), plan(plan) {
+    b.setInsertionPointToEnd(gpuModule.getBody());
+  }
+
+  gpu::GPUFuncOp build(StringRef name) {
+    SmallVector<Type> params;
+    for (Value value : op->getOperands())
+      params.push_back(flat(value));
+    params.push_back(flat(op->getResult(0)));
+    auto func = gpu::GPUFuncOp::create(b, name, b.getFunctionType(params, {}));
+    func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+    func.setKnownBlockSizeAttr(
+        b.getDenseI32ArrayAttr({static_cast<int32_t>(plan.threads), 1, 1}));
+    Block &entry = func.getBody().front();
+    b.setInsertionPointToStart(&entry);
+    RankedTensorType result = resultType(op);
+    int64_t vectors = result.getNumElements() / plan.width;
+    Value vector = arith::AddIOp::create(
+        b,
+        arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
+                              idx(plan.threads)),
+        gpu::ThreadIdOp::create(b, gpu::Dimension::x));
+    Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, vector,
+                                          idx(vectors));
+    auto guard = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(guard.thenBlock());
+    Value outFlat = arith::MulIOp::create(b, vector, idx(plan.width));
+    Value out = entry.getArgument(op->getNumOperands());
+    Value input = entry.getArgument(0);
+    Value value;
+    if (std::optional<AffineGather> gather = affineGatherOf(op)) {
+      Value at = idx(gather->base);
+      SmallVector<Value> index = multiIndex(outFlat, result.getShape());
+      for (auto [i, coefficient] : llvm::enumerate(gather->coefficients))
+        if (result.getDimSize(i) > 1)
+          at = arith::AddIOp::create(
+              b, at, arith::MulIOp::create(b, index[i], idx(coefficient)));
+      value = load(input, at);
+    } else if (isa<EmbeddingOp>(op)) {
+      int64_t rowLength = result.getShape().back();
+      Value row = arith::DivUIOp::create(b, outFlat, idx(rowLength));
+      Value column = arith::RemUIOp::create(b, outFlat, idx(rowLength));
+      Value id =
+          memref::LoadOp::create(b, entry.getArgument(1), ValueRange{row});
+      id = arith::IndexCastOp::create(b, b.getIndexType(), id);
+      value = load(
+          input, arith::AddIOp::create(
+                     b, arith::MulIOp::create(b, id, idx(rowLength)), column));
+    } else {
+      value = rope(cast<RopeOp>(op), input, entry.getArgument(1), outFlat);
+    }
+    if (plan.width == 1)
+      memref::StoreOp::create(b, value, out, ValueRange{outFlat});
+    else
+      vector::StoreOp::create(b, value, out, ValueRange{outFlat});
+    b.setInsertionPointToEnd(&entry);
+    gpu::ReturnOp::create(b);
+    return func;
+  }
+
+private:
+  Value idx(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
+  Value f32(double value) {
+    return arith::ConstantFloatOp::create(b, b.getF32Type(),
+                                          APFloat(static_cast<float>(value)));
+  }
+
+  static MemRefType flat(Value value) {
+    auto tensor = cast<RankedTensorType>(value.getType());
+    return MemRefType::get({tensor.getNumElements()}, tensor.getElementType());
+  }
+
+  /// The multi-index of flat element `flat` of `shape`.
+  SmallVector<Value> multiIndex(Value flat, ArrayRef<int64_t> shape) {
+    SmallVector<Value> index(shape.size());
+    for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) {
+      if (shape[i] == 1) {
+        index[i] = idx(0);
+        continue;
+      }
+      index[i] = i == 0 ? flat : arith::RemUIOp::create(b, flat, idx(shape[i]));
+      if (i > 0)
+        flat = arith::DivUIOp::create(b, flat, idx(shape[i]));
+    }
+    return index;
+  }
+
+  /// `plan.width` elements of `memref` from `at` (a scalar when 1).
+  Value load(Value memref, Value at) {
+    if (plan.width == 1)
+      return memref::LoadOp::create(b, memref, ValueRange{at});
+    Type element = cast<MemRefType>(memref.getType()).getElementType();
+    return vector::LoadOp::create(b, VectorType::get({plan.width}, element),
+                                  memref, ValueRange{at});
+  }
+
+  /// Element (.., s, i) of rope: x_i cos θ ∓ x_{i±D/2} sin θ with
+  /// θ = ±position · theta^(-2(i mod D/2)/D), in f32.
+  Value rope(RopeOp rope, Value input, Value positions, Value outFlat) {
+    ArrayRef<int64_t> shape = rope.getInput().getType().getShape();
+    int64_t heads = shape[1], seq = shape[2], d = shape[3];
+    int64_t half = d / 2;
+    Value column = arith::RemUIOp::create(b, outFlat, idx(d));
+    Value row = arith::DivUIOp::create(b, outFlat, idx(d));
+    Value s = arith::RemUIOp::create(b, row, idx(seq));
+    Value positionIndex = s;
+    if (rope.getPositions().getType().getRank() == 2) {
+      Value batchIndex = arith::DivUIOp::create(b, row, idx(heads * seq));
+      positionIndex = arith::AddIOp::create(
+          b, arith::MulIOp::create(b, batchIndex, idx(seq)), s);
+    }
+    Value position =
+        memref::LoadOp::create(b, positions, ValueRange{positionIndex});
+    position = arith::SIToFPOp::create(b, b.getF32Type(), position);
+    Value firstHalf =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, column, idx(half));
+    Value pairIndex = arith::RemUIOp::create(b, column, idx(half));
+    Value pairFloat = arith::UIToFPOp::create(
+        b, b.getF32Type(),
+        arith::IndexCastUIOp::create(b, b.getI32Type(), pairIndex));
+    // theta^(-2i/D) = exp2(-2i/D · log2 theta).
+    double sign = rope.getInverse() ? -1.0 : 1.0;
+    Value exponent = arith::MulFOp::create(
+        b, pairFloat,
+        f32(-2.0 / static_cast<double>(d) *
+            std::log2(rope.getTheta().convertToDouble())));
+    Value angle = arith::MulFOp::create(
+        b,
+        arith::MulFOp::create(b, position, math::Exp2Op::create(b, exponent)),
+        f32(sign));
+    Value cosine = math::CosOp::create(b, angle);
+    Value sine = math::SinOp::create(b, angle);
+    // The partner of element i is i + D/2 in the first half, i - D/2 in the
+    // second; the first half subtracts its partner's rotation.
+    Value partnerColumn = arith::SelectOp::create(
+        b, firstHalf, arith::AddIOp::create(b, column, idx(half)),
+        arith::SubIOp::create(b, column, idx(half)));
+    Value partnerFlat = arith::AddIOp::create(
+        b, arith::SubIOp::create(b, outFlat, column), partnerColumn);
+    Type element = rope.getInput().getType().getElementType();
+    auto widen = [&](Value x) {
+      return element.isF32()
+                 ? x
+                 : Value(arith::ExtFOp::create(b, b.getF32Type(), x));
+    };
+    Value x = widen(memref::LoadOp::create(b, input, ValueRange{outFlat}));
+    Value partner =
+        widen(memref::LoadOp::create(b, input, ValueRange{partnerFlat}));
+    Value signedSine = arith::SelectOp::create(
+        b, firstHalf, arith::NegFOp::create(b, sine), sine);
+    Value result =
+        arith::AddFOp::create(b, arith::MulFOp::create(b, x, cosine),
+                              arith::MulFOp::create(b, partner, signedSine));
+    return element.isF32() ? result
+                           : Value(arith::TruncFOp::create(b, element, result));
+  }
+
+  ImplicitLocOpBuilder b;
+  Operation *op;
+  const LayoutKernelPlan &plan;
+};
+} // namespace
+
+gpu::GPUFuncOp memwall::emitLayoutKernel(gpu::GPUModuleOp gpuModule,
+                                         StringRef name, Operation *op,
+                                         const LayoutKernelPlan &plan) {
+  return LayoutKernelBuilder(gpuModule, op, plan).build(name);
+}
