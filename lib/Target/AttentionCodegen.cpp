@@ -63,9 +63,6 @@ std::string memwall::whyNoAttentionKernel(FlashAttentionOp op) {
   AttentionShape s(op);
   if (!s.element.isBF16() && !s.element.isF16())
     return "the attention kernel takes bf16 or f16 inputs";
-  if (op.getMask())
-    return "the attention kernel does not take a mask operand (causal "
-           "masking is supported)";
   if (s.d % 16 != 0 || s.dv % 16 != 0 || s.d > 128 || s.dv > 128)
     return "the attention kernel needs head dimensions that are multiples of "
            "16 and at most 128 (got " +
@@ -119,16 +116,25 @@ public:
     bool partial = plan.splits > 1;
     Type outType = partial ? b.getF32Type() : s.element;
     int64_t outRows = plan.splits * s.batch * s.heads * s.sq;
-    SmallVector<Type> params{flat(s.batch * s.heads * s.sq * s.d, s.element),
-                             flat(s.batch * s.kvHeads * s.sk * s.d, s.element),
-                             flat(s.batch * s.kvHeads * s.sk * s.dv, s.element),
-                             flat(outRows * s.dv, outType),
-                             flat(outRows, b.getF32Type())};
+    SmallVector<Type> params{
+        flat(s.batch * s.heads * s.sq * s.d, s.element),
+        flat(s.batch * s.kvHeads * s.sk * s.d, s.element),
+        flat(s.batch * s.kvHeads * s.sk * s.dv, s.element)};
+    if (Value maskOperand = op.getMask()) {
+      auto maskType = cast<RankedTensorType>(maskOperand.getType());
+      params.push_back(
+          flat(maskType.getNumElements(), maskType.getElementType()));
+    }
+    params.push_back(flat(outRows * s.dv, outType));
+    params.push_back(flat(outRows, b.getF32Type()));
     gpu::GPUFuncOp func = makeKernel(name, params, plan.threads());
     Block &entry = func.getBody().front();
+    unsigned firstOutput = op.getMask() ? 4 : 3;
     Value query = entry.getArgument(0), key = entry.getArgument(1),
-          value = entry.getArgument(2), out = entry.getArgument(3),
-          lse = entry.getArgument(4);
+          value = entry.getArgument(2), out = entry.getArgument(firstOutput),
+          lse = entry.getArgument(firstOutput + 1);
+    if (op.getMask())
+      mask = entry.getArgument(3);
 
     tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     Value lane = arith::RemUIOp::create(b, tid, idx(32));
@@ -141,8 +147,8 @@ public:
     Value queryBlock = gpu::BlockIdOp::create(b, gpu::Dimension::x);
     Value batchHead = gpu::BlockIdOp::create(b, gpu::Dimension::y);
     Value split = gpu::BlockIdOp::create(b, gpu::Dimension::z);
-    Value head = arith::RemUIOp::create(b, batchHead, idx(s.heads));
-    Value batchIndex = arith::DivUIOp::create(b, batchHead, idx(s.heads));
+    head = arith::RemUIOp::create(b, batchHead, idx(s.heads));
+    batchIndex = arith::DivUIOp::create(b, batchHead, idx(s.heads));
     Value kvHead = arith::AddIOp::create(
         b, mul(batchIndex, s.kvHeads),
         arith::DivUIOp::create(b, head, idx(s.heads / s.kvHeads)));
@@ -245,6 +251,8 @@ public:
       for (auto &tileScores : scores)
         for (Value &x : tileScores)
           x = arith::MulFOp::create(b, x, f32(scaleLog2));
+      if (mask)
+        addMask(scores, firstKey, firstRow);
       maskScores(scores, firstKey, firstRow);
 
       // Online softmax, per row pair.
@@ -572,6 +580,44 @@ private:
     return x;
   }
 
+  /// Adds the mask operand (broadcast to [B, Hq, Sq, Sk]) to the scores, in
+  /// log2 units; an i1 mask hides (-inf) where it is false. Padded rows and
+  /// keys read the last valid element (maskScores hides those keys).
+  void addMask(SmallVectorImpl<std::array<Value, 4>> &scores, Value firstKey,
+               Value firstRow) {
+    auto maskType = cast<RankedTensorType>(op.getMask().getType());
+    SmallVector<int64_t> shape(4 - maskType.getRank(), 1);
+    shape.append(maskType.getShape().begin(), maskType.getShape().end());
+    SmallVector<int64_t> strides(4, 0);
+    for (int64_t i = 3, stride = 1; i >= 0; --i) {
+      if (shape[i] != 1)
+        strides[i] = stride;
+      stride *= shape[i];
+    }
+    Value base = add(mul(batchIndex, strides[0]), mul(head, strides[1]));
+    Type element = maskType.getElementType();
+    const float negInf = -std::numeric_limits<float>::infinity();
+    for (int64_t t = 0; t < static_cast<int64_t>(scores.size()); ++t)
+      for (int e = 0; e < 4; ++e) {
+        Value key = arith::MinUIOp::create(
+            b, add(add(firstKey, idx(t * 8 + e % 2)), mul(quad, 2)),
+            idx(s.sk - 1));
+        Value row = arith::MinUIOp::create(b, add(firstRow, idx(8 * (e / 2))),
+                                           idx(s.sq - 1));
+        Value at = add(base, add(mul(row, strides[2]), mul(key, strides[3])));
+        Value m = memref::LoadOp::create(b, mask, ValueRange{at});
+        Value &score = scores[t][e];
+        if (element.isInteger(1)) {
+          score = arith::SelectOp::create(b, m, score, f32(negInf));
+          continue;
+        }
+        if (!element.isF32())
+          m = arith::ExtFOp::create(b, b.getF32Type(), m);
+        score = arith::AddFOp::create(
+            b, score, arith::MulFOp::create(b, m, f32(M_LOG2E)));
+      }
+  }
+
   /// Sets to -inf the scores of keys past the sequence and, with causal
   /// masking, above the bottom-right-aligned diagonal. Only blocks that hold
   /// such keys pay for the comparisons.
@@ -631,7 +677,7 @@ private:
   AttentionShape s;
   const AttentionKernelPlan &plan;
   Value tid, group, quad, laneMatrix, laneRow;
-  Value keyTile, valueTile, lastToken, firstQuery;
+  Value keyTile, valueTile, lastToken, firstQuery, mask, head, batchIndex;
 };
 } // namespace
 

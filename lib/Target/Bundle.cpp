@@ -582,7 +582,7 @@ private:
     step.grid = plan.grid;
     step.block = {plan.threads(), 1, 1};
     step.sharedBytes = plan.sharedBytes;
-    for (Value input : {op.getQuery(), op.getKey(), op.getValue()}) {
+    for (Value input : op->getOperands()) {
       int buffer = bufferOf.lookup(input);
       use(buffer);
       step.args.push_back(buffer);

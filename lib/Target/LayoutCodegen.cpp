@@ -58,7 +58,7 @@ RankedTensorType resultType(Operation *op) {
 } // namespace
 
 bool memwall::isLayoutOp(Operation *op) {
-  return isa<TransposeOp, SliceOp, EmbeddingOp, RopeOp>(op);
+  return isa<TransposeOp, SliceOp, EmbeddingOp, RopeOp, KVCacheAppendOp>(op);
 }
 
 LayoutKernelPlan memwall::planLayoutKernel(Operation *op) {
@@ -80,9 +80,9 @@ LayoutKernelPlan memwall::planLayoutKernel(Operation *op) {
       return llvm::all_of(ArrayRef(gather->coefficients).drop_back(),
                           [&](int64_t c) { return c % w == 0; });
     }
-    // embedding: whole table rows of `inner` elements; rope pairs element i
-    // with i ± D/2, computed one element at a time.
-    return isa<EmbeddingOp>(op);
+    // embedding and kv_cache_append copy whole rows of `inner` elements;
+    // rope pairs element i with i ± D/2, computed one element at a time.
+    return isa<EmbeddingOp, KVCacheAppendOp>(op);
   };
   while (width > 1 && !fits(width))
     width /= 2;
@@ -146,6 +146,8 @@ public:
       value = load(
           input, arith::AddIOp::create(
                      b, arith::MulIOp::create(b, id, idx(rowLength)), column));
+    } else if (auto append = dyn_cast<KVCacheAppendOp>(op)) {
+      value = appendRows(append, input, entry.getArgument(1), outFlat);
     } else {
       value = rope(cast<RopeOp>(op), input, entry.getArgument(1), outFlat);
     }
@@ -192,6 +194,47 @@ private:
     Type element = cast<MemRefType>(memref.getType()).getElementType();
     return vector::LoadOp::create(b, VectorType::get({plan.width}, element),
                                   memref, ValueRange{at});
+  }
+
+  /// kv_cache_append as the concat it is: rows s < L of each (batch, head)
+  /// from the cache, the rest from the update. (A serving system writes the
+  /// new rows into a preallocated cache in place; the bundle has no such
+  /// buffer yet, so the step copies the cache.)
+  Value appendRows(KVCacheAppendOp append, Value cache, Value update,
+                   Value outFlat) {
+    ArrayRef<int64_t> cacheShape = append.getCache().getType().getShape();
+    int64_t length = cacheShape[2], d = cacheShape[3];
+    int64_t added = append.getUpdate().getType().getDimSize(2);
+    Value row = arith::DivUIOp::create(b, outFlat, idx(d));
+    Value column = arith::RemUIOp::create(b, outFlat, idx(d));
+    Value position = arith::RemUIOp::create(b, row, idx(length + added));
+    Value batchHead = arith::DivUIOp::create(b, row, idx(length + added));
+    Value fromCache = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                            position, idx(length));
+    Type type = plan.width == 1
+                    ? append.getType().getElementType()
+                    : Type(VectorType::get({plan.width},
+                                           append.getType().getElementType()));
+    auto branch = scf::IfOp::create(b, type, fromCache, true);
+    auto rowStart = [&](int64_t rows, Value r) {
+      return arith::AddIOp::create(
+          b,
+          arith::MulIOp::create(
+              b,
+              arith::AddIOp::create(
+                  b, arith::MulIOp::create(b, batchHead, idx(rows)), r),
+              idx(d)),
+          column);
+    };
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(branch.thenBlock());
+      scf::YieldOp::create(b, load(cache, rowStart(length, position)));
+      b.setInsertionPointToStart(branch.elseBlock());
+      Value updateRow = arith::SubIOp::create(b, position, idx(length));
+      scf::YieldOp::create(b, load(update, rowStart(added, updateRow)));
+    }
+    return branch.getResult(0);
   }
 
   /// Element (.., s, i) of rope: x_i cos θ ∓ x_{i±D/2} sin θ with

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <map>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -66,6 +67,20 @@ reference::Tensor randomTensor(DType dtype, const std::vector<int64_t> &shape,
 
 void makeRandomInputs(const Manifest &manifest, uint64_t seed,
                       std::vector<HostInput> &inputs) {
+  // Ids that index an embedding table stay below its row count (BERT's
+  // token types index a 2-row table).
+  std::map<std::string, int64_t> tableRows;
+  for (const reference::Op &op : manifest.reference.ops) {
+    if (op.op != "embedding" || op.operands.size() != 2)
+      continue;
+    const reference::ValueInfo *table = manifest.findValue(op.operands[0]);
+    if (!table || table->shape.empty() || table->shape[0] <= 0)
+      continue;
+    auto [it, inserted] =
+        tableRows.try_emplace(op.operands[1], table->shape[0]);
+    if (!inserted)
+      it->second = std::min(it->second, table->shape[0]);
+  }
   inputs.clear();
   for (size_t i = 0; i < manifest.inputs.size(); ++i) {
     HostInput input;
@@ -73,6 +88,9 @@ void makeRandomInputs(const Manifest &manifest, uint64_t seed,
     input.buffer = manifest.findBuffer(input.binding->buffer);
     input.tensor = randomTensor(input.buffer->dtype, input.buffer->shape,
                                 input.buffer->role, inputStreamSeed(seed, i));
+    if (auto it = tableRows.find(input.binding->value); it != tableRows.end())
+      for (double &id : input.tensor.data)
+        id = std::fmod(id, static_cast<double>(it->second));
     inputs.push_back(std::move(input));
   }
 }

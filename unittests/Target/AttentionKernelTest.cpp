@@ -40,6 +40,9 @@ struct AttentionCase {
   bool causal = false;
   int64_t blockQ = 64, blockKV = 64, splits = 1;
   bool f16 = false;
+  /// None, an additive bf16 mask of shape [B, 1, Sq, Sk], or an i1 keep-mask
+  /// of shape [1, Hq, 1, Sk] (both broadcast over the other dimensions).
+  enum class Mask { None, Additive, Keep } mask = Mask::None;
 };
 
 /// One 16-bit tensor: the rounded values (for the reference) and their
@@ -89,13 +92,31 @@ protected:
     double scale = 1.0 / std::sqrt(static_cast<double>(c.d));
     char scaleText[32];
     std::snprintf(scaleText, sizeof scaleText, "%.17g", scale);
+    // The mask: shape, element type, and its value at (b, h, i, j).
+    bool additive = c.mask == AttentionCase::Mask::Additive;
+    std::vector<int64_t> maskShape =
+        additive ? std::vector<int64_t>{c.batch, 1, c.sq, c.sk}
+                 : std::vector<int64_t>{1, c.heads, 1, c.sk};
+    int64_t maskElements = maskShape[0] * maskShape[1] * maskShape[2] *
+                           maskShape[3];
+    auto maskIndex = [&](int64_t b, int64_t h, int64_t i, int64_t j) {
+      return additive ? (b * c.sq + i) * c.sk + j : h * c.sk + j;
+    };
+    std::string maskType =
+        llvm::formatv("tensor<{0}x{1}x{2}x{3}x{4}>", maskShape[0], maskShape[1],
+                      maskShape[2], maskShape[3], additive ? "bf16" : "i1");
+    bool masked = c.mask != AttentionCase::Mask::None;
+    std::string maskArg = masked ? ", %m: " + maskType : "";
+    std::string maskUse = masked ? " mask %m" : "";
+    std::string maskOperandType = masked ? ", " + maskType : "";
     std::string source = llvm::formatv(
-        "func.func @f(%q: {0}, %k: {1}, %v: {1}) -> ({0}, {2}) {{\n"
-        "  %o, %lse = memwall.flash_attention %q, %k, %v {3} scale {4} "
-        "block_q {5} block_kv {6} splits {7} : ({0}, {1}, {1}) -> ({0}, {2})\n"
+        "func.func @f(%q: {0}, %k: {1}, %v: {1}{8}) -> ({0}, {2}) {{\n"
+        "  %o, %lse = memwall.flash_attention %q, %k, %v{9} {3} scale {4} "
+        "block_q {5} block_kv {6} splits {7} : ({0}, {1}, {1}{10}) -> ({0}, "
+        "{2})\n"
         "  return %o, %lse : {0}, {2}\n}",
         q, kv, lseType, c.causal ? "causal" : "", scaleText, c.blockQ,
-        c.blockKV, c.splits);
+        c.blockKV, c.splits, maskArg, maskUse, maskOperandType);
     OwningOpRef<ModuleOp> module =
         parseSourceString<ModuleOp>(source, context.get());
     ASSERT_TRUE(module) << source;
@@ -123,6 +144,15 @@ protected:
     HalfTensor key = randomTensor(c.batch * c.kvHeads * c.sk * c.d, 2.0, c.f16);
     HalfTensor value =
         randomTensor(c.batch * c.kvHeads * c.sk * c.d, 1.0, c.f16);
+    // An additive mask in U(-2, 2); a keep-mask true with probability 3/4
+    // and always at key 0, so every row sees a key.
+    HalfTensor additiveMask = randomTensor(masked ? maskElements : 0, 2.0,
+                                           /*f16=*/false);
+    std::vector<uint8_t> keepMask(c.mask == AttentionCase::Mask::Keep
+                                      ? maskElements
+                                      : 0);
+    for (int64_t i = 0; i < static_cast<int64_t>(keepMask.size()); ++i)
+      keepMask[i] = i % c.sk == 0 || rng() % 4 != 0;
     std::vector<uint8_t> out(rows * c.d * 2), lse(rows * 4);
     std::vector<uint8_t> partialOut(plan.splits * rows * c.d * 4),
         partialLse(plan.splits * rows * 4);
@@ -131,10 +161,14 @@ protected:
     launch.block = {plan.threads(), 1, 1};
     launch.dynamicSharedBytes = plan.sharedBytes;
     bool split = plan.splits > 1;
-    std::vector<MutableArrayRef<uint8_t>> args{
-        query.bytes, key.bytes, value.bytes,
-        MutableArrayRef<uint8_t>(split ? partialOut : out),
-        MutableArrayRef<uint8_t>(split ? partialLse : lse)};
+    std::vector<MutableArrayRef<uint8_t>> args{query.bytes, key.bytes,
+                                               value.bytes};
+    if (additive)
+      args.push_back(additiveMask.bytes);
+    else if (masked)
+      args.push_back(keepMask);
+    args.push_back(split ? partialOut : out);
+    args.push_back(split ? partialLse : lse);
     llvm::Error error = simt::runKernel(forward, launch, args);
     ASSERT_FALSE(error) << llvm::toString(std::move(error));
     if (split) {
@@ -162,7 +196,12 @@ protected:
         for (int64_t x = 0; x < c.d; ++x)
           dot +=
               query.values[row * c.d + x] * key.values[(kvRow0 + j) * c.d + x];
-        scores.push_back(scale * dot);
+        double score = scale * dot;
+        if (additive)
+          score += additiveMask.values[maskIndex(b, h, i, j)];
+        else if (masked && !keepMask[maskIndex(b, h, i, j)])
+          score = -std::numeric_limits<double>::infinity();
+        scores.push_back(score);
         maxScore = std::max(maxScore, scores.back());
       }
       double sum = 0;
@@ -278,6 +317,34 @@ TEST_F(AttentionKernelTest, H100TilesForHeadDim128MatchDefinition) {
   c.causal = true;
   c.blockQ = 128;
   c.blockKV = 64;
+  check(c);
+}
+
+TEST_F(AttentionKernelTest, AdditiveMaskBroadcastOverHeadsMatchesDefinition) {
+  // A [B, 1, Sq, Sk] bf16 mask added to the scaled scores, with causal
+  // masking and a ragged last key block.
+  AttentionCase c;
+  c.batch = 2;
+  c.heads = 2;
+  c.sq = c.sk = 72;
+  c.d = 32;
+  c.causal = true;
+  c.blockQ = 64;
+  c.blockKV = 32;
+  c.mask = AttentionCase::Mask::Additive;
+  check(c);
+}
+
+TEST_F(AttentionKernelTest, KeepMaskPerHeadMatchesDefinition) {
+  // An i1 [1, Hq, 1, Sk] padding mask: false keys are hidden in every row.
+  AttentionCase c;
+  c.heads = 2;
+  c.sq = 40;
+  c.sk = 100;
+  c.d = 64;
+  c.blockQ = 64;
+  c.blockKV = 32;
+  c.mask = AttentionCase::Mask::Keep;
   check(c);
 }
 
