@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionCodegen.h"
+#include "KernelBuilding.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -127,7 +128,7 @@ public:
     }
     params.push_back(flat(outRows * s.dv, outType));
     params.push_back(flat(outRows, b.getF32Type()));
-    gpu::GPUFuncOp func = makeKernel(name, params, plan.threads());
+    gpu::GPUFuncOp func = createKernel(b, name, params, plan.threads());
     Block &entry = func.getBody().front();
     unsigned firstOutput = op.getMask() ? 4 : 3;
     Value query = entry.getArgument(0), key = entry.getArgument(1),
@@ -378,7 +379,7 @@ public:
                              flat(plan.splits * rows, b.getF32Type()),
                              flat(rows * s.dv, s.element),
                              flat(rows, b.getF32Type())};
-    gpu::GPUFuncOp func = makeKernel(name, params, plan.combineThreads);
+    gpu::GPUFuncOp func = createKernel(b, name, params, plan.combineThreads);
     Block &entry = func.getBody().front();
     Value partialOut = entry.getArgument(0), partialLse = entry.getArgument(1),
           out = entry.getArgument(2), lse = entry.getArgument(3);
@@ -436,24 +437,11 @@ public:
   }
 
 private:
-  gpu::GPUFuncOp makeKernel(StringRef name, ArrayRef<Type> params,
-                            int64_t threads) {
-    auto func = gpu::GPUFuncOp::create(b, name, b.getFunctionType(params, {}));
-    func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-    func.setKnownBlockSizeAttr(
-        b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
-    b.setInsertionPointToStart(&func.getBody().front());
-    return func;
-  }
-
   MemRefType flat(int64_t elements, Type element) {
-    return MemRefType::get({elements}, element);
+    return flatMemRefType(elements, element);
   }
-  Value idx(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
-  Value f32(double value) {
-    return arith::ConstantFloatOp::create(b, b.getF32Type(),
-                                          APFloat(static_cast<float>(value)));
-  }
+  Value idx(int64_t value) { return indexConstant(b, value); }
+  Value f32(double value) { return f32Constant(b, value); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
   Value mul(Value x, int64_t c) { return arith::MulIOp::create(b, x, idx(c)); }
   Value div(Value x, int64_t c) { return arith::DivUIOp::create(b, x, idx(c)); }

@@ -1,6 +1,7 @@
 //===- KernelCodegen.cpp - GPU kernels for elementwise and row kernels ----===//
 
 #include "KernelCodegen.h"
+#include "KernelBuilding.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -31,15 +32,10 @@ public:
   FailureOr<gpu::GPUFuncOp> build(StringRef name) {
     MLIRContext *ctx = b.getContext();
     SmallVector<Type> params;
-    auto flatType = [](Value value) {
-      auto tensor = cast<RankedTensorType>(value.getType());
-      return MemRefType::get({tensor.getNumElements()},
-                             tensor.getElementType());
-    };
     for (const KernelInput &input : analysis.inputs)
-      params.push_back(flatType(input.value));
+      params.push_back(flatMemRefType(input.value));
     for (Value output : outputs)
-      params.push_back(flatType(output));
+      params.push_back(flatMemRefType(output));
     auto workgroup = MemRefType::get(
         {32}, b.getF32Type(), AffineMap(),
         gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
@@ -47,11 +43,8 @@ public:
     SmallVector<Type> workgroupTypes;
     if (isReduction)
       workgroupTypes.push_back(workgroup);
-    auto func = gpu::GPUFuncOp::create(b, name, b.getFunctionType(params, {}),
-                                       workgroupTypes);
-    func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-    int32_t threads = static_cast<int32_t>(analysis.geometry.threadsPerBlock);
-    func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
+    gpu::GPUFuncOp func = createKernel(
+        b, name, params, analysis.geometry.threadsPerBlock, workgroupTypes);
     Block &entry = func.getBody().front();
     for (auto [i, input] : llvm::enumerate(analysis.inputs))
       memrefOf[input.value] = entry.getArgument(i);
@@ -59,7 +52,6 @@ public:
       memrefOf[output] = entry.getArgument(analysis.inputs.size() + i);
     if (isReduction)
       scratch = func.getWorkgroupAttributions().front();
-    b.setInsertionPointToStart(&entry);
     threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     blockId = gpu::BlockIdOp::create(b, gpu::Dimension::x);
     if (isReduction) {
@@ -73,11 +65,8 @@ public:
   }
 
 private:
-  Value index(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
-  Value f32(double value) {
-    return arith::ConstantFloatOp::create(b, b.getF32Type(),
-                                          APFloat(static_cast<float>(value)));
-  }
+  Value index(int64_t value) { return indexConstant(b, value); }
+  Value f32(double value) { return f32Constant(b, value); }
 
   static Type elementTypeOf(Value value) {
     return cast<ShapedType>(value.getType()).getElementType();
@@ -191,12 +180,12 @@ private:
         inner = math::TanhOp::create(
             b, arith::MulFOp::create(b, f32(std::sqrt(2.0 / M_PI)), sum));
       } else {
-        inner = math::ErfOp::create(b,
-                                    arith::MulFOp::create(b, x, f32(M_SQRT1_2)));
+        inner =
+            math::ErfOp::create(b, arith::MulFOp::create(b, x, f32(M_SQRT1_2)));
       }
       Value half = arith::MulFOp::create(b, f32(0.5), x);
-      return arith::MulFOp::create(
-          b, half, arith::AddFOp::create(b, f32(1.0), inner));
+      return arith::MulFOp::create(b, half,
+                                   arith::AddFOp::create(b, f32(1.0), inner));
     }
     if (auto cast = dyn_cast<CastOp>(op)) {
       // Round to the target type, as the stored tensor would be.
@@ -370,8 +359,9 @@ private:
     };
     if (auto norm = dyn_cast<LayerNormOp>(anchor)) {
       Value mean = arith::DivFOp::create(
-          b, blockReduce(threadPartial(x, valid, Combine::Sum, identity),
-                         Combine::Sum),
+          b,
+          blockReduce(threadPartial(x, valid, Combine::Sum, identity),
+                      Combine::Sum),
           count);
       auto squaredDeviation = [&](Value v) {
         Value d = arith::SubFOp::create(b, v, mean);
@@ -383,8 +373,8 @@ private:
                       Combine::Sum),
           count);
       Value rstd = math::RsqrtOp::create(
-          b, arith::AddFOp::create(
-                 b, variance, f32(norm.getEpsilon().convertToDouble())));
+          b, arith::AddFOp::create(b, variance,
+                                   f32(norm.getEpsilon().convertToDouble())));
       for (int64_t k = 0; k < chunks; ++k) {
         Lanes weight = operandLanes(1, k);
         Lanes bias = norm.getBias() ? operandLanes(2, k) : Lanes();
@@ -398,14 +388,17 @@ private:
         }
       }
     } else if (auto norm = dyn_cast<RmsNormOp>(anchor)) {
-      auto square = [&](Value v) { return Value(arith::MulFOp::create(b, v, v)); };
+      auto square = [&](Value v) {
+        return Value(arith::MulFOp::create(b, v, v));
+      };
       Value meanSquare = arith::DivFOp::create(
-          b, blockReduce(threadPartial(x, valid, Combine::Sum, square),
-                         Combine::Sum),
+          b,
+          blockReduce(threadPartial(x, valid, Combine::Sum, square),
+                      Combine::Sum),
           count);
       Value rstd = math::RsqrtOp::create(
-          b, arith::AddFOp::create(
-                 b, meanSquare, f32(norm.getEpsilon().convertToDouble())));
+          b, arith::AddFOp::create(b, meanSquare,
+                                   f32(norm.getEpsilon().convertToDouble())));
       for (int64_t k = 0; k < chunks; ++k) {
         Lanes weight = operandLanes(1, k);
         for (int64_t lane = 0; lane < width; ++lane)
@@ -420,8 +413,8 @@ private:
         for (Value v : x[k])
           exps[k].push_back(
               math::ExpOp::create(b, arith::SubFOp::create(b, v, rowMax)));
-      Value sum = blockReduce(threadPartial(exps, valid, Combine::Sum, identity),
-                              Combine::Sum);
+      Value sum = blockReduce(
+          threadPartial(exps, valid, Combine::Sum, identity), Combine::Sum);
       Value inverse = arith::DivFOp::create(b, f32(1.0), sum);
       for (int64_t k = 0; k < chunks; ++k)
         for (Value e : exps[k])
@@ -429,8 +422,7 @@ private:
     } else if (auto reduce = dyn_cast<ReduceOp>(anchor)) {
       Combine kind =
           reduce.getKind() == ReduceKind::Max ? Combine::Max : Combine::Sum;
-      Value total =
-          blockReduce(threadPartial(x, valid, kind, identity), kind);
+      Value total = blockReduce(threadPartial(x, valid, kind, identity), kind);
       if (reduce.getKind() == ReduceKind::Mean)
         total = arith::DivFOp::create(b, total, count);
       Value isFirst = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,

@@ -1,6 +1,7 @@
 //===- LayoutCodegen.cpp - data-movement kernels --------------------------===//
 
 #include "LayoutCodegen.h"
+#include "KernelBuilding.h"
 
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 
@@ -105,14 +106,10 @@ public:
   gpu::GPUFuncOp build(StringRef name) {
     SmallVector<Type> params;
     for (Value value : op->getOperands())
-      params.push_back(flat(value));
-    params.push_back(flat(op->getResult(0)));
-    auto func = gpu::GPUFuncOp::create(b, name, b.getFunctionType(params, {}));
-    func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-    func.setKnownBlockSizeAttr(
-        b.getDenseI32ArrayAttr({static_cast<int32_t>(plan.threads), 1, 1}));
+      params.push_back(flatMemRefType(value));
+    params.push_back(flatMemRefType(op->getResult(0)));
+    gpu::GPUFuncOp func = createKernel(b, name, params, plan.threads);
     Block &entry = func.getBody().front();
-    b.setInsertionPointToStart(&entry);
     RankedTensorType result = resultType(op);
     int64_t vectors = result.getNumElements() / plan.width;
     Value vector = arith::AddIOp::create(
@@ -161,16 +158,8 @@ public:
   }
 
 private:
-  Value idx(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
-  Value f32(double value) {
-    return arith::ConstantFloatOp::create(b, b.getF32Type(),
-                                          APFloat(static_cast<float>(value)));
-  }
-
-  static MemRefType flat(Value value) {
-    auto tensor = cast<RankedTensorType>(value.getType());
-    return MemRefType::get({tensor.getNumElements()}, tensor.getElementType());
-  }
+  Value idx(int64_t value) { return indexConstant(b, value); }
+  Value f32(double value) { return f32Constant(b, value); }
 
   /// The multi-index of flat element `flat` of `shape`.
   SmallVector<Value> multiIndex(Value flat, ArrayRef<int64_t> shape) {
