@@ -93,10 +93,9 @@ std::unique_ptr<MLIRContext> createContext() {
   return context;
 }
 
-OwningOpRef<ModuleOp> parseModule(MLIRContext &context,
-                                  llvm::StringRef source) {
-  return parseSourceString<ModuleOp>(source, ParserConfig(&context),
-                                     "kernel.mlir");
+OwningOpRef<ModuleOp> parseModule(MLIRContext &context, llvm::StringRef source,
+                                  llvm::StringRef fileName) {
+  return parseSourceString<ModuleOp>(source, ParserConfig(&context), fileName);
 }
 
 gpu::GPUFuncOp findKernel(ModuleOp module, llvm::StringRef name) {

@@ -110,7 +110,7 @@ int main(int argc, char **argv) {
                            "generated gpu.module there)");
   std::unique_ptr<mlir::MLIRContext> context = simt::createContext();
   mlir::OwningOpRef<mlir::ModuleOp> kernels =
-      simt::parseModule(*context, kernelsText);
+      simt::parseModule(*context, kernelsText, kernelsPath);
   if (!kernels)
     return error("cannot parse " + kernelsPath);
 

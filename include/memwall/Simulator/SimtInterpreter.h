@@ -43,10 +43,11 @@ llvm::Error runKernel(mlir::gpu::GPUFuncOp func, const LaunchConfig &config,
 /// A context with every dialect the interpreter understands loaded.
 std::unique_ptr<mlir::MLIRContext> createContext();
 
-/// Parses `source` into a module; returns null (after printing diagnostics
-/// to stderr) on failure.
-mlir::OwningOpRef<mlir::ModuleOp> parseModule(mlir::MLIRContext &context,
-                                              llvm::StringRef source);
+/// Parses `source` into a module, its locations naming `fileName`; returns
+/// null (after printing diagnostics to stderr) on failure.
+mlir::OwningOpRef<mlir::ModuleOp>
+parseModule(mlir::MLIRContext &context, llvm::StringRef source,
+            llvm::StringRef fileName = "kernel.mlir");
 
 /// Finds the gpu.func named `name` anywhere in `module`.
 mlir::gpu::GPUFuncOp findKernel(mlir::ModuleOp module, llvm::StringRef name);
