@@ -17,6 +17,7 @@
 
 #include "AttentionCodegen.h"
 #include "KernelBuilding.h"
+#include "memwall/Transforms/TileAttention.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -62,12 +63,9 @@ constexpr int64_t kRowPad = 8;
 
 std::string memwall::whyNoAttentionKernel(FlashAttentionOp op) {
   AttentionShape s(op);
-  if (!s.element.isBF16() && !s.element.isF16())
-    return "the attention kernel takes bf16 or f16 inputs";
-  if (s.d % 16 != 0 || s.dv % 16 != 0 || s.d > 128 || s.dv > 128)
-    return "the attention kernel needs head dimensions that are multiples of "
-           "16 and at most 128 (got " +
-           std::to_string(s.d) + " and " + std::to_string(s.dv) + ")";
+  if (std::string why = whyAttentionKernelCannotRun(s.element, s.d, s.dv);
+      !why.empty())
+    return why;
   int64_t blockKV = op.getBlockKv();
   if (blockKV % 16 != 0 || blockKV > 128)
     return "the attention kernel needs block_kv a multiple of 16, at most 128";

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memwall/Transforms/TileAttention.h"
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 #include "memwall/Transforms/Passes.h"
 
@@ -31,20 +32,9 @@ struct Tiles {
 
 /// Why the tiled kernel cannot run `op`, or "" when it can.
 std::string unsupportedReason(AttentionOp op) {
-  Type element = op.getQuery().getType().getElementType();
-  if (!element.isBF16() && !element.isF16()) {
-    std::string type;
-    llvm::raw_string_ostream os(type);
-    os << element;
-    return "the tiled kernel needs bf16 or f16 inputs, got " + type;
-  }
-  for (int64_t dim : {op.getQuery().getType().getDimSize(3),
-                      op.getValue().getType().getDimSize(3)})
-    if (dim % 8 != 0 || dim > 256)
-      return "the tiled kernel needs head dimensions that are multiples of 8 "
-             "and at most 256, got " +
-             std::to_string(dim);
-  return "";
+  return whyAttentionKernelCannotRun(op.getQuery().getType().getElementType(),
+                                     op.getQuery().getType().getDimSize(3),
+                                     op.getValue().getType().getDimSize(3));
 }
 
 /// The largest tiles whose Q tile and double-buffered K and V tiles fit in
@@ -84,6 +74,22 @@ void copyMemWallAttrs(Operation *from, Operation *to) {
 }
 
 } // namespace
+
+std::string memwall::whyAttentionKernelCannotRun(Type element, int64_t d,
+                                                 int64_t dv) {
+  if (!element.isBF16() && !element.isF16()) {
+    std::string type;
+    llvm::raw_string_ostream os(type);
+    os << element;
+    return "the tiled kernel needs bf16 or f16 inputs, got " + type;
+  }
+  for (int64_t dim : {d, dv})
+    if (dim % 16 != 0 || dim > 128)
+      return "the tiled kernel needs head dimensions that are multiples of "
+             "16 and at most 128, got " +
+             std::to_string(dim);
+  return "";
+}
 
 void memwall::tileAttention(Operation *root, const GPUTarget &target) {
   SmallVector<AttentionOp> forwards;

@@ -43,7 +43,7 @@ func.func @decode_split_kv(%q: tensor<1x32x1x128xbf16>, %k: tensor<1x32x4096x128
 func.func @unsupported(%q: tensor<1x2x16x64xf32>, %r: tensor<1x2x16x100xbf16>) -> (tensor<1x2x16x64xf32>, tensor<1x2x16x100xbf16>) {
   // expected-warning @below {{memwall-tile-attention: attention stays untiled: the tiled kernel needs bf16 or f16 inputs, got f32}}
   %o = memwall.attention %q, %q, %q : tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32> -> tensor<1x2x16x64xf32>
-  // expected-warning @below {{memwall-tile-attention: attention stays untiled: the tiled kernel needs head dimensions that are multiples of 8 and at most 256, got 100}}
+  // expected-warning @below {{memwall-tile-attention: attention stays untiled: the tiled kernel needs head dimensions that are multiples of 16 and at most 128, got 100}}
   %p = memwall.attention %r, %r, %r : tensor<1x2x16x100xbf16>, tensor<1x2x16x100xbf16>, tensor<1x2x16x100xbf16> -> tensor<1x2x16x100xbf16>
   return %o, %p : tensor<1x2x16x64xf32>, tensor<1x2x16x100xbf16>
 }
