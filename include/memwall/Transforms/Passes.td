@@ -117,7 +117,7 @@ def TileAttention : Pass<"memwall-tile-attention", "mlir::ModuleOp"> {
     SMs and there are several key blocks (decoding over a long KV cache),
     the key blocks are split (flash-decoding) so that about one wave runs.
     Attention the kernel does not support (element types other than bf16 and
-    f16, head dimensions that are not a multiple of 8 or exceed 256) gets a
+    f16, head dimensions that are not a multiple of 16 or exceed 128) gets a
     warning and stays untiled; so does a backward that differentiates a
     trained mask.
   }];
