@@ -51,7 +51,13 @@ struct AttentionShape {
     sk = k.getDimSize(2);
     dv = op.getValue().getType().getDimSize(3);
     element = q.getElementType();
+    group = heads / kvHeads;
+    groupRows = group * sq;
   }
+  /// Query heads per KV head, and the query rows of one KV head: a block's
+  /// rows are taken from these `group x Sq` rows (contiguous in Q, the
+  /// output and the lse), so grouped-query heads share their K/V tiles.
+  int64_t group, groupRows;
 };
 
 int64_t ceilDiv(int64_t x, int64_t y) { return (x + y - 1) / y; }
@@ -86,13 +92,15 @@ std::string memwall::whyNoAttentionKernel(FlashAttentionOp op) {
 AttentionKernelPlan memwall::planAttentionKernel(FlashAttentionOp op) {
   AttentionShape s(op);
   AttentionKernelPlan plan;
-  // A short sequence (a decode step: Sq = 1) runs fewer warps than block_q
-  // / 16; powers of two keep the tile loads even over the threads.
+  // Few rows per KV head (a decode step: Sq = 1 per query head) run fewer
+  // warps than block_q / 16; powers of two keep the tile loads even over the
+  // threads.
   plan.blockQ = std::min<int64_t>(
-      op.getBlockQ(), llvm::PowerOf2Ceil(std::max<int64_t>(s.sq, 16)));
+      op.getBlockQ(), llvm::PowerOf2Ceil(std::max<int64_t>(s.groupRows, 16)));
   plan.blockKV = op.getBlockKv();
   plan.splits = op.getNumSplits();
-  plan.grid = {ceilDiv(s.sq, plan.blockQ), s.batch * s.heads, plan.splits};
+  plan.grid = {ceilDiv(s.groupRows, plan.blockQ), s.batch * s.kvHeads,
+               plan.splits};
   int64_t elementBytes = 2;
   plan.sharedBytes = elementBytes * (plan.blockQ * (s.d + kRowPad) +
                                      plan.blockKV * (s.d + kRowPad) +
@@ -144,17 +152,26 @@ public:
     laneRow = arith::RemUIOp::create(b, lane, idx(8));
 
     Value queryBlock = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-    Value batchHead = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+    // Block (x, y, z): rows [x·Bq, x·Bq + Bq) of the group x Sq query rows
+    // of KV head y (batch-major), keys of split z.
+    batchKvHead = gpu::BlockIdOp::create(b, gpu::Dimension::y);
     Value split = gpu::BlockIdOp::create(b, gpu::Dimension::z);
-    head = arith::RemUIOp::create(b, batchHead, idx(s.heads));
-    batchIndex = arith::DivUIOp::create(b, batchHead, idx(s.heads));
-    Value kvHead = arith::AddIOp::create(
-        b, mul(batchIndex, s.kvHeads),
-        arith::DivUIOp::create(b, head, idx(s.heads / s.kvHeads)));
-    // Row offsets of this block's query rows and its K/V head.
     firstQuery = mul(queryBlock, plan.blockQ);
-    Value queryRowBase = add(mul(batchHead, s.sq), firstQuery);
-    Value keyRowBase = mul(kvHead, s.sk);
+    Value queryRowBase = add(mul(batchKvHead, s.groupRows), firstQuery);
+    Value keyRowBase = mul(batchKvHead, s.sk);
+    // Query indices (row mod Sq) of the block's rows range over
+    // [minQuery, maxQuery]: everything when the block spans two heads.
+    Value lastRow = arith::SubIOp::create(
+        b,
+        arith::MinUIOp::create(b, add(firstQuery, idx(plan.blockQ)),
+                               idx(s.groupRows)),
+        idx(1));
+    Value spansHeads = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ne, div(lastRow, s.sq), div(firstQuery, s.sq));
+    minQuery =
+        arith::SelectOp::create(b, spansHeads, idx(0), rem(firstQuery, s.sq));
+    Value maxQuery = arith::SelectOp::create(b, spansHeads, idx(s.sq - 1),
+                                             rem(lastRow, s.sq));
 
     // Shared tiles, viewed in the dynamic shared memory.
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
@@ -183,17 +200,16 @@ public:
     Value blockEnd = arith::MinUIOp::create(b, add(blockBegin, idx(perSplit)),
                                             idx(keyBlocks));
     if (op.getCausal()) {
-      Value lastRow = arith::MinUIOp::create(
-          b, add(firstQuery, idx(plan.blockQ)), idx(s.sq));
       Value visible = arith::CeilDivUIOp::create(
-          b, add(lastRow, idx(s.sk - s.sq)), idx(plan.blockKV));
+          b, add(maxQuery, idx(s.sk - s.sq + 1)), idx(plan.blockKV));
       blockEnd = arith::MinUIOp::create(b, blockEnd, visible);
     }
     // An empty range (a causal split past the diagonal) runs no iteration.
     blockBegin = arith::MinUIOp::create(b, blockBegin, blockEnd);
 
     Value queryRows = arith::SubIOp::create(
-        b, idx(s.sq), arith::MinUIOp::create(b, firstQuery, idx(s.sq)));
+        b, idx(s.groupRows),
+        arith::MinUIOp::create(b, firstQuery, idx(s.groupRows)));
     Value qToken =
         loadTile(queryTile, query, queryRowBase, queryRows, plan.blockQ, s.d);
     loadKeys(key, keyRowBase, blockBegin, blockEnd);
@@ -338,14 +354,15 @@ public:
               math::LogOp::create(b, sum)),
           f32(negInf));
       Value row = add(firstRow, idx(8 * r));
-      Value inRange =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, idx(s.sq));
+      Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
+                                            idx(s.groupRows));
       auto guard = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard insertion(b);
       b.setInsertionPointToStart(guard.thenBlock());
       // Row index in the (split-major) output.
-      Value outRow = add(
-          add(mul(split, s.batch * s.heads * s.sq), mul(batchHead, s.sq)), row);
+      Value outRow = add(add(mul(split, s.batch * s.heads * s.sq),
+                             mul(batchKvHead, s.groupRows)),
+                         row);
       for (int64_t t = 0; t < outTiles; ++t) {
         SmallVector<Value> pairValues;
         for (int e = 0; e < 2; ++e) {
@@ -580,7 +597,8 @@ private:
         strides[i] = stride;
       stride *= shape[i];
     }
-    Value base = add(mul(batchIndex, strides[0]), mul(head, strides[1]));
+    Value batchIndex = div(batchKvHead, s.kvHeads);
+    Value firstHead = mul(rem(batchKvHead, s.kvHeads), s.group);
     Type element = maskType.getElementType();
     const float negInf = -std::numeric_limits<float>::infinity();
     for (int64_t t = 0; t < static_cast<int64_t>(scores.size()); ++t)
@@ -589,8 +607,11 @@ private:
             b, add(add(firstKey, idx(t * 8 + e % 2)), mul(quad, 2)),
             idx(s.sk - 1));
         Value row = arith::MinUIOp::create(b, add(firstRow, idx(8 * (e / 2))),
-                                           idx(s.sq - 1));
-        Value at = add(base, add(mul(row, strides[2]), mul(key, strides[3])));
+                                           idx(s.groupRows - 1));
+        Value head = add(firstHead, div(row, s.sq));
+        Value at =
+            add(add(mul(batchIndex, strides[0]), mul(head, strides[1])),
+                add(mul(rem(row, s.sq), strides[2]), mul(key, strides[3])));
         Value m = memref::LoadOp::create(b, mask, ValueRange{at});
         Value &score = scores[t][e];
         if (element.isInteger(1)) {
@@ -618,7 +639,7 @@ private:
     Value needsMask =
         arith::CmpIOp::create(b, arith::CmpIPredicate::uge, lastKey, idx(s.sk));
     if (op.getCausal()) {
-      Value diagonal = add(firstQuery, idx(s.sk - s.sq));
+      Value diagonal = add(minQuery, idx(s.sk - s.sq));
       needsMask = arith::OrIOp::create(
           b, needsMask,
           arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, lastKey,
@@ -640,11 +661,11 @@ private:
           Value hidden = arith::CmpIOp::create(b, arith::CmpIPredicate::uge,
                                                key, idx(s.sk));
           if (op.getCausal()) {
-            Value row = add(firstRow, idx(8 * (e / 2)));
+            Value query = rem(add(firstRow, idx(8 * (e / 2))), s.sq);
             hidden = arith::OrIOp::create(
                 b, hidden,
                 arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, key,
-                                      add(row, idx(s.sk - s.sq))));
+                                      add(query, idx(s.sk - s.sq))));
           }
           masked.push_back(arith::SelectOp::create(b, hidden, f32(negInf),
                                                    flatScores[4 * t + e]));
@@ -663,7 +684,7 @@ private:
   AttentionShape s;
   const AttentionKernelPlan &plan;
   Value tid, group, quad, laneMatrix, laneRow;
-  Value keyTile, valueTile, lastToken, firstQuery, mask, head, batchIndex;
+  Value keyTile, valueTile, lastToken, firstQuery, mask, batchKvHead, minQuery;
 };
 } // namespace
 

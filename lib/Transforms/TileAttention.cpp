@@ -57,8 +57,12 @@ std::optional<Tiles> chooseTiles(AttentionOp op, const GPUTarget &target) {
   if (!tiles.blockQ)
     return std::nullopt;
   int64_t sq = q.getDimSize(2), sk = op.getKey().getType().getDimSize(2);
-  int64_t queryBlocks = q.getDimSize(0) * q.getDimSize(1) *
-                        ((sq + tiles.blockQ - 1) / tiles.blockQ);
+  // Grouped-query heads share blocks: a block's rows come from the
+  // Hq / Hkv heads x Sq queries of one KV head.
+  int64_t kvHeads = op.getKey().getType().getDimSize(1);
+  int64_t groupRows = q.getDimSize(1) / kvHeads * sq;
+  int64_t queryBlocks = q.getDimSize(0) * kvHeads *
+                        ((groupRows + tiles.blockQ - 1) / tiles.blockQ);
   int64_t keyBlocks = (sk + tiles.blockKV - 1) / tiles.blockKV;
   int64_t sms = std::max<int64_t>(target.smCount, 1);
   if (queryBlocks < sms && keyBlocks > 1)

@@ -34,11 +34,12 @@
 // CHECK: scf.yield
 // CHECK: math.log
 
-// 1024 query rows in blocks of 128, for 2 x 12 heads (grouped-query: 12
-// query heads read 3 KV heads): 192 blocks fill an H100's 132 SMs, so the
-// keys are not split. Tiles 128x64 with 16-byte row padding:
+// Grouped-query heads share K/V tiles: a block's 128 rows come from the 4
+// query heads x 1024 queries of one KV head, 32 blocks for each of the 2 x 3
+// KV heads: 192 blocks fill an H100's 132 SMs, so the keys are not split.
+// Tiles 128x64 with 16-byte row padding:
 // 2 B x (128 + 64 + 64) x (128 + 8) = 69632 bytes of shared memory.
-// BUNDLE: kernel kernel0_attention grid=[8, 24, 1] block=[256, 1, 1] shared=69632 args=q,k,v,attn#0,attn#1 ops=attn
+// BUNDLE: kernel kernel0_attention grid=[32, 6, 1] block=[256, 1, 1] shared=69632 args=q,k,v,attn#0,attn#1 ops=attn
 // BUNDLE-NOT: kernel
 // BUNDLE: output result0 buffer=attn#0 value=attn
 

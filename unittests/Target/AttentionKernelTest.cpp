@@ -348,6 +348,23 @@ TEST_F(AttentionKernelTest, KeepMaskPerHeadMatchesDefinition) {
   check(c);
 }
 
+TEST_F(AttentionKernelTest, GroupedQueryBlocksSpanningHeadsMatchDefinition) {
+  // A block's rows are the group x Sq rows of a KV head: with 2 query heads
+  // per KV head and 40 queries, the first 64-row block holds all of head 0
+  // and the first 24 queries of head 1, so the causal diagonal and the
+  // per-head mask are per row, and the key range is the union of both.
+  AttentionCase c;
+  c.heads = 4;
+  c.kvHeads = 2;
+  c.sq = c.sk = 40;
+  c.d = 32;
+  c.causal = true;
+  c.blockQ = 64;
+  c.blockKV = 32;
+  c.mask = AttentionCase::Mask::Keep;
+  check(c);
+}
+
 TEST_F(AttentionKernelTest, UnsupportedShapesAreRefusedWithAReason) {
   std::string source =
       "func.func @f(%q: tensor<1x1x32x40xbf16>, %m: tensor<1x1x32x32xbf16>) "

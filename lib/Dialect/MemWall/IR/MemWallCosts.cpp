@@ -222,11 +222,11 @@ static int64_t splitPartialBytes(FlashAttentionOp op) {
 
 int64_t FlashAttentionOp::getBytesRead() {
   RankedTensorType q = getQuery().getType();
-  int64_t batchHeads = q.getDimSize(0) * q.getDimSize(1);
-  // Each query block of each query head streams the K/V blocks it sees
-  // (FlashAttention-2's grid); Q and the mask are read once.
-  int64_t kvBytes = batchHeads * getVisibleKeyBlocksPerHead() * getBlockKv() *
-                    kvRowBytes(getKey(), getValue());
+  int64_t batchKVHeads = q.getDimSize(0) * getKey().getType().getDimSize(1);
+  // Each block of query rows streams the K/V blocks it sees; grouped-query
+  // heads share a block's K/V tiles. Q and the mask are read once.
+  int64_t kvBytes = batchKVHeads * getVisibleKeyBlocksPerKVHead() *
+                    getBlockKv() * kvRowBytes(getKey(), getValue());
   int64_t bytes = getNumElements(q) * getElementByteSize(q.getElementType()) +
                   kvBytes + splitPartialBytes(*this);
   if (Value mask = getMask())

@@ -506,19 +506,23 @@ int64_t FlashAttentionOp::getUnmaskedPairsPerHead() {
                        getKey().getType().getDimSize(2), getCausal());
 }
 
-int64_t FlashAttentionOp::getVisibleKeyBlocksPerHead() {
+int64_t FlashAttentionOp::getVisibleKeyBlocksPerKVHead() {
   int64_t sq = getQuery().getType().getDimSize(2);
   int64_t sk = getKey().getType().getDimSize(2);
+  int64_t rows = getQuery().getType().getDimSize(1) /
+                 getKey().getType().getDimSize(1) * sq;
   int64_t bq = getBlockQ(), bkv = getBlockKv();
   int64_t allBlocks = (sk + bkv - 1) / bkv, total = 0;
-  for (int64_t start = 0; start < sq; start += bq) {
+  for (int64_t first = 0; first < rows; first += bq) {
     if (!getCausal()) {
       total += allBlocks;
       continue;
     }
-    // The block's last query sees keys up to last + (sk - sq).
-    int64_t last = std::min(start + bq, sq) - 1;
-    int64_t visible = last + (sk - sq) + 1;
+    // Row r is query r mod Sq of head r / Sq; a block spanning two heads
+    // holds query Sq - 1. Query i sees keys up to i + (sk - sq).
+    int64_t last = std::min(first + bq, rows) - 1;
+    int64_t maxQuery = last / sq != first / sq ? sq - 1 : last % sq;
+    int64_t visible = maxQuery + (sk - sq) + 1;
     total += (visible + bkv - 1) / bkv;
   }
   return total;

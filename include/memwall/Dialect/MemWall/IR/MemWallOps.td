@@ -209,9 +209,11 @@ def MemWall_FlashAttentionOp : MemWall_Op<"flash_attention", [],
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     int64_t getUnmaskedPairsPerHead();
-    /// Key blocks one query block reads, summed over the query blocks of a
-    /// head (causal: fully masked blocks skipped).
-    int64_t getVisibleKeyBlocksPerHead();
+    /// Key blocks read per KV head: its grouped-query heads' rows
+    /// (`Hq / Hkv` heads x Sq queries, contiguous) are tiled in blocks of
+    /// `block_q` rows that share each K/V tile; causal: fully masked blocks
+    /// skipped.
+    int64_t getVisibleKeyBlocksPerKVHead();
   }];
 }
 
