@@ -773,25 +773,6 @@ llvm::Error Interpreter::execOp(Operation *op, const llvm::BitVector &mask) {
     slots[o.getResult()] = std::move(s);
     return llvm::Error::success();
   }
-  if (auto o = dyn_cast<LLVM::UndefOp>(op)) {
-    slots[o.getResult()] = Slot(numEntries(o.getType()), numThreads);
-    return llvm::Error::success();
-  }
-  if (auto o = dyn_cast<LLVM::InsertValueOp>(op)) {
-    if (o.getPosition().size() != 1 || !isScalar(o.getValue().getType()))
-      return fail(op, "only insertion of a scalar struct member is supported");
-    auto c = get(op, o.getContainer());
-    if (!c)
-      return c.takeError();
-    auto v = get(op, o.getValue());
-    if (!v)
-      return v.takeError();
-    Slot s = **c;
-    for (unsigned t : mask.set_bits())
-      s.at(t, o.getPosition()[0]) = (*v)->at(t, 0);
-    slots[o.getResult()] = std::move(s);
-    return llvm::Error::success();
-  }
 
   bool handled = false;
   if (llvm::Error e = execArith(op, mask, handled))
@@ -1134,22 +1115,18 @@ llvm::Error Interpreter::execArith(Operation *op, const llvm::BitVector &mask,
           .Case([&](arith::NegFOp) {
             return [](ArrayRef<double> x) { return -x[0]; };
           })
+          // The arith folders' own IEEE-754 semantics (NaN propagation,
+          // -0 < +0 for maximumf/minimumf).
           .Case([&](arith::MaximumFOp) {
             return [](ArrayRef<double> x) {
-              if (std::isnan(x[0]) || std::isnan(x[1]))
-                return std::numeric_limits<double>::quiet_NaN();
-              if (x[0] == 0 && x[1] == 0)
-                return std::signbit(x[0]) ? x[1] : x[0];
-              return std::max(x[0], x[1]);
+              return llvm::maximum(APFloat(x[0]), APFloat(x[1]))
+                  .convertToDouble();
             };
           })
           .Case([&](arith::MinimumFOp) {
             return [](ArrayRef<double> x) {
-              if (std::isnan(x[0]) || std::isnan(x[1]))
-                return std::numeric_limits<double>::quiet_NaN();
-              if (x[0] == 0 && x[1] == 0)
-                return std::signbit(x[0]) ? x[0] : x[1];
-              return std::min(x[0], x[1]);
+              return llvm::minimum(APFloat(x[0]), APFloat(x[1]))
+                  .convertToDouble();
             };
           })
           .Case([&](arith::MaxNumFOp) {

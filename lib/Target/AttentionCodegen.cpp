@@ -26,6 +26,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
@@ -60,11 +61,14 @@ struct AttentionShape {
   int64_t group, groupRows;
 };
 
-int64_t ceilDiv(int64_t x, int64_t y) { return (x + y - 1) / y; }
-
 /// Padding per shared-memory row: 8 elements (16 bytes) put the eight rows
 /// one ldmatrix reads in distinct banks.
 constexpr int64_t kRowPad = 8;
+
+/// Bytes of a shared tile of `rows` rows of `width` 16-bit elements.
+int64_t tileBytes(int64_t rows, int64_t width) {
+  return rows * (width + kRowPad) * 2;
+}
 } // namespace
 
 std::string memwall::whyNoAttentionKernel(FlashAttentionOp op) {
@@ -99,14 +103,14 @@ AttentionKernelPlan memwall::planAttentionKernel(FlashAttentionOp op) {
       op.getBlockQ(), llvm::PowerOf2Ceil(std::max<int64_t>(s.groupRows, 16)));
   plan.blockKV = op.getBlockKv();
   plan.splits = op.getNumSplits();
-  plan.grid = {ceilDiv(s.groupRows, plan.blockQ), s.batch * s.kvHeads,
+  plan.grid = {llvm::divideCeil(s.groupRows, plan.blockQ), s.batch * s.kvHeads,
                plan.splits};
-  int64_t elementBytes = 2;
-  plan.sharedBytes = elementBytes * (plan.blockQ * (s.d + kRowPad) +
-                                     plan.blockKV * (s.d + kRowPad) +
-                                     plan.blockKV * (s.dv + kRowPad));
+  plan.sharedBytes = tileBytes(plan.blockQ, s.d) +
+                     tileBytes(plan.blockKV, s.d) +
+                     tileBytes(plan.blockKV, s.dv);
   plan.combineGrid = {
-      ceilDiv(s.batch * s.heads * s.sq * s.dv, plan.combineThreads), 1, 1};
+      llvm::divideCeil(s.batch * s.heads * s.sq * s.dv, plan.combineThreads), 1,
+      1};
   return plan;
 }
 
@@ -156,20 +160,21 @@ public:
     // of KV head y (batch-major), keys of split z.
     batchKvHead = gpu::BlockIdOp::create(b, gpu::Dimension::y);
     Value split = gpu::BlockIdOp::create(b, gpu::Dimension::z);
-    firstQuery = mul(queryBlock, plan.blockQ);
-    Value queryRowBase = add(mul(batchKvHead, s.groupRows), firstQuery);
+    blockFirstRow = mul(queryBlock, plan.blockQ);
+    Value queryRowBase = add(mul(batchKvHead, s.groupRows), blockFirstRow);
     Value keyRowBase = mul(batchKvHead, s.sk);
     // Query indices (row mod Sq) of the block's rows range over
     // [minQuery, maxQuery]: everything when the block spans two heads.
     Value lastRow = arith::SubIOp::create(
         b,
-        arith::MinUIOp::create(b, add(firstQuery, idx(plan.blockQ)),
+        arith::MinUIOp::create(b, add(blockFirstRow, idx(plan.blockQ)),
                                idx(s.groupRows)),
         idx(1));
-    Value spansHeads = arith::CmpIOp::create(
-        b, arith::CmpIPredicate::ne, div(lastRow, s.sq), div(firstQuery, s.sq));
-    minQuery =
-        arith::SelectOp::create(b, spansHeads, idx(0), rem(firstQuery, s.sq));
+    Value spansHeads =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ne, div(lastRow, s.sq),
+                              div(blockFirstRow, s.sq));
+    minQuery = arith::SelectOp::create(b, spansHeads, idx(0),
+                                       rem(blockFirstRow, s.sq));
     Value maxQuery = arith::SelectOp::create(b, spansHeads, idx(s.sq - 1),
                                              rem(lastRow, s.sq));
 
@@ -185,7 +190,7 @@ public:
                                   AffineMap(), workgroup);
       Value view =
           memref::ViewOp::create(b, type, shared, idx(offset), ValueRange{});
-      offset += rows * (width + kRowPad) * 2;
+      offset += tileBytes(rows, width);
       return view;
     };
     Value queryTile = tile(plan.blockQ, s.d);
@@ -194,8 +199,8 @@ public:
 
     // Key blocks this block reads: its split's range, and with causal
     // masking none beyond the last query row's diagonal.
-    int64_t keyBlocks = ceilDiv(s.sk, plan.blockKV);
-    int64_t perSplit = ceilDiv(keyBlocks, plan.splits);
+    int64_t keyBlocks = llvm::divideCeil(s.sk, plan.blockKV);
+    int64_t perSplit = llvm::divideCeil(keyBlocks, plan.splits);
     Value blockBegin = mul(split, perSplit);
     Value blockEnd = arith::MinUIOp::create(b, add(blockBegin, idx(perSplit)),
                                             idx(keyBlocks));
@@ -209,7 +214,7 @@ public:
 
     Value queryRows = arith::SubIOp::create(
         b, idx(s.groupRows),
-        arith::MinUIOp::create(b, firstQuery, idx(s.groupRows)));
+        arith::MinUIOp::create(b, blockFirstRow, idx(s.groupRows)));
     Value qToken =
         loadTile(queryTile, query, queryRowBase, queryRows, plan.blockQ, s.d);
     loadKeys(key, keyRowBase, blockBegin, blockEnd);
@@ -234,7 +239,7 @@ public:
       init.push_back(f32(0));
     // Scores in log2 units: exp(x) = exp2(x · log2 e).
     double scaleLog2 = op.getScale().convertToDouble() * M_LOG2E;
-    Value firstRow = add(add(firstQuery, warpRow), group);
+    Value firstRow = add(add(blockFirstRow, warpRow), group);
 
     auto loop = scf::ForOp::create(b, blockBegin, blockEnd, idx(1), init);
     {
@@ -375,8 +380,7 @@ public:
         Value column = add(idx(t * 8), mul(quad, 2));
         Value vector = vector::FromElementsOp::create(
             b, VectorType::get({2}, outType), pairValues);
-        vector::StoreOp::create(b, vector, out,
-                                ValueRange{add(mul(outRow, s.dv), column)});
+        alignedVectorStore(b, vector, out, add(mul(outRow, s.dv), column));
       }
       Value firstOfQuad =
           arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quad, idx(0));
@@ -591,12 +595,11 @@ private:
     auto maskType = cast<RankedTensorType>(op.getMask().getType());
     SmallVector<int64_t> shape(4 - maskType.getRank(), 1);
     shape.append(maskType.getShape().begin(), maskType.getShape().end());
-    SmallVector<int64_t> strides(4, 0);
-    for (int64_t i = 3, stride = 1; i >= 0; --i) {
-      if (shape[i] != 1)
-        strides[i] = stride;
-      stride *= shape[i];
-    }
+    // Broadcast dimensions (size 1) do not move.
+    SmallVector<int64_t> strides = computeStrides(shape);
+    for (int64_t i = 0; i < 4; ++i)
+      if (shape[i] == 1)
+        strides[i] = 0;
     Value batchIndex = div(batchKvHead, s.kvHeads);
     Value firstHead = mul(rem(batchKvHead, s.kvHeads), s.group);
     Type element = maskType.getElementType();
@@ -684,7 +687,8 @@ private:
   AttentionShape s;
   const AttentionKernelPlan &plan;
   Value tid, group, quad, laneMatrix, laneRow;
-  Value keyTile, valueTile, lastToken, firstQuery, mask, batchKvHead, minQuery;
+  Value keyTile, valueTile, lastToken, blockFirstRow, mask, batchKvHead,
+      minQuery;
 };
 } // namespace
 

@@ -365,31 +365,44 @@ private:
   int bufferFor(Value value, StringRef role) {
     if (auto it = bufferOf.find(value); it != bufferOf.end())
       return it->second;
-    auto tensor = cast<RankedTensorType>(value.getType());
+    int buffer = addBuffer(names.name(value),
+                           cast<RankedTensorType>(value.getType()), role);
+    bufferOf[value] = buffer;
+    return buffer;
+  }
+
+  /// A new buffer; intermediates live from the step being added.
+  int addBuffer(std::string name, RankedTensorType type, StringRef role) {
     BundleBuffer buffer;
-    buffer.name = names.name(value);
-    buffer.dtype = dtypeName(tensor.getElementType());
-    buffer.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
-    buffer.bytes = getTensorByteSize(tensor);
+    buffer.name = std::move(name);
+    buffer.dtype = dtypeName(type.getElementType());
+    buffer.shape.assign(type.getShape().begin(), type.getShape().end());
+    buffer.bytes = getTensorByteSize(type);
     buffer.role = role.str();
     buffer.firstStep = role == "intermediate" ? stepIndex() : 0;
     buffer.lastStep = buffer.firstStep;
     bundle.buffers.push_back(buffer);
-    bufferOf[value] = bundle.buffers.size() - 1;
     return bundle.buffers.size() - 1;
   }
 
-  /// A buffer no IR value names (a kernel's workspace).
-  int workspaceBuffer(std::string name, Type element, ArrayRef<int64_t> shape) {
-    BundleBuffer buffer;
-    buffer.name = std::move(name);
-    buffer.dtype = dtypeName(element);
-    buffer.shape.assign(shape.begin(), shape.end());
-    buffer.bytes = getTensorByteSize(RankedTensorType::get(shape, element));
-    buffer.role = "intermediate";
-    buffer.firstStep = buffer.lastStep = stepIndex();
-    bundle.buffers.push_back(buffer);
-    return bundle.buffers.size() - 1;
+  /// A kernel step named after its position and `what`, implementing `ops`.
+  BundleStep kernelStep(StringRef what, ArrayRef<Operation *> ops,
+                        double predictedSeconds) {
+    BundleStep step;
+    step.kind = "kernel";
+    step.name =
+        "kernel" + std::to_string(bundle.steps.size()) + "_" + what.str();
+    step.function = step.name;
+    step.ops = locsOf(ops);
+    step.predictedSeconds = predictedSeconds;
+    return step;
+  }
+
+  /// Passes `value`'s buffer to `step` as an input.
+  void readArg(BundleStep &step, Value value) {
+    int buffer = bufferOf.lookup(value);
+    use(buffer);
+    step.args.push_back(buffer);
   }
 
   int64_t stepIndex() const { return bundle.steps.size(); }
@@ -517,10 +530,8 @@ private:
     if (analysis->kind == FusionKind::MatmulEpilogue)
       return planGemm(*analysis, outerOf(outputs.front()), outerOf, step);
 
-    step.kind = "kernel";
-    step.name = "kernel" + std::to_string(bundle.steps.size()) + "_" +
-                stringifyFusionKind(analysis->kind).str();
-    step.function = step.name;
+    step = kernelStep(stringifyFusionKind(analysis->kind), analysis->ops,
+                      analysis->timeSeconds);
     FailureOr<gpu::GPUFuncOp> func =
         emitKernel(gpuModule, step.function, *analysis, outputs);
     if (failed(func))
@@ -529,36 +540,26 @@ private:
     step.grid = {geometry.gridSize, 1, 1};
     step.block = {geometry.threadsPerBlock, 1, 1};
     step.sharedBytes = 0; // static shared memory is part of the kernel
-    for (const KernelInput &input : analysis->inputs) {
-      int buffer = bufferOf.lookup(outerOf(input.value));
-      use(buffer);
-      step.args.push_back(buffer);
-    }
+    for (const KernelInput &input : analysis->inputs)
+      readArg(step, outerOf(input.value));
     for (Value output : outputs)
       step.args.push_back(bufferFor(outerOf(output), "intermediate"));
     bundle.steps.push_back(step);
     return success();
   }
 
-  /// A data-movement kernel: transpose, slice, embedding, rope.
+  /// A data-movement kernel: transpose, slice, embedding, rope,
+  /// kv_cache_append.
   LogicalResult planLayout(Operation *op) {
     LayoutKernelPlan plan = planLayoutKernel(op);
-    BundleStep step;
-    step.kind = "kernel";
-    step.ops = locsOf({op});
-    step.predictedSeconds =
-        estimateOpRoofline(cast<CostOpInterface>(op), target).timeSeconds;
-    step.name = "kernel" + std::to_string(bundle.steps.size()) + "_" +
-                op->getName().stripDialect().str();
-    step.function = step.name;
+    BundleStep step = kernelStep(
+        op->getName().stripDialect(), {op},
+        estimateOpRoofline(cast<CostOpInterface>(op), target).timeSeconds);
     emitLayoutKernel(gpuModule, step.function, op, plan);
     step.grid = plan.grid;
     step.block = {plan.threads, 1, 1};
-    for (Value operand : op->getOperands()) {
-      int buffer = bufferOf.lookup(operand);
-      use(buffer);
-      step.args.push_back(buffer);
-    }
+    for (Value operand : op->getOperands())
+      readArg(step, operand);
     step.args.push_back(bufferFor(op->getResult(0), "intermediate"));
     bundle.steps.push_back(step);
     return success();
@@ -570,23 +571,15 @@ private:
     if (std::string why = whyNoAttentionKernel(op); !why.empty())
       return op.emitError("codegen cannot run this attention: ") << why;
     AttentionKernelPlan plan = planAttentionKernel(op);
-    BundleStep step;
-    step.kind = "kernel";
-    step.ops = locsOf({op.getOperation()});
-    step.predictedSeconds =
-        estimateOpRoofline(cast<CostOpInterface>(op.getOperation()), target)
-            .timeSeconds;
-    step.name = "kernel" + std::to_string(bundle.steps.size()) + "_attention";
-    step.function = step.name;
+    auto cost = cast<CostOpInterface>(op.getOperation());
+    BundleStep step = kernelStep("attention", {op.getOperation()},
+                                 estimateOpRoofline(cost, target).timeSeconds);
     emitAttentionKernel(gpuModule, step.function, op, plan);
     step.grid = plan.grid;
     step.block = {plan.threads(), 1, 1};
     step.sharedBytes = plan.sharedBytes;
-    for (Value input : op->getOperands()) {
-      int buffer = bufferOf.lookup(input);
-      use(buffer);
-      step.args.push_back(buffer);
-    }
+    for (Value input : op->getOperands())
+      readArg(step, input);
     int out = bufferFor(op.getResult(), "intermediate");
     int lse = bufferFor(op.getLse(), "intermediate");
     if (plan.splits == 1) {
@@ -601,20 +594,31 @@ private:
     partialShape.append(outShape.begin(), outShape.end());
     Type f32 = Float32Type::get(op.getContext());
     int partialOut =
-        workspaceBuffer(step.name + "_partial_out", f32, partialShape);
+        addBuffer(step.name + "_partial_out",
+                  RankedTensorType::get(partialShape, f32), "intermediate");
     partialShape.pop_back();
     int partialLse =
-        workspaceBuffer(step.name + "_partial_lse", f32, partialShape);
+        addBuffer(step.name + "_partial_lse",
+                  RankedTensorType::get(partialShape, f32), "intermediate");
     step.args.push_back(partialOut);
     step.args.push_back(partialLse);
+    // The op's cost counts the partials' round trip and the final write:
+    // the combine's share of its bytes is charged to the combine step.
+    int64_t combineBytes =
+        bundle.buffers[partialOut].bytes + bundle.buffers[partialLse].bytes +
+        bundle.buffers[out].bytes + bundle.buffers[lse].bytes;
+    step.predictedSeconds =
+        estimateRoofline(cost.getFlops(),
+                         cost.getBytesRead() + cost.getBytesWritten() -
+                             combineBytes,
+                         cost.getMathPrecision(), target)
+            .timeSeconds;
     bundle.steps.push_back(step);
 
-    BundleStep combine;
-    combine.kind = "kernel";
-    combine.ops = step.ops;
-    combine.name =
-        "kernel" + std::to_string(bundle.steps.size()) + "_attention_combine";
-    combine.function = combine.name;
+    BundleStep combine = kernelStep(
+        "attention_combine", {op.getOperation()},
+        estimateRoofline(0, combineBytes, MathPrecision::FP32, target)
+            .timeSeconds);
     emitAttentionCombineKernel(gpuModule, combine.function, op, plan);
     combine.grid = plan.combineGrid;
     combine.block = {plan.combineThreads, 1, 1};
@@ -624,12 +628,6 @@ private:
     }
     combine.args.push_back(out);
     combine.args.push_back(lse);
-    int64_t combineBytes =
-        bundle.buffers[partialOut].bytes + bundle.buffers[partialLse].bytes +
-        bundle.buffers[out].bytes + bundle.buffers[lse].bytes;
-    combine.predictedSeconds =
-        estimateRoofline(0, combineBytes, MathPrecision::FP32, target)
-            .timeSeconds;
     bundle.steps.push_back(combine);
     return success();
   }

@@ -83,11 +83,6 @@ private:
     return arith::TruncFOp::create(b, type, scalar);
   }
 
-  llvm::MaybeAlign vectorAlignment(Type elementType) {
-    int64_t bytes = width * getElementByteSize(elementType);
-    return llvm::Align(std::min<int64_t>(16, llvm::PowerOf2Ceil(bytes)));
-  }
-
   /// The `width` elements of `input` at flat iteration index `flat` (a
   /// multiple of the vector width), widened to f32.
   Lanes loadInput(const KernelInput &input, Value flat) {
@@ -117,8 +112,7 @@ private:
       return lanes;
     }
     auto vectorType = VectorType::get({width}, elementType);
-    Value vector = vector::LoadOp::create(b, vectorType, memref, ValueRange{at},
-                                          false, vectorAlignment(elementType));
+    Value vector = alignedVectorLoad(b, vectorType, memref, at);
     for (int64_t lane = 0; lane < width; ++lane)
       lanes.push_back(toF32(vector::ExtractOp::create(b, vector, lane)));
     return lanes;
@@ -137,8 +131,7 @@ private:
       narrowed.push_back(fromF32(lane, elementType));
     auto vectorType = VectorType::get({width}, elementType);
     Value vector = vector::FromElementsOp::create(b, vectorType, narrowed);
-    vector::StoreOp::create(b, vector, memref, ValueRange{flat}, false,
-                            vectorAlignment(elementType));
+    alignedVectorStore(b, vector, memref, flat);
   }
 
   Value silu(Value x) {

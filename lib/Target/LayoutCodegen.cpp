@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
@@ -25,17 +26,10 @@ struct AffineGather {
   SmallVector<int64_t> coefficients;
 };
 
-SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> strides(shape.size(), 1);
-  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * shape[i + 1];
-  return strides;
-}
-
 std::optional<AffineGather> affineGatherOf(Operation *op) {
   auto inputShape =
       cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
-  SmallVector<int64_t> inputStrides = rowMajorStrides(inputShape);
+  SmallVector<int64_t> inputStrides = computeStrides(inputShape);
   AffineGather gather;
   if (auto transpose = dyn_cast<TransposeOp>(op)) {
     for (int64_t dim : transpose.getPermutation())
@@ -90,7 +84,7 @@ LayoutKernelPlan memwall::planLayoutKernel(Operation *op) {
   plan.width = width;
   int64_t vectors = result.getNumElements() / width;
   plan.threads = std::min<int64_t>(256, std::max<int64_t>(32, vectors));
-  plan.grid = {(vectors + plan.threads - 1) / plan.threads, 1, 1};
+  plan.grid = {llvm::divideCeil(vectors, plan.threads), 1, 1};
   return plan;
 }
 
@@ -151,7 +145,7 @@ public:
     if (plan.width == 1)
       memref::StoreOp::create(b, value, out, ValueRange{outFlat});
     else
-      vector::StoreOp::create(b, value, out, ValueRange{outFlat});
+      alignedVectorStore(b, value, out, outFlat);
     b.setInsertionPointToEnd(&entry);
     gpu::ReturnOp::create(b);
     return func;
@@ -181,8 +175,8 @@ private:
     if (plan.width == 1)
       return memref::LoadOp::create(b, memref, ValueRange{at});
     Type element = cast<MemRefType>(memref.getType()).getElementType();
-    return vector::LoadOp::create(b, VectorType::get({plan.width}, element),
-                                  memref, ValueRange{at});
+    return alignedVectorLoad(b, VectorType::get({plan.width}, element), memref,
+                             at);
   }
 
   /// kv_cache_append as the concat it is: rows s < L of each (batch, head)

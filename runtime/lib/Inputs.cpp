@@ -4,9 +4,9 @@
 
 #include <cerrno>
 #include <cmath>
-#include <map>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <set>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -194,9 +194,11 @@ std::string loadInputsFile(const Manifest &manifest, const std::string &path,
   return "";
 }
 
-std::string evaluateReference(const Manifest &manifest,
-                              const std::vector<HostInput> &inputs,
-                              std::vector<reference::Tensor> &outputs) {
+std::string
+evaluateReference(const Manifest &manifest,
+                  const std::vector<HostInput> &inputs,
+                  std::vector<reference::Tensor> &outputs,
+                  std::map<std::string, reference::Tensor> *allValues) {
   outputs.clear();
   if (!manifest.hasReference)
     return "the bundle has no \"reference\" graph";
@@ -217,6 +219,8 @@ std::string evaluateReference(const Manifest &manifest,
              binding.value + "' was not computed";
     outputs.push_back(found->second);
   }
+  if (allValues)
+    *allValues = std::move(values);
   return "";
 }
 

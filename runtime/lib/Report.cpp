@@ -149,6 +149,26 @@ void printTimingTable(FILE *out, const RunReport &report) {
                mebibytes(gpu.measuredPeakBytes));
 }
 
+std::vector<OutputCheck>
+checkOutputs(const Manifest &manifest, std::vector<reference::Tensor> got,
+             const std::vector<reference::Tensor> &expected, double rtol) {
+  std::vector<OutputCheck> checks;
+  for (size_t i = 0; i < manifest.outputs.size(); ++i) {
+    got[i].shape = expected[i].shape;
+    OutputCheck check;
+    check.name = manifest.outputs[i].name;
+    check.dtype = got[i].dtype;
+    check.comparison = reference::compare(got[i], expected[i], rtol);
+    checks.push_back(check);
+  }
+  return checks;
+}
+
+bool allPassed(const std::vector<OutputCheck> &checks) {
+  return std::all_of(checks.begin(), checks.end(),
+                     [](const OutputCheck &c) { return c.comparison.passed; });
+}
+
 void printCheckTable(FILE *out, const std::vector<OutputCheck> &checks) {
   size_t nameWidth = 6;
   for (const OutputCheck &check : checks)

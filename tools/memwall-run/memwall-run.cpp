@@ -223,24 +223,15 @@ int main(int argc, char **argv) {
   report.manifest = &manifest;
   report.gpu = &gpu;
   report.iters = options.iters;
-  bool allPassed = true;
+  bool passed = true;
   if (options.check) {
     std::vector<memwall::reference::Tensor> expected;
     if (std::string message = evaluateReference(manifest, inputs, expected);
         !message.empty())
       return error(message);
     report.checked = true;
-    for (size_t i = 0; i < manifest.outputs.size(); ++i) {
-      memwall::reference::Tensor got = gpu.outputs[i];
-      got.shape = expected[i].shape; // same elements, the value's shape
-      OutputCheck check;
-      check.name = manifest.outputs[i].name;
-      check.dtype = got.dtype;
-      check.comparison =
-          memwall::reference::compare(got, expected[i], options.rtol);
-      allPassed = allPassed && check.comparison.passed;
-      report.checks.push_back(check);
-    }
+    report.checks = checkOutputs(manifest, gpu.outputs, expected, options.rtol);
+    passed = allPassed(report.checks);
   }
 
   if (!options.dumpDir.empty())
@@ -257,7 +248,7 @@ int main(int argc, char **argv) {
   }
   if (report.checked)
     printCheckTable(stdout, report.checks);
-  if (!allPassed) {
+  if (!passed) {
     std::fprintf(stderr, "memwall-run: error: --check: an output is out of "
                          "tolerance (see the table)\n");
     return kExitCheckFailed;

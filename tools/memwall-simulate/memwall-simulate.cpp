@@ -45,7 +45,7 @@ static llvm::cl::opt<bool> compareSteps(
     llvm::cl::init(false), llvm::cl::cat(category));
 static llvm::cl::opt<bool> isolateSteps(
     "isolate-steps",
-    llvm::cl::desc("With --compare-steps: before every step, load the "
+    llvm::cl::desc("--compare-steps, and before every step load the "
                    "reference values into the buffers it reads, so each "
                    "comparison shows that step's own error, not the drift "
                    "of the steps before it"),
@@ -122,19 +122,18 @@ int main(int argc, char **argv) {
            !message.empty())
     return error(message);
 
-  // Every reference value, for --compare-steps.
-  if (isolateSteps)
-    compareSteps = true;
+  // The reference, evaluated once: the outputs' values, and for
+  // --compare-steps every value by name.
+  std::vector<reference::Tensor> expected;
   std::map<std::string, reference::Tensor> values;
-  if (compareSteps) {
-    for (const runtime::HostInput &input : inputs)
-      values[input.binding->value] = input.tensor;
-    if (std::string message = reference::evaluate(manifest.reference, values);
-        !message.empty())
-      return error(message);
+  if (std::string message =
+          runtime::evaluateReference(manifest, inputs, expected, &values);
+      !message.empty())
+    return error(message);
+  bool comparing = compareSteps || isolateSteps;
+  if (comparing)
     std::printf("%-40s  %-32s  %12s  %12s  %s\n", "step", "buffer", "max abs",
                 "max rel", "result");
-  }
   auto buffersOf = [](const runtime::Step &step) {
     if (step.kind == runtime::StepKind::Kernel)
       return step.kernel.args;
@@ -181,33 +180,20 @@ int main(int argc, char **argv) {
     }
   };
 
-  std::vector<reference::Tensor> outputs, expected;
+  std::vector<reference::Tensor> outputs;
   if (std::string message = simulator::simulateBundle(
           manifest, *kernels, inputs, outputs,
           isolateSteps ? simulator::StepHook(isolateStep) : nullptr,
-          compareSteps ? simulator::StepHook(compareStep) : nullptr);
-      !message.empty())
-    return error(message);
-  if (std::string message =
-          runtime::evaluateReference(manifest, inputs, expected);
+          comparing ? simulator::StepHook(compareStep) : nullptr);
       !message.empty())
     return error(message);
 
-  std::vector<runtime::OutputCheck> checks;
-  bool allPassed = true;
-  for (size_t i = 0; i < manifest.outputs.size(); ++i) {
-    outputs[i].shape = expected[i].shape; // same elements, the value's shape
-    runtime::OutputCheck check;
-    check.name = manifest.outputs[i].name;
-    check.dtype = outputs[i].dtype;
-    check.comparison = reference::compare(outputs[i], expected[i], rtol);
-    allPassed = allPassed && check.comparison.passed;
-    checks.push_back(check);
-  }
+  std::vector<runtime::OutputCheck> checks =
+      runtime::checkOutputs(manifest, outputs, expected, rtol);
   std::printf("simulated %zu steps of %s on the CPU\n", manifest.steps.size(),
               manifest.model.c_str());
   runtime::printCheckTable(stdout, checks);
-  if (!allPassed) {
+  if (!runtime::allPassed(checks)) {
     std::fprintf(stderr, "memwall-simulate: error: an output is out of "
                          "tolerance (see the table)\n");
     return kExitCheckFailed;

@@ -59,10 +59,12 @@ std::string loadInputsFile(const Manifest &manifest, const std::string &path,
                            std::vector<HostInput> &inputs);
 
 /// Evaluates the manifest's reference graph on `inputs`; `outputs` receives
-/// one tensor per manifest output, in order, shaped like its reference value.
-std::string evaluateReference(const Manifest &manifest,
-                              const std::vector<HostInput> &inputs,
-                              std::vector<reference::Tensor> &outputs);
+/// one tensor per manifest output, in order, shaped like its reference value;
+/// `allValues`, when given, every value of the graph by name.
+std::string evaluateReference(
+    const Manifest &manifest, const std::vector<HostInput> &inputs,
+    std::vector<reference::Tensor> &outputs,
+    std::map<std::string, reference::Tensor> *allValues = nullptr);
 
 /// Writes DIR/<name>.bin per tensor and DIR/outputs.json (the inputs-file
 /// format) naming them; creates DIR if needed.

@@ -35,6 +35,16 @@ std::string reportJson(const RunReport &report);
 /// predicted against measured memory.
 void printTimingTable(FILE *out, const RunReport &report);
 
+/// Compares every output with its reference value (docs/bundle-format.md,
+/// "Check"); `rtol` > 0 replaces the dtype's tolerance. `got` takes the
+/// reference values' shapes (same elements).
+std::vector<OutputCheck>
+checkOutputs(const Manifest &manifest, std::vector<reference::Tensor> got,
+             const std::vector<reference::Tensor> &expected, double rtol);
+
+/// True when every check passed.
+bool allPassed(const std::vector<OutputCheck> &checks);
+
 /// Name, dtype, max abs, max rel, tolerance, PASS/FAIL per output.
 void printCheckTable(FILE *out, const std::vector<OutputCheck> &checks);
 

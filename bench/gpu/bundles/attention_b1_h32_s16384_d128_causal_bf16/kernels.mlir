@@ -4064,7 +4064,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_244 = arith.constant 128 : index
       %368 = arith.muli %360, %c128_244 : index
       %369 = arith.addi %368, %366 : index
-      vector.store %367, %arg3[%369] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %367, %arg3[%369] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %370 = arith.mulf %334#8, %339 : f32
       %371 = arith.truncf %370 : f32 to bf16
       %372 = arith.mulf %334#9, %339 : f32
@@ -4077,7 +4077,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_247 = arith.constant 128 : index
       %377 = arith.muli %360, %c128_247 : index
       %378 = arith.addi %377, %375 : index
-      vector.store %376, %arg3[%378] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %376, %arg3[%378] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %379 = arith.mulf %334#12, %339 : f32
       %380 = arith.truncf %379 : f32 to bf16
       %381 = arith.mulf %334#13, %339 : f32
@@ -4090,7 +4090,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_250 = arith.constant 128 : index
       %386 = arith.muli %360, %c128_250 : index
       %387 = arith.addi %386, %384 : index
-      vector.store %385, %arg3[%387] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %385, %arg3[%387] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %388 = arith.mulf %334#16, %339 : f32
       %389 = arith.truncf %388 : f32 to bf16
       %390 = arith.mulf %334#17, %339 : f32
@@ -4103,7 +4103,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_252 = arith.constant 128 : index
       %395 = arith.muli %360, %c128_252 : index
       %396 = arith.addi %395, %393 : index
-      vector.store %394, %arg3[%396] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %394, %arg3[%396] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %397 = arith.mulf %334#20, %339 : f32
       %398 = arith.truncf %397 : f32 to bf16
       %399 = arith.mulf %334#21, %339 : f32
@@ -4116,7 +4116,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_255 = arith.constant 128 : index
       %404 = arith.muli %360, %c128_255 : index
       %405 = arith.addi %404, %402 : index
-      vector.store %403, %arg3[%405] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %403, %arg3[%405] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %406 = arith.mulf %334#24, %339 : f32
       %407 = arith.truncf %406 : f32 to bf16
       %408 = arith.mulf %334#25, %339 : f32
@@ -4129,7 +4129,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_257 = arith.constant 128 : index
       %413 = arith.muli %360, %c128_257 : index
       %414 = arith.addi %413, %411 : index
-      vector.store %412, %arg3[%414] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %412, %arg3[%414] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %415 = arith.mulf %334#28, %339 : f32
       %416 = arith.truncf %415 : f32 to bf16
       %417 = arith.mulf %334#29, %339 : f32
@@ -4142,7 +4142,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_260 = arith.constant 128 : index
       %422 = arith.muli %360, %c128_260 : index
       %423 = arith.addi %422, %420 : index
-      vector.store %421, %arg3[%423] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %421, %arg3[%423] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %424 = arith.mulf %334#32, %339 : f32
       %425 = arith.truncf %424 : f32 to bf16
       %426 = arith.mulf %334#33, %339 : f32
@@ -4155,7 +4155,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_262 = arith.constant 128 : index
       %431 = arith.muli %360, %c128_262 : index
       %432 = arith.addi %431, %429 : index
-      vector.store %430, %arg3[%432] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %430, %arg3[%432] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %433 = arith.mulf %334#36, %339 : f32
       %434 = arith.truncf %433 : f32 to bf16
       %435 = arith.mulf %334#37, %339 : f32
@@ -4168,7 +4168,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_265 = arith.constant 128 : index
       %440 = arith.muli %360, %c128_265 : index
       %441 = arith.addi %440, %438 : index
-      vector.store %439, %arg3[%441] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %439, %arg3[%441] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %442 = arith.mulf %334#40, %339 : f32
       %443 = arith.truncf %442 : f32 to bf16
       %444 = arith.mulf %334#41, %339 : f32
@@ -4181,7 +4181,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_267 = arith.constant 128 : index
       %449 = arith.muli %360, %c128_267 : index
       %450 = arith.addi %449, %447 : index
-      vector.store %448, %arg3[%450] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %448, %arg3[%450] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %451 = arith.mulf %334#44, %339 : f32
       %452 = arith.truncf %451 : f32 to bf16
       %453 = arith.mulf %334#45, %339 : f32
@@ -4194,7 +4194,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_270 = arith.constant 128 : index
       %458 = arith.muli %360, %c128_270 : index
       %459 = arith.addi %458, %456 : index
-      vector.store %457, %arg3[%459] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %457, %arg3[%459] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %460 = arith.mulf %334#48, %339 : f32
       %461 = arith.truncf %460 : f32 to bf16
       %462 = arith.mulf %334#49, %339 : f32
@@ -4207,7 +4207,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_272 = arith.constant 128 : index
       %467 = arith.muli %360, %c128_272 : index
       %468 = arith.addi %467, %465 : index
-      vector.store %466, %arg3[%468] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %466, %arg3[%468] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %469 = arith.mulf %334#52, %339 : f32
       %470 = arith.truncf %469 : f32 to bf16
       %471 = arith.mulf %334#53, %339 : f32
@@ -4220,7 +4220,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_275 = arith.constant 128 : index
       %476 = arith.muli %360, %c128_275 : index
       %477 = arith.addi %476, %474 : index
-      vector.store %475, %arg3[%477] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %475, %arg3[%477] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %478 = arith.mulf %334#56, %339 : f32
       %479 = arith.truncf %478 : f32 to bf16
       %480 = arith.mulf %334#57, %339 : f32
@@ -4233,7 +4233,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_277 = arith.constant 128 : index
       %485 = arith.muli %360, %c128_277 : index
       %486 = arith.addi %485, %483 : index
-      vector.store %484, %arg3[%486] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %484, %arg3[%486] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %487 = arith.mulf %334#60, %339 : f32
       %488 = arith.truncf %487 : f32 to bf16
       %489 = arith.mulf %334#61, %339 : f32
@@ -4246,7 +4246,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_280 = arith.constant 128 : index
       %494 = arith.muli %360, %c128_280 : index
       %495 = arith.addi %494, %492 : index
-      vector.store %493, %arg3[%495] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %493, %arg3[%495] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %496 = arith.mulf %334#64, %339 : f32
       %497 = arith.truncf %496 : f32 to bf16
       %498 = arith.mulf %334#65, %339 : f32
@@ -4259,7 +4259,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_282 = arith.constant 128 : index
       %503 = arith.muli %360, %c128_282 : index
       %504 = arith.addi %503, %501 : index
-      vector.store %502, %arg3[%504] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %502, %arg3[%504] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %c0_283 = arith.constant 0 : index
       %505 = arith.cmpi eq, %3, %c0_283 : index
       scf.if %505 {
@@ -4309,7 +4309,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_244 = arith.constant 128 : index
       %368 = arith.muli %360, %c128_244 : index
       %369 = arith.addi %368, %366 : index
-      vector.store %367, %arg3[%369] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %367, %arg3[%369] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %370 = arith.mulf %334#10, %350 : f32
       %371 = arith.truncf %370 : f32 to bf16
       %372 = arith.mulf %334#11, %350 : f32
@@ -4322,7 +4322,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_247 = arith.constant 128 : index
       %377 = arith.muli %360, %c128_247 : index
       %378 = arith.addi %377, %375 : index
-      vector.store %376, %arg3[%378] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %376, %arg3[%378] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %379 = arith.mulf %334#14, %350 : f32
       %380 = arith.truncf %379 : f32 to bf16
       %381 = arith.mulf %334#15, %350 : f32
@@ -4335,7 +4335,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_250 = arith.constant 128 : index
       %386 = arith.muli %360, %c128_250 : index
       %387 = arith.addi %386, %384 : index
-      vector.store %385, %arg3[%387] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %385, %arg3[%387] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %388 = arith.mulf %334#18, %350 : f32
       %389 = arith.truncf %388 : f32 to bf16
       %390 = arith.mulf %334#19, %350 : f32
@@ -4348,7 +4348,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_252 = arith.constant 128 : index
       %395 = arith.muli %360, %c128_252 : index
       %396 = arith.addi %395, %393 : index
-      vector.store %394, %arg3[%396] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %394, %arg3[%396] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %397 = arith.mulf %334#22, %350 : f32
       %398 = arith.truncf %397 : f32 to bf16
       %399 = arith.mulf %334#23, %350 : f32
@@ -4361,7 +4361,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_255 = arith.constant 128 : index
       %404 = arith.muli %360, %c128_255 : index
       %405 = arith.addi %404, %402 : index
-      vector.store %403, %arg3[%405] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %403, %arg3[%405] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %406 = arith.mulf %334#26, %350 : f32
       %407 = arith.truncf %406 : f32 to bf16
       %408 = arith.mulf %334#27, %350 : f32
@@ -4374,7 +4374,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_257 = arith.constant 128 : index
       %413 = arith.muli %360, %c128_257 : index
       %414 = arith.addi %413, %411 : index
-      vector.store %412, %arg3[%414] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %412, %arg3[%414] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %415 = arith.mulf %334#30, %350 : f32
       %416 = arith.truncf %415 : f32 to bf16
       %417 = arith.mulf %334#31, %350 : f32
@@ -4387,7 +4387,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_260 = arith.constant 128 : index
       %422 = arith.muli %360, %c128_260 : index
       %423 = arith.addi %422, %420 : index
-      vector.store %421, %arg3[%423] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %421, %arg3[%423] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %424 = arith.mulf %334#34, %350 : f32
       %425 = arith.truncf %424 : f32 to bf16
       %426 = arith.mulf %334#35, %350 : f32
@@ -4400,7 +4400,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_262 = arith.constant 128 : index
       %431 = arith.muli %360, %c128_262 : index
       %432 = arith.addi %431, %429 : index
-      vector.store %430, %arg3[%432] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %430, %arg3[%432] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %433 = arith.mulf %334#38, %350 : f32
       %434 = arith.truncf %433 : f32 to bf16
       %435 = arith.mulf %334#39, %350 : f32
@@ -4413,7 +4413,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_265 = arith.constant 128 : index
       %440 = arith.muli %360, %c128_265 : index
       %441 = arith.addi %440, %438 : index
-      vector.store %439, %arg3[%441] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %439, %arg3[%441] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %442 = arith.mulf %334#42, %350 : f32
       %443 = arith.truncf %442 : f32 to bf16
       %444 = arith.mulf %334#43, %350 : f32
@@ -4426,7 +4426,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_267 = arith.constant 128 : index
       %449 = arith.muli %360, %c128_267 : index
       %450 = arith.addi %449, %447 : index
-      vector.store %448, %arg3[%450] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %448, %arg3[%450] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %451 = arith.mulf %334#46, %350 : f32
       %452 = arith.truncf %451 : f32 to bf16
       %453 = arith.mulf %334#47, %350 : f32
@@ -4439,7 +4439,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_270 = arith.constant 128 : index
       %458 = arith.muli %360, %c128_270 : index
       %459 = arith.addi %458, %456 : index
-      vector.store %457, %arg3[%459] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %457, %arg3[%459] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %460 = arith.mulf %334#50, %350 : f32
       %461 = arith.truncf %460 : f32 to bf16
       %462 = arith.mulf %334#51, %350 : f32
@@ -4452,7 +4452,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_272 = arith.constant 128 : index
       %467 = arith.muli %360, %c128_272 : index
       %468 = arith.addi %467, %465 : index
-      vector.store %466, %arg3[%468] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %466, %arg3[%468] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %469 = arith.mulf %334#54, %350 : f32
       %470 = arith.truncf %469 : f32 to bf16
       %471 = arith.mulf %334#55, %350 : f32
@@ -4465,7 +4465,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_275 = arith.constant 128 : index
       %476 = arith.muli %360, %c128_275 : index
       %477 = arith.addi %476, %474 : index
-      vector.store %475, %arg3[%477] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %475, %arg3[%477] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %478 = arith.mulf %334#58, %350 : f32
       %479 = arith.truncf %478 : f32 to bf16
       %480 = arith.mulf %334#59, %350 : f32
@@ -4478,7 +4478,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_277 = arith.constant 128 : index
       %485 = arith.muli %360, %c128_277 : index
       %486 = arith.addi %485, %483 : index
-      vector.store %484, %arg3[%486] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %484, %arg3[%486] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %487 = arith.mulf %334#62, %350 : f32
       %488 = arith.truncf %487 : f32 to bf16
       %489 = arith.mulf %334#63, %350 : f32
@@ -4491,7 +4491,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_280 = arith.constant 128 : index
       %494 = arith.muli %360, %c128_280 : index
       %495 = arith.addi %494, %492 : index
-      vector.store %493, %arg3[%495] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %493, %arg3[%495] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %496 = arith.mulf %334#66, %350 : f32
       %497 = arith.truncf %496 : f32 to bf16
       %498 = arith.mulf %334#67, %350 : f32
@@ -4504,7 +4504,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_282 = arith.constant 128 : index
       %503 = arith.muli %360, %c128_282 : index
       %504 = arith.addi %503, %501 : index
-      vector.store %502, %arg3[%504] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %502, %arg3[%504] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %c0_283 = arith.constant 0 : index
       %505 = arith.cmpi eq, %3, %c0_283 : index
       scf.if %505 {

@@ -4062,7 +4062,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_244 = arith.constant 128 : index
       %366 = arith.muli %360, %c128_244 : index
       %367 = arith.addi %366, %364 : index
-      vector.store %365, %arg3[%367] : memref<3145728xf32>, vector<2xf32>
+      vector.store %365, %arg3[%367] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %368 = arith.mulf %334#8, %339 : f32
       %369 = arith.mulf %334#9, %339 : f32
       %c2_245 = arith.constant 2 : index
@@ -4073,7 +4073,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_247 = arith.constant 128 : index
       %373 = arith.muli %360, %c128_247 : index
       %374 = arith.addi %373, %371 : index
-      vector.store %372, %arg3[%374] : memref<3145728xf32>, vector<2xf32>
+      vector.store %372, %arg3[%374] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %375 = arith.mulf %334#12, %339 : f32
       %376 = arith.mulf %334#13, %339 : f32
       %c2_248 = arith.constant 2 : index
@@ -4084,7 +4084,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_250 = arith.constant 128 : index
       %380 = arith.muli %360, %c128_250 : index
       %381 = arith.addi %380, %378 : index
-      vector.store %379, %arg3[%381] : memref<3145728xf32>, vector<2xf32>
+      vector.store %379, %arg3[%381] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %382 = arith.mulf %334#16, %339 : f32
       %383 = arith.mulf %334#17, %339 : f32
       %c2_251 = arith.constant 2 : index
@@ -4095,7 +4095,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_252 = arith.constant 128 : index
       %387 = arith.muli %360, %c128_252 : index
       %388 = arith.addi %387, %385 : index
-      vector.store %386, %arg3[%388] : memref<3145728xf32>, vector<2xf32>
+      vector.store %386, %arg3[%388] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %389 = arith.mulf %334#20, %339 : f32
       %390 = arith.mulf %334#21, %339 : f32
       %c2_253 = arith.constant 2 : index
@@ -4106,7 +4106,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_255 = arith.constant 128 : index
       %394 = arith.muli %360, %c128_255 : index
       %395 = arith.addi %394, %392 : index
-      vector.store %393, %arg3[%395] : memref<3145728xf32>, vector<2xf32>
+      vector.store %393, %arg3[%395] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %396 = arith.mulf %334#24, %339 : f32
       %397 = arith.mulf %334#25, %339 : f32
       %c2_256 = arith.constant 2 : index
@@ -4117,7 +4117,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_257 = arith.constant 128 : index
       %401 = arith.muli %360, %c128_257 : index
       %402 = arith.addi %401, %399 : index
-      vector.store %400, %arg3[%402] : memref<3145728xf32>, vector<2xf32>
+      vector.store %400, %arg3[%402] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %403 = arith.mulf %334#28, %339 : f32
       %404 = arith.mulf %334#29, %339 : f32
       %c2_258 = arith.constant 2 : index
@@ -4128,7 +4128,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_260 = arith.constant 128 : index
       %408 = arith.muli %360, %c128_260 : index
       %409 = arith.addi %408, %406 : index
-      vector.store %407, %arg3[%409] : memref<3145728xf32>, vector<2xf32>
+      vector.store %407, %arg3[%409] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %410 = arith.mulf %334#32, %339 : f32
       %411 = arith.mulf %334#33, %339 : f32
       %c2_261 = arith.constant 2 : index
@@ -4139,7 +4139,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_262 = arith.constant 128 : index
       %415 = arith.muli %360, %c128_262 : index
       %416 = arith.addi %415, %413 : index
-      vector.store %414, %arg3[%416] : memref<3145728xf32>, vector<2xf32>
+      vector.store %414, %arg3[%416] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %417 = arith.mulf %334#36, %339 : f32
       %418 = arith.mulf %334#37, %339 : f32
       %c2_263 = arith.constant 2 : index
@@ -4150,7 +4150,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_265 = arith.constant 128 : index
       %422 = arith.muli %360, %c128_265 : index
       %423 = arith.addi %422, %420 : index
-      vector.store %421, %arg3[%423] : memref<3145728xf32>, vector<2xf32>
+      vector.store %421, %arg3[%423] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %424 = arith.mulf %334#40, %339 : f32
       %425 = arith.mulf %334#41, %339 : f32
       %c2_266 = arith.constant 2 : index
@@ -4161,7 +4161,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_267 = arith.constant 128 : index
       %429 = arith.muli %360, %c128_267 : index
       %430 = arith.addi %429, %427 : index
-      vector.store %428, %arg3[%430] : memref<3145728xf32>, vector<2xf32>
+      vector.store %428, %arg3[%430] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %431 = arith.mulf %334#44, %339 : f32
       %432 = arith.mulf %334#45, %339 : f32
       %c2_268 = arith.constant 2 : index
@@ -4172,7 +4172,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_270 = arith.constant 128 : index
       %436 = arith.muli %360, %c128_270 : index
       %437 = arith.addi %436, %434 : index
-      vector.store %435, %arg3[%437] : memref<3145728xf32>, vector<2xf32>
+      vector.store %435, %arg3[%437] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %438 = arith.mulf %334#48, %339 : f32
       %439 = arith.mulf %334#49, %339 : f32
       %c2_271 = arith.constant 2 : index
@@ -4183,7 +4183,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_272 = arith.constant 128 : index
       %443 = arith.muli %360, %c128_272 : index
       %444 = arith.addi %443, %441 : index
-      vector.store %442, %arg3[%444] : memref<3145728xf32>, vector<2xf32>
+      vector.store %442, %arg3[%444] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %445 = arith.mulf %334#52, %339 : f32
       %446 = arith.mulf %334#53, %339 : f32
       %c2_273 = arith.constant 2 : index
@@ -4194,7 +4194,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_275 = arith.constant 128 : index
       %450 = arith.muli %360, %c128_275 : index
       %451 = arith.addi %450, %448 : index
-      vector.store %449, %arg3[%451] : memref<3145728xf32>, vector<2xf32>
+      vector.store %449, %arg3[%451] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %452 = arith.mulf %334#56, %339 : f32
       %453 = arith.mulf %334#57, %339 : f32
       %c2_276 = arith.constant 2 : index
@@ -4205,7 +4205,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_277 = arith.constant 128 : index
       %457 = arith.muli %360, %c128_277 : index
       %458 = arith.addi %457, %455 : index
-      vector.store %456, %arg3[%458] : memref<3145728xf32>, vector<2xf32>
+      vector.store %456, %arg3[%458] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %459 = arith.mulf %334#60, %339 : f32
       %460 = arith.mulf %334#61, %339 : f32
       %c2_278 = arith.constant 2 : index
@@ -4216,7 +4216,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_280 = arith.constant 128 : index
       %464 = arith.muli %360, %c128_280 : index
       %465 = arith.addi %464, %462 : index
-      vector.store %463, %arg3[%465] : memref<3145728xf32>, vector<2xf32>
+      vector.store %463, %arg3[%465] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %466 = arith.mulf %334#64, %339 : f32
       %467 = arith.mulf %334#65, %339 : f32
       %c2_281 = arith.constant 2 : index
@@ -4227,7 +4227,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_282 = arith.constant 128 : index
       %471 = arith.muli %360, %c128_282 : index
       %472 = arith.addi %471, %469 : index
-      vector.store %470, %arg3[%472] : memref<3145728xf32>, vector<2xf32>
+      vector.store %470, %arg3[%472] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %c0_283 = arith.constant 0 : index
       %473 = arith.cmpi eq, %3, %c0_283 : index
       scf.if %473 {
@@ -4275,7 +4275,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_244 = arith.constant 128 : index
       %366 = arith.muli %360, %c128_244 : index
       %367 = arith.addi %366, %364 : index
-      vector.store %365, %arg3[%367] : memref<3145728xf32>, vector<2xf32>
+      vector.store %365, %arg3[%367] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %368 = arith.mulf %334#10, %350 : f32
       %369 = arith.mulf %334#11, %350 : f32
       %c2_245 = arith.constant 2 : index
@@ -4286,7 +4286,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_247 = arith.constant 128 : index
       %373 = arith.muli %360, %c128_247 : index
       %374 = arith.addi %373, %371 : index
-      vector.store %372, %arg3[%374] : memref<3145728xf32>, vector<2xf32>
+      vector.store %372, %arg3[%374] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %375 = arith.mulf %334#14, %350 : f32
       %376 = arith.mulf %334#15, %350 : f32
       %c2_248 = arith.constant 2 : index
@@ -4297,7 +4297,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_250 = arith.constant 128 : index
       %380 = arith.muli %360, %c128_250 : index
       %381 = arith.addi %380, %378 : index
-      vector.store %379, %arg3[%381] : memref<3145728xf32>, vector<2xf32>
+      vector.store %379, %arg3[%381] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %382 = arith.mulf %334#18, %350 : f32
       %383 = arith.mulf %334#19, %350 : f32
       %c2_251 = arith.constant 2 : index
@@ -4308,7 +4308,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_252 = arith.constant 128 : index
       %387 = arith.muli %360, %c128_252 : index
       %388 = arith.addi %387, %385 : index
-      vector.store %386, %arg3[%388] : memref<3145728xf32>, vector<2xf32>
+      vector.store %386, %arg3[%388] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %389 = arith.mulf %334#22, %350 : f32
       %390 = arith.mulf %334#23, %350 : f32
       %c2_253 = arith.constant 2 : index
@@ -4319,7 +4319,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_255 = arith.constant 128 : index
       %394 = arith.muli %360, %c128_255 : index
       %395 = arith.addi %394, %392 : index
-      vector.store %393, %arg3[%395] : memref<3145728xf32>, vector<2xf32>
+      vector.store %393, %arg3[%395] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %396 = arith.mulf %334#26, %350 : f32
       %397 = arith.mulf %334#27, %350 : f32
       %c2_256 = arith.constant 2 : index
@@ -4330,7 +4330,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_257 = arith.constant 128 : index
       %401 = arith.muli %360, %c128_257 : index
       %402 = arith.addi %401, %399 : index
-      vector.store %400, %arg3[%402] : memref<3145728xf32>, vector<2xf32>
+      vector.store %400, %arg3[%402] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %403 = arith.mulf %334#30, %350 : f32
       %404 = arith.mulf %334#31, %350 : f32
       %c2_258 = arith.constant 2 : index
@@ -4341,7 +4341,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_260 = arith.constant 128 : index
       %408 = arith.muli %360, %c128_260 : index
       %409 = arith.addi %408, %406 : index
-      vector.store %407, %arg3[%409] : memref<3145728xf32>, vector<2xf32>
+      vector.store %407, %arg3[%409] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %410 = arith.mulf %334#34, %350 : f32
       %411 = arith.mulf %334#35, %350 : f32
       %c2_261 = arith.constant 2 : index
@@ -4352,7 +4352,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_262 = arith.constant 128 : index
       %415 = arith.muli %360, %c128_262 : index
       %416 = arith.addi %415, %413 : index
-      vector.store %414, %arg3[%416] : memref<3145728xf32>, vector<2xf32>
+      vector.store %414, %arg3[%416] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %417 = arith.mulf %334#38, %350 : f32
       %418 = arith.mulf %334#39, %350 : f32
       %c2_263 = arith.constant 2 : index
@@ -4363,7 +4363,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_265 = arith.constant 128 : index
       %422 = arith.muli %360, %c128_265 : index
       %423 = arith.addi %422, %420 : index
-      vector.store %421, %arg3[%423] : memref<3145728xf32>, vector<2xf32>
+      vector.store %421, %arg3[%423] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %424 = arith.mulf %334#42, %350 : f32
       %425 = arith.mulf %334#43, %350 : f32
       %c2_266 = arith.constant 2 : index
@@ -4374,7 +4374,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_267 = arith.constant 128 : index
       %429 = arith.muli %360, %c128_267 : index
       %430 = arith.addi %429, %427 : index
-      vector.store %428, %arg3[%430] : memref<3145728xf32>, vector<2xf32>
+      vector.store %428, %arg3[%430] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %431 = arith.mulf %334#46, %350 : f32
       %432 = arith.mulf %334#47, %350 : f32
       %c2_268 = arith.constant 2 : index
@@ -4385,7 +4385,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_270 = arith.constant 128 : index
       %436 = arith.muli %360, %c128_270 : index
       %437 = arith.addi %436, %434 : index
-      vector.store %435, %arg3[%437] : memref<3145728xf32>, vector<2xf32>
+      vector.store %435, %arg3[%437] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %438 = arith.mulf %334#50, %350 : f32
       %439 = arith.mulf %334#51, %350 : f32
       %c2_271 = arith.constant 2 : index
@@ -4396,7 +4396,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_272 = arith.constant 128 : index
       %443 = arith.muli %360, %c128_272 : index
       %444 = arith.addi %443, %441 : index
-      vector.store %442, %arg3[%444] : memref<3145728xf32>, vector<2xf32>
+      vector.store %442, %arg3[%444] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %445 = arith.mulf %334#54, %350 : f32
       %446 = arith.mulf %334#55, %350 : f32
       %c2_273 = arith.constant 2 : index
@@ -4407,7 +4407,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_275 = arith.constant 128 : index
       %450 = arith.muli %360, %c128_275 : index
       %451 = arith.addi %450, %448 : index
-      vector.store %449, %arg3[%451] : memref<3145728xf32>, vector<2xf32>
+      vector.store %449, %arg3[%451] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %452 = arith.mulf %334#58, %350 : f32
       %453 = arith.mulf %334#59, %350 : f32
       %c2_276 = arith.constant 2 : index
@@ -4418,7 +4418,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_277 = arith.constant 128 : index
       %457 = arith.muli %360, %c128_277 : index
       %458 = arith.addi %457, %455 : index
-      vector.store %456, %arg3[%458] : memref<3145728xf32>, vector<2xf32>
+      vector.store %456, %arg3[%458] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %459 = arith.mulf %334#62, %350 : f32
       %460 = arith.mulf %334#63, %350 : f32
       %c2_278 = arith.constant 2 : index
@@ -4429,7 +4429,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_280 = arith.constant 128 : index
       %464 = arith.muli %360, %c128_280 : index
       %465 = arith.addi %464, %462 : index
-      vector.store %463, %arg3[%465] : memref<3145728xf32>, vector<2xf32>
+      vector.store %463, %arg3[%465] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %466 = arith.mulf %334#66, %350 : f32
       %467 = arith.mulf %334#67, %350 : f32
       %c2_281 = arith.constant 2 : index
@@ -4440,7 +4440,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_282 = arith.constant 128 : index
       %471 = arith.muli %360, %c128_282 : index
       %472 = arith.addi %471, %469 : index
-      vector.store %470, %arg3[%472] : memref<3145728xf32>, vector<2xf32>
+      vector.store %470, %arg3[%472] {alignment = 8 : i64} : memref<3145728xf32>, vector<2xf32>
       %c0_283 = arith.constant 0 : index
       %473 = arith.cmpi eq, %3, %c0_283 : index
       scf.if %473 {

@@ -4670,7 +4670,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_166 = arith.constant 64 : index
       %242 = arith.muli %236, %c64_166 : index
       %243 = arith.addi %242, %240 : index
-      vector.store %241, %arg3[%243] : memref<1572864xf32>, vector<2xf32>
+      vector.store %241, %arg3[%243] {alignment = 8 : i64} : memref<1572864xf32>, vector<2xf32>
       %244 = arith.mulf %210#8, %215 : f32
       %245 = arith.mulf %210#9, %215 : f32
       %c2_167 = arith.constant 2 : index
@@ -4681,7 +4681,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_169 = arith.constant 64 : index
       %249 = arith.muli %236, %c64_169 : index
       %250 = arith.addi %249, %247 : index
-      vector.store %248, %arg3[%250] : memref<1572864xf32>, vector<2xf32>
+      vector.store %248, %arg3[%250] {alignment = 8 : i64} : memref<1572864xf32>, vector<2xf32>
       %251 = arith.mulf %210#12, %215 : f32
       %252 = arith.mulf %210#13, %215 : f32
       %c2_170 = arith.constant 2 : index
@@ -4692,7 +4692,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_172 = arith.constant 64 : index
       %256 = arith.muli %236, %c64_172 : index
       %257 = arith.addi %256, %254 : index
-      vector.store %255, %arg3[%257] : memref<1572864xf32>, vector<2xf32>
+      vector.store %255, %arg3[%257] {alignment = 8 : i64} : memref<1572864xf32>, vector<2xf32>
       %258 = arith.mulf %210#16, %215 : f32
       %259 = arith.mulf %210#17, %215 : f32
       %c2_173 = arith.constant 2 : index
@@ -4703,7 +4703,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_174 = arith.constant 64 : index
       %263 = arith.muli %236, %c64_174 : index
       %264 = arith.addi %263, %261 : index
-      vector.store %262, %arg3[%264] : memref<1572864xf32>, vector<2xf32>
+      vector.store %262, %arg3[%264] {alignment = 8 : i64} : memref<1572864xf32>, vector<2xf32>
       %265 = arith.mulf %210#20, %215 : f32
       %266 = arith.mulf %210#21, %215 : f32
       %c2_175 = arith.constant 2 : index
@@ -4714,7 +4714,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_177 = arith.constant 64 : index
       %270 = arith.muli %236, %c64_177 : index
       %271 = arith.addi %270, %268 : index
-      vector.store %269, %arg3[%271] : memref<1572864xf32>, vector<2xf32>
+      vector.store %269, %arg3[%271] {alignment = 8 : i64} : memref<1572864xf32>, vector<2xf32>
       %272 = arith.mulf %210#24, %215 : f32
       %273 = arith.mulf %210#25, %215 : f32
       %c2_178 = arith.constant 2 : index
@@ -4725,7 +4725,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_179 = arith.constant 64 : index
       %277 = arith.muli %236, %c64_179 : index
       %278 = arith.addi %277, %275 : index
-      vector.store %276, %arg3[%278] : memref<1572864xf32>, vector<2xf32>
+      vector.store %276, %arg3[%278] {alignment = 8 : i64} : memref<1572864xf32>, vector<2xf32>
       %279 = arith.mulf %210#28, %215 : f32
       %280 = arith.mulf %210#29, %215 : f32
       %c2_180 = arith.constant 2 : index
@@ -4736,7 +4736,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_182 = arith.constant 64 : index
       %284 = arith.muli %236, %c64_182 : index
       %285 = arith.addi %284, %282 : index
-      vector.store %283, %arg3[%285] : memref<1572864xf32>, vector<2xf32>
+      vector.store %283, %arg3[%285] {alignment = 8 : i64} : memref<1572864xf32>, vector<2xf32>
       %286 = arith.mulf %210#32, %215 : f32
       %287 = arith.mulf %210#33, %215 : f32
       %c2_183 = arith.constant 2 : index
@@ -4747,7 +4747,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_184 = arith.constant 64 : index
       %291 = arith.muli %236, %c64_184 : index
       %292 = arith.addi %291, %289 : index
-      vector.store %290, %arg3[%292] : memref<1572864xf32>, vector<2xf32>
+      vector.store %290, %arg3[%292] {alignment = 8 : i64} : memref<1572864xf32>, vector<2xf32>
       %c0_185 = arith.constant 0 : index
       %293 = arith.cmpi eq, %3, %c0_185 : index
       scf.if %293 {
@@ -4795,7 +4795,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_166 = arith.constant 64 : index
       %242 = arith.muli %236, %c64_166 : index
       %243 = arith.addi %242, %240 : index
-      vector.store %241, %arg3[%243] : memref<1572864xf32>, vector<2xf32>
+      vector.store %241, %arg3[%243] {alignment = 8 : i64} : memref<1572864xf32>, vector<2xf32>
       %244 = arith.mulf %210#10, %226 : f32
       %245 = arith.mulf %210#11, %226 : f32
       %c2_167 = arith.constant 2 : index
@@ -4806,7 +4806,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_169 = arith.constant 64 : index
       %249 = arith.muli %236, %c64_169 : index
       %250 = arith.addi %249, %247 : index
-      vector.store %248, %arg3[%250] : memref<1572864xf32>, vector<2xf32>
+      vector.store %248, %arg3[%250] {alignment = 8 : i64} : memref<1572864xf32>, vector<2xf32>
       %251 = arith.mulf %210#14, %226 : f32
       %252 = arith.mulf %210#15, %226 : f32
       %c2_170 = arith.constant 2 : index
@@ -4817,7 +4817,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_172 = arith.constant 64 : index
       %256 = arith.muli %236, %c64_172 : index
       %257 = arith.addi %256, %254 : index
-      vector.store %255, %arg3[%257] : memref<1572864xf32>, vector<2xf32>
+      vector.store %255, %arg3[%257] {alignment = 8 : i64} : memref<1572864xf32>, vector<2xf32>
       %258 = arith.mulf %210#18, %226 : f32
       %259 = arith.mulf %210#19, %226 : f32
       %c2_173 = arith.constant 2 : index
@@ -4828,7 +4828,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_174 = arith.constant 64 : index
       %263 = arith.muli %236, %c64_174 : index
       %264 = arith.addi %263, %261 : index
-      vector.store %262, %arg3[%264] : memref<1572864xf32>, vector<2xf32>
+      vector.store %262, %arg3[%264] {alignment = 8 : i64} : memref<1572864xf32>, vector<2xf32>
       %265 = arith.mulf %210#22, %226 : f32
       %266 = arith.mulf %210#23, %226 : f32
       %c2_175 = arith.constant 2 : index
@@ -4839,7 +4839,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_177 = arith.constant 64 : index
       %270 = arith.muli %236, %c64_177 : index
       %271 = arith.addi %270, %268 : index
-      vector.store %269, %arg3[%271] : memref<1572864xf32>, vector<2xf32>
+      vector.store %269, %arg3[%271] {alignment = 8 : i64} : memref<1572864xf32>, vector<2xf32>
       %272 = arith.mulf %210#26, %226 : f32
       %273 = arith.mulf %210#27, %226 : f32
       %c2_178 = arith.constant 2 : index
@@ -4850,7 +4850,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_179 = arith.constant 64 : index
       %277 = arith.muli %236, %c64_179 : index
       %278 = arith.addi %277, %275 : index
-      vector.store %276, %arg3[%278] : memref<1572864xf32>, vector<2xf32>
+      vector.store %276, %arg3[%278] {alignment = 8 : i64} : memref<1572864xf32>, vector<2xf32>
       %279 = arith.mulf %210#30, %226 : f32
       %280 = arith.mulf %210#31, %226 : f32
       %c2_180 = arith.constant 2 : index
@@ -4861,7 +4861,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_182 = arith.constant 64 : index
       %284 = arith.muli %236, %c64_182 : index
       %285 = arith.addi %284, %282 : index
-      vector.store %283, %arg3[%285] : memref<1572864xf32>, vector<2xf32>
+      vector.store %283, %arg3[%285] {alignment = 8 : i64} : memref<1572864xf32>, vector<2xf32>
       %286 = arith.mulf %210#34, %226 : f32
       %287 = arith.mulf %210#35, %226 : f32
       %c2_183 = arith.constant 2 : index
@@ -4872,7 +4872,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_184 = arith.constant 64 : index
       %291 = arith.muli %236, %c64_184 : index
       %292 = arith.addi %291, %289 : index
-      vector.store %290, %arg3[%292] : memref<1572864xf32>, vector<2xf32>
+      vector.store %290, %arg3[%292] {alignment = 8 : i64} : memref<1572864xf32>, vector<2xf32>
       %c0_185 = arith.constant 0 : index
       %293 = arith.cmpi eq, %3, %c0_185 : index
       scf.if %293 {

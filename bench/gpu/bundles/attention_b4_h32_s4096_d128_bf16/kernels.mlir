@@ -3502,7 +3502,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_242 = arith.constant 128 : index
       %365 = arith.muli %357, %c128_242 : index
       %366 = arith.addi %365, %363 : index
-      vector.store %364, %arg3[%366] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %364, %arg3[%366] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %367 = arith.mulf %331#8, %336 : f32
       %368 = arith.truncf %367 : f32 to bf16
       %369 = arith.mulf %331#9, %336 : f32
@@ -3515,7 +3515,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_245 = arith.constant 128 : index
       %374 = arith.muli %357, %c128_245 : index
       %375 = arith.addi %374, %372 : index
-      vector.store %373, %arg3[%375] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %373, %arg3[%375] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %376 = arith.mulf %331#12, %336 : f32
       %377 = arith.truncf %376 : f32 to bf16
       %378 = arith.mulf %331#13, %336 : f32
@@ -3528,7 +3528,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_248 = arith.constant 128 : index
       %383 = arith.muli %357, %c128_248 : index
       %384 = arith.addi %383, %381 : index
-      vector.store %382, %arg3[%384] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %382, %arg3[%384] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %385 = arith.mulf %331#16, %336 : f32
       %386 = arith.truncf %385 : f32 to bf16
       %387 = arith.mulf %331#17, %336 : f32
@@ -3541,7 +3541,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_250 = arith.constant 128 : index
       %392 = arith.muli %357, %c128_250 : index
       %393 = arith.addi %392, %390 : index
-      vector.store %391, %arg3[%393] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %391, %arg3[%393] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %394 = arith.mulf %331#20, %336 : f32
       %395 = arith.truncf %394 : f32 to bf16
       %396 = arith.mulf %331#21, %336 : f32
@@ -3554,7 +3554,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_253 = arith.constant 128 : index
       %401 = arith.muli %357, %c128_253 : index
       %402 = arith.addi %401, %399 : index
-      vector.store %400, %arg3[%402] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %400, %arg3[%402] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %403 = arith.mulf %331#24, %336 : f32
       %404 = arith.truncf %403 : f32 to bf16
       %405 = arith.mulf %331#25, %336 : f32
@@ -3567,7 +3567,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_255 = arith.constant 128 : index
       %410 = arith.muli %357, %c128_255 : index
       %411 = arith.addi %410, %408 : index
-      vector.store %409, %arg3[%411] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %409, %arg3[%411] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %412 = arith.mulf %331#28, %336 : f32
       %413 = arith.truncf %412 : f32 to bf16
       %414 = arith.mulf %331#29, %336 : f32
@@ -3580,7 +3580,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_258 = arith.constant 128 : index
       %419 = arith.muli %357, %c128_258 : index
       %420 = arith.addi %419, %417 : index
-      vector.store %418, %arg3[%420] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %418, %arg3[%420] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %421 = arith.mulf %331#32, %336 : f32
       %422 = arith.truncf %421 : f32 to bf16
       %423 = arith.mulf %331#33, %336 : f32
@@ -3593,7 +3593,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_260 = arith.constant 128 : index
       %428 = arith.muli %357, %c128_260 : index
       %429 = arith.addi %428, %426 : index
-      vector.store %427, %arg3[%429] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %427, %arg3[%429] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %430 = arith.mulf %331#36, %336 : f32
       %431 = arith.truncf %430 : f32 to bf16
       %432 = arith.mulf %331#37, %336 : f32
@@ -3606,7 +3606,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_263 = arith.constant 128 : index
       %437 = arith.muli %357, %c128_263 : index
       %438 = arith.addi %437, %435 : index
-      vector.store %436, %arg3[%438] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %436, %arg3[%438] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %439 = arith.mulf %331#40, %336 : f32
       %440 = arith.truncf %439 : f32 to bf16
       %441 = arith.mulf %331#41, %336 : f32
@@ -3619,7 +3619,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_265 = arith.constant 128 : index
       %446 = arith.muli %357, %c128_265 : index
       %447 = arith.addi %446, %444 : index
-      vector.store %445, %arg3[%447] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %445, %arg3[%447] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %448 = arith.mulf %331#44, %336 : f32
       %449 = arith.truncf %448 : f32 to bf16
       %450 = arith.mulf %331#45, %336 : f32
@@ -3632,7 +3632,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_268 = arith.constant 128 : index
       %455 = arith.muli %357, %c128_268 : index
       %456 = arith.addi %455, %453 : index
-      vector.store %454, %arg3[%456] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %454, %arg3[%456] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %457 = arith.mulf %331#48, %336 : f32
       %458 = arith.truncf %457 : f32 to bf16
       %459 = arith.mulf %331#49, %336 : f32
@@ -3645,7 +3645,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_270 = arith.constant 128 : index
       %464 = arith.muli %357, %c128_270 : index
       %465 = arith.addi %464, %462 : index
-      vector.store %463, %arg3[%465] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %463, %arg3[%465] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %466 = arith.mulf %331#52, %336 : f32
       %467 = arith.truncf %466 : f32 to bf16
       %468 = arith.mulf %331#53, %336 : f32
@@ -3658,7 +3658,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_273 = arith.constant 128 : index
       %473 = arith.muli %357, %c128_273 : index
       %474 = arith.addi %473, %471 : index
-      vector.store %472, %arg3[%474] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %472, %arg3[%474] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %475 = arith.mulf %331#56, %336 : f32
       %476 = arith.truncf %475 : f32 to bf16
       %477 = arith.mulf %331#57, %336 : f32
@@ -3671,7 +3671,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_275 = arith.constant 128 : index
       %482 = arith.muli %357, %c128_275 : index
       %483 = arith.addi %482, %480 : index
-      vector.store %481, %arg3[%483] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %481, %arg3[%483] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %484 = arith.mulf %331#60, %336 : f32
       %485 = arith.truncf %484 : f32 to bf16
       %486 = arith.mulf %331#61, %336 : f32
@@ -3684,7 +3684,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_278 = arith.constant 128 : index
       %491 = arith.muli %357, %c128_278 : index
       %492 = arith.addi %491, %489 : index
-      vector.store %490, %arg3[%492] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %490, %arg3[%492] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %493 = arith.mulf %331#64, %336 : f32
       %494 = arith.truncf %493 : f32 to bf16
       %495 = arith.mulf %331#65, %336 : f32
@@ -3697,7 +3697,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_280 = arith.constant 128 : index
       %500 = arith.muli %357, %c128_280 : index
       %501 = arith.addi %500, %498 : index
-      vector.store %499, %arg3[%501] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %499, %arg3[%501] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %c0_281 = arith.constant 0 : index
       %502 = arith.cmpi eq, %3, %c0_281 : index
       scf.if %502 {
@@ -3747,7 +3747,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_242 = arith.constant 128 : index
       %365 = arith.muli %357, %c128_242 : index
       %366 = arith.addi %365, %363 : index
-      vector.store %364, %arg3[%366] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %364, %arg3[%366] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %367 = arith.mulf %331#10, %347 : f32
       %368 = arith.truncf %367 : f32 to bf16
       %369 = arith.mulf %331#11, %347 : f32
@@ -3760,7 +3760,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_245 = arith.constant 128 : index
       %374 = arith.muli %357, %c128_245 : index
       %375 = arith.addi %374, %372 : index
-      vector.store %373, %arg3[%375] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %373, %arg3[%375] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %376 = arith.mulf %331#14, %347 : f32
       %377 = arith.truncf %376 : f32 to bf16
       %378 = arith.mulf %331#15, %347 : f32
@@ -3773,7 +3773,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_248 = arith.constant 128 : index
       %383 = arith.muli %357, %c128_248 : index
       %384 = arith.addi %383, %381 : index
-      vector.store %382, %arg3[%384] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %382, %arg3[%384] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %385 = arith.mulf %331#18, %347 : f32
       %386 = arith.truncf %385 : f32 to bf16
       %387 = arith.mulf %331#19, %347 : f32
@@ -3786,7 +3786,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_250 = arith.constant 128 : index
       %392 = arith.muli %357, %c128_250 : index
       %393 = arith.addi %392, %390 : index
-      vector.store %391, %arg3[%393] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %391, %arg3[%393] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %394 = arith.mulf %331#22, %347 : f32
       %395 = arith.truncf %394 : f32 to bf16
       %396 = arith.mulf %331#23, %347 : f32
@@ -3799,7 +3799,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_253 = arith.constant 128 : index
       %401 = arith.muli %357, %c128_253 : index
       %402 = arith.addi %401, %399 : index
-      vector.store %400, %arg3[%402] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %400, %arg3[%402] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %403 = arith.mulf %331#26, %347 : f32
       %404 = arith.truncf %403 : f32 to bf16
       %405 = arith.mulf %331#27, %347 : f32
@@ -3812,7 +3812,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_255 = arith.constant 128 : index
       %410 = arith.muli %357, %c128_255 : index
       %411 = arith.addi %410, %408 : index
-      vector.store %409, %arg3[%411] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %409, %arg3[%411] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %412 = arith.mulf %331#30, %347 : f32
       %413 = arith.truncf %412 : f32 to bf16
       %414 = arith.mulf %331#31, %347 : f32
@@ -3825,7 +3825,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_258 = arith.constant 128 : index
       %419 = arith.muli %357, %c128_258 : index
       %420 = arith.addi %419, %417 : index
-      vector.store %418, %arg3[%420] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %418, %arg3[%420] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %421 = arith.mulf %331#34, %347 : f32
       %422 = arith.truncf %421 : f32 to bf16
       %423 = arith.mulf %331#35, %347 : f32
@@ -3838,7 +3838,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_260 = arith.constant 128 : index
       %428 = arith.muli %357, %c128_260 : index
       %429 = arith.addi %428, %426 : index
-      vector.store %427, %arg3[%429] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %427, %arg3[%429] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %430 = arith.mulf %331#38, %347 : f32
       %431 = arith.truncf %430 : f32 to bf16
       %432 = arith.mulf %331#39, %347 : f32
@@ -3851,7 +3851,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_263 = arith.constant 128 : index
       %437 = arith.muli %357, %c128_263 : index
       %438 = arith.addi %437, %435 : index
-      vector.store %436, %arg3[%438] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %436, %arg3[%438] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %439 = arith.mulf %331#42, %347 : f32
       %440 = arith.truncf %439 : f32 to bf16
       %441 = arith.mulf %331#43, %347 : f32
@@ -3864,7 +3864,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_265 = arith.constant 128 : index
       %446 = arith.muli %357, %c128_265 : index
       %447 = arith.addi %446, %444 : index
-      vector.store %445, %arg3[%447] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %445, %arg3[%447] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %448 = arith.mulf %331#46, %347 : f32
       %449 = arith.truncf %448 : f32 to bf16
       %450 = arith.mulf %331#47, %347 : f32
@@ -3877,7 +3877,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_268 = arith.constant 128 : index
       %455 = arith.muli %357, %c128_268 : index
       %456 = arith.addi %455, %453 : index
-      vector.store %454, %arg3[%456] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %454, %arg3[%456] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %457 = arith.mulf %331#50, %347 : f32
       %458 = arith.truncf %457 : f32 to bf16
       %459 = arith.mulf %331#51, %347 : f32
@@ -3890,7 +3890,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_270 = arith.constant 128 : index
       %464 = arith.muli %357, %c128_270 : index
       %465 = arith.addi %464, %462 : index
-      vector.store %463, %arg3[%465] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %463, %arg3[%465] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %466 = arith.mulf %331#54, %347 : f32
       %467 = arith.truncf %466 : f32 to bf16
       %468 = arith.mulf %331#55, %347 : f32
@@ -3903,7 +3903,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_273 = arith.constant 128 : index
       %473 = arith.muli %357, %c128_273 : index
       %474 = arith.addi %473, %471 : index
-      vector.store %472, %arg3[%474] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %472, %arg3[%474] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %475 = arith.mulf %331#58, %347 : f32
       %476 = arith.truncf %475 : f32 to bf16
       %477 = arith.mulf %331#59, %347 : f32
@@ -3916,7 +3916,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_275 = arith.constant 128 : index
       %482 = arith.muli %357, %c128_275 : index
       %483 = arith.addi %482, %480 : index
-      vector.store %481, %arg3[%483] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %481, %arg3[%483] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %484 = arith.mulf %331#62, %347 : f32
       %485 = arith.truncf %484 : f32 to bf16
       %486 = arith.mulf %331#63, %347 : f32
@@ -3929,7 +3929,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_278 = arith.constant 128 : index
       %491 = arith.muli %357, %c128_278 : index
       %492 = arith.addi %491, %489 : index
-      vector.store %490, %arg3[%492] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %490, %arg3[%492] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %493 = arith.mulf %331#66, %347 : f32
       %494 = arith.truncf %493 : f32 to bf16
       %495 = arith.mulf %331#67, %347 : f32
@@ -3942,7 +3942,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_280 = arith.constant 128 : index
       %500 = arith.muli %357, %c128_280 : index
       %501 = arith.addi %500, %498 : index
-      vector.store %499, %arg3[%501] : memref<67108864xbf16>, vector<2xbf16>
+      vector.store %499, %arg3[%501] {alignment = 4 : i64} : memref<67108864xbf16>, vector<2xbf16>
       %c0_281 = arith.constant 0 : index
       %502 = arith.cmpi eq, %3, %c0_281 : index
       scf.if %502 {

@@ -3566,7 +3566,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_165 = arith.constant 64 : index
       %241 = arith.muli %233, %c64_165 : index
       %242 = arith.addi %241, %239 : index
-      vector.store %240, %arg3[%242] : memref<16777216xbf16>, vector<2xbf16>
+      vector.store %240, %arg3[%242] {alignment = 4 : i64} : memref<16777216xbf16>, vector<2xbf16>
       %243 = arith.mulf %207#8, %212 : f32
       %244 = arith.truncf %243 : f32 to bf16
       %245 = arith.mulf %207#9, %212 : f32
@@ -3579,7 +3579,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_168 = arith.constant 64 : index
       %250 = arith.muli %233, %c64_168 : index
       %251 = arith.addi %250, %248 : index
-      vector.store %249, %arg3[%251] : memref<16777216xbf16>, vector<2xbf16>
+      vector.store %249, %arg3[%251] {alignment = 4 : i64} : memref<16777216xbf16>, vector<2xbf16>
       %252 = arith.mulf %207#12, %212 : f32
       %253 = arith.truncf %252 : f32 to bf16
       %254 = arith.mulf %207#13, %212 : f32
@@ -3592,7 +3592,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_171 = arith.constant 64 : index
       %259 = arith.muli %233, %c64_171 : index
       %260 = arith.addi %259, %257 : index
-      vector.store %258, %arg3[%260] : memref<16777216xbf16>, vector<2xbf16>
+      vector.store %258, %arg3[%260] {alignment = 4 : i64} : memref<16777216xbf16>, vector<2xbf16>
       %261 = arith.mulf %207#16, %212 : f32
       %262 = arith.truncf %261 : f32 to bf16
       %263 = arith.mulf %207#17, %212 : f32
@@ -3605,7 +3605,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_173 = arith.constant 64 : index
       %268 = arith.muli %233, %c64_173 : index
       %269 = arith.addi %268, %266 : index
-      vector.store %267, %arg3[%269] : memref<16777216xbf16>, vector<2xbf16>
+      vector.store %267, %arg3[%269] {alignment = 4 : i64} : memref<16777216xbf16>, vector<2xbf16>
       %270 = arith.mulf %207#20, %212 : f32
       %271 = arith.truncf %270 : f32 to bf16
       %272 = arith.mulf %207#21, %212 : f32
@@ -3618,7 +3618,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_176 = arith.constant 64 : index
       %277 = arith.muli %233, %c64_176 : index
       %278 = arith.addi %277, %275 : index
-      vector.store %276, %arg3[%278] : memref<16777216xbf16>, vector<2xbf16>
+      vector.store %276, %arg3[%278] {alignment = 4 : i64} : memref<16777216xbf16>, vector<2xbf16>
       %279 = arith.mulf %207#24, %212 : f32
       %280 = arith.truncf %279 : f32 to bf16
       %281 = arith.mulf %207#25, %212 : f32
@@ -3631,7 +3631,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_178 = arith.constant 64 : index
       %286 = arith.muli %233, %c64_178 : index
       %287 = arith.addi %286, %284 : index
-      vector.store %285, %arg3[%287] : memref<16777216xbf16>, vector<2xbf16>
+      vector.store %285, %arg3[%287] {alignment = 4 : i64} : memref<16777216xbf16>, vector<2xbf16>
       %288 = arith.mulf %207#28, %212 : f32
       %289 = arith.truncf %288 : f32 to bf16
       %290 = arith.mulf %207#29, %212 : f32
@@ -3644,7 +3644,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_181 = arith.constant 64 : index
       %295 = arith.muli %233, %c64_181 : index
       %296 = arith.addi %295, %293 : index
-      vector.store %294, %arg3[%296] : memref<16777216xbf16>, vector<2xbf16>
+      vector.store %294, %arg3[%296] {alignment = 4 : i64} : memref<16777216xbf16>, vector<2xbf16>
       %297 = arith.mulf %207#32, %212 : f32
       %298 = arith.truncf %297 : f32 to bf16
       %299 = arith.mulf %207#33, %212 : f32
@@ -3657,7 +3657,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_183 = arith.constant 64 : index
       %304 = arith.muli %233, %c64_183 : index
       %305 = arith.addi %304, %302 : index
-      vector.store %303, %arg3[%305] : memref<16777216xbf16>, vector<2xbf16>
+      vector.store %303, %arg3[%305] {alignment = 4 : i64} : memref<16777216xbf16>, vector<2xbf16>
       %c0_184 = arith.constant 0 : index
       %306 = arith.cmpi eq, %3, %c0_184 : index
       scf.if %306 {
@@ -3707,7 +3707,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_165 = arith.constant 64 : index
       %241 = arith.muli %233, %c64_165 : index
       %242 = arith.addi %241, %239 : index
-      vector.store %240, %arg3[%242] : memref<16777216xbf16>, vector<2xbf16>
+      vector.store %240, %arg3[%242] {alignment = 4 : i64} : memref<16777216xbf16>, vector<2xbf16>
       %243 = arith.mulf %207#10, %223 : f32
       %244 = arith.truncf %243 : f32 to bf16
       %245 = arith.mulf %207#11, %223 : f32
@@ -3720,7 +3720,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_168 = arith.constant 64 : index
       %250 = arith.muli %233, %c64_168 : index
       %251 = arith.addi %250, %248 : index
-      vector.store %249, %arg3[%251] : memref<16777216xbf16>, vector<2xbf16>
+      vector.store %249, %arg3[%251] {alignment = 4 : i64} : memref<16777216xbf16>, vector<2xbf16>
       %252 = arith.mulf %207#14, %223 : f32
       %253 = arith.truncf %252 : f32 to bf16
       %254 = arith.mulf %207#15, %223 : f32
@@ -3733,7 +3733,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_171 = arith.constant 64 : index
       %259 = arith.muli %233, %c64_171 : index
       %260 = arith.addi %259, %257 : index
-      vector.store %258, %arg3[%260] : memref<16777216xbf16>, vector<2xbf16>
+      vector.store %258, %arg3[%260] {alignment = 4 : i64} : memref<16777216xbf16>, vector<2xbf16>
       %261 = arith.mulf %207#18, %223 : f32
       %262 = arith.truncf %261 : f32 to bf16
       %263 = arith.mulf %207#19, %223 : f32
@@ -3746,7 +3746,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_173 = arith.constant 64 : index
       %268 = arith.muli %233, %c64_173 : index
       %269 = arith.addi %268, %266 : index
-      vector.store %267, %arg3[%269] : memref<16777216xbf16>, vector<2xbf16>
+      vector.store %267, %arg3[%269] {alignment = 4 : i64} : memref<16777216xbf16>, vector<2xbf16>
       %270 = arith.mulf %207#22, %223 : f32
       %271 = arith.truncf %270 : f32 to bf16
       %272 = arith.mulf %207#23, %223 : f32
@@ -3759,7 +3759,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_176 = arith.constant 64 : index
       %277 = arith.muli %233, %c64_176 : index
       %278 = arith.addi %277, %275 : index
-      vector.store %276, %arg3[%278] : memref<16777216xbf16>, vector<2xbf16>
+      vector.store %276, %arg3[%278] {alignment = 4 : i64} : memref<16777216xbf16>, vector<2xbf16>
       %279 = arith.mulf %207#26, %223 : f32
       %280 = arith.truncf %279 : f32 to bf16
       %281 = arith.mulf %207#27, %223 : f32
@@ -3772,7 +3772,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_178 = arith.constant 64 : index
       %286 = arith.muli %233, %c64_178 : index
       %287 = arith.addi %286, %284 : index
-      vector.store %285, %arg3[%287] : memref<16777216xbf16>, vector<2xbf16>
+      vector.store %285, %arg3[%287] {alignment = 4 : i64} : memref<16777216xbf16>, vector<2xbf16>
       %288 = arith.mulf %207#30, %223 : f32
       %289 = arith.truncf %288 : f32 to bf16
       %290 = arith.mulf %207#31, %223 : f32
@@ -3785,7 +3785,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_181 = arith.constant 64 : index
       %295 = arith.muli %233, %c64_181 : index
       %296 = arith.addi %295, %293 : index
-      vector.store %294, %arg3[%296] : memref<16777216xbf16>, vector<2xbf16>
+      vector.store %294, %arg3[%296] {alignment = 4 : i64} : memref<16777216xbf16>, vector<2xbf16>
       %297 = arith.mulf %207#34, %223 : f32
       %298 = arith.truncf %297 : f32 to bf16
       %299 = arith.mulf %207#35, %223 : f32
@@ -3798,7 +3798,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c64_183 = arith.constant 64 : index
       %304 = arith.muli %233, %c64_183 : index
       %305 = arith.addi %304, %302 : index
-      vector.store %303, %arg3[%305] : memref<16777216xbf16>, vector<2xbf16>
+      vector.store %303, %arg3[%305] {alignment = 4 : i64} : memref<16777216xbf16>, vector<2xbf16>
       %c0_184 = arith.constant 0 : index
       %306 = arith.cmpi eq, %3, %c0_184 : index
       scf.if %306 {

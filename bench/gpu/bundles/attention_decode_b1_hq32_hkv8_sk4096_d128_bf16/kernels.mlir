@@ -5658,7 +5658,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_449 = arith.constant 128 : index
       %674 = arith.muli %668, %c128_449 : index
       %675 = arith.addi %674, %672 : index
-      vector.store %673, %arg3[%675] : memref<69632xf32>, vector<2xf32>
+      vector.store %673, %arg3[%675] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %676 = arith.mulf %642#8, %647 : f32
       %677 = arith.mulf %642#9, %647 : f32
       %c2_450 = arith.constant 2 : index
@@ -5669,7 +5669,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_452 = arith.constant 128 : index
       %681 = arith.muli %668, %c128_452 : index
       %682 = arith.addi %681, %679 : index
-      vector.store %680, %arg3[%682] : memref<69632xf32>, vector<2xf32>
+      vector.store %680, %arg3[%682] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %683 = arith.mulf %642#12, %647 : f32
       %684 = arith.mulf %642#13, %647 : f32
       %c2_453 = arith.constant 2 : index
@@ -5680,7 +5680,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_455 = arith.constant 128 : index
       %688 = arith.muli %668, %c128_455 : index
       %689 = arith.addi %688, %686 : index
-      vector.store %687, %arg3[%689] : memref<69632xf32>, vector<2xf32>
+      vector.store %687, %arg3[%689] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %690 = arith.mulf %642#16, %647 : f32
       %691 = arith.mulf %642#17, %647 : f32
       %c2_456 = arith.constant 2 : index
@@ -5691,7 +5691,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_457 = arith.constant 128 : index
       %695 = arith.muli %668, %c128_457 : index
       %696 = arith.addi %695, %693 : index
-      vector.store %694, %arg3[%696] : memref<69632xf32>, vector<2xf32>
+      vector.store %694, %arg3[%696] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %697 = arith.mulf %642#20, %647 : f32
       %698 = arith.mulf %642#21, %647 : f32
       %c2_458 = arith.constant 2 : index
@@ -5702,7 +5702,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_460 = arith.constant 128 : index
       %702 = arith.muli %668, %c128_460 : index
       %703 = arith.addi %702, %700 : index
-      vector.store %701, %arg3[%703] : memref<69632xf32>, vector<2xf32>
+      vector.store %701, %arg3[%703] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %704 = arith.mulf %642#24, %647 : f32
       %705 = arith.mulf %642#25, %647 : f32
       %c2_461 = arith.constant 2 : index
@@ -5713,7 +5713,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_462 = arith.constant 128 : index
       %709 = arith.muli %668, %c128_462 : index
       %710 = arith.addi %709, %707 : index
-      vector.store %708, %arg3[%710] : memref<69632xf32>, vector<2xf32>
+      vector.store %708, %arg3[%710] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %711 = arith.mulf %642#28, %647 : f32
       %712 = arith.mulf %642#29, %647 : f32
       %c2_463 = arith.constant 2 : index
@@ -5724,7 +5724,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_465 = arith.constant 128 : index
       %716 = arith.muli %668, %c128_465 : index
       %717 = arith.addi %716, %714 : index
-      vector.store %715, %arg3[%717] : memref<69632xf32>, vector<2xf32>
+      vector.store %715, %arg3[%717] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %718 = arith.mulf %642#32, %647 : f32
       %719 = arith.mulf %642#33, %647 : f32
       %c2_466 = arith.constant 2 : index
@@ -5735,7 +5735,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_467 = arith.constant 128 : index
       %723 = arith.muli %668, %c128_467 : index
       %724 = arith.addi %723, %721 : index
-      vector.store %722, %arg3[%724] : memref<69632xf32>, vector<2xf32>
+      vector.store %722, %arg3[%724] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %725 = arith.mulf %642#36, %647 : f32
       %726 = arith.mulf %642#37, %647 : f32
       %c2_468 = arith.constant 2 : index
@@ -5746,7 +5746,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_470 = arith.constant 128 : index
       %730 = arith.muli %668, %c128_470 : index
       %731 = arith.addi %730, %728 : index
-      vector.store %729, %arg3[%731] : memref<69632xf32>, vector<2xf32>
+      vector.store %729, %arg3[%731] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %732 = arith.mulf %642#40, %647 : f32
       %733 = arith.mulf %642#41, %647 : f32
       %c2_471 = arith.constant 2 : index
@@ -5757,7 +5757,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_472 = arith.constant 128 : index
       %737 = arith.muli %668, %c128_472 : index
       %738 = arith.addi %737, %735 : index
-      vector.store %736, %arg3[%738] : memref<69632xf32>, vector<2xf32>
+      vector.store %736, %arg3[%738] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %739 = arith.mulf %642#44, %647 : f32
       %740 = arith.mulf %642#45, %647 : f32
       %c2_473 = arith.constant 2 : index
@@ -5768,7 +5768,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_475 = arith.constant 128 : index
       %744 = arith.muli %668, %c128_475 : index
       %745 = arith.addi %744, %742 : index
-      vector.store %743, %arg3[%745] : memref<69632xf32>, vector<2xf32>
+      vector.store %743, %arg3[%745] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %746 = arith.mulf %642#48, %647 : f32
       %747 = arith.mulf %642#49, %647 : f32
       %c2_476 = arith.constant 2 : index
@@ -5779,7 +5779,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_477 = arith.constant 128 : index
       %751 = arith.muli %668, %c128_477 : index
       %752 = arith.addi %751, %749 : index
-      vector.store %750, %arg3[%752] : memref<69632xf32>, vector<2xf32>
+      vector.store %750, %arg3[%752] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %753 = arith.mulf %642#52, %647 : f32
       %754 = arith.mulf %642#53, %647 : f32
       %c2_478 = arith.constant 2 : index
@@ -5790,7 +5790,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_480 = arith.constant 128 : index
       %758 = arith.muli %668, %c128_480 : index
       %759 = arith.addi %758, %756 : index
-      vector.store %757, %arg3[%759] : memref<69632xf32>, vector<2xf32>
+      vector.store %757, %arg3[%759] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %760 = arith.mulf %642#56, %647 : f32
       %761 = arith.mulf %642#57, %647 : f32
       %c2_481 = arith.constant 2 : index
@@ -5801,7 +5801,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_482 = arith.constant 128 : index
       %765 = arith.muli %668, %c128_482 : index
       %766 = arith.addi %765, %763 : index
-      vector.store %764, %arg3[%766] : memref<69632xf32>, vector<2xf32>
+      vector.store %764, %arg3[%766] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %767 = arith.mulf %642#60, %647 : f32
       %768 = arith.mulf %642#61, %647 : f32
       %c2_483 = arith.constant 2 : index
@@ -5812,7 +5812,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_485 = arith.constant 128 : index
       %772 = arith.muli %668, %c128_485 : index
       %773 = arith.addi %772, %770 : index
-      vector.store %771, %arg3[%773] : memref<69632xf32>, vector<2xf32>
+      vector.store %771, %arg3[%773] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %774 = arith.mulf %642#64, %647 : f32
       %775 = arith.mulf %642#65, %647 : f32
       %c2_486 = arith.constant 2 : index
@@ -5823,7 +5823,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_487 = arith.constant 128 : index
       %779 = arith.muli %668, %c128_487 : index
       %780 = arith.addi %779, %777 : index
-      vector.store %778, %arg3[%780] : memref<69632xf32>, vector<2xf32>
+      vector.store %778, %arg3[%780] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %c0_488 = arith.constant 0 : index
       %781 = arith.cmpi eq, %3, %c0_488 : index
       scf.if %781 {
@@ -5871,7 +5871,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_449 = arith.constant 128 : index
       %674 = arith.muli %668, %c128_449 : index
       %675 = arith.addi %674, %672 : index
-      vector.store %673, %arg3[%675] : memref<69632xf32>, vector<2xf32>
+      vector.store %673, %arg3[%675] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %676 = arith.mulf %642#10, %658 : f32
       %677 = arith.mulf %642#11, %658 : f32
       %c2_450 = arith.constant 2 : index
@@ -5882,7 +5882,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_452 = arith.constant 128 : index
       %681 = arith.muli %668, %c128_452 : index
       %682 = arith.addi %681, %679 : index
-      vector.store %680, %arg3[%682] : memref<69632xf32>, vector<2xf32>
+      vector.store %680, %arg3[%682] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %683 = arith.mulf %642#14, %658 : f32
       %684 = arith.mulf %642#15, %658 : f32
       %c2_453 = arith.constant 2 : index
@@ -5893,7 +5893,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_455 = arith.constant 128 : index
       %688 = arith.muli %668, %c128_455 : index
       %689 = arith.addi %688, %686 : index
-      vector.store %687, %arg3[%689] : memref<69632xf32>, vector<2xf32>
+      vector.store %687, %arg3[%689] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %690 = arith.mulf %642#18, %658 : f32
       %691 = arith.mulf %642#19, %658 : f32
       %c2_456 = arith.constant 2 : index
@@ -5904,7 +5904,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_457 = arith.constant 128 : index
       %695 = arith.muli %668, %c128_457 : index
       %696 = arith.addi %695, %693 : index
-      vector.store %694, %arg3[%696] : memref<69632xf32>, vector<2xf32>
+      vector.store %694, %arg3[%696] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %697 = arith.mulf %642#22, %658 : f32
       %698 = arith.mulf %642#23, %658 : f32
       %c2_458 = arith.constant 2 : index
@@ -5915,7 +5915,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_460 = arith.constant 128 : index
       %702 = arith.muli %668, %c128_460 : index
       %703 = arith.addi %702, %700 : index
-      vector.store %701, %arg3[%703] : memref<69632xf32>, vector<2xf32>
+      vector.store %701, %arg3[%703] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %704 = arith.mulf %642#26, %658 : f32
       %705 = arith.mulf %642#27, %658 : f32
       %c2_461 = arith.constant 2 : index
@@ -5926,7 +5926,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_462 = arith.constant 128 : index
       %709 = arith.muli %668, %c128_462 : index
       %710 = arith.addi %709, %707 : index
-      vector.store %708, %arg3[%710] : memref<69632xf32>, vector<2xf32>
+      vector.store %708, %arg3[%710] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %711 = arith.mulf %642#30, %658 : f32
       %712 = arith.mulf %642#31, %658 : f32
       %c2_463 = arith.constant 2 : index
@@ -5937,7 +5937,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_465 = arith.constant 128 : index
       %716 = arith.muli %668, %c128_465 : index
       %717 = arith.addi %716, %714 : index
-      vector.store %715, %arg3[%717] : memref<69632xf32>, vector<2xf32>
+      vector.store %715, %arg3[%717] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %718 = arith.mulf %642#34, %658 : f32
       %719 = arith.mulf %642#35, %658 : f32
       %c2_466 = arith.constant 2 : index
@@ -5948,7 +5948,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_467 = arith.constant 128 : index
       %723 = arith.muli %668, %c128_467 : index
       %724 = arith.addi %723, %721 : index
-      vector.store %722, %arg3[%724] : memref<69632xf32>, vector<2xf32>
+      vector.store %722, %arg3[%724] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %725 = arith.mulf %642#38, %658 : f32
       %726 = arith.mulf %642#39, %658 : f32
       %c2_468 = arith.constant 2 : index
@@ -5959,7 +5959,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_470 = arith.constant 128 : index
       %730 = arith.muli %668, %c128_470 : index
       %731 = arith.addi %730, %728 : index
-      vector.store %729, %arg3[%731] : memref<69632xf32>, vector<2xf32>
+      vector.store %729, %arg3[%731] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %732 = arith.mulf %642#42, %658 : f32
       %733 = arith.mulf %642#43, %658 : f32
       %c2_471 = arith.constant 2 : index
@@ -5970,7 +5970,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_472 = arith.constant 128 : index
       %737 = arith.muli %668, %c128_472 : index
       %738 = arith.addi %737, %735 : index
-      vector.store %736, %arg3[%738] : memref<69632xf32>, vector<2xf32>
+      vector.store %736, %arg3[%738] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %739 = arith.mulf %642#46, %658 : f32
       %740 = arith.mulf %642#47, %658 : f32
       %c2_473 = arith.constant 2 : index
@@ -5981,7 +5981,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_475 = arith.constant 128 : index
       %744 = arith.muli %668, %c128_475 : index
       %745 = arith.addi %744, %742 : index
-      vector.store %743, %arg3[%745] : memref<69632xf32>, vector<2xf32>
+      vector.store %743, %arg3[%745] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %746 = arith.mulf %642#50, %658 : f32
       %747 = arith.mulf %642#51, %658 : f32
       %c2_476 = arith.constant 2 : index
@@ -5992,7 +5992,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_477 = arith.constant 128 : index
       %751 = arith.muli %668, %c128_477 : index
       %752 = arith.addi %751, %749 : index
-      vector.store %750, %arg3[%752] : memref<69632xf32>, vector<2xf32>
+      vector.store %750, %arg3[%752] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %753 = arith.mulf %642#54, %658 : f32
       %754 = arith.mulf %642#55, %658 : f32
       %c2_478 = arith.constant 2 : index
@@ -6003,7 +6003,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_480 = arith.constant 128 : index
       %758 = arith.muli %668, %c128_480 : index
       %759 = arith.addi %758, %756 : index
-      vector.store %757, %arg3[%759] : memref<69632xf32>, vector<2xf32>
+      vector.store %757, %arg3[%759] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %760 = arith.mulf %642#58, %658 : f32
       %761 = arith.mulf %642#59, %658 : f32
       %c2_481 = arith.constant 2 : index
@@ -6014,7 +6014,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_482 = arith.constant 128 : index
       %765 = arith.muli %668, %c128_482 : index
       %766 = arith.addi %765, %763 : index
-      vector.store %764, %arg3[%766] : memref<69632xf32>, vector<2xf32>
+      vector.store %764, %arg3[%766] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %767 = arith.mulf %642#62, %658 : f32
       %768 = arith.mulf %642#63, %658 : f32
       %c2_483 = arith.constant 2 : index
@@ -6025,7 +6025,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_485 = arith.constant 128 : index
       %772 = arith.muli %668, %c128_485 : index
       %773 = arith.addi %772, %770 : index
-      vector.store %771, %arg3[%773] : memref<69632xf32>, vector<2xf32>
+      vector.store %771, %arg3[%773] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %774 = arith.mulf %642#66, %658 : f32
       %775 = arith.mulf %642#67, %658 : f32
       %c2_486 = arith.constant 2 : index
@@ -6036,7 +6036,7 @@ gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] 
       %c128_487 = arith.constant 128 : index
       %779 = arith.muli %668, %c128_487 : index
       %780 = arith.addi %779, %777 : index
-      vector.store %778, %arg3[%780] : memref<69632xf32>, vector<2xf32>
+      vector.store %778, %arg3[%780] {alignment = 8 : i64} : memref<69632xf32>, vector<2xf32>
       %c0_488 = arith.constant 0 : index
       %781 = arith.cmpi eq, %3, %c0_488 : index
       scf.if %781 {
