@@ -11,6 +11,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -32,6 +33,25 @@ memwall::symbolizeMathPrecision(llvm::StringRef name) {
   for (unsigned index = 0; index < kNumMathPrecisions; ++index)
     if (name == kPrecisionNames[index])
       return static_cast<MathPrecision>(index);
+  return std::nullopt;
+}
+
+static constexpr const char *kGemmShapeClassNames[kNumGemmShapeClasses] = {
+    "large", "small", "skinny"};
+
+llvm::StringRef memwall::stringifyGemmShapeClass(GemmShapeClass shapeClass) {
+  return kGemmShapeClassNames[static_cast<unsigned>(shapeClass)];
+}
+
+llvm::StringRef memwall::stringifyLaunchMode(LaunchMode mode) {
+  return mode == LaunchMode::Graph ? "graph" : "stream";
+}
+
+std::optional<LaunchMode> memwall::symbolizeLaunchMode(llvm::StringRef name) {
+  if (name == "stream")
+    return LaunchMode::Stream;
+  if (name == "graph")
+    return LaunchMode::Graph;
   return std::nullopt;
 }
 
@@ -76,6 +96,13 @@ double GPUTarget::ridgeFor(MathPrecision precision) const {
   return peakFor(precision) / memoryBandwidth;
 }
 
+double GPUTarget::collectiveBandwidth(int64_t devices) const {
+  if (devices > static_cast<int64_t>(std::max(1u, interconnect.gpusPerNode)))
+    return interconnect.networkBandwidth;
+  return interconnect.nvlinkBandwidth > 0 ? interconnect.nvlinkBandwidth
+                                          : interconnect.pcieBandwidth;
+}
+
 static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
@@ -106,8 +133,48 @@ llvm::Error GPUTarget::validate() const {
     return makeError("memory_capacity_bytes must be positive");
   if (smCount == 0)
     return makeError("sm_count must be positive");
+  if (l2Bytes == 0)
+    return makeError("l2_bytes must be positive");
   if (!std::isfinite(kernelLaunchSeconds) || kernelLaunchSeconds < 0)
     return makeError("kernel_launch_s must be a finite non-negative number");
+  if (!std::isfinite(graphKernelLaunchSeconds) || graphKernelLaunchSeconds < 0)
+    return makeError(
+        "graph_kernel_launch_s must be a finite non-negative number");
+  // A kernel cannot beat the datasheet: a figure above it is a unit mistake
+  // or a calibration taken on another GPU.
+  if (!positive(achievable.memoryBandwidth))
+    return makeError("achievable.memory_bandwidth_bytes_per_s must be "
+                     "positive");
+  if (achievable.memoryBandwidth > memoryBandwidth)
+    return makeError(llvm::formatv(
+        "achievable.memory_bandwidth_bytes_per_s ({0:e2}) exceeds the "
+        "datasheet memory_bandwidth_bytes_per_s ({1:e2}); is the figure for "
+        "another GPU?",
+        achievable.memoryBandwidth, memoryBandwidth));
+  auto fraction = [&](double value) {
+    return std::isfinite(value) && value > 0 && value <= 1;
+  };
+  for (unsigned index = 0; index < kNumGemmShapeClasses; ++index)
+    if (!fraction(achievable.gemmEfficiency[index]))
+      return makeError(llvm::Twine("achievable.gemm_efficiency.") +
+                       kGemmShapeClassNames[index] +
+                       " must be a fraction of the peak in (0, 1]");
+  if (!fraction(achievable.attentionEfficiency))
+    return makeError("achievable.attention_efficiency must be a fraction of "
+                     "the peak in (0, 1]");
+  for (auto [value, key] :
+       {std::pair{interconnect.nvlinkBandwidth, "nvlink_bytes_per_s"},
+        {interconnect.pcieBandwidth, "pcie_bytes_per_s"},
+        {interconnect.networkBandwidth, "network_bytes_per_s"}})
+    if (!std::isfinite(value) || value < 0)
+      return makeError(llvm::Twine("interconnect.") + key +
+                       " must be a finite non-negative number");
+  if (!positive(interconnect.pcieBandwidth))
+    return makeError("interconnect.pcie_bytes_per_s must be positive");
+  if (!positive(interconnect.networkBandwidth))
+    return makeError("interconnect.network_bytes_per_s must be positive");
+  if (interconnect.gpusPerNode == 0)
+    return makeError("interconnect.gpus_per_node must be positive");
   return llvm::Error::success();
 }
 
@@ -119,14 +186,47 @@ namespace {
 constexpr uint64_t kKiB = 1024;
 constexpr uint64_t kMiB = 1024 * kKiB;
 constexpr uint64_t kGiB = 1024 * kMiB;
-// Per-launch cost charged to every kernel; see docs/targets.md.
+// Per-launch costs; see docs/targets.md (estimates until calibrated).
 constexpr double kLaunchSeconds = 2e-6;
+constexpr double kGraphLaunchSeconds = 1e-6;
+
+// Achievable fractions measured on an H100 SXM (../baselines: 2026-11-22,
+// PyTorch 2.11, CUDA 13; docs/targets.md): a 1 GiB device copy at
+// 3.01 TB/s, a cuBLAS bf16 8192^3 GEMM at 767 TFLOP/s, SDPA flash (FA2)
+// forward at 356 TFLOP/s. Other GPUs assume the same fractions until
+// calibrated; the small and skinny GEMM classes are assumed everywhere.
+constexpr double kMeasuredCopyBandwidthH100 = 3.01e12;
+constexpr double kCopyFraction = 3.01 / 3.35;
+constexpr double kLargeGemmFraction = 767 / 989.4;
+constexpr double kSmallGemmFraction = 0.5;
+constexpr double kSkinnyGemmFraction = 0.25;
+constexpr double kAttentionFraction = 356 / 989.4;
+// FlashAttention-2 on an A100 reaches 50-73% of the bf16 peak forward (FA2
+// paper, Fig. 4); 0.6 is the middle of that range.
+constexpr double kAttentionFractionAmpere = 0.6;
+
+struct Links {
+  double nvlink, pcie, network;
+};
+// Per GPU, one direction (datasheet bidirectional figures halved): NVLink
+// 3 = 600 GB/s, NVLink 4 = 900 GB/s, NVLink 5 = 1.8 TB/s, an H100 PCIe
+// NVLink bridge = 600 GB/s; PCIe 4.0 x16 = 32 GB/s, 5.0 x16 = 64 GB/s; one
+// 200 Gb/s HDR (A100) or 400 Gb/s NDR (Hopper, Blackwell) NIC per GPU as in
+// DGX systems, 200 Gb/s assumed for L4 servers and 100 Gb/s for RTX 4090s.
+constexpr Links kAmpereLinks = {300e9, 32e9, 25e9};
+constexpr Links kHopperLinks = {450e9, 64e9, 50e9};
+constexpr Links kHopperPCIeLinks = {300e9, 64e9, 50e9};
+constexpr Links kBlackwellLinks = {900e9, 64e9, 50e9};
+constexpr Links kL4Links = {0, 32e9, 25e9};
+constexpr Links kGeForceLinks = {0, 32e9, 12.5e9};
 
 GPUTarget makeTarget(const char *name, const char *description, double fp32,
                      double tf32, double bf16, double fp16, double fp8,
                      double int8, double bandwidth, uint64_t capacity,
                      uint64_t l2, uint64_t sharedPerSM, unsigned sms,
-                     const char *smArch) {
+                     const char *smArch, Links links,
+                     double achievableBandwidth = 0,
+                     double attentionFraction = kAttentionFraction) {
   GPUTarget target;
   target.name = name;
   target.description = description;
@@ -137,7 +237,17 @@ GPUTarget makeTarget(const char *name, const char *description, double fp32,
   target.sharedMemoryPerSMBytes = sharedPerSM;
   target.smCount = sms;
   target.kernelLaunchSeconds = kLaunchSeconds;
+  target.graphKernelLaunchSeconds = kGraphLaunchSeconds;
   target.smArch = smArch;
+  target.achievable.memoryBandwidth =
+      achievableBandwidth > 0 ? achievableBandwidth : kCopyFraction * bandwidth;
+  target.achievable.gemmEfficiency = {kLargeGemmFraction, kSmallGemmFraction,
+                                      kSkinnyGemmFraction};
+  target.achievable.attentionEfficiency = attentionFraction;
+  target.interconnect.nvlinkBandwidth = links.nvlink;
+  target.interconnect.pcieBandwidth = links.pcie;
+  target.interconnect.networkBandwidth = links.network;
+  target.interconnect.gpusPerNode = 8;
   return target;
 }
 
@@ -146,39 +256,41 @@ const std::vector<GPUTarget> &builtinTargets() {
   static const std::vector<GPUTarget> targets = {
       //          name, description,
       //          fp32, tf32, bf16, fp16, fp8, int8 (dense TFLOP/s or TOP/s),
-      //          bandwidth, capacity, L2, shared memory per SM, SMs, arch
+      //          bandwidth, capacity, L2, shared memory per SM, SMs, arch,
+      //          links[, measured copy bandwidth, attention fraction]
       // A100 datasheet, SXM column; Ampere whitepaper / tuning guide.
       makeTarget("a100-40gb", "NVIDIA A100 SXM4 40GB", 19.5e12, 156e12, 312e12,
                  312e12, 0, 624e12, 1555e9, 40 * kGiB, 40 * kMiB, 164 * kKiB,
-                 108, "sm_80"),
+                 108, "sm_80", kAmpereLinks, 0, kAttentionFractionAmpere),
       makeTarget("a100-80gb", "NVIDIA A100 SXM4 80GB", 19.5e12, 156e12, 312e12,
                  312e12, 0, 624e12, 2039e9, 80 * kGiB, 40 * kMiB, 164 * kKiB,
-                 108, "sm_80"),
+                 108, "sm_80", kAmpereLinks, 0, kAttentionFractionAmpere),
       // H100 datasheet (SXM / PCIe columns); Hopper whitepaper for the
       // unrounded dense rates.
       makeTarget("h100-sxm", "NVIDIA H100 SXM5 80GB", 66.9e12, 494.7e12,
                  989.4e12, 989.4e12, 1978.9e12, 1978.9e12, 3350e9, 80 * kGiB,
-                 50 * kMiB, 228 * kKiB, 132, "sm_90a"),
+                 50 * kMiB, 228 * kKiB, 132, "sm_90a", kHopperLinks,
+                 kMeasuredCopyBandwidthH100),
       makeTarget("h100-pcie", "NVIDIA H100 PCIe 80GB", 51.2e12, 378e12, 756e12,
                  756e12, 1513e12, 1513e12, 2000e9, 80 * kGiB, 50 * kMiB,
-                 228 * kKiB, 114, "sm_90a"),
+                 228 * kKiB, 114, "sm_90a", kHopperPCIeLinks),
       // H200 datasheet: H100 SXM compute with HBM3e.
       makeTarget("h200", "NVIDIA H200 SXM 141GB", 66.9e12, 494.7e12, 989.4e12,
                  989.4e12, 1978.9e12, 1978.9e12, 4800e9, 141 * kGiB, 50 * kMiB,
-                 228 * kKiB, 132, "sm_90a"),
+                 228 * kKiB, 132, "sm_90a", kHopperLinks),
       // HGX B200 per-GPU figures at 1000 W; SMs and L2 measured, not from a
       // datasheet.
       makeTarget("b200", "NVIDIA B200 180GB (HGX B200)", 75e12, 1100e12,
                  2250e12, 2250e12, 4500e12, 4500e12, 8000e9, 180 * kGiB,
-                 126 * kMiB, 228 * kKiB, 148, "sm_100a"),
+                 126 * kMiB, 228 * kKiB, 148, "sm_100a", kBlackwellLinks),
       // L4 datasheet; SM count from its FP32 rate at the 2040 MHz boost.
       makeTarget("l4", "NVIDIA L4 24GB", 30.3e12, 60e12, 121e12, 121e12,
                  242.5e12, 242.5e12, 300e9, 24 * kGiB, 48 * kMiB, 100 * kKiB,
-                 58, "sm_89"),
+                 58, "sm_89", kL4Links),
       // Ada Lovelace whitepaper, GeForce RTX 4090 column (FP32 accumulate).
       makeTarget("rtx-4090", "NVIDIA GeForce RTX 4090 24GB", 82.6e12, 82.6e12,
                  165.2e12, 165.2e12, 330.3e12, 660.6e12, 1008e9, 24 * kGiB,
-                 72 * kMiB, 100 * kKiB, 128, "sm_89"),
+                 72 * kMiB, 100 * kKiB, 128, "sm_89", kGeForceLinks),
   };
   return targets;
 }
@@ -240,6 +352,69 @@ static void readCount(JSONObjectReader &reader, llvm::StringRef key, T &value) {
   value = static_cast<T>(count);
 }
 
+/// The nested object `key`, or null (failing `reader` when it is not one).
+static const llvm::json::Object *readObject(const llvm::json::Object &object,
+                                            JSONObjectReader &reader,
+                                            llvm::StringRef key) {
+  const llvm::json::Value *field = object.get(key);
+  if (!field)
+    return nullptr;
+  const llvm::json::Object *nested = field->getAsObject();
+  if (!nested)
+    reader.fail(key, "must be an object");
+  return nested;
+}
+
+/// Reads `achievable`: {"memory_bandwidth_bytes_per_s", "gemm_efficiency":
+/// {"large", "small", "skinny"}, "attention_efficiency"}.
+static void readAchievable(const llvm::json::Object &object,
+                           JSONObjectReader &reader, llvm::StringRef bufferName,
+                           GPUTarget &target) {
+  const llvm::json::Object *achievable =
+      readObject(object, reader, "achievable");
+  if (!achievable)
+    return;
+  JSONObjectReader nested(*achievable, bufferName, "achievable.");
+  nested.rejectUnknownKeys({"memory_bandwidth_bytes_per_s", "gemm_efficiency",
+                            "attention_efficiency"},
+                           "field of \"achievable\"");
+  nested.readNumber("memory_bandwidth_bytes_per_s",
+                    target.achievable.memoryBandwidth, /*positive=*/true);
+  nested.readNumber("attention_efficiency",
+                    target.achievable.attentionEfficiency, /*positive=*/true);
+  if (const llvm::json::Object *gemm =
+          readObject(*achievable, nested, "gemm_efficiency")) {
+    JSONObjectReader classes(*gemm, bufferName, "achievable.gemm_efficiency.");
+    classes.rejectUnknownKeys({"large", "small", "skinny"}, "GEMM shape class");
+    for (unsigned index = 0; index < kNumGemmShapeClasses; ++index)
+      classes.readNumber(kGemmShapeClassNames[index],
+                         target.achievable.gemmEfficiency[index],
+                         /*positive=*/true);
+    nested.adopt(classes.takeError());
+  }
+  reader.adopt(nested.takeError());
+}
+
+/// Reads `interconnect`: link bandwidths and GPUs per node.
+static void readInterconnect(const llvm::json::Object &object,
+                             JSONObjectReader &reader,
+                             llvm::StringRef bufferName, GPUTarget &target) {
+  const llvm::json::Object *links = readObject(object, reader, "interconnect");
+  if (!links)
+    return;
+  JSONObjectReader nested(*links, bufferName, "interconnect.");
+  nested.rejectUnknownKeys({"nvlink_bytes_per_s", "pcie_bytes_per_s",
+                            "network_bytes_per_s", "gpus_per_node"},
+                           "field of \"interconnect\"");
+  nested.readNumber("nvlink_bytes_per_s", target.interconnect.nvlinkBandwidth);
+  nested.readNumber("pcie_bytes_per_s", target.interconnect.pcieBandwidth,
+                    /*positive=*/true);
+  nested.readNumber("network_bytes_per_s",
+                    target.interconnect.networkBandwidth, /*positive=*/true);
+  readCount(nested, "gpus_per_node", target.interconnect.gpusPerNode);
+  reader.adopt(nested.takeError());
+}
+
 llvm::Expected<GPUTarget>
 memwall::parseGPUTargetJSON(llvm::StringRef jsonText,
                             llvm::StringRef bufferName) {
@@ -252,12 +427,15 @@ memwall::parseGPUTargetJSON(llvm::StringRef jsonText,
   reader.rejectUnknownKeys(
       {"name", "description", "base", "peak_flops",
        "memory_bandwidth_bytes_per_s", "memory_capacity_bytes", "l2_bytes",
-       "shared_memory_per_sm_bytes", "sm_count", "kernel_launch_s", "sm_arch"},
+       "shared_memory_per_sm_bytes", "sm_count", "kernel_launch_s",
+       "graph_kernel_launch_s", "launch_mode", "sm_arch", "achievable",
+       "interconnect", "calibration"},
       "target field");
   reader.requireKeys({"name"});
 
   GPUTarget target;
   target.kernelLaunchSeconds = kLaunchSeconds;
+  target.graphKernelLaunchSeconds = kGraphLaunchSeconds;
   std::string baseName;
   reader.readString("base", baseName);
   if (!baseName.empty()) {
@@ -267,9 +445,10 @@ memwall::parseGPUTargetJSON(llvm::StringRef jsonText,
                               listBuiltinNames());
     else
       target = *base;
+    target.baseName = baseName;
   } else {
     reader.requireKeys({"peak_flops", "memory_bandwidth_bytes_per_s",
-                        "memory_capacity_bytes", "sm_count"},
+                        "memory_capacity_bytes", "sm_count", "l2_bytes"},
                        "(or give \"base\" to start from a built-in target)");
   }
 
@@ -277,13 +456,37 @@ memwall::parseGPUTargetJSON(llvm::StringRef jsonText,
   reader.readString("description", target.description);
   reader.readString("sm_arch", target.smArch);
   readPeaks(*object, reader, target);
+  double datasheetBandwidth = target.memoryBandwidth;
   reader.readNumber("memory_bandwidth_bytes_per_s", target.memoryBandwidth);
+  // Without a base or an explicit figure, kernels reach the fraction of the
+  // datasheet bandwidth measured on an H100 (docs/targets.md).
+  if (target.memoryBandwidth != datasheetBandwidth || baseName.empty())
+    target.achievable.memoryBandwidth = kCopyFraction * target.memoryBandwidth;
+  if (baseName.empty()) {
+    target.achievable.gemmEfficiency = {
+        kLargeGemmFraction, kSmallGemmFraction, kSkinnyGemmFraction};
+    target.achievable.attentionEfficiency = kAttentionFraction;
+    target.interconnect.pcieBandwidth = kHopperLinks.pcie;
+    target.interconnect.networkBandwidth = kHopperLinks.network;
+  }
   readCount(reader, "memory_capacity_bytes", target.memoryCapacityBytes);
   readCount(reader, "l2_bytes", target.l2Bytes);
   readCount(reader, "shared_memory_per_sm_bytes",
             target.sharedMemoryPerSMBytes);
   readCount(reader, "sm_count", target.smCount);
   reader.readNumber("kernel_launch_s", target.kernelLaunchSeconds);
+  reader.readNumber("graph_kernel_launch_s", target.graphKernelLaunchSeconds);
+  std::string launchMode;
+  reader.readString("launch_mode", launchMode);
+  if (!launchMode.empty()) {
+    if (std::optional<LaunchMode> mode = symbolizeLaunchMode(launchMode))
+      target.launchMode = *mode;
+    else
+      reader.fail("launch_mode", "must be \"stream\" or \"graph\"");
+  }
+  readAchievable(*object, reader, bufferName, target);
+  readInterconnect(*object, reader, bufferName, target);
+  reader.readString("calibration", target.calibration);
   if (llvm::Error error = reader.takeError())
     return std::move(error);
   if (llvm::Error error = target.validate())
@@ -305,10 +508,17 @@ memwall::resolveGPUTarget(llvm::StringRef targetName,
                           llvm::StringRef targetFile) {
   if (!targetFile.empty()) {
     llvm::Expected<GPUTarget> target = loadGPUTargetFile(targetFile);
-    if (target && !targetName.empty() && target->name != targetName)
-      return makeError("--target=" + targetName + " contradicts the target '" +
-                       target->name + "' described in '" + targetFile + "'");
-    return target;
+    if (!target || targetName.empty() || target->name == targetName ||
+        target->baseName == targetName)
+      return target;
+    if (!target->baseName.empty())
+      return makeError("--target=" + targetName + " contradicts '" +
+                       targetFile + "': its \"base\" is '" +
+                       target->baseName +
+                       "' (a calibration file for another GPU)");
+    return makeError("--target=" + targetName + " contradicts the target '" +
+                     target->name + "' described in '" + targetFile +
+                     "' (its \"name\")");
   }
   if (const GPUTarget *target = lookupBuiltinGPUTarget(targetName))
     return *target;

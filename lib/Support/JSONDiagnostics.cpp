@@ -105,7 +105,15 @@ void JSONObjectReader::rejectUnknownKeys(llvm::ArrayRef<llvm::StringRef> known,
 void JSONObjectReader::fail(const llvm::Twine &key,
                             const llvm::Twine &message) {
   if (error.empty())
-    error = (bufferName + ": \"" + key + "\" " + message).str();
+    error = (bufferName + ": \"" + keyPrefix + key + "\" " + message).str();
+}
+
+void JSONObjectReader::adopt(llvm::Error nestedError) {
+  if (!nestedError)
+    return;
+  std::string message = llvm::toString(std::move(nestedError));
+  if (error.empty())
+    error = std::move(message);
 }
 
 llvm::Error JSONObjectReader::takeError() {

@@ -230,14 +230,18 @@ TEST(GPUTargetJSONTest, WithoutBaseOnlyTheRequiredFieldsAreNeeded) {
   llvm::Expected<GPUTarget> target = parseGPUTargetJSON(
       R"({"name": "tiny", "peak_flops": {"fp32": 1e12, "bf16": 8e12},
           "memory_bandwidth_bytes_per_s": 1e11,
-          "memory_capacity_bytes": 1073741824, "sm_count": 4})",
+          "memory_capacity_bytes": 1073741824, "sm_count": 4,
+          "l2_bytes": 4194304})",
       "t.json");
   ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
   EXPECT_EQ(target->ridgeFor(MathPrecision::BF16), 80);
   EXPECT_FALSE(target->supports(MathPrecision::FP16));
-  // Optional fields take their defaults.
+  // Optional fields take their defaults: achievable rates are the H100's
+  // measured fractions of the peaks (3.01 of 3.35 TB/s; 767 of 989.4
+  // TFLOP/s for large GEMMs).
   EXPECT_EQ(target->description, "");
-  EXPECT_EQ(target->l2Bytes, 0u);
+  EXPECT_NEAR(target->achievable.memoryBandwidth, 1e11 * 3.01 / 3.35, 1);
+  EXPECT_NEAR(target->achievable.gemmEfficiency[0], 0.7752, 1e-4);
   EXPECT_EQ(target->sharedMemoryPerSMBytes, 0u);
   EXPECT_EQ(target->kernelLaunchSeconds, 2e-6);
   EXPECT_EQ(target->smArch, "");
@@ -366,11 +370,14 @@ TEST(GPUTargetJSONTest, TargetFilesAreReadAndMustAgreeWithTheName) {
   ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
   EXPECT_EQ(target->name, "mine");
   EXPECT_EQ(target->memoryBandwidth, 300e9);
-  // Naming the file's own target is allowed; naming another one is not.
+  // Naming the file's own target, or the built-in it calibrates, is
+  // allowed; naming another GPU is not, and the error names the field.
   EXPECT_TRUE(static_cast<bool>(resolveGPUTarget("mine", path)));
-  EXPECT_EQ(errorOf(resolveGPUTarget("l4", path)),
-            "--target=l4 contradicts the target 'mine' described in '" +
-                path.str().str() + "'");
+  EXPECT_TRUE(static_cast<bool>(resolveGPUTarget("l4", path)));
+  EXPECT_EQ(errorOf(resolveGPUTarget("h100-sxm", path)),
+            "--target=h100-sxm contradicts '" + path.str().str() +
+                "': its \"base\" is 'l4' (a calibration file for another "
+                "GPU)");
   llvm::sys::fs::remove(path);
   EXPECT_EQ(
       errorOf(loadGPUTargetFile(path))

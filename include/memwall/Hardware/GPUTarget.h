@@ -35,6 +35,48 @@ constexpr unsigned kNumMathPrecisions = 6;
 llvm::StringRef stringifyMathPrecision(MathPrecision precision);
 std::optional<MathPrecision> symbolizeMathPrecision(llvm::StringRef name);
 
+/// Shape classes of a GEMM, whose achievable fraction of the tensor-core peak
+/// differs: `Large` fills the GPU with full tiles for several waves, `Small`
+/// does not (wave quantization and prologue/epilogue dominate), `Skinny` has
+/// an M or N of at most 64 (GEMV-like: the tensor cores mostly idle).
+enum class GemmShapeClass : unsigned { Large = 0, Small, Skinny };
+constexpr unsigned kNumGemmShapeClasses = 3;
+llvm::StringRef stringifyGemmShapeClass(GemmShapeClass shapeClass);
+
+/// How a step's kernels are launched: one by one on a stream, or replayed
+/// from a CUDA graph (as serving stacks run decode steps).
+enum class LaunchMode : unsigned { Stream = 0, Graph };
+llvm::StringRef stringifyLaunchMode(LaunchMode mode);
+std::optional<LaunchMode> symbolizeLaunchMode(llvm::StringRef name);
+
+/// Rates a real kernel reaches, separate from the datasheet peaks. Built-in
+/// figures are measured (H100 SXM) or assumed from the measured ratios
+/// (docs/targets.md says which); a calibration file overrides them.
+struct AchievableRates {
+  /// DRAM bandwidth of a streaming kernel (a device-to-device copy), bytes/s.
+  double memoryBandwidth = 0;
+  /// Fraction of the tensor-core peak a cuBLAS-class GEMM reaches, indexed by
+  /// GemmShapeClass.
+  std::array<double, kNumGemmShapeClasses> gemmEfficiency{};
+  /// Fraction of the tensor-core peak a FlashAttention-2-class kernel
+  /// reaches on its counted (unmasked) FLOPs.
+  double attentionEfficiency = 0;
+};
+
+/// Link bandwidths for communication, bytes/s in one direction per GPU.
+/// Zero means the link does not exist (no NVLink on an L4).
+struct Interconnect {
+  /// GPU-to-GPU within a node (NVLink); collectives fall back to PCIe
+  /// without it.
+  double nvlinkBandwidth = 0;
+  /// Host link (PCIe), used for offload and NVLink-less collectives.
+  double pcieBandwidth = 0;
+  /// Inter-node network per GPU (InfiniBand / RoCE NIC).
+  double networkBandwidth = 0;
+  /// GPUs sharing one node's NVLink domain.
+  unsigned gpusPerNode = 8;
+};
+
 struct GPUTarget {
   /// Lowercase, dash-separated identifier used by --target (e.g. "h100-sxm").
   std::string name;
@@ -53,10 +95,22 @@ struct GPUTarget {
   uint64_t sharedMemoryPerSMBytes = 0;
   /// Number of streaming multiprocessors.
   unsigned smCount = 0;
-  /// Fixed cost charged once per kernel launch, in seconds.
+  /// Fixed cost charged once per kernel launched on a stream, in seconds.
   double kernelLaunchSeconds = 0;
+  /// The same for a kernel replayed from a CUDA graph.
+  double graphKernelLaunchSeconds = 0;
+  /// Which of the two launch costs predictions charge.
+  LaunchMode launchMode = LaunchMode::Stream;
   /// PTX target architecture for codegen, e.g. "sm_90a", "sm_80".
   std::string smArch;
+  /// What kernels reach; the time model divides by these, not the peaks.
+  AchievableRates achievable;
+  Interconnect interconnect;
+  /// Where the achievable figures come from when a calibration file set
+  /// them (its "calibration" text); empty for built-in figures.
+  std::string calibration;
+  /// The built-in target a JSON file started from ("base"), if any.
+  std::string baseName;
 
   /// Peak for `precision`; when the target lacks it (FP8 on an A100) the next
   /// wider supported precision is used: FP8 -> FP16/BF16 -> TF32 -> FP32,
@@ -68,8 +122,19 @@ struct GPUTarget {
   /// intensity above which an op at that precision is compute-bound.
   double ridgeFor(MathPrecision precision) const;
 
+  /// Launch cost of one kernel under `launchMode`.
+  double launchSeconds() const {
+    return launchMode == LaunchMode::Graph ? graphKernelLaunchSeconds
+                                           : kernelLaunchSeconds;
+  }
+  /// Bandwidth of the link data-parallel collectives among `devices` GPUs
+  /// run over: NVLink within a node (PCIe without NVLink), the network
+  /// beyond one node.
+  double collectiveBandwidth(int64_t devices) const;
+
   /// Checks internal consistency (positive bandwidth, capacity, SMs, FP32
-  /// peak; non-negative everything). Returns a message naming the bad field.
+  /// peak, L2; achievable rates positive and within the peaks; non-negative
+  /// everything). Returns a message naming the bad field.
   llvm::Error validate() const;
 };
 
@@ -89,8 +154,9 @@ llvm::Expected<GPUTarget> parseGPUTargetJSON(llvm::StringRef jsonText,
 llvm::Expected<GPUTarget> loadGPUTargetFile(llvm::StringRef path);
 
 /// Resolves the target a tool was asked for: `targetFile` if non-empty (then
-/// `targetName` must be empty or equal the file's name), else the built-in
-/// `targetName`. Unknown names list the valid ones in the error.
+/// `targetName` must be empty, the file's name, or the file's "base": a
+/// calibration of that built-in GPU), else the built-in `targetName`.
+/// Unknown names list the valid ones in the error.
 llvm::Expected<GPUTarget> resolveGPUTarget(llvm::StringRef targetName,
                                            llvm::StringRef targetFile);
 

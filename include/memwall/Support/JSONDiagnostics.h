@@ -35,8 +35,10 @@ parseJSONObjectWithLocation(llvm::StringRef text, llvm::StringRef bufferName,
 /// untouched; the first problem is kept as `<bufferName>: "<key>" <message>`.
 class JSONObjectReader {
 public:
-  JSONObjectReader(const llvm::json::Object &object, llvm::StringRef bufferName)
-      : object(object), bufferName(bufferName) {}
+  /// `keyPrefix` names a nested object in messages ("achievable.").
+  JSONObjectReader(const llvm::json::Object &object, llvm::StringRef bufferName,
+                   llvm::StringRef keyPrefix = "")
+      : object(object), bufferName(bufferName), keyPrefix(keyPrefix) {}
 
   /// A finite number, >= 0 (> 0 when `positive`).
   void readNumber(llvm::StringRef key, double &value, bool positive = false);
@@ -52,12 +54,15 @@ public:
                          llvm::StringRef what);
 
   void fail(const llvm::Twine &key, const llvm::Twine &message);
+  /// Keeps the first problem of a nested object's reader as this one's.
+  void adopt(llvm::Error nestedError);
   bool hasFailed() const { return !error.empty(); }
   llvm::Error takeError();
 
 private:
   const llvm::json::Object &object;
   llvm::StringRef bufferName;
+  std::string keyPrefix;
   std::string error;
 };
 
