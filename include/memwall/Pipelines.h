@@ -38,7 +38,7 @@ struct DefaultPipelineOptions
       *this, "precision",
       llvm::cl::desc("Precision policy applied first (memwall-precision): "
                      "fp32, bf16-mixed, fp16-mixed, fp8-mixed, int8-weights, "
-                     "fp8-weights"),
+                     "fp8-weights, int4-weights"),
       llvm::cl::init("")};
   Option<std::string> kvCacheDtype{
       *this, "kv-cache-dtype",
@@ -84,6 +84,11 @@ struct DefaultPipelineOptions
   Option<std::string> memoryTimeline{
       *this, "memory-timeline",
       llvm::cl::desc("Write the memory timeline (live bytes per step) as SVG"),
+      llvm::cl::init("")};
+  Option<std::string> measured{
+      *this, "measured",
+      llvm::cl::desc("A memwall-run --report JSON: each measured kernel beside "
+                     "the report's prediction"),
       llvm::cl::init("")};
 
   /// True when a memory option (budget, timeline, sharding) is set: such a

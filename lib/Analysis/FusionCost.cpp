@@ -17,15 +17,6 @@
 using namespace mlir;
 using namespace memwall;
 
-double memwall::softRooflineSeconds(double computeSeconds,
-                                    double memorySeconds) {
-  double largest = std::max(computeSeconds, memorySeconds);
-  if (largest <= 0)
-    return 0;
-  double c = computeSeconds / largest, m = memorySeconds / largest;
-  return largest * std::pow(std::pow(c, 4) + std::pow(m, 4), 0.25);
-}
-
 namespace {
 constexpr int64_t kMaxThreadsPerSM = 2048;
 constexpr int64_t kRegistersPerSM = 65536;
@@ -221,7 +212,7 @@ private:
       analysis.flops += cost.getFlops();
     }
     for (const KernelInput &input : analysis.inputs)
-      analysis.bytesRead += getTensorByteSize(input.value.getType());
+      analysis.bytesRead += getGemmOperandBytes(input.value);
     for (Value output : analysis.outputs)
       analysis.bytesWritten += getTensorByteSize(output.getType());
     return true;
@@ -420,15 +411,24 @@ private:
     return true;
   }
 
+  /// The one time model (Roofline.h) on the kernel's FLOPs and traffic: a
+  /// GEMM at its shape class's efficiency, a generated kernel at the
+  /// bandwidth its occupancy sustains.
   void predictTime() {
-    double compute = analysis.flops / target.peakFor(analysis.precision);
-    double memory = (analysis.bytesRead + analysis.bytesWritten) /
-                    target.memoryBandwidth;
-    if (analysis.kind != FusionKind::MatmulEpilogue)
-      memory /= std::min(1.0, analysis.geometry.occupancy /
-                                  kFullBandwidthOccupancy);
-    analysis.timeSeconds =
-        softRooflineSeconds(compute, memory) + target.kernelLaunchSeconds;
+    KernelWork work;
+    if (analysis.kind == FusionKind::MatmulEpilogue) {
+      work = cast<CostOpInterface>(analysis.anchor).getKernelWork(target);
+    } else {
+      work.bandwidthFraction =
+          std::min(1.0, analysis.geometry.occupancy / kFullBandwidthOccupancy);
+    }
+    work.flops = static_cast<double>(analysis.flops);
+    work.bytesRead = static_cast<double>(analysis.bytesRead);
+    work.bytesWritten = static_cast<double>(analysis.bytesWritten);
+    work.precision = analysis.precision;
+    work.launchesKernel = true;
+    analysis.estimate = estimateKernelTime(work, target);
+    analysis.timeSeconds = analysis.estimate.timeSeconds;
   }
 
   static std::string shapeString(ArrayRef<int64_t> shape) {

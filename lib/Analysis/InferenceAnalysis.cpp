@@ -21,14 +21,21 @@ using namespace memwall;
 namespace {
 /// The function argument `value` is a view or cast of, if any: weights are
 /// cast at use under weight-only quantization, caches are appended to.
+/// A fusion's body argument stands for the fusion's input.
 BlockArgument rootArgument(Value value) {
-  while (Operation *op = value.getDefiningOp()) {
-    if (isa<CastOp, TransposeOp, ReshapeOp, KVCacheAppendOp>(op))
+  while (true) {
+    if (Operation *op = value.getDefiningOp()) {
+      if (!isa<CastOp, TransposeOp, ReshapeOp, KVCacheAppendOp>(op))
+        return nullptr;
       value = op->getOperand(0);
-    else
-      return nullptr;
+      continue;
+    }
+    auto arg = cast<BlockArgument>(value);
+    auto fusion = dyn_cast<FusionOp>(arg.getOwner()->getParentOp());
+    if (!fusion)
+      return arg;
+    value = fusion.getInputs()[arg.getArgNumber()];
   }
-  return dyn_cast<BlockArgument>(value);
 }
 
 /// The matmul of a top-level op: the op itself or the anchor of a fusion.
@@ -71,7 +78,7 @@ memwall::analyzeInference(func::FuncOp function, const GPUTarget &target) {
           arg && arg.getParentBlock() == &body &&
           getArgKind(function, arg.getArgNumber()) == ArgKind::Weight &&
           cast<RankedTensorType>(operand.getType()).getRank() >= 2)
-        weightBytes += getTensorByteSize(operand.getType());
+        weightBytes += getGemmOperandBytes(operand);
     MatmulOp matmul = matmulOf(&op);
     if (matmul && weightBytes > 0) {
       summary.weightBytes += weightBytes;
@@ -86,12 +93,25 @@ memwall::analyzeInference(func::FuncOp function, const GPUTarget &target) {
       if (!gemmPrecision)
         gemmPrecision = cost.getMathPrecision();
     }
-    // Attention reads the whole cache (the appended token included).
-    if (auto attention = dyn_cast<AttentionOp>(&op))
-      for (Value operand : {attention.getKey(), attention.getValue()})
+    // Attention, untiled or tiled (and wherever fusion put it), reads the
+    // whole cache at its stored type (the appended token included).
+    op.walk([&](Operation *inner) {
+      Value key, value;
+      if (auto attention = dyn_cast<AttentionOp>(inner)) {
+        key = attention.getKey();
+        value = attention.getValue();
+      } else if (auto flash = dyn_cast<FlashAttentionOp>(inner)) {
+        key = flash.getKey();
+        value = flash.getValue();
+      } else {
+        return;
+      }
+      for (Value operand : {key, value})
         if (BlockArgument arg = rootArgument(operand);
-            arg && getArgKind(function, arg.getArgNumber()) == ArgKind::KVCache)
+            arg && arg.getParentBlock() == &body &&
+            getArgKind(function, arg.getArgNumber()) == ArgKind::KVCache)
           summary.kvCacheBytes += getTensorByteSize(operand.getType());
+    });
   }
   if (summary.weightBytes == 0 || stepSeconds <= 0)
     return std::nullopt;
@@ -104,9 +124,10 @@ memwall::analyzeInference(func::FuncOp function, const GPUTarget &target) {
   if (summary.weightGemmIntensity > 0)
     summary.tokensAtRidge = static_cast<int64_t>(std::ceil(
         summary.tokensPerStep * summary.ridge / summary.weightGemmIntensity));
+  // At the bandwidth a copy kernel reaches, not the datasheet's.
   summary.bandwidthFloorSeconds =
       static_cast<double>(summary.weightBytes + summary.kvCacheBytes) /
-      target.memoryBandwidth;
+      target.achievable.memoryBandwidth;
   summary.stepSeconds = stepSeconds;
   summary.tokensPerSecond = summary.tokensPerStep / stepSeconds;
   return summary;

@@ -98,11 +98,41 @@ StringRef phaseOf(Operation *op) {
   return "forward";
 }
 
-/// Results that reuse an operand's buffer: views and in-place updates.
+/// A cast to fp8 for GEMMs only (fp8-mixed) whose input something else
+/// reads too: Transformer Engine keeps that bf16 value for the backward and
+/// quantizes inside the GEMM, so the fp8 copy holds no memory of its own.
+/// When only such casts read the input, the fp8 copy is what is saved
+/// instead (its own buffer, half the bytes).
+bool isQuantizeInGemm(CastOp cast) {
+  Type from = cast.getInput().getType().getElementType();
+  Type to = cast.getElementType();
+  if (!isa<Float8E4M3FNType, Float8E5M2Type>(to) || !isa<FloatType>(from) ||
+      from.getIntOrFloatBitWidth() <= 8)
+    return false;
+  // The backward reads the fp8 copy through dequantize-at-use casts.
+  auto gemmOnly = [](Value value) {
+    return llvm::all_of(value.getUsers(), [](Operation *user) {
+      auto widen = dyn_cast<CastOp>(user);
+      return isa<MatmulOp>(user) || (widen && isDequantizeAtUse(widen));
+    });
+  };
+  if (!gemmOnly(cast.getResult()))
+    return false;
+  return !llvm::all_of(cast.getInput().getUsers(), [&](Operation *user) {
+    auto other = dyn_cast<CastOp>(user);
+    return other && other.getElementType() == to && gemmOnly(other);
+  });
+}
+
+/// Results that reuse an operand's buffer: views, in-place updates, and
+/// casts that run inside a GEMM (a dequantized weight, an fp8 GEMM input).
 Value aliasedOperand(OpResult result) {
   Operation *op = result.getOwner();
   if (auto reshape = dyn_cast<ReshapeOp>(op))
     return reshape.getInput();
+  if (auto cast = dyn_cast<CastOp>(op))
+    if (isDequantizeAtUse(cast) || isQuantizeInGemm(cast))
+      return cast.getInput();
   if (auto append = dyn_cast<KVCacheAppendOp>(op))
     return append.getCache(); // written in place into a preallocated cache
   if (auto adam = dyn_cast<AdamWOp>(op)) {
@@ -231,7 +261,10 @@ MemorySummary memwall::simulateMemory(func::FuncOp function,
         Value r = root(alias);
         rootOf[result] = r;
         Buffer &buffer = buffers[r];
-        buffer.bytes = std::max(buffer.bytes, bytes);
+        // A cast in a GEMM keeps its input's bytes (the wide copy is in
+        // registers); a growing cache or view takes the larger size.
+        if (!isa<CastOp>(op))
+          buffer.bytes = std::max(buffer.bytes, bytes);
         buffer.last = std::max<int64_t>(buffer.last, i);
         continue;
       }

@@ -3,10 +3,13 @@
 // Each fix is predicted by re-running the liveness simulation with the fix's
 // accounting (sharding, offload) or with per-bucket scaling of the buffers
 // it shrinks (micro-batch, sequence, width, precision), and its time by
-// re-scaling each op's roofline terms. docs/memory.md gives the assumptions.
+// re-scaling each op's roofline terms and adding the communication compute
+// does not hide (CommunicationAnalysis). docs/memory.md gives the
+// assumptions.
 //
 //===----------------------------------------------------------------------===//
 
+#include "memwall/Analysis/CommunicationAnalysis.h"
 #include "memwall/Analysis/CostAnalysis.h"
 #include "memwall/Analysis/MemoryAnalysis.h"
 
@@ -22,30 +25,6 @@ using namespace mlir;
 using namespace memwall;
 
 namespace {
-
-/// Link bandwidths (bytes/s, one direction) the communication estimates
-/// use: NVLink per GPU for data-parallel collectives, PCIe for offload.
-struct Links {
-  double interconnect;
-  double host;
-};
-
-Links linksFor(const GPUTarget &target) {
-  StringRef name = target.name;
-  if (name.starts_with("b200"))
-    return {900e9, 64e9};
-  if (name.starts_with("h100-pcie"))
-    return {300e9, 64e9};
-  if (name.starts_with("h100") || name.starts_with("h200"))
-    return {450e9, 64e9};
-  if (name.starts_with("a100"))
-    return {300e9, 32e9};
-  return {32e9, 32e9}; // PCIe 4.0 x16 for both
-}
-
-/// CPU AdamW throughput assumed for optimizer offload (parameters/s; a
-/// DeepSpeed CPU-Adam-class implementation on a server socket).
-constexpr double kCpuAdamParamsPerSecond = 2e9;
 
 StringRef phaseOf(Operation *op) {
   if (auto phase =
@@ -74,9 +53,17 @@ struct TimeModel {
   std::optional<MathPrecision> contractionPrecision;
 };
 
-double predictStepTime(func::FuncOp function, const GPUTarget &target,
-                       const TimeModel &model, int64_t microSteps = 1) {
-  double forwardBackward = 0, optimizer = 0;
+/// GPU compute of one micro-step's forward and backward and of the
+/// optimizer update; communication is added by estimateCommunication.
+struct PhaseTimes {
+  double forward = 0;
+  double backward = 0;
+  double optimizer = 0;
+};
+
+PhaseTimes predictPhaseTimes(func::FuncOp function, const GPUTarget &target,
+                             const TimeModel &model) {
+  PhaseTimes times;
   function.walk([&](CostOpInterface op) {
     if (op->getParentOfType<FusionOp>())
       return; // the fusion is costed as a whole
@@ -100,13 +87,18 @@ double predictStepTime(func::FuncOp function, const GPUTarget &target,
     double memory =
         base.memorySeconds * model.byteScale *
         (stateFraction + (1 - stateFraction) * model.activationScale);
-    double time = std::max(compute, memory) + base.launchSeconds;
-    if (phaseOf(op) == "optimizer")
-      optimizer += time;
+    // The same combination as estimateOpRoofline, so an unchanged model
+    // predicts the report's time.
+    double time = softRooflineSeconds(compute, memory) + base.launchSeconds;
+    StringRef phase = phaseOf(op);
+    if (phase == "optimizer")
+      times.optimizer += time;
+    else if (phase == "backward")
+      times.backward += time;
     else
-      forwardBackward += time;
+      times.forward += time;
   });
-  return microSteps * forwardBackward + optimizer;
+  return times;
 }
 
 /// Forward values the backward reads, through views.
@@ -225,7 +217,26 @@ BudgetSummary memwall::planBudget(func::FuncOp function,
   if (budget.fits)
     return budget;
 
-  double stepSeconds = predictStepTime(function, target, TimeModel());
+  // Every fix's time is compute plus the communication compute does not
+  // hide, by the report's formula (CommunicationAnalysis.h).
+  std::optional<CommunicationInputs> commInputs =
+      getCommunicationInputs(function, target);
+  auto stepTime = [&](const PhaseTimes &times, int64_t microSteps,
+                      const ShardingOptions &options, double paramScale = 1) {
+    if (!commInputs)
+      return microSteps * (times.forward + times.backward) + times.optimizer;
+    CommunicationInputs in = *commInputs;
+    in.forwardSeconds = times.forward;
+    in.backwardSeconds = times.backward;
+    in.optimizerSeconds = times.optimizer;
+    in.microSteps = microSteps;
+    in.paramBytes = static_cast<int64_t>(in.paramBytes * paramScale);
+    in.gradientBytes = static_cast<int64_t>(in.gradientBytes * paramScale);
+    in.params = static_cast<int64_t>(in.params * paramScale);
+    return estimateCommunication(in, options, target).stepSeconds;
+  };
+  const PhaseTimes baseTimes = predictPhaseTimes(function, target, TimeModel());
+  double stepSeconds = stepTime(baseTimes, 1, sharding);
   auto add = [&](std::string name, std::string description, int64_t peak,
                  double seconds) {
     MemoryFix fix;
@@ -248,7 +259,13 @@ BudgetSummary memwall::planBudget(func::FuncOp function,
     scaling.attentionWorkspace = attention;
     return scaling;
   };
-  const Links links = linksFor(target);
+  // How the collectives of `options` are timed, for the descriptions.
+  auto linkText = [&](const ShardingOptions &options) {
+    return llvm::formatv("collectives over {0} at {1:f0} GB/s",
+                         collectiveLinkName(target, options.devices),
+                         target.collectiveBandwidth(options.devices) / 1e9)
+        .str();
+  };
 
   // 1. Smaller micro-batch with gradient accumulation (same global batch).
   if (int64_t batch = batchSize(function); batch > 1) {
@@ -267,7 +284,8 @@ BudgetSummary memwall::planBudget(func::FuncOp function,
         llvm::formatv("micro-batch {0} instead of {1}, {2} gradient "
                       "accumulation steps",
                       batch / steps, batch, steps),
-        peak, predictStepTime(function, target, model, steps));
+        peak,
+        stepTime(predictPhaseTimes(function, target, model), steps, sharding));
   }
 
   // 2. Activation checkpointing per layer.
@@ -277,19 +295,24 @@ BudgetSummary memwall::planBudget(func::FuncOp function,
       int64_t peak =
           memory.peakBytes - std::max<int64_t>(0, memory.savedActivationsBytes -
                                                       ckpt.checkpointedBytes);
+      // The recomputed forward runs in the backward.
+      PhaseTimes times = baseTimes;
+      times.backward += ckpt.recomputeSeconds;
       add("checkpointing",
           llvm::formatv("checkpoint each of the {0} layers (keep layer "
                         "inputs, recompute the rest in the backward; "
                         "memwall-remat places it exactly)",
                         ckpt.layers),
-          peak, stepSeconds + ckpt.recomputeSeconds);
+          peak, stepTime(times, 1, sharding));
     }
   }
 
-  // 3. bf16 mixed precision when the weights are fp32.
+  // 3. bf16 mixed precision when the weights are fp32 (and the module was
+  // not already made mixed-precision).
   Type weightType;
   int64_t paramBytes = weightBytes(function, &weightType);
   if (weightType && weightType.isF32() &&
+      !StringRef(memory.precision).ends_with("-mixed") &&
       target.supports(MathPrecision::BF16)) {
     MemoryScaling scaling;
     for (MemoryBucket b : {MemoryBucket::Weights, MemoryBucket::Gradients,
@@ -306,65 +329,58 @@ BudgetSummary memwall::planBudget(func::FuncOp function,
     TimeModel model;
     model.byteScale = 0.5;
     model.contractionPrecision = MathPrecision::BF16;
+    // bf16 weights and gradients halve the collectives' bytes.
     add("bf16-mixed",
         "bf16 weights, activations and gradients with fp32 master weights "
         "(memwall-precision policy=bf16-mixed)",
-        scaled(scaling, sharding), predictStepTime(function, target, model));
+        scaled(scaling, sharding),
+        stepTime(predictPhaseTimes(function, target, model), 1, sharding,
+                 0.5));
   }
 
-  // 4. ZeRO / FSDP sharding across data-parallel devices.
+  // 4. ZeRO / FSDP sharding across data-parallel devices: the stages above
+  // the user's on their devices (8 when one), never the user's own setting;
+  // at stage 3 already, twice the devices.
   if (memory.training) {
     int64_t devices = sharding.devices > 1 ? sharding.devices : 8;
-    int64_t gradientBytes = paramBytes; // gradients share the weights' type
-    double ring = 2.0 * (devices - 1) / devices;
-    for (int stage = std::max(1, sharding.zeroStage + 1); stage <= 3; ++stage) {
+    auto addZero = [&](int stage, int64_t onDevices, StringRef name,
+                       StringRef note) {
       ShardingOptions options = sharding;
-      options.devices = devices;
+      options.devices = onDevices;
       options.zeroStage = stage;
-      // All-reduce of the gradients (reduce-scatter + all-gather); stage 3
-      // also all-gathers the weights for the forward and the backward.
-      double bytes = ring * gradientBytes;
-      if (stage == 3)
-        bytes += 2.0 * (devices - 1) / devices * paramBytes;
-      add(llvm::formatv("zero-{0}", stage).str(),
-          llvm::formatv("ZeRO stage {0}{1} over {2} data-parallel devices "
-                        "(collectives at {3:f0} GB/s, not overlapped)",
-                        stage, stage == 3 ? " (FSDP full-shard)" : "", devices,
-                        links.interconnect / 1e9),
-          scaled(MemoryScaling(), options),
-          stepSeconds + bytes / links.interconnect);
-    }
+      add(name.str(),
+          llvm::formatv("ZeRO stage {0}{1} over {2} data-parallel devices{3} "
+                        "({4}, overlapped with compute as in docs/memory.md)",
+                        stage, stage == 3 ? " (FSDP full-shard)" : "",
+                        onDevices, note, linkText(options)),
+          scaled(MemoryScaling(), options), stepTime(baseTimes, 1, options));
+    };
+    for (int stage = 1; stage <= 3; ++stage)
+      if (devices != sharding.devices || stage > sharding.zeroStage)
+        addZero(stage, devices, llvm::formatv("zero-{0}", stage).str(), "");
+    if (sharding.zeroStage == 3 && sharding.devices > 1)
+      addZero(3, 2 * sharding.devices, "more-devices",
+              " (twice --devices; the global batch doubles)");
   }
 
-  // 5. Offload to host memory.
-  if (memory.training) {
+  // 5. Offload to host memory: only for a step that has an optimizer.
+  if (memory.training && hasOptimizerStep(function)) {
     for (OffloadPolicy policy :
          {OffloadPolicy::Optimizer, OffloadPolicy::Params}) {
       if (static_cast<int>(policy) <= static_cast<int>(sharding.offload))
         continue;
       ShardingOptions options = sharding;
       options.offload = policy;
-      int64_t params = 0;
-      for (BlockArgument arg : function.getArguments())
-        if (auto kind = function.getArgAttrOfType<ArgKindAttr>(
-                arg.getArgNumber(), MemWallDialect::kArgKindAttrName);
-            kind && kind.getValue() == ArgKind::Weight)
-          params += getNumElements(arg.getType());
-      // Gradients down and updated weights up, the CPU update, and with
-      // params offloaded the weights streamed in for forward and backward.
-      double seconds = stepSeconds + 2.0 * paramBytes / links.host +
-                       params / kCpuAdamParamsPerSecond;
-      if (policy == OffloadPolicy::Params)
-        seconds += 2.0 * paramBytes / links.host;
       add(policy == OffloadPolicy::Optimizer ? "offload-optimizer"
                                              : "offload-params",
           llvm::formatv("keep {0} in host memory (PCIe {1:f0} GB/s, CPU "
-                        "AdamW)",
+                        "AdamW at {2:f0}e9 params/s)",
                         policy == OffloadPolicy::Optimizer
                             ? "optimizer states"
                             : "optimizer states and weights",
-                        links.host / 1e9),
-          scaled(MemoryScaling(), options), seconds);
+                        target.interconnect.pcieBandwidth / 1e9,
+                        kCpuAdamParamsPerSecond / 1e9),
+          scaled(MemoryScaling(), options), stepTime(baseTimes, 1, options));
     }
   }
 
@@ -376,7 +392,7 @@ BudgetSummary memwall::planBudget(func::FuncOp function,
     add("half-sequence",
         "halve the sequence length (changes the training data)",
         scaled(activationScaling(0.5, 0.25), sharding),
-        predictStepTime(function, target, model));
+        stepTime(predictPhaseTimes(function, target, model), 1, sharding));
   }
   {
     MemoryScaling scaling = activationScaling(0.5, 1);
@@ -388,7 +404,9 @@ BudgetSummary memwall::planBudget(func::FuncOp function,
     add("half-width",
         "halve the hidden size (a quarter of the parameters; changes the "
         "model)",
-        scaled(scaling, sharding), predictStepTime(function, target, model));
+        scaled(scaling, sharding),
+        stepTime(predictPhaseTimes(function, target, model), 1, sharding,
+                 0.25));
   }
   for (MemoryFix &fix : budget.fixes)
     if (fix.fits) {

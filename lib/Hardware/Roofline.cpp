@@ -1,22 +1,61 @@
-//===- Roofline.cpp - Roofline time of one kernel -------------------------===//
+//===- Roofline.cpp - The time model of one kernel ------------------------===//
 
 #include "memwall/Hardware/Roofline.h"
 
 #include <algorithm>
+#include <cmath>
 
 using namespace memwall;
 
-RooflineEstimate memwall::estimateRoofline(double flops, double bytes,
-                                           MathPrecision precision,
-                                           const GPUTarget &target,
-                                           bool launchesKernel) {
+double memwall::softRooflineSeconds(double computeSeconds,
+                                    double memorySeconds) {
+  double largest = std::max(computeSeconds, memorySeconds);
+  if (!(largest > 0))
+    return 0;
+  double c = computeSeconds / largest, m = memorySeconds / largest;
+  return largest * std::pow(std::pow(c, 4) + std::pow(m, 4), 0.25);
+}
+
+double memwall::computeEfficiency(ComputeUnit unit, GemmShapeClass gemmShape,
+                                  const GPUTarget &target) {
+  switch (unit) {
+  case ComputeUnit::CudaCores:
+    return 1;
+  case ComputeUnit::Gemm:
+    return target.achievable.gemmEfficiency[static_cast<unsigned>(gemmShape)];
+  case ComputeUnit::Attention:
+    return target.achievable.attentionEfficiency;
+  }
+  return 1;
+}
+
+GemmShapeClass memwall::classifyGemm(int64_t batch, int64_t m, int64_t n,
+                                     int64_t k) {
+  if (std::min(m, n) <= 64)
+    return GemmShapeClass::Skinny;
+  // Below 2^30 multiply-adds (a 1024^3 GEMM: ~3 us on an H100) the launch,
+  // prologue and a partial last wave are a large share of the kernel.
+  double macs = static_cast<double>(batch) * static_cast<double>(m) *
+                static_cast<double>(n) * static_cast<double>(k);
+  return macs < 1073741824.0 ? GemmShapeClass::Small : GemmShapeClass::Large;
+}
+
+RooflineEstimate memwall::estimateKernelTime(const KernelWork &work,
+                                             const GPUTarget &target) {
   RooflineEstimate estimate;
-  estimate.intensity = bytes > 0 ? flops / bytes : 0;
-  estimate.computeSeconds = flops / target.peakFor(precision);
-  estimate.memorySeconds = bytes / target.memoryBandwidth;
-  estimate.launchSeconds = launchesKernel ? target.kernelLaunchSeconds : 0;
+  if (!work.launchesKernel)
+    return estimate;
+  double bytes = totalBytes(work);
+  estimate.intensity = bytes > 0 ? work.flops / bytes : 0;
+  double rate = target.peakFor(work.precision) *
+                computeEfficiency(work.unit, work.gemmShape, target);
+  estimate.computeSeconds = work.flops / rate;
+  double fraction = std::clamp(work.bandwidthFraction, 1e-3, 1.0);
+  estimate.memorySeconds =
+      bytes / (target.achievable.memoryBandwidth * fraction);
+  estimate.launchSeconds = target.launchSeconds();
   estimate.timeSeconds =
-      std::max(estimate.computeSeconds, estimate.memorySeconds) +
+      softRooflineSeconds(estimate.computeSeconds, estimate.memorySeconds) +
       estimate.launchSeconds;
   estimate.memoryBound = !(estimate.computeSeconds > estimate.memorySeconds);
   return estimate;

@@ -18,8 +18,9 @@ bool memwall::DefaultPipelineOptions::asksMemoryQuestion() const {
 std::string memwall::DefaultPipelineOptions::reportPath() const {
   if (!report.empty())
     return report;
-  // A budget question deserves an answer even when no report was asked for.
-  return asksMemoryQuestion() ? "-" : "";
+  // A budget question (or measured times to compare) deserves an answer
+  // even when no report was asked for.
+  return asksMemoryQuestion() || !measured.empty() ? "-" : "";
 }
 
 LogicalResult memwall::buildDefaultPipeline(
@@ -75,6 +76,7 @@ LogicalResult memwall::buildDefaultPipeline(
     reportOptions.zeroStage = options.zeroStage;
     reportOptions.offload = options.offload;
     reportOptions.timeline = options.memoryTimeline;
+    reportOptions.measured = options.measured;
     pm.addPass(createRooflineReport(reportOptions));
   }
   return success();

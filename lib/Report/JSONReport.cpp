@@ -25,6 +25,20 @@ static void writeTarget(llvm::json::OStream &json, const GPUTarget &target) {
                    static_cast<int64_t>(target.sharedMemoryPerSMBytes));
     json.attribute("sm_count", static_cast<int64_t>(target.smCount));
     json.attribute("kernel_launch_s", target.kernelLaunchSeconds);
+    json.attribute("graph_kernel_launch_s", target.graphKernelLaunchSeconds);
+    json.attribute("launch_mode", stringifyLaunchMode(target.launchMode));
+    json.attributeObject("achievable", [&] {
+      json.attribute("memory_bandwidth_bytes_per_s",
+                     target.achievable.memoryBandwidth);
+      json.attributeObject("gemm_efficiency", [&] {
+        for (unsigned index = 0; index < kNumGemmShapeClasses; ++index)
+          json.attribute(stringifyGemmShapeClass(GemmShapeClass(index)),
+                         target.achievable.gemmEfficiency[index]);
+      });
+      json.attribute("attention_efficiency",
+                     target.achievable.attentionEfficiency);
+    });
+    json.attribute("calibration", target.calibration);
     json.attributeObject("peak_flops", [&] {
       for (unsigned index = 0; index < kNumMathPrecisions; ++index)
         json.attribute(stringifyMathPrecision(MathPrecision(index)),
@@ -53,6 +67,7 @@ static void writeOp(llvm::json::OStream &json, const OpRecord &op) {
     json.attribute("launch_s", op.estimate.launchSeconds);
     json.attribute("bound", op.estimate.memoryBound ? "memory" : "compute");
     json.attribute("time_s", op.estimate.timeSeconds);
+    json.attribute("category", op.category);
   });
 }
 
@@ -155,6 +170,11 @@ static void writeRemat(llvm::json::OStream &json, const RematSummary &remat) {
     json.attribute("overhead_time_s", remat.overheadSeconds);
     json.attribute("overhead_fraction", remat.overheadFraction);
     json.attribute("solver", remat.solver);
+    json.attribute("plan", remat.plan.empty() ? remat.solver : remat.plan);
+    if (remat.solverOverheadSeconds)
+      json.attribute("solver_overhead_time_s", *remat.solverOverheadSeconds);
+    else
+      json.attribute("solver_overhead_time_s", nullptr);
     json.attribute("gap", remat.gap);
     if (remat.bound)
       json.attribute("bound_s", *remat.bound);
@@ -169,6 +189,70 @@ static void writeRemat(llvm::json::OStream &json, const RematSummary &remat) {
           json.attribute("overhead_fraction", b.overheadFraction);
           json.attribute("recomputed", b.recomputed);
           json.attribute("fits", b.fits);
+        });
+    });
+  });
+}
+
+static void writeCommunication(llvm::json::OStream &json,
+                               const CommunicationSummary &c) {
+  json.attributeObject("communication", [&] {
+    json.attribute("devices", c.devices);
+    json.attribute("zero_stage", static_cast<int64_t>(c.zeroStage));
+    json.attribute("offload", c.offload);
+    json.attribute("micro_steps", c.microSteps);
+    json.attribute("link", c.link);
+    json.attribute("link_bytes_per_s", c.linkBandwidth);
+    json.attribute("pcie_bytes_per_s", c.pcieBandwidth);
+    json.attribute("param_bytes", c.paramBytes);
+    json.attribute("gradient_bytes", c.gradientBytes);
+    json.attribute("all_reduce_bytes", c.allReduceBytes);
+    json.attribute("reduce_scatter_bytes", c.reduceScatterBytes);
+    json.attribute("all_gather_bytes", c.allGatherBytes);
+    json.attribute("offload_bytes", c.offloadBytes);
+    json.attribute("collective_time_s", c.collectiveSeconds);
+    json.attribute("offload_time_s", c.offloadSeconds);
+    json.attribute("compute_time_s", c.computeSeconds);
+    json.attribute("exposed_time_s", c.exposedSeconds);
+    json.attribute("step_time_s", c.stepSeconds);
+    json.attribute("overlap", c.overlap);
+  });
+}
+
+static void writeBreakdown(llvm::json::OStream &json,
+                           const RooflineReport &report) {
+  json.attributeArray("time_breakdown", [&] {
+    for (const TimeBreakdownEntry &entry : report.computeTimeBreakdown())
+      json.object([&] {
+        json.attribute("category", entry.category);
+        json.attribute("kernels", static_cast<int64_t>(entry.kernels));
+        json.attribute("flops", entry.flops);
+        json.attribute("bytes", entry.bytes);
+        json.attribute("time_s", entry.timeSeconds);
+        json.attribute("fraction", entry.fraction);
+      });
+  });
+}
+
+static void writeMeasured(llvm::json::OStream &json, const MeasuredRun &run) {
+  json.attributeObject("measured", [&] {
+    json.attribute("device", run.device);
+    json.attribute("measured_time_s", run.measuredSeconds);
+    json.attribute("matched_measured_time_s", run.matchedMeasuredSeconds);
+    json.attribute("matched_predicted_time_s", run.predictedSeconds);
+    json.attribute("unmatched_kernels", static_cast<int64_t>(run.unmatched));
+    json.attributeArray("kernels", [&] {
+      for (const MeasuredKernel &kernel : run.kernels)
+        json.object([&] {
+          json.attribute("name", kernel.name);
+          json.attribute("ops", kernel.ops);
+          if (kernel.predictedSeconds)
+            json.attribute("predicted_time_s", *kernel.predictedSeconds);
+          else
+            json.attribute("predicted_time_s", nullptr);
+          json.attribute("bundle_predicted_time_s",
+                         kernel.bundlePredictedSeconds);
+          json.attribute("measured_time_s", kernel.measuredSeconds);
         });
     });
   });
@@ -226,10 +310,15 @@ void memwall::printRooflineReportJSON(const RooflineReport &report,
       json.attribute("memory_bound_ops",
                      static_cast<int64_t>(totals.numMemoryBoundOps));
     });
+    writeBreakdown(json, report);
+    if (report.measured)
+      writeMeasured(json, *report.measured);
     if (report.fusion)
       writeFusion(json, *report.fusion);
     if (report.memory)
       writeMemory(json, *report.memory);
+    if (report.communication)
+      writeCommunication(json, *report.communication);
     if (report.budget)
       writeBudget(json, *report.budget);
     if (report.inference)

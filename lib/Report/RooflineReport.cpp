@@ -2,6 +2,8 @@
 
 #include "memwall/Report/RooflineReport.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include "llvm/Support/Path.h"
 
 using namespace memwall;
@@ -23,6 +25,38 @@ RooflineTotals RooflineReport::computeTotals() const {
     totals.memoryBoundTimeFraction =
         totals.memoryBoundSeconds / totals.timeSeconds;
   return totals;
+}
+
+std::vector<TimeBreakdownEntry> RooflineReport::computeTimeBreakdown() const {
+  std::vector<TimeBreakdownEntry> entries;
+  auto entryFor = [&](llvm::StringRef category) -> TimeBreakdownEntry & {
+    for (TimeBreakdownEntry &entry : entries)
+      if (entry.category == category)
+        return entry;
+    entries.push_back(TimeBreakdownEntry{category.str()});
+    return entries.back();
+  };
+  double total = 0;
+  for (const OpRecord &op : ops) {
+    TimeBreakdownEntry &entry =
+        entryFor(op.category.empty() ? "other" : op.category);
+    entry.kernels += op.estimate.launchSeconds > 0 ? 1 : 0;
+    entry.flops += op.flops;
+    entry.bytes += op.bytesRead + op.bytesWritten;
+    entry.timeSeconds += op.estimate.timeSeconds;
+    total += op.estimate.timeSeconds;
+  }
+  if (communication && communication->exposedSeconds > 0) {
+    entryFor("communication").timeSeconds += communication->exposedSeconds;
+    total += communication->exposedSeconds;
+  }
+  for (TimeBreakdownEntry &entry : entries)
+    entry.fraction = total > 0 ? entry.timeSeconds / total : 0;
+  llvm::stable_sort(entries, [](const TimeBreakdownEntry &a,
+                                const TimeBreakdownEntry &b) {
+    return a.timeSeconds > b.timeSeconds;
+  });
+  return entries;
 }
 
 std::optional<ReportFormat>

@@ -86,7 +86,20 @@ void printHeader(llvm::raw_ostream &os, const RooflineReport &report) {
   os << "target: " << target.name << " (" << target.description << "), "
      << formatSI(target.memoryBandwidth, "B/s") << ", "
      << formatSI(static_cast<double>(target.memoryCapacityBytes), "B")
-     << ", launch " << formatSI(target.kernelLaunchSeconds, "s") << "\n";
+     << ", launch " << formatSI(target.launchSeconds(), "s") << " ("
+     << stringifyLaunchMode(target.launchMode) << ")\n";
+  // The time model divides by these, not by the datasheet peaks.
+  os << "achieved: "
+     << formatSI(target.achievable.memoryBandwidth, "B/s") << " DRAM, GEMMs "
+     << llvm::formatv("{0:f0}/{1:f0}/{2:f0}% (large/small/skinny), attention "
+                      "{3:f0}% of peak",
+                      100 * target.achievable.gemmEfficiency[0],
+                      100 * target.achievable.gemmEfficiency[1],
+                      100 * target.achievable.gemmEfficiency[2],
+                      100 * target.achievable.attentionEfficiency);
+  if (!target.calibration.empty())
+    os << "; calibrated: " << target.calibration;
+  os << "\n";
   // One roof per line; the ridge is the intensity (FLOP/B) at which an op on
   // that roof stops being memory-bound.
   llvm::StringRef label = "peaks:  ";
@@ -119,6 +132,34 @@ void memwall::printRooflineReportText(const RooflineReport &report,
   os << "memory-bound: " << totals.numMemoryBoundOps << " of " << totals.numOps
      << " ops, " << llvm::format("%.1f", 100 * totals.memoryBoundTimeFraction)
      << "% of predicted time\n";
+  os << "time by kernel kind:";
+  for (const TimeBreakdownEntry &entry : report.computeTimeBreakdown())
+    os << llvm::formatv("  {0} {1} ({2:f1}%)", entry.category,
+                        formatSI(entry.timeSeconds, "s"), 100 * entry.fraction);
+  os << "\n";
+  if (report.measured) {
+    const MeasuredRun &run = *report.measured;
+    os << "\nmeasured on " << run.device << ": "
+       << formatSI(run.measuredSeconds, "s") << " (" << run.kernels.size()
+       << " kernels); the " << run.kernels.size() - run.unmatched
+       << " this report predicts: " << formatSI(run.predictedSeconds, "s")
+       << " predicted, " << formatSI(run.matchedMeasuredSeconds, "s")
+       << " measured\n";
+    os << llvm::formatv("  {0,-28} {1,12} {2,12} {3,10}\n", "kernel",
+                        "predicted", "measured", "meas/pred");
+    for (const MeasuredKernel &kernel : run.kernels) {
+      std::string ratio = "-";
+      if (kernel.predictedSeconds && *kernel.predictedSeconds > 0)
+        ratio = llvm::formatv("{0:f2}",
+                              kernel.measuredSeconds / *kernel.predictedSeconds)
+                    .str();
+      os << llvm::formatv(
+          "  {0,-28} {1,12} {2,12} {3,10}\n", kernel.name,
+          kernel.predictedSeconds ? formatSI(*kernel.predictedSeconds, "s")
+                                  : std::string("?"),
+          formatSI(kernel.measuredSeconds, "s"), ratio);
+    }
+  }
 
   if (report.fusion) {
     const FusionSummary &fusion = *report.fusion;
@@ -149,6 +190,31 @@ void memwall::printRooflineReportText(const RooflineReport &report,
       os << "  saved activations (forward values the backward reads): "
          << formatSI(memory.savedActivationsBytes, "B") << "\n";
   }
+  if (report.communication) {
+    const CommunicationSummary &c = *report.communication;
+    if (c.devices <= 1 && c.offload == "none") {
+      os << "\ncommunication: none (1 device, no offload); step "
+         << formatSI(c.stepSeconds, "s") << " predicted\n";
+    } else {
+      os << "\ncommunication (per device per step, " << c.devices
+         << " devices, ZeRO stage " << c.zeroStage;
+      if (c.link != "none")
+        os << ", " << c.link << " " << formatSI(c.linkBandwidth, "B/s");
+      if (c.offload != "none")
+        os << ", offload " << c.offload << " over PCIe "
+           << formatSI(c.pcieBandwidth, "B/s");
+      os << "):\n  all-reduce " << formatSI(c.allReduceBytes, "B")
+         << ", reduce-scatter " << formatSI(c.reduceScatterBytes, "B")
+         << ", all-gather " << formatSI(c.allGatherBytes, "B")
+         << ", offload " << formatSI(c.offloadBytes, "B") << "\n";
+      os << "  collectives " << formatSI(c.collectiveSeconds, "s")
+         << ", offload " << formatSI(c.offloadSeconds, "s") << "; compute "
+         << formatSI(c.computeSeconds, "s") << " + exposed "
+         << formatSI(c.exposedSeconds, "s") << " = step "
+         << formatSI(c.stepSeconds, "s") << " predicted\n";
+      os << "  overlap: " << c.overlap << "\n";
+    }
+  }
   if (report.budget) {
     const BudgetSummary &budget = *report.budget;
     os << "\nbudget " << formatSI(budget.budgetBytes, "B") << ": "
@@ -174,6 +240,15 @@ void memwall::printRooflineReportText(const RooflineReport &report,
        << "): budget " << formatSI(remat.budgetBytes, "B") << ", peak "
        << formatSI(remat.peakBeforeBytes, "B") << " -> "
        << formatSI(remat.peakAfterBytes, "B") << "\n";
+    if (!remat.plan.empty() && remat.plan != remat.solver) {
+      os << "  applied baseline " << remat.plan << ": it fits at less overhead";
+      if (remat.solverOverheadSeconds)
+        os << " than the solver's best plan ("
+           << formatSI(*remat.solverOverheadSeconds, "s") << ")";
+      else
+        os << "; the solver found no plan within the budget";
+      os << "\n";
+    }
     os << "  " << remat.recomputed << " values recomputed ("
        << formatSI(remat.recomputedBytes, "B") << ", "
        << formatSI(remat.recomputeFlops, "FLOP") << "), " << remat.saved
@@ -199,8 +274,9 @@ void memwall::printRooflineReportText(const RooflineReport &report,
     os << "  streams " << formatSI(inference.weightBytes, "B") << " of weights";
     if (inference.kvCacheBytes > 0)
       os << " and " << formatSI(inference.kvCacheBytes, "B") << " of KV cache";
-    os << " per step: at " << formatSI(report.target.memoryBandwidth, "B/s")
-       << " no schedule beats "
+    os << " per step: at " << formatSI(report.target.achievable.memoryBandwidth,
+                                       "B/s")
+       << " (achievable) no schedule beats "
        << formatSI(inference.bandwidthFloorSeconds, "s") << " (predicted "
        << formatSI(inference.stepSeconds, "s") << ")\n";
     os << llvm::formatv("  weight GEMMs: {0:f1} FLOP/B against a {1} ridge of "

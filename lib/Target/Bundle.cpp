@@ -603,22 +603,22 @@ private:
     step.args.push_back(partialOut);
     step.args.push_back(partialLse);
     // The op's cost counts the partials' round trip and the final write:
-    // the combine's share of its bytes is charged to the combine step.
-    int64_t combineBytes =
-        bundle.buffers[partialOut].bytes + bundle.buffers[partialLse].bytes +
-        bundle.buffers[out].bytes + bundle.buffers[lse].bytes;
-    step.predictedSeconds =
-        estimateRoofline(cost.getFlops(),
-                         cost.getBytesRead() + cost.getBytesWritten() -
-                             combineBytes,
-                         cost.getMathPrecision(), target)
-            .timeSeconds;
+    // the combine reads the partials and writes the output and lse.
+    int64_t partialBytes =
+        bundle.buffers[partialOut].bytes + bundle.buffers[partialLse].bytes;
+    int64_t resultBytes = bundle.buffers[out].bytes + bundle.buffers[lse].bytes;
+    KernelWork splitWork = cost.getKernelWork(target);
+    splitWork.bytesRead -= static_cast<double>(partialBytes);
+    splitWork.bytesWritten -= static_cast<double>(resultBytes);
+    step.predictedSeconds = estimateKernelTime(splitWork, target).timeSeconds;
     bundle.steps.push_back(step);
 
-    BundleStep combine = kernelStep(
-        "attention_combine", {op.getOperation()},
-        estimateRoofline(0, combineBytes, MathPrecision::FP32, target)
-            .timeSeconds);
+    KernelWork combineWork;
+    combineWork.bytesRead = static_cast<double>(partialBytes);
+    combineWork.bytesWritten = static_cast<double>(resultBytes);
+    BundleStep combine =
+        kernelStep("attention_combine", {op.getOperation()},
+                   estimateKernelTime(combineWork, target).timeSeconds);
     emitAttentionCombineKernel(gpuModule, combine.function, op, plan);
     combine.grid = plan.combineGrid;
     combine.block = {plan.combineThreads, 1, 1};

@@ -15,15 +15,18 @@ struct DefaultTargetSelection {
   llvm::sys::SmartMutex<true> mutex;
   std::string name;
   std::string file;
+  std::optional<LaunchMode> launchMode;
 };
 } // namespace
 
 static llvm::ManagedStatic<DefaultTargetSelection> defaultSelection;
 
-void memwall::setDefaultPassTarget(StringRef targetName, StringRef targetFile) {
+void memwall::setDefaultPassTarget(StringRef targetName, StringRef targetFile,
+                                   std::optional<LaunchMode> launchMode) {
   llvm::sys::SmartScopedLock<true> lock(defaultSelection->mutex);
   defaultSelection->name = targetName.str();
   defaultSelection->file = targetFile.str();
+  defaultSelection->launchMode = launchMode;
 }
 
 llvm::Expected<GPUTarget>
@@ -36,7 +39,15 @@ memwall::resolveTargetOrDefault(StringRef targetName, StringRef targetFile) {
   }
   if (name.empty() && file.empty())
     name = kDefaultGPUTargetName;
-  return resolveGPUTarget(name, file);
+  llvm::Expected<GPUTarget> target = resolveGPUTarget(name, file);
+  std::optional<LaunchMode> launchMode;
+  {
+    llvm::sys::SmartScopedLock<true> lock(defaultSelection->mutex);
+    launchMode = defaultSelection->launchMode;
+  }
+  if (target && launchMode)
+    target->launchMode = *launchMode;
+  return target;
 }
 
 FailureOr<GPUTarget> memwall::resolvePassTarget(MLIRContext *ctx,

@@ -38,6 +38,8 @@ std::optional<Policy> lookupPolicy(MLIRContext *ctx, StringRef name) {
     return Policy{IntegerType::get(ctx, 8), bf16};
   if (name == "fp8-weights")
     return Policy{Float8E4M3FNType::get(ctx), bf16};
+  if (name == "int4-weights")
+    return Policy{IntegerType::get(ctx, 4), bf16};
   return std::nullopt;
 }
 
@@ -77,7 +79,7 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
         mlir::emitError(module.getLoc())
             << "memwall-precision: unknown policy '" << policy
             << "' (expected fp32, bf16-mixed, fp16-mixed, fp8-mixed, "
-               "int8-weights or fp8-weights)";
+               "int8-weights, fp8-weights or int4-weights)";
         return signalPassFailure();
       }
     }
@@ -117,6 +119,9 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
     OpBuilder builder(function.getContext());
     builder.setInsertionPointToStart(&body);
     Type activation = chosen ? chosen->activations : Type();
+    // One fp8 copy per value, however many GEMMs read it (q, k and v read
+    // one normalized input): what Transformer Engine casts once and saves.
+    DenseMap<Value, Value> fp8Copies;
     for (BlockArgument arg : function.getArguments()) {
       if (!isFloatTensor(arg.getType()))
         continue;
@@ -136,9 +141,19 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
         arg.setType(withElement(arg.getType(), activation));
         continue;
       }
+      bool weightOnly = !isa<FloatType>(chosen->weights) ||
+                        isa<Float8E4M3FNType>(chosen->weights);
+      // Weight-only quantization (AWQ, GPTQ, TensorRT-LLM) quantizes the
+      // linear layers; norm weights and embedding tables stay in the
+      // activation type.
+      if (weightOnly && !llvm::all_of(arg.getUsers(), [](Operation *user) {
+            return isa<MatmulOp>(user);
+          })) {
+        arg.setType(withElement(arg.getType(), activation));
+        continue;
+      }
       arg.setType(withElement(arg.getType(), chosen->weights));
-      if (!isa<FloatType>(chosen->weights) ||
-          isa<Float8E4M3FNType>(chosen->weights)) {
+      if (weightOnly) {
         // Weight-only quantization: dequantize where the weight is used.
         SmallVector<OpOperand *> uses;
         for (OpOperand &use : arg.getUses())
@@ -169,7 +184,7 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
         retypeCacheAppend(kvAppend, builder);
       if (auto matmul = dyn_cast<MatmulOp>(op);
           matmul && chosen && chosen->fp8Gemms)
-        castGemmInputs(matmul, builder);
+        castGemmInputs(matmul, builder, fp8Copies);
       if (failed(reinfer(op)))
         return failure();
     }
@@ -180,10 +195,11 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
     return success();
   }
 
-  /// fp8 GEMM inputs: both operands cast to f8E4M3FN (the product is bf16).
-  void castGemmInputs(MatmulOp matmul, OpBuilder &builder) {
+  /// fp8 GEMM inputs: both operands cast to f8E4M3FN (the product is bf16),
+  /// each value once, right after it is defined.
+  void castGemmInputs(MatmulOp matmul, OpBuilder &builder,
+                      DenseMap<Value, Value> &fp8Copies) {
     Type f8 = Float8E4M3FNType::get(matmul.getContext());
-    builder.setInsertionPoint(matmul);
     for (OpOperand *operand :
          {&matmul.getLhsMutable(), &matmul.getRhsMutable()}) {
       Value value = operand->get();
@@ -191,13 +207,20 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
       if (!isa<FloatType>(type.getElementType()) ||
           type.getElementType() == f8)
         return;
-      operand->set(CastOp::create(builder, matmul.getLoc(), value,
-                                  TypeAttr::get(f8)));
+      Value &copy = fp8Copies[value];
+      if (!copy) {
+        OpBuilder::InsertionGuard guard(builder);
+        builder.setInsertionPointAfterValue(value);
+        copy = CastOp::create(builder, value.getLoc(), value,
+                              TypeAttr::get(f8));
+      }
+      operand->set(copy);
     }
   }
 
-  /// Appending to a narrower cache: cast the new entries down first; what
-  /// attention reads is cast back up after.
+  /// Appending to a narrower cache: cast the new entries down first.
+  /// Attention reads the cache as stored and dequantizes in the kernel (as
+  /// vLLM's and TensorRT-LLM's fp8 KV caches do), so nothing is widened.
   void retypeCacheAppend(KVCacheAppendOp append, OpBuilder &builder) {
     auto cacheType = cast<RankedTensorType>(append.getCache().getType());
     auto updateType = cast<RankedTensorType>(append.getUpdate().getType());
@@ -207,12 +230,6 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
     append.getUpdateMutable().set(
         CastOp::create(builder, append.getLoc(), append.getUpdate(),
                        TypeAttr::get(cacheType.getElementType())));
-    Type compute = updateType.getElementType();
-    (void)reinfer(append);
-    builder.setInsertionPointAfter(append);
-    auto widen = CastOp::create(builder, append.getLoc(), append.getResult(),
-                                TypeAttr::get(compute));
-    append.getResult().replaceAllUsesExcept(widen, widen);
   }
 
   LogicalResult reinfer(Operation *op) {

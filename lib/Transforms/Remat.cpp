@@ -9,6 +9,7 @@
 
 #include "memwall/Transforms/Remat.h"
 
+#include "memwall/Analysis/CommunicationAnalysis.h"
 #include "memwall/Analysis/CostAnalysis.h"
 #include "memwall/Analysis/MemoryAnalysis.h"
 #include "memwall/Analysis/RematSolver.h"
@@ -577,12 +578,25 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     std::vector<Candidate> baselineRuns = baselines(function, *graph);
 
     std::optional<Candidate> chosen;
+    std::optional<double> solverOverhead;
+    bool baselineWon = false;
     if (before.peakBytes <= budgetBytes) {
       chosen = baselineRuns.front(); // none: nothing to solve
       chosen->plan.solver = stringifyRematSolver(solveOptions.solver);
     } else {
       chosen = fitBest(function, *graph, budgetBytes, before.peakBytes,
                        solveOptions);
+      if (chosen)
+        solverOverhead = chosen->plan.cost;
+      // A baseline is a plan too: the solvers optimize a model of the
+      // memory, and a baseline that the simulation finds within the budget
+      // at less overhead wins.
+      for (const Candidate &c : baselineRuns)
+        if (c.memory.peakBytes <= budgetBytes &&
+            (!chosen || c.plan.cost < chosen->plan.cost)) {
+          chosen = c;
+          baselineWon = true;
+        }
     }
     if (!chosen) {
       // The solvers may miss a plan that exists: the cheapest fitting
@@ -592,8 +606,12 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
       const Candidate *least = nullptr;
       for (const Candidate &c : options) {
         if (c.memory.peakBytes <= budgetBytes &&
-            (!chosen || c.plan.cost < chosen->plan.cost))
+            (!chosen || c.plan.cost < chosen->plan.cost)) {
           chosen = c;
+          baselineWon = llvm::any_of(baselineRuns, [&](const Candidate &b) {
+            return b.name == c.name;
+          });
+        }
         if (!least || c.memory.peakBytes < least->memory.peakBytes)
           least = &c;
       }
@@ -605,7 +623,12 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     summary.budgetBytes = budgetBytes;
     summary.peakBeforeBytes = before.peakBytes;
     summary.peakAfterBytes = chosen->memory.peakBytes;
-    summary.solver = plan.solver;
+    // The solver that ran, and the plan applied (a baseline's name when
+    // one beat the solvers).
+    summary.solver = baselineWon ? stringifyRematSolver(solveOptions.solver)
+                                 : plan.solver;
+    summary.plan = plan.solver;
+    summary.solverOverheadSeconds = solverOverhead;
     summary.bound = plan.bound;
     summary.gap = plan.gap();
     summary.overheadSeconds = plan.cost;
@@ -661,25 +684,36 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
       return signalPassFailure();
     }
     // Model states dominate: what sharding or offload would give, with the
-    // same recomputation.
-    ShardingOptions zero = sharding;
-    zero.devices = std::max<int64_t>(sharding.devices, 8);
-    zero.zeroStage = 3;
-    ShardingOptions host = sharding;
-    host.offload = OffloadPolicy::Optimizer;
+    // same recomputation; never the user's own setting.
     std::vector<int> groups = groupsOf(least.problem);
-    int64_t zeroPeak =
-        simulatePlan(function, target, least.plan.recompute, groups, zero)
-            .peakBytes;
-    int64_t hostPeak =
-        simulatePlan(function, target, least.plan.recompute, groups, host)
-            .peakBytes;
+    auto predicted = [&](const ShardingOptions &options) {
+      return gb(simulatePlan(function, target, least.plan.recompute, groups,
+                             options)
+                    .peakBytes);
+    };
     error << "; model states (weights, gradients, optimizer) dominate with "
-          << gb(states) << ": try --zero-stage=3 --devices=" << zero.devices
-          << " (predicted " << gb(zeroPeak)
-          << " per device with this recomputation) or --offload=optimizer "
-             "(predicted "
-          << gb(hostPeak) << ")";
+          << gb(states) << ": try ";
+    ShardingOptions zero = sharding;
+    zero.zeroStage = 3;
+    if (sharding.zeroStage == 3 && sharding.devices > 1) {
+      zero.devices = 2 * sharding.devices;
+      error << "--devices=" << zero.devices << " (already ZeRO-3 over "
+            << sharding.devices << "; predicted " << predicted(zero)
+            << " per device with this recomputation)";
+    } else {
+      zero.devices = std::max<int64_t>(sharding.devices, 8);
+      error << "--zero-stage=3 --devices=" << zero.devices << " (predicted "
+            << predicted(zero) << " per device with this recomputation)";
+    }
+    // Offload needs an optimizer to move, and goes one policy further.
+    ShardingOptions host = sharding;
+    if (hasOptimizerStep(function) && sharding.offload != OffloadPolicy::Params) {
+      host.offload = sharding.offload == OffloadPolicy::None
+                         ? OffloadPolicy::Optimizer
+                         : OffloadPolicy::Params;
+      error << " or --offload=" << stringifyOffloadPolicy(host.offload)
+            << " (predicted " << predicted(host) << ")";
+    }
     signalPassFailure();
   }
 
@@ -763,11 +797,15 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
         b.getNamedAttr("overhead_time_s", f64(summary.overheadSeconds)),
         b.getNamedAttr("overhead_fraction", f64(summary.overheadFraction)),
         b.getNamedAttr("solver", b.getStringAttr(summary.solver)),
+        b.getNamedAttr("plan", b.getStringAttr(summary.plan)),
         b.getNamedAttr("gap", f64(summary.gap)),
         b.getNamedAttr("baselines", b.getArrayAttr(baselineAttrs)),
     };
     if (summary.bound)
       fields.push_back(b.getNamedAttr("bound_s", f64(*summary.bound)));
+    if (summary.solverOverheadSeconds)
+      fields.push_back(b.getNamedAttr("solver_overhead_time_s",
+                                      f64(*summary.solverOverheadSeconds)));
     return b.getDictionaryAttr(fields);
   }
 
@@ -808,6 +846,9 @@ std::optional<RematSummary> memwall::readRematSummary(ModuleOp module) {
   s.overheadSeconds = f64(dict, "overhead_time_s");
   s.overheadFraction = f64(dict, "overhead_fraction");
   s.solver = str(dict, "solver");
+  s.plan = str(dict, "plan");
+  if (dict.get("solver_overhead_time_s"))
+    s.solverOverheadSeconds = f64(dict, "solver_overhead_time_s");
   s.gap = f64(dict, "gap");
   if (dict.get("bound_s"))
     s.bound = f64(dict, "bound_s");

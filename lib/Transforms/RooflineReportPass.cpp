@@ -1,5 +1,6 @@
 //===- RooflineReportPass.cpp - write the roofline report -----------------===//
 
+#include "memwall/Analysis/CommunicationAnalysis.h"
 #include "memwall/Analysis/CostAnalysis.h"
 #include "memwall/Analysis/InferenceAnalysis.h"
 #include "memwall/Analysis/MemoryAnalysis.h"
@@ -61,6 +62,7 @@ struct RooflineReportPass
     }
     if (func::FuncOp function = getMainFunction(module)) {
       report.memory = simulateMemory(function, sharding);
+      report.communication = analyzeCommunication(function, sharding, target);
       report.inference = analyzeInference(function, target);
       report.remat = readRematSummary(module);
       if (budgetBytes) {
@@ -75,6 +77,14 @@ struct RooflineReportPass
         mlir::emitError(module.getLoc()) << llvm::toString(std::move(error));
         return signalPassFailure();
       }
+    if (!measured.empty()) {
+      llvm::Expected<MeasuredRun> run = readMeasuredRun(measured, report);
+      if (!run) {
+        mlir::emitError(module.getLoc()) << llvm::toString(run.takeError());
+        return signalPassFailure();
+      }
+      report.measured = std::move(*run);
+    }
     if (llvm::Error error = writeRooflineReport(report, output)) {
       // A location-only diagnostic: Operation::emitError would append the
       // whole module as a note.

@@ -19,7 +19,7 @@
 // INT8: %[[W:.*]] = memwall.cast %arg1 to bf16 : tensor<8x8xi8> -> tensor<8x8xbf16>
 // INT8: memwall.matmul %arg0, %[[W]]
 
-// BAD: error: memwall-precision: unknown policy 'fp4' (expected fp32, bf16-mixed, fp16-mixed, fp8-mixed, int8-weights or fp8-weights)
+// BAD: error: memwall-precision: unknown policy 'fp4' (expected fp32, bf16-mixed, fp16-mixed, fp8-mixed, int8-weights, fp8-weights or int4-weights)
 // BADKV: error: memwall-precision: unknown KV-cache dtype 'i4'
 
 func.func @mlp(%x: tensor<4x8xf32> {memwall.kind = #memwall.arg_kind<input>},

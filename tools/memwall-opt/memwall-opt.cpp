@@ -74,7 +74,7 @@ static llvm::cl::opt<std::string> precision(
     "precision",
     llvm::cl::desc("Precision policy applied first (memwall-precision): "
                    "fp32, bf16-mixed, fp16-mixed, fp8-mixed, int8-weights, "
-                   "fp8-weights"),
+                   "fp8-weights, int4-weights"),
     llvm::cl::value_desc("policy"), llvm::cl::init(""),
     llvm::cl::cat(memwallCategory));
 
@@ -124,6 +124,21 @@ static llvm::cl::opt<std::string> memoryTimeline(
     llvm::cl::value_desc("file.svg"), llvm::cl::init(""),
     llvm::cl::cat(memwallCategory));
 
+static llvm::cl::opt<std::string> measuredRun(
+    "measured",
+    llvm::cl::desc("A memwall-run --report JSON file: show each measured "
+                   "kernel beside the report's prediction"),
+    llvm::cl::value_desc("run.json"), llvm::cl::init(""),
+    llvm::cl::cat(memwallCategory));
+
+static llvm::cl::opt<std::string> launchMode(
+    "launch",
+    llvm::cl::desc("How kernels are launched in predictions: stream (one by "
+                   "one) or graph (replayed from a CUDA graph, as serving "
+                   "stacks run decode steps)"),
+    llvm::cl::value_desc("stream|graph"), llvm::cl::init(""),
+    llvm::cl::cat(memwallCategory));
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAllPasses();
@@ -136,7 +151,16 @@ int main(int argc, char **argv) {
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "memwall optimizer driver\n", registry);
-  memwall::setDefaultPassTarget(targetName, targetFile);
+  std::optional<memwall::LaunchMode> launch;
+  if (!launchMode.empty()) {
+    launch = memwall::symbolizeLaunchMode(launchMode);
+    if (!launch) {
+      llvm::WithColor::error(llvm::errs(), "memwall-opt")
+          << "--launch='" << launchMode << "' must be stream or graph\n";
+      return EXIT_FAILURE;
+    }
+  }
+  memwall::setDefaultPassTarget(targetName, targetFile, launch);
 
   // Validate the target up front so a typo fails before the model is read.
   if (llvm::Expected<memwall::GPUTarget> target =
@@ -162,6 +186,7 @@ int main(int argc, char **argv) {
   options->zeroStage = zeroStage;
   options->offload = offload;
   options->memoryTimeline = memoryTimeline;
+  options->measured = measuredRun;
   options->rematSolver = rematSolver;
   options->rematTimeLimit = rematTimeLimit;
   options->rematPareto = rematPareto;

@@ -57,16 +57,6 @@ protected:
 };
 } // namespace
 
-TEST(SoftRooflineTest, IsTheFourthRootOfTheSumOfFourthPowers) {
-  EXPECT_DOUBLE_EQ(softRooflineSeconds(1.0, 0.0), 1.0);
-  EXPECT_DOUBLE_EQ(softRooflineSeconds(0.0, 2.0), 2.0);
-  // At the ridge: 2^(1/4) = 1.1892 times the roofline.
-  EXPECT_NEAR(softRooflineSeconds(1.0, 1.0), 1.189207115, 1e-9);
-  // (3^4 + 4^4)^(1/4) = 337^(1/4).
-  EXPECT_NEAR(softRooflineSeconds(3.0, 4.0), 4.284572, 1e-6);
-  EXPECT_EQ(softRooflineSeconds(0.0, 0.0), 0.0);
-}
-
 TEST_F(FusionCostTest, ElementwiseChainWithBiasBroadcast) {
   SmallVector<Operation *> ops = parseOps(
       "%x: tensor<64x1024xbf16>, %b: tensor<1024xbf16>",

@@ -15,9 +15,16 @@
 
 namespace memwall {
 
-/// Roofline estimate of `op` running as its own kernel on `target`.
+/// The time model's estimate of `op` running as its own kernel on
+/// `target`: ops codegen runs as generated kernels or cuBLASLt calls (and
+/// fusions) through the fusion cost model's kernel analysis, geometry
+/// included; any other op from its CostOpInterface kernel work.
 RooflineEstimate estimateOpRoofline(CostOpInterface op,
                                     const GPUTarget &target);
+
+/// The report's kernel category of `op` (OpRecord::category) given its
+/// kernel work.
+std::string getTimeCategory(CostOpInterface op, const KernelWork &work);
 
 /// Parameter count and bytes: the elements of every function argument tagged
 /// `memwall.kind = #memwall.arg_kind<weight>`, over all functions.

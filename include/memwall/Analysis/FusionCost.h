@@ -13,6 +13,7 @@
 #define MEMWALL_ANALYSIS_FUSIONCOST_H
 
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Hardware/Roofline.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
@@ -88,7 +89,10 @@ struct KernelAnalysis {
   int64_t bytesRead = 0;
   int64_t bytesWritten = 0;
   MathPrecision precision = MathPrecision::FP32;
-  /// Predicted time: soft roofline, slowed by low occupancy, plus launch.
+  /// The time model's estimate of the kernel (Roofline.h), its memory time
+  /// slowed by low occupancy for generated kernels.
+  RooflineEstimate estimate;
+  /// estimate.timeSeconds.
   double timeSeconds = 0;
 };
 
@@ -110,11 +114,6 @@ analyzeKernel(llvm::ArrayRef<mlir::Operation *> ops, const GPUTarget &target,
 llvm::FailureOr<KernelAnalysis> analyzeFusion(FusionOp fusion,
                                               const GPUTarget &target,
                                               std::string *whyNot = nullptr);
-
-/// Smooth maximum of compute and memory time, (c^4 + m^4)^(1/4): equal to
-/// the roofline away from the ridge and up to 19% slower at it, where real
-/// kernels overlap compute and memory imperfectly.
-double softRooflineSeconds(double computeSeconds, double memorySeconds);
 
 } // namespace memwall
 

@@ -41,6 +41,43 @@ struct OpRecord {
   MathPrecision precision = MathPrecision::FP32;
   /// Roofline estimate of the op on the report's target.
   RooflineEstimate estimate;
+  /// What kind of kernel it is, for the time breakdown: "gemm", "attention",
+  /// "norm" (norms, softmax, reductions, losses), "elementwise", "layout"
+  /// (data movement) or "optimizer".
+  std::string category;
+};
+
+/// Predicted time of one kind of kernel over the whole model (LLM-Viewer's
+/// per-layer-type view); "communication" is the exposed collective and
+/// offload time of a sharded training step.
+struct TimeBreakdownEntry {
+  std::string category;
+  unsigned kernels = 0;
+  int64_t flops = 0;
+  int64_t bytes = 0;
+  double timeSeconds = 0;
+  double fraction = 0; // of the step's predicted time
+};
+
+/// One kernel of a `memwall-run --report` beside what this report predicts
+/// for it (matched by the locations of the ops it runs).
+struct MeasuredKernel {
+  std::string name; // the bundle step
+  std::string ops;  // its ops' locations joined by "+"
+  /// This report's prediction, when an op of this report runs those ops.
+  std::optional<double> predictedSeconds;
+  double bundlePredictedSeconds = 0; // what memwall-compile predicted
+  double measuredSeconds = 0;
+};
+
+/// A memwall-run report read back (--measured=RUN.json).
+struct MeasuredRun {
+  std::string device;
+  std::vector<MeasuredKernel> kernels;
+  double measuredSeconds = 0; // the whole bundle
+  double predictedSeconds = 0; // of the matched kernels, this report
+  double matchedMeasuredSeconds = 0;
+  unsigned unmatched = 0;
 };
 
 struct RooflineTotals {
@@ -173,6 +210,34 @@ struct InferenceSummary {
   double tokensPerSecond = 0; // tokensPerStep / stepSeconds
 };
 
+/// Data-parallel and offload traffic of a training step, per device, and
+/// the step time with the part compute does not hide (docs/memory.md,
+/// "Communication").
+struct CommunicationSummary {
+  int64_t devices = 1;
+  int zeroStage = 0;
+  std::string offload = "none";
+  int64_t microSteps = 1; // gradient accumulation steps per optimizer step
+  /// The link collectives run over: "nvlink", "pcie", "network", or "none"
+  /// on one device; bandwidths are bytes/s in one direction per GPU.
+  std::string link = "none";
+  double linkBandwidth = 0;
+  double pcieBandwidth = 0;
+  int64_t paramBytes = 0;    // the model's weights
+  int64_t gradientBytes = 0; // their gradients
+  /// Bytes each device sends per optimizer step (ring algorithms).
+  int64_t allReduceBytes = 0;
+  int64_t reduceScatterBytes = 0;
+  int64_t allGatherBytes = 0;
+  int64_t offloadBytes = 0;      // over PCIe, both directions
+  double collectiveSeconds = 0;  // the collectives at linkBandwidth
+  double offloadSeconds = 0;     // PCIe transfers and the CPU optimizer
+  double computeSeconds = 0;     // the step's kernels on the GPU
+  double exposedSeconds = 0;     // communication compute does not hide
+  double stepSeconds = 0;        // computeSeconds + exposedSeconds
+  std::string overlap;           // the overlap assumption, one line
+};
+
 /// One recomputation strategy measured on the same step and budget.
 struct RematBaseline {
   std::string name; // none, checkpoint-layers, chen-sqrt, selective
@@ -196,6 +261,11 @@ struct RematSummary {
   double overheadSeconds = 0;  // predicted recompute time
   double overheadFraction = 0; // of the step's predicted time
   std::string solver;
+  /// The plan applied: the solver's, or a baseline's name when a baseline
+  /// fits at a lower overhead than every plan the solvers found.
+  std::string plan;
+  /// Overhead of the best plan the solvers found within the budget, if any.
+  std::optional<double> solverOverheadSeconds;
   double gap = 0;             // MILP: (cost - bound) / cost
   std::optional<double> bound; // MILP lower bound on overheadSeconds
   std::vector<RematBaseline> baselines;
@@ -231,9 +301,19 @@ struct RooflineReport {
   std::optional<BudgetSummary> budget;
   std::optional<InferenceSummary> inference;
   std::optional<RematSummary> remat;
+  std::optional<CommunicationSummary> communication;
+  std::optional<MeasuredRun> measured;
 
   RooflineTotals computeTotals() const;
+  /// Predicted time per kernel category, largest first, plus exposed
+  /// communication when the report has it.
+  std::vector<TimeBreakdownEntry> computeTimeBreakdown() const;
 };
+
+/// Reads a `memwall-run --report` JSON file and matches its kernels to
+/// `report`'s ops. Errors name the file and the field.
+llvm::Expected<MeasuredRun> readMeasuredRun(llvm::StringRef path,
+                                            const RooflineReport &report);
 
 enum class ReportFormat { JSON, Text, SVG };
 

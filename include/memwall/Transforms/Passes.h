@@ -16,8 +16,11 @@ namespace memwall {
 
 /// Sets the target that passes use when their `target` and `target-file`
 /// options are both empty (memwall-opt forwards --target / --target-file).
+/// `launchMode`, when set, overrides the target's launch mode (memwall-opt
+/// --launch=stream|graph).
 void setDefaultPassTarget(llvm::StringRef targetName,
-                          llvm::StringRef targetFile);
+                          llvm::StringRef targetFile,
+                          std::optional<LaunchMode> launchMode = std::nullopt);
 
 /// The target named by `targetName` / `targetFile`; when both are empty, the
 /// default set above, and h100-sxm when none was set.

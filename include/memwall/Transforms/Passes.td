@@ -62,7 +62,10 @@ def RooflineReport : Pass<"memwall-roofline-report", "mlir::ModuleOp"> {
     Option<"offload", "offload", "std::string", /*default=*/"\"none\"",
            "none, optimizer or params">,
     Option<"timeline", "timeline", "std::string", /*default=*/"\"\"",
-           "Write the memory timeline to this .svg file">
+           "Write the memory timeline to this .svg file">,
+    Option<"measured", "measured", "std::string", /*default=*/"\"\"",
+           "A memwall-run --report JSON file: show each measured kernel "
+           "beside this report's prediction">
   ]);
 }
 
@@ -202,19 +205,23 @@ def Precision : Pass<"memwall-precision", "mlir::ModuleOp"> {
     | `fp32` | f32 | f32 | f32 gradients, f32 moments (16 B/param) |
     | `bf16-mixed` | bf16 | bf16 | bf16 gradients, f32 master + moments (16 B/param) |
     | `fp16-mixed` | f16 | f16 | f16 gradients, f32 master + moments (16 B/param) |
-    | `fp8-mixed` | bf16 | bf16, GEMM inputs cast to f8E4M3FN | as bf16-mixed |
-    | `int8-weights` | i8, cast to bf16 at use | bf16 | inference only |
-    | `fp8-weights` | f8E4M3FN, cast to bf16 at use | bf16 | inference only |
+    | `fp8-mixed` | bf16 | bf16, GEMM inputs cast once to f8E4M3FN | as bf16-mixed |
+    | `int8-weights` | i8, dequantized in the GEMM | bf16 | inference only |
+    | `fp8-weights` | f8E4M3FN, dequantized in the GEMM | bf16 | inference only |
+    | `int4-weights` | i4 (groups of 128), dequantized in the GEMM | bf16 | inference only |
 
+    Weight-only policies cast each use of a weight to bf16; those casts are
+    dequantize-at-use casts (no kernel, no buffer; the matmul reads the
+    quantized bytes plus scales, docs/cost-model.md).
     `kv-cache-dtype` retypes `kv_cache` arguments (e.g. f8E4M3FN); new keys
-    and values are cast to it before they are appended and the cache back
-    to the activation type after. Quantization scales are not modelled
-    (bytes are). The module is marked `memwall.precision = "<policy>"`.
+    and values are cast to it before they are appended, and attention reads
+    the cache as stored. The module is marked
+    `memwall.precision = "<policy>"`.
   }];
   let options = [
     Option<"policy", "policy", "std::string", /*default=*/"\"\"",
-           "fp32, bf16-mixed, fp16-mixed, fp8-mixed, int8-weights or "
-           "fp8-weights (empty: leave the types)">,
+           "fp32, bf16-mixed, fp16-mixed, fp8-mixed, int8-weights, "
+           "fp8-weights or int4-weights (empty: leave the types)">,
     Option<"kvCacheDtype", "kv-cache-dtype", "std::string",
            /*default=*/"\"\"", "Element type of kv_cache arguments">
   ];

@@ -7,8 +7,29 @@
 
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 
+#include <algorithm>
+#include <cmath>
+
 using namespace mlir;
 using namespace memwall;
+
+KernelWork memwall::detail::defaultKernelWork(Operation *op) {
+  auto cost = cast<CostOpInterface>(op);
+  KernelWork work;
+  work.flops = static_cast<double>(cost.getFlops());
+  work.bytesRead = static_cast<double>(cost.getBytesRead());
+  work.bytesWritten = static_cast<double>(cost.getBytesWritten());
+  work.precision = cost.getMathPrecision();
+  work.launchesKernel = cost.launchesKernel();
+  return work;
+}
+
+/// A fused attention kernel (FlashAttention-class) on the tensor cores.
+static KernelWork attentionKernelWork(Operation *op) {
+  KernelWork work = memwall::detail::defaultKernelWork(op);
+  work.unit = ComputeUnit::Attention;
+  return work;
+}
 
 /// Elements of the op's (single) result.
 static int64_t resultElements(Operation *op) {
@@ -33,8 +54,20 @@ int64_t ScaleOp::getFlops() { return resultElements(*this); }
 int64_t ReluOp::getFlops() { return resultElements(*this); }
 // tanh counts as one transcendental.
 int64_t TanhOp::getFlops() { return resultElements(*this); }
-// Conversion: one per element.
-int64_t CastOp::getFlops() { return resultElements(*this); }
+// Conversion: one per element. A dequantize at use runs inside the GEMM
+// that reads it (the matmul is charged the quantized bytes): no kernel, no
+// traffic, and its multiply by the scale is not counted, as the softmax of
+// attention is not.
+int64_t CastOp::getFlops() {
+  return isDequantizeAtUse(*this) ? 0 : resultElements(*this);
+}
+int64_t CastOp::getBytesRead() {
+  return isDequantizeAtUse(*this) ? 0 : memwall::detail::sumOperandBytes(*this);
+}
+int64_t CastOp::getBytesWritten() {
+  return isDequantizeAtUse(*this) ? 0 : memwall::detail::sumResultBytes(*this);
+}
+bool CastOp::launchesKernel() { return !isDequantizeAtUse(*this); }
 
 // x / (1 + exp(-x)): negate, exp, add, divide.
 static constexpr int64_t kSiluFlopsPerElement = 4;
@@ -153,8 +186,25 @@ int64_t MatmulOp::getFlops() {
   return flops;
 }
 
+// Each operand once (a broadcast weight too); a dequantized-at-use weight at
+// its quantized size plus scales.
+int64_t MatmulOp::getBytesRead() {
+  int64_t bytes = 0;
+  for (Value operand : getOperation()->getOperands())
+    bytes += getGemmOperandBytes(operand);
+  return bytes;
+}
+
 MathPrecision MatmulOp::getMathPrecision() {
   return getContractionPrecision(getLhs().getType().getElementType());
+}
+
+KernelWork MatmulOp::getKernelWork(const GPUTarget &) {
+  KernelWork work = memwall::detail::defaultKernelWork(*this);
+  work.unit = ComputeUnit::Gemm;
+  Dims dims = getDims();
+  work.gemmShape = classifyGemm(dims.batch, dims.m, dims.n, dims.k);
+  return work;
 }
 
 int64_t AttentionOp::getFlops() {
@@ -170,6 +220,10 @@ int64_t AttentionOp::getFlops() {
 
 MathPrecision AttentionOp::getMathPrecision() {
   return getContractionPrecision(getQuery().getType().getElementType());
+}
+
+KernelWork AttentionOp::getKernelWork(const GPUTarget &) {
+  return attentionKernelWork(*this);
 }
 
 /// Bytes of the Sq x Sk score matrix of all heads, as naive (untiled)
@@ -202,13 +256,53 @@ MathPrecision FlashAttentionOp::getMathPrecision() {
   return getContractionPrecision(getQuery().getType().getElementType());
 }
 
-/// Bytes of `rows` rows of K and V tiles of `op`'s key/value heads.
+/// Bytes of one key position's K and V rows.
 static int64_t kvRowBytes(Value key, Value value) {
   auto k = cast<RankedTensorType>(key.getType());
   auto v = cast<RankedTensorType>(value.getType());
   return (k.getDimSize(3) + v.getDimSize(3)) *
          getElementByteSize(k.getElementType());
 }
+
+//===----------------------------------------------------------------------===//
+// Tiled attention traffic and the L2 (docs/attention.md, "Traffic").
+//
+// A tiled attention kernel streams one operand (K/V forward, Q/dO/dQ
+// backward) once per block of the other. Whether those re-reads reach DRAM
+// depends on the L2: the blocks of one head run together (the fastest grid
+// dimension), so a re-read hits unless the re-read operand of every head
+// with blocks in flight exceeds the L2. DRAM traffic = the first read of
+// each byte + the re-reads times the fraction that misses.
+//===----------------------------------------------------------------------===//
+
+/// Heads a wave of `target.smCount` blocks (one block per SM, as the
+/// attention kernels' shared memory and registers allow) spans when each
+/// head has `blocksPerHead` consecutive blocks: a window of W blocks touches
+/// at most ceil((W - 1) / b) + 1 heads.
+static double headsInFlight(double blocksPerHead, double heads,
+                            const GPUTarget &target) {
+  double wave = std::max(1u, target.smCount);
+  double spanned =
+      std::ceil((wave - 1) / std::max(1.0, blocksPerHead)) + 1;
+  return std::min(heads, spanned);
+}
+
+/// Fraction of re-reads that miss an L2 of `target.l2Bytes` when
+/// `residentBytes` must stay resident: 0 while they fit, then the share that
+/// does not fit.
+static double l2MissFraction(double residentBytes, const GPUTarget *target) {
+  double l2 = static_cast<double>(target->l2Bytes);
+  if (residentBytes <= l2)
+    return 0;
+  return 1 - l2 / residentBytes;
+}
+
+namespace {
+struct Traffic {
+  double read = 0;
+  double written = 0;
+};
+} // namespace
 
 /// Split-KV partial results: per split, an fp32 output row and its
 /// log-sum-exp, written by the splits and read by the combine.
@@ -220,22 +314,111 @@ static int64_t splitPartialBytes(FlashAttentionOp op) {
   return op.getNumSplits() * rows * (out.getDimSize(3) + 1) * 4;
 }
 
+/// The forward's DRAM traffic on `target` (no L2 reuse when null). Each block
+/// of query rows streams the K/V blocks it sees; grouped-query heads share a
+/// block's K/V tiles; the query blocks of one (batch, KV head, split) keep
+/// that split's K/V range resident.
+static Traffic flashAttentionTraffic(FlashAttentionOp op,
+                                     const GPUTarget *target) {
+  RankedTensorType q = op.getQuery().getType();
+  int64_t batchKVHeads = q.getDimSize(0) * op.getKey().getType().getDimSize(1);
+  double rowBytes = kvRowBytes(op.getKey(), op.getValue());
+  double streamed = static_cast<double>(batchKVHeads) *
+                    op.getVisibleKeyBlocksPerKVHead() * op.getBlockKv() *
+                    rowBytes;
+  double kvPerHead = op.getKey().getType().getDimSize(2) * rowBytes;
+  double unique = std::min(streamed, batchKVHeads * kvPerHead);
+  double splits = std::max<int64_t>(1, op.getNumSplits());
+  double rows = static_cast<double>(q.getDimSize(1)) /
+                op.getKey().getType().getDimSize(1) * q.getDimSize(2);
+  double blocksPerHead = std::ceil(rows / op.getBlockQ());
+  double miss = 1;
+  if (target)
+    miss = l2MissFraction(headsInFlight(blocksPerHead, batchKVHeads * splits,
+                                        *target) *
+                              kvPerHead / splits,
+                          target);
+  Traffic traffic;
+  traffic.read = static_cast<double>(getTensorByteSize(q)) + unique +
+                 (streamed - unique) * miss + splitPartialBytes(op);
+  if (Value mask = op.getMask())
+    traffic.read += getTensorByteSize(mask.getType());
+  traffic.written = memwall::detail::sumResultBytes(op) + splitPartialBytes(op);
+  return traffic;
+}
+
+/// sum over j in [0, n) of clamp(step * j - offset, 0, cap), in O(1).
+static double sumClampedRamp(double n, double step, double offset,
+                             double cap) {
+  if (n <= 0 || cap <= 0)
+    return 0;
+  // First j with step * j > offset, and first j with step * j >= offset + cap.
+  double rampStart = offset < 0 ? 0 : std::floor(offset / step) + 1;
+  double capStart = std::max(0.0, std::ceil((offset + cap) / step));
+  double lo = std::min(rampStart, n), hi = std::min(std::max(capStart, lo), n);
+  double ramp = step * (lo + hi - 1) * (hi - lo) / 2 - offset * (hi - lo);
+  return ramp + cap * (n - hi);
+}
+
+/// The backward's DRAM traffic on `target` (no L2 reuse when null). FA-2's
+/// backward: a pre-pass reads O and dO and writes delta = rowsum(dO * O);
+/// each key block of a head reads K/V once and streams the query rows that
+/// see it (causal: only those), reading Q, dO, lse, delta and read-modify-
+/// writing the fp32 dQ accumulator; a post-pass converts dQ to its type.
+static Traffic flashAttentionGradTraffic(FlashAttentionGradOp op,
+                                         const GPUTarget *target) {
+  RankedTensorType q = op.getQuery().getType();
+  double heads = static_cast<double>(q.getDimSize(0)) * q.getDimSize(1);
+  int64_t sq = q.getDimSize(2), sk = op.getKey().getType().getDimSize(2);
+  double e = getElementByteSize(q.getElementType());
+  double d = q.getDimSize(3), dv = op.getValue().getType().getDimSize(3);
+  double rows = heads * sq;
+  double keyBlocks = std::ceil(static_cast<double>(sk) / op.getBlockKv());
+  // Query rows each head streams, summed over its key blocks.
+  double visibleRows = keyBlocks * sq;
+  if (op.getCausal())
+    visibleRows -= sumClampedRamp(keyBlocks, op.getBlockKv(),
+                                  static_cast<double>(sk - sq), sq);
+  double rowRead = d * e + dv * e + 4 + 4; // Q, dO, lse, delta
+  double accumulator = 4 * d;              // fp32 dQ
+  double streamedRead = heads * visibleRows * (rowRead + accumulator);
+  double streamedWritten = heads * visibleRows * accumulator;
+  double uniqueRead = std::min(streamedRead, rows * rowRead);
+  double uniqueWritten = std::min(streamedWritten, rows * accumulator);
+  double miss = 1;
+  if (target)
+    miss = l2MissFraction(headsInFlight(keyBlocks, heads, *target) * sq *
+                              (rowRead + accumulator),
+                          target);
+  double keyValue = getTensorByteSize(op.getKey().getType()) +
+                    getTensorByteSize(op.getValue().getType());
+  double prePass = rows * 2 * dv * e;
+  Traffic traffic;
+  traffic.read = keyValue + prePass + uniqueRead +
+                 (streamedRead - uniqueRead) * miss +
+                 rows * accumulator; // the post-pass
+  traffic.written = memwall::detail::sumResultBytes(op) + rows * 4 /*delta*/ +
+                    uniqueWritten + (streamedWritten - uniqueWritten) * miss;
+  return traffic;
+}
+
+static KernelWork tiledAttentionWork(Operation *op, Traffic traffic) {
+  KernelWork work = attentionKernelWork(op);
+  work.bytesRead = traffic.read;
+  work.bytesWritten = traffic.written;
+  return work;
+}
+
 int64_t FlashAttentionOp::getBytesRead() {
-  RankedTensorType q = getQuery().getType();
-  int64_t batchKVHeads = q.getDimSize(0) * getKey().getType().getDimSize(1);
-  // Each block of query rows streams the K/V blocks it sees; grouped-query
-  // heads share a block's K/V tiles. Q and the mask are read once.
-  int64_t kvBytes = batchKVHeads * getVisibleKeyBlocksPerKVHead() *
-                    getBlockKv() * kvRowBytes(getKey(), getValue());
-  int64_t bytes = getNumElements(q) * getElementByteSize(q.getElementType()) +
-                  kvBytes + splitPartialBytes(*this);
-  if (Value mask = getMask())
-    bytes += getTensorByteSize(mask.getType());
-  return bytes;
+  return static_cast<int64_t>(flashAttentionTraffic(*this, nullptr).read);
 }
 
 int64_t FlashAttentionOp::getBytesWritten() {
-  return detail::sumResultBytes(*this) + splitPartialBytes(*this);
+  return static_cast<int64_t>(flashAttentionTraffic(*this, nullptr).written);
+}
+
+KernelWork FlashAttentionOp::getKernelWork(const GPUTarget &target) {
+  return tiledAttentionWork(*this, flashAttentionTraffic(*this, &target));
 }
 
 int64_t FlashAttentionGradOp::getFlops() {
@@ -250,34 +433,17 @@ MathPrecision FlashAttentionGradOp::getMathPrecision() {
   return getContractionPrecision(getQuery().getType().getElementType());
 }
 
-/// Key blocks of one head: each streams every query block it is visible to.
-static int64_t queryPassesPerHead(FlashAttentionGradOp op) {
-  int64_t sk = op.getKey().getType().getDimSize(2);
-  return (sk + op.getBlockKv() - 1) / op.getBlockKv();
-}
-
 int64_t FlashAttentionGradOp::getBytesRead() {
-  RankedTensorType q = getQuery().getType();
-  int64_t rows = q.getDimSize(0) * q.getDimSize(1) * q.getDimSize(2);
-  int64_t e = getElementByteSize(q.getElementType());
-  int64_t dv = getValue().getType().getDimSize(3);
-  // K and V once; per key block, the query rows' Q, dO, lse and
-  // rowsum(dO * O) (computed by a pre-pass reading O and dO), and the fp32
-  // dQ accumulator read back (FlashAttention-2 accumulates dQ atomically).
-  int64_t perPass =
-      rows * (q.getDimSize(3) * e + dv * e + 4 + 4 + q.getDimSize(3) * 4);
-  int64_t prePass = rows * 2 * dv * e;
-  int64_t kv = getNumElements(getKey().getType()) * e +
-               getNumElements(getValue().getType()) * e;
-  return kv + prePass + queryPassesPerHead(*this) * perPass;
+  return static_cast<int64_t>(flashAttentionGradTraffic(*this, nullptr).read);
 }
 
 int64_t FlashAttentionGradOp::getBytesWritten() {
-  RankedTensorType q = getQuery().getType();
-  int64_t rows = q.getDimSize(0) * q.getDimSize(1) * q.getDimSize(2);
-  // dK, dV and the final dQ, plus the fp32 dQ accumulator per key block.
-  return detail::sumResultBytes(*this) + rows * 4 /*rowsum*/ +
-         queryPassesPerHead(*this) * rows * q.getDimSize(3) * 4;
+  return static_cast<int64_t>(
+      flashAttentionGradTraffic(*this, nullptr).written);
+}
+
+KernelWork FlashAttentionGradOp::getKernelWork(const GPUTarget &target) {
+  return tiledAttentionWork(*this, flashAttentionGradTraffic(*this, &target));
 }
 
 //===----------------------------------------------------------------------===//
@@ -369,6 +535,10 @@ int64_t AttentionGradOp::getFlops() {
 
 MathPrecision AttentionGradOp::getMathPrecision() {
   return getContractionPrecision(getQuery().getType().getElementType());
+}
+
+KernelWork AttentionGradOp::getKernelWork(const GPUTarget &) {
+  return attentionKernelWork(*this);
 }
 
 /// Untiled, the backward writes P and dS and reads each twice (as the

@@ -14,8 +14,11 @@ using namespace mlir;
 using namespace memwall;
 
 bool memwall::isElementwiseOp(Operation *op) {
+  // A dequantize at use belongs to its GEMM's mainloop, not to a kernel of
+  // its own.
   if (auto cast = dyn_cast<CastOp>(op))
-    return isa<FloatType>(getElementTypeOrSelf(cast.getInput().getType())) &&
+    return !isDequantizeAtUse(cast) &&
+           isa<FloatType>(getElementTypeOrSelf(cast.getInput().getType())) &&
            isa<FloatType>(cast.getElementType());
   return isa<AddOp, SubOp, MulOp, DivOp, ScaleOp, GeluOp, SiluOp, ReluOp,
              TanhOp, SwigluOp>(op);
@@ -113,7 +116,7 @@ int64_t FusionOp::getBytesRead() {
   int64_t bytes = 0;
   for (BlockArgument argument : getBodyBlock().getArguments())
     if (!argument.use_empty())
-      bytes += getTensorByteSize(argument.getType());
+      bytes += getGemmOperandBytes(getInputs()[argument.getArgNumber()]);
   return bytes;
 }
 

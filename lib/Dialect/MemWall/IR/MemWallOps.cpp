@@ -41,7 +41,67 @@ int64_t memwall::getTensorByteSize(Type type) {
   if (!tensor || !tensor.hasStaticShape() ||
       !tensor.getElementType().isIntOrFloat())
     return 0;
+  // Sub-byte elements (i4) are packed: two to a byte. i1 takes a byte.
+  unsigned bits = tensor.getElementType().getIntOrFloatBitWidth();
+  if (bits > 1 && bits < 8)
+    return llvm::divideCeil(tensor.getNumElements() * bits, 8);
   return tensor.getNumElements() * getElementByteSize(tensor.getElementType());
+}
+
+/// Storage a weight-only quantized GEMM dequantizes from.
+static bool isQuantizedStorage(Type element) {
+  return element.isInteger(4) || element.isInteger(8) ||
+         isa<Float8E4M3FNType, Float8E5M2Type>(element);
+}
+
+/// The matmuls that read `value`, through fusion inputs; false when any
+/// other op reads it.
+static bool collectMatmulUsers(Value value, SmallVectorImpl<MatmulOp> &out) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto matmul = dyn_cast<MatmulOp>(user)) {
+      out.push_back(matmul);
+      continue;
+    }
+    auto fusion = dyn_cast<FusionOp>(user);
+    if (!fusion ||
+        !collectMatmulUsers(
+            fusion.getBodyBlock().getArgument(use.getOperandNumber()), out))
+      return false;
+  }
+  return true;
+}
+
+bool memwall::isDequantizeAtUse(CastOp cast) {
+  Type from = cast.getInput().getType().getElementType();
+  Type to = cast.getElementType();
+  if (!isQuantizedStorage(from) || !isa<FloatType>(to) ||
+      to.getIntOrFloatBitWidth() <= from.getIntOrFloatBitWidth())
+    return false;
+  SmallVector<MatmulOp> matmuls;
+  return !cast.getResult().use_empty() &&
+         collectMatmulUsers(cast.getResult(), matmuls);
+}
+
+int64_t memwall::getGemmOperandBytes(Value operand) {
+  // Inside a fusion, a body argument is the fusion's input.
+  if (auto arg = dyn_cast<BlockArgument>(operand))
+    if (auto fusion = dyn_cast_or_null<FusionOp>(arg.getOwner()->getParentOp()))
+      operand = fusion.getInputs()[arg.getArgNumber()];
+  auto cast = operand.getDefiningOp<CastOp>();
+  if (!cast || !isDequantizeAtUse(cast))
+    return getTensorByteSize(operand.getType());
+  RankedTensorType stored = cast.getInput().getType();
+  SmallVector<MatmulOp> matmuls;
+  collectMatmulUsers(cast.getResult(), matmuls);
+  // Scales run along the output channels: elements / K of them, times the
+  // groups along K for i4.
+  int64_t k = std::max<int64_t>(matmuls.front().getDims().k, 1);
+  int64_t channels = stored.getNumElements() / k;
+  int64_t groups = stored.getElementType().isInteger(4)
+                       ? llvm::divideCeil(k, kInt4GroupSize)
+                       : 1;
+  return getTensorByteSize(stored) + channels * groups * kQuantScaleBytes;
 }
 
 ArgKind memwall::getArgKind(FunctionOpInterface function, unsigned index) {
@@ -342,10 +402,14 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   if (q->getRank() != 4 || k->getRank() != 4 || v->getRank() != 4)
     return emitOptionalError(loc, "query, key and value must have rank 4 "
                                   "[B, H, S, D]");
-  if (q->getElementType() != k->getElementType() ||
-      q->getElementType() != v->getElementType())
+  // An fp8 KV cache is read as it is stored and dequantized in the kernel.
+  bool fp8Cache = isa<Float8E4M3FNType, Float8E5M2Type>(k->getElementType()) &&
+                  (q->getElementType().isBF16() || q->getElementType().isF16());
+  if ((q->getElementType() != k->getElementType() && !fp8Cache) ||
+      k->getElementType() != v->getElementType())
     return emitOptionalError(loc, "query, key and value must have the same "
-                                  "element type");
+                                  "element type (or key and value an fp8 "
+                                  "cache read by bf16/f16 queries)");
   if (q->getDimSize(0) != k->getDimSize(0) ||
       k->getDimSize(0) != v->getDimSize(0))
     return emitOptionalError(loc, "batch sizes differ: query ",

@@ -4,6 +4,7 @@
 #define MEMWALL_DIALECT_MEMWALL_IR_MEMWALL_H
 
 #include "memwall/Hardware/GPUTarget.h"
+#include "memwall/Hardware/Roofline.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -21,6 +22,8 @@ namespace detail {
 /// Sum of the byte sizes of all tensor operands / results of `op`.
 int64_t sumOperandBytes(mlir::Operation *op);
 int64_t sumResultBytes(mlir::Operation *op);
+/// `op` (a CostOpInterface op) as a kernel on the CUDA cores.
+KernelWork defaultKernelWork(mlir::Operation *op);
 } // namespace detail
 
 /// Bytes one element of `elementType` occupies in memory (i1 takes a byte).
@@ -58,6 +61,20 @@ ArgKind getArgKind(mlir::FunctionOpInterface function, unsigned index);
 /// The layer a generated op belongs to by its name: "layers.12.mlp.fc" (or a
 /// fused "layers.12.mlp.fc+layers.12.mlp.act") -> 12; nullopt otherwise.
 std::optional<int64_t> parseLayerIndex(llvm::StringRef name);
+
+/// Weight-only quantization scales (docs/cost-model.md): one 16-bit scale
+/// per output channel for 8-bit storage, one per group of kInt4GroupSize
+/// weights along the contraction dimension for i4 (AWQ/GPTQ's layout).
+constexpr int64_t kInt4GroupSize = 128;
+constexpr int64_t kQuantScaleBytes = 2;
+/// Whether `cast` is a dequantize at use: it widens quantized storage (i4,
+/// i8 or an 8-bit float) to a wider float and only matmuls read the result
+/// (directly or inside a fusion). Such a cast runs inside the GEMM: no
+/// kernel, no traffic, no buffer of its own.
+bool isDequantizeAtUse(CastOp cast);
+/// Bytes a GEMM reads for `operand`: when a dequantize-at-use cast made it,
+/// the quantized bytes plus the scales, else the operand's own bytes.
+int64_t getGemmOperandBytes(mlir::Value operand);
 } // namespace memwall
 
 #endif // MEMWALL_DIALECT_MEMWALL_IR_MEMWALL_H

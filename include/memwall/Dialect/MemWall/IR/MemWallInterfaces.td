@@ -38,7 +38,17 @@ def MemWall_CostOpInterface : OpInterface<"CostOpInterface"> {
       }]>,
     InterfaceMethod<[{
         False for ops that are pure metadata and launch no kernel.
-      }], "bool", "launchesKernel", (ins), [{}], [{ return true; }]>
+      }], "bool", "launchesKernel", (ins), [{}], [{ return true; }]>,
+    InterfaceMethod<[{
+        The op as one kernel on `target` for the time model
+        (include/memwall/Hardware/Roofline.h): its FLOPs, its DRAM traffic on
+        that target (tiled ops re-read less when their working set stays in
+        the target's L2), its precision, and the compute unit that runs it
+        (CUDA cores unless the op is a GEMM or fused attention).
+      }], "::memwall::KernelWork", "getKernelWork",
+      (ins "const ::memwall::GPUTarget &":$target), [{}], [{
+        return ::memwall::detail::defaultKernelWork($_op.getOperation());
+      }]>
   ];
 }
 

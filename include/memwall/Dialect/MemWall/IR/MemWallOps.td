@@ -21,12 +21,15 @@ def MemWall_ComputeTensor : StaticShapeTensorOf<[F32, BF16, F16]>;
 def MemWall_ContractionTensor
     : StaticShapeTensorOf<[F32, BF16, F16, F8E4M3FN, F8E5M2, I8]>;
 // Element types attention supports (FlashAttention-3 takes fp8 e4m3).
-def MemWall_AttentionTensor : StaticShapeTensorOf<[F32, BF16, F16, F8E4M3FN]>;
+// fp8 e5m2 appears as a KV cache (K/V) element type only.
+def MemWall_AttentionTensor
+    : StaticShapeTensorOf<[F32, BF16, F16, F8E4M3FN, F8E5M2]>;
 // Token ids, positions and labels.
 def MemWall_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
 // Anything data movement can carry.
+// I4: int4 groupwise-quantized weights (int4-weights), cast at use.
 def MemWall_AnyTensor : StaticShapeTensorOf<[F32, BF16, F16, F8E4M3FN, F8E5M2,
-                                             I8, I32, I64, I1]>;
+                                             I<4>, I8, I32, I64, I1]>;
 def MemWall_MaskTensor : StaticShapeTensorOf<[I1, F32, BF16, F16]>;
 def MemWall_CastElementType : AnyTypeOf<[F32, BF16, F16, F8E4M3FN, F8E5M2, I8,
                                           I32, I64]>;
@@ -86,7 +89,8 @@ class MemWall_BinaryElementwiseOp<string mnemonic, string formula>
 // Contractions
 //===----------------------------------------------------------------------===//
 
-def MemWall_MatmulOp : MemWall_InferredOp<"matmul", [], ["getMathPrecision"]> {
+def MemWall_MatmulOp : MemWall_InferredOp<"matmul", [],
+    ["getMathPrecision", "getKernelWork", "getBytesRead"]> {
   let summary = "batched matrix multiplication with optional bias";
   let description = [{
     `lhs` is `[batch..., M, K]` (`[batch..., K, M]` with `transpose_lhs`),
@@ -122,7 +126,8 @@ def MemWall_MatmulOp : MemWall_InferredOp<"matmul", [], ["getMathPrecision"]> {
 }
 
 def MemWall_AttentionOp : MemWall_InferredOp<"attention", [],
-    ["getMathPrecision", "getBytesRead", "getBytesWritten"]> {
+    ["getMathPrecision", "getBytesRead", "getBytesWritten",
+     "getKernelWork"]> {
   let summary = "scaled dot-product attention";
   let description = [{
     `softmax(scale * query @ key^T + mask) @ value` per batch and head.
@@ -168,7 +173,8 @@ def MemWall_AttentionOp : MemWall_InferredOp<"attention", [],
 }
 
 def MemWall_FlashAttentionOp : MemWall_Op<"flash_attention", [],
-    ["getMathPrecision", "getBytesRead", "getBytesWritten"]> {
+    ["getMathPrecision", "getBytesRead", "getBytesWritten",
+     "getKernelWork"]> {
   let summary = "attention tiled FlashAttention-style (online softmax)";
   let description = [{
     What `memwall-tile-attention` turns `memwall.attention` into: the same
@@ -218,7 +224,8 @@ def MemWall_FlashAttentionOp : MemWall_Op<"flash_attention", [],
 }
 
 def MemWall_FlashAttentionGradOp : MemWall_Op<"flash_attention_grad", [],
-    ["getMathPrecision", "getBytesRead", "getBytesWritten"]> {
+    ["getMathPrecision", "getBytesRead", "getBytesWritten",
+     "getKernelWork"]> {
   let summary = "FlashAttention-2 backward from the output and log-sum-exp";
   let description = [{
     The backward of `memwall.flash_attention`: per block of `block_kv` keys,
@@ -639,11 +646,18 @@ def MemWall_ConcatOp : MemWall_InferredOp<"concat"> {
   }];
 }
 
-def MemWall_CastOp : MemWall_InferredOp<"cast"> {
+def MemWall_CastOp : MemWall_InferredOp<"cast", [],
+    ["getBytesRead", "getBytesWritten", "launchesKernel"]> {
   let summary = "element type conversion";
   let description = [{
     Converts each element to `element_type` (round to nearest even for
     floats, saturating for fp8, truncation toward zero for float to integer).
+
+    A cast that widens quantized storage (i4, i8 or an 8-bit float) and is
+    read only by matmuls is a *dequantize at use* (`isDequantizeAtUse`): the
+    GEMM dequantizes in its mainloop, so the cast launches no kernel, moves
+    no bytes and holds no buffer; the matmuls read the quantized bytes plus
+    scales (docs/cost-model.md).
 
     ```mlir
     %y = memwall.cast %x to bf16 : tensor<4x8xf32> -> tensor<4x8xbf16>
@@ -749,7 +763,8 @@ def MemWall_RmsNormGradOp : MemWall_Op<"rms_norm_grad",
 }
 
 def MemWall_AttentionGradOp : MemWall_Op<"attention_grad", [],
-    ["getMathPrecision", "getBytesRead", "getBytesWritten"]> {
+    ["getMathPrecision", "getBytesRead", "getBytesWritten",
+     "getKernelWork"]> {
   let summary = "gradients of attention w.r.t. query, key and value";
   let description = [{
     The backward of `memwall.attention` in the recompute form of
