@@ -90,9 +90,14 @@ struct DefaultPipelineOptions
       llvm::cl::desc("A memwall-run --report JSON: each measured kernel beside "
                      "the report's prediction"),
       llvm::cl::init("")};
+  Option<bool> maxBatch{
+      *this, "max-batch",
+      llvm::cl::desc("Report the largest batch (and context) whose peak fits "
+                     "the budget, or the target's memory without one"),
+      llvm::cl::init(false)};
 
-  /// True when a memory option (budget, timeline, sharding) is set: such a
-  /// question gets a report even without `report`.
+  /// True when a memory option (budget, timeline, sharding, max-batch) is
+  /// set: such a question gets a report even without `report`.
   bool asksMemoryQuestion() const;
 
   /// Where the report goes: `report`, else "-" for a memory question, else

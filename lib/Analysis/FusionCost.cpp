@@ -213,6 +213,10 @@ private:
     }
     for (const KernelInput &input : analysis.inputs)
       analysis.bytesRead += getGemmOperandBytes(input.value);
+    // A GEMM reads both operands, even one value passed as both.
+    if (auto matmul = dyn_cast_or_null<MatmulOp>(analysis.anchor);
+        matmul && matmul.getLhs() == matmul.getRhs())
+      analysis.bytesRead += getGemmOperandBytes(matmul.getRhs());
     for (Value output : analysis.outputs)
       analysis.bytesWritten += getTensorByteSize(output.getType());
     return true;

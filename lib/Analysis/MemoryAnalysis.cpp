@@ -11,6 +11,7 @@
 #include "llvm/ADT/MapVector.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace mlir;
 using namespace memwall;
@@ -118,10 +119,20 @@ bool isQuantizeInGemm(CastOp cast) {
   };
   if (!gemmOnly(cast.getResult()))
     return false;
-  return !llvm::all_of(cast.getInput().getUsers(), [&](Operation *user) {
-    auto other = dyn_cast<CastOp>(user);
-    return other && other.getElementType() == to && gemmOnly(other);
-  });
+  // Whether the buffer (through views) is read only to be quantized for
+  // GEMMs: then the fp8 copy replaces it.
+  std::function<bool(Value)> onlyQuantized = [&](Value value) {
+    return llvm::all_of(value.getUsers(), [&](Operation *user) {
+      if (auto view = dyn_cast<ReshapeOp>(user))
+        return onlyQuantized(view.getResult());
+      auto other = dyn_cast<CastOp>(user);
+      return other && other.getElementType() == to && gemmOnly(other);
+    });
+  };
+  Value root = cast.getInput();
+  while (auto view = root.getDefiningOp<ReshapeOp>())
+    root = view.getInput();
+  return !onlyQuantized(root);
 }
 
 /// Results that reuse an operand's buffer: views, in-place updates, and

@@ -355,7 +355,9 @@ BudgetSummary memwall::planBudget(func::FuncOp function,
                         onDevices, note, linkText(options)),
           scaled(MemoryScaling(), options), stepTime(baseTimes, 1, options));
     };
-    for (int stage = 1; stage <= 3; ++stage)
+    // Stage 1 shards optimizer states only: nothing to shard without them.
+    bool optimizer = hasOptimizerStep(function);
+    for (int stage = optimizer ? 1 : 2; stage <= 3; ++stage)
       if (devices != sharding.devices || stage > sharding.zeroStage)
         addZero(stage, devices, llvm::formatv("zero-{0}", stage).str(), "");
     if (sharding.zeroStage == 3 && sharding.devices > 1)
@@ -363,7 +365,8 @@ BudgetSummary memwall::planBudget(func::FuncOp function,
               " (twice --devices; the global batch doubles)");
   }
 
-  // 5. Offload to host memory: only for a step that has an optimizer.
+  // 5. Offload to host memory: only for a step that has an optimizer (the
+  // policies move optimizer states, and params offload with them).
   if (memory.training && hasOptimizerStep(function)) {
     for (OffloadPolicy policy :
          {OffloadPolicy::Optimizer, OffloadPolicy::Params}) {

@@ -12,7 +12,7 @@ using namespace mlir;
 
 bool memwall::DefaultPipelineOptions::asksMemoryQuestion() const {
   return !budget.empty() || !memoryTimeline.empty() || devices != 1 ||
-         zeroStage != 0 || offload != "none";
+         zeroStage != 0 || offload != "none" || maxBatch;
 }
 
 std::string memwall::DefaultPipelineOptions::reportPath() const {
@@ -77,6 +77,7 @@ LogicalResult memwall::buildDefaultPipeline(
     reportOptions.offload = options.offload;
     reportOptions.timeline = options.memoryTimeline;
     reportOptions.measured = options.measured;
+    reportOptions.maxBatch = options.maxBatch;
     pm.addPass(createRooflineReport(reportOptions));
   }
   return success();

@@ -258,6 +258,22 @@ static void writeMeasured(llvm::json::OStream &json, const MeasuredRun &run) {
   });
 }
 
+static void writeCapacity(llvm::json::OStream &json,
+                          const CapacitySummary &capacity) {
+  json.attributeObject("max_batch", [&] {
+    json.attribute("limit_bytes", capacity.limitBytes);
+    json.attribute("limit", capacity.limit);
+    json.attribute("batch", capacity.batch);
+    json.attribute("context", capacity.context);
+    json.attribute("max_batch", capacity.maxBatch);
+    json.attribute("peak_at_max_batch_bytes", capacity.peakAtMaxBatch);
+    json.attribute("tokens_per_s_at_max_batch",
+                   capacity.tokensPerSecondAtMaxBatch);
+    json.attribute("max_context", capacity.maxContext);
+    json.attribute("peak_at_max_context_bytes", capacity.peakAtMaxContext);
+  });
+}
+
 static void writeBudget(llvm::json::OStream &json,
                         const BudgetSummary &budget) {
   json.attributeObject("budget", [&] {
@@ -275,6 +291,8 @@ static void writeBudget(llvm::json::OStream &json,
           json.attribute("time_factor", fix.timeFactor);
           json.attribute("fits", fix.fits);
           json.attribute("first_that_fits", fix.firstThatFits);
+          if (fix.tokensPerSecond > 0)
+            json.attribute("tokens_per_s", fix.tokensPerSecond);
         });
     });
   });
@@ -323,6 +341,8 @@ void memwall::printRooflineReportJSON(const RooflineReport &report,
       writeBudget(json, *report.budget);
     if (report.inference)
       writeInference(json, *report.inference);
+    if (report.capacity)
+      writeCapacity(json, *report.capacity);
     if (report.remat)
       writeRemat(json, *report.remat);
   });

@@ -292,6 +292,28 @@ void memwall::printRooflineReportText(const RooflineReport &report,
          << " tokens per step (batch) would reach the ridge\n";
   }
 
+  if (report.capacity) {
+    const CapacitySummary &c = *report.capacity;
+    os << "\nmax batch (peak within the " << c.limit << " of "
+       << formatSI(c.limitBytes, "B") << "): ";
+    if (c.maxBatch == 0)
+      os << "none, not even batch 1\n";
+    else
+      os << "batch " << c.maxBatch << " (peak "
+         << formatSI(c.peakAtMaxBatch, "B") << ", "
+         << formatSI(c.tokensPerSecondAtMaxBatch, "token/s")
+         << " predicted); this step has batch " << c.batch << "\n";
+    if (c.context > 0) {
+      os << "  at batch " << c.batch << ": ";
+      if (c.maxContext == 0)
+        os << "no context fits\n";
+      else
+        os << "context up to " << c.maxContext << " tokens (peak "
+           << formatSI(c.peakAtMaxContext, "B") << "); this step reads "
+           << c.context << "\n";
+    }
+  }
+
   if (report.ops.empty())
     return;
   std::vector<const OpRecord *> slowest;

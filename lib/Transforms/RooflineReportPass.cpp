@@ -3,6 +3,7 @@
 #include "memwall/Analysis/CommunicationAnalysis.h"
 #include "memwall/Analysis/CostAnalysis.h"
 #include "memwall/Analysis/InferenceAnalysis.h"
+#include "memwall/Analysis/InferenceFixes.h"
 #include "memwall/Analysis/MemoryAnalysis.h"
 #include "memwall/Transforms/Passes.h"
 #include "memwall/Transforms/Remat.h"
@@ -65,11 +66,24 @@ struct RooflineReportPass
       report.communication = analyzeCommunication(function, sharding, target);
       report.inference = analyzeInference(function, target);
       report.remat = readRematSummary(module);
+      bool warned = false;
       if (budgetBytes) {
-        report.budget = planBudget(function, *report.memory, *budgetBytes,
-                                   sharding, target);
-        if (!report.budget->fits)
+        report.budget = plan(function, *report.memory, *budgetBytes);
+        if (!report.budget->fits) {
           warnOverBudget(function, report);
+          warned = true;
+        }
+      }
+      // Over the device's memory, budget or not.
+      int64_t capacity = static_cast<int64_t>(target.memoryCapacityBytes);
+      if (!warned && capacity > 0 && report.memory->peakBytes > capacity)
+        warnOverCapacity(function, report, capacity);
+      if (maxBatch) {
+        int64_t limit = budgetBytes.value_or(capacity);
+        if (limit > 0)
+          report.capacity =
+              findMaxBatch(function, sharding, target, limit,
+                           budgetBytes ? "budget" : "capacity");
       }
     }
     if (!timeline.empty() && report.memory)
@@ -92,6 +106,45 @@ struct RooflineReportPass
       return signalPassFailure();
     }
     markAllAnalysesPreserved();
+  }
+
+  /// Training fixes for a training step, serving fixes for inference.
+  BudgetSummary plan(func::FuncOp function, const MemorySummary &memory,
+                     int64_t limitBytes) {
+    if (memory.training)
+      return planBudget(function, memory, limitBytes, sharding, target);
+    return planInferenceBudget(function, memory, limitBytes, sharding, target);
+  }
+
+  /// One warning at the function: the peak exceeds the target's memory.
+  void warnOverCapacity(func::FuncOp function, const RooflineReport &report,
+                        int64_t capacity) {
+    const MemorySummary &memory = *report.memory;
+    auto gb = [](int64_t bytes) {
+      return llvm::formatv("{0:f2} GB", bytes / 1e9).str();
+    };
+    InFlightDiagnostic warning =
+        mlir::emitWarning(function.getLoc())
+        << "peak memory " << gb(memory.peakBytes) << " per device exceeds the "
+        << gb(capacity) << " of " << target.name << " (";
+    bool first = true;
+    for (unsigned b = 0; b < kNumMemoryBuckets; ++b) {
+      if (memory.atPeak[b] == 0)
+        continue;
+      warning << (first ? "" : ", ")
+              << stringifyMemoryBucket(static_cast<MemoryBucket>(b)) << " "
+              << gb(memory.atPeak[b]);
+      first = false;
+    }
+    warning << ")";
+    BudgetSummary fixes = plan(function, memory, capacity);
+    for (const MemoryFix &fix : fixes.fixes)
+      if (fix.firstThatFits) {
+        warning << "; first fix that fits: " << fix.description << " -> "
+                << gb(fix.peakBytes);
+        return;
+      }
+    warning << "; none of the fixes fits alone";
   }
 
   /// One warning at the op where the peak occurs: what the peak is made of

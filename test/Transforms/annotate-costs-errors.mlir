@@ -8,7 +8,7 @@
 // UNKNOWN-NOT: error
 // SYNTAX: error: {{.*}}bad-syntax.json:3:2: Expected , or } after object property
 // MISSING: error: cannot read target file '{{.*}}missing.json': No such file or directory
-// CONTRADICT: error: --target=a100-40gb contradicts the target 'h100-half-bandwidth' described in
+// CONTRADICT: error: --target=a100-40gb contradicts '{{.*}}half-bandwidth.json': its "base" is 'h100-sxm' (a calibration file for another GPU)
 
 func.func @f(%r: tensor<4xf32>) {
   %0 = memwall.relu %r : tensor<4xf32>

@@ -131,6 +131,12 @@ static llvm::cl::opt<std::string> measuredRun(
     llvm::cl::value_desc("run.json"), llvm::cl::init(""),
     llvm::cl::cat(memwallCategory));
 
+static llvm::cl::opt<bool> maxBatch(
+    "max-batch",
+    llvm::cl::desc("Report the largest batch (and context at the given "
+                   "batch) whose peak fits --budget, or the target's memory"),
+    llvm::cl::init(false), llvm::cl::cat(memwallCategory));
+
 static llvm::cl::opt<std::string> launchMode(
     "launch",
     llvm::cl::desc("How kernels are launched in predictions: stream (one by "
@@ -187,6 +193,7 @@ int main(int argc, char **argv) {
   options->offload = offload;
   options->memoryTimeline = memoryTimeline;
   options->measured = measuredRun;
+  options->maxBatch = maxBatch;
   options->rematSolver = rematSolver;
   options->rematTimeLimit = rematTimeLimit;
   options->rematPareto = rematPareto;

@@ -9,21 +9,33 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace memwall;
 
 namespace {
 /// A made-up GPU with round numbers: 100 TFLOP/s bf16, 10 TFLOP/s fp32,
-/// 1 TB/s, 5 us launches.
+/// 1 TB/s of which kernels reach 0.8, large GEMMs at half the peak, 5 us
+/// launches.
 GPUTarget roundTarget() {
   GPUTarget target;
   target.name = "round";
   target.peakFlops = {10e12, 0, 100e12, 0, 0, 0};
   target.memoryBandwidth = 1e12;
   target.memoryCapacityBytes = 1;
+  target.l2Bytes = 1 << 20;
   target.smCount = 1;
   target.kernelLaunchSeconds = 5e-6;
+  target.achievable.memoryBandwidth = 0.8e12;
+  target.achievable.gemmEfficiency = {0.5, 0.25, 0.125};
+  target.achievable.attentionEfficiency = 0.4;
   return target;
+}
+
+/// The soft roofline (c^4 + m^4)^(1/4), written out here.
+double soft(double c, double m) {
+  return std::pow(std::pow(c, 4) + std::pow(m, 4), 0.25);
 }
 
 constexpr const char *kModule = R"mlir(
@@ -55,29 +67,50 @@ TEST(CostAnalysisTest, ReportHasEveryOpWithHandComputedRooflineTimes) {
   EXPECT_EQ(report.paramBytes, 1024 * 1024 * 2 + 1024 * 4);
   ASSERT_EQ(report.ops.size(), 3u);
 
-  // matmul: 2 * 1024^3 = 2147483648 FLOP at 100 TFLOP/s = 21.47 us; 3 MiB
-  // of bf16 = 6291456 B at 1 TB/s = 6.29 us: compute-bound, + 5 us launch.
+  // matmul: 2 * 1024^3 = 2147483648 FLOP, a large GEMM (2^30 multiply-adds)
+  // at 0.5 x 100 TFLOP/s = 42.95 us; 3 MiB of bf16 = 6291456 B at 0.8 TB/s =
+  // 7.86 us: compute-bound, soft roofline + 5 us launch.
   const OpRecord &matmul = report.ops[0];
   EXPECT_EQ(matmul.loc, "proj");
   EXPECT_EQ(matmul.flops, 2147483648);
+  EXPECT_EQ(matmul.category, "gemm");
   EXPECT_FALSE(matmul.estimate.memoryBound);
-  EXPECT_NEAR(matmul.estimate.timeSeconds, 21.47483648e-6 + 5e-6, 1e-12);
+  EXPECT_NEAR(matmul.estimate.computeSeconds, 42.94967296e-6, 1e-15);
+  EXPECT_NEAR(matmul.estimate.memorySeconds, 7.86432e-6, 1e-15);
+  double matmulTime = soft(42.94967296e-6, 7.86432e-6) + 5e-6;
+  EXPECT_NEAR(matmul.estimate.timeSeconds, matmulTime, 1e-15);
 
   // relu: 1048576 FLOP on FP32 cores = 0.105 us; 2 MiB of bf16 in and 2 MiB
-  // out = 4194304 B = 4.19 us; intensity 1048576 / 4194304 = 0.25.
+  // out = 4194304 B at 0.8 TB/s = 5.24 us (its kernel's occupancy, 25%, is
+  // enough for the full bandwidth); intensity 0.25.
   const OpRecord &relu = report.ops[1];
   EXPECT_EQ(relu.loc, "act");
+  EXPECT_EQ(relu.category, "elementwise");
   EXPECT_TRUE(relu.estimate.memoryBound);
-  EXPECT_NEAR(relu.estimate.timeSeconds, 4.194304e-6 + 5e-6, 1e-12);
+  double reluTime = soft(1048576 / 10e12, 4194304 / 0.8e12) + 5e-6;
+  EXPECT_NEAR(relu.estimate.timeSeconds, reluTime, 1e-15);
   EXPECT_NEAR(relu.estimate.intensity, 0.25, 1e-12);
 
   // reshape: a view, free.
   EXPECT_EQ(report.ops[2].estimate.timeSeconds, 0);
+  EXPECT_EQ(report.ops[2].category, "layout");
 
   RooflineTotals totals = report.computeTotals();
   EXPECT_EQ(totals.flops, 2147483648 + 1048576);
   EXPECT_NEAR(totals.memoryBoundTimeFraction,
-              (9.194304e-6) / (26.47483648e-6 + 9.194304e-6), 1e-9);
+              reluTime / (matmulTime + reluTime), 1e-9);
+
+  // The breakdown by kernel kind: gemm first, then elementwise; the view
+  // launches nothing.
+  std::vector<TimeBreakdownEntry> breakdown = report.computeTimeBreakdown();
+  ASSERT_EQ(breakdown.size(), 3u);
+  EXPECT_EQ(breakdown[0].category, "gemm");
+  EXPECT_EQ(breakdown[0].kernels, 1u);
+  EXPECT_NEAR(breakdown[0].fraction, matmulTime / (matmulTime + reluTime),
+              1e-12);
+  EXPECT_EQ(breakdown[1].category, "elementwise");
+  EXPECT_EQ(breakdown[2].category, "layout");
+  EXPECT_EQ(breakdown[2].kernels, 0u);
 }
 
 TEST(CostAnalysisTest, LocationsFormatForReports) {

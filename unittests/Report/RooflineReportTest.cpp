@@ -347,7 +347,7 @@ TEST(RooflineReportTest, JSONHasEveryDocumentedField) {
   for (const OpRecord &expected : report.ops) {
     SCOPED_TRACE(expected.op);
     const llvm::json::Object &op = *(*ops)[expected.id].getAsObject();
-    EXPECT_EQ(op.size(), 13u);
+    EXPECT_EQ(op.size(), 14u);
     EXPECT_EQ(op.getInteger("id"), expected.id);
     EXPECT_EQ(op.getString("op"), expected.op);
     EXPECT_EQ(op.getString("loc"), expected.loc);

@@ -174,6 +174,9 @@ struct MemoryFix {
   double timeFactor = 1;   // timeSeconds / the step's predicted time
   bool fits = false;
   bool firstThatFits = false;
+  /// Inference fixes: predicted tokens per second with the fix (0 for
+  /// training fixes).
+  double tokensPerSecond = 0;
 };
 
 struct BudgetSummary {
@@ -238,6 +241,24 @@ struct CommunicationSummary {
   std::string overlap;           // the overlap assumption, one line
 };
 
+/// The largest batch and context whose simulated peak fits a memory limit
+/// (--max-batch).
+struct CapacitySummary {
+  int64_t limitBytes = 0;
+  std::string limit; // "budget" or "capacity" (the target's memory)
+  int64_t batch = 0;   // the step's batch
+  int64_t context = 0; // KV length attention reads; 0 without a KV cache
+  /// Largest batch that fits (0 when not even batch 1 does), its peak and
+  /// predicted tokens per second.
+  int64_t maxBatch = 0;
+  int64_t peakAtMaxBatch = 0;
+  double tokensPerSecondAtMaxBatch = 0;
+  /// Largest context at `batch` that fits (0 without a KV cache or when
+  /// none does) and its peak.
+  int64_t maxContext = 0;
+  int64_t peakAtMaxContext = 0;
+};
+
 /// One recomputation strategy measured on the same step and budget.
 struct RematBaseline {
   std::string name; // none, checkpoint-layers, chen-sqrt, selective
@@ -300,6 +321,7 @@ struct RooflineReport {
   std::optional<MemorySummary> memory;
   std::optional<BudgetSummary> budget;
   std::optional<InferenceSummary> inference;
+  std::optional<CapacitySummary> capacity;
   std::optional<RematSummary> remat;
   std::optional<CommunicationSummary> communication;
   std::optional<MeasuredRun> measured;

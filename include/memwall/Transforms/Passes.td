@@ -65,7 +65,10 @@ def RooflineReport : Pass<"memwall-roofline-report", "mlir::ModuleOp"> {
            "Write the memory timeline to this .svg file">,
     Option<"measured", "measured", "std::string", /*default=*/"\"\"",
            "A memwall-run --report JSON file: show each measured kernel "
-           "beside this report's prediction">
+           "beside this report's prediction">,
+    Option<"maxBatch", "max-batch", "bool", /*default=*/"false",
+           "Report the largest batch (and context) whose peak fits the "
+           "budget, or the target's memory without one">
   ]);
 }
 

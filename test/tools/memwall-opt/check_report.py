@@ -14,7 +14,10 @@ for op in ops:
         assert key in op, key
     memory_bound = op["compute_time_s"] <= op["memory_time_s"]
     assert (op["bound"] == "memory") == memory_bound, op
-    assert abs(op["time_s"] - max(op["compute_time_s"], op["memory_time_s"]) - op["launch_s"]) < 1e-15, op
+    # The time model: the soft roofline (c^4 + m^4)^(1/4) plus the launch.
+    soft = (op["compute_time_s"] ** 4 + op["memory_time_s"] ** 4) ** 0.25
+    assert abs(op["time_s"] - soft - op["launch_s"]) <= 1e-12 * max(1e-6, op["time_s"]), op
+    assert op["category"] in ("gemm", "attention", "norm", "elementwise", "layout", "optimizer"), op
 assert [op["id"] for op in ops] == list(range(len(ops)))
 assert totals["flops"] == sum(op["flops"] for op in ops)
 assert totals["bytes"] == sum(op["bytes_read"] + op["bytes_written"] for op in ops)
@@ -22,6 +25,15 @@ assert abs(totals["time_s"] - sum(op["time_s"] for op in ops)) <= 1e-12 * max(1,
 memory_time = sum(op["time_s"] for op in ops if op["bound"] == "memory")
 assert abs(totals["memory_bound_time_fraction"] - memory_time / totals["time_s"]) < 1e-9
 assert 0 <= totals["memory_bound_time_fraction"] <= 1
+# The breakdown by kernel kind adds up to the step (plus exposed
+# communication, reported separately).
+breakdown = report["time_breakdown"]
+kernel_time = sum(e["time_s"] for e in breakdown if e["category"] != "communication")
+assert abs(kernel_time - totals["time_s"]) <= 1e-9 * max(1, totals["time_s"]), breakdown
+assert abs(sum(e["fraction"] for e in breakdown) - 1) < 1e-9 or not ops, breakdown
+for e in breakdown:
+    if e["category"] != "communication":
+        assert e["kernels"] == sum(1 for op in ops if op["category"] == e["category"] and op["launch_s"] > 0), e
 if "fusion" in report:
     fusion = report["fusion"]
     groups, ftotals = fusion["groups"], fusion["totals"]
