@@ -76,6 +76,10 @@ std::string memwall::whyNoAttentionKernel(FlashAttentionOp op) {
   if (std::string why = whyAttentionKernelCannotRun(s.element, s.d, s.dv);
       !why.empty())
     return why;
+  // An fp8 KV cache is costed (read as stored) but not generated.
+  if (op.getKey().getType().getElementType() != s.element)
+    return "the attention kernel reads K and V of the query's type; an fp8 "
+           "KV cache is not generated";
   int64_t blockKV = op.getBlockKv();
   if (blockKV % 16 != 0 || blockKV > 128)
     return "the attention kernel needs block_kv a multiple of 16, at most 128";
