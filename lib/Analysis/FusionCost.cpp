@@ -316,9 +316,13 @@ private:
       int64_t perBlock = geometry.threadsPerBlock * geometry.vectorsPerThread;
       geometry.gridSize = std::max<int64_t>(1, (vectors + perBlock - 1) / perBlock);
     }
-    // Each live value holds vectorsPerThread * width floats in registers.
+    // A row kernel keeps the thread's share of the row in registers; an
+    // elementwise kernel loads, computes and stores its vectors one after
+    // another (KernelCodegen.cpp), so one vector's values are live at a time
+    // (ptxas gives such kernels 32 registers; ../docs/codegen.md).
+    int64_t liveVectors = isReduction ? geometry.vectorsPerThread : 1;
     geometry.registersPerThread =
-        kBaseRegisters + geometry.vectorsPerThread * width * liveValues;
+        kBaseRegisters + liveVectors * width * liveValues;
     if (geometry.registersPerThread > kMaxRegistersPerThread)
       return fail(whyNot, "needs about " +
                               Twine(geometry.registersPerThread) +

@@ -11,8 +11,9 @@
 // BF16: memwall.gelu %{{.*}} : tensor<4x8xbf16>
 // BF16: memwall.cross_entropy %{{.*}}, %arg2 : tensor<4x8xbf16>, tensor<4xi64> -> tensor<f32>
 
-// FP8: %[[X8:.*]] = memwall.cast %arg0 to f8E4M3FN : tensor<4x8xbf16> -> tensor<4x8xf8E4M3FN>
-// FP8: %[[W8:.*]] = memwall.cast %arg1 to f8E4M3FN
+// Each GEMM input is cast once, right after it is defined.
+// FP8-DAG: %[[X8:.*]] = memwall.cast %arg0 to f8E4M3FN : tensor<4x8xbf16> -> tensor<4x8xf8E4M3FN>
+// FP8-DAG: %[[W8:.*]] = memwall.cast %arg1 to f8E4M3FN
 // FP8: memwall.matmul %[[X8]], %[[W8]] : tensor<4x8xf8E4M3FN>, tensor<8x8xf8E4M3FN> -> tensor<4x8xbf16>
 
 // INT8: func.func @mlp(%arg0: tensor<4x8xbf16> {{.*}}, %arg1: tensor<8x8xi8>

@@ -398,3 +398,101 @@ TEST(GPUTargetJSONTest, ErrorsInAFileNameThatFile) {
             path.str().str() + ":2:11: Invalid JSON value");
   llvm::sys::fs::remove(path);
 }
+
+//===----------------------------------------------------------------------===//
+// Achievable rates, interconnect, launch modes, calibration files
+//===----------------------------------------------------------------------===//
+
+TEST(GPUTargetAchievableTest, BuiltinH100CarriesTheMeasuredRates) {
+  const GPUTarget *h100 = lookupBuiltinGPUTarget("h100-sxm");
+  ASSERT_NE(h100, nullptr);
+  // ../shared/docs/baselines.md: copy 3.01 TB/s, cuBLAS 767 TFLOP/s, SDPA
+  // flash 356 TFLOP/s on an H100 SXM.
+  EXPECT_EQ(h100->achievable.memoryBandwidth, 3.01e12);
+  EXPECT_NEAR(h100->achievable.gemmEfficiency[0] * 989.4e12, 767e12, 1e6);
+  EXPECT_NEAR(h100->achievable.attentionEfficiency * 989.4e12, 356e12, 1e6);
+  EXPECT_EQ(h100->interconnect.nvlinkBandwidth, 450e9);
+  // Up to 8 GPUs talk over NVLink, more over the 400 Gb/s network; an L4
+  // has no NVLink and uses PCIe.
+  EXPECT_EQ(h100->collectiveBandwidth(8), 450e9);
+  EXPECT_EQ(h100->collectiveBandwidth(16), 50e9);
+  EXPECT_EQ(lookupBuiltinGPUTarget("l4")->collectiveBandwidth(4), 32e9);
+  // Other GPUs assume the H100's measured copy ratio: 2039 x 3.01 / 3.35.
+  EXPECT_NEAR(lookupBuiltinGPUTarget("a100-80gb")->achievable.memoryBandwidth,
+              2039e9 * 3.01 / 3.35, 1);
+  for (const GPUTarget &target : getBuiltinGPUTargets()) {
+    SCOPED_TRACE(target.name);
+    EXPECT_FALSE(static_cast<bool>(target.validate()));
+    EXPECT_LE(target.achievable.memoryBandwidth, target.memoryBandwidth);
+    EXPECT_EQ(target.launchSeconds(), 2e-6);
+  }
+}
+
+TEST(GPUTargetAchievableTest, TheCalibrationExampleInTheDocsParses) {
+  // docs/targets.md, "Calibration files", verbatim.
+  llvm::Expected<GPUTarget> target = parseGPUTargetJSON(R"({
+  "name": "h100-sxm-measured",
+  "base": "h100-sxm",
+  "calibration": "memwall-run --calibrate on an H100 80GB HBM3, 2026-11-22",
+  "achievable": {
+    "memory_bandwidth_bytes_per_s": 3.01e12,
+    "gemm_efficiency": {"large": 0.775, "small": 0.55, "skinny": 0.3},
+    "attention_efficiency": 0.36
+  },
+  "kernel_launch_s": 2.4e-6,
+  "graph_kernel_launch_s": 0.8e-6
+})",
+                                                         "c.json");
+  ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
+  EXPECT_EQ(target->baseName, "h100-sxm");
+  EXPECT_EQ(target->achievable.gemmEfficiency[1], 0.55);
+  EXPECT_EQ(target->achievable.gemmEfficiency[2], 0.3);
+  EXPECT_EQ(target->calibration,
+            "memwall-run --calibrate on an H100 80GB HBM3, 2026-11-22");
+  EXPECT_EQ(target->launchSeconds(), 2.4e-6);
+  GPUTarget graph = *target;
+  graph.launchMode = LaunchMode::Graph;
+  EXPECT_EQ(graph.launchSeconds(), 0.8e-6);
+  // The rest is the base's.
+  EXPECT_EQ(target->memoryBandwidth, 3.35e12);
+  EXPECT_EQ(target->smCount, 132u);
+}
+
+TEST(GPUTargetAchievableTest, BadRatesAreRefusedNamingTheField) {
+  struct Case {
+    const char *json;
+    const char *error;
+  };
+  const Case cases[] = {
+      {R"({"name": "x", "base": "h100-sxm", "achievable": {"memory_bandwidth_bytes_per_s": 4.5e12}})",
+       "x.json: achievable.memory_bandwidth_bytes_per_s (4.50e+12) exceeds "
+       "the datasheet memory_bandwidth_bytes_per_s (3.35e+12); is the figure "
+       "for another GPU?"},
+      {R"({"name": "x", "base": "h100-sxm", "achievable": {"gemm_efficiency": {"large": 1.3}}})",
+       "x.json: achievable.gemm_efficiency.large must be a fraction of the "
+       "peak in (0, 1]"},
+      {R"({"name": "x", "base": "h100-sxm", "achievable": {"gemm_efficiency": {"small": 0}}})",
+       "x.json: \"achievable.gemm_efficiency.small\" must be a positive "
+       "number"},
+      {R"({"name": "x", "base": "h100-sxm", "achievable": {"attention_efficiency": -0.5}})",
+       "x.json: \"achievable.attention_efficiency\" must be a positive "
+       "number"},
+      {R"({"name": "x", "base": "h100-sxm", "achievable": {"gemm_efficiency": {"huge": 0.9}}})",
+       "x.json: \"achievable.gemm_efficiency.huge\" is not a GEMM shape "
+       "class"},
+      {R"({"name": "x", "base": "h100-sxm", "achievable": 3})",
+       "x.json: \"achievable\" must be an object"},
+      {R"({"name": "x", "base": "h100-sxm", "l2_bytes": 0})",
+       "x.json: l2_bytes must be positive"},
+      {R"({"name": "x", "base": "h100-sxm", "interconnect": {"pcie_bytes_per_s": 0}})",
+       "x.json: \"interconnect.pcie_bytes_per_s\" must be a positive number"},
+      {R"({"name": "x", "base": "h100-sxm", "interconnect": {"nvlink": 1}})",
+       "x.json: \"interconnect.nvlink\" is not a field of \"interconnect\""},
+      {R"({"name": "x", "base": "h100-sxm", "launch_mode": "eager"})",
+       "x.json: \"launch_mode\" must be \"stream\" or \"graph\""},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.json);
+    EXPECT_EQ(errorOf(parseGPUTargetJSON(c.json, "x.json")), c.error);
+  }
+}

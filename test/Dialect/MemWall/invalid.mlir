@@ -714,7 +714,7 @@ func.func @attention_result(%q: tensor<1x4x8x16xbf16>, %v: tensor<1x4x8x32xbf16>
 }
 // -----
 func.func @attention_int8(%q: tensor<1x4x8x16xi8>) {
-  // expected-error @below {{operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or f8E4M3FN type values}}
+  // expected-error @below {{operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or f8E4M3FN type or f8E5M2 type values}}
   %0 = memwall.attention %q, %q, %q : tensor<1x4x8x16xi8>, tensor<1x4x8x16xi8>, tensor<1x4x8x16xi8> -> tensor<1x4x8x16xf32>
   return
 }
