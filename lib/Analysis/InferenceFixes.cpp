@@ -126,8 +126,8 @@ InferenceShape memwall::getInferenceShape(func::FuncOp function) {
     if (type && type.getRank() >= 2 && type.getElementType().isInteger() &&
         getArgKind(function, arg.getArgNumber()) == ArgKind::Input) {
       shape.batch = type.getDimSize(0);
-      shape.newTokens = type.getNumElements() / std::max<int64_t>(
-                                                    type.getDimSize(0), 1);
+      shape.newTokens =
+          type.getNumElements() / std::max<int64_t>(type.getDimSize(0), 1);
       break;
     }
   }
@@ -185,12 +185,12 @@ double memwall::predictInferenceStepSeconds(func::FuncOp function,
     }
     double activations = std::max(0.0, total - gemmWeight - otherWeight - kv);
     double byteScale =
-        total > 0 ? (gemmWeight * change.gemmWeightBytes + otherWeight +
-                     kv * change.kvBytesPerElement * change.batch *
-                         change.context +
-                     activations * change.batch) /
-                        total
-                  : 1;
+        total > 0
+            ? (gemmWeight * change.gemmWeightBytes + otherWeight +
+               kv * change.kvBytesPerElement * change.batch * change.context +
+               activations * change.batch) /
+                  total
+            : 1;
     // GEMM FLOPs grow with the token rows; attention's also with the keys.
     double flopScale = change.batch * (attention ? change.context : 1);
     seconds += softRooflineSeconds(base.computeSeconds * flopScale,
@@ -215,10 +215,9 @@ int64_t memwall::predictInferencePeakBytes(func::FuncOp function,
   if (change.gemmWeightBytes != 1) {
     WeightBytes weights = getWeightBytes(function);
     if (weights.total > 0)
-      set(MemoryBucket::Weights,
-          (weights.total - weights.gemm +
-           weights.gemm * change.gemmWeightBytes) /
-              static_cast<double>(weights.total));
+      set(MemoryBucket::Weights, (weights.total - weights.gemm +
+                                  weights.gemm * change.gemmWeightBytes) /
+                                     static_cast<double>(weights.total));
   }
   return simulateMemory(function, sharding, scaling).peakBytes;
 }
@@ -243,8 +242,7 @@ BudgetSummary memwall::planInferenceBudget(func::FuncOp function,
                        : 0;
   };
   double baseTokens = tokensPerSecond({}, baseSeconds);
-  double kvAtPeak =
-      memory.atPeak[static_cast<unsigned>(MemoryBucket::KVCache)];
+  double kvAtPeak = memory.atPeak[static_cast<unsigned>(MemoryBucket::KVCache)];
   auto add = [&](StringRef name, const std::string &what,
                  const InferenceChange &change) {
     MemoryFix fix;
@@ -254,10 +252,9 @@ BudgetSummary memwall::planInferenceBudget(func::FuncOp function,
     fix.timeFactor = baseSeconds > 0 ? fix.timeSeconds / baseSeconds : 1;
     fix.tokensPerSecond = tokensPerSecond(change, fix.timeSeconds);
     fix.fits = fix.peakBytes <= budgetBytes;
-    fix.description =
-        llvm::formatv("{0}: {1:f1} tokens/s (was {2:f1})", what,
-                      fix.tokensPerSecond, baseTokens)
-            .str();
+    fix.description = llvm::formatv("{0}: {1:f1} tokens/s (was {2:f1})", what,
+                                    fix.tokensPerSecond, baseTokens)
+                          .str();
     budget.fixes.push_back(std::move(fix));
   };
 
@@ -268,9 +265,8 @@ BudgetSummary memwall::planInferenceBudget(func::FuncOp function,
     do {
       batch /= 2;
       change.batch = static_cast<double>(batch) / shape.batch;
-    } while (batch > 1 &&
-             predictInferencePeakBytes(function, sharding, change) >
-                 budgetBytes);
+    } while (batch > 1 && predictInferencePeakBytes(function, sharding,
+                                                    change) > budgetBytes);
     add("smaller-batch",
         llvm::formatv("batch {0} -> {1} (KV cache {2} -> {3})", shape.batch,
                       batch, gb(kvAtPeak), gb(kvAtPeak * change.batch))
@@ -284,9 +280,8 @@ BudgetSummary memwall::planInferenceBudget(func::FuncOp function,
     do {
       context /= 2;
       change.context = static_cast<double>(context) / shape.context;
-    } while (context > 1 &&
-             predictInferencePeakBytes(function, sharding, change) >
-                 budgetBytes);
+    } while (context > 1 && predictInferencePeakBytes(function, sharding,
+                                                      change) > budgetBytes);
     add("shorter-context",
         llvm::formatv("context {0} -> {1} tokens (KV cache {2} -> {3})",
                       shape.context, context, gb(kvAtPeak),
@@ -307,8 +302,8 @@ BudgetSummary memwall::planInferenceBudget(func::FuncOp function,
   }
   // Weight-only quantization of the GEMM weights.
   WeightBytes weights = getWeightBytes(function);
-  for (auto [bits, policy] : {std::pair<int, StringRef>{8, "int8-weights"},
-                              {4, "int4-weights"}}) {
+  for (auto [bits, policy] :
+       {std::pair<int, StringRef>{8, "int8-weights"}, {4, "int4-weights"}}) {
     double quantized = quantizedGemmBytes(weights, bits);
     if (weights.gemm <= 0 || quantized >= weights.gemm)
       continue;
@@ -369,14 +364,14 @@ CapacitySummary memwall::findMaxBatch(func::FuncOp function,
   };
   auto batchChange = [&](int64_t batch) {
     InferenceChange change;
-    change.batch = static_cast<double>(batch) / std::max<int64_t>(shape.batch, 1);
+    change.batch =
+        static_cast<double>(batch) / std::max<int64_t>(shape.batch, 1);
     return change;
   };
-  std::tie(summary.maxBatch, summary.peakAtMaxBatch) =
-      largest([&](int64_t batch) {
-        return predictInferencePeakBytes(function, sharding,
-                                         batchChange(batch));
-      });
+  std::tie(summary.maxBatch,
+           summary.peakAtMaxBatch) = largest([&](int64_t batch) {
+    return predictInferencePeakBytes(function, sharding, batchChange(batch));
+  });
   if (summary.maxBatch > 0) {
     InferenceChange change = batchChange(summary.maxBatch);
     double seconds = predictInferenceStepSeconds(function, target, change);

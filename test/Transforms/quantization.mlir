@@ -6,6 +6,7 @@
 // RUN: memwall-opt %s --memwall-precision=kv-cache-dtype=f8E4M3FN | FileCheck %s --check-prefix=KV8
 // RUN: memwall-opt %s --memwall-precision=policy=fp8-mixed | FileCheck %s --check-prefix=FP8
 // RUN: memwall-opt %s --memwall-precision=policy=int8-weights --memwall-annotate-costs | FileCheck %s --check-prefix=COST
+// RUN: memwall-opt %s --memwall-precision=policy=fp8-weights --memwall-fuse --memwall-annotate-costs | FileCheck %s --check-prefix=FUSE
 
 // INT4-LABEL: func.func @block
 // INT4-SAME: %arg1: tensor<64xbf16>
@@ -32,6 +33,12 @@
 // 64 x 64 int8 weights and 64 scales of 2 B; the bf16 row of 64 (128 B).
 // COST: memwall.cast %arg2 to bf16 {memwall.cost = #memwall.cost<flops = 0, bytes_read = 0, bytes_written = 0, {{.*}}time_s = 0.0>}
 // COST-NEXT: memwall.matmul {{.*}}bytes_read = 4352,
+
+// memwall-fuse leaves the dequantizing cast out of the kernel; the fused
+// matmul + residual add reads the fp8 weight (4096 B) and its 64 scales
+// (128 B), the normalized row and the residual (128 B each): 4480 B.
+// FUSE: %[[W:.*]] = memwall.cast %arg4 to bf16 {memwall.cost = #memwall.cost<flops = 0, bytes_read = 0, bytes_written = 0,
+// FUSE-NEXT: memwall.fusion matmul_epilogue(%{{.*}}, %[[W]], %{{.*}}) {memwall.cost = #memwall.cost<flops = 8256, bytes_read = 4480, bytes_written = 128,
 
 func.func @block(%x: tensor<1x1x64xbf16> {memwall.kind = #memwall.arg_kind<input>},
                  %g: tensor<64xbf16> {memwall.kind = #memwall.arg_kind<weight>},

@@ -236,19 +236,19 @@ TEST_F(QuantizationTest, InferenceFixesShrinkTheKVCacheNeverAccumulate) {
   // heads x 4096 keys x 2 B) and under 2 MB of activations.
   int64_t weights = kParams * 2;
   auto scores = [](int64_t batch) { return batch * 32 * 4096 * 2; };
-  EXPECT_NEAR(static_cast<double>(batchFix->peakBytes),
-              static_cast<double>(weights + 16 * kKVBytesPerSequence +
-                                  scores(16)),
-              2e6);
+  EXPECT_NEAR(
+      static_cast<double>(batchFix->peakBytes),
+      static_cast<double>(weights + 16 * kKVBytesPerSequence + scores(16)),
+      2e6);
   EXPECT_TRUE(batchFix->fits);
   EXPECT_NE(batchFix->description.find("batch 64 -> 16"), std::string::npos);
   // An fp8 KV cache holds half the bytes: 13.48 + 68.72 GB, over 80 GB.
   for (const MemoryFix &fix : budget.fixes)
     if (fix.name == "kv-cache-fp8")
-      EXPECT_NEAR(static_cast<double>(fix.peakBytes),
-                  static_cast<double>(weights + 32 * kKVBytesPerSequence +
-                                      scores(64)),
-                  2e6);
+      EXPECT_NEAR(
+          static_cast<double>(fix.peakBytes),
+          static_cast<double>(weights + 32 * kKVBytesPerSequence + scores(64)),
+          2e6);
 }
 
 TEST_F(QuantizationTest, MaxBatchIsTheLargestThatFits) {

@@ -1,4 +1,4 @@
-//===- InferenceFixes.h - what to change when inference does not fit -*- C++ -*-===//
+//===- InferenceFixes.h - serving fixes and --max-batch ---------*- C++ -*-===//
 //
 // The inference counterpart of planBudget (MemoryAnalysis.h): fixes in
 // serving terms (batch, context, KV-cache dtype, weight quantization), each
@@ -18,8 +18,8 @@ namespace memwall {
 
 /// A change to an inference step, as factors on its current settings.
 struct InferenceChange {
-  double batch = 1;   // sequences per step
-  double context = 1; // cached tokens attention reads (KV length)
+  double batch = 1;             // sequences per step
+  double context = 1;           // cached tokens attention reads (KV length)
   double kvBytesPerElement = 1; // KV-cache bytes per element
   double gemmWeightBytes = 1;   // bytes of the weights GEMMs stream
 };
