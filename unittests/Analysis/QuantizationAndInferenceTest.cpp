@@ -243,12 +243,14 @@ TEST_F(QuantizationTest, InferenceFixesShrinkTheKVCacheNeverAccumulate) {
   EXPECT_TRUE(batchFix->fits);
   EXPECT_NE(batchFix->description.find("batch 64 -> 16"), std::string::npos);
   // An fp8 KV cache holds half the bytes: 13.48 + 68.72 GB, over 80 GB.
-  for (const MemoryFix &fix : budget.fixes)
-    if (fix.name == "kv-cache-fp8")
-      EXPECT_NEAR(
-          static_cast<double>(fix.peakBytes),
-          static_cast<double>(weights + 32 * kKVBytesPerSequence + scores(64)),
-          2e6);
+  for (const MemoryFix &fix : budget.fixes) {
+    if (fix.name != "kv-cache-fp8")
+      continue;
+    EXPECT_NEAR(
+        static_cast<double>(fix.peakBytes),
+        static_cast<double>(weights + 32 * kKVBytesPerSequence + scores(64)),
+        2e6);
+  }
 }
 
 TEST_F(QuantizationTest, MaxBatchIsTheLargestThatFits) {
