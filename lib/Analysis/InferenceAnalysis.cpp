@@ -19,10 +19,18 @@ using namespace mlir;
 using namespace memwall;
 
 namespace {
-/// The function argument `value` is a view or cast of, if any: weights are
-/// cast at use under weight-only quantization, caches are appended to.
-/// A fusion's body argument stands for the fusion's input.
-BlockArgument rootArgument(Value value) {
+/// The matmul of a top-level op: the op itself or the anchor of a fusion.
+MatmulOp matmulOf(Operation *op) {
+  if (auto matmul = dyn_cast<MatmulOp>(op))
+    return matmul;
+  MatmulOp anchor;
+  if (auto fusion = dyn_cast<FusionOp>(op))
+    fusion.getBodyBlock().walk([&](MatmulOp matmul) { anchor = matmul; });
+  return anchor;
+}
+} // namespace
+
+BlockArgument memwall::getRootArgument(Value value) {
   while (true) {
     if (Operation *op = value.getDefiningOp()) {
       if (!isa<CastOp, TransposeOp, ReshapeOp, KVCacheAppendOp>(op))
@@ -37,17 +45,6 @@ BlockArgument rootArgument(Value value) {
     value = fusion.getInputs()[arg.getArgNumber()];
   }
 }
-
-/// The matmul of a top-level op: the op itself or the anchor of a fusion.
-MatmulOp matmulOf(Operation *op) {
-  if (auto matmul = dyn_cast<MatmulOp>(op))
-    return matmul;
-  MatmulOp anchor;
-  if (auto fusion = dyn_cast<FusionOp>(op))
-    fusion.getBodyBlock().walk([&](MatmulOp matmul) { anchor = matmul; });
-  return anchor;
-}
-} // namespace
 
 std::optional<InferenceSummary>
 memwall::analyzeInference(func::FuncOp function, const GPUTarget &target) {
@@ -74,7 +71,7 @@ memwall::analyzeInference(func::FuncOp function, const GPUTarget &target) {
     // A GEMM with a weight operand streams that weight.
     int64_t weightBytes = 0;
     for (Value operand : op.getOperands())
-      if (BlockArgument arg = rootArgument(operand);
+      if (BlockArgument arg = getRootArgument(operand);
           arg && arg.getParentBlock() == &body &&
           getArgKind(function, arg.getArgNumber()) == ArgKind::Weight &&
           cast<RankedTensorType>(operand.getType()).getRank() >= 2)
@@ -107,7 +104,7 @@ memwall::analyzeInference(func::FuncOp function, const GPUTarget &target) {
         return;
       }
       for (Value operand : {key, value})
-        if (BlockArgument arg = rootArgument(operand);
+        if (BlockArgument arg = getRootArgument(operand);
             arg && arg.getParentBlock() == &body &&
             getArgKind(function, arg.getArgNumber()) == ArgKind::KVCache)
           summary.kvCacheBytes += getTensorByteSize(operand.getType());

@@ -10,6 +10,7 @@
 #include "memwall/Analysis/InferenceFixes.h"
 
 #include "memwall/Analysis/CostAnalysis.h"
+#include "memwall/Analysis/InferenceAnalysis.h"
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 #include "memwall/Hardware/Roofline.h"
 
@@ -21,24 +22,6 @@ using namespace mlir;
 using namespace memwall;
 
 namespace {
-
-/// The function argument `value` views, casts or appends to, through
-/// fusion inputs; null for anything computed.
-BlockArgument rootArgument(Value value) {
-  while (true) {
-    if (Operation *op = value.getDefiningOp()) {
-      if (!isa<CastOp, TransposeOp, ReshapeOp, KVCacheAppendOp>(op))
-        return nullptr;
-      value = op->getOperand(0);
-      continue;
-    }
-    auto arg = cast<BlockArgument>(value);
-    auto fusion = dyn_cast<FusionOp>(arg.getOwner()->getParentOp());
-    if (!fusion)
-      return arg;
-    value = fusion.getInputs()[arg.getArgNumber()];
-  }
-}
 
 /// Whether only GEMMs read `value` (directly, through a dequantize-at-use
 /// cast, or inside a fusion): the weights weight-only quantization shrinks.
@@ -140,7 +123,7 @@ InferenceShape memwall::getInferenceShape(func::FuncOp function) {
       key = flash.getKey();
     if (!key || shape.context)
       return;
-    if (BlockArgument arg = rootArgument(key);
+    if (BlockArgument arg = getRootArgument(key);
         arg && getArgKind(function, arg.getArgNumber()) == ArgKind::KVCache)
       shape.context = cast<RankedTensorType>(key.getType()).getDimSize(2);
   });
@@ -162,7 +145,7 @@ double memwall::predictInferenceStepSeconds(func::FuncOp function,
     double gemmWeight = 0, otherWeight = 0, kv = 0;
     bool attention = readsAttentionCache(&op);
     for (Value operand : op.getOperands()) {
-      BlockArgument arg = rootArgument(operand);
+      BlockArgument arg = getRootArgument(operand);
       if (!arg || arg.getParentBlock() != &body)
         continue;
       ArgKind kind = getArgKind(function, arg.getArgNumber());
@@ -227,11 +210,7 @@ BudgetSummary memwall::planInferenceBudget(func::FuncOp function,
                                            int64_t budgetBytes,
                                            const ShardingOptions &sharding,
                                            const GPUTarget &target) {
-  BudgetSummary budget;
-  budget.budgetBytes = budgetBytes;
-  budget.peakBytes = memory.peakBytes;
-  budget.headroomBytes = budgetBytes - memory.peakBytes;
-  budget.fits = memory.peakBytes <= budgetBytes;
+  BudgetSummary budget = compareWithBudget(memory, budgetBytes);
   if (budget.fits)
     return budget;
 

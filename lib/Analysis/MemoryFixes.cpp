@@ -204,16 +204,22 @@ int64_t weightBytes(func::FuncOp function, Type *elementType = nullptr) {
 
 } // namespace
 
-BudgetSummary memwall::planBudget(func::FuncOp function,
-                                  const MemorySummary &memory,
-                                  int64_t budgetBytes,
-                                  const ShardingOptions &sharding,
-                                  const GPUTarget &target) {
+BudgetSummary memwall::compareWithBudget(const MemorySummary &memory,
+                                         int64_t budgetBytes) {
   BudgetSummary budget;
   budget.budgetBytes = budgetBytes;
   budget.peakBytes = memory.peakBytes;
   budget.headroomBytes = budgetBytes - memory.peakBytes;
   budget.fits = memory.peakBytes <= budgetBytes;
+  return budget;
+}
+
+BudgetSummary memwall::planBudget(func::FuncOp function,
+                                  const MemorySummary &memory,
+                                  int64_t budgetBytes,
+                                  const ShardingOptions &sharding,
+                                  const GPUTarget &target) {
+  BudgetSummary budget = compareWithBudget(memory, budgetBytes);
   if (budget.fits)
     return budget;
 

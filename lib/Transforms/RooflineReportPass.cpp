@@ -8,6 +8,7 @@
 #include "memwall/Transforms/Passes.h"
 #include "memwall/Transforms/Remat.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -117,26 +118,32 @@ struct RooflineReportPass
   }
 
   /// One warning at the function: the peak exceeds the target's memory.
+  static std::string gigabytes(int64_t bytes) {
+    return llvm::formatv("{0:f2} GB", bytes / 1e9).str();
+  }
+
+  /// " (weights 13.48 GB, ...)": the buckets the peak is made of.
+  static void appendPeakBuckets(InFlightDiagnostic &warning,
+                                const MemorySummary &memory) {
+    llvm::ListSeparator separator;
+    warning << " (";
+    for (unsigned b = 0; b < kNumMemoryBuckets; ++b)
+      if (memory.atPeak[b] != 0)
+        warning << StringRef(separator)
+                << stringifyMemoryBucket(static_cast<MemoryBucket>(b)) << " "
+                << gigabytes(memory.atPeak[b]);
+    warning << ")";
+  }
+
   void warnOverCapacity(func::FuncOp function, const RooflineReport &report,
                         int64_t capacity) {
     const MemorySummary &memory = *report.memory;
-    auto gb = [](int64_t bytes) {
-      return llvm::formatv("{0:f2} GB", bytes / 1e9).str();
-    };
+    auto gb = gigabytes;
     InFlightDiagnostic warning =
         mlir::emitWarning(function.getLoc())
         << "peak memory " << gb(memory.peakBytes) << " per device exceeds the "
-        << gb(capacity) << " of " << target.name << " (";
-    bool first = true;
-    for (unsigned b = 0; b < kNumMemoryBuckets; ++b) {
-      if (memory.atPeak[b] == 0)
-        continue;
-      warning << (first ? "" : ", ")
-              << stringifyMemoryBucket(static_cast<MemoryBucket>(b)) << " "
-              << gb(memory.atPeak[b]);
-      first = false;
-    }
-    warning << ")";
+        << gb(capacity) << " of " << target.name;
+    appendPeakBuckets(warning, memory);
     BudgetSummary fixes = plan(function, memory, capacity);
     for (const MemoryFix &fix : fixes.fixes)
       if (fix.firstThatFits) {
@@ -156,23 +163,12 @@ struct RooflineReportPass
          llvm::enumerate(function.getBody().front().without_terminator()))
       if (static_cast<int64_t>(i) == memory.peakStep)
         peakOp = &op;
-    auto gb = [](int64_t bytes) {
-      return llvm::formatv("{0:f2} GB", bytes / 1e9).str();
-    };
+    auto gb = gigabytes;
     InFlightDiagnostic warning = mlir::emitWarning(peakOp->getLoc())
                                  << "peak memory " << gb(memory.peakBytes)
                                  << " per device exceeds the budget of "
-                                 << gb(report.budget->budgetBytes) << " (";
-    bool first = true;
-    for (unsigned b = 0; b < kNumMemoryBuckets; ++b) {
-      if (memory.atPeak[b] == 0)
-        continue;
-      warning << (first ? "" : ", ")
-              << stringifyMemoryBucket(static_cast<MemoryBucket>(b)) << " "
-              << gb(memory.atPeak[b]);
-      first = false;
-    }
-    warning << ")";
+                                 << gb(report.budget->budgetBytes);
+    appendPeakBuckets(warning, memory);
     for (const MemoryFix &fix : report.budget->fixes)
       if (fix.firstThatFits) {
         warning << "; first fix that fits: " << fix.description << " -> "

@@ -19,6 +19,12 @@
 
 namespace memwall {
 
+/// The function argument `value` is a view, cast or cache append of, through
+/// fusion inputs (a fusion's body argument stands for its input); null for
+/// anything computed. Weights are cast at use under weight-only
+/// quantization, caches are appended to.
+mlir::BlockArgument getRootArgument(mlir::Value value);
+
 /// The inference summary of `function` on `target`; nullopt for training
 /// steps (ops with a memwall.phase) and graphs without a GEMM on a weight.
 std::optional<InferenceSummary> analyzeInference(mlir::func::FuncOp function,

@@ -64,6 +64,10 @@ MemorySummary simulateMemory(mlir::func::FuncOp function,
                              const ShardingOptions &sharding,
                              const MemoryScaling &scaling = {});
 
+/// The budget, the peak and the headroom between them; no fixes.
+BudgetSummary compareWithBudget(const MemorySummary &memory,
+                                int64_t budgetBytes);
+
 /// Whether the step fits `budgetBytes` per device and, when it does not, the
 /// fixes in the order practitioners reach for them (smaller micro-batch,
 /// activation checkpointing, bf16 mixed precision, ZeRO stages, offload,
