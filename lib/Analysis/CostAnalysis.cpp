@@ -10,11 +10,11 @@
 using namespace mlir;
 using namespace memwall;
 
-RooflineEstimate memwall::estimateOpRoofline(CostOpInterface op,
-                                             const GPUTarget &target) {
-  // An op codegen runs as a generated kernel or a cuBLASLt call is timed as
-  // that kernel, launch geometry included, so the report, fusion, remat and
-  // the bundle agree; anything else by its own kernel work.
+KernelWork memwall::getOpKernelWork(CostOpInterface op,
+                                    const GPUTarget &target) {
+  // An op codegen runs as a generated kernel or a cuBLASLt call is that
+  // kernel, launch geometry included, so the report, fusion, remat and the
+  // bundle agree; anything else is its own kernel work.
   Operation *operation = op.getOperation();
   FailureOr<KernelAnalysis> kernel = failure();
   if (auto fusion = dyn_cast<FusionOp>(operation))
@@ -23,8 +23,13 @@ RooflineEstimate memwall::estimateOpRoofline(CostOpInterface op,
            isa<MatmulOp>(operation))
     kernel = analyzeKernel({operation}, target);
   if (succeeded(kernel))
-    return kernel->estimate;
-  return estimateKernelTime(op.getKernelWork(target), target);
+    return kernel->work;
+  return op.getKernelWork(target);
+}
+
+RooflineEstimate memwall::estimateOpRoofline(CostOpInterface op,
+                                             const GPUTarget &target) {
+  return estimateKernelTime(getOpKernelWork(op, target), target);
 }
 
 std::string memwall::getTimeCategory(CostOpInterface op,
@@ -107,14 +112,15 @@ RooflineReport memwall::buildRooflineReport(ModuleOp module,
     record.id = id;
     record.op = op->getName().getStringRef().str();
     record.loc = formatLocationForReport(op->getLoc());
-    // Traffic on this target: a tiled op re-reads less when its working set
-    // stays in the L2.
-    KernelWork work = op.getKernelWork(target);
+    // Traffic of the op's kernel on this target: a tiled op re-reads less
+    // when its working set stays in the L2, a kernel reads a value it uses
+    // twice once.
+    KernelWork work = getOpKernelWork(op, target);
     record.flops = op.getFlops();
     record.bytesRead = static_cast<int64_t>(work.bytesRead);
     record.bytesWritten = static_cast<int64_t>(work.bytesWritten);
     record.precision = op.getMathPrecision();
-    record.estimate = estimateOpRoofline(op, target);
+    record.estimate = estimateKernelTime(work, target);
     record.category = getTimeCategory(op, work);
     return record;
   };

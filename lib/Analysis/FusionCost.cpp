@@ -435,6 +435,7 @@ private:
     work.bytesWritten = static_cast<double>(analysis.bytesWritten);
     work.precision = analysis.precision;
     work.launchesKernel = true;
+    analysis.work = work;
     analysis.estimate = estimateKernelTime(work, target);
     analysis.timeSeconds = analysis.estimate.timeSeconds;
   }

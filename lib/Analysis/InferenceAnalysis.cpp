@@ -60,9 +60,10 @@ memwall::analyzeInference(func::FuncOp function, const GPUTarget &target) {
     auto cost = dyn_cast<CostOpInterface>(&op);
     if (!cost)
       continue;
-    RooflineEstimate estimate = estimateOpRoofline(cost, target);
-    double bytes = static_cast<double>(cost.getBytesRead()) +
-                   static_cast<double>(cost.getBytesWritten());
+    // The traffic of the op's kernel on this target, as the report counts.
+    KernelWork work = getOpKernelWork(cost, target);
+    RooflineEstimate estimate = estimateKernelTime(work, target);
+    double bytes = totalBytes(work);
     stepSeconds += estimate.timeSeconds;
     summary.totalBytes += static_cast<int64_t>(bytes);
     if (estimate.memoryBound)

@@ -139,9 +139,9 @@ double memwall::predictInferenceStepSeconds(func::FuncOp function,
     auto cost = dyn_cast<CostOpInterface>(&op);
     if (!cost)
       continue;
-    RooflineEstimate base = estimateOpRoofline(cost, target);
-    double total = static_cast<double>(cost.getBytesRead()) +
-                   static_cast<double>(cost.getBytesWritten());
+    KernelWork work = getOpKernelWork(cost, target);
+    RooflineEstimate base = estimateKernelTime(work, target);
+    double total = totalBytes(work);
     double gemmWeight = 0, otherWeight = 0, kv = 0;
     bool attention = readsAttentionCache(&op);
     for (Value operand : op.getOperands()) {
@@ -237,30 +237,31 @@ BudgetSummary memwall::planInferenceBudget(func::FuncOp function,
     budget.fixes.push_back(std::move(fix));
   };
 
-  // Fewer sequences per step: halve until it fits.
-  if (shape.batch > 1) {
-    int64_t batch = shape.batch;
+  // Halves `size` until the step fits (or it reaches 1); `scale` is the
+  // change's factor for it.
+  auto halveUntilFits = [&](int64_t size, double InferenceChange::*scale) {
+    int64_t halved = size;
     InferenceChange change;
     do {
-      batch /= 2;
-      change.batch = static_cast<double>(batch) / shape.batch;
-    } while (batch > 1 && predictInferencePeakBytes(function, sharding,
-                                                    change) > budgetBytes);
+      halved /= 2;
+      change.*scale = static_cast<double>(halved) / size;
+    } while (halved > 1 && predictInferencePeakBytes(function, sharding,
+                                                     change) > budgetBytes);
+    return std::make_pair(halved, change);
+  };
+  // Fewer sequences per step.
+  if (shape.batch > 1) {
+    auto [batch, change] = halveUntilFits(shape.batch, &InferenceChange::batch);
     add("smaller-batch",
         llvm::formatv("batch {0} -> {1} (KV cache {2} -> {3})", shape.batch,
                       batch, gb(kvAtPeak), gb(kvAtPeak * change.batch))
             .str(),
         change);
   }
-  // A shorter context: halve the cached tokens until it fits.
+  // A shorter context: fewer cached tokens.
   if (shape.context > 1) {
-    int64_t context = shape.context;
-    InferenceChange change;
-    do {
-      context /= 2;
-      change.context = static_cast<double>(context) / shape.context;
-    } while (context > 1 && predictInferencePeakBytes(function, sharding,
-                                                      change) > budgetBytes);
+    auto [context, change] =
+        halveUntilFits(shape.context, &InferenceChange::context);
     add("shorter-context",
         llvm::formatv("context {0} -> {1} tokens (KV cache {2} -> {3})",
                       shape.context, context, gb(kvAtPeak),

@@ -67,23 +67,26 @@ PhaseTimes predictPhaseTimes(func::FuncOp function, const GPUTarget &target,
   function.walk([&](CostOpInterface op) {
     if (op->getParentOfType<FusionOp>())
       return; // the fusion is costed as a whole
-    RooflineEstimate base = estimateOpRoofline(op, target);
-    int64_t bytes = op.getBytesRead() + op.getBytesWritten();
+    KernelWork work = getOpKernelWork(op, target);
+    RooflineEstimate base = estimateKernelTime(work, target);
+    double bytes = totalBytes(work);
     int64_t stateBytes = 0;
     for (Value operand : op->getOperands())
       if (isModelState(function, operand))
         stateBytes += getTensorByteSize(operand.getType());
     double stateFraction =
         bytes > 0 ? std::min(1.0, static_cast<double>(stateBytes) / bytes) : 0;
-    bool attention = isa<AttentionOp, AttentionGradOp>(op);
+    // Tiled or not, attention's FLOPs also scale with the sequence.
+    bool attention = work.unit == ComputeUnit::Attention;
     double flopScale =
         model.activationScale * (attention ? model.attentionScale : 1);
     double compute = base.computeSeconds * flopScale;
     if (model.contractionPrecision &&
         op.getMathPrecision() == MathPrecision::FP32 &&
-        isa<MatmulOp, AttentionOp, AttentionGradOp>(op))
-      compute = op.getFlops() * flopScale /
-                target.peakFor(*model.contractionPrecision);
+        work.unit != ComputeUnit::CudaCores)
+      compute = work.flops * flopScale /
+                (target.peakFor(*model.contractionPrecision) *
+                 computeEfficiency(work.unit, work.gemmShape, target));
     double memory =
         base.memorySeconds * model.byteScale *
         (stateFraction + (1 - stateFraction) * model.activationScale);

@@ -50,6 +50,8 @@ RooflineEstimate memwall::estimateKernelTime(const KernelWork &work,
   double rate = target.peakFor(work.precision) *
                 computeEfficiency(work.unit, work.gemmShape, target);
   estimate.computeSeconds = work.flops / rate;
+  // A kernel no block of which fits an SM (occupancy 0) still runs; the
+  // floor keeps its time finite rather than infinite or NaN.
   double fraction = std::clamp(work.bandwidthFraction, 1e-3, 1.0);
   estimate.memorySeconds =
       bytes / (target.achievable.memoryBandwidth * fraction);

@@ -21,6 +21,8 @@ namespace memwall {
 /// included; any other op from its CostOpInterface kernel work.
 RooflineEstimate estimateOpRoofline(CostOpInterface op,
                                     const GPUTarget &target);
+/// The kernel work estimateOpRoofline times.
+KernelWork getOpKernelWork(CostOpInterface op, const GPUTarget &target);
 
 /// The report's kernel category of `op` (OpRecord::category) given its
 /// kernel work.

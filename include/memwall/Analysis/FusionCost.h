@@ -89,8 +89,11 @@ struct KernelAnalysis {
   int64_t bytesRead = 0;
   int64_t bytesWritten = 0;
   MathPrecision precision = MathPrecision::FP32;
-  /// The time model's estimate of the kernel (Roofline.h), its memory time
-  /// slowed by low occupancy for generated kernels.
+  /// The kernel for the time model (Roofline.h): its FLOPs and traffic, a
+  /// GEMM's shape class, and for generated kernels the bandwidth fraction
+  /// their occupancy sustains.
+  KernelWork work;
+  /// estimateKernelTime(work).
   RooflineEstimate estimate;
   /// estimate.timeSeconds.
   double timeSeconds = 0;
