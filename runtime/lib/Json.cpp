@@ -43,16 +43,20 @@ const char *kindName(Value::Kind kind) {
 namespace {
 
 // Deeper documents are certainly not manifests; the limit keeps the recursive
-// parser's stack bounded.
-constexpr int kMaxDepth = 256;
+// parser's stack bounded (100,000 nested '[' would overflow it).
+constexpr int kMaxDepth = 512;
 
 class Parser {
 public:
   explicit Parser(const std::string &text) : text(text) {}
 
   std::string parseDocument(Value &result) {
+    if (text.size() > kMaxDocumentBytes)
+      return fail("the document has " + std::to_string(text.size()) +
+                  " bytes, more than the limit of " +
+                  std::to_string(kMaxDocumentBytes));
     skipWhitespace();
-    if (!parseValue(result, 0))
+    if (!parseValue(result, 0, ""))
       return error;
     skipWhitespace();
     if (pos != text.size())
@@ -112,25 +116,28 @@ private:
     return std::string("'") + c + "'";
   }
 
-  bool parseValue(Value &value, int depth) {
-    if (depth > kMaxDepth)
-      return failHere("nesting deeper than " + std::to_string(kMaxDepth));
+  /// `key` is the member key of the innermost enclosing object ("" at the
+  /// top level), for messages about numbers.
+  bool parseValue(Value &value, int depth, const std::string &key) {
     value = Value();
     value.line = line;
     value.column = column;
     if (atEnd())
       return failHere("unexpected end of input, expected a value");
     char c = peek();
+    if ((c == '{' || c == '[') && depth >= kMaxDepth)
+      return failHere("JSON nested deeper than " + std::to_string(kMaxDepth) +
+                      " levels");
     if (c == '{')
       return parseObject(value, depth);
     if (c == '[')
-      return parseArray(value, depth);
+      return parseArray(value, depth, key);
     if (c == '"') {
       value.kind = Value::Kind::String;
       return parseString(value.string);
     }
     if (c == '-' || (c >= '0' && c <= '9'))
-      return parseNumber(value);
+      return parseNumber(value, key);
     if (matchWord("true")) {
       value.kind = Value::Kind::Bool;
       value.boolean = true;
@@ -184,7 +191,7 @@ private:
       advance();
       skipWhitespace();
       value.object.emplace_back(key, Value());
-      if (!parseValue(value.object.back().second, depth + 1))
+      if (!parseValue(value.object.back().second, depth + 1, key))
         return false;
       skipWhitespace();
       if (atEnd())
@@ -203,7 +210,7 @@ private:
     }
   }
 
-  bool parseArray(Value &value, int depth) {
+  bool parseArray(Value &value, int depth, const std::string &key) {
     value.kind = Value::Kind::Array;
     advance(); // '['
     skipWhitespace();
@@ -214,7 +221,7 @@ private:
     while (true) {
       skipWhitespace();
       value.array.emplace_back();
-      if (!parseValue(value.array.back(), depth + 1))
+      if (!parseValue(value.array.back(), depth + 1, key))
         return false;
       skipWhitespace();
       if (atEnd())
@@ -353,7 +360,7 @@ private:
     }
   }
 
-  bool parseNumber(Value &value) {
+  bool parseNumber(Value &value, const std::string &key) {
     int startLine = line, startColumn = column;
     size_t start = pos;
     bool integral = true;
@@ -409,7 +416,9 @@ private:
       value.integer = static_cast<int64_t>(value.number);
     }
     if (!std::isfinite(value.number))
-      return failAt(startLine, startColumn, "number out of range: " + literal);
+      return failAt(startLine, startColumn,
+                    "number out of range: " + literal +
+                        (key.empty() ? "" : " (in \"" + key + "\")"));
     return true;
   }
 };

@@ -1,11 +1,19 @@
 //===- Manifest.cpp - A bundle's manifest.json, parsed and checked --------===//
 
 #include "memwall-runtime/Manifest.h"
+#include "memwall-runtime/Checked.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <fcntl.h>
 #include <map>
 #include <set>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace memwall::runtime {
 
@@ -68,10 +76,8 @@ const reference::ValueInfo *Manifest::findValue(const std::string &name) const {
 }
 
 int64_t numElements(const std::vector<int64_t> &shape) {
-  int64_t count = 1;
-  for (int64_t dim : shape)
-    count *= dim;
-  return count;
+  int64_t count;
+  return checkedElementCount(shape, count) ? count : -1;
 }
 
 std::string shapeString(const std::vector<int64_t> &shape) {
@@ -84,19 +90,113 @@ std::string shapeString(const std::vector<int64_t> &shape) {
   return text + "]";
 }
 
-std::string readFile(const std::string &path, std::string &contents) {
-  FILE *file = std::fopen(path.c_str(), "rb");
-  if (!file)
-    return "cannot open '" + path + "'";
-  contents.clear();
+namespace {
+
+/// Opens `path` for reading; a directory is an error. Returns -1 and sets
+/// `error` on failure.
+int openForReading(const std::string &path, struct stat &status,
+                   std::string &error) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    error = "cannot open '" + path + "': " + std::strerror(errno);
+    return -1;
+  }
+  if (fstat(fd, &status) != 0)
+    error = "cannot stat '" + path + "': " + std::strerror(errno);
+  else if (S_ISDIR(status.st_mode))
+    error = "'" + path + "' is a directory";
+  else
+    return fd;
+  close(fd);
+  return -1;
+}
+
+/// Appends what `fd` holds to `contents`, at most `maxBytes` bytes in all;
+/// sets `overflowed` when there was more.
+bool readAtMost(int fd, size_t maxBytes, std::string &contents,
+                bool &overflowed) {
+  overflowed = false;
   char chunk[1 << 16];
-  size_t got;
-  while ((got = std::fread(chunk, 1, sizeof(chunk), file)) > 0)
-    contents.append(chunk, got);
-  bool failed = std::ferror(file);
-  std::fclose(file);
-  if (failed)
-    return "cannot read '" + path + "'";
+  while (true) {
+    ssize_t got = read(fd, chunk, sizeof(chunk));
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0)
+      return false;
+    if (got == 0)
+      return true;
+    if (contents.size() + static_cast<size_t>(got) > maxBytes) {
+      overflowed = true;
+      return true;
+    }
+    contents.append(chunk, static_cast<size_t>(got));
+  }
+}
+
+} // namespace
+
+std::string readFile(const std::string &path, std::string &contents,
+                     size_t maxBytes) {
+  contents.clear();
+  struct stat status;
+  std::string error;
+  int fd = openForReading(path, status, error);
+  if (fd < 0)
+    return error;
+  // A regular file says its size up front; pipes and devices such as
+  // /dev/zero are read up to the cap.
+  bool tooLarge = S_ISREG(status.st_mode) &&
+                  static_cast<uint64_t>(status.st_size) > maxBytes;
+  bool ok = true;
+  if (!tooLarge) {
+    if (S_ISREG(status.st_mode))
+      contents.reserve(static_cast<size_t>(status.st_size));
+    ok = readAtMost(fd, maxBytes, contents, tooLarge);
+  }
+  int readErrno = errno;
+  close(fd);
+  if (tooLarge) {
+    contents.clear();
+    return "'" + path + "' is larger than the limit of " +
+           std::to_string(maxBytes) + " bytes";
+  }
+  if (!ok)
+    return "cannot read '" + path + "': " + std::strerror(readErrno);
+  return "";
+}
+
+std::string readFileOfSize(const std::string &path, int64_t bytes,
+                           const std::string &expected, std::string &contents) {
+  contents.clear();
+  struct stat status;
+  if (stat(path.c_str(), &status) != 0)
+    return "cannot open '" + path + "': " + std::strerror(errno);
+  // Checked before opening: opening a FIFO would wait for a writer.
+  if (!S_ISREG(status.st_mode))
+    return "'" + path + "' is not a regular file (expected " + expected + ")";
+  if (status.st_size != bytes)
+    return "file '" + path + "' has " + std::to_string(status.st_size) +
+           " bytes, expected " + expected;
+  std::string error;
+  int fd = openForReading(path, status, error);
+  if (fd < 0)
+    return error;
+  if (std::string memory = checkHostMemory(bytes, "reading '" + path + "'");
+      !memory.empty()) {
+    close(fd);
+    return memory;
+  }
+  bool tooLarge = false;
+  contents.reserve(static_cast<size_t>(bytes));
+  bool ok = readAtMost(fd, static_cast<size_t>(bytes), contents, tooLarge);
+  int readErrno = errno;
+  close(fd);
+  if (!ok)
+    return "cannot read '" + path + "': " + std::strerror(readErrno);
+  // The file changed size between stat and read.
+  if (tooLarge || static_cast<int64_t>(contents.size()) != bytes)
+    return "file '" + path + "' changed size while being read (expected " +
+           expected + ")";
   return "";
 }
 
@@ -157,14 +257,29 @@ public:
     return true;
   }
 
+  /// Fails unless `value` is an integer that fits in int64 (sizes, offsets
+  /// and strides beyond it are refused here, not wrapped later).
+  bool expectInteger(const json::Value &value, const std::string &context,
+                     const char *key, const char *what) {
+    if (value.isNumber() && value.isInteger)
+      return true;
+    if (value.isNumber() && value.number == std::floor(value.number)) {
+      char number[32];
+      std::snprintf(number, sizeof(number), "%g", value.number);
+      return fail(context, value,
+                  std::string("field \"") + key + "\": " + number +
+                      " is out of the range of a 64-bit integer");
+    }
+    return fail(context, value,
+                std::string("field \"") + key + "\" must be " + what);
+  }
+
   bool getInt(const json::Value &object, const char *key,
               const std::string &context, int64_t &out) {
     const json::Value *value = field(object, key, context);
-    if (!value || !expect(*value, json::Value::Kind::Number, context, key))
+    if (!value || !expect(*value, json::Value::Kind::Number, context, key) ||
+        !expectInteger(*value, context, key, "an integer"))
       return false;
-    if (!value->isInteger)
-      return fail(context, *value,
-                  std::string("field \"") + key + "\" must be an integer");
     out = value->integer;
     return true;
   }
@@ -194,10 +309,8 @@ public:
       return false;
     out.clear();
     for (const json::Value &element : value->array) {
-      if (!element.isNumber() || !element.isInteger)
-        return fail(context, element,
-                    std::string("field \"") + key +
-                        "\" must be a list of integers");
+      if (!expectInteger(element, context, key, "a list of integers"))
+        return false;
       out.push_back(element.integer);
     }
     return true;
@@ -558,18 +671,36 @@ std::string parseManifest(const json::Value &root, Manifest &manifest) {
 
 namespace {
 
+// Only for buffers whose ranges validateManifest has checked: their ends
+// fit in int64.
 bool overlaps(const Buffer &a, const Buffer &b) {
   return a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes &&
          a.bytes > 0 && b.bytes > 0;
 }
 
 std::string describeRange(const Buffer &buffer) {
-  return "[" + std::to_string(buffer.offset) + ", " +
-         std::to_string(buffer.offset + buffer.bytes) + ")";
+  int64_t end;
+  std::string endText = checkedAdd(buffer.offset, buffer.bytes, end)
+                            ? std::to_string(end)
+                            : std::to_string(buffer.offset) + " + " +
+                                  std::to_string(buffer.bytes);
+  return "[" + std::to_string(buffer.offset) + ", " + endText + ")";
+}
+
+std::string tooLargeForInt64(const std::string &what) {
+  return what + " do not fit in a 64-bit integer";
+}
+
+std::string shapeTooLarge(const std::vector<int64_t> &shape) {
+  return "shape " + shapeString(shape) +
+         " is too large: the product of its dimensions does not fit in a "
+         "64-bit integer";
 }
 
 // Checks one GEMM operand: it exists, has the GEMM's dtype, and holds
-// `batch` matrices of rows x cols elements `stride` elements apart.
+// `batch` matrices of rows x cols elements `stride` elements apart, so that
+// the furthest element the GEMM addresses, (batch-1)*stride + rows*cols - 1,
+// lies inside the buffer.
 std::string checkGemmOperand(const Manifest &manifest, const GemmStep &gemm,
                              const char *role, const std::string &name,
                              int64_t rows, int64_t cols, int64_t stride) {
@@ -583,15 +714,25 @@ std::string checkGemmOperand(const Manifest &manifest, const GemmStep &gemm,
            ", but the gemm's dtype is " + reference::dtypeName(gemm.dtype);
   if (stride < 0)
     return context + ": negative batch stride " + std::to_string(stride);
-  int64_t matrix = rows * cols;
-  int64_t elements = stride == 0 ? matrix : (gemm.batch - 1) * stride + matrix;
-  int64_t needed = elements * reference::dtypeBytes(gemm.dtype);
+  std::string what = std::to_string(gemm.batch) + " x " + std::to_string(rows) +
+                     " x " + std::to_string(cols) +
+                     " elements at batch stride " + std::to_string(stride);
+  int64_t matrix, span, elements, needed;
+  if (!checkedMul(rows, cols, matrix) ||
+      !checkedMul(gemm.batch - 1, stride, span) ||
+      !checkedAdd(span, matrix, elements) ||
+      !checkedMul(elements, reference::dtypeBytes(gemm.dtype), needed))
+    return context + ": the bytes of " + tooLargeForInt64(what);
   if (buffer->bytes < needed)
     return context + " holds " + std::to_string(buffer->bytes) +
-           " bytes, but " + std::to_string(gemm.batch) + " x " +
-           std::to_string(rows) + " x " + std::to_string(cols) +
-           " elements at batch stride " + std::to_string(stride) + " need " +
-           std::to_string(needed);
+           " bytes, but " + what + " need " + std::to_string(needed);
+  // With one batch the stride addresses nothing, but cuBLASLt still gets it
+  // (in bytes, for alignment): it must not reach past the buffer either.
+  int64_t bufferElements = buffer->bytes / reference::dtypeBytes(gemm.dtype);
+  if (stride > bufferElements)
+    return context + ": batch stride " + std::to_string(stride) +
+           " is larger than the buffer's " + std::to_string(bufferElements) +
+           " elements";
   return "";
 }
 
@@ -602,6 +743,10 @@ std::string validateGemm(const Manifest &manifest, const GemmStep &gemm) {
            std::to_string(gemm.m) + " n=" + std::to_string(gemm.n) +
            " k=" + std::to_string(gemm.k) +
            " batch=" + std::to_string(gemm.batch) + ")";
+  // cuBLASLt's batch count is an int32.
+  if (gemm.batch > INT32_MAX)
+    return context + ": batch " + std::to_string(gemm.batch) +
+           " is more than cuBLASLt's limit of " + std::to_string(INT32_MAX);
   if (gemm.dtype != DType::F32 && gemm.dtype != DType::BF16 &&
       gemm.dtype != DType::F16)
     return context + ": gemm dtype " +
@@ -631,7 +776,9 @@ std::string validateGemm(const Manifest &manifest, const GemmStep &gemm) {
                                  gemm.strideD))
            .empty())
     return error;
-  if (gemm.batch > 1 && gemm.strideD < gemm.m * gemm.n)
+  int64_t resultElements = 0; // fits: operand d holds one result matrix
+  checkedMul(gemm.m, gemm.n, resultElements);
+  if (gemm.batch > 1 && gemm.strideD < resultElements)
     return context + ": stride_d " + std::to_string(gemm.strideD) +
            " is smaller than one " + std::to_string(gemm.m) + " x " +
            std::to_string(gemm.n) +
@@ -702,40 +849,79 @@ std::string validateBinding(const Manifest &manifest, const Binding &binding,
   return "";
 }
 
+// A reference value's shape: its element count, and the bytes of the
+// doubles the reference interpreter holds it in, fit in int64.
+std::string validateReferenceValue(const reference::ValueInfo &value) {
+  std::string context = "reference value '" + value.name + "'";
+  for (int64_t dim : value.shape)
+    if (dim < 0)
+      return context + ": negative dimension in shape " +
+             shapeString(value.shape);
+  int64_t elements, hostBytes;
+  if (!checkedElementCount(value.shape, elements))
+    return context + ": " + shapeTooLarge(value.shape);
+  if (!checkedMul(elements, static_cast<int64_t>(sizeof(double)), hostBytes))
+    return context + ": " +
+           tooLargeForInt64("the bytes of " + std::to_string(elements) +
+                            " elements held as doubles");
+  return "";
+}
+
+// A buffer's shape, size and place: dims >= 0, bytes == elements x dtype
+// size, and [offset, offset + bytes) inside the arena, all without overflow.
+std::string validateBuffer(const Manifest &manifest, const Buffer &buffer) {
+  std::string context = "buffer '" + buffer.name + "'";
+  if (buffer.offset < 0 || buffer.bytes < 0)
+    return context + ": negative offset or size";
+  if (buffer.offset % kBufferAlignment != 0)
+    return context + ": offset " + std::to_string(buffer.offset) +
+           " is not a multiple of " + std::to_string(kBufferAlignment);
+  for (int64_t dim : buffer.shape)
+    if (dim < 0)
+      return context + ": negative dimension in shape " +
+             shapeString(buffer.shape);
+  int64_t elements, dense, end;
+  if (!checkedElementCount(buffer.shape, elements))
+    return context + ": " + shapeTooLarge(buffer.shape);
+  if (!checkedMul(elements, reference::dtypeBytes(buffer.dtype), dense))
+    return context + ": " +
+           tooLargeForInt64(std::string("the bytes of a dense ") +
+                            reference::dtypeName(buffer.dtype) + " " +
+                            shapeString(buffer.shape) + " array");
+  if (buffer.bytes != dense)
+    return context + ": " + std::to_string(buffer.bytes) +
+           " bytes, but a dense " + reference::dtypeName(buffer.dtype) + " " +
+           shapeString(buffer.shape) + " array has " + std::to_string(dense);
+  if (!checkedAdd(buffer.offset, buffer.bytes, end) ||
+      end > manifest.arenaBytes)
+    return context + ": range " + describeRange(buffer) +
+           " is outside the arena of " + std::to_string(manifest.arenaBytes) +
+           " bytes";
+  return "";
+}
+
 } // namespace
 
 std::string validateManifest(const Manifest &manifest) {
   if (manifest.arenaBytes < 0)
     return "manifest: negative arena_bytes";
+  if (manifest.arenaBytes == 0 && !manifest.buffers.empty())
+    return "manifest: arena_bytes is 0, but there are " +
+           std::to_string(manifest.buffers.size()) + " buffers";
   std::set<std::string> names;
   for (const Module &module : manifest.modules)
     if (!names.insert(module.name).second)
       return "module '" + module.name + "' is defined twice";
   names.clear();
   for (const Buffer &buffer : manifest.buffers) {
-    std::string context = "buffer '" + buffer.name + "'";
     if (!names.insert(buffer.name).second)
-      return context + " is defined twice";
-    if (buffer.offset < 0 || buffer.bytes < 0)
-      return context + ": negative offset or size";
-    if (buffer.offset % kBufferAlignment != 0)
-      return context + ": offset " + std::to_string(buffer.offset) +
-             " is not a multiple of " + std::to_string(kBufferAlignment);
-    if (buffer.offset + buffer.bytes > manifest.arenaBytes)
-      return context + ": range " + describeRange(buffer) +
-             " is outside the arena of " + std::to_string(manifest.arenaBytes) +
-             " bytes";
-    for (int64_t dim : buffer.shape)
-      if (dim < 0)
-        return context + ": negative dimension in shape " +
-               shapeString(buffer.shape);
-    int64_t dense =
-        numElements(buffer.shape) * reference::dtypeBytes(buffer.dtype);
-    if (buffer.bytes != dense)
-      return context + ": " + std::to_string(buffer.bytes) +
-             " bytes, but a dense " + reference::dtypeName(buffer.dtype) + " " +
-             shapeString(buffer.shape) + " array has " + std::to_string(dense);
+      return "buffer '" + buffer.name + "' is defined twice";
+    if (std::string error = validateBuffer(manifest, buffer); !error.empty())
+      return error;
   }
+  for (const reference::ValueInfo &value : manifest.reference.values)
+    if (std::string error = validateReferenceValue(value); !error.empty())
+      return error;
 
   // Inputs and weights are all live when the run starts, and outputs when it
   // ends: two of them sharing bytes would corrupt each other.
@@ -797,10 +983,17 @@ std::string validateManifest(const Manifest &manifest) {
 }
 
 std::string loadManifest(const std::string &bundleDir, Manifest &manifest) {
-  std::string path = bundleDir + "/manifest.json";
   std::string text;
-  if (std::string error = readFile(path, text); !error.empty())
+  if (std::string error = readFile(bundleDir + "/manifest.json", text);
+      !error.empty())
     return error;
+  return parseManifestText(text, bundleDir, manifest);
+}
+
+std::string parseManifestText(const std::string &text,
+                              const std::string &bundleDir,
+                              Manifest &manifest) {
+  std::string path = bundleDir + "/manifest.json";
   json::Value root;
   if (std::string error = json::parse(text, root); !error.empty())
     return path + ":" + error;

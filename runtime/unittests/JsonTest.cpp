@@ -115,11 +115,40 @@ TEST(JsonParseErrors, Numbers) {
   EXPECT_EQ(parseError("1e999"), "1:1: number out of range: 1e999");
 }
 
-TEST(JsonParseErrors, DuplicateKeysAndDepth) {
+TEST(JsonParseErrors, DuplicateKeys) {
   EXPECT_EQ(parseError("{\"a\": 1,\n \"a\": 2}"), "2:2: duplicate key \"a\"");
-  std::string deep(300, '[');
-  EXPECT_NE(parseError(deep).find("nesting deeper than 256"),
-            std::string::npos);
+}
+
+// 100,000 nested '[' overflowed the recursive parser's stack.
+TEST(JsonParseErrors, RejectsJsonNestedTooDeep) {
+  EXPECT_EQ(parseError(std::string(100000, '[')),
+            "1:513: JSON nested deeper than 512 levels");
+  std::string objects;
+  for (int i = 0; i < 100000; ++i)
+    objects += "{\"a\":";
+  EXPECT_EQ(parseError(objects), "1:2561: JSON nested deeper than 512 levels");
+}
+
+TEST(JsonParse, AcceptsNestingUpToTheLimit) {
+  json::Value value =
+      parseOk(std::string(512, '[') + "1" + std::string(512, ']'));
+  EXPECT_TRUE(value.isArray());
+}
+
+TEST(JsonParseErrors, RejectsOutOfRangeNumberNamingTheKey) {
+  EXPECT_EQ(parseError("{\"shape\": [2, -1e400]}"),
+            "1:15: number out of range: -1e400 (in \"shape\")");
+  EXPECT_EQ(parseError("{\"a\": {\"offset\": 1e999}}"),
+            "1:18: number out of range: 1e999 (in \"offset\")");
+}
+
+TEST(JsonParseErrors, RejectsDocumentLargerThanTheLimit) {
+  std::string text(json::kMaxDocumentBytes + 1, ' ');
+  text[0] = '1';
+  EXPECT_EQ(parseError(text), "1:1: the document has " +
+                                  std::to_string(text.size()) +
+                                  " bytes, more than the limit of " +
+                                  std::to_string(json::kMaxDocumentBytes));
 }
 
 TEST(JsonWriter, WritesWhatTheParserReadsBack) {

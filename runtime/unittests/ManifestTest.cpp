@@ -4,6 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
+#include <cstdio>
+#include <sys/stat.h>
+#include <unistd.h>
+
 using namespace memwall::runtime;
 
 namespace {
@@ -302,6 +307,193 @@ TEST(ManifestValidate, DuplicateStepName) {
   Manifest manifest = validManifest();
   manifest.steps[1].name = "gemm_0";
   expectInvalid(manifest, "step 'gemm_0' is defined twice");
+}
+
+// Hostile sizes (issue 16): every size, offset and stride is computed with
+// overflow checks, so a wrapped quantity cannot slip through validation.
+
+constexpr int64_t kInt64Max = INT64_MAX;
+
+TEST(ManifestValidate, RejectsShapeWhoseElementCountOverflows) {
+  // 2^62 x 4 elements wrap to 0, which matched "bytes": 0.
+  Manifest manifest = validManifest();
+  Buffer &x = buffer(manifest, "x");
+  x.shape = {int64_t(1) << 62, 4};
+  x.bytes = 0;
+  expectInvalid(manifest, "buffer 'x': shape [4611686018427387904, 4] is too "
+                          "large: the product of its dimensions does not "
+                          "fit in a 64-bit integer");
+}
+
+TEST(ManifestValidate, RejectsShapeWhoseByteCountOverflows) {
+  // 2^62 f32 elements are 2^64 bytes, which wrapped to 0.
+  Manifest manifest = validManifest();
+  Buffer &x = buffer(manifest, "x");
+  x.shape = {int64_t(1) << 62};
+  x.bytes = 0;
+  expectInvalid(manifest, "buffer 'x': the bytes of a dense f32 "
+                          "[4611686018427387904] array do not fit in a "
+                          "64-bit integer");
+}
+
+TEST(ManifestValidate, RejectsEmptyShapeWithHugeDimensions) {
+  // No elements, but the row-major strides of the other dimensions wrap.
+  Manifest manifest = validManifest();
+  Buffer &x = buffer(manifest, "x");
+  x.shape = {0, int64_t(1) << 40, int64_t(1) << 40};
+  x.bytes = 0;
+  expectInvalid(manifest, "buffer 'x': shape [0, 1099511627776, "
+                          "1099511627776] is too large");
+}
+
+TEST(ManifestValidate, RejectsNegativeDimension) {
+  Manifest manifest = validManifest();
+  buffer(manifest, "x").shape = {-4, -8};
+  expectInvalid(manifest, "buffer 'x': negative dimension in shape [-4, -8]");
+}
+
+TEST(ManifestValidate, RejectsBufferPastArenaEnd) {
+  // offset + bytes wrapped negative and passed "<= arena_bytes".
+  Manifest manifest = validManifest();
+  buffer(manifest, "out").offset = kInt64Max - 255; // 2^63 - 256
+  expectInvalid(manifest, "buffer 'out': range [9223372036854775552, "
+                          "9223372036854775552 + 256) is outside the arena "
+                          "of 1280 bytes");
+}
+
+TEST(ManifestValidate, RejectsEmptyArenaWithBuffers) {
+  Manifest manifest = validManifest();
+  manifest.arenaBytes = 0;
+  expectInvalid(manifest, "manifest: arena_bytes is 0, but there are 4 "
+                          "buffers");
+}
+
+TEST(ManifestValidate, RejectsReferenceValueWhoseElementCountOverflows) {
+  Manifest manifest = validManifest();
+  manifest.reference.values[2].shape = {int64_t(1) << 32, int64_t(1) << 32};
+  expectInvalid(manifest, "reference value 'v1': shape [4294967296, "
+                          "4294967296] is too large");
+  manifest = validManifest();
+  manifest.reference.values[2].shape = {int64_t(1) << 61}; // x 8 bytes
+  expectInvalid(manifest, "reference value 'v1': the bytes of "
+                          "2305843009213693952 elements held as doubles do "
+                          "not fit in a 64-bit integer");
+}
+
+TEST(ManifestValidate, RejectsGemmStrideOverflow) {
+  Manifest manifest = validManifest();
+  GemmStep &gemm = manifest.steps[0].gemm;
+  gemm.batch = 2;
+  gemm.strideA = kInt64Max;
+  gemm.strideD = 64;
+  expectInvalid(manifest, "step 'gemm_0': operand a (buffer 'x'): the bytes "
+                          "of 2 x 4 x 8 elements at batch stride "
+                          "9223372036854775807 do not fit in a 64-bit "
+                          "integer");
+}
+
+TEST(ManifestValidate, RejectsGemmStrideBeyondTheBufferWithOneBatch) {
+  // One batch addresses nothing through the stride, but cuBLASLt gets it.
+  Manifest manifest = validManifest();
+  manifest.steps[0].gemm.strideB = kInt64Max;
+  expectInvalid(manifest, "step 'gemm_0': operand b (buffer 'w'): batch "
+                          "stride 9223372036854775807 is larger than the "
+                          "buffer's 128 elements");
+}
+
+TEST(ManifestValidate, RejectsGemmSizeOverflow) {
+  Manifest manifest = validManifest();
+  manifest.steps[0].gemm.k = kInt64Max;
+  expectInvalid(manifest, "step 'gemm_0': operand a (buffer 'x'): the bytes "
+                          "of 1 x 4 x 9223372036854775807 elements at batch "
+                          "stride 0 do not fit in a 64-bit integer");
+  manifest = validManifest();
+  manifest.steps[0].gemm.m = int64_t(1) << 40;
+  manifest.steps[0].gemm.n = int64_t(1) << 40;
+  expectInvalid(manifest, "step 'gemm_0': operand a (buffer 'x') holds 128 "
+                          "bytes, but 1 x 1099511627776 x 8 elements");
+}
+
+TEST(ManifestValidate, RejectsGemmBatchBeyondCublasLimit) {
+  Manifest manifest = validManifest();
+  manifest.steps[0].gemm.batch = int64_t(1) << 31;
+  expectInvalid(manifest, "step 'gemm_0': batch 2147483648 is more than "
+                          "cuBLASLt's limit of 2147483647");
+}
+
+TEST(ManifestValidate, RejectsKernelLaunchBeyondCudaLimits) {
+  Manifest manifest = validManifest();
+  manifest.steps[1].kernel.grid = {1, 65536, 1};
+  expectInvalid(manifest, "step 'relu_1': grid dimension 1 is 65536, "
+                          "expected 1..65535");
+  manifest = validManifest();
+  manifest.steps[1].kernel.block = {kInt64Max, 1, 1};
+  expectInvalid(manifest, "step 'relu_1': block dimension 0 is "
+                          "9223372036854775807, expected 1..1024");
+}
+
+TEST(ManifestParse, RejectsIntegerFieldBeyondInt64) {
+  std::string error = parseEdited("\"offset\": 256", "\"offset\": "
+                                                     "99999999999999999999");
+  EXPECT_NE(error.find("buffer 'w': field \"offset\": 1e+20 is out of the "
+                       "range of a 64-bit integer"),
+            std::string::npos)
+      << error;
+  error = parseEdited("\"shape\": [8, 16]", "\"shape\": [8, 1e19]");
+  EXPECT_NE(error.find("buffer 'w': field \"shape\": 1e+19 is out of the "
+                       "range of a 64-bit integer"),
+            std::string::npos)
+      << error;
+}
+
+TEST(ManifestLoad, ParsesAndValidatesManifestText) {
+  Manifest manifest;
+  EXPECT_EQ(parseManifestText(kValidManifest, "b.bundle", manifest), "");
+  EXPECT_EQ(manifest.buffers.size(), 4u);
+  std::string text = kValidManifest;
+  text.replace(text.find("\"offset\": 1024"), 14, "\"offset\": 1000");
+  EXPECT_EQ(parseManifestText(text, "b.bundle", manifest),
+            "b.bundle/manifest.json: buffer 'out': offset 1000 is not a "
+            "multiple of 256");
+  EXPECT_EQ(parseManifestText("[", "b.bundle", manifest),
+            "b.bundle/manifest.json:1:2: unexpected end of input, expected a "
+            "value");
+}
+
+TEST(ManifestLoad, RefusesDirectoryAndDeviceAsManifest) {
+  Manifest manifest;
+  EXPECT_EQ(loadManifest("/dev/null/x", manifest).find("cannot open "), 0u);
+  char pattern[] = "/tmp/memwall-manifest-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  std::string dir = pattern;
+  ASSERT_EQ(mkdir((dir + "/manifest.json").c_str(), 0700), 0);
+  EXPECT_EQ(loadManifest(dir, manifest),
+            "'" + dir + "/manifest.json' is a directory");
+  rmdir((dir + "/manifest.json").c_str());
+  rmdir(dir.c_str());
+}
+
+TEST(ReadFile, ReadsDevicesOnlyUpToTheCap) {
+  // /dev/zero never ends: read up to the cap, then refused.
+  std::string contents;
+  EXPECT_EQ(readFile("/dev/zero", contents, 1 << 20),
+            "'/dev/zero' is larger than the limit of 1048576 bytes");
+  EXPECT_TRUE(contents.empty());
+}
+
+TEST(ReadFile, RefusesRegularFileLargerThanTheCapWithoutReadingIt) {
+  char path[] = "/tmp/memwall-readfile-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 4096), 0);
+  close(fd);
+  std::string contents;
+  EXPECT_EQ(readFile(path, contents, 4095), "'" + std::string(path) +
+                                                "' is larger than the limit "
+                                                "of 4095 bytes");
+  EXPECT_EQ(readFile(path, contents, 4096), "");
+  EXPECT_EQ(contents.size(), 4096u);
+  std::remove(path);
 }
 
 } // namespace

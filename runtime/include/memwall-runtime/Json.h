@@ -9,6 +9,7 @@
 #ifndef MEMWALL_RUNTIME_JSON_H
 #define MEMWALL_RUNTIME_JSON_H
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -52,8 +53,13 @@ public:
 /// Kind name for messages ("object", "string", ...).
 const char *kindName(Value::Kind kind);
 
+/// The largest document parse() accepts, and the most readFile() reads by
+/// default: a large model's manifest is a few MiB.
+constexpr size_t kMaxDocumentBytes = size_t(256) << 20;
+
 /// Parses a complete JSON document. Returns "" on success, else
-/// "LINE:COLUMN: message".
+/// "LINE:COLUMN: message". Documents nested deeper than 512 levels or larger
+/// than kMaxDocumentBytes, and numbers beyond double's range, are errors.
 std::string parse(const std::string &text, Value &result);
 
 /// A streaming JSON writer with two-space indentation. Call key() before each

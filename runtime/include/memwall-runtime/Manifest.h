@@ -105,7 +105,8 @@ struct Manifest {
   const reference::ValueInfo *findValue(const std::string &name) const;
 };
 
-/// Product of `shape` (1 for a scalar).
+/// Product of `shape` (1 for a scalar); -1 when a dimension is negative or
+/// the product does not fit in int64 (validateManifest refuses such shapes).
 int64_t numElements(const std::vector<int64_t> &shape);
 /// "[2, 3]".
 std::string shapeString(const std::vector<int64_t> &shape);
@@ -121,16 +122,31 @@ std::string parseReferenceGraph(const json::Value &object,
 
 /// Checks what parsing cannot: buffer ranges, alignment and sizes, overlaps
 /// of buffers that are live at the same time (inputs and weights; outputs),
-/// step operands, kernel launch shapes, GEMM sizes against buffer sizes, and
-/// that inputs/outputs match their reference values. Returns "" or one
+/// step operands, kernel launch shapes, GEMM sizes and strides against
+/// buffer sizes, and that inputs/outputs match their reference values. Every
+/// element count, byte size, offset and stride is computed with overflow
+/// checks, so that afterwards each of them fits in int64. Returns "" or one
 /// message naming the buffer or step.
 std::string validateManifest(const Manifest &manifest);
 
 /// Reads BUNDLE_DIR/manifest.json, parses and validates it.
 std::string loadManifest(const std::string &bundleDir, Manifest &manifest);
 
-/// Reads a whole file; returns "" or a message naming `path`.
-std::string readFile(const std::string &path, std::string &contents);
+/// Parses and validates `text`, the contents of BUNDLE_DIR/manifest.json
+/// (messages name that path).
+std::string parseManifestText(const std::string &text,
+                              const std::string &bundleDir, Manifest &manifest);
+
+/// Reads a whole file of at most `maxBytes` bytes (pipes and devices are read
+/// up to the cap); returns "" or a message naming `path`.
+std::string readFile(const std::string &path, std::string &contents,
+                     size_t maxBytes = json::kMaxDocumentBytes);
+
+/// Reads the regular file `path`, which must have exactly `bytes` bytes
+/// (tensor data); `expected` describes them for messages. Devices and FIFOs
+/// are refused without reading them.
+std::string readFileOfSize(const std::string &path, int64_t bytes,
+                           const std::string &expected, std::string &contents);
 
 } // namespace memwall::runtime
 
