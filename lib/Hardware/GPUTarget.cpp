@@ -7,6 +7,7 @@
 
 #include "memwall/Hardware/GPUTarget.h"
 
+#include "memwall/Support/InputLimits.h"
 #include "memwall/Support/JSONDiagnostics.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -495,11 +496,10 @@ memwall::parseGPUTargetJSON(llvm::StringRef jsonText,
 }
 
 llvm::Expected<GPUTarget> memwall::loadGPUTargetFile(llvm::StringRef path) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      readTextInput(path, "target file", kMaxJSONInputBytes);
   if (!buffer)
-    return makeError("cannot read target file '" + path +
-                     "': " + buffer.getError().message());
+    return buffer.takeError();
   return parseGPUTargetJSON((*buffer)->getBuffer(), path);
 }
 

@@ -343,9 +343,14 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
 
   function.setFunctionType(builder.getFunctionType(
       body->getArgumentTypes(), ValueRange(results).getTypes()));
-  for (auto [index, kind] : llvm::enumerate(argKinds))
-    function.setArgAttr(index, MemWallDialect::kArgKindAttrName,
-                        ArgKindAttr::get(ctx, kind));
+  // All at once: setArgAttr per argument would intern a new array of every
+  // argument's attributes each time, quadratic in the layer count.
+  SmallVector<DictionaryAttr> argAttrs;
+  argAttrs.reserve(argKinds.size());
+  for (ArgKind kind : argKinds)
+    argAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
+        MemWallDialect::kArgKindAttrName, ArgKindAttr::get(ctx, kind))));
+  function.setAllArgAttrs(argAttrs);
   return module;
 }
 

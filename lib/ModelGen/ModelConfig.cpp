@@ -145,6 +145,30 @@ llvm::Expected<ModelConfig> memwall::lookupPreset(llvm::StringRef name) {
 // Hugging Face config.json
 //===----------------------------------------------------------------------===//
 
+/// The config.json keys of each size, for messages; the step's sizes are
+/// memwall-gen's flags (a config.json has no batch or sequence).
+static ConfigFieldNames huggingFaceKeyNames(ModelFamily family) {
+  ConfigFieldNames names;
+  if (family == ModelFamily::GPT2) {
+    names.layers = "\"n_layer\"";
+    names.hidden = "\"n_embd\"";
+    names.heads = names.kvHeads = "\"n_head\"";
+    names.ffn = "\"n_inner\"";
+    names.maxPositions = "\"n_positions\"";
+  } else {
+    names.layers = "\"num_hidden_layers\"";
+    names.hidden = "\"hidden_size\"";
+    names.heads = "\"num_attention_heads\"";
+    names.kvHeads = family == ModelFamily::Llama
+                        ? "\"num_key_value_heads\""
+                        : "\"num_attention_heads\"";
+    names.ffn = "\"intermediate_size\"";
+    names.maxPositions = "\"max_position_embeddings\"";
+  }
+  names.vocab = "\"vocab_size\"";
+  return names;
+}
+
 llvm::Expected<ModelConfig>
 memwall::parseHuggingFaceConfig(llvm::StringRef jsonText,
                                 llvm::StringRef bufferName) {
@@ -237,6 +261,8 @@ memwall::parseHuggingFaceConfig(llvm::StringRef jsonText,
     return std::move(error);
   config.name = object->getString("_name_or_path").value_or(*modelType).str();
   applyStepDefaults(config);
+  config.sourceFile = bufferName.str();
+  config.names = huggingFaceKeyNames(config.family);
   return config;
 }
 
@@ -315,58 +341,63 @@ static StepWork estimateStepWork(const ModelConfig &config,
 }
 
 /// The most layers a generated module may have.
-static constexpr int64_t kMaxLayers = 10000;
+static constexpr int64_t kMaxLayers = 1024;
 
-llvm::Error memwall::validateModelConfig(const ModelConfig &config,
-                                         GenerationMode mode) {
+/// The checks of validateModelConfig; the caller adds the file's name.
+static llvm::Error checkModelConfig(const ModelConfig &config,
+                                    GenerationMode mode) {
+  const ConfigFieldNames &names = config.names;
   struct Size {
-    const char *flag;
+    const std::string &name;
     int64_t value;
   };
   for (Size size :
-       {Size{"--layers", config.layers}, Size{"--hidden", config.hidden},
-        Size{"--heads", config.heads}, Size{"--kv-heads", config.kvHeads},
-        Size{"--ffn", config.ffn}, Size{"--vocab", config.vocab},
-        Size{"--batch", config.batch},
+       {Size{names.layers, config.layers}, Size{names.hidden, config.hidden},
+        Size{names.heads, config.heads}, Size{names.kvHeads, config.kvHeads},
+        Size{names.ffn, config.ffn}, Size{names.vocab, config.vocab},
+        Size{names.batch, config.batch},
         // Decode takes one new token whatever the sequence length.
-        Size{"--seq", mode == GenerationMode::Decode ? 1 : config.seq}})
+        Size{names.seq, mode == GenerationMode::Decode ? 1 : config.seq}})
     if (size.value <= 0)
-      return makeError(llvm::formatv("{0} must be positive, got {1}", size.flag,
+      return makeError(llvm::formatv("{0} must be positive, got {1}", size.name,
                                      size.value));
   if (config.hidden % config.heads != 0)
-    return makeError(llvm::formatv("--hidden ({0}) must be a multiple of "
-                                   "--heads ({1})",
-                                   config.hidden, config.heads));
+    return makeError(llvm::formatv("{0} ({1}) must be a multiple of {2} ({3})",
+                                   names.hidden, config.hidden, names.heads,
+                                   config.heads));
   if (config.heads % config.kvHeads != 0)
-    return makeError(llvm::formatv("--heads ({0}) must be a multiple of "
-                                   "--kv-heads ({1})",
-                                   config.heads, config.kvHeads));
+    return makeError(llvm::formatv("{0} ({1}) must be a multiple of {2} ({3})",
+                                   names.heads, config.heads, names.kvHeads,
+                                   config.kvHeads));
   if (config.family != ModelFamily::Llama && config.kvHeads != config.heads)
-    return makeError(llvm::formatv("{0} has no grouped-query attention: "
-                                   "--kv-heads must equal --heads",
-                                   stringifyModelFamily(config.family)));
+    return makeError(llvm::formatv("{0} has no grouped-query attention: {1} "
+                                   "must equal {2}",
+                                   stringifyModelFamily(config.family),
+                                   names.kvHeads, names.heads));
   if (config.family == ModelFamily::Llama && config.headDim() % 2 != 0)
     return makeError(llvm::formatv("rotary embeddings need an even head "
                                    "dimension, got {0}",
                                    config.headDim()));
   if (!llvm::is_contained({"bf16", "f16", "f32"}, config.dtype))
-    return makeError("--dtype must be bf16, f16 or f32, got '" + config.dtype +
-                     "'");
+    return makeError(names.dtype + " must be bf16, f16 or f32, got '" +
+                     config.dtype + "'");
   if (!(config.dropout >= 0 && config.dropout < 1))
     return makeError(
-        llvm::formatv("--dropout must be in [0, 1), got {0}", config.dropout));
+        llvm::formatv("{0} must be in [0, 1), got {1}", names.dropout,
+                      config.dropout));
   if (mode == GenerationMode::Decode) {
     if (config.family == ModelFamily::BERT)
       return makeError("bert is an encoder: --mode=decode needs a decoder "
                        "(gpt2 or llama)");
     if (config.kvLen <= 0)
-      return makeError(
-          llvm::formatv("--kv-len must be positive, got {0}", config.kvLen));
+      return makeError(llvm::formatv("{0} must be positive, got {1}",
+                                     names.kvLen, config.kvLen));
   }
   // Learned position tables end at the context length.
   if (config.family != ModelFamily::Llama) {
     if (config.maxPositions <= 0)
-      return makeError("--max-positions (the context length) must be positive");
+      return makeError(names.maxPositions +
+                       " (the context length) must be positive");
     int64_t lastPosition =
         mode == GenerationMode::Decode ? config.kvLen : config.seq - 1;
     if (lastPosition >= config.maxPositions)
@@ -374,15 +405,16 @@ llvm::Error memwall::validateModelConfig(const ModelConfig &config,
           "{0} learns {1} positions: {2} exceeds the context",
           stringifyModelFamily(config.family), config.maxPositions,
           mode == GenerationMode::Decode
-              ? llvm::formatv("--kv-len={0} plus the new token", config.kvLen)
+              ? llvm::formatv("{0}={1} plus the new token", names.kvLen,
+                              config.kvLen)
                     .str()
-              : llvm::formatv("--seq={0}", config.seq).str()));
+              : llvm::formatv("{0}={1}", names.seq, config.seq).str()));
   }
   // The module holds ~30 ops per layer; far beyond any real model, it would
   // only exhaust memory.
   if (config.layers > kMaxLayers)
-    return makeError(llvm::formatv("--layers must be at most {0}, got {1}",
-                                   kMaxLayers, config.layers));
+    return makeError(llvm::formatv("{0} must be at most {1}, got {2}",
+                                   names.layers, kMaxLayers, config.layers));
   // Shapes, FLOPs and bytes are 64-bit integers from here to the report;
   // a quarter of their range leaves room for the backward pass.
   constexpr double kMaxWork = 0x1p61;
@@ -390,9 +422,18 @@ llvm::Error memwall::validateModelConfig(const ModelConfig &config,
   if (work.flops > kMaxWork || work.bytes > kMaxWork)
     return makeError(llvm::formatv(
         "the step is too large to cost: about {0:e2} FLOPs and {1:e2} bytes "
-        "(at most {2:e2} each); reduce --batch, --seq, --kv-len or the model",
-        work.flops, work.bytes, kMaxWork));
+        "(at most {2:e2} each); reduce {3}, {4}, {5} or the model",
+        work.flops, work.bytes, kMaxWork, names.batch, names.seq,
+        names.kvLen));
   return llvm::Error::success();
+}
+
+llvm::Error memwall::validateModelConfig(const ModelConfig &config,
+                                         GenerationMode mode) {
+  llvm::Error error = checkModelConfig(config, mode);
+  if (!error || config.sourceFile.empty())
+    return error;
+  return makeError(config.sourceFile + ": " + llvm::toString(std::move(error)));
 }
 
 int64_t memwall::countParameters(const ModelConfig &config,

@@ -9,6 +9,7 @@
 
 #include "memwall/Report/RooflineReport.h"
 
+#include "memwall/Support/InputLimits.h"
 #include "memwall/Support/JSONDiagnostics.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -38,11 +39,10 @@ static llvm::Expected<double> readSeconds(const llvm::json::Object &object,
 
 llvm::Expected<MeasuredRun>
 memwall::readMeasuredRun(llvm::StringRef path, const RooflineReport &report) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      readTextInput(path, "run report", kMaxJSONInputBytes);
   if (!buffer)
-    return makeError("cannot read run report '" + path +
-                     "': " + buffer.getError().message());
+    return buffer.takeError();
   llvm::Expected<llvm::json::Object> object = parseJSONObjectWithLocation(
       (*buffer)->getBuffer(), path, "a memwall-run report");
   if (!object)

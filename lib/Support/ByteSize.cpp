@@ -13,8 +13,9 @@ llvm::Expected<int64_t> memwall::parseByteSize(llvm::StringRef text) {
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         "invalid size '" + text + "': " + why +
-            " (use a number and a unit: B, KB, MB, GB, TB in powers of 1000, "
-            "or KiB, MiB, GiB, TiB in powers of 1024, e.g. 40GB or 80GiB)");
+            " (use a number and a unit: B, kB, MB, GB, TB, PB in powers of "
+            "1000, or KiB, MiB, GiB, TiB, PiB in powers of 1024, e.g. 40GB "
+            "or 80GiB)");
   };
   llvm::StringRef trimmed = text.trim();
   size_t unitStart = 0;
@@ -43,15 +44,22 @@ llvm::Expected<int64_t> memwall::parseByteSize(llvm::StringRef text) {
                {"MB", 1e6},
                {"GB", 1e9},
                {"TB", 1e12},
+               {"PB", 1e15},
                {"KiB", 1024.0},
                {"MiB", 1024.0 * 1024},
                {"GiB", 1024.0 * 1024 * 1024},
-               {"TiB", 1024.0 * 1024 * 1024 * 1024}};
+               {"TiB", 1024.0 * 1024 * 1024 * 1024},
+               {"PiB", 1024.0 * 1024 * 1024 * 1024 * 1024}};
   if (unit.empty())
     return fail("no unit");
   double scale = 0;
   for (const auto &candidate : units)
-    if (unit == candidate.name)
+    // The prefix in either case (reports print kB, people write KB); the
+    // B and the i as written.
+    if (llvm::StringRef name = candidate.name;
+        unit.size() == name.size() &&
+        unit.drop_front() == name.drop_front() &&
+        llvm::toUpper(unit.front()) == name.front())
       scale = candidate.bytes;
   if (scale == 0)
     return fail("unknown unit '" + unit + "'");

@@ -2,6 +2,8 @@
 
 #include "memwall/Support/JSONDiagnostics.h"
 
+#include "memwall/Support/InputLimits.h"
+
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
@@ -11,6 +13,10 @@ using namespace memwall;
 llvm::Expected<llvm::json::Value>
 memwall::parseJSONWithLocation(llvm::StringRef text,
                                llvm::StringRef bufferName) {
+  // llvm::json recurses per level and has no limit of its own.
+  if (llvm::Error error =
+          checkNestingDepth(text, bufferName, TextSyntax::JSON))
+    return std::move(error);
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
   if (parsed)
     return parsed;

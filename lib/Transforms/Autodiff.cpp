@@ -606,6 +606,13 @@ struct AutodiffPass : public memwall::impl::AutodiffBase<AutodiffPass> {
       if (getArgKind(function, arg.getArgNumber()) == ArgKind::Weight &&
           isFloatTensor(arg))
         weights.push_back(arg);
+    // States are appended to the block and the signature set once at the
+    // end: inserting them one by one would intern a function type and an
+    // attribute array per state, quadratic in the number of weights.
+    SmallVector<DictionaryAttr> argAttrs;
+    function.getAllArgAttrs(argAttrs);
+    DictionaryAttr stateAttrs = builder.getDictionaryAttr(
+        builder.getNamedAttr(MemWallDialect::kArgKindAttrName, stateKind));
     for (BlockArgument weight : weights) {
       Value grad = ad.gradientOf(weight);
       if (!grad)
@@ -616,12 +623,9 @@ struct AutodiffPass : public memwall::impl::AutodiffBase<AutodiffPass> {
       if (auto nameLoc = dyn_cast<NameLoc>(weight.getLoc()))
         name = nameLoc.getName().getValue().str();
       auto addState = [&](StringRef suffix) {
-        unsigned index = function.getNumArguments();
-        (void)function.insertArgument(
-            index, stateType, builder.getDictionaryAttr({}),
-            NameLoc::get(builder.getStringAttr(name + suffix)));
-        function.setArgAttr(index, MemWallDialect::kArgKindAttrName, stateKind);
-        return function.getArgument(index);
+        argAttrs.push_back(stateAttrs);
+        return body.addArgument(
+            stateType, NameLoc::get(builder.getStringAttr(name + suffix)));
       };
       Value master =
           type.getElementType().isF32() ? Value() : addState(".master");
@@ -638,6 +642,7 @@ struct AutodiffPass : public memwall::impl::AutodiffBase<AutodiffPass> {
     returnOp.erase();
     function.setFunctionType(FunctionType::get(ctx, body.getArgumentTypes(),
                                                ValueRange(results).getTypes()));
+    function.setAllArgAttrs(argAttrs);
   }
 };
 

@@ -41,6 +41,15 @@ TEST(ByteSize, BinaryUnitsArePowersOf1024) {
   EXPECT_EQ(parse("1TiB"), 1099511627776);
 }
 
+TEST(ByteSize, PrefixesAreAcceptedInTheCaseReportsPrintThem) {
+  // Reports print kB; people write KB. Both are 1000 bytes.
+  EXPECT_EQ(parse("500kB"), 500000);
+  EXPECT_EQ(parse("500KB"), 500000);
+  EXPECT_EQ(parse("1kiB"), 1024);
+  EXPECT_EQ(parse("2PB"), 2000000000000000);
+  EXPECT_EQ(parse("1PiB"), 1125899906842624);
+}
+
 TEST(ByteSize, FractionsRoundToTheNearestByte) {
   EXPECT_EQ(parse("1.5GiB"), 1610612736);
   EXPECT_EQ(parse("0.5KB"), 500);

@@ -354,7 +354,7 @@ TEST(ModelGenTest, SizesWhoseCountsWouldOverflowAreRefused) {
   config = preset("gpt2");
   config.layers = 20000;
   EXPECT_EQ(errorOf(validateModelConfig(config, GenerationMode::Prefill)),
-            "--layers must be at most 10000, got 20000");
+            "--layers must be at most 1024, got 20000");
   // GPT-3's own training batch (1536 sequences of 2048 tokens) still fits.
   config = preset("gpt3-175b");
   config.batch = 1536;

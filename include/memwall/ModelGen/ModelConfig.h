@@ -26,6 +26,16 @@ std::optional<ModelFamily> symbolizeModelFamily(llvm::StringRef name);
 llvm::StringRef stringifyGenerationMode(GenerationMode mode);
 std::optional<GenerationMode> symbolizeGenerationMode(llvm::StringRef name);
 
+/// What each size is called where the user set it, for messages: a
+/// memwall-gen flag ("--hidden") or a config.json key ("\"n_embd\"").
+struct ConfigFieldNames {
+  std::string layers = "--layers", hidden = "--hidden", heads = "--heads",
+              kvHeads = "--kv-heads", ffn = "--ffn", vocab = "--vocab",
+              maxPositions = "--max-positions", batch = "--batch",
+              seq = "--seq", kvLen = "--kv-len", dtype = "--dtype",
+              dropout = "--dropout";
+};
+
 struct ModelConfig {
   std::string name;
   ModelFamily family = ModelFamily::GPT2;
@@ -53,6 +63,11 @@ struct ModelConfig {
   int64_t kvLen = 0;
   std::string dtype = "bf16";
   double dropout = 0;
+
+  /// Where the sizes came from: validation messages name these, prefixed
+  /// with `sourceFile` (a config.json) when there is one.
+  ConfigFieldNames names;
+  std::string sourceFile;
 
   int64_t headDim() const { return heads > 0 ? hidden / heads : 0; }
 };

@@ -1,0 +1,151 @@
+//===- InputLimits.cpp - size and nesting limits on files memwall reads ---===//
+
+#include "memwall/Support/InputLimits.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstring>
+
+using namespace memwall;
+
+static llvm::Error inputError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+static std::string formatLimit(uint64_t bytes) {
+  return bytes % (uint64_t(1) << 30) == 0
+             ? llvm::formatv("{0} GiB", bytes >> 30).str()
+             : llvm::formatv("{0} MiB", bytes >> 20).str();
+}
+
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+memwall::readTextInput(llvm::StringRef path, llvm::StringRef what,
+                       uint64_t maxBytes) {
+  namespace fs = llvm::sys::fs;
+  llvm::StringRef shownPath = path == "-" ? llvm::StringRef("<stdin>") : path;
+  fs::file_t file = fs::kInvalidFile;
+  if (path == "-") {
+    file = fs::getStdinHandle();
+  } else if (llvm::Expected<fs::file_t> opened =
+                 fs::openNativeFileForRead(path)) {
+    file = *opened;
+  } else {
+    return inputError("cannot read " + what + " '" + path +
+                      "': " + llvm::toString(opened.takeError()));
+  }
+  auto closeFile = llvm::make_scope_exit([&] {
+    if (path != "-")
+      fs::closeFile(file);
+  });
+  fs::file_status status;
+  if (std::error_code error = fs::status(file, status))
+    return inputError("cannot read " + what + " '" + shownPath +
+                      "': " + error.message());
+  if (status.type() == fs::file_type::directory_file)
+    return inputError("cannot read " + what + " '" + shownPath +
+                      "': it is a directory");
+  if (status.type() == fs::file_type::regular_file &&
+      status.getSize() > maxBytes)
+    return inputError(llvm::formatv("{0} '{1}' is larger than memwall reads "
+                                    "({2})",
+                                    what, shownPath, formatLimit(maxBytes)));
+  // Devices, FIFOs and stdin have no size up front: read in chunks, stopping
+  // at the cap or the first NUL (so /dev/zero fails at once).
+  llvm::SmallString<0> contents;
+  for (;;) {
+    size_t before = contents.size();
+    contents.resize_for_overwrite(before + (1 << 16));
+    llvm::Expected<size_t> got = fs::readNativeFile(
+        file, llvm::MutableArrayRef<char>(contents.data() + before, 1 << 16));
+    if (!got)
+      return inputError("cannot read " + what + " '" + shownPath +
+                        "': " + llvm::toString(got.takeError()));
+    contents.truncate(before + *got);
+    if (const void *nul = std::memchr(contents.data() + before, 0, *got))
+      return inputError(llvm::formatv(
+          "{0} '{1}' is not a text file (a NUL byte at offset {2})", what,
+          shownPath, static_cast<const char *>(nul) - contents.data()));
+    if (contents.size() > maxBytes)
+      return inputError(llvm::formatv("{0} '{1}' is larger than memwall reads "
+                                      "({2})",
+                                      what, shownPath, formatLimit(maxBytes)));
+    if (*got == 0)
+      break;
+  }
+  return llvm::MemoryBuffer::getMemBufferCopy(contents, shownPath);
+}
+
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+memwall::readIRInput(llvm::StringRef path) {
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      readTextInput(path, "input", kMaxIRInputBytes);
+  if (!buffer)
+    return buffer.takeError();
+  if (llvm::Error error =
+          checkNestingDepth((*buffer)->getBuffer(),
+                            (*buffer)->getBufferIdentifier(), TextSyntax::MLIR))
+    return std::move(error);
+  return buffer;
+}
+
+llvm::Error memwall::checkNestingDepth(llvm::StringRef text,
+                                       llvm::StringRef bufferName,
+                                       TextSyntax syntax, unsigned maxDepth) {
+  unsigned depth = 0;
+  unsigned line = 1;
+  size_t lineStart = 0;
+  for (size_t i = 0, e = text.size(); i < e; ++i) {
+    char c = text[i];
+    switch (c) {
+    case '\n':
+      ++line;
+      lineStart = i + 1;
+      break;
+    case '"':
+      // Skip the string literal; an unterminated one is the parser's error.
+      for (++i; i < e && text[i] != '"'; ++i) {
+        if (text[i] == '\\')
+          ++i;
+        else if (text[i] == '\n') {
+          ++line;
+          lineStart = i + 1;
+        }
+      }
+      break;
+    case '/':
+      if (syntax == TextSyntax::MLIR && i + 1 < e && text[i + 1] == '/')
+        while (i + 1 < e && text[i + 1] != '\n')
+          ++i;
+      break;
+    case '(':
+    case '[':
+    case '{':
+    case '<':
+      if (c == '<' && syntax == TextSyntax::JSON)
+        break;
+      if (++depth > maxDepth)
+        return inputError(llvm::formatv(
+            "{0}:{1}:{2}: nested deeper than {3} levels; memwall does not "
+            "parse inputs nested this deeply",
+            bufferName, line, i - lineStart + 1, maxDepth));
+      break;
+    case ')':
+    case ']':
+    case '}':
+    case '>':
+      // "->" is an arrow, not a closing bracket.
+      if (c == '>' && (syntax == TextSyntax::JSON ||
+                       (i > 0 && text[i - 1] == '-')))
+        break;
+      if (depth > 0)
+        --depth;
+      break;
+    default:
+      break;
+    }
+  }
+  return llvm::Error::success();
+}

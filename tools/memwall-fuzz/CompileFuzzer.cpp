@@ -1,0 +1,39 @@
+//===- CompileFuzzer.cpp - IR through memwall-compile's pipeline ----------===//
+//
+// What `memwall-compile model.mlir -o model.bundle` does with a user's file:
+// limits, parse, verify, fuse (or not, from a hash of the input), generate
+// every kernel, plan the arena and write the bundle (into a scratch directory). PTX is
+// left out: LLVM's NVPTX backend is upstream's to fuzz, and it would cut the
+// executions per second a hundredfold.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuzzSupport.h"
+
+#include "memwall/Target/Bundle.h"
+
+
+using namespace mlir;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  llvm::StringRef text;
+  if (!memwall::fuzz::asText(data, size, text))
+    return 0;
+  std::unique_ptr<MLIRContext> context = memwall::fuzz::createContext();
+  OwningOpRef<ModuleOp> module = memwall::fuzz::parseModule(*context, text);
+  if (!module)
+    return 0;
+  static const memwall::GPUTarget target =
+      *memwall::lookupBuiltinGPUTarget(memwall::kDefaultGPUTargetName);
+  memwall::CompileOptions options;
+  options.fuse = !(memwall::fuzz::inputHash(text) & 1);
+  options.skipPTX = true;
+  FailureOr<memwall::Bundle> bundle =
+      memwall::compileBundle(*module, target, options);
+  if (failed(bundle))
+    return 0;
+  static const std::string bundlePath =
+      memwall::fuzz::scratchDirectory() + "/model.bundle";
+  llvm::consumeError(memwall::writeBundle(*bundle, bundlePath));
+  return 0;
+}
