@@ -9,7 +9,7 @@ set(MEMWALL_VERSION 0.1.0)
 set(MEMWALL_EXPORTED_LIBS
   MemWallSupport MemWallHardware MemWallReport MemWallDialect MemWallAnalysis
   MemWallTransforms MemWallModelGen MemWallTarget MemWallPipelines
-  MemWallRegistration MemWallUpstreamCAPI MemWallCAPI)
+  MemWallRegistration MemWallUpstreamCAPI MemWallCAPI MemWallOutputFile)
 set(MEMWALL_CMAKE_DIR lib${LLVM_LIBDIR_SUFFIX}/cmake/MemWall)
 
 foreach(lib ${MEMWALL_EXPORTED_LIBS})
@@ -32,6 +32,9 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/memwall
   ${PROJECT_SOURCE_DIR}/include/memwall-c
   DESTINATION include
   FILES_MATCHING PATTERN "*.h" PATTERN "*.td")
+# memwall/Support/OutputFile.h includes the runtime's OutputFile.h.
+install(FILES ${PROJECT_SOURCE_DIR}/runtime/include/memwall-runtime/OutputFile.h
+  DESTINATION include/memwall-runtime)
 install(DIRECTORY ${PROJECT_BINARY_DIR}/include/memwall
   DESTINATION include
   FILES_MATCHING PATTERN "*.inc"

@@ -1,6 +1,7 @@
 //===- RooflineReport.cpp - totals, format selection and file output ------===//
 
 #include "memwall/Report/RooflineReport.h"
+#include "memwall/Support/OutputFile.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -85,19 +86,6 @@ static void printRooflineReport(const RooflineReport &report,
   }
 }
 
-/// The reason of a writeToOutput failure, without the path the caller's
-/// message already names.
-static std::string describeWriteError(llvm::Error error) {
-  std::string message;
-  llvm::handleAllErrors(
-      std::move(error),
-      [&](const llvm::FileError &fileError) {
-        message = fileError.messageWithoutFileInfo();
-      },
-      [&](const llvm::ErrorInfoBase &other) { message = other.message(); });
-  return message;
-}
-
 int64_t MemoryStep::total() const {
   int64_t sum = 0;
   for (int64_t b : bytes)
@@ -112,35 +100,6 @@ llvm::StringRef memwall::stringifyMemoryBucket(MemoryBucket bucket) {
   return names[static_cast<unsigned>(bucket)];
 }
 
-/// Writes what `print` prints to `path` ("-" is stdout) through a temporary
-/// renamed into place, so a failure never leaves a half-written file.
-static llvm::Error
-writeAtomically(llvm::StringRef path, llvm::StringRef what,
-                llvm::function_ref<void(llvm::raw_ostream &)> print) {
-  // writeToOutput renames the temporary into place only when the callback
-  // succeeds. It does not check the stream itself, so the callback does: a
-  // full disk must discard the temporary, not rename a truncated file.
-  llvm::Error error =
-      llvm::writeToOutput(path, [&](llvm::raw_ostream &os) -> llvm::Error {
-        print(os);
-        // Only file streams (the temporary, or stdout for "-") record errors.
-        if (os.get_kind() != llvm::raw_ostream::OStreamKind::OK_FDStream)
-          return llvm::Error::success();
-        auto *fileStream = static_cast<llvm::raw_fd_ostream *>(&os);
-        fileStream->flush();
-        std::error_code streamError = fileStream->error();
-        // Reported here, so the stream must not abort the process about it.
-        fileStream->clear_error();
-        return llvm::errorCodeToError(streamError);
-      });
-  if (error)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "cannot write " + what + " '" + path +
-                                       "': " +
-                                       describeWriteError(std::move(error)));
-  return llvm::Error::success();
-}
-
 llvm::Error memwall::writeRooflineReport(const RooflineReport &report,
                                          llvm::StringRef path) {
   std::optional<ReportFormat> format = getReportFormatForPath(path);
@@ -149,7 +108,7 @@ llvm::Error memwall::writeRooflineReport(const RooflineReport &report,
         llvm::inconvertibleErrorCode(),
         "cannot choose a report format for '" + path +
             "': use a .json, .txt or .svg file, or - for text on stdout");
-  return writeAtomically(path, "report", [&](llvm::raw_ostream &os) {
+  return writeOutputFile(path, "report", [&](llvm::raw_ostream &os) {
     printRooflineReport(report, *format, os);
   });
 }
@@ -164,7 +123,7 @@ llvm::Error memwall::writeMemoryTimeline(const RooflineReport &report,
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "no memory analysis to draw in '" + path +
                                        "'");
-  return writeAtomically(path, "memory timeline", [&](llvm::raw_ostream &os) {
+  return writeOutputFile(path, "memory timeline", [&](llvm::raw_ostream &os) {
     printMemoryTimelineSVG(report, os);
   });
 }
@@ -175,7 +134,7 @@ llvm::Error memwall::writeRematParetoSVG(const RematParetoCurve &curve,
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "the remat Pareto plot '" + path +
                                        "' must be an .svg file");
-  return writeAtomically(path, "remat Pareto plot", [&](llvm::raw_ostream &os) {
+  return writeOutputFile(path, "remat Pareto plot", [&](llvm::raw_ostream &os) {
     printRematParetoSVG(curve, os);
   });
 }

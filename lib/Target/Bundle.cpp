@@ -8,6 +8,7 @@
 
 #include "memwall/Analysis/CostAnalysis.h"
 #include "memwall/Analysis/FusionCost.h"
+#include "memwall/Support/OutputFile.h"
 #include "memwall/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -22,8 +23,6 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -877,71 +876,28 @@ static void writeManifest(const Bundle &bundle, llvm::raw_ostream &os) {
   os << "\n";
 }
 
-static llvm::Error writeFile(const llvm::Twine &path,
-                             llvm::function_ref<void(llvm::raw_ostream &)> f) {
-  std::error_code error;
-  llvm::raw_fd_ostream os(path.str(), error);
-  if (error)
-    return llvm::createStringError(error, "cannot write '%s': %s",
-                                   path.str().c_str(), error.message().c_str());
-  f(os);
-  os.close();
-  if (os.has_error())
-    return llvm::createStringError(os.error(), "cannot write '%s': %s",
-                                   path.str().c_str(),
-                                   os.error().message().c_str());
-  return llvm::Error::success();
-}
-
 llvm::Error memwall::writeBundle(const Bundle &bundle, StringRef path) {
-  namespace fs = llvm::sys::fs;
-  // Refuse to replace anything that is not a bundle.
-  if (fs::exists(path)) {
-    SmallString<256> manifest(path);
-    llvm::sys::path::append(manifest, "manifest.json");
-    if (!fs::is_directory(path) || !fs::exists(manifest))
-      return llvm::createStringError(
-          std::errc::file_exists,
-          "'%s' exists and is not a bundle: not replacing it",
-          path.str().c_str());
-  }
-  SmallString<256> temporary(path);
-  temporary += ".tmp-%%%%%%";
-  SmallString<256> directory;
-  if (std::error_code error = fs::createUniqueDirectory(temporary, directory))
-    return llvm::createStringError(error,
-                                   "cannot create a directory next to "
-                                   "'%s': %s",
-                                   path.str().c_str(), error.message().c_str());
-  auto cleanup = [&](llvm::Error error) {
-    fs::remove_directories(directory);
+  // Refuses to replace anything that is not a bundle; a failure, or a
+  // signal, leaves no partial bundle and the old one intact.
+  memwall::runtime::OutputDirectory directory;
+  if (llvm::Error error = outputError(
+          directory.open(path.str(), "bundle", "manifest.json")))
     return error;
-  };
   if (!bundle.ptx.empty())
-    if (llvm::Error error =
-            writeFile(directory + "/kernels.ptx",
-                      [&](llvm::raw_ostream &os) { os << bundle.ptx; }))
-      return cleanup(std::move(error));
+    if (llvm::Error error = writeOutputFile(
+            directory, "kernels.ptx",
+            [&](llvm::raw_ostream &os) { os << bundle.ptx; }))
+      return error;
   // The generated gpu.module before lowering: memwall-simulate runs it on
   // the CPU, and it is the readable form of kernels.ptx.
   if (!bundle.gpuModuleText.empty())
-    if (llvm::Error error =
-            writeFile(directory + "/kernels.mlir", [&](llvm::raw_ostream &os) {
-              os << bundle.gpuModuleText;
-            }))
-      return cleanup(std::move(error));
-  if (llvm::Error error =
-          writeFile(directory + "/manifest.json",
-                    [&](llvm::raw_ostream &os) { writeManifest(bundle, os); }))
-    return cleanup(std::move(error));
-  if (fs::exists(path))
-    if (std::error_code error = fs::remove_directories(path))
-      return cleanup(llvm::createStringError(error, "cannot replace '%s': %s",
-                                             path.str().c_str(),
-                                             error.message().c_str()));
-  if (std::error_code error = fs::rename(directory, path))
-    return cleanup(llvm::createStringError(error, "cannot write '%s': %s",
-                                           path.str().c_str(),
-                                           error.message().c_str()));
-  return llvm::Error::success();
+    if (llvm::Error error = writeOutputFile(
+            directory, "kernels.mlir",
+            [&](llvm::raw_ostream &os) { os << bundle.gpuModuleText; }))
+      return error;
+  if (llvm::Error error = writeOutputFile(
+          directory, "manifest.json",
+          [&](llvm::raw_ostream &os) { writeManifest(bundle, os); }))
+    return error;
+  return outputError(directory.commit());
 }

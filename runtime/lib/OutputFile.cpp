@@ -193,14 +193,33 @@ void splitPath(const std::string &path, std::string &directory,
   name = slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+/// Whether the link `path` is in /proc, as /dev/stdout's target
+/// /proc/self/fd/1 is: it names an open file (a pipe, a deleted file, the
+/// shell's redirection), not a path to replace.
+bool isProcLink(const std::string &path) {
+  std::string parent, name;
+  splitPath(path, parent, name);
+  char *real = realpath(parent.empty() ? "." : parent.c_str(), nullptr);
+  bool inProc = real && std::strncmp(real, "/proc/", 6) == 0;
+  std::free(real);
+  return inProc;
+}
+
 /// Follows `path` through symlinks to the path to create or replace; a
-/// dangling link gives its target. Returns 0 or an errno value.
-int resolveSymlinks(const std::string &path, std::string &resolved) {
+/// dangling link gives its target. Stops at a link in /proc, setting
+/// `throughProc`. Returns 0 or an errno value.
+int resolveSymlinks(const std::string &path, std::string &resolved,
+                    bool &throughProc) {
   resolved = path;
+  throughProc = false;
   for (int hops = 0; hops < 40; ++hops) {
     struct stat status;
     if (lstat(resolved.c_str(), &status) != 0 || !S_ISLNK(status.st_mode))
       return 0;
+    if (isProcLink(resolved)) {
+      throughProc = true;
+      return 0;
+    }
     // /proc links report size 0.
     std::string target(status.st_size > 0 ? status.st_size + 1 : PATH_MAX,
                        '\0');
@@ -301,18 +320,22 @@ std::string OutputFile::openAs(const std::string &path,
     return fail(describeErrno(errno));
   if (exists && S_ISDIR(status.st_mode))
     return fail(describeErrno(EISDIR));
-  if (exists && !S_ISREG(status.st_mode)) {
+  bool throughProc = false;
+  if (int error = resolveSymlinks(path, targetPath, throughProc))
+    return fail(describeErrno(error));
+  if (exists && (!S_ISREG(status.st_mode) || throughProc)) {
     // A device (/dev/null), a FIFO, a terminal: written in place; renaming
-    // over it would replace it with a regular file.
-    fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    // over it would replace it with a regular file. A file open as
+    // /dev/stdout is appended to, as stdout itself would be.
+    int append = S_ISREG(status.st_mode) ? O_APPEND : 0;
+    fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC | append);
     if (fd < 0)
       return fail(describeErrno(errno));
     kind = Kind::InPlace;
     return "";
   }
-
-  if (int error = resolveSymlinks(path, targetPath))
-    return fail(describeErrno(error));
+  if (throughProc)
+    return fail(describeErrno(ENOENT));
   std::string parent, name;
   splitPath(targetPath, parent, name);
   if (name.empty() || name == "." || name == "..")
@@ -448,7 +471,8 @@ std::string OutputDirectory::open(const std::string &path,
     return fail(describeErrno(errno));
   }
 
-  if (int error = resolveSymlinks(path, targetPath))
+  bool throughProc = false;
+  if (int error = resolveSymlinks(path, targetPath, throughProc))
     return fail(describeErrno(error));
   // "model.bundle/" names model.bundle.
   while (targetPath.size() > 1 && targetPath.back() == '/')

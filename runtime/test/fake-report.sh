@@ -13,7 +13,7 @@ for key in '"bundle": "' '"device": "Fake CUDA device (sm_90)"' \
   '"check": {' '"passed": true' '"max_abs_error": 0' '"tolerance": 1e-05'; do
   grep -q -- "$key" "$3" || { echo "FAIL: report lacks $key" >&2; exit 1; }
 done
-if ls "$3".tmp.* >/dev/null 2>&1; then
+if ls -A "$(dirname "$3")" | grep -q -- "^\.$(basename "$3")\.tmp-"; then
   echo "FAIL: temporary report file left behind" >&2
   exit 1
 fi

@@ -201,6 +201,31 @@ TEST_F(OutputFileTest, StdoutWritesAreChecked) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
+TEST_F(OutputFileTest, DevStdoutRedirectedToAFileAppendsToThatFile) {
+  // `tool -o /dev/stdout > file`: the shell's file is written, not replaced
+  // (which would orphan what the process writes to stdout itself).
+  write(path("redirected.txt"), "first\n");
+  struct stat before;
+  ASSERT_EQ(stat(path("redirected.txt").c_str(), &before), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int file = open(path("redirected.txt").c_str(), O_WRONLY | O_APPEND);
+    if (file < 0 || dup2(file, STDOUT_FILENO) < 0)
+      _exit(2);
+    _exit(writeOutputFile("/dev/stdout", "second\n").empty() ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(read(path("redirected.txt")), "first\nsecond\n");
+  struct stat after;
+  ASSERT_EQ(stat(path("redirected.txt").c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino);
+  EXPECT_EQ(list(dir), std::vector<std::string>{"redirected.txt"});
+}
+
 TEST_F(OutputFileTest, AFifoIsWrittenThrough) {
   ASSERT_EQ(mkfifo(path("fifo").c_str(), 0600), 0);
   std::string received;

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memwall/Registration.h"
+#include "memwall/Support/OutputFile.h"
 #include "memwall/Target/Bundle.h"
 #include "memwall/Transforms/Passes.h"
 
@@ -27,7 +28,6 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
 using namespace mlir;
@@ -127,17 +127,16 @@ int main(int argc, char **argv) {
       return fail(llvm::toString(std::move(error)));
     return EXIT_SUCCESS;
   }
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(outputPath.empty() ? std::string("-") : outputPath.getValue(),
-                     &errorMessage);
-  if (!output)
-    return fail(errorMessage);
-  if (emit == Emit::Fused)
-    module->print(output->os());
-  else if (emit == Emit::GPU)
-    output->os() << bundle->gpuModuleText << "\n";
-  else
-    output->os() << bundle->ptx;
-  output->keep();
+  if (llvm::Error error = memwall::writeOutputFile(
+          outputPath.empty() ? "-" : outputPath.getValue(), "",
+          [&](llvm::raw_ostream &os) {
+            if (emit == Emit::Fused)
+              module->print(os);
+            else if (emit == Emit::GPU)
+              os << bundle->gpuModuleText << "\n";
+            else
+              os << bundle->ptx;
+          }))
+    return fail(llvm::toString(std::move(error)));
   return EXIT_SUCCESS;
 }

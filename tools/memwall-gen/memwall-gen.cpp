@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memwall/ModelGen/ModelBuilder.h"
+#include "memwall/Support/OutputFile.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
@@ -253,13 +254,11 @@ int main(int argc, char **argv) {
   if (failed(mlir::verify(*module)))
     return fail("the generated module does not verify (a memwall-gen bug)");
 
-  // Written through a temporary file: a failure leaves no partial model.
-  if (llvm::Error error =
-          llvm::writeToOutput(outputPath, [&](llvm::raw_ostream &os) {
+  // A failure leaves no partial model and an old one intact.
+  if (llvm::Error error = memwall::writeOutputFile(
+          outputPath, "", [&](llvm::raw_ostream &os) {
             module->print(os, mlir::OpPrintingFlags().enableDebugInfo());
-            return llvm::Error::success();
           }))
-    return fail("cannot write '" + outputPath +
-                "': " + llvm::toString(std::move(error)));
+    return fail(llvm::toString(std::move(error)));
   return EXIT_SUCCESS;
 }

@@ -16,6 +16,7 @@
 
 #include "memwall/Pipelines.h"
 #include "memwall/Registration.h"
+#include "memwall/Support/OutputFile.h"
 #include "memwall/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -29,7 +30,6 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
 using namespace mlir;
@@ -215,15 +215,19 @@ int main(int argc, char **argv) {
     llvm::WithColor::error(llvm::errs(), "memwall-opt") << errorMessage << "\n";
     return EXIT_FAILURE;
   }
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(outputFilename, &errorMessage);
-  if (!output) {
-    llvm::WithColor::error(llvm::errs(), "memwall-opt") << errorMessage << "\n";
+  // Only a successful run leaves (or replaces) the output file.
+  memwall::OutputFileStream output;
+  if (llvm::Error error = output.open(outputFilename)) {
+    llvm::WithColor::error(llvm::errs(), "memwall-opt")
+        << llvm::toString(std::move(error)) << "\n";
     return EXIT_FAILURE;
   }
-  if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
+  if (failed(MlirOptMain(output, std::move(input), registry, config)))
     return EXIT_FAILURE;
-  // Only a successful run leaves the output file behind.
-  output->keep();
+  if (llvm::Error error = output.commit()) {
+    llvm::WithColor::error(llvm::errs(), "memwall-opt")
+        << llvm::toString(std::move(error)) << "\n";
+    return EXIT_FAILURE;
+  }
   return EXIT_SUCCESS;
 }

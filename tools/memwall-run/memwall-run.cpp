@@ -11,6 +11,7 @@
 #include "memwall-runtime/Executor.h"
 #include "memwall-runtime/Inputs.h"
 #include "memwall-runtime/Manifest.h"
+#include "memwall-runtime/OutputFile.h"
 #include "memwall-runtime/Report.h"
 
 #include <cerrno>
@@ -242,7 +243,8 @@ int main(int argc, char **argv) {
   if (options.reportPath.empty()) {
     printTimingTable(stdout, report);
   } else if (std::string message =
-                 writeFileAtomically(options.reportPath, reportJson(report));
+                 writeOutputFile(options.reportPath, reportJson(report),
+                                 "report");
              !message.empty()) {
     return error(message);
   }

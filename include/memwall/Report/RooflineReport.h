@@ -354,9 +354,9 @@ void printRooflineReportSVG(const RooflineReport &report,
 void printMemoryTimelineSVG(const RooflineReport &report,
                             llvm::raw_ostream &os);
 
-/// Writes `report` to `path` in the format its extension selects. The file is
-/// written to a temporary and renamed into place, so a failure never leaves a
-/// half-written report. Errors name the path.
+/// Writes `report` to `path` in the format its extension selects, through
+/// writeOutputFile (memwall/Support/OutputFile.h): a failure never leaves a
+/// half-written report or replaces an old one. Errors name the path.
 llvm::Error writeRooflineReport(const RooflineReport &report,
                                 llvm::StringRef path);
 /// Draws the overhead-versus-budget curve, with the baselines as points.

@@ -101,9 +101,10 @@ mlir::FailureOr<Bundle> compileBundle(mlir::ModuleOp module,
 /// first, each at the lowest offset that fits.
 int64_t planArena(std::vector<BundleBuffer> &buffers);
 
-/// Writes `bundle` to the directory `path` (manifest.json, kernels.ptx),
-/// through a temporary directory renamed into place: a failure leaves no
-/// partial bundle. An existing bundle at `path` is replaced.
+/// Writes `bundle` to the directory `path` (manifest.json, kernels.ptx,
+/// kernels.mlir) through a temporary directory beside it, moved into place
+/// (runtime::OutputDirectory): a failure leaves no partial bundle. An
+/// existing bundle at `path` is replaced; anything else there is refused.
 llvm::Error writeBundle(const Bundle &bundle, llvm::StringRef path);
 
 } // namespace memwall

@@ -67,15 +67,11 @@ std::string evaluateReference(
     std::map<std::string, reference::Tensor> *allValues = nullptr);
 
 /// Writes DIR/<name>.bin per tensor and DIR/outputs.json (the inputs-file
-/// format) naming them; creates DIR if needed.
+/// format) naming them, each through writeOutputFile; creates DIR if
+/// needed.
 std::string writeTensorDir(const std::string &dir,
                            const std::vector<std::string> &names,
                            const std::vector<reference::Tensor> &tensors);
-
-/// Writes `contents` to `path` through a temporary file and a rename, so a
-/// reader never sees half a file.
-std::string writeFileAtomically(const std::string &path,
-                                const std::string &contents);
 
 } // namespace memwall::runtime
 

@@ -8,7 +8,9 @@
 // - A symlink is followed to its final target (a dangling one's target is
 //   created); the link itself stays.
 // - A target that exists and is not a regular file (a device such as
-//   /dev/null, a FIFO) is opened and written in place, never replaced.
+//   /dev/null, a FIFO) is opened and written in place, never replaced; so
+//   is a file named through /proc (/dev/stdout redirected to a file), which
+//   is appended to.
 // - Anything else is written to a temporary file beside the target (in the
 //   same directory, so rename(2) is atomic), with the mode a new file gets
 //   (or the replaced file's mode), and renamed over the target on commit().

@@ -40,7 +40,7 @@
 
 // The IR output too: an unwritable -o is one error and nothing is written.
 // RUN: not memwall-opt %s -o %t/missing-dir/out.mlir 2>&1 | FileCheck %s --check-prefix=OUT
-// OUT: memwall-opt: error: cannot open output file '{{.*}}missing-dir/out.mlir'
+// OUT: memwall-opt: error: cannot write '{{.*}}missing-dir/out.mlir': No such file or directory
 
 // A failed run leaves an earlier report as it was: the verifier failure and
 // a report path that is a directory do not touch it.
