@@ -3,6 +3,8 @@
 #include "memwall/Simulator/BundleSimulator.h"
 #include "memwall/Simulator/SimtInterpreter.h"
 
+#include "memwall-runtime/Checked.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 #include <cmath>
@@ -100,6 +102,10 @@ std::string simulator::simulateBundle(const Manifest &manifest,
                                       std::vector<reference::Tensor> &outputs,
                                       const StepHook &beforeStep,
                                       const StepHook &afterStep) {
+  if (std::string message =
+          checkHostMemory(manifest.arenaBytes, "simulating the bundle's arena");
+      !message.empty())
+    return message;
   // Uninitialised device memory: a kernel that reads what no step wrote
   // sees NaNs (0xFF bytes), not zeros.
   std::vector<uint8_t> arena(manifest.arenaBytes, 0xFF);

@@ -1,6 +1,7 @@
 //===- Executor.cpp - Runs a bundle on the GPU ----------------------------===//
 
 #include "memwall-runtime/Executor.h"
+#include "memwall-runtime/Checked.h"
 
 #include "memwall-runtime/CudaApi.h"
 #include "memwall-runtime/GemmPlan.h"
@@ -591,6 +592,17 @@ GpuError runOnGpu(const Manifest &manifest,
                   const std::vector<HostInput> &inputs,
                   const GpuRunOptions &options, GpuRunResult &result) {
   result = GpuRunResult();
+  // The outputs come back to the host: once as bytes, once as doubles.
+  int64_t hostBytes = 0;
+  for (const Binding &binding : manifest.outputs) {
+    const Buffer *buffer = manifest.findBuffer(binding.buffer);
+    addHostTensorBytes(buffer->shape, hostBytes);
+    if (hostBytes >= 0 && !checkedAdd(hostBytes, buffer->bytes, hostBytes))
+      hostBytes = -1;
+  }
+  if (std::string error = checkHostMemory(hostBytes, "downloading the outputs");
+      !error.empty())
+    return GpuError{GpuError::Kind::Failure, error};
   GpuSession session(manifest, options);
   return session.run(inputs, result);
 }

@@ -1,7 +1,7 @@
 //===- Inputs.cpp - Host-side inputs and outputs of a bundle run ----------===//
 
 #include "memwall-runtime/Inputs.h"
-#include "memwall-runtime/OutputFile.h"
+#include "memwall-runtime/Checked.h"
 
 #include <cerrno>
 #include <cmath>
@@ -66,8 +66,23 @@ reference::Tensor randomTensor(DType dtype, const std::vector<int64_t> &shape,
   return tensor;
 }
 
-void makeRandomInputs(const Manifest &manifest, uint64_t seed,
-                      std::vector<HostInput> &inputs) {
+void addHostTensorBytes(const std::vector<int64_t> &shape, int64_t &total) {
+  int64_t elements, bytes;
+  if (total < 0 || !checkedElementCount(shape, elements) ||
+      !checkedMul(elements, static_cast<int64_t>(sizeof(double)), bytes) ||
+      !checkedAdd(total, bytes, total))
+    total = -1;
+}
+
+std::string makeRandomInputs(const Manifest &manifest, uint64_t seed,
+                             std::vector<HostInput> &inputs) {
+  inputs.clear();
+  int64_t hostBytes = 0;
+  for (const Binding &binding : manifest.inputs)
+    addHostTensorBytes(manifest.findBuffer(binding.buffer)->shape, hostBytes);
+  if (std::string error = checkHostMemory(hostBytes, "generating the inputs");
+      !error.empty())
+    return error;
   // Ids that index an embedding table stay below its row count (BERT's
   // token types index a 2-row table).
   std::map<std::string, int64_t> tableRows;
@@ -82,7 +97,6 @@ void makeRandomInputs(const Manifest &manifest, uint64_t seed,
     if (!inserted)
       it->second = std::min(it->second, table->shape[0]);
   }
-  inputs.clear();
   for (size_t i = 0; i < manifest.inputs.size(); ++i) {
     HostInput input;
     input.binding = &manifest.inputs[i];
@@ -94,6 +108,7 @@ void makeRandomInputs(const Manifest &manifest, uint64_t seed,
         id = std::fmod(id, static_cast<double>(it->second));
     inputs.push_back(std::move(input));
   }
+  return "";
 }
 
 namespace {
@@ -119,6 +134,13 @@ std::string loadInputsFile(const Manifest &manifest, const std::string &path,
   std::string text;
   if (std::string error = readFile(path, text); !error.empty())
     return "inputs file: " + error;
+  return parseInputsText(manifest, text, path, inputs);
+}
+
+std::string parseInputsText(const Manifest &manifest, const std::string &text,
+                            const std::string &path,
+                            std::vector<HostInput> &inputs) {
+  inputs.clear();
   json::Value root;
   if (std::string error = json::parse(text, root); !error.empty())
     return path + ":" + error;
@@ -177,13 +199,16 @@ std::string loadInputsFile(const Manifest &manifest, const std::string &path,
     std::string filePath = !file->string.empty() && file->string[0] == '/'
                                ? file->string
                                : base + "/" + file->string;
+    // The manifest's buffers are validated: their tensors fit in int64.
+    int64_t hostBytes = buffer->bytes;
+    addHostTensorBytes(buffer->shape, hostBytes);
+    if (std::string error = checkHostMemory(hostBytes, context); !error.empty())
+      return error;
     std::string contents;
-    if (std::string error = readFile(filePath, contents); !error.empty())
+    if (std::string error = readFileOfSize(filePath, buffer->bytes,
+                                           expectation(*buffer), contents);
+        !error.empty())
       return context + ": " + error;
-    if (static_cast<int64_t>(contents.size()) != buffer->bytes)
-      return context + ": file '" + filePath + "' has " +
-             std::to_string(contents.size()) + " bytes, expected " +
-             expectation(*buffer);
     HostInput input;
     input.binding = &binding;
     input.buffer = buffer;
@@ -203,6 +228,14 @@ evaluateReference(const Manifest &manifest,
   outputs.clear();
   if (!manifest.hasReference)
     return "the bundle has no \"reference\" graph";
+  // The interpreter holds every value of the graph at once.
+  int64_t hostBytes = 0;
+  for (const reference::ValueInfo &value : manifest.reference.values)
+    addHostTensorBytes(value.shape, hostBytes);
+  if (std::string error =
+          checkHostMemory(hostBytes, "evaluating the reference graph");
+      !error.empty())
+    return error;
   std::map<std::string, reference::Tensor> values;
   for (const HostInput &input : inputs) {
     const reference::ValueInfo *info = manifest.findValue(input.binding->value);
@@ -222,6 +255,27 @@ evaluateReference(const Manifest &manifest,
   }
   if (allValues)
     *allValues = std::move(values);
+  return "";
+}
+
+std::string writeFileAtomically(const std::string &path,
+                                const std::string &contents) {
+  std::string temporary = path + ".tmp." + std::to_string(getpid());
+  FILE *file = std::fopen(temporary.c_str(), "wb");
+  if (!file)
+    return "cannot write '" + temporary + "': " + std::strerror(errno);
+  bool ok =
+      std::fwrite(contents.data(), 1, contents.size(), file) == contents.size();
+  ok = (std::fclose(file) == 0) && ok;
+  if (!ok) {
+    std::remove(temporary.c_str());
+    return "cannot write '" + temporary + "'";
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::string reason = std::strerror(errno);
+    std::remove(temporary.c_str());
+    return "cannot rename '" + temporary + "' to '" + path + "': " + reason;
+  }
   return "";
 }
 
@@ -252,7 +306,7 @@ std::string writeTensorDir(const std::string &dir,
   for (size_t i = 0; i < tensors.size(); ++i) {
     std::vector<uint8_t> bytes = tensors[i].toBytes();
     std::string file = names[i] + ".bin";
-    if (std::string error = writeOutputFile(
+    if (std::string error = writeFileAtomically(
             dir + "/" + file,
             std::string(reinterpret_cast<const char *>(bytes.data()),
                         bytes.size()));
@@ -271,7 +325,7 @@ std::string writeTensorDir(const std::string &dir,
   }
   writer.endArray();
   writer.endObject();
-  return writeOutputFile(dir + "/outputs.json", writer.str());
+  return writeFileAtomically(dir + "/outputs.json", writer.str());
 }
 
 } // namespace memwall::runtime

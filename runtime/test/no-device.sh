@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # no-device.sh MEMWALL_RUN BUNDLE [ENV_DIR]: on a machine without a usable
-# driver memwall-run must exit 3 with one line naming the reason. Where it
-# finds a device it runs normally instead: then there is nothing to test (77).
+# driver memwall-run must exit 3 with one line naming the reason and where to
+# go without a GPU (memwall-simulate BUNDLE, --reference-only). Where it finds
+# a device it runs normally instead: then there is nothing to test (77).
 set -u
 stderr_file=$(mktemp)
 trap 'rm -f "$stderr_file"' EXIT
@@ -19,6 +20,12 @@ fi
 if [ "$(wc -l <"$stderr_file")" -ne 1 ] ||
    ! grep -Eq '^memwall-run: error: no CUDA driver/device: .+' "$stderr_file"; then
   echo "FAIL: expected one line 'memwall-run: error: no CUDA driver/device: ...'" >&2
+  exit 1
+fi
+if ! grep -Fq "'memwall-simulate $2'" "$stderr_file" ||
+   ! grep -Fq "'memwall-run $2 --reference-only'" "$stderr_file"; then
+  echo "FAIL: the message must point to 'memwall-simulate $2' and" \
+    "'memwall-run $2 --reference-only'" >&2
   exit 1
 fi
 exit 0

@@ -1,12 +1,14 @@
 //===- InputsTest.cpp - Tests of random inputs and inputs files -----------===//
 
 #include "memwall-runtime/Inputs.h"
+#include "memwall-runtime/Checked.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace memwall::runtime;
@@ -183,11 +185,139 @@ TEST_F(InputsFileTest, MalformedFiles) {
 TEST(RandomInputs, MakeRandomInputsCoversEveryInput) {
   Manifest manifest = twoInputManifest();
   std::vector<HostInput> inputs;
-  makeRandomInputs(manifest, 42, inputs);
+  ASSERT_EQ(makeRandomInputs(manifest, 42, inputs), "");
   ASSERT_EQ(inputs.size(), 2u);
   EXPECT_EQ(inputs[0].tensor.shape, (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(inputs[1].tensor.data, (std::vector<double>{0, 1, 2}));
   EXPECT_EQ(inputs[0].buffer, &manifest.buffers[0]);
+}
+
+// Hostile input files (issue 16): devices, FIFOs and wrong sizes are refused
+// without reading them whole; nothing larger than the machine is allocated.
+
+TEST_F(InputsFileTest, RefusesDevZeroAsInput) {
+  expectError(
+      load(std::string(kIds) + R"(, {"name": "x", "dtype": "f32",
+               "shape": [2, 2], "file": "/dev/zero"})"),
+      "input 'x': '/dev/zero' is not a regular file (expected f32 [2, 2] in "
+      "a file of 16 bytes)");
+}
+
+TEST_F(InputsFileTest, RefusesFifoAsInputWithoutOpeningIt) {
+  // Opening a FIFO would wait for a writer: the test would hang.
+  ASSERT_EQ(mkfifo((dir + "/fifo.bin").c_str(), 0600), 0);
+  std::string error = load(
+      std::string(kIds) +
+      R"(, {"name": "x", "dtype": "f32", "shape": [2, 2], "file": "fifo.bin"})");
+  std::remove((dir + "/fifo.bin").c_str());
+  expectError(error, "fifo.bin' is not a regular file");
+}
+
+TEST_F(InputsFileTest, RefusesInputFileLargerThanTheBuffer) {
+  writeFile("long.bin", std::string(17, '\0'));
+  std::string error = load(
+      std::string(kIds) +
+      R"(, {"name": "x", "dtype": "f32", "shape": [2, 2], "file": "long.bin"})");
+  std::remove((dir + "/long.bin").c_str());
+  expectError(error, "long.bin' has 17 bytes, expected f32 [2, 2] in a file "
+                     "of 16 bytes");
+}
+
+TEST_F(InputsFileTest, RefusesDevZeroAsInputsFile) {
+  // Read up to the JSON cap instead of until memory runs out.
+  expectError(loadInputsFile(manifest, "/dev/zero", inputs),
+              "inputs file: '/dev/zero' is larger than the limit of "
+              "268435456 bytes");
+}
+
+TEST_F(InputsFileTest, ParsesInputsText) {
+  EXPECT_EQ(
+      parseInputsText(manifest,
+                      "{\"inputs\": [" + std::string(kX) + "," + kIds + "]}",
+                      dir + "/other.json", inputs),
+      "");
+  EXPECT_EQ(inputs.size(), 2u);
+}
+
+// A valid manifest whose input x is f32 [2^40] (4 TiB), with a reference
+// graph that holds it.
+Manifest hugeInputManifest() {
+  Manifest manifest;
+  int64_t bytes = int64_t(4) << 40;
+  manifest.arenaBytes = bytes;
+  manifest.buffers = {
+      Buffer{"x", 0, bytes, DType::F32, {int64_t(1) << 40}, BufferRole::Input}};
+  manifest.inputs = {Binding{"x", "x", "x"}};
+  manifest.hasReference = true;
+  manifest.reference.values = {{"x", DType::F32, {int64_t(1) << 40}}};
+  EXPECT_EQ(validateManifest(manifest), "");
+  return manifest;
+}
+
+TEST(HostMemory, RefusesInputsLargerThanHostMemory) {
+  Manifest manifest = hugeInputManifest();
+  std::vector<HostInput> inputs;
+  expectError(makeRandomInputs(manifest, 0, inputs),
+              "generating the inputs needs 8192.0 GiB of host memory; this "
+              "machine has ");
+  EXPECT_TRUE(inputs.empty());
+}
+
+TEST(HostMemory, RefusesReferenceLargerThanHostMemory) {
+  Manifest manifest = hugeInputManifest();
+  std::vector<HostInput> inputs;
+  std::vector<Tensor> outputs;
+  expectError(evaluateReference(manifest, inputs, outputs),
+              "evaluating the reference graph needs 8192.0 GiB of host "
+              "memory; this machine has ");
+}
+
+TEST_F(InputsFileTest, RefusesInputFileLargerThanHostMemory) {
+  manifest = hugeInputManifest();
+  std::string error =
+      load(R"({"name": "x", "dtype": "f32", "shape": [1099511627776],
+              "file": "x.bin"})");
+  expectError(error, "input 'x' needs 12288.0 GiB of host memory; this "
+                     "machine has ");
+}
+
+TEST(HostMemory, CheckHostMemoryNamesBothSizes) {
+  EXPECT_EQ(memwall::checkHostMemory(1 << 20, "a small thing"), "");
+  std::string error = memwall::checkHostMemory(-1, "an overflowed size");
+  expectError(error, "an overflowed size needs more than 8 EiB of host "
+                     "memory; this machine has ");
+  EXPECT_EQ(error.substr(error.size() - 4), " GiB");
+}
+
+TEST(HostMemory, ReferenceRefusesResultLargerThanDeclaredBeforeAllocating) {
+  // x [2^20, 1] + y [1, 2^20] broadcasts to 2^40 elements (8 TiB of
+  // doubles); the graph declares [1]: refused before the allocation.
+  Manifest manifest;
+  int64_t n = int64_t(1) << 20;
+  manifest.arenaBytes = 8 * n + 256;
+  manifest.buffers = {
+      Buffer{"x", 0, 4 * n, DType::F32, {n, 1}, BufferRole::Input},
+      Buffer{"y", 4 * n, 4 * n, DType::F32, {1, n}, BufferRole::Input},
+      Buffer{"sum", 8 * n, 4, DType::F32, {1}, BufferRole::Output}};
+  manifest.inputs = {Binding{"x", "x", "x"}, Binding{"y", "y", "y"}};
+  manifest.outputs = {Binding{"sum", "sum", "sum"}};
+  manifest.hasReference = true;
+  manifest.reference.values = {{"x", DType::F32, {n, 1}},
+                               {"y", DType::F32, {1, n}},
+                               {"sum", DType::F32, {1}}};
+  memwall::reference::Op add;
+  add.op = "add";
+  add.loc = "wide.add";
+  add.operands = {"x", "y"};
+  add.results = {"sum"};
+  manifest.reference.ops = {add};
+  ASSERT_EQ(validateManifest(manifest), "");
+  std::vector<HostInput> inputs;
+  ASSERT_EQ(makeRandomInputs(manifest, 0, inputs), "");
+  std::vector<Tensor> outputs;
+  EXPECT_EQ(evaluateReference(manifest, inputs, outputs),
+            "reference interpreter: wide.add: 'add' computes shape [1048576, "
+            "1048576] for 'sum' but the graph declares [1]");
 }
 
 } // namespace

@@ -11,13 +11,14 @@
 #include "memwall-runtime/Executor.h"
 #include "memwall-runtime/Inputs.h"
 #include "memwall-runtime/Manifest.h"
-#include "memwall-runtime/OutputFile.h"
 #include "memwall-runtime/Report.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
+#include <stdexcept>
 #include <string>
 
 using namespace memwall::runtime;
@@ -168,9 +169,7 @@ std::vector<std::string> outputNames(const Manifest &manifest) {
   return names;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
+int run(int argc, char **argv) {
   Options options;
   if (int exitCode = parseOptions(argc, argv, options); exitCode >= 0)
     return exitCode;
@@ -185,7 +184,9 @@ int main(int argc, char **argv) {
 
   std::vector<HostInput> inputs;
   if (options.inputs == "random") {
-    makeRandomInputs(manifest, options.seed, inputs);
+    if (std::string message = makeRandomInputs(manifest, options.seed, inputs);
+        !message.empty())
+      return error(message);
   } else if (std::string message =
                  loadInputsFile(manifest, options.inputs, inputs);
              !message.empty()) {
@@ -212,8 +213,14 @@ int main(int argc, char **argv) {
   GpuRunResult gpu;
   GpuError gpuError = runOnGpu(manifest, inputs, gpuOptions, gpu);
   if (gpuError.kind == GpuError::Kind::NoDevice) {
-    std::fprintf(stderr, "memwall-run: error: no CUDA driver/device: %s\n",
-                 gpuError.message.c_str());
+    // One line (the error contract), with where to go without a GPU.
+    std::fprintf(stderr,
+                 "memwall-run: error: no CUDA driver/device: %s; without a "
+                 "GPU, run the bundle's kernels on the CPU with "
+                 "'memwall-simulate %s', or only its reference graph with "
+                 "'memwall-run %s --reference-only'\n",
+                 gpuError.message.c_str(), options.bundleDir.c_str(),
+                 options.bundleDir.c_str());
     return kExitNoDevice;
   }
   if (gpuError.kind == GpuError::Kind::Failure)
@@ -243,8 +250,7 @@ int main(int argc, char **argv) {
   if (options.reportPath.empty()) {
     printTimingTable(stdout, report);
   } else if (std::string message =
-                 writeOutputFile(options.reportPath, reportJson(report),
-                                 "report");
+                 writeFileAtomically(options.reportPath, reportJson(report));
              !message.empty()) {
     return error(message);
   }
@@ -256,4 +262,18 @@ int main(int argc, char **argv) {
     return kExitCheckFailed;
   }
   return kExitOk;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  // The size checks (validateManifest, checkHostMemory) come first; this is
+  // the last resort for an allocation they did not foresee.
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc &) {
+    return error("out of host memory (an allocation failed)");
+  } catch (const std::length_error &failure) {
+    return error(std::string("a host buffer is too large: ") + failure.what());
+  }
 }

@@ -115,11 +115,11 @@ int main(int argc, char **argv) {
     return error("cannot parse " + kernelsPath);
 
   std::vector<runtime::HostInput> inputs;
-  if (inputsOption == "random")
-    runtime::makeRandomInputs(manifest, seed, inputs);
-  else if (std::string message =
-               runtime::loadInputsFile(manifest, inputsOption, inputs);
-           !message.empty())
+  if (std::string message =
+          inputsOption == "random"
+              ? runtime::makeRandomInputs(manifest, seed, inputs)
+              : runtime::loadInputsFile(manifest, inputsOption, inputs);
+      !message.empty())
     return error(message);
 
   // The reference, evaluated once: the outputs' values, and for

@@ -48,15 +48,28 @@ uint64_t inputStreamSeed(uint64_t seed, size_t index);
 reference::Tensor randomTensor(DType dtype, const std::vector<int64_t> &shape,
                                BufferRole role, uint64_t streamSeed);
 
-/// Fills every input of `manifest` from the generator.
-void makeRandomInputs(const Manifest &manifest, uint64_t seed,
-                      std::vector<HostInput> &inputs);
+/// Adds to `total` the host bytes of a tensor of `shape` (its elements held
+/// as doubles); `total` becomes -1, which checkHostMemory refuses, once the
+/// sum does not fit in int64.
+void addHostTensorBytes(const std::vector<int64_t> &shape, int64_t &total);
+
+/// Fills every input of `manifest` from the generator. Returns "" or a
+/// message saying that the inputs need more host memory than the machine
+/// has.
+std::string makeRandomInputs(const Manifest &manifest, uint64_t seed,
+                             std::vector<HostInput> &inputs);
 
 /// Reads an inputs file (paths in it are relative to it). Returns "" or a
 /// message naming the input and what was expected; a missing, extra or
-/// duplicated input is an error too.
+/// duplicated input is an error too, and so is a tensor file that is not a
+/// regular file of exactly the buffer's size.
 std::string loadInputsFile(const Manifest &manifest, const std::string &path,
                            std::vector<HostInput> &inputs);
+
+/// loadInputsFile on `text`, the contents of the inputs file `path`.
+std::string parseInputsText(const Manifest &manifest, const std::string &text,
+                            const std::string &path,
+                            std::vector<HostInput> &inputs);
 
 /// Evaluates the manifest's reference graph on `inputs`; `outputs` receives
 /// one tensor per manifest output, in order, shaped like its reference value;
@@ -67,11 +80,15 @@ std::string evaluateReference(
     std::map<std::string, reference::Tensor> *allValues = nullptr);
 
 /// Writes DIR/<name>.bin per tensor and DIR/outputs.json (the inputs-file
-/// format) naming them, each through writeOutputFile; creates DIR if
-/// needed.
+/// format) naming them; creates DIR if needed.
 std::string writeTensorDir(const std::string &dir,
                            const std::vector<std::string> &names,
                            const std::vector<reference::Tensor> &tensors);
+
+/// Writes `contents` to `path` through a temporary file and a rename, so a
+/// reader never sees half a file.
+std::string writeFileAtomically(const std::string &path,
+                                const std::string &contents);
 
 } // namespace memwall::runtime
 

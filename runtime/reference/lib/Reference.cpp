@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memwall-runtime/Reference.h"
+#include "memwall-runtime/Checked.h"
 
 #include <algorithm>
 #include <cmath>
@@ -238,11 +239,11 @@ inline double roundFloat(float f, DType type) {
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// The element count of `shape`; -1 when it has a negative dimension or does
+/// not fit in int64 (no real tensor has that many elements).
 int64_t product(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
+  int64_t n;
+  return checkedElementCount(shape, n) ? n : -1;
 }
 } // namespace
 
@@ -598,6 +599,17 @@ struct OpEval {
                   dtypeName(in[i]->dtype));
     return "";
   }
+  /// Result `r`'s shape, as the op computed it, against the graph's: called
+  /// before allocating a result that may be larger than the operands, so a
+  /// hostile graph cannot make the interpreter allocate more than the
+  /// declared (and size-checked) values.
+  std::string expectDeclaredShape(size_t r = 0) const {
+    if (outs[r].shape != declared[r])
+      return fail("computes shape " + shapeStr(outs[r].shape) + " for '" +
+                  op.results[r] + "' but the graph declares " +
+                  shapeStr(declared[r]));
+    return "";
+  }
   std::string expectSameType(const Tensor &t, const char *what) const {
     if (t.dtype != out.dtype)
       return fail(std::string(what) + " has element type " +
@@ -626,6 +638,7 @@ std::string binary(OpEval &e, const std::function<float(float, float)> &fn) {
   if (!broadcastShapes(a.shape, b.shape, e.out.shape))
     return e.fail("cannot broadcast " + shapeStr(a.shape) + " with " +
                   shapeStr(b.shape));
+  RETURN_IF_ERROR(e.expectDeclaredShape());
   DType type = e.out.dtype;
   int64_t n = e.out.numElements();
   e.out.data.assign(n, 0.0);
@@ -959,6 +972,7 @@ std::string evalEmbedding(OpEval &e) {
   int64_t V = table.shape[0], D = table.shape[1];
   e.out.shape = idx.shape;
   e.out.shape.push_back(D);
+  RETURN_IF_ERROR(e.expectDeclaredShape());
   e.out.data.assign(idx.data.size() * D, 0.0);
   for (size_t i = 0; i < idx.data.size(); ++i) {
     int64_t row = static_cast<int64_t>(idx.data[i]);
@@ -1070,6 +1084,7 @@ std::string evalAttention(OpEval &e) {
   int64_t B = a.B, Hq = a.Hq, Sq = a.Sq, D = a.D, Hkv = a.Hkv, Sk = a.Sk,
           Dv = a.Dv;
   e.out.shape = {B, Hq, Sq, Dv};
+  RETURN_IF_ERROR(e.expectDeclaredShape());
   e.out.data.assign(B * Hq * Sq * Dv, 0.0);
   DType type = e.out.dtype;
   parallelFor(B * Hq * Sq, 1 + 65536 / std::max<int64_t>(1, Sk * D),
@@ -1258,8 +1273,11 @@ std::string evalSlice(OpEval &e) {
   Shape inStrides = stridesOf(x.shape), strides(rank);
   int64_t base = 0;
   for (size_t i = 0; i < rank; ++i) {
+    int64_t last = 0; // the last index read along dimension i
     if (offsets[i] < 0 || sizes[i] < 0 || steps[i] < 1 ||
-        (sizes[i] > 0 && offsets[i] + (sizes[i] - 1) * steps[i] >= x.shape[i]))
+        (sizes[i] > 0 && (!checkedMul(sizes[i] - 1, steps[i], last) ||
+                          !checkedAdd(offsets[i], last, last) ||
+                          last >= x.shape[i])))
       return e.fail("slice offsets " + shapeStr(offsets) + " sizes " +
                     shapeStr(sizes) + " strides " + shapeStr(steps) +
                     " is out of bounds of " + shapeStr(x.shape));
@@ -1285,11 +1303,14 @@ std::string concatAlong(OpEval &e, int64_t axis) {
       return e.fail("cannot concatenate " + shapeStr(t->shape) + " with " +
                     shapeStr(first.shape) + " along axis " +
                     std::to_string(axis));
-    shape[axis] += t->shape[axis];
+    if (!checkedAdd(shape[axis], t->shape[axis], shape[axis]))
+      return e.fail("concatenated size along axis " + std::to_string(axis) +
+                    " does not fit in a 64-bit integer");
   }
   int64_t outer = product(Shape(shape.begin(), shape.begin() + axis));
   int64_t inner = product(Shape(shape.begin() + axis + 1, shape.end()));
   e.out.shape = shape;
+  RETURN_IF_ERROR(e.expectDeclaredShape());
   e.out.data.assign(product(shape), 0.0);
   int64_t rowOut = shape[axis] * inner, offset = 0;
   for (const Tensor *t : e.in) {
@@ -1843,6 +1864,7 @@ std::string evalBroadcast(OpEval &e) {
     return e.fail("cannot broadcast " + shapeStr(x.shape) + " to " +
                   shapeStr(shape));
   e.out.shape = shape;
+  RETURN_IF_ERROR(e.expectDeclaredShape());
   stridedCopy(x.data, 0, broadcastStrides(x.shape, shape), shape, e.out.data);
   return "";
 }
@@ -1863,8 +1885,13 @@ std::string evalPad(OpEval &e) {
                     " must be >= 0");
   Shape shape(rank);
   for (size_t i = 0; i < rank; ++i)
-    shape[i] = x.shape[i] + low[i] + high[i];
+    if (!checkedAdd(x.shape[i], low[i], shape[i]) ||
+        !checkedAdd(shape[i], high[i], shape[i]))
+      return e.fail("padding low " + shapeStr(low) + " high " +
+                    shapeStr(high) + " of " + shapeStr(x.shape) +
+                    " does not fit in a 64-bit integer");
   e.out.shape = shape;
+  RETURN_IF_ERROR(e.expectDeclaredShape());
   e.out.data.assign(product(shape), 0.0);
   Shape outStrides = stridesOf(shape);
   int64_t base = 0;
@@ -2122,6 +2149,7 @@ std::string evalMatmul(OpEval &e) {
   e.out.shape = batchShape;
   e.out.shape.push_back(M);
   e.out.shape.push_back(N);
+  RETURN_IF_ERROR(e.expectDeclaredShape());
   std::vector<double> C;
   if (lhs.dtype == DType::F32)
     gemm<double>(lhs, rhs, transA, transB, M, N, K, batchShape, C);
