@@ -1275,9 +1275,9 @@ std::string evalSlice(OpEval &e) {
   for (size_t i = 0; i < rank; ++i) {
     int64_t last = 0; // the last index read along dimension i
     if (offsets[i] < 0 || sizes[i] < 0 || steps[i] < 1 ||
-        (sizes[i] > 0 && (!checkedMul(sizes[i] - 1, steps[i], last) ||
-                          !checkedAdd(offsets[i], last, last) ||
-                          last >= x.shape[i])))
+        (sizes[i] > 0 &&
+         (!checkedMul(sizes[i] - 1, steps[i], last) ||
+          !checkedAdd(offsets[i], last, last) || last >= x.shape[i])))
       return e.fail("slice offsets " + shapeStr(offsets) + " sizes " +
                     shapeStr(sizes) + " strides " + shapeStr(steps) +
                     " is out of bounds of " + shapeStr(x.shape));
@@ -1887,8 +1887,8 @@ std::string evalPad(OpEval &e) {
   for (size_t i = 0; i < rank; ++i)
     if (!checkedAdd(x.shape[i], low[i], shape[i]) ||
         !checkedAdd(shape[i], high[i], shape[i]))
-      return e.fail("padding low " + shapeStr(low) + " high " +
-                    shapeStr(high) + " of " + shapeStr(x.shape) +
+      return e.fail("padding low " + shapeStr(low) + " high " + shapeStr(high) +
+                    " of " + shapeStr(x.shape) +
                     " does not fit in a 64-bit integer");
   e.out.shape = shape;
   RETURN_IF_ERROR(e.expectDeclaredShape());
