@@ -167,10 +167,15 @@ def check_text(row):
         return "not checked"
     if check.get("passed"):
         return "PASS"
-    failed = [o for o in check.get("outputs", []) if not o.get("passed")]
-    return "FAIL (" + ", ".join(
-        "%s max rel %.3g > %.3g" % (o["name"], o["max_rel_error"],
-                                    o["tolerance"]) for o in failed) + ")"
+    # Outputs against their bound (docs/runtime.md, "Check"), isolated
+    # steps against the tolerance.
+    failed = ["%s max rel %.3g > %.3g" % (o["name"], o["max_rel_error"],
+                                          o.get("bound", o["tolerance"]))
+              for o in check.get("outputs", []) if not o.get("passed")]
+    failed += ["step %s (%s) max rel %.3g > %.3g" % (
+        s["step"], s["buffer"], s["max_rel_error"], s["tolerance"])
+        for s in check.get("steps", []) if not s.get("passed")]
+    return "FAIL (" + ", ".join(failed) + ")"
 
 
 def memwall_seconds(row):

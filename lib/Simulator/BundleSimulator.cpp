@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -48,17 +49,26 @@ std::string runGemm(const Manifest &manifest, const GemmStep &gemm,
   std::vector<double> aValues = decode(arena, a), bValues = decode(arena, b),
                       cValues = decode(arena, c),
                       biasValues = decode(arena, bias);
-  std::vector<double> result(m * n);
+  std::vector<double> result(m * n), row(n), bBatch(k * n);
   for (int64_t batch = 0; batch < gemm.batch; ++batch) {
-    for (int64_t i = 0; i < m; ++i)
+    // op(B) as a row-major K x N copy, so that each row of D accumulates
+    // along contiguous rows of B (the same sums, in the same order).
+    const double *bSource = bValues.data() + batch * gemm.strideB;
+    for (int64_t x = 0; x < k; ++x)
+      for (int64_t j = 0; j < n; ++j)
+        bBatch[x * n + j] =
+            gemm.transB ? bSource[j * k + x] : bSource[x * n + j];
+    for (int64_t i = 0; i < m; ++i) {
+      std::fill(row.begin(), row.end(), 0.0);
+      for (int64_t x = 0; x < k; ++x) {
+        double aValue = aValues[batch * gemm.strideA +
+                                (gemm.transA ? x * m + i : i * k + x)];
+        const double *bRow = bBatch.data() + x * n;
+        for (int64_t j = 0; j < n; ++j)
+          row[j] += aValue * bRow[j];
+      }
       for (int64_t j = 0; j < n; ++j) {
-        double sum = 0;
-        for (int64_t x = 0; x < k; ++x) {
-          int64_t aIndex = gemm.transA ? x * m + i : i * k + x;
-          int64_t bIndex = gemm.transB ? j * k + x : x * n + j;
-          sum += aValues[batch * gemm.strideA + aIndex] *
-                 bValues[batch * gemm.strideB + bIndex];
-        }
+        double sum = row[j];
         if (c)
           sum += cValues[batch * gemm.strideC + i * n + j];
         if (bias)
@@ -80,6 +90,7 @@ std::string runGemm(const Manifest &manifest, const GemmStep &gemm,
         }
         result[i * n + j] = reference::roundToDType(sum, d->dtype);
       }
+    }
     reference::Tensor tile;
     tile.dtype = d->dtype;
     tile.shape = {m * n};
@@ -114,15 +125,16 @@ std::string simulator::simulateBundle(const Manifest &manifest,
     std::memcpy(arena.data() + input.buffer->offset, bytes.data(),
                 bytes.size());
   }
-  for (const Step &step : manifest.steps) {
+  for (size_t index = 0; index < manifest.steps.size(); ++index) {
+    const Step &step = manifest.steps[index];
     if (beforeStep)
-      beforeStep(step, arena);
+      beforeStep(index, step, arena);
     if (step.kind == StepKind::Gemm) {
       if (std::string message = runGemm(manifest, step.gemm, arena);
           !message.empty())
         return message;
       if (afterStep)
-        afterStep(step, arena);
+        afterStep(index, step, arena);
       continue;
     }
     const KernelStep &kernel = step.kernel;
@@ -140,7 +152,7 @@ std::string simulator::simulateBundle(const Manifest &manifest,
     if (llvm::Error error = simt::runKernel(func, launch, args))
       return "step '" + step.name + "': " + llvm::toString(std::move(error));
     if (afterStep)
-      afterStep(step, arena);
+      afterStep(index, step, arena);
   }
   outputs.clear();
   for (const Binding &binding : manifest.outputs) {
@@ -150,4 +162,29 @@ std::string simulator::simulateBundle(const Manifest &manifest,
                                                    buffer.bytes));
   }
   return "";
+}
+
+std::string simulator::simulateIsolatedPass(
+    const Manifest &manifest, mlir::ModuleOp kernels,
+    const std::vector<HostInput> &inputs,
+    const std::vector<StepIsolation> &pass,
+    std::vector<std::vector<reference::Tensor>> &written,
+    const StepHook &beforeStep) {
+  written.assign(manifest.steps.size(), {});
+  auto upload = [&](size_t index, const Step &step,
+                    std::vector<uint8_t> &arena) {
+    if (beforeStep)
+      beforeStep(index, step, arena);
+    for (const StepIsolation::Upload &value : pass[index].uploads)
+      std::memcpy(arena.data() + value.buffer->offset, value.bytes.data(),
+                  value.bytes.size());
+  };
+  auto download = [&](size_t index, const Step &, std::vector<uint8_t> &arena) {
+    for (const Buffer *buffer : pass[index].downloads)
+      written[index].push_back(reference::Tensor::fromBytes(
+          buffer->dtype, buffer->shape, arena.data() + buffer->offset,
+          buffer->bytes));
+  };
+  std::vector<reference::Tensor> outputs;
+  return simulateBundle(manifest, kernels, inputs, outputs, upload, download);
 }

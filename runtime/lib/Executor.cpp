@@ -118,6 +118,14 @@ private:
                         const std::string &stepName,
                         cublasLtMatrixLayout_t &layout);
   GpuError launch(size_t stepIndex);
+  GpuError launchAndWait(size_t stepIndex);
+  GpuError uploadInputs(const std::vector<HostInput> &inputs);
+  GpuError upload(const Buffer &buffer, const std::vector<uint8_t> &bytes,
+                  const std::string &what);
+  GpuError download(const Buffer &buffer, const std::string &what,
+                    reference::Tensor &tensor);
+  GpuError runIsolatedPass(const std::vector<HostInput> &inputs,
+                           GpuRunResult &result);
   GpuError noteFreeMemory();
 };
 
@@ -438,6 +446,83 @@ bool failed(const GpuError &error) {
   return error.kind != GpuError::Kind::None;
 }
 
+GpuError GpuSession::launchAndWait(size_t stepIndex) {
+  if (GpuError error = launch(stepIndex); failed(error))
+    return error;
+  if (CUresult status = cu.streamSynchronize(stream); status != CUDA_SUCCESS)
+    return cudaFailure("step '" + manifest.steps[stepIndex].name + "' failed",
+                       status);
+  return {};
+}
+
+GpuError GpuSession::upload(const Buffer &buffer,
+                            const std::vector<uint8_t> &bytes,
+                            const std::string &what) {
+  if (CUresult status =
+          cu.memcpyHtoD(arena + buffer.offset, bytes.data(), bytes.size());
+      status != CUDA_SUCCESS)
+    return cudaFailure("uploading " + what, status);
+  return {};
+}
+
+GpuError GpuSession::uploadInputs(const std::vector<HostInput> &inputs) {
+  for (const HostInput &input : inputs)
+    if (GpuError error = upload(*input.buffer, input.tensor.toBytes(),
+                                "input '" + input.binding->name + "'");
+        failed(error))
+      return error;
+  // A copy from pageable memory may return before its DMA has finished.
+  if (CUresult status = cu.ctxSynchronize(); status != CUDA_SUCCESS)
+    return cudaFailure("waiting for the uploads", status);
+  return {};
+}
+
+GpuError GpuSession::download(const Buffer &buffer, const std::string &what,
+                              reference::Tensor &tensor) {
+  std::vector<uint8_t> bytes(static_cast<size_t>(buffer.bytes));
+  if (CUresult status =
+          cu.memcpyDtoH(bytes.data(), arena + buffer.offset, bytes.size());
+      status != CUDA_SUCCESS)
+    return cudaFailure("downloading " + what, status);
+  tensor = reference::Tensor::fromBytes(buffer.dtype, buffer.shape,
+                                        bytes.data(), bytes.size());
+  return {};
+}
+
+/// --check's per-step gate: every step once more, on the reference values of
+/// the buffers it reads (docs/runtime.md, "Check").
+GpuError GpuSession::runIsolatedPass(const std::vector<HostInput> &inputs,
+                                     GpuRunResult &result) {
+  // The memory plan may have reused the inputs' bytes since the warm-up.
+  if (GpuError error = uploadInputs(inputs); failed(error))
+    return error;
+  result.isolatedOutputs.resize(manifest.steps.size());
+  for (size_t i = 0; i < manifest.steps.size(); ++i) {
+    const StepIsolation &isolation = options.isolatedPass[i];
+    std::string stepName = "step '" + manifest.steps[i].name + "'";
+    for (const StepIsolation::Upload &value : isolation.uploads)
+      if (GpuError error =
+              upload(*value.buffer, value.bytes,
+                     "the reference value of '" + value.buffer->name +
+                         "' for the isolated " + stepName);
+          failed(error))
+        return error;
+    if (CUresult status = cu.ctxSynchronize(); status != CUDA_SUCCESS)
+      return cudaFailure("waiting for the uploads", status);
+    if (GpuError error = launchAndWait(i); failed(error))
+      return error;
+    for (const Buffer *buffer : isolation.downloads) {
+      result.isolatedOutputs[i].emplace_back();
+      if (GpuError error = download(
+              *buffer, "'" + buffer->name + "' of the isolated " + stepName,
+              result.isolatedOutputs[i].back());
+          failed(error))
+        return error;
+    }
+  }
+  return {};
+}
+
 GpuError GpuSession::run(const std::vector<HostInput> &inputs,
                          GpuRunResult &result) {
   GpuError error;
@@ -477,37 +562,21 @@ GpuError GpuSession::run(const std::vector<HostInput> &inputs,
   if (failed(error = noteFreeMemory()))
     return error;
 
-  for (const HostInput &input : inputs) {
-    std::vector<uint8_t> bytes = input.tensor.toBytes();
-    if (CUresult status = cu.memcpyHtoD(arena + input.buffer->offset,
-                                        bytes.data(), bytes.size());
-        status != CUDA_SUCCESS)
-      return cudaFailure("uploading input '" + input.binding->name + "'",
-                         status);
-  }
-  // A copy from pageable memory may return before its DMA has finished.
-  if (CUresult status = cu.ctxSynchronize(); status != CUDA_SUCCESS)
-    return cudaFailure("waiting for the uploads", status);
+  if (failed(error = uploadInputs(inputs)))
+    return error;
 
   // Warm-up, one step at a time so that a fault names its step. Inputs may
   // share bytes with later intermediates, so the outputs of this first run are
   // the ones that --check judges.
-  for (size_t i = 0; i < manifest.steps.size(); ++i) {
-    if (failed(error = launch(i)))
+  for (size_t i = 0; i < manifest.steps.size(); ++i)
+    if (failed(error = launchAndWait(i)))
       return error;
-    if (CUresult status = cu.streamSynchronize(stream); status != CUDA_SUCCESS)
-      return cudaFailure("step '" + manifest.steps[i].name + "' failed",
-                         status);
-  }
   for (const Binding &binding : manifest.outputs) {
-    const Buffer *buffer = manifest.findBuffer(binding.buffer);
-    std::vector<uint8_t> bytes(static_cast<size_t>(buffer->bytes));
-    if (CUresult status =
-            cu.memcpyDtoH(bytes.data(), arena + buffer->offset, bytes.size());
-        status != CUDA_SUCCESS)
-      return cudaFailure("downloading output '" + binding.name + "'", status);
-    result.outputs.push_back(reference::Tensor::fromBytes(
-        buffer->dtype, buffer->shape, bytes.data(), bytes.size()));
+    result.outputs.emplace_back();
+    if (failed(error = download(*manifest.findBuffer(binding.buffer),
+                                "output '" + binding.name + "'",
+                                result.outputs.back())))
+      return error;
   }
 
   size_t stepCount = manifest.steps.size();
@@ -574,6 +643,10 @@ GpuError GpuSession::run(const std::vector<HostInput> &inputs,
     totalSamples.push_back(seconds);
   }
   if (failed(error = noteFreeMemory()))
+    return error;
+  // After the timed runs, so that checking does not change the timings.
+  if (!options.isolatedPass.empty() &&
+      failed(error = runIsolatedPass(inputs, result)))
     return error;
 
   for (const std::vector<double> &samples : stepSamples)

@@ -224,7 +224,8 @@ std::string
 evaluateReference(const Manifest &manifest,
                   const std::vector<HostInput> &inputs,
                   std::vector<reference::Tensor> &outputs,
-                  std::map<std::string, reference::Tensor> *allValues) {
+                  std::map<std::string, reference::Tensor> *allValues,
+                  reference::Precision precision) {
   outputs.clear();
   if (!manifest.hasReference)
     return "the bundle has no \"reference\" graph";
@@ -243,7 +244,8 @@ evaluateReference(const Manifest &manifest,
     tensor.shape = info->shape; // same elements; the value's own shape
     values[info->name] = std::move(tensor);
   }
-  if (std::string error = reference::evaluate(manifest.reference, values);
+  if (std::string error =
+          reference::evaluate(manifest.reference, values, precision);
       !error.empty())
     return "reference interpreter: " + error;
   for (const Binding &binding : manifest.outputs) {

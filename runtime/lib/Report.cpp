@@ -71,18 +71,38 @@ std::string reportJson(const RunReport &report) {
   if (!report.checked) {
     writer.null();
   } else {
-    bool passed = std::all_of(
-        report.checks.begin(), report.checks.end(),
-        [](const OutputCheck &check) { return check.comparison.passed; });
     writer.beginObject();
     writer.key("passed");
-    writer.value(passed);
+    writer.value(allPassed(report.checks) && allPassed(report.stepChecks));
     writer.key("outputs");
     writer.beginArray();
     for (const OutputCheck &check : report.checks) {
       writer.beginObject();
       writer.key("name");
       writer.value(check.name);
+      writer.key("max_abs_error");
+      writer.value(check.kernels.maxAbsError);
+      writer.key("max_rel_error");
+      writer.value(check.kernels.maxRelError);
+      writer.key("reference_rel_error");
+      writer.value(check.referenceError);
+      writer.key("tolerance");
+      writer.value(check.kernels.tolerance);
+      writer.key("bound");
+      writer.value(check.bound);
+      writer.key("passed");
+      writer.value(check.passed);
+      writer.endObject();
+    }
+    writer.endArray();
+    writer.key("steps");
+    writer.beginArray();
+    for (const StepCheck &check : report.stepChecks) {
+      writer.beginObject();
+      writer.key("step");
+      writer.value(check.step);
+      writer.key("buffer");
+      writer.value(check.buffer);
       writer.key("max_abs_error");
       writer.value(check.comparison.maxAbsError);
       writer.key("max_rel_error");
@@ -147,42 +167,6 @@ void printTimingTable(FILE *out, const RunReport &report) {
                static_cast<long long>(gpu.workspaceBytes),
                static_cast<long long>(gpu.measuredPeakBytes),
                mebibytes(gpu.measuredPeakBytes));
-}
-
-std::vector<OutputCheck>
-checkOutputs(const Manifest &manifest, std::vector<reference::Tensor> got,
-             const std::vector<reference::Tensor> &expected, double rtol) {
-  std::vector<OutputCheck> checks;
-  for (size_t i = 0; i < manifest.outputs.size(); ++i) {
-    got[i].shape = expected[i].shape;
-    OutputCheck check;
-    check.name = manifest.outputs[i].name;
-    check.dtype = got[i].dtype;
-    check.comparison = reference::compare(got[i], expected[i], rtol);
-    checks.push_back(check);
-  }
-  return checks;
-}
-
-bool allPassed(const std::vector<OutputCheck> &checks) {
-  return std::all_of(checks.begin(), checks.end(),
-                     [](const OutputCheck &c) { return c.comparison.passed; });
-}
-
-void printCheckTable(FILE *out, const std::vector<OutputCheck> &checks) {
-  size_t nameWidth = 6;
-  for (const OutputCheck &check : checks)
-    nameWidth = std::max(nameWidth, check.name.size());
-  std::fprintf(out, "%-*s  %-8s  %12s  %12s  %10s  %s\n",
-               static_cast<int>(nameWidth), "output", "dtype", "max abs",
-               "max rel", "tolerance", "result");
-  for (const OutputCheck &check : checks)
-    std::fprintf(out, "%-*s  %-8s  %12.4g  %12.4g  %10.3g  %s\n",
-                 static_cast<int>(nameWidth), check.name.c_str(),
-                 reference::dtypeName(check.dtype),
-                 check.comparison.maxAbsError, check.comparison.maxRelError,
-                 check.comparison.tolerance,
-                 check.comparison.passed ? "PASS" : "FAIL");
 }
 
 void printTensorStats(FILE *out, const std::vector<std::string> &names,

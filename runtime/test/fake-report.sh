@@ -10,7 +10,9 @@ for key in '"bundle": "' '"device": "Fake CUDA device (sm_90)"' \
   '"predicted_time_s": 2e-06' '"measured_time_s": 0.0005' '"total": {' \
   '"measured_time_s": 0.001' '"predicted_peak_bytes": 1024' \
   '"arena_bytes": 1024' '"workspace_bytes": 0' '"measured_peak_bytes": 1024' \
-  '"check": {' '"passed": true' '"max_abs_error": 0' '"tolerance": 1e-05'; do
+  '"check": {' '"passed": true' '"max_abs_error": 0' '"tolerance": 1e-05' \
+  '"reference_rel_error": 0' '"bound": 1e-05' '"step": "add_0"' \
+  '"buffer": "t"'; do
   grep -q -- "$key" "$3" || { echo "FAIL: report lacks $key" >&2; exit 1; }
 done
 if ls -A "$(dirname "$3")" | grep -q -- "^\.$(basename "$3")\.tmp-"; then

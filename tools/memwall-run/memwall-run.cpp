@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memwall-runtime/Check.h"
 #include "memwall-runtime/Executor.h"
 #include "memwall-runtime/Inputs.h"
 #include "memwall-runtime/Manifest.h"
@@ -45,11 +46,15 @@ constexpr const char *kHelp =
     "  --inputs=FILE|random  input values: an inputs file (docs/bundle-\n"
     "                        format.md) or a fixed-seed generator (default)\n"
     "  --seed=N              seed of the generator (default 0)\n"
-    "  --check               compare every output with the CPU reference\n"
-    "                        interpreter; exit 4 if one is out of tolerance\n"
+    "  --check               check the numerics against the CPU reference\n"
+    "                        interpreter: every step once more on the\n"
+    "                        reference values of what it reads (within the\n"
+    "                        tolerance of the reference), and every output\n"
+    "                        against the reference evaluated in f32 (within\n"
+    "                        max(tolerance, 1.5 x the reference's own\n"
+    "                        error)); exit 4 if one is out of tolerance\n"
     "  --rtol=X              --check tolerance instead of 1e-2 (bf16, f16)\n"
-    "                        or 1e-5 (f32): deep low-precision graphs drift\n"
-    "                        by a few ulps per op\n"
+    "                        or 1e-5 (f32)\n"
     "  --iters=N             timed runs after one warm-up (default 20)\n"
     "  --report=FILE.json    write the report as JSON instead of a table\n"
     "  --reference-only      no GPU: evaluate the reference graph on the CPU\n"
@@ -210,6 +215,18 @@ int run(int argc, char **argv) {
   GpuRunOptions gpuOptions;
   gpuOptions.bundleDir = options.bundleDir;
   gpuOptions.iters = options.iters;
+  // --check: the reference first, as the GPU run's isolated pass loads its
+  // values.
+  CheckReference checkReference;
+  std::vector<StepBuffers> stepPlan;
+  if (options.check) {
+    if (std::string message = evaluateCheckReference(
+            manifest, inputs, /*keepF32Values=*/false, checkReference);
+        !message.empty())
+      return error(message);
+    stepPlan = planStepBuffers(manifest);
+    gpuOptions.isolatedPass = isolatedPass(stepPlan, checkReference.values);
+  }
   GpuRunResult gpu;
   GpuError gpuError = runOnGpu(manifest, inputs, gpuOptions, gpu);
   if (gpuError.kind == GpuError::Kind::NoDevice) {
@@ -233,13 +250,13 @@ int run(int argc, char **argv) {
   report.iters = options.iters;
   bool passed = true;
   if (options.check) {
-    std::vector<memwall::reference::Tensor> expected;
-    if (std::string message = evaluateReference(manifest, inputs, expected);
-        !message.empty())
-      return error(message);
     report.checked = true;
-    report.checks = checkOutputs(manifest, gpu.outputs, expected, options.rtol);
-    passed = allPassed(report.checks);
+    report.checks =
+        checkOutputs(manifest, gpu.outputs, checkReference, options.rtol);
+    report.stepChecks =
+        checkIsolatedSteps(manifest, stepPlan, gpu.isolatedOutputs,
+                           checkReference.values, options.rtol);
+    passed = allPassed(report.checks) && allPassed(report.stepChecks);
   }
 
   if (!options.dumpDir.empty())
@@ -254,11 +271,15 @@ int run(int argc, char **argv) {
              !message.empty()) {
     return error(message);
   }
-  if (report.checked)
+  if (report.checked) {
+    printStepTable(stdout, report.stepChecks);
     printCheckTable(stdout, report.checks);
+  }
   if (!passed) {
-    std::fprintf(stderr, "memwall-run: error: --check: an output is out of "
-                         "tolerance (see the table)\n");
+    std::fprintf(stderr,
+                 "memwall-run: error: --check: out of tolerance: %s (see the "
+                 "tables)\n",
+                 describeFailures(report.stepChecks, report.checks).c_str());
     return kExitCheckFailed;
   }
   return kExitOk;

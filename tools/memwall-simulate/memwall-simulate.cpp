@@ -3,27 +3,31 @@
 //   memwall-simulate model.bundle [--inputs=FILE|random] [--seed=N]
 //
 // Runs a bundle's steps on the CPU (kernels in the SIMT interpreter from the
-// bundle's kernels.mlir, GEMMs by a direct loop) and compares every output
-// with the reference interpreter, like `memwall-run --check` does on a GPU.
-// It checks the generated code without a GPU; it is slow and measures
-// nothing. Exit codes as memwall-run: 0 ok, 1 error, 4 an output is out of
-// tolerance.
+// bundle's kernels.mlir, GEMMs by a direct loop) and checks the numerics as
+// `memwall-run --check` does on a GPU (runtime/Check.h): every step on the
+// reference values of what it reads, then the whole bundle against the
+// reference evaluated in f32. It checks the generated code without a GPU; it
+// is slow and measures nothing. Exit codes as memwall-run: 0 ok, 1 error,
+// 4 a step or an output is out of tolerance.
 //
 //===----------------------------------------------------------------------===//
 
+#include "memwall-runtime/Check.h"
 #include "memwall-runtime/Inputs.h"
 #include "memwall-runtime/Manifest.h"
-#include "memwall-runtime/Report.h"
 #include "memwall/Simulator/BundleSimulator.h"
 #include "memwall/Simulator/SimtInterpreter.h"
+#include "memwall/Support/InputLimits.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
-#include <cstring>
-#include <map>
-#include <set>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
 
 using namespace memwall;
 
@@ -37,18 +41,25 @@ static llvm::cl::opt<std::string>
                  llvm::cl::desc("Inputs file (docs/bundle-format.md) or "
                                 "'random' (default)"),
                  llvm::cl::init("random"), llvm::cl::cat(category));
-static llvm::cl::opt<bool> compareSteps(
-    "compare-steps",
-    llvm::cl::desc("After every step, compare what it wrote with the "
-                   "reference value of the same name (a fused group: its "
-                   "last op's value), to find the step that goes wrong"),
-    llvm::cl::init(false), llvm::cl::cat(category));
 static llvm::cl::opt<bool> isolateSteps(
     "isolate-steps",
-    llvm::cl::desc("--compare-steps, and before every step load the "
-                   "reference values into the buffers it reads, so each "
-                   "comparison shows that step's own error, not the drift "
-                   "of the steps before it"),
+    llvm::cl::desc("Run only the per-step gate: every step on the reference "
+                   "values of the buffers it reads, what it writes within "
+                   "the tolerance of the reference (default: this and "
+                   "--end-to-end)"),
+    llvm::cl::init(false), llvm::cl::cat(category));
+static llvm::cl::opt<bool> endToEnd(
+    "end-to-end",
+    llvm::cl::desc("Run only the end-to-end check: the outputs against the "
+                   "reference evaluated in f32, within max(tolerance, 1.5 x "
+                   "the reference's own error) (default: this and "
+                   "--isolate-steps)"),
+    llvm::cl::init(false), llvm::cl::cat(category));
+static llvm::cl::opt<bool> compareSteps(
+    "compare-steps",
+    llvm::cl::desc("End to end, also judge what every step wrote like an "
+                   "output (a fused group: its last op's value), to see "
+                   "where a difference first appears"),
     llvm::cl::init(false), llvm::cl::cat(category));
 static llvm::cl::opt<double>
     rtol("rtol",
@@ -62,29 +73,88 @@ static llvm::cl::opt<uint64_t>
 namespace {
 enum ExitCode { kExitOk = 0, kExitError = 1, kExitCheckFailed = 4 };
 
-/// The reference value a step's buffer holds: the same name; an op's first
-/// result "x#0"; a fused group's single result "a+b" is its last op's "b".
-/// (Other results of multi-result fusions are not matched.)
-const reference::Tensor *
-referenceFor(const std::string &buffer,
-             const std::map<std::string, reference::Tensor> &values) {
-  std::string name = buffer;
-  size_t hash = name.rfind('#');
-  if (hash != std::string::npos) {
-    if (name.find('+') != std::string::npos || name.substr(hash) != "#0")
-      return nullptr;
-    name = name.substr(0, hash);
-  } else if (size_t plus = name.rfind('+'); plus != std::string::npos) {
-    name = name.substr(plus + 1);
-  }
-  auto it = values.find(name);
-  return it == values.end() ? nullptr : &it->second;
-}
-
 int error(const std::string &message) {
   std::fprintf(stderr, "memwall-simulate: error: %s\n", message.c_str());
   return kExitError;
 }
+
+/// Where a long simulation is, on stderr: "memwall-simulate: end to end:
+/// step 12/48 'kernel11_layer_norm' (3.2 s)". On a terminal every step
+/// (rewriting one line); elsewhere (logs, tests) at most once a second, from
+/// a ticker thread, so that a run under a second prints nothing and a step
+/// that takes minutes is named while it runs.
+class Progress {
+public:
+  Progress() : terminal(isatty(fileno(stderr))) {
+    if (!terminal)
+      ticker = std::thread([this] { tick(); });
+  }
+  ~Progress() { finish(); }
+
+  /// Stops reporting (clears the terminal's line).
+  void finish() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    wake.notify_one();
+    if (ticker.joinable())
+      ticker.join();
+    if (terminal && shown)
+      std::fprintf(stderr, "\r\033[K");
+    shown = false;
+  }
+
+  void startPass(const char *name) {
+    std::lock_guard<std::mutex> lock(mutex);
+    pass = name;
+    passStart = std::chrono::steady_clock::now();
+  }
+
+  void step(size_t index, size_t count, const std::string &name) {
+    std::lock_guard<std::mutex> lock(mutex);
+    current = index;
+    total = count;
+    stepName = name;
+    changed = true;
+    if (terminal) {
+      std::fprintf(stderr, "\r\033[K%s", line().c_str());
+      shown = true;
+    }
+  }
+
+private:
+  const bool terminal;
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::thread ticker;
+  bool stopping = false, changed = false, shown = false;
+  std::string pass, stepName;
+  size_t current = 0, total = 0;
+  std::chrono::steady_clock::time_point passStart;
+
+  std::string line() const {
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - passStart)
+                         .count();
+    char text[64];
+    std::snprintf(text, sizeof(text), " (%.1f s)", seconds);
+    return "memwall-simulate: " + pass + ": step " +
+           std::to_string(current + 1) + "/" + std::to_string(total) + " '" +
+           stepName + "'" + text;
+  }
+
+  void tick() {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (!stopping) {
+      wake.wait_for(lock, std::chrono::seconds(1));
+      if (stopping || !changed)
+        continue;
+      std::fprintf(stderr, "%s\n", line().c_str());
+      changed = false;
+    }
+  }
+};
 } // namespace
 
 int main(int argc, char **argv) {
@@ -108,6 +178,20 @@ int main(int argc, char **argv) {
       !message.empty())
     return error(message + " (bundles from memwall-compile carry their "
                            "generated gpu.module there)");
+  // kernels.mlir is parsed by upstream MLIR, which recurses per nesting
+  // level and crashes on some hostile ops (llvm.extractvalue at a position
+  // of 2^40): limit the nesting, then parse once in a child process.
+  if (llvm::Error tooDeep = checkNestingDepth(kernelsText, kernelsPath,
+                                              TextSyntax::MLIR))
+    return error(llvm::toString(std::move(tooDeep)));
+  if (llvm::Error crash = checkRunsWithoutCrashing(
+          [&] {
+            std::unique_ptr<mlir::MLIRContext> probe = simt::createContext();
+            (void)simt::parseModule(*probe, kernelsText, kernelsPath);
+          },
+          "parsing " + kernelsPath))
+    return error(llvm::toString(std::move(crash)) +
+                 " (recompile the bundle with memwall-compile)");
   std::unique_ptr<mlir::MLIRContext> context = simt::createContext();
   mlir::OwningOpRef<mlir::ModuleOp> kernels =
       simt::parseModule(*context, kernelsText, kernelsPath);
@@ -122,80 +206,85 @@ int main(int argc, char **argv) {
       !message.empty())
     return error(message);
 
-  // The reference, evaluated once: the outputs' values, and for
-  // --compare-steps every value by name.
-  std::vector<reference::Tensor> expected;
-  std::map<std::string, reference::Tensor> values;
-  if (std::string message =
-          runtime::evaluateReference(manifest, inputs, expected, &values);
+  // Without either flag, both passes; --compare-steps is end to end.
+  bool runIsolated = isolateSteps || !(endToEnd || compareSteps);
+  bool runEndToEnd = endToEnd || compareSteps || !isolateSteps;
+
+  runtime::CheckReference reference;
+  if (std::string message = runtime::evaluateCheckReference(
+          manifest, inputs, /*keepF32Values=*/compareSteps, reference);
       !message.empty())
     return error(message);
-  bool comparing = compareSteps || isolateSteps;
-  if (comparing)
-    std::printf("%-40s  %-32s  %12s  %12s  %s\n", "step", "buffer", "max abs",
-                "max rel", "result");
-  auto buffersOf = [](const runtime::Step &step) {
-    if (step.kind == runtime::StepKind::Kernel)
-      return step.kernel.args;
-    std::vector<std::string> names;
-    for (const std::string *name : {&step.gemm.a, &step.gemm.b, &step.gemm.c,
-                                    &step.gemm.bias, &step.gemm.d})
-      if (!name->empty())
-        names.push_back(*name);
-    return names;
-  };
-  // A buffer is compared after the step that first writes it.
-  std::set<std::string> compared;
-  auto isolateStep = [&](const runtime::Step &step,
-                         std::vector<uint8_t> &arena) {
-    for (const std::string &name : buffersOf(step)) {
-      const runtime::Buffer &buffer = *manifest.findBuffer(name);
-      const reference::Tensor *expected = referenceFor(name, values);
-      if (!compared.count(name) || !expected ||
-          expected->numElements() != runtime::numElements(buffer.shape))
-        continue; // not written yet (an output of this step), or unknown
-      std::vector<uint8_t> bytes = expected->toBytes();
-      std::memcpy(arena.data() + buffer.offset, bytes.data(), bytes.size());
-    }
-  };
-  auto compareStep = [&](const runtime::Step &step,
-                         std::vector<uint8_t> &arena) {
-    std::vector<std::string> written = buffersOf(step);
-    for (const std::string &name : written) {
-      const runtime::Buffer &buffer = *manifest.findBuffer(name);
-      const reference::Tensor *expected = referenceFor(name, values);
-      if (buffer.role == runtime::BufferRole::Input ||
-          buffer.role == runtime::BufferRole::Weight ||
-          !compared.insert(name).second || !expected ||
-          expected->numElements() != runtime::numElements(buffer.shape))
-        continue;
-      reference::Tensor got = reference::Tensor::fromBytes(
-          buffer.dtype, expected->shape, arena.data() + buffer.offset,
-          buffer.bytes);
-      reference::Comparison comparison =
-          reference::compare(got, *expected, rtol);
-      std::printf("%-40s  %-32s  %12.4g  %12.4g  %s\n", step.name.c_str(),
-                  name.c_str(), comparison.maxAbsError, comparison.maxRelError,
-                  comparison.passed ? "PASS" : "FAIL");
-    }
+  std::vector<runtime::StepBuffers> plan = runtime::planStepBuffers(manifest);
+
+  Progress progress;
+  size_t stepCount = manifest.steps.size();
+  auto showStep = [&](size_t index, const runtime::Step &step,
+                      std::vector<uint8_t> &) {
+    progress.step(index, stepCount, step.name);
   };
 
-  std::vector<reference::Tensor> outputs;
-  if (std::string message = simulator::simulateBundle(
-          manifest, *kernels, inputs, outputs,
-          isolateSteps ? simulator::StepHook(isolateStep) : nullptr,
-          comparing ? simulator::StepHook(compareStep) : nullptr);
-      !message.empty())
-    return error(message);
+  // 1. The per-step gate.
+  std::vector<runtime::StepCheck> stepChecks;
+  if (runIsolated) {
+    progress.startPass("isolated steps");
+    std::vector<std::vector<reference::Tensor>> written;
+    if (std::string message = simulator::simulateIsolatedPass(
+            manifest, *kernels, inputs,
+            runtime::isolatedPass(plan, reference.values), written, showStep);
+        !message.empty())
+      return error(message);
+    stepChecks = runtime::checkIsolatedSteps(manifest, plan, written,
+                                             reference.values, rtol);
+  }
 
-  std::vector<runtime::OutputCheck> checks =
-      runtime::checkOutputs(manifest, outputs, expected, rtol);
-  std::printf("simulated %zu steps of %s on the CPU\n", manifest.steps.size(),
+  // 2. End to end; with --compare-steps every step's writes judged like
+  // outputs.
+  std::vector<runtime::OutputCheck> outputChecks, driftChecks;
+  if (runEndToEnd) {
+    progress.startPass("end to end");
+    auto judgeWrites = [&](size_t index, const runtime::Step &step,
+                           std::vector<uint8_t> &arena) {
+      for (const runtime::StepBuffer &write : plan[index].writes) {
+        const reference::Tensor &declared = reference.values.at(write.value);
+        reference::Tensor got = reference::Tensor::fromBytes(
+            write.buffer->dtype, declared.shape,
+            arena.data() + write.buffer->offset, write.buffer->bytes);
+        driftChecks.push_back(runtime::checkEndToEnd(
+            step.name + " " + write.buffer->name, got, declared,
+            reference.f32Values.at(write.value), rtol));
+      }
+    };
+    std::vector<reference::Tensor> outputs;
+    if (std::string message = simulator::simulateBundle(
+            manifest, *kernels, inputs, outputs, showStep,
+            compareSteps ? simulator::StepHook(judgeWrites) : nullptr);
+        !message.empty())
+      return error(message);
+    outputChecks = runtime::checkOutputs(manifest, outputs, reference, rtol);
+  }
+
+  progress.finish();
+  std::printf("simulated %zu steps of %s on the CPU\n", stepCount,
               manifest.model.c_str());
-  runtime::printCheckTable(stdout, checks);
-  if (!runtime::allPassed(checks)) {
-    std::fprintf(stderr, "memwall-simulate: error: an output is out of "
-                         "tolerance (see the table)\n");
+  if (runIsolated)
+    runtime::printStepTable(stdout, stepChecks);
+  if (compareSteps)
+    runtime::printCheckTable(stdout, driftChecks, "step buffer");
+  if (runEndToEnd)
+    runtime::printCheckTable(stdout, outputChecks);
+  std::fflush(stdout);
+
+  if (!runtime::allPassed(stepChecks) || !runtime::allPassed(outputChecks) ||
+      !runtime::allPassed(driftChecks)) {
+    std::string failed = runtime::describeFailures(stepChecks, outputChecks);
+    if (!runtime::allPassed(driftChecks))
+      failed += std::string(failed.empty() ? "" : ", ") +
+                "a step end to end (--compare-steps)";
+    std::fprintf(stderr,
+                 "memwall-simulate: error: out of tolerance: %s (see the "
+                 "tables)\n",
+                 failed.c_str());
     return kExitCheckFailed;
   }
   return kExitOk;

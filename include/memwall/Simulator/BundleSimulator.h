@@ -13,6 +13,7 @@
 #ifndef MEMWALL_SIMULATOR_BUNDLESIMULATOR_H
 #define MEMWALL_SIMULATOR_BUNDLESIMULATOR_H
 
+#include "memwall-runtime/Executor.h"
 #include "memwall-runtime/Inputs.h"
 #include "memwall-runtime/Manifest.h"
 
@@ -28,16 +29,27 @@ namespace memwall::simulator {
 /// the bundle's kernel steps; `inputs` fill the input and weight buffers;
 /// `outputs` receive one tensor per manifest output (the buffer's dtype and
 /// shape). `beforeStep` and `afterStep`, when set, see (and may change) the
-/// arena around every step. Returns "" or one message naming the step that
-/// failed.
-using StepHook =
-    std::function<void(const runtime::Step &, std::vector<uint8_t> &arena)>;
+/// arena around every step (`index` in manifest.steps). Returns "" or one
+/// message naming the step that failed.
+using StepHook = std::function<void(size_t index, const runtime::Step &,
+                                    std::vector<uint8_t> &arena)>;
 std::string simulateBundle(const runtime::Manifest &manifest,
                            mlir::ModuleOp kernels,
                            const std::vector<runtime::HostInput> &inputs,
                            std::vector<reference::Tensor> &outputs,
                            const StepHook &beforeStep = nullptr,
                            const StepHook &afterStep = nullptr);
+
+/// The isolated pass of a check (runtime::StepIsolation, as memwall-run
+/// runs it on the GPU): before step i its uploads go into the arena, after
+/// it `written[i]` receives its downloads. `beforeStep` sees every step
+/// first (progress).
+std::string
+simulateIsolatedPass(const runtime::Manifest &manifest, mlir::ModuleOp kernels,
+                     const std::vector<runtime::HostInput> &inputs,
+                     const std::vector<runtime::StepIsolation> &pass,
+                     std::vector<std::vector<reference::Tensor>> &written,
+                     const StepHook &beforeStep = nullptr);
 
 } // namespace memwall::simulator
 

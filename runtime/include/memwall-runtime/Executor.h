@@ -23,9 +23,25 @@ namespace memwall::runtime {
 /// cuBLASLt's workspace: allocated once, only for bundles with GEMM steps.
 constexpr int64_t kGemmWorkspaceBytes = 32 << 20;
 
+/// One step of the isolated pass (--check's per-step gate, docs/runtime.md):
+/// the reference values uploaded into the buffers it reads before it runs,
+/// and the buffers downloaded after it.
+struct StepIsolation {
+  struct Upload {
+    const Buffer *buffer = nullptr;
+    std::vector<uint8_t> bytes; // buffer->bytes of them
+  };
+  std::vector<Upload> uploads;
+  std::vector<const Buffer *> downloads;
+};
+
 struct GpuRunOptions {
   std::string bundleDir;
   int iters = 20;
+  /// Empty, or one entry per step: after the timed runs, the inputs are
+  /// uploaded again and every step runs once more between its uploads and
+  /// downloads (GpuRunResult::isolatedOutputs).
+  std::vector<StepIsolation> isolatedPass;
 };
 
 struct GpuRunResult {
@@ -39,6 +55,9 @@ struct GpuRunResult {
   /// The outputs of the first run, one per manifest output, shaped like their
   /// buffers.
   std::vector<reference::Tensor> outputs;
+  /// Per step of GpuRunOptions::isolatedPass, its downloads (buffer dtype and
+  /// shape).
+  std::vector<std::vector<reference::Tensor>> isolatedOutputs;
 };
 
 struct GpuError {

@@ -73,11 +73,13 @@ std::string parseInputsText(const Manifest &manifest, const std::string &text,
 
 /// Evaluates the manifest's reference graph on `inputs`; `outputs` receives
 /// one tensor per manifest output, in order, shaped like its reference value;
-/// `allValues`, when given, every value of the graph by name.
+/// `allValues`, when given, every value of the graph by name. `precision`
+/// F32 computes every float value in f32 (reference::Precision).
 std::string evaluateReference(
     const Manifest &manifest, const std::vector<HostInput> &inputs,
     std::vector<reference::Tensor> &outputs,
-    std::map<std::string, reference::Tensor> *allValues = nullptr);
+    std::map<std::string, reference::Tensor> *allValues = nullptr,
+    reference::Precision precision = reference::Precision::Declared);
 
 /// Writes DIR/<name>.bin per tensor and DIR/outputs.json (the inputs-file
 /// format) naming them; creates DIR if needed.

@@ -619,6 +619,63 @@ TEST(Evaluate, ChainsOpsThroughNamedValues) {
   expectData(values.at("y"), {0, 1});
 }
 
+TEST(Evaluate, F32PrecisionRoundsNoIntermediateToItsStorageType) {
+  // bf16: t = x + y, s = cast<bf16>(t), z = t * 3, k = reshape(i32 ids).
+  // 1 + 2^-8 is halfway between bf16 1 and 1 + 2^-7: declared rounds it to
+  // 1 (even), f32 keeps it; 3 x (1 + 2^-8) = 3.01171875, bf16 3 or 3.015625.
+  Graph graph;
+  for (const char *name : {"x", "y", "t", "s", "three", "z"})
+    graph.values.push_back({name, DType::BF16, {1}});
+  graph.values.push_back({"ids", DType::I32, {1}});
+  graph.values.push_back({"k", DType::I32, {1}});
+  Op add;
+  add.op = "add";
+  add.operands = {"x", "y"};
+  add.results = {"t"};
+  Op cast;
+  cast.op = "cast";
+  cast.operands = {"t"};
+  cast.results = {"s"};
+  cast.attrs["element_type"] = Attr::ofString("bf16");
+  Op three;
+  three.op = "constant";
+  three.results = {"three"};
+  three.attrs["value"] = Attr::ofNumber(3);
+  Op mul;
+  mul.op = "mul";
+  mul.operands = {"t", "three"};
+  mul.results = {"z"};
+  Op reshape;
+  reshape.op = "reshape";
+  reshape.operands = {"ids"};
+  reshape.results = {"k"};
+  reshape.attrs["shape"] = Attr::ofInts({1});
+  graph.ops = {add, cast, three, mul, reshape};
+  auto inputs = [] {
+    std::map<std::string, Tensor> values;
+    values["x"] = tensor(DType::BF16, {1}, {1});
+    values["y"] = tensor(DType::BF16, {1}, {std::ldexp(1, -8)});
+    values["ids"] = tensor(DType::I32, {1}, {7});
+    return values;
+  };
+
+  std::map<std::string, Tensor> declared = inputs();
+  ASSERT_EQ(evaluate(graph, declared), "");
+  EXPECT_EQ(declared.at("t").dtype, DType::BF16);
+  expectData(declared.at("t"), {1});
+  expectData(declared.at("z"), {3});
+
+  std::map<std::string, Tensor> f32 = inputs();
+  ASSERT_EQ(evaluate(graph, f32, Precision::F32), "");
+  for (const char *name : {"x", "y", "t", "s", "z"})
+    EXPECT_EQ(f32.at(name).dtype, DType::F32) << name;
+  EXPECT_EQ(f32.at("k").dtype, DType::I32);
+  expectData(f32.at("t"), {1 + std::ldexp(1, -8)});
+  expectData(f32.at("s"), {1 + std::ldexp(1, -8)}); // not rounded to bf16
+  expectData(f32.at("z"), {3.01171875});
+  expectData(f32.at("k"), {7});
+}
+
 TEST(Evaluate, UnknownOpIsNamed) {
   OneOp g("fancy", {{"x", tensor(DType::F32, {1}, {1})}}, DType::F32, {1});
   EXPECT_EQ(g.run(),

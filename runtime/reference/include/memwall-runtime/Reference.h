@@ -80,12 +80,22 @@ struct Graph {
   std::vector<Op> ops;
 };
 
+/// How op results are stored. `Declared`: every result rounded to its
+/// value's element type, as the bundle's buffers store it. `F32`: every
+/// bf16/f16/fp8 value (inputs included: same values, exactly) widened to
+/// f32, so nothing is rounded below f32 (a cast to a narrow float keeps f32);
+/// the yardstick the end-to-end check measures rounding drift against
+/// (docs/runtime.md, "Check"). Integer values keep their types.
+enum class Precision { Declared, F32 };
+
 /// Runs `graph` in op order. `values` must hold every value that no op
-/// defines (the inputs); on success it also holds every op result. Returns
+/// defines (the inputs); on success it also holds every op result (with
+/// Precision::F32, the float inputs too become f32 tensors). Returns
 /// an empty string on success, else one message naming the op (its `loc`)
 /// and what is wrong (unknown op, shape or dtype mismatch with `values`,
 /// missing operand, unsupported attribute such as dropout rate > 0).
-std::string evaluate(const Graph &graph, std::map<std::string, Tensor> &values);
+std::string evaluate(const Graph &graph, std::map<std::string, Tensor> &values,
+                     Precision precision = Precision::Declared);
 
 /// Comparison of a computed output against the reference, as
 /// docs/bundle-format.md ("Check") defines it.
@@ -98,6 +108,10 @@ struct Comparison {
 /// `rtol` > 0 replaces the dtype's tolerance (deep low-precision graphs
 /// drift by a few ulps per op).
 Comparison compare(const Tensor &got, const Tensor &ref, double rtol = 0);
+
+/// The tolerance of outputs stored as `type`: 1e-5 for f32, 1e-2 for
+/// bf16/f16/fp8, 0 (exact) for integers.
+double defaultTolerance(DType type);
 
 } // namespace memwall::reference
 
