@@ -46,6 +46,10 @@ constexpr int kNumCleanupSignals = sizeof(kCleanupSignals) / sizeof(int);
 struct sigaction previousActions[kNumCleanupSignals];
 std::atomic<bool> handlerInstalled[kNumCleanupSignals];
 std::mutex installMutex;
+/// How many times the handler removed the temporaries: an output open
+/// across one has lost its temporary (when the signal did not end the
+/// process, as one ignored before LLVM took it does not).
+std::atomic<unsigned> cleanupsDone{0};
 
 /// Async-signal-safe (getpid, unlink, rmdir and atomics only).
 void removeRegisteredTemporaries() {
@@ -68,6 +72,7 @@ void removeRegisteredTemporaries() {
 void removeTemporariesAndReraise(int signal) {
   int savedErrno = errno;
   removeRegisteredTemporaries();
+  cleanupsDone.fetch_add(1);
   for (int i = 0; i < kNumCleanupSignals; ++i) {
     if (kCleanupSignals[i] != signal)
       continue;
@@ -103,10 +108,16 @@ void installCleanupHandlers() {
     struct sigaction action = {};
     action.sa_handler = removeTemporariesAndReraise;
     sigemptyset(&action.sa_mask);
+    // A process the signal does not end (it was ignored before LLVM took
+    // it) goes on without EINTR from the calls it was in.
+    action.sa_flags = SA_RESTART;
     if (sigaction(kCleanupSignals[i], &action, nullptr) == 0)
       handlerInstalled[i].store(true);
   }
 }
+
+const char *const kInterrupted =
+    "interrupted by a signal, which removed the unfinished file";
 
 /// Registers `path` (a kFile or kDirectory) for removal on a signal. Returns
 /// the slot, or -1 when the registry is full or the path too long (the
@@ -340,6 +351,7 @@ std::string OutputFile::openAs(const std::string &path,
   splitPath(targetPath, parent, name);
   if (name.empty() || name == "." || name == "..")
     return fail(describeErrno(EISDIR));
+  cleanupsAtOpen = cleanupsDone.load();
   fd = createBeside(targetPath, ".tmp-", /*directory=*/false, temporaryPath,
                     cleanupSlot);
   if (fd < 0)
@@ -400,6 +412,8 @@ std::string OutputFile::commit() {
   if (result != 0 && errno != EINTR)
     return fail(describeErrno(errno));
   CleanupSignalsBlocked blocked;
+  if (cleanupsDone.load() != cleanupsAtOpen)
+    return fail(kInterrupted);
   if (rename(temporaryPath.c_str(), targetPath.c_str()) != 0)
     return fail(describeErrno(errno));
   unregisterForCleanup(cleanupSlot);
@@ -477,6 +491,7 @@ std::string OutputDirectory::open(const std::string &path,
   // "model.bundle/" names model.bundle.
   while (targetPath.size() > 1 && targetPath.back() == '/')
     targetPath.pop_back();
+  cleanupsAtOpen = cleanupsDone.load();
   if (createBeside(targetPath, ".tmp-", /*directory=*/true, temporaryPath,
                    cleanupSlot) < 0) {
     temporaryPath.clear();
@@ -505,6 +520,8 @@ std::string OutputDirectory::commit() {
   // The old directory is moved aside, the new one in, and only then the old
   // one removed; a signal in between waits.
   CleanupSignalsBlocked blocked;
+  if (cleanupsDone.load() != cleanupsAtOpen)
+    return fail(kInterrupted);
   std::string aside;
   if (replacing) {
     // An empty directory of a unique name that rename(2) may replace.

@@ -28,9 +28,12 @@ namespace {
 /// any output: installed before main, so the cleanup handler finds it and
 /// runs it after removing the temporaries.
 volatile sig_atomic_t earlierHandlerExitStatus = 0;
+/// > 0: exit with it; < 0: return (the process goes on); 0: die of it.
 void earlierHandler(int signal) {
-  if (earlierHandlerExitStatus)
+  if (earlierHandlerExitStatus > 0)
     _exit(earlierHandlerExitStatus);
+  if (earlierHandlerExitStatus < 0)
+    return;
   std::signal(signal, SIG_DFL);
   raise(signal);
 }
@@ -330,6 +333,28 @@ TEST_F(OutputFileTest, SIGINTRunsTheHandlerThatWasThereBefore) {
   ASSERT_TRUE(WIFEXITED(status)) << status;
   EXPECT_EQ(WEXITSTATUS(status), 42);
   EXPECT_TRUE(list(dir).empty());
+}
+
+TEST_F(OutputFileTest, AnOutputOpenAcrossASignalThatDidNotKillIsAnError) {
+  // A handler that returns (LLVM's, for a signal ignored before it took it)
+  // leaves the process running after the temporaries were removed: the
+  // commit says why the output is lost.
+  write(path("out.txt"), "old");
+  int status = inChild([&] {
+    earlierHandlerExitStatus = -1;
+    OutputFile file;
+    if (!file.open(path("out.txt")).empty() || !file.write("new").empty())
+      _exit(2);
+    raise(SIGINT);
+    std::string expected = "cannot write '" + path("out.txt") +
+                           "': interrupted by a signal, which removed the "
+                           "unfinished file";
+    _exit(file.commit() == expected ? 0 : 3);
+  });
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(read(path("out.txt")), "old");
+  EXPECT_EQ(list(dir), std::vector<std::string>{"out.txt"});
 }
 
 TEST_F(OutputFileTest, SIGHUPRemovesATemporaryDirectoryAndItsFiles) {

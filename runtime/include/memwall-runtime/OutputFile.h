@@ -83,6 +83,8 @@ private:
   std::string what;
   std::string firstError;
   int cleanupSlot = -1;
+  /// The signal cleanups done before the temporary was made.
+  unsigned cleanupsAtOpen = 0;
 };
 
 /// Writes `contents` to `path` through an OutputFile. Returns "" or the
@@ -126,6 +128,7 @@ private:
   std::string what;
   bool replacing = false;
   int cleanupSlot = -1;
+  unsigned cleanupsAtOpen = 0;
   /// Cleanup slots of the files opened in the directory.
   std::vector<int> memberSlots;
 };
