@@ -218,6 +218,11 @@ int main(int argc, char **argv) {
   std::vector<runtime::StepBuffers> plan = runtime::planStepBuffers(manifest);
 
   Progress progress;
+  // Stops the progress line first, so that the error is the last line.
+  auto fail = [&](const std::string &message) {
+    progress.finish();
+    return error(message);
+  };
   size_t stepCount = manifest.steps.size();
   auto showStep = [&](size_t index, const runtime::Step &step,
                       std::vector<uint8_t> &) {
@@ -233,7 +238,7 @@ int main(int argc, char **argv) {
             manifest, *kernels, inputs,
             runtime::isolatedPass(plan, reference.values), written, showStep);
         !message.empty())
-      return error(message);
+      return fail(message);
     stepChecks = runtime::checkIsolatedSteps(manifest, plan, written,
                                              reference.values, rtol);
   }
@@ -260,7 +265,7 @@ int main(int argc, char **argv) {
             manifest, *kernels, inputs, outputs, showStep,
             compareSteps ? simulator::StepHook(judgeWrites) : nullptr);
         !message.empty())
-      return error(message);
+      return fail(message);
     outputChecks = runtime::checkOutputs(manifest, outputs, reference, rtol);
   }
 
