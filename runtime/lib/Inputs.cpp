@@ -1,6 +1,7 @@
 //===- Inputs.cpp - Host-side inputs and outputs of a bundle run ----------===//
 
 #include "memwall-runtime/Inputs.h"
+#include "memwall-runtime/OutputFile.h"
 #include "memwall-runtime/Checked.h"
 
 #include <cerrno>
@@ -260,27 +261,6 @@ evaluateReference(const Manifest &manifest,
   return "";
 }
 
-std::string writeFileAtomically(const std::string &path,
-                                const std::string &contents) {
-  std::string temporary = path + ".tmp." + std::to_string(getpid());
-  FILE *file = std::fopen(temporary.c_str(), "wb");
-  if (!file)
-    return "cannot write '" + temporary + "': " + std::strerror(errno);
-  bool ok =
-      std::fwrite(contents.data(), 1, contents.size(), file) == contents.size();
-  ok = (std::fclose(file) == 0) && ok;
-  if (!ok) {
-    std::remove(temporary.c_str());
-    return "cannot write '" + temporary + "'";
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::string reason = std::strerror(errno);
-    std::remove(temporary.c_str());
-    return "cannot rename '" + temporary + "' to '" + path + "': " + reason;
-  }
-  return "";
-}
-
 namespace {
 
 std::string makeDirectories(const std::string &dir) {
@@ -308,7 +288,7 @@ std::string writeTensorDir(const std::string &dir,
   for (size_t i = 0; i < tensors.size(); ++i) {
     std::vector<uint8_t> bytes = tensors[i].toBytes();
     std::string file = names[i] + ".bin";
-    if (std::string error = writeFileAtomically(
+    if (std::string error = writeOutputFile(
             dir + "/" + file,
             std::string(reinterpret_cast<const char *>(bytes.data()),
                         bytes.size()));
@@ -327,7 +307,7 @@ std::string writeTensorDir(const std::string &dir,
   }
   writer.endArray();
   writer.endObject();
-  return writeFileAtomically(dir + "/outputs.json", writer.str());
+  return writeOutputFile(dir + "/outputs.json", writer.str());
 }
 
 } // namespace memwall::runtime

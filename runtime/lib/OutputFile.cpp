@@ -281,8 +281,7 @@ int createBeside(const std::string &target, const char *tag, bool directory,
   return -1;
 }
 
-int removeEntry(const char *path, const struct stat *, int type,
-                struct FTW *) {
+int removeEntry(const char *path, const struct stat *, int type, struct FTW *) {
   return type == FTW_DP ? rmdir(path) : unlink(path);
 }
 
@@ -307,8 +306,7 @@ std::string formatError(const std::string &what, const std::string &path,
 
 OutputFile::~OutputFile() { discard(); }
 
-std::string OutputFile::open(const std::string &path,
-                             const std::string &what) {
+std::string OutputFile::open(const std::string &path, const std::string &what) {
   return openAs(path, path == "-" ? "<stdout>" : path, what);
 }
 

@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include <csignal>
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -418,7 +418,8 @@ TEST_F(OutputFileTest, ADirectoryRefusesToReplaceWhatIsNotABundle) {
   for (const char *name : {"file", "plain-dir"}) {
     OutputDirectory bundle;
     EXPECT_EQ(bundle.open(path(name), "bundle", "manifest.json"),
-              "'" + path(name) + "' exists and is not a bundle: not replacing it");
+              "'" + path(name) +
+                  "' exists and is not a bundle: not replacing it");
   }
   EXPECT_EQ(read(path("file")), "keep");
   EXPECT_EQ(read(path("plain-dir/data")), "keep");

@@ -255,8 +255,8 @@ int main(int argc, char **argv) {
     return fail("the generated module does not verify (a memwall-gen bug)");
 
   // A failure leaves no partial model and an old one intact.
-  if (llvm::Error error = memwall::writeOutputFile(
-          outputPath, "", [&](llvm::raw_ostream &os) {
+  if (llvm::Error error =
+          memwall::writeOutputFile(outputPath, "", [&](llvm::raw_ostream &os) {
             module->print(os, mlir::OpPrintingFlags().enableDebugInfo());
           }))
     return fail(llvm::toString(std::move(error)));

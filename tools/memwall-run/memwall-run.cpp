@@ -12,6 +12,7 @@
 #include "memwall-runtime/Executor.h"
 #include "memwall-runtime/Inputs.h"
 #include "memwall-runtime/Manifest.h"
+#include "memwall-runtime/OutputFile.h"
 #include "memwall-runtime/Report.h"
 
 #include <cerrno>
@@ -266,8 +267,8 @@ int run(int argc, char **argv) {
       return error(message);
   if (options.reportPath.empty()) {
     printTimingTable(stdout, report);
-  } else if (std::string message =
-                 writeFileAtomically(options.reportPath, reportJson(report));
+  } else if (std::string message = writeOutputFile(
+                 options.reportPath, reportJson(report), "report");
              !message.empty()) {
     return error(message);
   }

@@ -48,13 +48,14 @@ private:
 
 /// Writes what `print` prints to `path` ("-" is stdout): the file is created
 /// or replaced only if everything was written.
-llvm::Error writeOutputFile(llvm::StringRef path, llvm::StringRef what,
-                            llvm::function_ref<void(llvm::raw_ostream &)> print);
+llvm::Error
+writeOutputFile(llvm::StringRef path, llvm::StringRef what,
+                llvm::function_ref<void(llvm::raw_ostream &)> print);
 
 /// The same for the file `name` of an output directory.
-llvm::Error writeOutputFile(runtime::OutputDirectory &directory,
-                            llvm::StringRef name,
-                            llvm::function_ref<void(llvm::raw_ostream &)> print);
+llvm::Error
+writeOutputFile(runtime::OutputDirectory &directory, llvm::StringRef name,
+                llvm::function_ref<void(llvm::raw_ostream &)> print);
 
 /// A runtime message ("" for none) as an llvm::Error.
 llvm::Error outputError(const std::string &message);

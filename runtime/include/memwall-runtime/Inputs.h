@@ -82,15 +82,11 @@ std::string evaluateReference(
     reference::Precision precision = reference::Precision::Declared);
 
 /// Writes DIR/<name>.bin per tensor and DIR/outputs.json (the inputs-file
-/// format) naming them; creates DIR if needed.
+/// format) naming them, each through writeOutputFile; creates DIR if
+/// needed.
 std::string writeTensorDir(const std::string &dir,
                            const std::vector<std::string> &names,
                            const std::vector<reference::Tensor> &tensors);
-
-/// Writes `contents` to `path` through a temporary file and a rename, so a
-/// reader never sees half a file.
-std::string writeFileAtomically(const std::string &path,
-                                const std::string &contents);
 
 } // namespace memwall::runtime
 
