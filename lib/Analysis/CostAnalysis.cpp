@@ -61,7 +61,7 @@ std::string memwall::getTimeCategory(CostOpInterface op,
 }
 
 ParameterSummary memwall::summarizeParameters(ModuleOp module) {
-  ParameterSummary summary;
+  CheckedInt params = 0, bytes = 0;
   module.walk([&](FunctionOpInterface function) {
     for (unsigned index = 0, e = function.getNumArguments(); index < e;
          ++index) {
@@ -70,11 +70,75 @@ ParameterSummary memwall::summarizeParameters(ModuleOp module) {
       if (!kind || kind.getValue() != ArgKind::Weight)
         continue;
       Type type = function.getArgument(index).getType();
-      summary.params += getNumElements(type);
-      summary.bytes += getTensorByteSize(type);
+      params += countElements(type);
+      bytes += countTensorBytes(type);
     }
   });
-  return summary;
+  return {params.saturated(), bytes.saturated()};
+}
+
+LogicalResult memwall::verifyCountableTotals(ModuleOp module) {
+  // Running totals over the module; an error at the op (or function) where
+  // one stops fitting int64.
+  CheckedInt flops = 0, moved = 0, params = 0, paramBytes = 0;
+  auto tooMany = [](Operation *at, const Twine &what) {
+    at->emitError() << what << " are more than memwall can count (int64)";
+  };
+  WalkResult result = module.walk([&](FunctionOpInterface function) {
+    // Every buffer of the function, live or not: what memory peaks, sharded
+    // states and arenas sum subsets of.
+    CheckedInt buffers = 0;
+    for (auto [index, argument] : llvm::enumerate(function.getArguments())) {
+      Type type = argument.getType();
+      if (failed(verifyCountableTensor(type, [&] {
+            return function->emitError() << "argument #" << index << " of @"
+                                         << function.getName() << ": ";
+          })))
+        return WalkResult::interrupt();
+      buffers += countTensorBytes(type);
+      auto kind = function.getArgAttrOfType<ArgKindAttr>(
+          index, MemWallDialect::kArgKindAttrName);
+      if (kind && kind.getValue() == ArgKind::Weight) {
+        params += countElements(type);
+        paramBytes += countTensorBytes(type);
+      }
+    }
+    StringRef name = function.getName();
+    if (params.overflowed() || paramBytes.overflowed()) {
+      tooMany(function, "the parameters of the module up to @" + name);
+      return WalkResult::interrupt();
+    }
+    if (buffers.overflowed()) {
+      tooMany(function, "the argument bytes of @" + name);
+      return WalkResult::interrupt();
+    }
+    WalkResult inner = function->walk([&](Operation *op) {
+      for (Type type : op->getResultTypes())
+        buffers += countTensorBytes(type);
+      if (buffers.overflowed()) {
+        // Views counted as buffers of their own: a bound, not the peak.
+        tooMany(op, "the buffer bytes of @" + name + " up to this op");
+        return WalkResult::interrupt();
+      }
+      auto cost = dyn_cast<CostOpInterface>(op);
+      // A fusion's body is counted through the fusion.
+      if (!cost || op->getParentOfType<FusionOp>())
+        return WalkResult::advance();
+      flops += CheckedInt::fromSaturated(cost.getFlops());
+      moved += CheckedInt::fromSaturated(cost.getBytesRead()) +
+               CheckedInt::fromSaturated(cost.getBytesWritten());
+      if (flops.overflowed() || moved.overflowed()) {
+        tooMany(op, Twine("the ") +
+                        (flops.overflowed() ? "FLOPs" : "bytes moved") +
+                        " of the module up to this op of @" + name);
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return inner.wasInterrupted() ? WalkResult::interrupt()
+                                  : WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
 }
 
 std::string memwall::formatLocationForReport(Location loc) {
@@ -117,8 +181,8 @@ RooflineReport memwall::buildRooflineReport(ModuleOp module,
     // twice once.
     KernelWork work = getOpKernelWork(op, target);
     record.flops = op.getFlops();
-    record.bytesRead = static_cast<int64_t>(work.bytesRead);
-    record.bytesWritten = static_cast<int64_t>(work.bytesWritten);
+    record.bytesRead = CheckedInt::fromDouble(work.bytesRead).saturated();
+    record.bytesWritten = CheckedInt::fromDouble(work.bytesWritten).saturated();
     record.precision = op.getMathPrecision();
     record.estimate = estimateKernelTime(work, target);
     record.category = getTimeCategory(op, work);
@@ -143,7 +207,7 @@ RooflineReport memwall::buildRooflineReport(ModuleOp module,
     group.id = record.id;
     group.kind = stringifyFusionKind(fusionOp.getKind()).str();
     group.timeAfterSeconds = record.estimate.timeSeconds;
-    int64_t bytesBefore = 0;
+    CheckedInt bytesBefore = 0;
     for (Operation &inner : fusionOp.getBodyBlock().without_terminator()) {
       auto innerCost = dyn_cast<CostOpInterface>(inner);
       if (!innerCost)
@@ -151,13 +215,18 @@ RooflineReport memwall::buildRooflineReport(ModuleOp module,
       OpRecord innerRecord = makeRecord(innerCost, 0);
       group.ops.push_back(innerRecord.loc);
       group.kernelsBefore += innerCost.launchesKernel() ? 1 : 0;
-      bytesBefore += innerRecord.bytesRead + innerRecord.bytesWritten;
+      bytesBefore += CheckedInt::fromSaturated(innerRecord.bytesRead) +
+                     CheckedInt::fromSaturated(innerRecord.bytesWritten);
       group.timeBeforeSeconds += innerRecord.estimate.timeSeconds;
     }
-    group.bytesSaved = bytesBefore - record.bytesRead - record.bytesWritten;
+    CheckedInt saved = bytesBefore -
+                       CheckedInt::fromSaturated(record.bytesRead) -
+                       CheckedInt::fromSaturated(record.bytesWritten);
+    group.bytesSaved = saved.saturated();
     fusion.kernelsBefore += group.kernelsBefore;
     fusion.timeBeforeSeconds += group.timeBeforeSeconds;
-    fusion.bytesSaved += group.bytesSaved;
+    fusion.bytesSaved =
+        (CheckedInt::fromSaturated(fusion.bytesSaved) + saved).saturated();
     fusion.groups.push_back(std::move(group));
     report.ops.push_back(std::move(record));
     // The body's ops are accounted for through the fusion.

@@ -39,7 +39,7 @@ std::optional<KernelInput> classifyAccess(Value input,
   KernelInput access;
   access.value = input;
   ArrayRef<int64_t> inputShape = tensorType(input).getShape();
-  int64_t elements = tensorType(input).getNumElements();
+  int64_t elements = getNumElements(tensorType(input));
   if (inputShape == shape)
     return access;
   if (elements == 1) {
@@ -65,10 +65,8 @@ std::optional<KernelInput> classifyAccess(Value input,
                                  [](int64_t d) { return d == 1; });
     if (leading > 0 && restOnes) {
       access.pattern = AccessPattern::Outer;
-      int64_t inner = 1;
-      for (int64_t d : shape.drop_front(leading))
-        inner *= d;
-      access.innerElements = inner;
+      access.innerElements =
+          CheckedInt::product(shape.drop_front(leading)).saturated();
       return access;
     }
   }
@@ -158,7 +156,7 @@ private:
           tensorType(analysis.ops.back()->getResult(0)).getShape().end());
       // The largest result defines the iteration space.
       for (Operation *op : analysis.ops)
-        if (tensorType(op->getResult(0)).getNumElements() >
+        if (getNumElements(op->getResult(0).getType()) >
             computeElements(analysis.iterationShape))
           analysis.iterationShape.assign(
               tensorType(op->getResult(0)).getShape().begin(),
@@ -177,10 +175,7 @@ private:
   }
 
   static int64_t computeElements(ArrayRef<int64_t> shape) {
-    int64_t elements = 1;
-    for (int64_t d : shape)
-      elements *= d;
-    return elements;
+    return CheckedInt::product(shape).saturated();
   }
 
   bool collectValues() {
@@ -207,18 +202,28 @@ private:
     }
     if (analysis.outputs.empty())
       return fail(whyNot, "the kernel produces nothing used");
+    // The group's sums are checked: ops that each fit int64 need not fit
+    // together.
+    CheckedInt flops = 0, bytesRead = 0, bytesWritten = 0;
     for (Operation *op : analysis.ops) {
       auto cost = cast<CostOpInterface>(op);
-      analysis.flops += cost.getFlops();
+      flops += CheckedInt::fromSaturated(cost.getFlops());
     }
     for (const KernelInput &input : analysis.inputs)
-      analysis.bytesRead += getGemmOperandBytes(input.value);
+      bytesRead += CheckedInt::fromSaturated(getGemmOperandBytes(input.value));
     // A GEMM reads both operands, even one value passed as both.
     if (auto matmul = dyn_cast_or_null<MatmulOp>(analysis.anchor);
         matmul && matmul.getLhs() == matmul.getRhs())
-      analysis.bytesRead += getGemmOperandBytes(matmul.getRhs());
+      bytesRead +=
+          CheckedInt::fromSaturated(getGemmOperandBytes(matmul.getRhs()));
     for (Value output : analysis.outputs)
-      analysis.bytesWritten += getTensorByteSize(output.getType());
+      bytesWritten += countTensorBytes(output.getType());
+    if (flops.overflowed() || (bytesRead + bytesWritten).overflowed())
+      return fail(whyNot, "the kernel's FLOPs or bytes are more than memwall "
+                          "can count (int64)");
+    analysis.flops = *flops.get();
+    analysis.bytesRead = *bytesRead.get();
+    analysis.bytesWritten = *bytesWritten.get();
     return true;
   }
 
@@ -229,6 +234,9 @@ private:
       return fail(whyNot, "rank-0 results are not generated");
     int64_t elements = computeElements(shape);
     int64_t rowLength = shape.back();
+    // Geometry divides by both; an empty kernel has nothing to launch.
+    if (elements <= 0 || rowLength <= 0)
+      return fail(whyNot, "empty tensors run no generated kernel");
     bool isReduction = analysis.kind == FusionKind::Reduction;
     // Every computed value has the iteration shape, except the result of a
     // reduce, which must leave the kernel directly.

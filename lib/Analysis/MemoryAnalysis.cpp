@@ -163,18 +163,26 @@ Value aliasedOperand(OpResult result) {
 
 /// Bytes of the Sq x Sk matrices an untiled attention (or its backward)
 /// holds while it runs.
-int64_t attentionWorkspaceBytes(Operation *op) {
+CheckedInt attentionWorkspaceBytes(Operation *op) {
   auto scores = [](Value query, Value key) {
     auto q = cast<RankedTensorType>(query.getType());
     auto k = cast<RankedTensorType>(key.getType());
-    return q.getDimSize(0) * q.getDimSize(1) * q.getDimSize(2) *
-           k.getDimSize(2) * getElementByteSize(q.getElementType());
+    return CheckedInt::product(q.getShape().drop_back()) * k.getDimSize(2) *
+           getElementByteSize(q.getElementType());
   };
   if (auto attention = dyn_cast<AttentionOp>(op))
     return scores(attention.getQuery(), attention.getKey());
   if (auto grad = dyn_cast<AttentionGradOp>(op))
-    return 2 * scores(grad.getQuery(), grad.getKey()); // P and dS
+    return CheckedInt(2) * scores(grad.getQuery(), grad.getKey()); // P and dS
   return 0;
+}
+
+/// `bytes` scaled by `factor`, rounded: a count again, or overflowed.
+CheckedInt scaleBytes(CheckedInt bytes, double factor) {
+  std::optional<int64_t> count = bytes.get();
+  if (!count)
+    return bytes;
+  return CheckedInt::fromDouble(std::round(*count * factor));
 }
 
 } // namespace
@@ -316,25 +324,28 @@ MemorySummary memwall::simulateMemory(func::FuncOp function,
     scale(MemoryBucket::Weights, 0);
   // Sharded or offloaded weights are gathered one at a time into a working
   // set: the weight in use and the one being prefetched.
-  int64_t gatherBytes = 0;
+  CheckedInt gatherBytes = 0;
   if ((sharding.zeroStage >= 3 && sharding.devices > 1) ||
       sharding.offload == OffloadPolicy::Params)
-    gatherBytes = static_cast<int64_t>(std::llround(
-        2 * largestWeight *
-        scaling.factor[static_cast<unsigned>(MemoryBucket::Weights)]));
+    gatherBytes = scaleBytes(
+        CheckedInt::fromSaturated(largestWeight),
+        2 * scaling.factor[static_cast<unsigned>(MemoryBucket::Weights)]);
 
-  // Sweep: difference arrays per bucket.
-  std::vector<BucketBytes> delta(numSteps + 1, BucketBytes{});
+  // Sweep: difference arrays per bucket. Sums are checked: a bucket that
+  // does not fit int64 stays uncountable (kUncountable, over any budget)
+  // from that step on rather than wrapping to a small number.
+  using CheckedBuckets = std::array<CheckedInt, kNumMemoryBuckets>;
+  std::vector<CheckedBuckets> delta(numSteps + 1, CheckedBuckets{});
   for (auto &[value, buffer] : buffers) {
     unsigned b = static_cast<unsigned>(buffer.bucket);
-    int64_t bytes =
-        static_cast<int64_t>(std::llround(buffer.bytes * factor[b]));
+    CheckedInt bytes =
+        scaleBytes(CheckedInt::fromSaturated(buffer.bytes), factor[b]);
     if (numSteps == 0)
       continue;
     delta[buffer.first][b] += bytes;
     delta[buffer.last + 1][b] -= bytes;
   }
-  BucketBytes live{};
+  CheckedBuckets live{};
   for (int64_t i = 0; i < numSteps; ++i) {
     for (unsigned b = 0; b < kNumMemoryBuckets; ++b)
       live[b] += delta[i][b];
@@ -342,15 +353,16 @@ MemorySummary memwall::simulateMemory(func::FuncOp function,
     step.op = steps[i]->getName().stripDialect().str();
     step.loc = formatLocationForReport(steps[i]->getLoc());
     step.phase = phaseOf(steps[i]).str();
-    step.bytes = live;
+    CheckedBuckets bytes = live;
     unsigned workspace = static_cast<unsigned>(MemoryBucket::Workspace);
-    step.bytes[workspace] +=
+    bytes[workspace] +=
         gatherBytes +
-        static_cast<int64_t>(std::llround(attentionWorkspaceBytes(steps[i]) *
-                                          scaling.attentionWorkspace *
-                                          scaling.factor[workspace]));
-    step.bytes[static_cast<unsigned>(MemoryBucket::Optimizer)] +=
-        scaling.extraOptimizerBytes;
+        scaleBytes(attentionWorkspaceBytes(steps[i]),
+                   scaling.attentionWorkspace * scaling.factor[workspace]);
+    bytes[static_cast<unsigned>(MemoryBucket::Optimizer)] +=
+        CheckedInt::fromSaturated(scaling.extraOptimizerBytes);
+    for (unsigned b = 0; b < kNumMemoryBuckets; ++b)
+      step.bytes[b] = bytes[b].saturated();
     if (step.total() > summary.peakBytes || i == 0) {
       summary.peakBytes = step.total();
       summary.peakStep = i;
@@ -362,11 +374,13 @@ MemorySummary memwall::simulateMemory(func::FuncOp function,
   summary.training = training;
   if (training && backwardStart >= 0) {
     unsigned activations = static_cast<unsigned>(MemoryBucket::Activations);
+    CheckedInt saved = 0;
     for (auto &[value, buffer] : buffers)
       if (buffer.bucket == MemoryBucket::Activations &&
           buffer.first < backwardStart && buffer.last >= backwardStart)
-        summary.savedActivationsBytes += static_cast<int64_t>(
-            std::llround(buffer.bytes * factor[activations]));
+        saved += scaleBytes(CheckedInt::fromSaturated(buffer.bytes),
+                            factor[activations]);
+    summary.savedActivationsBytes = saved.saturated();
   }
   return summary;
 }

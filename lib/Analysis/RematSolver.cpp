@@ -9,6 +9,9 @@
 
 #include "memwall/Analysis/RematSolver.h"
 
+#include "memwall/Support/CheckedInt.h"
+
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/ErrorHandling.h"
 
@@ -76,19 +79,26 @@ RematPlan memwall::evaluateRematPlan(const RematProblem &problem,
       (values[d].group == v.group ? readSameGroup : readOtherGroup)[d] = true;
   }
   RematPlan plan;
-  std::vector<int64_t> transient(std::max(problem.numGroups, 1), 0);
+  // Byte sums are checked: a memory past int64 reads kUncountable (never
+  // feasible) rather than wrapping.
+  std::vector<CheckedInt> transient(std::max(problem.numGroups, 1), 0);
+  CheckedInt memory = 0;
   for (size_t i = 0; i < n; ++i) {
     const RematValue &v = values[i];
     if (recompute[i]) {
       plan.cost += v.seconds;
       plan.flops += v.flops;
-      transient[v.group] += v.bytes;
+      transient[v.group] += CheckedInt::fromSaturated(v.bytes);
     } else if (v.neededByBackward || readSameGroup[i] || readOtherGroup[i]) {
-      plan.memory += v.bytes;
+      memory += CheckedInt::fromSaturated(v.bytes);
     }
   }
-  plan.memory += *std::max_element(transient.begin(), transient.end());
-  plan.feasible = plan.memory <= capacity;
+  int64_t largestTransient = 0;
+  for (CheckedInt bytes : transient)
+    largestTransient = std::max(largestTransient, bytes.saturated());
+  plan.memory =
+      (memory + CheckedInt::fromSaturated(largestTransient)).saturated();
+  plan.feasible = plan.memory != kUncountable && plan.memory <= capacity;
   plan.recompute = std::move(recompute);
   return plan;
 }
@@ -743,8 +753,36 @@ RematSolverKind memwall::resolveAutoSolver(const RematProblem &problem) {
              : RematSolverKind::DP;
 }
 
+std::string memwall::whyRematProblemIsInvalid(const RematProblem &problem) {
+  auto nonNegative = [](double x) { return std::isfinite(x) && x >= 0; };
+  for (auto [index, value] : llvm::enumerate(problem.values)) {
+    if (value.bytes < 0 || !nonNegative(value.seconds) ||
+        !nonNegative(value.flops))
+      return "value #" + std::to_string(index) + " has " +
+             std::to_string(value.bytes) + " bytes, a recompute time of " +
+             std::to_string(value.seconds) + " s and " +
+             std::to_string(value.flops) +
+             " FLOPs; the solvers need finite, non-negative figures";
+    if (value.group < 0 || value.group >= std::max(problem.numGroups, 1))
+      return "value #" + std::to_string(index) + " is in group " +
+             std::to_string(value.group) + " of " +
+             std::to_string(problem.numGroups);
+  }
+  return "";
+}
+
+/// The plan of an invalid problem: nothing recomputed, no solver run.
+static RematPlan refuse(const RematProblem &problem, int64_t capacity,
+                        const std::string &why) {
+  RematPlan plan = evaluateRematPlan(problem, {}, capacity);
+  plan.solver = "refused: " + why;
+  return plan;
+}
+
 RematPlan memwall::solveRemat(const RematProblem &problem, int64_t capacity,
                               const RematSolveOptions &options) {
+  if (std::string why = whyRematProblemIsInvalid(problem); !why.empty())
+    return refuse(problem, capacity, why);
   RematPlan none = evaluateRematPlan(problem, {}, capacity);
   RematSolverKind kind = options.solver;
   if (kind == RematSolverKind::Auto)
@@ -795,6 +833,11 @@ RematPlan memwall::solveRematBruteForce(const RematProblem &problem,
 
 RematPlan memwall::minimumMemoryRematPlan(const RematProblem &problem,
                                           const RematSolveOptions &options) {
+  if (std::string why = whyRematProblemIsInvalid(problem); !why.empty()) {
+    RematPlan plan = refuse(problem, 0, why);
+    plan.feasible = true;
+    return plan;
+  }
   // The heuristics towards zero capacity end at the least memory they find;
   // the MILP with memory as the objective is exact where it solves.
   RematPlan plan = solveGreedy(problem, 0);

@@ -115,6 +115,102 @@ static bool isValidTargetName(llvm::StringRef name) {
   });
 }
 
+// Physical ranges: every built-in target (and any real GPU) lies well inside
+// them. Outside them a figure is a unit mistake, and the time model's
+// quotients leave the doubles (a peak of 1e-308 FLOP/s times any kernel at
+// inf, a NaN in the remat MILP) or the int64 counts memwall compares
+// capacities with.
+namespace {
+/// FLOP/s and bytes/s.
+constexpr double kMinRate = 1;
+constexpr double kMaxRate = 1e21;
+/// Achievable fractions of a peak.
+constexpr double kMinEfficiency = 1e-3;
+/// Bytes of device memory, L2 and shared memory per SM: 1 EiB, 1 TiB,
+/// 1 GiB.
+constexpr uint64_t kMaxCapacityBytes = uint64_t(1) << 60;
+constexpr uint64_t kMaxL2Bytes = uint64_t(1) << 40;
+constexpr uint64_t kMaxSharedMemoryPerSMBytes = uint64_t(1) << 30;
+/// SMs per GPU and GPUs per node.
+constexpr unsigned kMaxUnits = 1u << 16;
+constexpr double kMaxLaunchSeconds = 1;
+} // namespace
+
+/// A rate (FLOP/s, bytes/s) in [kMinRate, kMaxRate], or an error naming
+/// `field`.
+static llvm::Error checkRate(double value, const llvm::Twine &field,
+                             llvm::StringRef unit) {
+  if (value >= kMinRate && value <= kMaxRate)
+    return llvm::Error::success();
+  return makeError(field + " (" + llvm::formatv("{0:e2}", value).str() +
+                   ") must be between 1 and 1e+21 " + unit);
+}
+
+/// The datasheet rates, before anything is derived from them.
+static llvm::Error validatePeakRates(const GPUTarget &target) {
+  // A precision a GPU lacks has a peak of 0.
+  for (unsigned index = 0; index < kNumMathPrecisions; ++index)
+    if (target.peakFlops[index] != 0)
+      if (llvm::Error error =
+              checkRate(target.peakFlops[index],
+                        llvm::Twine("peak_flops.") + kPrecisionNames[index],
+                        "FLOP/s (or 0: not supported)"))
+        return error;
+  return checkRate(target.memoryBandwidth, "memory_bandwidth_bytes_per_s",
+                   "bytes/s");
+}
+
+/// The rest of the ranges, once the checks of GPUTarget::validate passed.
+static llvm::Error validatePhysicalRanges(const GPUTarget &target) {
+  if (llvm::Error error =
+          checkRate(target.achievable.memoryBandwidth,
+                    "achievable.memory_bandwidth_bytes_per_s", "bytes/s"))
+    return error;
+  for (auto [value, key] :
+       {std::pair{target.interconnect.nvlinkBandwidth, "nvlink_bytes_per_s"},
+        {target.interconnect.pcieBandwidth, "pcie_bytes_per_s"},
+        {target.interconnect.networkBandwidth, "network_bytes_per_s"}})
+    if (value != 0) // no NVLink
+      if (llvm::Error error =
+              checkRate(value, llvm::Twine("interconnect.") + key, "bytes/s"))
+        return error;
+  auto efficiency = [](double value, const llvm::Twine &field) -> llvm::Error {
+    if (value >= kMinEfficiency)
+      return llvm::Error::success();
+    return makeError(field + " (" + llvm::formatv("{0:e2}", value).str() +
+                     ") must be at least 0.001 of the peak");
+  };
+  for (unsigned index = 0; index < kNumGemmShapeClasses; ++index)
+    if (llvm::Error error =
+            efficiency(target.achievable.gemmEfficiency[index],
+                       llvm::Twine("achievable.gemm_efficiency.") +
+                           kGemmShapeClassNames[index]))
+      return error;
+  if (llvm::Error error = efficiency(target.achievable.attentionEfficiency,
+                                     "achievable.attention_efficiency"))
+    return error;
+  for (auto [value, key, limit, limitText] :
+       {std::tuple{target.memoryCapacityBytes, "memory_capacity_bytes",
+                   kMaxCapacityBytes, "2^60 (1 EiB)"},
+        {target.l2Bytes, "l2_bytes", kMaxL2Bytes, "2^40 (1 TiB)"},
+        {target.sharedMemoryPerSMBytes, "shared_memory_per_sm_bytes",
+         kMaxSharedMemoryPerSMBytes, "2^30 (1 GiB)"},
+        {uint64_t(target.smCount), "sm_count", uint64_t(kMaxUnits), "65536"},
+        {uint64_t(target.interconnect.gpusPerNode),
+         "interconnect.gpus_per_node", uint64_t(kMaxUnits), "65536"}})
+    if (value > limit)
+      return makeError(llvm::Twine(key) + " (" + llvm::Twine(value) +
+                       ") must be at most " + limitText);
+  for (auto [value, key] :
+       {std::pair{target.kernelLaunchSeconds, "kernel_launch_s"},
+        {target.graphKernelLaunchSeconds, "graph_kernel_launch_s"}})
+    if (value > kMaxLaunchSeconds)
+      return makeError(llvm::Twine(key) + " (" +
+                       llvm::formatv("{0:e2}", value).str() +
+                       ") must be at most 1 second");
+  return llvm::Error::success();
+}
+
 llvm::Error GPUTarget::validate() const {
   auto positive = [](double value) {
     return std::isfinite(value) && value > 0;
@@ -130,6 +226,8 @@ llvm::Error GPUTarget::validate() const {
     return makeError("peak_flops.fp32 must be positive");
   if (!positive(memoryBandwidth))
     return makeError("memory_bandwidth_bytes_per_s must be positive");
+  if (llvm::Error error = validatePeakRates(*this))
+    return error;
   if (memoryCapacityBytes == 0)
     return makeError("memory_capacity_bytes must be positive");
   if (smCount == 0)
@@ -176,7 +274,7 @@ llvm::Error GPUTarget::validate() const {
     return makeError("interconnect.network_bytes_per_s must be positive");
   if (interconnect.gpusPerNode == 0)
     return makeError("interconnect.gpus_per_node must be positive");
-  return llvm::Error::success();
+  return validatePhysicalRanges(*this);
 }
 
 //===----------------------------------------------------------------------===//

@@ -5,12 +5,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "memwall/Report/RooflineReport.h"
-
-#include "llvm/Support/JSON.h"
+#include "memwall/Support/FiniteJSON.h"
 
 using namespace memwall;
 
-static void writeTarget(llvm::json::OStream &json, const GPUTarget &target) {
+static void writeTarget(FiniteJSONStream &json, const GPUTarget &target) {
   json.attributeObject("target", [&] {
     json.attribute("name", target.name);
     json.attribute("description", target.description);
@@ -52,7 +51,7 @@ static void writeTarget(llvm::json::OStream &json, const GPUTarget &target) {
   });
 }
 
-static void writeOp(llvm::json::OStream &json, const OpRecord &op) {
+static void writeOp(FiniteJSONStream &json, const OpRecord &op) {
   json.object([&] {
     json.attribute("id", static_cast<int64_t>(op.id));
     json.attribute("op", op.op);
@@ -71,8 +70,7 @@ static void writeOp(llvm::json::OStream &json, const OpRecord &op) {
   });
 }
 
-static void writeFusion(llvm::json::OStream &json,
-                        const FusionSummary &fusion) {
+static void writeFusion(FiniteJSONStream &json, const FusionSummary &fusion) {
   json.attributeObject("fusion", [&] {
     json.attributeArray("groups", [&] {
       for (const FusionGroupRecord &group : fusion.groups)
@@ -102,15 +100,14 @@ static void writeFusion(llvm::json::OStream &json,
   });
 }
 
-static void writeBuckets(llvm::json::OStream &json, const BucketBytes &bytes) {
+static void writeBuckets(FiniteJSONStream &json, const BucketBytes &bytes) {
   for (unsigned b = 0; b < kNumMemoryBuckets; ++b)
     json.attribute(
         (stringifyMemoryBucket(static_cast<MemoryBucket>(b)) + "_bytes").str(),
         bytes[b]);
 }
 
-static void writeMemory(llvm::json::OStream &json,
-                        const MemorySummary &memory) {
+static void writeMemory(FiniteJSONStream &json, const MemorySummary &memory) {
   json.attributeObject("memory", [&] {
     writeBuckets(json, memory.atPeak);
     json.attribute("peak_bytes", memory.peakBytes);
@@ -135,7 +132,7 @@ static void writeMemory(llvm::json::OStream &json,
   });
 }
 
-static void writeInference(llvm::json::OStream &json,
+static void writeInference(FiniteJSONStream &json,
                            const InferenceSummary &inference) {
   json.attributeObject("inference", [&] {
     json.attribute("tokens_per_step", inference.tokensPerStep);
@@ -157,7 +154,7 @@ static void writeInference(llvm::json::OStream &json,
   });
 }
 
-static void writeRemat(llvm::json::OStream &json, const RematSummary &remat) {
+static void writeRemat(FiniteJSONStream &json, const RematSummary &remat) {
   json.attributeObject("remat", [&] {
     json.attribute("budget_bytes", remat.budgetBytes);
     json.attribute("peak_before_bytes", remat.peakBeforeBytes);
@@ -194,7 +191,7 @@ static void writeRemat(llvm::json::OStream &json, const RematSummary &remat) {
   });
 }
 
-static void writeCommunication(llvm::json::OStream &json,
+static void writeCommunication(FiniteJSONStream &json,
                                const CommunicationSummary &c) {
   json.attributeObject("communication", [&] {
     json.attribute("devices", c.devices);
@@ -219,7 +216,7 @@ static void writeCommunication(llvm::json::OStream &json,
   });
 }
 
-static void writeBreakdown(llvm::json::OStream &json,
+static void writeBreakdown(FiniteJSONStream &json,
                            const RooflineReport &report) {
   json.attributeArray("time_breakdown", [&] {
     for (const TimeBreakdownEntry &entry : report.computeTimeBreakdown())
@@ -234,7 +231,7 @@ static void writeBreakdown(llvm::json::OStream &json,
   });
 }
 
-static void writeMeasured(llvm::json::OStream &json, const MeasuredRun &run) {
+static void writeMeasured(FiniteJSONStream &json, const MeasuredRun &run) {
   json.attributeObject("measured", [&] {
     json.attribute("device", run.device);
     json.attribute("measured_time_s", run.measuredSeconds);
@@ -258,7 +255,7 @@ static void writeMeasured(llvm::json::OStream &json, const MeasuredRun &run) {
   });
 }
 
-static void writeCapacity(llvm::json::OStream &json,
+static void writeCapacity(FiniteJSONStream &json,
                           const CapacitySummary &capacity) {
   json.attributeObject("max_batch", [&] {
     json.attribute("limit_bytes", capacity.limitBytes);
@@ -274,8 +271,7 @@ static void writeCapacity(llvm::json::OStream &json,
   });
 }
 
-static void writeBudget(llvm::json::OStream &json,
-                        const BudgetSummary &budget) {
+static void writeBudget(FiniteJSONStream &json, const BudgetSummary &budget) {
   json.attributeObject("budget", [&] {
     json.attribute("budget_bytes", budget.budgetBytes);
     json.attribute("fits", budget.fits);
@@ -301,7 +297,7 @@ static void writeBudget(llvm::json::OStream &json,
 void memwall::printRooflineReportJSON(const RooflineReport &report,
                                       llvm::raw_ostream &os) {
   RooflineTotals totals = report.computeTotals();
-  llvm::json::OStream json(os, /*IndentSize=*/2);
+  FiniteJSONStream json(os, /*IndentSize=*/2);
   json.object([&] {
     json.attribute("schema_version", 1);
     json.attribute("generator", "memwall");
@@ -319,7 +315,7 @@ void memwall::printRooflineReportJSON(const RooflineReport &report,
       json.attribute("flops", totals.flops);
       json.attribute("bytes_read", totals.bytesRead);
       json.attribute("bytes_written", totals.bytesWritten);
-      json.attribute("bytes", totals.bytesRead + totals.bytesWritten);
+      json.attribute("bytes", totals.bytes);
       json.attribute("time_s", totals.timeSeconds);
       json.attribute("memory_bound_time_s", totals.memoryBoundSeconds);
       json.attribute("memory_bound_time_fraction",

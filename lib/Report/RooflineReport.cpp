@@ -1,6 +1,8 @@
 //===- RooflineReport.cpp - totals, format selection and file output ------===//
 
 #include "memwall/Report/RooflineReport.h"
+
+#include "memwall/Support/CheckedInt.h"
 #include "memwall/Support/OutputFile.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -9,12 +11,17 @@
 
 using namespace memwall;
 
+// Sums of counts are checked: a total that does not fit int64 reads
+// kUncountable (the module check, verifyCountableTotals, refuses such
+// modules before a report is built).
+
 RooflineTotals RooflineReport::computeTotals() const {
   RooflineTotals totals;
+  CheckedInt flops = 0, bytesRead = 0, bytesWritten = 0;
   for (const OpRecord &op : ops) {
-    totals.flops += op.flops;
-    totals.bytesRead += op.bytesRead;
-    totals.bytesWritten += op.bytesWritten;
+    flops += CheckedInt::fromSaturated(op.flops);
+    bytesRead += CheckedInt::fromSaturated(op.bytesRead);
+    bytesWritten += CheckedInt::fromSaturated(op.bytesWritten);
     totals.timeSeconds += op.estimate.timeSeconds;
     ++totals.numOps;
     if (op.estimate.memoryBound) {
@@ -22,6 +29,10 @@ RooflineTotals RooflineReport::computeTotals() const {
       ++totals.numMemoryBoundOps;
     }
   }
+  totals.flops = flops.saturated();
+  totals.bytesRead = bytesRead.saturated();
+  totals.bytesWritten = bytesWritten.saturated();
+  totals.bytes = (bytesRead + bytesWritten).saturated();
   if (totals.timeSeconds > 0)
     totals.memoryBoundTimeFraction =
         totals.memoryBoundSeconds / totals.timeSeconds;
@@ -42,8 +53,13 @@ std::vector<TimeBreakdownEntry> RooflineReport::computeTimeBreakdown() const {
     TimeBreakdownEntry &entry =
         entryFor(op.category.empty() ? "other" : op.category);
     entry.kernels += op.estimate.launchSeconds > 0 ? 1 : 0;
-    entry.flops += op.flops;
-    entry.bytes += op.bytesRead + op.bytesWritten;
+    entry.flops = (CheckedInt::fromSaturated(entry.flops) +
+                   CheckedInt::fromSaturated(op.flops))
+                      .saturated();
+    entry.bytes = (CheckedInt::fromSaturated(entry.bytes) +
+                   CheckedInt::fromSaturated(op.bytesRead) +
+                   CheckedInt::fromSaturated(op.bytesWritten))
+                      .saturated();
     entry.timeSeconds += op.estimate.timeSeconds;
     total += op.estimate.timeSeconds;
   }
@@ -87,10 +103,10 @@ static void printRooflineReport(const RooflineReport &report,
 }
 
 int64_t MemoryStep::total() const {
-  int64_t sum = 0;
+  CheckedInt sum = 0;
   for (int64_t b : bytes)
-    sum += b;
-  return sum;
+    sum += CheckedInt::fromSaturated(b);
+  return sum.saturated();
 }
 
 llvm::StringRef memwall::stringifyMemoryBucket(MemoryBucket bucket) {

@@ -126,9 +126,8 @@ void memwall::printRooflineReportText(const RooflineReport &report,
     printRow(os, op, totals.timeSeconds);
 
   os << "\ntotals: " << totals.numOps << " ops, "
-     << formatSI(totals.flops, "FLOP") << ", "
-     << formatSI(totals.bytesRead + totals.bytesWritten, "B") << " moved, "
-     << formatSI(totals.timeSeconds, "s") << " predicted\n";
+     << formatSI(totals.flops, "FLOP") << ", " << formatSI(totals.bytes, "B")
+     << " moved, " << formatSI(totals.timeSeconds, "s") << " predicted\n";
   os << "memory-bound: " << totals.numMemoryBoundOps << " of " << totals.numOps
      << " ops, " << llvm::format("%.1f", 100 * totals.memoryBoundTimeFraction)
      << "% of predicted time\n";

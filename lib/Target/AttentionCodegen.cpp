@@ -52,8 +52,10 @@ struct AttentionShape {
     sk = k.getDimSize(2);
     dv = op.getValue().getType().getDimSize(3);
     element = q.getElementType();
-    group = heads / kvHeads;
-    groupRows = group * sq;
+    // Verified IR has kvHeads > 0 and countable Q; checked regardless, as
+    // the plan divides by these.
+    group = kvHeads > 0 ? heads / kvHeads : 0;
+    groupRows = (CheckedInt(group) * sq).saturated();
   }
   /// Query heads per KV head, and the query rows of one KV head: a block's
   /// rows are taken from these `group x Sq` rows (contiguous in Q, the
@@ -81,12 +83,27 @@ std::string memwall::whyNoAttentionKernel(FlashAttentionOp op) {
     return "the attention kernel reads K and V of the query's type; an fp8 "
            "KV cache is not generated";
   int64_t blockKV = op.getBlockKv();
-  if (blockKV % 16 != 0 || blockKV > 128)
+  if (blockKV <= 0 || blockKV % 16 != 0 || blockKV > 128)
     return "the attention kernel needs block_kv a multiple of 16, at most 128";
-  if (op.getBlockQ() % 16 != 0 || op.getBlockQ() > 128)
+  int64_t blockQ = op.getBlockQ();
+  if (blockQ <= 0 || blockQ % 16 != 0 || blockQ > 128)
     return "the attention kernel needs block_q a multiple of 16, at most 128";
-  // cp.async moves 16-byte chunks: every thread moves the same number.
+  if (s.kvHeads <= 0 || s.groupRows <= 0 || s.batch <= 0)
+    return "the attention kernel needs at least one query row and key/value "
+           "head";
+  if (static_cast<int64_t>(op.getNumSplits()) > kMaxAttentionSplits)
+    return "the attention kernel combines at most " +
+           std::to_string(kMaxAttentionSplits) + " splits, got " +
+           std::to_string(op.getNumSplits());
   AttentionKernelPlan plan = planAttentionKernel(op);
+  // CUDA's grid limits: 2^31 - 1 blocks along x, 65535 along y and z.
+  for (const std::array<int64_t, 3> &grid : {plan.grid, plan.combineGrid})
+    if (grid[0] > std::numeric_limits<int32_t>::max() || grid[1] > 65535 ||
+        grid[2] > 65535)
+      return "the attention kernel's grid (" + std::to_string(grid[0]) + ", " +
+             std::to_string(grid[1]) + ", " + std::to_string(grid[2]) +
+             ") exceeds CUDA's limits (2^31 - 1, 65535, 65535)";
+  // cp.async moves 16-byte chunks: every thread moves the same number.
   for (auto [rows, width] :
        {std::pair{plan.blockQ, s.d}, std::pair{plan.blockKV, s.d},
         std::pair{plan.blockKV, s.dv}})
@@ -103,18 +120,27 @@ AttentionKernelPlan memwall::planAttentionKernel(FlashAttentionOp op) {
   // Few rows per KV head (a decode step: Sq = 1 per query head) run fewer
   // warps than block_q / 16; powers of two keep the tile loads even over the
   // threads.
-  plan.blockQ = std::min<int64_t>(
-      op.getBlockQ(), llvm::PowerOf2Ceil(std::max<int64_t>(s.groupRows, 16)));
+  int64_t blockQ = std::max<int64_t>(op.getBlockQ(), 1);
+  // (Comparing first: PowerOf2Ceil of a row count near 2^63 is 0.)
+  plan.blockQ =
+      s.groupRows >= blockQ
+          ? blockQ
+          : std::min<int64_t>(
+                blockQ, llvm::PowerOf2Ceil(std::max<int64_t>(s.groupRows, 16)));
   plan.blockKV = op.getBlockKv();
   plan.splits = op.getNumSplits();
-  plan.grid = {llvm::divideCeil(s.groupRows, plan.blockQ), s.batch * s.kvHeads,
-               plan.splits};
+  // Counts past int64 saturate, so whyNoAttentionKernel's grid limits refuse
+  // them.
+  plan.grid = {static_cast<int64_t>(llvm::divideCeil(
+                   std::max<int64_t>(s.groupRows, 0), plan.blockQ)),
+               (CheckedInt(s.batch) * s.kvHeads).saturated(), plan.splits};
   plan.sharedBytes = tileBytes(plan.blockQ, s.d) +
                      tileBytes(plan.blockKV, s.d) +
                      tileBytes(plan.blockKV, s.dv);
-  plan.combineGrid = {
-      llvm::divideCeil(s.batch * s.heads * s.sq * s.dv, plan.combineThreads), 1,
-      1};
+  int64_t outputs = (CheckedInt(s.batch) * s.heads * s.sq * s.dv).saturated();
+  plan.combineGrid = {static_cast<int64_t>(llvm::divideCeil(
+                          std::max<int64_t>(outputs, 0), plan.combineThreads)),
+                      1, 1};
   return plan;
 }
 

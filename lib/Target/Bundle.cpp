@@ -8,6 +8,7 @@
 
 #include "memwall/Analysis/CostAnalysis.h"
 #include "memwall/Analysis/FusionCost.h"
+#include "memwall/Support/FiniteJSON.h"
 #include "memwall/Support/OutputFile.h"
 #include "memwall/Transforms/Passes.h"
 
@@ -240,6 +241,12 @@ memwall::exportReferenceGraph(func::FuncOp function) {
       ops.push_back(llvm::json::Object{
           {"op", "constant"},
           {"loc", formatLocationForReport(op->getLoc())},
+      // JSON has no inf or nan.
+      if (!splat.getSplatValue<APFloat>().isFinite()) {
+        op->emitError("the reference interpreter runs only finite splat "
+                      "constants");
+        return WalkResult::interrupt();
+      }
           {"operands", llvm::json::Array()},
           {"results", llvm::json::Array{namer.name(constant.getResult())}},
           {"attrs",
@@ -279,9 +286,11 @@ memwall::exportReferenceGraph(func::FuncOp function) {
                                               {"outputs", std::move(outputs)}});
 }
 
-int64_t memwall::planArena(std::vector<BundleBuffer> &buffers) {
+std::optional<int64_t> memwall::planArena(std::vector<BundleBuffer> &buffers) {
+  // Offsets are checked: an end past int64 would wrap to a small arena.
   auto aligned = [](int64_t bytes) {
-    return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+    return CheckedInt(llvm::divideCeil(bytes, kArenaAlignment)) *
+           kArenaAlignment;
   };
   std::vector<size_t> order;
   for (size_t i = 0; i < buffers.size(); ++i)
@@ -295,26 +304,35 @@ int64_t memwall::planArena(std::vector<BundleBuffer> &buffers) {
   int64_t arena = 0;
   for (size_t i : order) {
     BundleBuffer &buffer = buffers[i];
-    // Occupied ranges of placed buffers whose lifetimes overlap this one.
+    std::optional<int64_t> size = aligned(buffer.bytes).get();
+    if (buffer.bytes < 0 || !size)
+      return std::nullopt;
+    // Occupied ranges of placed buffers whose lifetimes overlap this one
+    // (placed buffers end within int64).
     std::vector<std::pair<int64_t, int64_t>> busy;
     for (size_t j : placed) {
       const BundleBuffer &other = buffers[j];
       if (other.lastStep < buffer.firstStep ||
           buffer.lastStep < other.firstStep)
         continue;
-      busy.push_back({other.offset, other.offset + aligned(other.bytes)});
+      busy.push_back(
+          {other.offset, (other.offset + aligned(other.bytes)).saturated()});
     }
     llvm::sort(busy);
     int64_t offset = 0;
     for (auto [start, end] : busy) {
-      if (offset + aligned(buffer.bytes) <= start)
+      std::optional<int64_t> endHere = (CheckedInt(offset) + *size).get();
+      if (endHere && *endHere <= start)
         break;
       offset = std::max(offset, end);
     }
     buffer.offset = offset;
-    arena = std::max(arena, offset + aligned(buffer.bytes));
+    arena = std::max(arena, *end);
     placed.push_back(i);
   }
+    std::optional<int64_t> end = (CheckedInt(offset) + *size).get();
+    if (!end)
+      return std::nullopt;
   for (BundleBuffer &buffer : buffers)
     if (buffer.aliasOf >= 0)
       buffer.offset = buffers[buffer.aliasOf].offset;
@@ -354,7 +372,12 @@ public:
 
     if (failed(planSteps(function)) || failed(emitPTX()))
       return failure();
-    bundle.arenaBytes = planArena(bundle.buffers);
+    std::optional<int64_t> arena = planArena(bundle.buffers);
+    if (!arena)
+      return mlir::emitError(function.getLoc())
+             << "the buffers of @" << function.getSymName()
+             << " need an arena larger than memwall can count (int64)";
+    bundle.arenaBytes = *arena;
     for (const BundleStep &step : bundle.steps)
       bundle.predictedSeconds += step.predictedSeconds;
     return std::move(bundle);
@@ -781,6 +804,10 @@ FailureOr<Bundle> memwall::compileBundle(ModuleOp module,
       if (auto argument = dyn_cast<BlockArgument>(value)) {
         ValueNamer namer;
         compiler.outputReferenceNames.push_back(namer.name(argument));
+  // Buffer, FLOP and byte totals that fit int64 keep every offset, arena
+  // and prediction below countable.
+  if (failed(verifyCountableTotals(module)))
+    return failure();
       } else {
         compiler.outputReferenceNames.push_back(resultNames.lookup(value));
       }
@@ -790,7 +817,7 @@ FailureOr<Bundle> memwall::compileBundle(ModuleOp module,
 }
 
 static void writeManifest(const Bundle &bundle, llvm::raw_ostream &os) {
-  llvm::json::OStream json(os, 2);
+  FiniteJSONStream json(os, 2);
   auto bufferName = [&](int index) -> llvm::json::Value {
     if (index < 0)
       return nullptr;
@@ -829,10 +856,11 @@ static void writeManifest(const Bundle &bundle, llvm::raw_ostream &os) {
     bindings("outputs", bundle.outputs);
     json.attributeArray("steps", [&] {
       for (const BundleStep &step : bundle.steps) {
-        llvm::json::Object object{{"kind", step.kind},
-                                  {"name", step.name},
-                                  {"ops", llvm::json::Array(step.ops)},
-                                  {"predicted_time_s", step.predictedSeconds}};
+        llvm::json::Object object{
+            {"kind", step.kind},
+            {"name", step.name},
+            {"ops", llvm::json::Array(step.ops)},
+            {"predicted_time_s", finiteJSONNumber(step.predictedSeconds)}};
         if (step.kind == "kernel") {
           llvm::json::Array args;
           for (int arg : step.args)

@@ -579,12 +579,19 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
 
     std::optional<Candidate> chosen;
     std::optional<double> solverOverhead;
+    if (failed(verifyCountableTotals(module)))
+      return signalPassFailure();
     bool baselineWon = false;
     if (before.peakBytes <= budgetBytes) {
       chosen = baselineRuns.front(); // none: nothing to solve
       chosen->plan.solver = stringifyRematSolver(solveOptions.solver);
     } else {
       chosen = fitBest(function, *graph, budgetBytes, before.peakBytes,
+    if (std::string why = whyRematProblemIsInvalid(graph->problem);
+        !why.empty()) {
+      function.emitError("memwall-remat: ") << why;
+      return signalPassFailure();
+    }
                        solveOptions);
       if (chosen)
         solverOverhead = chosen->plan.cost;

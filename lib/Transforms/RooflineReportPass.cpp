@@ -56,6 +56,8 @@ struct RooflineReportPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     RooflineReport report = buildRooflineReport(module, target);
+    if (failed(verifyCountableTotals(module)))
+      return signalPassFailure();
     if (report.modelName.empty()) {
       if (auto fileLoc = dyn_cast<FileLineColLoc>(module.getLoc()))
         report.modelName = fileLoc.getFilename().str();

@@ -59,14 +59,19 @@ std::optional<Tiles> chooseTiles(AttentionOp op, const GPUTarget &target) {
   int64_t sq = q.getDimSize(2), sk = op.getKey().getType().getDimSize(2);
   // Grouped-query heads share blocks: a block's rows come from the
   // Hq / Hkv heads x Sq queries of one KV head.
-  int64_t kvHeads = op.getKey().getType().getDimSize(1);
-  int64_t groupRows = q.getDimSize(1) / kvHeads * sq;
-  int64_t queryBlocks = q.getDimSize(0) * kvHeads *
-                        ((groupRows + tiles.blockQ - 1) / tiles.blockQ);
-  int64_t keyBlocks = (sk + tiles.blockKV - 1) / tiles.blockKV;
+  int64_t kvHeads = std::max<int64_t>(op.getKey().getType().getDimSize(1), 1);
+  CheckedInt groupRows = CheckedInt(q.getDimSize(1) / kvHeads) * sq;
+  std::optional<int64_t> queryBlocks =
+      (CheckedInt(q.getDimSize(0)) * kvHeads *
+       llvm::divideCeil(groupRows.saturated(), tiles.blockQ))
+          .get();
+  int64_t keyBlocks = llvm::divideCeil(sk, tiles.blockKV);
   int64_t sms = std::max<int64_t>(target.smCount, 1);
-  if (queryBlocks < sms && keyBlocks > 1)
-    tiles.splits = std::min(keyBlocks, (sms + queryBlocks - 1) / queryBlocks);
+  // No query rows (an empty batch or head count) launch no blocks to split.
+  if (queryBlocks && *queryBlocks > 0 && *queryBlocks < sms && keyBlocks > 1)
+    tiles.splits = std::min<int64_t>(
+        {keyBlocks, static_cast<int64_t>(llvm::divideCeil(sms, *queryBlocks)),
+         kMaxAttentionSplits});
   return tiles;
 }
 
@@ -87,11 +92,15 @@ std::string memwall::whyAttentionKernelCannotRun(Type element, int64_t d,
     os << element;
     return "the tiled kernel needs bf16 or f16 inputs, got " + type;
   }
-  for (int64_t dim : {d, dv})
+  for (int64_t dim : {d, dv}) {
+    if (dim <= 0)
+      return "the tiled kernel needs positive head dimensions, got " +
+             std::to_string(dim);
     if (dim % 16 != 0 || dim > 128)
       return "the tiled kernel needs head dimensions that are multiples of "
              "16 and at most 128, got " +
              std::to_string(dim);
+  }
   return "";
 }
 

@@ -8,9 +8,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "memwall/Analysis/RematSolver.h"
+#include "memwall/Support/CheckedInt.h"
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 
 using namespace memwall;
@@ -27,6 +29,42 @@ RematProblem chain() {
   p.values[1] = {200, 2.0, 20, 0, {0}, true, true};
   p.values[2] = {300, 4.0, 40, 0, {1}, true, true};
   return p;
+}
+
+TEST(RematSolvers, NonFiniteFiguresAreRefusedBeforeAnySolverRuns) {
+  // A recompute time of inf (a target whose bf16 peak is 1e-308 FLOP/s)
+  // reached CBC as a NaN objective coefficient, and CLP aborted.
+  RematProblem p = chain();
+  p.values[1].seconds = std::numeric_limits<double>::infinity();
+  std::string why = whyRematProblemIsInvalid(p);
+  EXPECT_NE(why.find("value #1"), std::string::npos) << why;
+  EXPECT_NE(why.find("finite, non-negative"), std::string::npos) << why;
+  for (RematSolverKind kind : {RematSolverKind::Auto, RematSolverKind::MILP,
+                               RematSolverKind::DP, RematSolverKind::Greedy}) {
+    RematSolveOptions options;
+    options.solver = kind;
+    RematPlan plan = solveRemat(p, 100, options);
+    EXPECT_FALSE(plan.feasible);
+    EXPECT_EQ(plan.solver, "refused: " + why);
+  }
+  RematPlan least = minimumMemoryRematPlan(p);
+  EXPECT_EQ(least.solver, "refused: " + why);
+  p.values[1].seconds = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_FALSE(whyRematProblemIsInvalid(p).empty());
+  p.values[1].seconds = 2.0;
+  p.values[2].bytes = -1;
+  EXPECT_FALSE(whyRematProblemIsInvalid(p).empty());
+  EXPECT_EQ(whyRematProblemIsInvalid(chain()), "");
+}
+
+TEST(RematPlanFormula, MemoryPastInt64IsNeverFeasible) {
+  RematProblem p = chain();
+  for (RematValue &v : p.values)
+    v.bytes = int64_t(1) << 62;
+  RematPlan plan =
+      evaluateRematPlan(p, {}, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(plan.memory, kUncountable);
+  EXPECT_FALSE(plan.feasible);
 }
 
 TEST(RematPlanFormula, NothingRecomputedKeepsEveryNeededValue) {

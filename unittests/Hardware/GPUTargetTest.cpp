@@ -458,6 +458,47 @@ TEST(GPUTargetAchievableTest, TheCalibrationExampleInTheDocsParses) {
   EXPECT_EQ(target->smCount, 132u);
 }
 
+TEST(GPUTargetAchievableTest, FiguresOutsidePhysicalRangesAreRefused) {
+  // Each was accepted once and broke the time model: a denormal peak or
+  // bandwidth made times inf (bare `inf` in the JSON report, NaN in the
+  // remat MILP); sizes past int64 compared as negative.
+  const std::pair<const char *, const char *> cases[] = {
+      {R"({"name": "x", "base": "h100-sxm", "peak_flops": {"bf16": 1e-308}})",
+       "x.json: peak_flops.bf16 (1.00e-308) must be between 1 and 1e+21 "
+       "FLOP/s (or 0: not supported)"},
+      {R"({"name": "x", "base": "h100-sxm", "peak_flops": {"fp32": 1e22}})",
+       "x.json: peak_flops.fp32 (1.00e+22) must be between 1 and 1e+21 FLOP/s "
+       "(or 0: not supported)"},
+      {R"({"name": "x", "base": "h100-sxm", "memory_bandwidth_bytes_per_s": 5e-324})",
+       "x.json: memory_bandwidth_bytes_per_s (4.94e-324) must be between 1 "
+       "and 1e+21 bytes/s"},
+      {R"({"name": "x", "base": "h100-sxm", "achievable": {"memory_bandwidth_bytes_per_s": 0.5}})",
+       "x.json: achievable.memory_bandwidth_bytes_per_s (5.00e-01) must be "
+       "between 1 and 1e+21 bytes/s"},
+      {R"({"name": "x", "base": "h100-sxm", "interconnect": {"network_bytes_per_s": 1e-300}})",
+       "x.json: interconnect.network_bytes_per_s (1.00e-300) must be between "
+       "1 and 1e+21 bytes/s"},
+      {R"({"name": "x", "base": "h100-sxm", "achievable": {"attention_efficiency": 1e-308}})",
+       "x.json: achievable.attention_efficiency (1.00e-308) must be at least "
+       "0.001 of the peak"},
+      {R"({"name": "x", "base": "h100-sxm", "memory_capacity_bytes": 4611686018427387904})",
+       "x.json: memory_capacity_bytes (4611686018427387904) must be at most "
+       "2^60 (1 EiB)"},
+      {R"({"name": "x", "base": "h100-sxm", "sm_count": 4000000})",
+       "x.json: sm_count (4000000) must be at most 65536"},
+      {R"({"name": "x", "base": "h100-sxm", "kernel_launch_s": 5})",
+       "x.json: kernel_launch_s (5.00e+00) must be at most 1 second"},
+  };
+  for (auto [json, error] : cases) {
+    SCOPED_TRACE(json);
+    EXPECT_EQ(errorOf(parseGPUTargetJSON(json, "x.json")), error);
+  }
+  // A GPU without NVLink, or without a precision, has 0 there.
+  EXPECT_TRUE(static_cast<bool>(parseGPUTargetJSON(
+      R"({"name": "x", "base": "l4", "interconnect": {"nvlink_bytes_per_s": 0}, "peak_flops": {"fp8": 0}})",
+      "x.json")));
+}
+
 TEST(GPUTargetAchievableTest, BadRatesAreRefusedNamingTheField) {
   struct Case {
     const char *json;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memwall/Report/RooflineReport.h"
+#include "memwall/Support/CheckedInt.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
@@ -19,6 +20,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace memwall;
 
@@ -260,6 +262,38 @@ TEST(RooflineReportTest, TotalsAreSumsAndTheMemoryShareIsByTime) {
   EXPECT_NEAR(totals.memoryBoundTimeFraction, 17.0 / 38.0, 1e-12);
   EXPECT_EQ(totals.numOps, 4u);
   EXPECT_EQ(totals.numMemoryBoundOps, 3u);
+}
+
+TEST(RooflineReportTest, TotalsPastInt64AreUncountableNotWrapped) {
+  // Two ops of 2^62 bytes each: the sum used to wrap to -2^63.
+  RooflineReport report = makeReport();
+  report.ops[0].bytesRead = int64_t(1) << 62;
+  report.ops[1].bytesRead = int64_t(1) << 62;
+  RooflineTotals totals = report.computeTotals();
+  EXPECT_EQ(totals.bytesRead, kUncountable);
+  EXPECT_EQ(totals.bytes, kUncountable);
+  EXPECT_EQ(totals.flops, 2401000000);
+  MemoryStep step;
+  step.bytes = {int64_t(1) << 62, int64_t(1) << 62, 0, 0, 0, 0};
+  EXPECT_EQ(step.total(), kUncountable);
+}
+
+TEST(RooflineReportTest, JSONWritesNonFiniteFiguresAsNull) {
+  // llvm::json prints inf and nan bare, which no JSON reader accepts.
+  RooflineReport report = makeReport();
+  report.ops[0].estimate.timeSeconds = std::numeric_limits<double>::infinity();
+  report.ops[1].estimate.intensity = std::numeric_limits<double>::quiet_NaN();
+  std::string text = renderJSON(report);
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  ASSERT_TRUE(static_cast<bool>(parsed)) << llvm::toString(parsed.takeError());
+  const llvm::json::Array *ops = parsed->getAsObject()->getArray("ops");
+  ASSERT_TRUE(ops);
+  EXPECT_EQ((*ops)[0].getAsObject()->get("time_s")->kind(),
+            llvm::json::Value::Null);
+  EXPECT_EQ((*ops)[1].getAsObject()->get("intensity")->kind(),
+            llvm::json::Value::Null);
+  // Counts stay exact integers.
+  EXPECT_EQ((*ops)[0].getAsObject()->getInteger("flops"), report.ops[0].flops);
 }
 
 TEST(RooflineReportTest, TotalsOfAnEmptyModelAreZero) {

@@ -4,6 +4,8 @@
 
 #include "gtest/gtest.h"
 
+#include <limits>
+
 using namespace memwall;
 
 namespace {
@@ -21,6 +23,22 @@ bool overlaps(const BundleBuffer &x, const BundleBuffer &y) {
   return x.offset < y.offset + y.bytes && y.offset < x.offset + x.bytes;
 }
 } // namespace
+
+TEST(ArenaPlanTest, AnArenaPastInt64IsRefusedNotWrapped) {
+  // Two 2^62-byte buffers live together end at 2^63: the arena used to wrap
+  // to 0 (a bundle its own runtime rejects).
+  std::vector<BundleBuffer> together = {buffer("a", int64_t(1) << 62, 0, 1),
+                                        buffer("b", int64_t(1) << 62, 1, 2)};
+  EXPECT_EQ(planArena(together), std::nullopt);
+  // Aligning a size just below 2^63 up to 256 bytes passes it.
+  std::vector<BundleBuffer> unaligned = {
+      buffer("c", std::numeric_limits<int64_t>::max() - 10, 0, 0)};
+  EXPECT_EQ(planArena(unaligned), std::nullopt);
+  // Apart in time they share their bytes and fit.
+  std::vector<BundleBuffer> apart = {buffer("a", int64_t(1) << 62, 0, 1),
+                                     buffer("b", int64_t(1) << 62, 2, 3)};
+  EXPECT_EQ(planArena(apart), int64_t(1) << 62);
+}
 
 TEST(ArenaPlanTest, BuffersWithDisjointLifetimesShareBytes) {
   // a (1000 B) lives in steps 0-1, b (1000 B) in 2-3: b reuses a's bytes, so

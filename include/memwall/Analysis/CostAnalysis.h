@@ -36,6 +36,14 @@ struct ParameterSummary {
 };
 ParameterSummary summarizeParameters(mlir::ModuleOp module);
 
+/// Fails, with one error at the op or function where a running total stops
+/// fitting int64, when the module's FLOPs, bytes moved, parameters or a
+/// function's buffer bytes (arguments and every result) are more than
+/// memwall can count. Every aggregate memwall reports (totals, memory
+/// peaks, sharded states, arenas, fusion groups) sums subsets of these, so
+/// passes and tools that aggregate run this first.
+mlir::LogicalResult verifyCountableTotals(mlir::ModuleOp module);
+
 /// Formats a location for reports: "file:line:col" for file locations, the
 /// name for name locations ("layers.0.attn.qkv"), "?" when unknown.
 std::string formatLocationForReport(mlir::Location loc);

@@ -83,9 +83,17 @@ struct RematSolveOptions {
   std::function<void(const std::string &)> progress;
 };
 
+/// Why the solvers cannot take `problem`, or "" when they can: a value with
+/// a negative size, or a recompute time or FLOP count that is not a finite
+/// non-negative number (it would reach the MILP as a NaN coefficient, which
+/// CBC aborts on).
+std::string whyRematProblemIsInvalid(const RematProblem &problem);
+
 /// The cheapest plan whose memory is <= capacity, by the chosen solver
 /// (auto: MILP up to 400 decisions, else DP). Infeasible plans come back
 /// with feasible = false (the plan with the least memory the solver found).
+/// An invalid problem (whyRematProblemIsInvalid) runs no solver: the plan
+/// recomputes nothing, and its `solver` says why.
 RematPlan solveRemat(const RematProblem &problem, int64_t capacity,
                      const RematSolveOptions &options = {});
 

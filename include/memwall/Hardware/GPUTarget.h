@@ -134,7 +134,9 @@ struct GPUTarget {
 
   /// Checks internal consistency (positive bandwidth, capacity, SMs, FP32
   /// peak, L2; achievable rates positive and within the peaks; non-negative
-  /// everything). Returns a message naming the bad field.
+  /// everything) and physical ranges (rates between 1 and 1e21 per second,
+  /// efficiencies at least 0.001, capacity at most 2^60 bytes, ...; see
+  /// docs/targets.md). Returns a message naming the bad field.
   llvm::Error validate() const;
 };
 

@@ -84,6 +84,7 @@ struct RooflineTotals {
   int64_t flops = 0;
   int64_t bytesRead = 0;
   int64_t bytesWritten = 0;
+  int64_t bytes = 0; // read + written
   double timeSeconds = 0;
   /// Sum of timeSeconds over memory-bound ops.
   double memoryBoundSeconds = 0;

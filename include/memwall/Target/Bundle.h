@@ -97,9 +97,10 @@ mlir::FailureOr<Bundle> compileBundle(mlir::ModuleOp module,
                                       const CompileOptions &options);
 
 /// Assigns arena offsets (256-byte aligned) so that buffers live at the same
-/// time never overlap; returns the arena size. Largest buffers are placed
-/// first, each at the lowest offset that fits.
-int64_t planArena(std::vector<BundleBuffer> &buffers);
+/// time never overlap; returns the arena size, or nullopt when an offset or
+/// the size does not fit int64. Largest buffers are placed first, each at the
+/// lowest offset that fits.
+std::optional<int64_t> planArena(std::vector<BundleBuffer> &buffers);
 
 /// Writes `bundle` to the directory `path` (manifest.json, kernels.ptx,
 /// kernels.mlir) through a temporary directory beside it, moved into place

@@ -23,6 +23,10 @@ namespace memwall {
 std::string whyAttentionKernelCannotRun(mlir::Type element, int64_t d,
                                         int64_t dv);
 
+/// The most key splits the tiling chooses and the combine kernel (unrolled
+/// over the splits) merges: more than a wave of any GPU's SMs.
+constexpr int64_t kMaxAttentionSplits = 1024;
+
 } // namespace memwall
 
 #endif // MEMWALL_TRANSFORMS_TILEATTENTION_H

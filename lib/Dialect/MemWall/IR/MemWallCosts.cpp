@@ -31,14 +31,26 @@ static KernelWork attentionKernelWork(Operation *op) {
   return work;
 }
 
+// Counts are CheckedInt until they are returned: kUncountable when they do
+// not fit int64 (the op verifiers reject those), never a wrapped number.
+
 /// Elements of the op's (single) result.
-static int64_t resultElements(Operation *op) {
-  return getNumElements(op->getResult(0).getType());
+static CheckedInt resultElements(Operation *op) {
+  return countElements(op->getResult(0).getType());
 }
 
-/// Rows of length `rowLength` in a tensor of `elements` elements.
-static int64_t numRows(int64_t elements, int64_t rowLength) {
-  return rowLength == 0 ? 0 : elements / rowLength;
+/// Rows of length `rowLength` in a tensor of `elements` elements (none when
+/// the rows are empty).
+static CheckedInt numRows(CheckedInt elements, int64_t rowLength) {
+  std::optional<int64_t> count = elements.get();
+  if (!count)
+    return elements;
+  return rowLength <= 0 ? 0 : *count / rowLength;
+}
+
+/// `perElement` FLOPs for each element of the op's result.
+static int64_t flopsPerResultElement(Operation *op, int64_t perElement) {
+  return (CheckedInt(perElement) * resultElements(op)).saturated();
 }
 
 //===----------------------------------------------------------------------===//
@@ -46,20 +58,20 @@ static int64_t numRows(int64_t elements, int64_t rowLength) {
 //===----------------------------------------------------------------------===//
 
 // One add / subtract / multiply / divide / compare per element.
-int64_t AddOp::getFlops() { return resultElements(*this); }
-int64_t SubOp::getFlops() { return resultElements(*this); }
-int64_t MulOp::getFlops() { return resultElements(*this); }
-int64_t DivOp::getFlops() { return resultElements(*this); }
-int64_t ScaleOp::getFlops() { return resultElements(*this); }
-int64_t ReluOp::getFlops() { return resultElements(*this); }
+int64_t AddOp::getFlops() { return flopsPerResultElement(*this, 1); }
+int64_t SubOp::getFlops() { return flopsPerResultElement(*this, 1); }
+int64_t MulOp::getFlops() { return flopsPerResultElement(*this, 1); }
+int64_t DivOp::getFlops() { return flopsPerResultElement(*this, 1); }
+int64_t ScaleOp::getFlops() { return flopsPerResultElement(*this, 1); }
+int64_t ReluOp::getFlops() { return flopsPerResultElement(*this, 1); }
 // tanh counts as one transcendental.
-int64_t TanhOp::getFlops() { return resultElements(*this); }
+int64_t TanhOp::getFlops() { return flopsPerResultElement(*this, 1); }
 // Conversion: one per element. A dequantize at use runs inside the GEMM
 // that reads it (the matmul is charged the quantized bytes): no kernel, no
 // traffic, and its multiply by the scale is not counted, as the softmax of
 // attention is not.
 int64_t CastOp::getFlops() {
-  return isDequantizeAtUse(*this) ? 0 : resultElements(*this);
+  return isDequantizeAtUse(*this) ? 0 : flopsPerResultElement(*this, 1);
 }
 int64_t CastOp::getBytesRead() {
   return isDequantizeAtUse(*this) ? 0 : memwall::detail::sumOperandBytes(*this);
@@ -72,12 +84,12 @@ bool CastOp::launchesKernel() { return !isDequantizeAtUse(*this); }
 // x / (1 + exp(-x)): negate, exp, add, divide.
 static constexpr int64_t kSiluFlopsPerElement = 4;
 int64_t SiluOp::getFlops() {
-  return kSiluFlopsPerElement * resultElements(*this);
+  return flopsPerResultElement(*this, kSiluFlopsPerElement);
 }
 
 // silu(gate) * up.
 int64_t SwigluOp::getFlops() {
-  return (kSiluFlopsPerElement + 1) * resultElements(*this);
+  return flopsPerResultElement(*this, kSiluFlopsPerElement + 1);
 }
 
 int64_t GeluOp::getFlops() {
@@ -85,33 +97,39 @@ int64_t GeluOp::getFlops() {
   // tanh: 0.5 * x * (1 + tanh(k * (x + c * x^3)))  -> 2 mul (x^3), mul c,
   //       add x, mul k, tanh, add 1, mul x, mul 0.5
   int64_t perElement = getApproximation() == GeluApproximation::Tanh ? 9 : 5;
-  return perElement * resultElements(*this);
+  return flopsPerResultElement(*this, perElement);
 }
 
 // Compare against the threshold, select, rescale by 1/(1-rate). The
 // counter-based random bits are integer work and not counted.
-int64_t DropoutOp::getFlops() { return 3 * resultElements(*this); }
+int64_t DropoutOp::getFlops() { return flopsPerResultElement(*this, 3); }
 
 //===----------------------------------------------------------------------===//
 // Normalizations and reductions
 //===----------------------------------------------------------------------===//
 
+/// FLOPs of a row op: `perElement` per element and `perRow` per row of the
+/// last dimension of `input`.
+static int64_t rowOpFlops(Value input, int64_t perElement, int64_t perRow) {
+  auto type = cast<RankedTensorType>(input.getType());
+  CheckedInt elements = countElements(type);
+  CheckedInt rows =
+      numRows(elements, type.getRank() > 0 ? type.getShape().back() : 1);
+  return (CheckedInt(perElement) * elements + CheckedInt(perRow) * rows)
+      .saturated();
+}
+
 int64_t LayerNormOp::getFlops() {
-  int64_t elements = resultElements(*this);
-  int64_t rows = numRows(elements, getInput().getType().getShape().back());
   // Per row of D: mean (D adds + 1 div), center (D subs), variance (D squares
   // + D adds + 1 div), rstd (add eps + rsqrt = 2), normalize (D muls),
   // weight (D muls), bias (D adds): 6D + 4, plus D with bias.
-  int64_t perElement = getBias() ? 7 : 6;
-  return perElement * elements + 4 * rows;
+  return rowOpFlops(getInput(), getBias() ? 7 : 6, 4);
 }
 
 int64_t RmsNormOp::getFlops() {
-  int64_t elements = resultElements(*this);
-  int64_t rows = numRows(elements, getInput().getType().getShape().back());
   // Per row of D: squares (D), sum (D), div (1), add eps (1), rsqrt (1),
   // normalize (D), weight (D): 4D + 3.
-  return 4 * elements + 3 * rows;
+  return rowOpFlops(getInput(), 4, 3);
 }
 
 int64_t SoftmaxOp::getFlops() {
@@ -120,35 +138,35 @@ int64_t SoftmaxOp::getFlops() {
   int64_t axis = static_cast<int64_t>(getAxis());
   if (axis < 0)
     axis += type.getRank();
-  int64_t elements = type.getNumElements();
-  int64_t rows = numRows(elements, type.getDimSize(axis));
+  CheckedInt elements = countElements(type);
+  CheckedInt rows = numRows(elements, type.getDimSize(axis));
   // Per row of L: max (L), subtract (L), exp (L), sum (L), one reciprocal,
   // scale (L): 5L + 1.
-  return 5 * elements + rows;
+  return (CheckedInt(5) * elements + rows).saturated();
 }
 
 int64_t ReduceOp::getFlops() {
-  int64_t inputElements = getInput().getType().getNumElements();
+  CheckedInt inputElements = countElements(getInput().getType());
   // One combine per input element; mean adds a division per output.
   if (getKind() == ReduceKind::Mean)
-    return inputElements + resultElements(*this);
-  return inputElements;
+    return (inputElements + resultElements(*this)).saturated();
+  return inputElements.saturated();
 }
 
 int64_t CrossEntropyOp::getFlops() {
   RankedTensorType logits = getLogits().getType();
   int64_t classes = logits.getShape().back();
-  int64_t positions = numRows(logits.getNumElements(), classes);
+  CheckedInt positions = numRows(countElements(logits), classes);
   // Per position: log-sum-exp (max V, subtract V, exp V, sum V, log 1, add
   // back the max 1) and the loss lse - logit[label] (1): 4V + 3.
-  int64_t flops = positions * (4 * classes + 3);
+  CheckedInt flops = positions * (CheckedInt(4) * classes + 3);
   switch (getReduction()) {
   case LossReduction::Mean:
-    return flops + positions + 1; // sum, then one division
+    return (flops + positions + 1).saturated(); // sum, then one division
   case LossReduction::Sum:
-    return flops + positions;
+    return (flops + positions).saturated();
   case LossReduction::None:
-    return flops;
+    return flops.saturated();
   }
   llvm_unreachable("unknown loss reduction");
 }
@@ -159,19 +177,21 @@ int64_t CrossEntropyOp::getFlops() {
 
 int64_t RopeOp::getFlops() {
   int64_t headDim = getInput().getType().getShape().back();
-  int64_t positions = getPositions().getType().getNumElements();
+  CheckedInt positions = countElements(getPositions().getType());
   // Frequencies theta^(-2i/D): one pow per pair index (D/2). Angles: for each
   // position and pair, one multiply plus a sin and a cos (3 * P * D/2).
   // Rotation: x * cos + rotate_half(x) * sin per element (3 * N).
-  return headDim / 2 + 3 * positions * (headDim / 2) +
-         3 * resultElements(*this);
+  return (CheckedInt(headDim / 2) + CheckedInt(3) * positions * (headDim / 2) +
+          CheckedInt(3) * resultElements(*this))
+      .saturated();
 }
 
 // A gather computes nothing and reads only the rows it selects.
 int64_t EmbeddingOp::getFlops() { return 0; }
 int64_t EmbeddingOp::getBytesRead() {
-  return getTensorByteSize(getIndices().getType()) +
-         getTensorByteSize(getResult().getType());
+  return (countTensorBytes(getIndices().getType()) +
+          countTensorBytes(getResult().getType()))
+      .saturated();
 }
 
 //===----------------------------------------------------------------------===//
@@ -180,19 +200,20 @@ int64_t EmbeddingOp::getBytesRead() {
 
 int64_t MatmulOp::getFlops() {
   Dims dims = getDims();
-  int64_t flops = 2 * dims.batch * dims.m * dims.n * dims.k;
+  CheckedInt outputs = CheckedInt(dims.batch) * dims.m * dims.n;
+  CheckedInt flops = CheckedInt(2) * outputs * dims.k;
   if (getBias())
-    flops += dims.batch * dims.m * dims.n;
-  return flops;
+    flops += outputs;
+  return flops.saturated();
 }
 
 // Each operand once (a broadcast weight too); a dequantized-at-use weight at
 // its quantized size plus scales.
 int64_t MatmulOp::getBytesRead() {
-  int64_t bytes = 0;
+  CheckedInt bytes = 0;
   for (Value operand : getOperation()->getOperands())
-    bytes += getGemmOperandBytes(operand);
-  return bytes;
+    bytes += CheckedInt::fromSaturated(getGemmOperandBytes(operand));
+  return bytes.saturated();
 }
 
 MathPrecision MatmulOp::getMathPrecision() {
@@ -207,15 +228,23 @@ KernelWork MatmulOp::getKernelWork(const GPUTarget &) {
   return work;
 }
 
+/// 2 FLOPs per unmasked (query, key) pair of every batch element and query
+/// head, times `perPair` (the head dimensions the matmuls contract).
+static int64_t attentionFlops(Value query, int64_t pairsPerHead,
+                              CheckedInt perPair) {
+  auto q = cast<RankedTensorType>(query.getType());
+  return (CheckedInt(2) * q.getDimSize(0) * q.getDimSize(1) *
+          CheckedInt::fromSaturated(pairsPerHead) * perPair)
+      .saturated();
+}
+
 int64_t AttentionOp::getFlops() {
-  RankedTensorType q = getQuery().getType();
-  int64_t batchHeads = q.getDimSize(0) * q.getDimSize(1);
-  int64_t headDim = q.getDimSize(3);
-  int64_t valueDim = getValue().getType().getDimSize(3);
   // Q K^T and P V over the unmasked pairs only (FlashAttention's convention:
   // 4 * B * H * Sq * Sk * D, halved by a causal mask). The softmax itself
   // (about 5 / (4D) of that) is not counted.
-  return 2 * batchHeads * getUnmaskedPairsPerHead() * (headDim + valueDim);
+  return attentionFlops(getQuery(), getUnmaskedPairsPerHead(),
+                        CheckedInt(getQuery().getType().getDimSize(3)) +
+                            getValue().getType().getDimSize(3));
 }
 
 MathPrecision AttentionOp::getMathPrecision() {
@@ -229,27 +258,41 @@ KernelWork AttentionOp::getKernelWork(const GPUTarget &) {
 /// Bytes of the Sq x Sk score matrix of all heads, as naive (untiled)
 /// attention materializes it: written by Q K^T, read and rewritten by the
 /// softmax, read by P V.
-static int64_t attentionScoreBytes(AttentionOp op) {
-  RankedTensorType q = op.getQuery().getType();
-  int64_t scores = q.getDimSize(0) * q.getDimSize(1) * q.getDimSize(2) *
-                   op.getKey().getType().getDimSize(2);
-  return scores * getElementByteSize(op.getResult().getType().getElementType());
+/// Bytes of the B x Hq x Sq x Sk scores of `query` and `key` in `element`.
+static CheckedInt scoreBytes(Value query, Value key, Type element) {
+  auto q = cast<RankedTensorType>(query.getType());
+  auto k = cast<RankedTensorType>(key.getType());
+  return CheckedInt::product(q.getShape().drop_back()) * k.getDimSize(2) *
+         getElementByteSize(element);
+}
+
+static CheckedInt attentionScoreBytes(AttentionOp op) {
+  return scoreBytes(op.getQuery(), op.getKey(),
+                    op.getResult().getType().getElementType());
+}
+
+/// `bytes` (an op's operands or results) plus `copies` x `scores`.
+static int64_t plusScoreTraffic(int64_t bytes, int64_t copies,
+                                CheckedInt scores) {
+  return (CheckedInt::fromSaturated(bytes) + CheckedInt(copies) * scores)
+      .saturated();
 }
 
 int64_t AttentionOp::getBytesRead() {
-  return detail::sumOperandBytes(*this) + 2 * attentionScoreBytes(*this);
+  return plusScoreTraffic(detail::sumOperandBytes(*this), 2,
+                          attentionScoreBytes(*this));
 }
 
 int64_t AttentionOp::getBytesWritten() {
-  return detail::sumResultBytes(*this) + 2 * attentionScoreBytes(*this);
+  return plusScoreTraffic(detail::sumResultBytes(*this), 2,
+                          attentionScoreBytes(*this));
 }
 
 int64_t FlashAttentionOp::getFlops() {
-  RankedTensorType q = getQuery().getType();
-  int64_t batchHeads = q.getDimSize(0) * q.getDimSize(1);
   // As attention: Q K^T and P V over the unmasked pairs.
-  return 2 * batchHeads * getUnmaskedPairsPerHead() *
-         (q.getDimSize(3) + getValue().getType().getDimSize(3));
+  return attentionFlops(getQuery(), getUnmaskedPairsPerHead(),
+                        CheckedInt(getQuery().getType().getDimSize(3)) +
+                            getValue().getType().getDimSize(3));
 }
 
 MathPrecision FlashAttentionOp::getMathPrecision() {
@@ -257,10 +300,10 @@ MathPrecision FlashAttentionOp::getMathPrecision() {
 }
 
 /// Bytes of one key position's K and V rows.
-static int64_t kvRowBytes(Value key, Value value) {
+static double kvRowBytes(Value key, Value value) {
   auto k = cast<RankedTensorType>(key.getType());
   auto v = cast<RankedTensorType>(value.getType());
-  return (k.getDimSize(3) + v.getDimSize(3)) *
+  return (static_cast<double>(k.getDimSize(3)) + v.getDimSize(3)) *
          getElementByteSize(k.getElementType());
 }
 
@@ -305,13 +348,16 @@ struct Traffic {
 } // namespace
 
 /// Split-KV partial results: per split, an fp32 output row and its
-/// log-sum-exp, written by the splits and read by the combine.
-static int64_t splitPartialBytes(FlashAttentionOp op) {
+/// log-sum-exp, written by the splits and read by the combine. A figure,
+/// like the rest of the tiled traffic, so a double.
+static double splitPartialBytes(FlashAttentionOp op) {
   if (op.getNumSplits() <= 1)
     return 0;
   RankedTensorType out = op.getResult().getType();
-  int64_t rows = out.getDimSize(0) * out.getDimSize(1) * out.getDimSize(2);
-  return op.getNumSplits() * rows * (out.getDimSize(3) + 1) * 4;
+  double rows = static_cast<double>(out.getDimSize(0)) * out.getDimSize(1) *
+                out.getDimSize(2);
+  return static_cast<double>(op.getNumSplits()) * rows *
+         (static_cast<double>(out.getDimSize(3)) + 1) * 4;
 }
 
 /// The forward's DRAM traffic on `target` (no L2 reuse when null). Each block
@@ -321,17 +367,19 @@ static int64_t splitPartialBytes(FlashAttentionOp op) {
 static Traffic flashAttentionTraffic(FlashAttentionOp op,
                                      const GPUTarget *target) {
   RankedTensorType q = op.getQuery().getType();
-  int64_t batchKVHeads = q.getDimSize(0) * op.getKey().getType().getDimSize(1);
+  double batchKVHeads = static_cast<double>(q.getDimSize(0)) *
+                        op.getKey().getType().getDimSize(1);
   double rowBytes = kvRowBytes(op.getKey(), op.getValue());
-  double streamed = static_cast<double>(batchKVHeads) *
-                    op.getVisibleKeyBlocksPerKVHead() * op.getBlockKv() *
-                    rowBytes;
+  double streamed = batchKVHeads *
+                    static_cast<double>(op.getVisibleKeyBlocksPerKVHead()) *
+                    static_cast<double>(op.getBlockKv()) * rowBytes;
   double kvPerHead = op.getKey().getType().getDimSize(2) * rowBytes;
   double unique = std::min(streamed, batchKVHeads * kvPerHead);
-  double splits = std::max<int64_t>(1, op.getNumSplits());
-  double rows = static_cast<double>(q.getDimSize(1)) /
-                op.getKey().getType().getDimSize(1) * q.getDimSize(2);
-  double blocksPerHead = std::ceil(rows / op.getBlockQ());
+  double splits = std::max<double>(1, op.getNumSplits());
+  double kvHeads = std::max<int64_t>(1, op.getKey().getType().getDimSize(1));
+  double rows =
+      static_cast<double>(q.getDimSize(1)) / kvHeads * q.getDimSize(2);
+  double blocksPerHead = std::ceil(rows / std::max<double>(1, op.getBlockQ()));
   double miss = 1;
   if (target)
     miss = l2MissFraction(headsInFlight(blocksPerHead, batchKVHeads * splits,
@@ -343,7 +391,8 @@ static Traffic flashAttentionTraffic(FlashAttentionOp op,
                  (streamed - unique) * miss + splitPartialBytes(op);
   if (Value mask = op.getMask())
     traffic.read += getTensorByteSize(mask.getType());
-  traffic.written = memwall::detail::sumResultBytes(op) + splitPartialBytes(op);
+  traffic.written = static_cast<double>(memwall::detail::sumResultBytes(op)) +
+                    splitPartialBytes(op);
   return traffic;
 }
 
@@ -397,8 +446,9 @@ static Traffic flashAttentionGradTraffic(FlashAttentionGradOp op,
   traffic.read = keyValue + prePass + uniqueRead +
                  (streamedRead - uniqueRead) * miss +
                  rows * accumulator; // the post-pass
-  traffic.written = memwall::detail::sumResultBytes(op) + rows * 4 /*delta*/ +
-                    uniqueWritten + (streamedWritten - uniqueWritten) * miss;
+  traffic.written = static_cast<double>(memwall::detail::sumResultBytes(op)) +
+                    rows * 4 /*delta*/ + uniqueWritten +
+                    (streamedWritten - uniqueWritten) * miss;
   return traffic;
 }
 
@@ -409,12 +459,17 @@ static KernelWork tiledAttentionWork(Operation *op, Traffic traffic) {
   return work;
 }
 
+/// A traffic figure as an int64 count (truncated, as the model always has).
+static int64_t countTraffic(double bytes) {
+  return CheckedInt::fromDouble(bytes).saturated();
+}
+
 int64_t FlashAttentionOp::getBytesRead() {
-  return static_cast<int64_t>(flashAttentionTraffic(*this, nullptr).read);
+  return countTraffic(flashAttentionTraffic(*this, nullptr).read);
 }
 
 int64_t FlashAttentionOp::getBytesWritten() {
-  return static_cast<int64_t>(flashAttentionTraffic(*this, nullptr).written);
+  return countTraffic(flashAttentionTraffic(*this, nullptr).written);
 }
 
 KernelWork FlashAttentionOp::getKernelWork(const GPUTarget &target) {
@@ -422,11 +477,10 @@ KernelWork FlashAttentionOp::getKernelWork(const GPUTarget &target) {
 }
 
 int64_t FlashAttentionGradOp::getFlops() {
-  RankedTensorType q = getQuery().getType();
-  int64_t batchHeads = q.getDimSize(0) * q.getDimSize(1);
   // The five matmuls of FlashAttention-2's backward (as attention_grad).
-  return 2 * batchHeads * getUnmaskedPairsPerHead() *
-         (3 * q.getDimSize(3) + 2 * getValue().getType().getDimSize(3));
+  return attentionFlops(getQuery(), getUnmaskedPairsPerHead(),
+                        CheckedInt(3) * getQuery().getType().getDimSize(3) +
+                            CheckedInt(2) * getValue().getType().getDimSize(3));
 }
 
 MathPrecision FlashAttentionGradOp::getMathPrecision() {
@@ -434,12 +488,11 @@ MathPrecision FlashAttentionGradOp::getMathPrecision() {
 }
 
 int64_t FlashAttentionGradOp::getBytesRead() {
-  return static_cast<int64_t>(flashAttentionGradTraffic(*this, nullptr).read);
+  return countTraffic(flashAttentionGradTraffic(*this, nullptr).read);
 }
 
 int64_t FlashAttentionGradOp::getBytesWritten() {
-  return static_cast<int64_t>(
-      flashAttentionGradTraffic(*this, nullptr).written);
+  return countTraffic(flashAttentionGradTraffic(*this, nullptr).written);
 }
 
 KernelWork FlashAttentionGradOp::getKernelWork(const GPUTarget &target) {
@@ -501,36 +554,29 @@ int64_t ActivationGradOp::getFlops() {
     perElement = 3;
     break;
   }
-  return (perElement + 1) * resultElements(*this);
+  return flopsPerResultElement(*this, perElement + 1);
 }
 
 int64_t LayerNormGradOp::getFlops() {
-  int64_t elements = getNumElements(getInput().getType());
-  int64_t rows = numRows(elements, getInput().getType().getShape().back());
   // Recompute mean/rstd and xhat (4 per element + 4 per row), g = dy * w
   // (1), the two row means of g and g * xhat (3), dx = rstd * (g - mean(g) -
   // xhat * mean(g xhat)) (4), dweight += dy * xhat (2), dbias += dy (1).
-  return (getHasBias() ? 14 : 13) * elements + 6 * rows;
+  return rowOpFlops(getInput(), getHasBias() ? 14 : 13, 6);
 }
 
 int64_t RmsNormGradOp::getFlops() {
-  int64_t elements = getNumElements(getInput().getType());
-  int64_t rows = numRows(elements, getInput().getType().getShape().back());
   // Recompute r (2 per element + 3 per row), g = dy * w (1), mean(g * x)
   // (2), dx = r * g - x * r^3 * mean (3), dweight += dy * x * r (3).
-  return 11 * elements + 5 * rows;
+  return rowOpFlops(getInput(), 11, 5);
 }
 
 int64_t AttentionGradOp::getFlops() {
-  RankedTensorType q = getQuery().getType();
-  int64_t batchHeads = q.getDimSize(0) * q.getDimSize(1);
-  int64_t headDim = q.getDimSize(3);
-  int64_t valueDim = getValue().getType().getDimSize(3);
   // FlashAttention-2's backward: recompute S = Q K^T (D), dV = P^T dO (Dv),
   // dP = dO V^T (Dv), dQ = dS K (D), dK = dS^T Q (D), 2 FLOPs a pair each;
   // 2.5x the forward's matmul work for D = Dv.
-  return 2 * batchHeads * getUnmaskedPairsPerHead() *
-         (3 * headDim + 2 * valueDim);
+  return attentionFlops(getQuery(), getUnmaskedPairsPerHead(),
+                        CheckedInt(3) * getQuery().getType().getDimSize(3) +
+                            CheckedInt(2) * getValue().getType().getDimSize(3));
 }
 
 MathPrecision AttentionGradOp::getMathPrecision() {
@@ -543,19 +589,19 @@ KernelWork AttentionGradOp::getKernelWork(const GPUTarget &) {
 
 /// Untiled, the backward writes P and dS and reads each twice (as the
 /// forward does with the scores).
-static int64_t attentionGradScoreBytes(AttentionGradOp op) {
-  RankedTensorType q = op.getQuery().getType();
-  int64_t scores = q.getDimSize(0) * q.getDimSize(1) * q.getDimSize(2) *
-                   op.getKey().getType().getDimSize(2);
-  return scores * getElementByteSize(q.getElementType());
+static CheckedInt attentionGradScoreBytes(AttentionGradOp op) {
+  return scoreBytes(op.getQuery(), op.getKey(),
+                    op.getQuery().getType().getElementType());
 }
 
 int64_t AttentionGradOp::getBytesRead() {
-  return detail::sumOperandBytes(*this) + 4 * attentionGradScoreBytes(*this);
+  return plusScoreTraffic(detail::sumOperandBytes(*this), 4,
+                          attentionGradScoreBytes(*this));
 }
 
 int64_t AttentionGradOp::getBytesWritten() {
-  return detail::sumResultBytes(*this) + 2 * attentionGradScoreBytes(*this);
+  return plusScoreTraffic(detail::sumResultBytes(*this), 2,
+                          attentionGradScoreBytes(*this));
 }
 
 // One add per gradient element scattered into the table.
@@ -566,10 +612,10 @@ int64_t EmbeddingGradOp::getFlops() {
 int64_t CrossEntropyGradOp::getFlops() {
   RankedTensorType logits = getLogits().getType();
   int64_t classes = logits.getShape().back();
-  int64_t positions = numRows(logits.getNumElements(), classes);
+  CheckedInt positions = numRows(countElements(logits), classes);
   // Softmax recomputed (max, subtract, exp, sum: 4V + 1 per position), then
   // divide, subtract the one-hot and scale by dloss (3V).
-  return positions * (7 * classes + 1);
+  return (positions * (CheckedInt(7) * classes + 1)).saturated();
 }
 
 // Pure data movement.
@@ -579,5 +625,5 @@ int64_t PadOp::getFlops() { return 0; }
 int64_t AdamWOp::getFlops() {
   // Decay (2), m (3), v (4), bias corrections (2), sqrt, add eps, divide,
   // multiply by lr, subtract (5): 16 per parameter, as fused optimizers do.
-  return 16 * getNumElements(getParam().getType());
+  return (CheckedInt(16) * countElements(getParam().getType())).saturated();
 }

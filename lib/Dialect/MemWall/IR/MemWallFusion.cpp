@@ -104,20 +104,21 @@ unsigned FusionOp::getNumUnfusedKernels() {
 }
 
 int64_t FusionOp::getFlops() {
-  int64_t flops = 0;
+  CheckedInt flops = 0;
   for (Operation &op : getBodyBlock().without_terminator())
     if (auto cost = dyn_cast<CostOpInterface>(op))
-      flops += cost.getFlops();
-  return flops;
+      flops += CheckedInt::fromSaturated(cost.getFlops());
+  return flops.saturated();
 }
 
 int64_t FusionOp::getBytesRead() {
   // Each input once, however many body ops read it; unused inputs not at all.
-  int64_t bytes = 0;
+  CheckedInt bytes = 0;
   for (BlockArgument argument : getBodyBlock().getArguments())
     if (!argument.use_empty())
-      bytes += getGemmOperandBytes(getInputs()[argument.getArgNumber()]);
-  return bytes;
+      bytes += CheckedInt::fromSaturated(
+          getGemmOperandBytes(getInputs()[argument.getArgNumber()]));
+  return bytes.saturated();
 }
 
 int64_t FusionOp::getBytesWritten() { return detail::sumResultBytes(*this); }

@@ -13,10 +13,12 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 using namespace mlir;
 using namespace memwall;
@@ -29,23 +31,99 @@ int64_t memwall::getElementByteSize(Type elementType) {
   return (elementType.getIntOrFloatBitWidth() + 7) / 8;
 }
 
-int64_t memwall::getNumElements(Type type) {
+CheckedInt memwall::countElements(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
     return 0;
-  return tensor.getNumElements();
+  // Not ShapedType::getNumElements: it wraps.
+  return CheckedInt::product(tensor.getShape());
 }
 
-int64_t memwall::getTensorByteSize(Type type) {
+CheckedInt memwall::countTensorBytes(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape() ||
       !tensor.getElementType().isIntOrFloat())
     return 0;
+  CheckedInt elements = countElements(tensor);
   // Sub-byte elements (i4) are packed: two to a byte. i1 takes a byte.
   unsigned bits = tensor.getElementType().getIntOrFloatBitWidth();
-  if (bits > 1 && bits < 8)
-    return llvm::divideCeil(tensor.getNumElements() * bits, 8);
-  return tensor.getNumElements() * getElementByteSize(tensor.getElementType());
+  if (bits > 1 && bits < 8) {
+    std::optional<int64_t> count = elements.get();
+    if (!count)
+      return elements;
+    // ceil(count * bits / 8) without the product overflowing first.
+    return CheckedInt(*count / 8 * bits) +
+           static_cast<int64_t>(llvm::divideCeil(*count % 8 * bits, 8));
+  }
+  return elements * getElementByteSize(tensor.getElementType());
+}
+
+int64_t memwall::getNumElements(Type type) {
+  return countElements(type).saturated();
+}
+
+int64_t memwall::getTensorByteSize(Type type) {
+  return countTensorBytes(type).saturated();
+}
+
+/// A count too large for int64, from its factors: "2^64" when it is a power
+/// of two, else its value to three digits ("about 1.84e+19").
+static std::string describeHugeCount(ArrayRef<double> factors) {
+  double log2Count = 0;
+  bool powerOfTwo = true;
+  for (double factor : factors) {
+    int exponent;
+    powerOfTwo &= std::frexp(factor, &exponent) == 0.5;
+    log2Count += std::log2(factor);
+  }
+  if (powerOfTwo)
+    return "2^" + std::to_string(static_cast<int64_t>(std::llround(log2Count)));
+  return llvm::formatv("about {0:e2}", std::exp2(log2Count)).str();
+}
+
+LogicalResult
+memwall::verifyCountableTensor(Type type,
+                               function_ref<InFlightDiagnostic()> emitError) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return success();
+  SmallVector<double> factors(tensor.getShape());
+  if (countElements(tensor).overflowed())
+    return emitError() << type << " has " << describeHugeCount(factors)
+                       << " elements, more than memwall can count (int64)";
+  if (countTensorBytes(tensor).overflowed()) {
+    Type element = tensor.getElementType();
+    factors.push_back(element.getIntOrFloatBitWidth() < 8
+                          ? 0.5
+                          : getElementByteSize(element));
+    return emitError() << type << " takes " << describeHugeCount(factors)
+                       << " bytes, more than memwall can count (int64)";
+  }
+  return success();
+}
+
+LogicalResult memwall::detail::verifyCountable(Operation *op) {
+  for (TypeRange types :
+       {TypeRange(op->getOperandTypes()), TypeRange(op->getResultTypes())})
+    for (Type type : types)
+      if (failed(
+              verifyCountableTensor(type, [&] { return op->emitOpError(); })))
+        return failure();
+  // Every count is computed with CheckedInt and reports kUncountable when it
+  // does not fit.
+  auto cost = cast<CostOpInterface>(op);
+  CheckedInt read = CheckedInt::fromSaturated(cost.getBytesRead());
+  CheckedInt written = CheckedInt::fromSaturated(cost.getBytesWritten());
+  for (auto [count, what] :
+       {std::pair<CheckedInt, StringRef>{
+            CheckedInt::fromSaturated(cost.getFlops()), "FLOPs"},
+        {read, "bytes read"},
+        {written, "bytes written"},
+        {read + written, "bytes moved (read + written)"}})
+    if (count.overflowed())
+      return op->emitOpError()
+             << "its " << what << " are more than memwall can count (int64)";
+  return success();
 }
 
 /// Storage a weight-only quantized GEMM dequantizes from.
@@ -97,11 +175,13 @@ int64_t memwall::getGemmOperandBytes(Value operand) {
   // Scales run along the output channels: elements / K of them, times the
   // groups along K for i4.
   int64_t k = std::max<int64_t>(matmuls.front().getDims().k, 1);
-  int64_t channels = stored.getNumElements() / k;
+  int64_t channels = getNumElements(stored) / k;
   int64_t groups = stored.getElementType().isInteger(4)
                        ? llvm::divideCeil(k, kInt4GroupSize)
                        : 1;
-  return getTensorByteSize(stored) + channels * groups * kQuantScaleBytes;
+  return (countTensorBytes(stored) +
+          CheckedInt(channels) * groups * kQuantScaleBytes)
+      .saturated();
 }
 
 ArgKind memwall::getArgKind(FunctionOpInterface function, unsigned index) {
@@ -131,18 +211,20 @@ MathPrecision memwall::getContractionPrecision(Type elementType) {
   return MathPrecision::FP32;
 }
 
+/// Bytes of all `types`, kUncountable when they do not fit int64.
+static int64_t sumTensorBytes(TypeRange types) {
+  CheckedInt bytes = 0;
+  for (Type type : types)
+    bytes += countTensorBytes(type);
+  return bytes.saturated();
+}
+
 int64_t memwall::detail::sumOperandBytes(Operation *op) {
-  int64_t bytes = 0;
-  for (Type type : op->getOperandTypes())
-    bytes += getTensorByteSize(type);
-  return bytes;
+  return sumTensorBytes(op->getOperandTypes());
 }
 
 int64_t memwall::detail::sumResultBytes(Operation *op) {
-  int64_t bytes = 0;
-  for (Type type : op->getResultTypes())
-    bytes += getTensorByteSize(type);
-  return bytes;
+  return sumTensorBytes(op->getResultTypes());
 }
 
 /// Element type a contraction on `elementType` produces: tensor cores
@@ -309,6 +391,13 @@ MEMWALL_INFER_BROADCAST(MulOp)
 MEMWALL_INFER_BROADCAST(DivOp)
 #undef MEMWALL_INFER_BROADCAST
 
+LogicalResult ScaleOp::verify() {
+  double factor = getFactor().convertToDouble();
+  if (!std::isfinite(factor))
+    return emitOpError("factor must be a finite number, got ") << factor;
+  return success();
+}
+
 LogicalResult DropoutOp::verify() {
   double rate = getRate().convertToDouble();
   if (!(rate >= 0 && rate < 1))
@@ -378,9 +467,7 @@ MatmulOp::Dims MatmulOp::getDims() {
   dims.m = result.getShape()[result.getRank() - 2];
   dims.n = result.getShape().back();
   dims.k = lhsShape[rank - (getTransposeLhs() ? 2 : 1)];
-  // An empty matrix has no batch to count (and must not divide by zero).
-  dims.batch =
-      dims.m * dims.n == 0 ? 0 : result.getNumElements() / (dims.m * dims.n);
+  dims.batch = CheckedInt::product(result.getShape().drop_back(2)).saturated();
   return dims;
 }
 
@@ -516,14 +603,22 @@ double AttentionOp::getEffectiveScale() {
 /// (sk - sq) + i + 1 of them.
 static int64_t unmaskedPairs(int64_t sq, int64_t sk, bool causal) {
   if (!causal)
-    return sq * sk;
-  return sq * (sk - sq) + sq * (sq + 1) / 2;
+    return (CheckedInt(sq) * sk).saturated();
+  // sq (sq + 1) / 2 without overflowing before the halving.
+  CheckedInt triangle = sq % 2 == 0 ? CheckedInt(sq / 2) * (sq + 1)
+                                    : CheckedInt(sq) * ((sq + 1) / 2);
+  return (CheckedInt(sq) * (sk - sq) + triangle).saturated();
 }
 
 int64_t AttentionOp::getUnmaskedPairsPerHead() {
   return unmaskedPairs(getQuery().getType().getDimSize(2),
                        getKey().getType().getDimSize(2), getCausal());
 }
+
+/// Rows of the largest attention tile: 4096 rows of 16 bf16 elements are
+/// 128 KiB, more than half of any GPU's shared memory. The bound keeps the
+/// tiled traffic's closed forms short (they repeat per block residue).
+static constexpr int64_t kMaxAttentionBlock = 4096;
 
 /// The tile sizes and the log-sum-exp of the tiled forms.
 static LogicalResult verifyTiles(Operation *op, Value query, Value lse,
@@ -532,6 +627,10 @@ static LogicalResult verifyTiles(Operation *op, Value query, Value lse,
   if (blockQ <= 0 || blockKV <= 0)
     return op->emitOpError("block sizes must be positive, got block_q ")
            << blockQ << " and block_kv " << blockKV;
+  if (blockQ > kMaxAttentionBlock || blockKV > kMaxAttentionBlock)
+    return op->emitOpError("block sizes must be at most ")
+           << kMaxAttentionBlock << ", got block_q " << blockQ
+           << " and block_kv " << blockKV;
   auto expected =
       RankedTensorType::get({q.getDimSize(0), q.getDimSize(1), q.getDimSize(2)},
                             Float32Type::get(op->getContext()));
@@ -570,26 +669,97 @@ int64_t FlashAttentionOp::getUnmaskedPairsPerHead() {
                        getKey().getType().getDimSize(2), getCausal());
 }
 
+/// sum over i in [0, n) of floor((a i + b) / m), for n, a, b >= 0 and
+/// m > 0, in O(log m) steps (the Euclidean-like reduction of AtCoder's
+/// floor_sum). Overflowed when the sum does not fit int64; every term is
+/// non-negative, so a partial sum that does not fit means the sum does not.
+static CheckedInt sumFloorsOfLine(int64_t n, int64_t m, int64_t a, int64_t b) {
+  CheckedInt sum = 0;
+  while (n > 0) {
+    if (a >= m) {
+      CheckedInt pairs = n % 2 == 0 ? CheckedInt(n / 2) * (n - 1)
+                                    : CheckedInt(n) * ((n - 1) / 2);
+      sum += pairs * (a / m);
+      a %= m;
+    }
+    if (b >= m) {
+      sum += CheckedInt(n) * (b / m);
+      b %= m;
+    }
+    if (sum.overflowed())
+      return sum;
+    // a, b < m < 2^63 and n < 2^63: the line's last value fits 128 bits,
+    // and the next n (at most the current one) fits int64.
+    unsigned __int128 last = static_cast<unsigned __int128>(a) * n + b;
+    if (last < static_cast<unsigned __int128>(m))
+      break;
+    n = static_cast<int64_t>(last / m);
+    b = static_cast<int64_t>(last % m);
+    std::swap(m, a);
+  }
+  return sum;
+}
+
 int64_t FlashAttentionOp::getVisibleKeyBlocksPerKVHead() {
+  // Blocks of bq rows over the rows = group x Sq query rows of one KV head;
+  // row r is query r mod Sq of head r / Sq. A block sees the key blocks up
+  // to the diagonal of its largest query, maxQuery: Sq - 1 when it holds
+  // the last query of a head, else its last row's query. Closed forms per
+  // head keep this O(1) in the shape (a loop over blocks took Sq / bq steps).
   int64_t sq = getQuery().getType().getDimSize(2);
   int64_t sk = getKey().getType().getDimSize(2);
-  int64_t rows = getQuery().getType().getDimSize(1) /
-                 getKey().getType().getDimSize(1) * sq;
+  int64_t kvHeads = getKey().getType().getDimSize(1);
   int64_t bq = getBlockQ(), bkv = getBlockKv();
-  int64_t allBlocks = (sk + bkv - 1) / bkv, total = 0;
-  for (int64_t first = 0; first < rows; first += bq) {
-    if (!getCausal()) {
-      total += allBlocks;
-      continue;
-    }
-    // Row r is query r mod Sq of head r / Sq; a block spanning two heads
-    // holds query Sq - 1. Query i sees keys up to i + (sk - sq).
-    int64_t last = std::min(first + bq, rows) - 1;
-    int64_t maxQuery = last / sq != first / sq ? sq - 1 : last % sq;
-    int64_t visible = maxQuery + (sk - sq) + 1;
-    total += (visible + bkv - 1) / bkv;
+  if (kvHeads <= 0 || sq <= 0 || bq <= 0 || bkv <= 0)
+    return 0;
+  int64_t group = getQuery().getType().getDimSize(1) / kvHeads;
+  std::optional<int64_t> rows = (CheckedInt(group) * sq).get();
+  if (!rows)
+    return kUncountable;
+  int64_t blocks = llvm::divideCeil(*rows, bq);
+  int64_t allKeyBlocks = llvm::divideCeil(sk, bkv);
+  if (!getCausal() || bq >= sq)
+    // Every block holds a head's last query (a block of bq >= Sq rows holds
+    // every query; the last block ends at a head's end).
+    return (CheckedInt(blocks) * allKeyBlocks).saturated();
+  // Key blocks query i sees: keys up to i + (Sk - Sq).
+  int64_t offset = sk - sq;
+  auto keyBlocks = [&](int64_t maxQuery) {
+    return (maxQuery + offset) / bkv + 1;
+  };
+  // bq < Sq: a block holds at most one head's last query. The blocks ending
+  // in a head whose first row is `start` rows past a block boundary end at
+  // queries first, first + bq, ... where first = bq - 1 - start; the first
+  // of them holds the previous head's last query when start > 0. The sum
+  // over the ends is a floor sum.
+  auto blocksOfHead = [&](int64_t start, int64_t ends) {
+    int64_t first = bq - 1 - start;
+    CheckedInt total =
+        sumFloorsOfLine(ends, bkv, bq, first + offset) + CheckedInt(ends);
+    if (start != 0 && ends > 0)
+      total += keyBlocks(sq - 1) - keyBlocks(first);
+    return total;
+  };
+  // Heads but the last: their ends fall on [0, Sq). Head h starts
+  // (h Sq) mod bq past a boundary, which repeats every bq / gcd(Sq, bq)
+  // heads (block sizes are bounded, so this loop is short).
+  int64_t period = bq / std::gcd(sq, bq);
+  CheckedInt total = 0;
+  for (int64_t head = 0; head < std::min(period, group - 1); ++head) {
+    int64_t start =
+        static_cast<int64_t>(static_cast<unsigned __int128>(head) * sq % bq);
+    int64_t ends = (sq - 1 - (bq - 1 - start)) / bq + 1;
+    int64_t repeats = (group - 2 - head) / period + 1;
+    total += CheckedInt(repeats) * blocksOfHead(start, ends);
   }
-  return total;
+  // The last head: ends before its last row, then the final block, which
+  // ends on the last query.
+  int64_t start =
+      static_cast<int64_t>(static_cast<unsigned __int128>(group - 1) * sq % bq);
+  int64_t first = bq - 1 - start;
+  int64_t ends = first <= sq - 2 ? (sq - 2 - first) / bq + 1 : 0;
+  total += blocksOfHead(start, ends) + keyBlocks(sq - 1);
+  return total.saturated();
 }
 
 LogicalResult FlashAttentionGradOp::verify() {
@@ -736,7 +906,12 @@ KVCacheAppendOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                " and update ", shapeString(update->getShape()),
                                " must agree on every dimension but 2");
   SmallVector<int64_t> shape(cache->getShape());
-  shape[2] += update->getDimSize(2);
+  std::optional<int64_t> length =
+      (CheckedInt(shape[2]) + update->getDimSize(2)).get();
+  if (!length)
+    return emitOptionalError(loc, "cache and update lengths add up to more "
+                                  "than int64");
+  shape[2] = *length;
   inferred.push_back(RankedTensorType::get(shape, cache->getElementType()));
   return success();
 }
@@ -778,24 +953,23 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
       getStaticTensor(loc, adaptor.getInput(), "input");
   if (failed(input))
     return failure();
-  int64_t elements = 1;
-  bool overflowed = false;
-  for (int64_t dim : adaptor.getShape()) {
+  for (int64_t dim : adaptor.getShape())
     if (dim < 0)
       return emitOptionalError(loc, "shape ", shapeString(adaptor.getShape()),
                                " has a negative dimension");
-    overflowed |= llvm::MulOverflow(elements, dim, elements);
-  }
-  if (overflowed)
-    return emitOptionalError(
-        loc, "cannot reshape ", shapeString(input->getShape()), " (",
-        input->getNumElements(), " elements) to ",
-        shapeString(adaptor.getShape()), " (more than 2^63 elements)");
-  if (elements != input->getNumElements())
-    return emitOptionalError(
-        loc, "cannot reshape ", shapeString(input->getShape()), " (",
-        input->getNumElements(), " elements) to ",
-        shapeString(adaptor.getShape()), " (", elements, " elements)");
+  auto describe = [](CheckedInt elements) {
+    std::optional<int64_t> count = elements.get();
+    return count ? std::to_string(*count) : "more than 2^63";
+  };
+  CheckedInt inputElements = countElements(*input);
+  CheckedInt elements = CheckedInt::product(adaptor.getShape());
+  if (elements.overflowed() || inputElements.overflowed() ||
+      elements != inputElements)
+    return emitOptionalError(loc, "cannot reshape ",
+                             shapeString(input->getShape()), " (",
+                             describe(inputElements), " elements) to ",
+                             shapeString(adaptor.getShape()), " (",
+                             describe(elements), " elements)");
   inferred.push_back(
       RankedTensorType::get(adaptor.getShape(), input->getElementType()));
   return success();
@@ -898,7 +1072,12 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
             loc, "input #", index + 1, " has shape ",
             shapeString(type->getShape()), ", which differs from ",
             shapeString(first->getShape()), " outside axis ", *axis);
-    shape[*axis] += type->getDimSize(*axis);
+    std::optional<int64_t> joined =
+        (CheckedInt(shape[*axis]) + type->getDimSize(*axis)).get();
+    if (!joined)
+      return emitOptionalError(loc, "the inputs' axis-", *axis,
+                               " sizes add up to more than int64");
+    shape[*axis] = *joined;
   }
   inferred.push_back(RankedTensorType::get(shape, first->getElementType()));
   return success();
@@ -1102,7 +1281,13 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
     if (before < 0 || after < 0)
       return emitOptionalError(loc, "padding must be >= 0, got low ",
                                shapeString(low), " high ", shapeString(high));
-    shape.push_back(size + before + after);
+    std::optional<int64_t> padded = (CheckedInt(size) + before + after).get();
+    if (!padded)
+      return emitOptionalError(loc, "padding ", shapeString(low), " and ",
+                               shapeString(high), " of ",
+                               shapeString(input->getShape()),
+                               " gives a dimension larger than int64");
+    shape.push_back(*padded);
   }
   inferred.push_back(RankedTensorType::get(shape, input->getElementType()));
   return success();
@@ -1149,8 +1334,12 @@ LogicalResult AdamWOp::verify() {
   if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1))
     return emitOpError("betas must be in [0, 1), got ")
            << beta1 << " and " << beta2;
-  if (!(eps > 0))
-    return emitOpError("eps must be > 0, got ") << eps;
+  if (!(eps > 0) || !std::isfinite(eps))
+    return emitOpError("eps must be a positive finite number, got ") << eps;
+  double weightDecay = getWeightDecay().convertToDouble();
+  if (!std::isfinite(weightDecay))
+    return emitOpError("weight_decay must be a finite number, got ")
+           << weightDecay;
   if (getStep() < 1)
     return emitOpError("step must be >= 1, got ") << getStep();
   return success();

@@ -5,6 +5,7 @@
 
 #include "memwall/Hardware/GPUTarget.h"
 #include "memwall/Hardware/Roofline.h"
+#include "memwall/Support/CheckedInt.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -24,14 +25,28 @@ int64_t sumOperandBytes(mlir::Operation *op);
 int64_t sumResultBytes(mlir::Operation *op);
 /// `op` (a CostOpInterface op) as a kernel on the CUDA cores.
 KernelWork defaultKernelWork(mlir::Operation *op);
+/// The check every memwall op's verifier ends with (CostOpInterface's
+/// verifier): each tensor it reads or writes, and its FLOPs and bytes, are
+/// countable in int64, so nothing computed from verified IR wraps.
+mlir::LogicalResult verifyCountable(mlir::Operation *op);
 } // namespace detail
 
 /// Bytes one element of `elementType` occupies in memory (i1 takes a byte).
 int64_t getElementByteSize(mlir::Type elementType);
-/// Bytes of a statically shaped tensor (0 for anything else).
+/// Elements and bytes of a statically shaped tensor (0 for anything else),
+/// overflowed when they do not fit int64.
+CheckedInt countElements(mlir::Type type);
+CheckedInt countTensorBytes(mlir::Type type);
+/// The same as int64 counts: kUncountable when they do not fit, which
+/// verified IR never holds.
 int64_t getTensorByteSize(mlir::Type type);
-/// Number of elements of a statically shaped tensor.
 int64_t getNumElements(mlir::Type type);
+/// Fails with "<type> has 2^64 elements, more than memwall can count
+/// (int64)" (or the same for its bytes), after what `emitError` starts,
+/// when a statically shaped tensor type's counts do not fit int64.
+mlir::LogicalResult
+verifyCountableTensor(mlir::Type type,
+                      llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 /// Tensor-core precision a contraction on `elementType` runs at.
 MathPrecision getContractionPrecision(mlir::Type elementType);
 

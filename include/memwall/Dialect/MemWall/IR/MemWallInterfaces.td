@@ -15,6 +15,10 @@ def MemWall_CostOpInterface : OpInterface<"CostOpInterface"> {
     Bytes default to "read every operand once, write every result once";
     ops whose traffic differs (a gather reads only the rows it selects, a
     reshape is a view) override them.
+
+    Counts are computed with overflow checks (memwall/Support/CheckedInt.h)
+    and are kUncountable (INT64_MAX) when they do not fit int64; the
+    interface's verifier rejects such an op, so verified IR never has one.
   }];
   let methods = [
     InterfaceMethod<[{
@@ -50,6 +54,10 @@ def MemWall_CostOpInterface : OpInterface<"CostOpInterface"> {
         return ::memwall::detail::defaultKernelWork($_op.getOperation());
       }]>
   ];
+  // After the op's own verifier (and its body's), which the counts rely on:
+  // no tensor, FLOP or byte count of the op overflows int64.
+  let verify = [{ return ::memwall::detail::verifyCountable($_op); }];
+  let verifyWithRegions = 1;
 }
 
 #endif // MEMWALL_DIALECT_MEMWALL_IR_MEMWALLINTERFACES_TD

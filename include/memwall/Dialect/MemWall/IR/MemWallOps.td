@@ -283,6 +283,7 @@ def MemWall_ScaleOp : MemWall_Op<"scale", [SameOperandsAndResultType, InferTypeO
   let arguments = (ins MemWall_ComputeTensor:$input, F64Attr:$factor);
   let results = (outs MemWall_ComputeTensor:$result);
   let assemblyFormat = "$input `by` $factor attr-dict `:` type($input)";
+  let hasVerifier = 1;
 }
 
 def MemWall_GeluOp : MemWall_Op<"gelu", [SameOperandsAndResultType, InferTypeOpInterface]> {
