@@ -94,9 +94,11 @@ memwall::estimateCommunication(const CommunicationInputs &in,
       allGather = f * p;
       forwardOnce += onLink(allGather);
     }
-    s.allReduceBytes = static_cast<int64_t>(allReduce);
-    s.reduceScatterBytes = static_cast<int64_t>(reduceScatter);
-    s.allGatherBytes = static_cast<int64_t>(allGather);
+    // Figures past int64 (an all-reduce moves twice the gradients) read
+    // kUncountable rather than overflowing the conversion.
+    s.allReduceBytes = CheckedInt::fromDouble(allReduce).saturated();
+    s.reduceScatterBytes = CheckedInt::fromDouble(reduceScatter).saturated();
+    s.allGatherBytes = CheckedInt::fromDouble(allGather).saturated();
     s.collectiveSeconds =
         onLink(allReduce) + onLink(reduceScatter) + onLink(allGather);
   }
@@ -128,7 +130,7 @@ memwall::estimateCommunication(const CommunicationInputs &in,
       exposed += onPcie(shard * p);
     }
   }
-  s.offloadBytes = static_cast<int64_t>(offloadBytes);
+  s.offloadBytes = CheckedInt::fromDouble(offloadBytes).saturated();
   s.offloadSeconds = offloadSeconds;
 
   auto excess = [](double comm, double compute) {
@@ -187,13 +189,16 @@ memwall::getCommunicationInputs(func::FuncOp function,
   }
   if (!training)
     return std::nullopt;
+  CheckedInt paramBytes = 0, params = 0;
   for (BlockArgument arg : function.getArguments())
     if (auto kind = function.getArgAttrOfType<ArgKindAttr>(
             arg.getArgNumber(), MemWallDialect::kArgKindAttrName);
         kind && kind.getValue() == ArgKind::Weight) {
-      in.paramBytes += getTensorByteSize(arg.getType());
-      in.params += getNumElements(arg.getType());
+      paramBytes += countTensorBytes(arg.getType());
+      params += countElements(arg.getType());
     }
+  in.paramBytes = paramBytes.saturated();
+  in.params = params.saturated();
   // Gradients have the weights' dtype (docs/memory.md, precision table).
   in.gradientBytes = in.paramBytes;
   in.hasOptimizer = hasOptimizerStep(function);

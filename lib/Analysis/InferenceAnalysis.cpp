@@ -55,6 +55,8 @@ memwall::analyzeInference(func::FuncOp function, const GPUTarget &target) {
   InferenceSummary summary;
   double stepSeconds = 0, memoryBoundSeconds = 0, gemmSeconds = 0,
          gemmBytes = 0;
+  // Byte sums are checked (kUncountable past int64, never wrapped).
+  CheckedInt stepBytes = 0, weightBytesPerStep = 0, kvCacheBytes = 0;
   std::optional<MathPrecision> gemmPrecision;
   for (Operation &op : body.without_terminator()) {
     auto cost = dyn_cast<CostOpInterface>(&op);
@@ -65,21 +67,21 @@ memwall::analyzeInference(func::FuncOp function, const GPUTarget &target) {
     RooflineEstimate estimate = estimateKernelTime(work, target);
     double bytes = totalBytes(work);
     stepSeconds += estimate.timeSeconds;
-    summary.totalBytes += static_cast<int64_t>(bytes);
+    stepBytes += CheckedInt::fromDouble(bytes);
     if (estimate.memoryBound)
       memoryBoundSeconds += estimate.timeSeconds;
 
     // A GEMM with a weight operand streams that weight.
-    int64_t weightBytes = 0;
+    CheckedInt weightBytes = 0;
     for (Value operand : op.getOperands())
       if (BlockArgument arg = getRootArgument(operand);
           arg && arg.getParentBlock() == &body &&
           getArgKind(function, arg.getArgNumber()) == ArgKind::Weight &&
           cast<RankedTensorType>(operand.getType()).getRank() >= 2)
-        weightBytes += getGemmOperandBytes(operand);
+        weightBytes += CheckedInt::fromSaturated(getGemmOperandBytes(operand));
     MatmulOp matmul = matmulOf(&op);
-    if (matmul && weightBytes > 0) {
-      summary.weightBytes += weightBytes;
+    if (matmul && weightBytes != CheckedInt(0)) {
+      weightBytesPerStep += weightBytes;
       summary.weightGemmFlops += static_cast<double>(cost.getFlops());
       gemmBytes += bytes;
       gemmSeconds += estimate.timeSeconds;
@@ -87,7 +89,7 @@ memwall::analyzeInference(func::FuncOp function, const GPUTarget &target) {
       int64_t columns = result.getDimSize(result.getRank() - 1);
       summary.tokensPerStep =
           std::max(summary.tokensPerStep,
-                   columns ? result.getNumElements() / columns : int64_t(0));
+                   columns > 0 ? getNumElements(result) / columns : int64_t(0));
       if (!gemmPrecision)
         gemmPrecision = cost.getMathPrecision();
     }
@@ -108,9 +110,12 @@ memwall::analyzeInference(func::FuncOp function, const GPUTarget &target) {
         if (BlockArgument arg = getRootArgument(operand);
             arg && arg.getParentBlock() == &body &&
             getArgKind(function, arg.getArgNumber()) == ArgKind::KVCache)
-          summary.kvCacheBytes += getTensorByteSize(operand.getType());
+          kvCacheBytes += countTensorBytes(operand.getType());
     });
   }
+  summary.totalBytes = stepBytes.saturated();
+  summary.weightBytes = weightBytesPerStep.saturated();
+  summary.kvCacheBytes = kvCacheBytes.saturated();
   if (summary.weightBytes == 0 || stepSeconds <= 0)
     return std::nullopt;
   summary.weightGemmIntensity =
@@ -120,11 +125,13 @@ memwall::analyzeInference(func::FuncOp function, const GPUTarget &target) {
   summary.weightGemmTimeFraction = gemmSeconds / stepSeconds;
   summary.memoryBoundTimeFraction = memoryBoundSeconds / stepSeconds;
   if (summary.weightGemmIntensity > 0)
-    summary.tokensAtRidge = static_cast<int64_t>(std::ceil(
-        summary.tokensPerStep * summary.ridge / summary.weightGemmIntensity));
+    summary.tokensAtRidge =
+        CheckedInt::fromDouble(std::ceil(summary.tokensPerStep * summary.ridge /
+                                         summary.weightGemmIntensity))
+            .saturated();
   // At the bandwidth a copy kernel reaches, not the datasheet's.
   summary.bandwidthFloorSeconds =
-      static_cast<double>(summary.weightBytes + summary.kvCacheBytes) /
+      (static_cast<double>(summary.weightBytes) + summary.kvCacheBytes) /
       target.achievable.memoryBandwidth;
   summary.stepSeconds = stepSeconds;
   summary.tokensPerSecond = summary.tokensPerStep / stepSeconds;

@@ -58,22 +58,26 @@ struct WeightBytes {
 };
 
 WeightBytes getWeightBytes(func::FuncOp function) {
-  WeightBytes bytes;
+  // Checked sums: kUncountable past int64, never wrapped.
+  CheckedInt total = 0, gemm = 0, gemmElements = 0, gemmChannels = 0;
   for (BlockArgument arg : function.getArguments()) {
     if (getArgKind(function, arg.getArgNumber()) != ArgKind::Weight)
       continue;
-    int64_t size = getTensorByteSize(arg.getType());
-    bytes.total += size;
+    CheckedInt size = countTensorBytes(arg.getType());
+    total += size;
     auto type = cast<RankedTensorType>(arg.getType());
     if (type.getRank() < 2 || !readOnlyByGemms(arg))
       continue;
-    bytes.gemm += size;
-    bytes.gemmElements += type.getNumElements();
+    gemm += size;
+    int64_t elements = getNumElements(type);
+    gemmElements += CheckedInt::fromSaturated(elements);
     // Linear weights are stored [K, N] (as memwall-gen writes them).
     int64_t k = std::max<int64_t>(type.getDimSize(type.getRank() - 2), 1);
-    bytes.gemmChannels += type.getNumElements() / k;
+    gemmChannels += elements == kUncountable ? CheckedInt::overflow()
+                                             : CheckedInt(elements / k);
   }
-  return bytes;
+  return {total.saturated(), gemm.saturated(), gemmElements.saturated(),
+          gemmChannels.saturated()};
 }
 
 /// Bytes of the GEMM weights quantized to `bits` with getGemmOperandBytes'
@@ -110,7 +114,7 @@ InferenceShape memwall::getInferenceShape(func::FuncOp function) {
         getArgKind(function, arg.getArgNumber()) == ArgKind::Input) {
       shape.batch = type.getDimSize(0);
       shape.newTokens =
-          type.getNumElements() / std::max<int64_t>(type.getDimSize(0), 1);
+          getNumElements(type) / std::max<int64_t>(type.getDimSize(0), 1);
       break;
     }
   }

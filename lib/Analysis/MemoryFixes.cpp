@@ -192,17 +192,17 @@ int64_t batchSize(func::FuncOp function) {
 }
 
 int64_t weightBytes(func::FuncOp function, Type *elementType = nullptr) {
-  int64_t bytes = 0;
+  CheckedInt bytes = 0;
   for (BlockArgument arg : function.getArguments()) {
     auto kind = function.getArgAttrOfType<ArgKindAttr>(
         arg.getArgNumber(), MemWallDialect::kArgKindAttrName);
     if (kind && kind.getValue() == ArgKind::Weight) {
-      bytes += getTensorByteSize(arg.getType());
+      bytes += countTensorBytes(arg.getType());
       if (elementType)
         *elementType = cast<RankedTensorType>(arg.getType()).getElementType();
     }
   }
-  return bytes;
+  return bytes.saturated();
 }
 
 } // namespace
@@ -239,9 +239,12 @@ BudgetSummary memwall::planBudget(func::FuncOp function,
     in.backwardSeconds = times.backward;
     in.optimizerSeconds = times.optimizer;
     in.microSteps = microSteps;
-    in.paramBytes = static_cast<int64_t>(in.paramBytes * paramScale);
-    in.gradientBytes = static_cast<int64_t>(in.gradientBytes * paramScale);
-    in.params = static_cast<int64_t>(in.params * paramScale);
+    auto scale = [&](int64_t count) {
+      return CheckedInt::fromDouble(count * paramScale).saturated();
+    };
+    in.paramBytes = scale(in.paramBytes);
+    in.gradientBytes = scale(in.gradientBytes);
+    in.params = scale(in.params);
     return estimateCommunication(in, options, target).stepSeconds;
   };
   const PhaseTimes baseTimes = predictPhaseTimes(function, target, TimeModel());
@@ -334,7 +337,7 @@ BudgetSummary memwall::planBudget(func::FuncOp function,
     // The fp32 master copy joins the optimizer states.
     if (memory.training)
       scaling.extraOptimizerBytes =
-          static_cast<int64_t>(paramBytes * optimizerShare);
+          CheckedInt::fromDouble(paramBytes * optimizerShare).saturated();
     TimeModel model;
     model.byteScale = 0.5;
     model.contractionPrecision = MathPrecision::BF16;

@@ -96,13 +96,9 @@ std::string memwall::whyNoAttentionKernel(FlashAttentionOp op) {
            std::to_string(kMaxAttentionSplits) + " splits, got " +
            std::to_string(op.getNumSplits());
   AttentionKernelPlan plan = planAttentionKernel(op);
-  // CUDA's grid limits: 2^31 - 1 blocks along x, 65535 along y and z.
   for (const std::array<int64_t, 3> &grid : {plan.grid, plan.combineGrid})
-    if (grid[0] > std::numeric_limits<int32_t>::max() || grid[1] > 65535 ||
-        grid[2] > 65535)
-      return "the attention kernel's grid (" + std::to_string(grid[0]) + ", " +
-             std::to_string(grid[1]) + ", " + std::to_string(grid[2]) +
-             ") exceeds CUDA's limits (2^31 - 1, 65535, 65535)";
+    if (std::string why = whyGridCannotLaunch(grid); !why.empty())
+      return "the attention kernel: " + why;
   // cp.async moves 16-byte chunks: every thread moves the same number.
   for (auto [rows, width] :
        {std::pair{plan.blockQ, s.d}, std::pair{plan.blockKV, s.d},
@@ -164,7 +160,7 @@ public:
     if (Value maskOperand = op.getMask()) {
       auto maskType = cast<RankedTensorType>(maskOperand.getType());
       params.push_back(
-          flat(maskType.getNumElements(), maskType.getElementType()));
+          flat(getNumElements(maskType), maskType.getElementType()));
     }
     params.push_back(flat(outRows * s.dv, outType));
     params.push_back(flat(outRows, b.getF32Type()));

@@ -3,6 +3,7 @@
 #include "memwall/Target/Bundle.h"
 
 #include "AttentionCodegen.h"
+#include "KernelBuilding.h"
 #include "KernelCodegen.h"
 #include "LayoutCodegen.h"
 
@@ -237,16 +238,16 @@ memwall::exportReferenceGraph(func::FuncOp function) {
                       "constants");
         return WalkResult::interrupt();
       }
-      addValue(constant.getResult());
-      ops.push_back(llvm::json::Object{
-          {"op", "constant"},
-          {"loc", formatLocationForReport(op->getLoc())},
       // JSON has no inf or nan.
       if (!splat.getSplatValue<APFloat>().isFinite()) {
         op->emitError("the reference interpreter runs only finite splat "
                       "constants");
         return WalkResult::interrupt();
       }
+      addValue(constant.getResult());
+      ops.push_back(llvm::json::Object{
+          {"op", "constant"},
+          {"loc", formatLocationForReport(op->getLoc())},
           {"operands", llvm::json::Array()},
           {"results", llvm::json::Array{namer.name(constant.getResult())}},
           {"attrs",
@@ -326,13 +327,13 @@ std::optional<int64_t> memwall::planArena(std::vector<BundleBuffer> &buffers) {
         break;
       offset = std::max(offset, end);
     }
+    std::optional<int64_t> end = (CheckedInt(offset) + *size).get();
+    if (!end)
+      return std::nullopt;
     buffer.offset = offset;
     arena = std::max(arena, *end);
     placed.push_back(i);
   }
-    std::optional<int64_t> end = (CheckedInt(offset) + *size).get();
-    if (!end)
-      return std::nullopt;
   for (BundleBuffer &buffer : buffers)
     if (buffer.aliasOf >= 0)
       buffer.offset = buffers[buffer.aliasOf].offset;
@@ -428,6 +429,15 @@ private:
   }
 
   int64_t stepIndex() const { return bundle.steps.size(); }
+
+  /// Fails, at `op`, unless CUDA can launch `grid`.
+  static LogicalResult checkGrid(Operation *op,
+                                 const std::array<int64_t, 3> &grid) {
+    if (std::string why = whyGridCannotLaunch(grid); !why.empty())
+      return op->emitError("codegen cannot run '")
+             << op->getName() << "': " << why;
+    return success();
+  }
 
   /// Marks `buffer` (and what it views) used by the step being added.
   void use(int buffer) {
@@ -560,6 +570,8 @@ private:
       return failure();
     const KernelGeometry &geometry = analysis->geometry;
     step.grid = {geometry.gridSize, 1, 1};
+    if (failed(checkGrid(op, step.grid)))
+      return failure();
     step.block = {geometry.threadsPerBlock, 1, 1};
     step.sharedBytes = 0; // static shared memory is part of the kernel
     for (const KernelInput &input : analysis->inputs)
@@ -574,6 +586,8 @@ private:
   /// kv_cache_append.
   LogicalResult planLayout(Operation *op) {
     LayoutKernelPlan plan = planLayoutKernel(op);
+    if (failed(checkGrid(op, plan.grid)))
+      return failure();
     BundleStep step = kernelStep(
         op->getName().stripDialect(), {op},
         estimateOpRoofline(cast<CostOpInterface>(op), target).timeSeconds);
@@ -778,6 +792,10 @@ private:
 FailureOr<Bundle> memwall::compileBundle(ModuleOp module,
                                          const GPUTarget &target,
                                          const CompileOptions &options) {
+  // Buffer, FLOP and byte totals that fit int64 keep every offset, arena
+  // and prediction below countable.
+  if (failed(verifyCountableTotals(module)))
+    return failure();
   BundleCompiler compiler(module, target, options);
   // The reference names of the returned values, taken from the unfused IR.
   for (func::FuncOp function : module.getOps<func::FuncOp>()) {
@@ -804,10 +822,6 @@ FailureOr<Bundle> memwall::compileBundle(ModuleOp module,
       if (auto argument = dyn_cast<BlockArgument>(value)) {
         ValueNamer namer;
         compiler.outputReferenceNames.push_back(namer.name(argument));
-  // Buffer, FLOP and byte totals that fit int64 keep every offset, arena
-  // and prediction below countable.
-  if (failed(verifyCountableTotals(module)))
-    return failure();
       } else {
         compiler.outputReferenceNames.push_back(resultNames.lookup(value));
       }

@@ -14,6 +14,10 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
+#include <array>
+#include <limits>
+#include <string>
+
 namespace memwall {
 
 inline mlir::Value indexConstant(mlir::ImplicitLocOpBuilder &b, int64_t value) {
@@ -34,6 +38,19 @@ inline mlir::MemRefType flatMemRefType(int64_t elements, mlir::Type element) {
 inline mlir::MemRefType flatMemRefType(mlir::Value tensor) {
   auto type = llvm::cast<mlir::RankedTensorType>(tensor.getType());
   return flatMemRefType(type.getNumElements(), type.getElementType());
+}
+
+/// Why CUDA cannot launch `grid` ("" when it can): 1 to 2^31 - 1 blocks
+/// along x, 1 to 65535 along y and z. An empty tensor's grid has no block.
+inline std::string whyGridCannotLaunch(const std::array<int64_t, 3> &grid) {
+  if (grid[0] < 1 || grid[1] < 1 || grid[2] < 1)
+    return "empty tensors run no generated kernel";
+  if (grid[0] > std::numeric_limits<int32_t>::max() || grid[1] > 65535 ||
+      grid[2] > 65535)
+    return "its grid (" + std::to_string(grid[0]) + ", " +
+           std::to_string(grid[1]) + ", " + std::to_string(grid[2]) +
+           ") exceeds CUDA's limits (2^31 - 1, 65535, 65535)";
+  return "";
 }
 
 /// A kernel `name` at `b`'s insertion point, run by 1-D blocks of `threads`

@@ -568,30 +568,30 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(verifyCountableTotals(module)))
+      return signalPassFailure();
     func::FuncOp function = getMainFunction(module);
     if (!function)
       return;
     std::optional<RematGraph> graph = RematGraph::build(function, target);
     if (!graph)
       return; // inference: nothing is saved for a backward
+    if (std::string why = whyRematProblemIsInvalid(graph->problem);
+        !why.empty()) {
+      function.emitError("memwall-remat: ") << why;
+      return signalPassFailure();
+    }
     MemorySummary before = simulateMemory(function, sharding);
     std::vector<Candidate> baselineRuns = baselines(function, *graph);
 
     std::optional<Candidate> chosen;
     std::optional<double> solverOverhead;
-    if (failed(verifyCountableTotals(module)))
-      return signalPassFailure();
     bool baselineWon = false;
     if (before.peakBytes <= budgetBytes) {
       chosen = baselineRuns.front(); // none: nothing to solve
       chosen->plan.solver = stringifyRematSolver(solveOptions.solver);
     } else {
       chosen = fitBest(function, *graph, budgetBytes, before.peakBytes,
-    if (std::string why = whyRematProblemIsInvalid(graph->problem);
-        !why.empty()) {
-      function.emitError("memwall-remat: ") << why;
-      return signalPassFailure();
-    }
                        solveOptions);
       if (chosen)
         solverOverhead = chosen->plan.cost;

@@ -55,9 +55,9 @@ struct RooflineReportPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    RooflineReport report = buildRooflineReport(module, target);
     if (failed(verifyCountableTotals(module)))
       return signalPassFailure();
+    RooflineReport report = buildRooflineReport(module, target);
     if (report.modelName.empty()) {
       if (auto fileLoc = dyn_cast<FileLineColLoc>(module.getLoc()))
         report.modelName = fileLoc.getFilename().str();

@@ -7,6 +7,14 @@
 // RUN: not memwall-compile %S/Inputs/empty-rows.mlir -o %t/b 2>&1 | FileCheck %s --check-prefix=EMPTY
 // EMPTY: empty-rows.mlir:2:8: error: codegen cannot run 'memwall.relu': empty tensors run no generated kernel
 // EMPTY-NOT: error
+// RUN: not memwall-compile %S/Inputs/empty-transpose.mlir -o %t/b 2>&1 | FileCheck %s --check-prefix=EMPTY-LAYOUT
+// EMPTY-LAYOUT: empty-transpose.mlir:2:8: error: codegen cannot run 'memwall.transpose': empty tensors run no generated kernel
+// EMPTY-LAYOUT-NOT: error
+
+// 2^45 elements are countable, but 2^33 blocks are more than CUDA launches.
+// RUN: not memwall-compile %S/Inputs/huge-grid.mlir -o %t/b 2>&1 | FileCheck %s --check-prefix=GRID
+// GRID: huge-grid.mlir:2:8: error: codegen cannot run 'memwall.relu': its grid (8589934592, 1, 1) exceeds CUDA's limits (2^31 - 1, 65535, 65535)
+// GRID-NOT: error
 
 // Buffers of 2^61 bytes: each fits, the arena of four does not (it wrapped
 // to arena_bytes 0).
