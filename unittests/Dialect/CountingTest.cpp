@@ -83,6 +83,29 @@ TEST(CheckedIntTest, DoublesBecomeCountsOnlyInRange) {
                   .overflowed());
 }
 
+TEST(TensorCountsTest, ElementsAndBytesAreExactOrUncountable) {
+  MLIRContext context;
+  auto tensor = [&](ArrayRef<int64_t> shape, Type element) {
+    return RankedTensorType::get(shape, element);
+  };
+  Type f32 = Float32Type::get(&context);
+  Type i4 = IntegerType::get(&context, 4);
+  Type i1 = IntegerType::get(&context, 1);
+  int64_t big = int64_t(1) << 62;
+  EXPECT_EQ(countElements(tensor({big}, f32)).get(), big);
+  EXPECT_TRUE(countTensorBytes(tensor({big}, f32)).overflowed());
+  EXPECT_EQ(getTensorByteSize(tensor({big}, f32)), kUncountable);
+  // i4 packs two to a byte: 2^62 elements are 2^61 bytes, though 2^62 x 4
+  // bits would not fit.
+  EXPECT_EQ(countTensorBytes(tensor({big}, i4)).get(), big / 2);
+  EXPECT_EQ(countTensorBytes(tensor({3}, i4)).get(), 2);
+  EXPECT_EQ(countTensorBytes(tensor({big}, i1)).get(), big);
+  // ShapedType::getNumElements wraps 2^32 x 2^32 to 0.
+  EXPECT_EQ(getNumElements(tensor({int64_t(1) << 32, int64_t(1) << 32}, f32)),
+            kUncountable);
+  EXPECT_EQ(getNumElements(tensor({4, 0, big}, f32)), 0);
+}
+
 /// The loop getVisibleKeyBlocksPerKVHead ran before its closed form (it took
 /// Sq / block_q steps per cost query), verbatim.
 int64_t visibleKeyBlocksByLoop(int64_t heads, int64_t kvHeads, int64_t sq,

@@ -92,10 +92,11 @@ memwall::verifyCountableTensor(Type type,
     return emitError() << type << " has " << describeHugeCount(factors)
                        << " elements, more than memwall can count (int64)";
   if (countTensorBytes(tensor).overflowed()) {
+    // As countTensorBytes: i4 packs two to a byte, i1 takes a byte.
     Type element = tensor.getElementType();
-    factors.push_back(element.getIntOrFloatBitWidth() < 8
-                          ? 0.5
-                          : getElementByteSize(element));
+    unsigned bits = element.getIntOrFloatBitWidth();
+    factors.push_back(bits > 1 && bits < 8 ? bits / 8.0
+                                           : getElementByteSize(element));
     return emitError() << type << " takes " << describeHugeCount(factors)
                        << " bytes, more than memwall can count (int64)";
   }
