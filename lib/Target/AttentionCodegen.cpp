@@ -88,9 +88,10 @@ std::string memwall::whyNoAttentionKernel(FlashAttentionOp op) {
   int64_t blockQ = op.getBlockQ();
   if (blockQ <= 0 || blockQ % 16 != 0 || blockQ > 128)
     return "the attention kernel needs block_q a multiple of 16, at most 128";
-  if (s.kvHeads <= 0 || s.groupRows <= 0 || s.batch <= 0)
-    return "the attention kernel needs at least one query row and key/value "
-           "head";
+  // Empty tensors launch no blocks; a softmax over no key has no value.
+  if (s.kvHeads <= 0 || s.groupRows <= 0 || s.batch <= 0 || s.sk <= 0)
+    return "the attention kernel needs at least one query row, key and "
+           "key/value head";
   if (static_cast<int64_t>(op.getNumSplits()) > kMaxAttentionSplits)
     return "the attention kernel combines at most " +
            std::to_string(kMaxAttentionSplits) + " splits, got " +

@@ -22,6 +22,11 @@
 // ARENA: arena-past-int64.mlir:4:8: error: the buffer bytes of @views up to this op are more than memwall can count (int64)
 // ARENA-NOT: error
 
+// Attention over no key (a softmax of nothing) or no query row.
+// RUN: not memwall-compile %S/Inputs/no-keys.mlir -o %t/b 2>&1 | FileCheck %s --check-prefix=NOKEYS
+// NOKEYS: no-keys.mlir:2:8: error: codegen cannot run this attention: the attention kernel needs at least one query row, key and key/value head
+// NOKEYS-NOT: error
+
 // The combine kernel is unrolled over the splits.
 // RUN: not memwall-compile %S/Inputs/many-splits.mlir -o %t/b 2>&1 | FileCheck %s --check-prefix=SPLITS
 // SPLITS: many-splits.mlir:2:10: error: codegen cannot run this attention: the attention kernel combines at most 1024 splits, got 2048
