@@ -4,7 +4,7 @@
 
 include(CMakePackageConfigHelpers)
 
-set(MEMWALL_VERSION 0.1.0)
+set(MEMWALL_VERSION ${PROJECT_VERSION})
 
 set(MEMWALL_EXPORTED_LIBS
   MemWallSupport MemWallHardware MemWallReport MemWallDialect MemWallAnalysis

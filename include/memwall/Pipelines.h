@@ -13,8 +13,10 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/Error.h"
 
 #include <string>
+#include <vector>
 
 namespace memwall {
 
@@ -107,6 +109,17 @@ struct DefaultPipelineOptions
   /// budget alone only asks whether the step fits.
   bool runsRemat() const { return fuse && !budget.empty(); }
 };
+
+/// Checks the options' values (budget, sharding, offload, precision, remat
+/// solver), so a tool can refuse a typo before reading the model. The
+/// message names the option.
+llvm::Error validateDefaultPipelineOptions(const DefaultPipelineOptions &options);
+
+/// One line per option the user gave (`given("remat-solver")`) that the
+/// other options make ineffective, for tools to warn about.
+std::vector<std::string> describeIneffectiveOptions(
+    const DefaultPipelineOptions &options,
+    llvm::function_ref<bool(llvm::StringRef)> given);
 
 /// Adds `memwall-default` to `pm` (anchored on builtin.module): precision
 /// (when a policy or KV-cache type is given), autodiff of loss functions,

@@ -9,6 +9,8 @@
 
 #include "memwall/Analysis/InferenceFixes.h"
 
+#include "memwall/Report/Units.h"
+
 #include "memwall/Analysis/CostAnalysis.h"
 #include "memwall/Analysis/InferenceAnalysis.h"
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
@@ -98,10 +100,6 @@ int64_t kvElementBytes(func::FuncOp function) {
       return getElementByteSize(
           cast<RankedTensorType>(arg.getType()).getElementType());
   return 0;
-}
-
-std::string gb(double bytes) {
-  return llvm::formatv("{0:f2} GB", bytes / 1e9).str();
 }
 
 } // namespace
@@ -258,7 +256,8 @@ BudgetSummary memwall::planInferenceBudget(func::FuncOp function,
     auto [batch, change] = halveUntilFits(shape.batch, &InferenceChange::batch);
     add("smaller-batch",
         llvm::formatv("batch {0} -> {1} (KV cache {2} -> {3})", shape.batch,
-                      batch, gb(kvAtPeak), gb(kvAtPeak * change.batch))
+                      batch, formatSI(kvAtPeak, "B"),
+                      formatSI(kvAtPeak * change.batch, "B"))
             .str(),
         change);
   }
@@ -268,8 +267,8 @@ BudgetSummary memwall::planInferenceBudget(func::FuncOp function,
         halveUntilFits(shape.context, &InferenceChange::context);
     add("shorter-context",
         llvm::formatv("context {0} -> {1} tokens (KV cache {2} -> {3})",
-                      shape.context, context, gb(kvAtPeak),
-                      gb(kvAtPeak * change.context))
+                      shape.context, context, formatSI(kvAtPeak, "B"),
+                      formatSI(kvAtPeak * change.context, "B"))
             .str(),
         change);
   }
@@ -280,7 +279,7 @@ BudgetSummary memwall::planInferenceBudget(func::FuncOp function,
     add("kv-cache-fp8",
         llvm::formatv("fp8 KV cache (--kv-cache-dtype=f8E4M3FN): KV cache {0} "
                       "-> {1}",
-                      gb(kvAtPeak), gb(kvAtPeak / bytes))
+                      formatSI(kvAtPeak, "B"), formatSI(kvAtPeak / bytes, "B"))
             .str(),
         change);
   }
@@ -296,7 +295,8 @@ BudgetSummary memwall::planInferenceBudget(func::FuncOp function,
     add(policy,
         llvm::formatv("{0}-bit weights (--precision={1}): GEMM weights {2} -> "
                       "{3}",
-                      bits, policy, gb(weights.gemm), gb(quantized))
+                      bits, policy, formatSI(weights.gemm, "B"),
+                      formatSI(quantized, "B"))
             .str(),
         change);
   }

@@ -2,7 +2,9 @@
 
 #include "memwall/Pipelines.h"
 
+#include "memwall/Analysis/MemoryAnalysis.h"
 #include "memwall/Transforms/Passes.h"
+#include "memwall/Transforms/Remat.h"
 
 #include "mlir/Pass/PassRegistry.h"
 
@@ -21,6 +23,44 @@ std::string memwall::DefaultPipelineOptions::reportPath() const {
   // A budget question (or measured times to compare) deserves an answer
   // even when no report was asked for.
   return asksMemoryQuestion() || !measured.empty() ? "-" : "";
+}
+
+llvm::Error memwall::validateDefaultPipelineOptions(
+    const DefaultPipelineOptions &options) {
+  if (llvm::Expected<MemoryOptions> memory = parseMemoryOptions(
+          options.budget, options.devices, options.zeroStage, options.offload);
+      !memory)
+    return memory.takeError();
+  if (llvm::Error error =
+          validatePrecisionOptions(options.precision, options.kvCacheDtype))
+    return error;
+  if (!options.report.empty())
+    if (llvm::Error error = checkReportPath(options.report))
+      return error;
+  if (!options.memoryTimeline.empty())
+    if (llvm::Error error =
+            checkSVGPath(options.memoryTimeline, "--memory-timeline:"))
+      return error;
+  return validateRematOptions(options.rematSolver, options.rematTimeLimit,
+                              options.rematPareto);
+}
+
+std::vector<std::string> memwall::describeIneffectiveOptions(
+    const DefaultPipelineOptions &options,
+    llvm::function_ref<bool(llvm::StringRef)> given) {
+  std::vector<std::string> warnings;
+  if (!options.runsRemat())
+    for (llvm::StringRef flag :
+         {"remat-solver", "remat-time-limit", "remat-pareto"})
+      if (given(flag))
+        warnings.push_back(("--" + flag +
+                            " has no effect without --fuse and --budget "
+                            "(recomputation runs only then)")
+                               .str());
+  if (options.zeroStage != 0 && options.devices == 1)
+    warnings.push_back("--zero-stage=" + std::to_string(options.zeroStage) +
+                       " has no effect on one device (give --devices=N)");
+  return warnings;
 }
 
 LogicalResult memwall::buildDefaultPipeline(

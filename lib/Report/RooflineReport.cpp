@@ -116,14 +116,27 @@ llvm::StringRef memwall::stringifyMemoryBucket(MemoryBucket bucket) {
   return names[static_cast<unsigned>(bucket)];
 }
 
+llvm::Error memwall::checkReportPath(llvm::StringRef path) {
+  if (getReportFormatForPath(path))
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "cannot choose a report format for '" + path +
+          "': use a .json, .txt or .svg file, or - for text on stdout");
+}
+
+llvm::Error memwall::checkSVGPath(llvm::StringRef path, llvm::StringRef what) {
+  if (path.ends_with(".svg"))
+    return llvm::Error::success();
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 what + " '" + path + "' must be an .svg file");
+}
+
 llvm::Error memwall::writeRooflineReport(const RooflineReport &report,
                                          llvm::StringRef path) {
+  if (llvm::Error error = checkReportPath(path))
+    return error;
   std::optional<ReportFormat> format = getReportFormatForPath(path);
-  if (!format)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "cannot choose a report format for '" + path +
-            "': use a .json, .txt or .svg file, or - for text on stdout");
   return writeOutputFile(path, "report", [&](llvm::raw_ostream &os) {
     printRooflineReport(report, *format, os);
   });
@@ -131,10 +144,8 @@ llvm::Error memwall::writeRooflineReport(const RooflineReport &report,
 
 llvm::Error memwall::writeMemoryTimeline(const RooflineReport &report,
                                          llvm::StringRef path) {
-  if (!path.ends_with(".svg"))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "the memory timeline '" + path +
-                                       "' must be an .svg file");
+  if (llvm::Error error = checkSVGPath(path, "the memory timeline"))
+    return error;
   if (!report.memory)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "no memory analysis to draw in '" + path +
@@ -146,10 +157,8 @@ llvm::Error memwall::writeMemoryTimeline(const RooflineReport &report,
 
 llvm::Error memwall::writeRematParetoSVG(const RematParetoCurve &curve,
                                          llvm::StringRef path) {
-  if (!path.ends_with(".svg"))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "the remat Pareto plot '" + path +
-                                       "' must be an .svg file");
+  if (llvm::Error error = checkSVGPath(path, "the remat Pareto plot"))
+    return error;
   return writeOutputFile(path, "remat Pareto plot", [&](llvm::raw_ostream &os) {
     printRematParetoSVG(curve, os);
   });

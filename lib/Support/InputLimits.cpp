@@ -7,7 +7,12 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cerrno>
+#include <csignal>
 #include <cstring>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace memwall;
 
@@ -148,4 +153,28 @@ llvm::Error memwall::checkNestingDepth(llvm::StringRef text,
     }
   }
   return llvm::Error::success();
+}
+
+llvm::Error memwall::checkRunsWithoutCrashing(llvm::function_ref<void()> work,
+                                              llvm::StringRef what) {
+  pid_t child = fork();
+  if (child < 0)
+    return llvm::Error::success(); // cannot isolate: run it in-process
+  if (child == 0) {
+    int devNull = open("/dev/null", O_WRONLY);
+    if (devNull >= 0)
+      dup2(devNull, STDERR_FILENO);
+    work();
+    _exit(0);
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0)
+    if (errno != EINTR)
+      return llvm::Error::success();
+  if (!WIFSIGNALED(status))
+    return llvm::Error::success();
+  return inputError(llvm::formatv("{0} crashed a child process (signal {1}, "
+                                  "{2}); the file is damaged or hostile",
+                                  what, WTERMSIG(status),
+                                  strsignal(WTERMSIG(status))));
 }

@@ -16,6 +16,10 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/Diagnostics.h"
@@ -456,9 +460,12 @@ private:
 
   LogicalResult planSteps(func::FuncOp function) {
     MLIRContext *ctx = module.getContext();
-    // The attention kernel's tensor-core ops.
-    ctx->loadDialect<LLVM::LLVMDialect, NVVM::NVVMDialect,
-                     nvgpu::NVGPUDialect>();
+    // Every dialect the kernel generators build with, so compileBundle works
+    // in any context (an embedder's registry may hold only memwall's).
+    ctx->loadDialect<arith::ArithDialect, gpu::GPUDialect, math::MathDialect,
+                     memref::MemRefDialect, scf::SCFDialect,
+                     vector::VectorDialect, LLVM::LLVMDialect,
+                     NVVM::NVVMDialect, nvgpu::NVGPUDialect>();
     OpBuilder builder(ctx);
     kernels = ModuleOp::create(builder.getUnknownLoc());
     (*kernels)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
@@ -480,8 +487,27 @@ private:
           {bundle.buffers[buffer].name, buffer, bundle.buffers[buffer].name});
     }
     bool ok = true;
+    // One error per unsupported op would flood a training step (hundreds of
+    // lines, one per layer): each distinct message is shown once, at its
+    // first op, and the repeats are counted.
+    unsigned repeats = 0;
+    llvm::StringSet<> shown;
+    std::optional<ScopedDiagnosticHandler> firstErrorOnly;
+    firstErrorOnly.emplace(ctx, [&](Diagnostic &diag) {
+      if (diag.getSeverity() != DiagnosticSeverity::Error ||
+          shown.insert(diag.str()).second)
+        return failure(); // pass it on
+      ++repeats;
+      return success();
+    });
     for (Operation &op : function.getBody().front()) {
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        firstErrorOnly.reset();
+        if (repeats > 0)
+          function.emitError()
+              << "codegen cannot run " << repeats << " more op"
+              << (repeats == 1 ? "" : "s") << " of @" << function.getName()
+              << " for the reasons above";
         if (!ok)
           break;
         for (auto [i, value] : llvm::enumerate(ret.getOperands())) {

@@ -84,7 +84,8 @@ LayoutKernelPlan memwall::planLayoutKernel(Operation *op) {
   plan.width = width;
   int64_t vectors = result.getNumElements() / width;
   plan.threads = std::min<int64_t>(256, std::max<int64_t>(32, vectors));
-  plan.grid = {llvm::divideCeil(vectors, plan.threads), 1, 1};
+  plan.grid = {static_cast<int64_t>(llvm::divideCeil(vectors, plan.threads)), 1,
+               1};
   return plan;
 }
 

@@ -24,6 +24,17 @@ namespace memwall {
 using namespace mlir;
 using namespace memwall;
 
+bool memwall::returnsLoss(func::FuncOp function) {
+  if (function.isExternal())
+    return false;
+  auto returnOp =
+      dyn_cast<func::ReturnOp>(function.getBody().front().getTerminator());
+  auto f32Scalar =
+      RankedTensorType::get({}, Float32Type::get(function.getContext()));
+  return returnOp && returnOp.getNumOperands() == 1 &&
+         returnOp.getOperand(0).getType() == f32Scalar;
+}
+
 namespace {
 
 bool isFloatTensor(Value value) {
@@ -524,9 +535,7 @@ struct AutodiffPass : public memwall::impl::AutodiffBase<AutodiffPass> {
             << function.getName() << " is already differentiated";
       return failure();
     }
-    auto f32Scalar = RankedTensorType::get({}, Float32Type::get(&getContext()));
-    if (returnOp.getNumOperands() != 1 ||
-        returnOp.getOperand(0).getType() != f32Scalar) {
+    if (!memwall::returnsLoss(function)) {
       if (!quiet)
         function.emitError("memwall-autodiff: @")
             << function.getName()

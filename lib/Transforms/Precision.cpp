@@ -43,6 +43,27 @@ std::optional<Policy> lookupPolicy(MLIRContext *ctx, StringRef name) {
   return std::nullopt;
 }
 
+std::optional<Type> lookupElementType(MLIRContext *ctx, StringRef name);
+} // namespace
+
+llvm::Error memwall::validatePrecisionOptions(llvm::StringRef policy,
+                                              llvm::StringRef kvCacheDtype) {
+  // Names only; the types live in a throwaway context.
+  MLIRContext ctx;
+  if (!policy.empty() && !lookupPolicy(&ctx, policy))
+    return llvm::createStringError(
+        "unknown policy '" + policy +
+        "' (expected fp32, bf16-mixed, fp16-mixed, fp8-mixed, int8-weights, "
+        "fp8-weights or int4-weights)");
+  if (!kvCacheDtype.empty() && !lookupElementType(&ctx, kvCacheDtype))
+    return llvm::createStringError("unknown KV-cache dtype '" +
+                                   kvCacheDtype +
+                                   "' (expected f32, bf16, f16, f8E4M3FN or "
+                                   "f8E5M2)");
+  return llvm::Error::success();
+}
+
+namespace {
 std::optional<Type> lookupElementType(MLIRContext *ctx, StringRef name) {
   if (name == "f32")
     return Float32Type::get(ctx);
@@ -72,27 +93,17 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
+    if (llvm::Error error = validatePrecisionOptions(policy, kvCacheDtype)) {
+      mlir::emitError(module.getLoc())
+          << "memwall-precision: " << llvm::toString(std::move(error));
+      return signalPassFailure();
+    }
     std::optional<Policy> chosen;
-    if (!policy.empty()) {
+    if (!policy.empty())
       chosen = lookupPolicy(ctx, policy);
-      if (!chosen) {
-        mlir::emitError(module.getLoc())
-            << "memwall-precision: unknown policy '" << policy
-            << "' (expected fp32, bf16-mixed, fp16-mixed, fp8-mixed, "
-               "int8-weights, fp8-weights or int4-weights)";
-        return signalPassFailure();
-      }
-    }
     std::optional<Type> kvType;
-    if (!kvCacheDtype.empty()) {
+    if (!kvCacheDtype.empty())
       kvType = lookupElementType(ctx, kvCacheDtype);
-      if (!kvType) {
-        mlir::emitError(module.getLoc())
-            << "memwall-precision: unknown KV-cache dtype '" << kvCacheDtype
-            << "' (expected f32, bf16, f16, f8E4M3FN or f8E5M2)";
-        return signalPassFailure();
-      }
-    }
     bool differentiated = false;
     module.walk([&](Operation *op) {
       differentiated |= op->hasAttr(MemWallDialect::kPhaseAttrName) ||
@@ -104,10 +115,22 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
              "memwall-autodiff and memwall-fuse";
       return signalPassFailure();
     }
-    for (auto function : module.getOps<func::FuncOp>())
+    // Weight-only quantization is an inference format: a training step's
+    // optimizer updates its weights in high precision.
+    bool quantizesWeights = chosen && chosen->weights != chosen->activations;
+    for (auto function : module.getOps<func::FuncOp>()) {
+      if (quantizesWeights && returnsLoss(function)) {
+        function.emitError("memwall-precision: '")
+            << policy << "' quantizes weights for inference, but @"
+            << function.getName()
+            << " is a training step (it returns a loss): use bf16-mixed, "
+               "fp16-mixed or fp8-mixed";
+        return signalPassFailure();
+      }
       if (!function.isExternal() &&
           failed(retype(function, chosen, kvType)))
         return signalPassFailure();
+    }
     if (chosen)
       module->setAttr(MemWallDialect::kPrecisionAttrName,
                       StringAttr::get(ctx, policy));

@@ -321,6 +321,23 @@ std::string gb(int64_t bytes) {
   return formatSI(static_cast<double>(bytes), "B");
 }
 
+} // namespace
+
+llvm::Error memwall::validateRematOptions(const std::string &solver,
+                                          double timeLimit,
+                                          llvm::StringRef pareto) {
+  if (!symbolizeRematSolver(solver))
+    return llvm::createStringError("--remat-solver: unknown solver '" + solver +
+                                   "' (expected auto, milp, dp or greedy)");
+  if (!(timeLimit > 0) || !std::isfinite(timeLimit))
+    return llvm::createStringError(
+        "--remat-time-limit: must be > 0 seconds");
+  if (!pareto.empty())
+    return checkSVGPath(pareto, "--remat-pareto:");
+  return llvm::Error::success();
+}
+
+namespace {
 struct RematPass : public memwall::impl::RematBase<RematPass> {
   using RematBase::RematBase;
 
@@ -343,19 +360,13 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
       return fail(llvm::toString(parsed.takeError()));
     budgetBytes = *parsed->budgetBytes;
     sharding = parsed->sharding;
-    std::optional<RematSolverKind> kind = symbolizeRematSolver(solver);
-    if (!kind)
-      return fail("--remat-solver: unknown solver '" + solver +
-                  "' (expected auto, milp, dp or greedy)");
-    solveOptions.solver = *kind;
-    if (!(timeLimit > 0))
-      return fail("--remat-time-limit: must be > 0 seconds");
+    if (llvm::Error error = validateRematOptions(solver, timeLimit, pareto))
+      return fail(llvm::toString(std::move(error)));
+    solveOptions.solver = *symbolizeRematSolver(solver);
     solveOptions.timeLimitSeconds = timeLimit;
     solveOptions.progress = [](const std::string &line) {
       llvm::errs() << line << "\n";
     };
-    if (!pareto.empty() && !StringRef(pareto).ends_with(".svg"))
-      return fail("--remat-pareto: '" + pareto + "' must be an .svg file");
     return success();
   }
 

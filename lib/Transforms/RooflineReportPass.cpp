@@ -5,6 +5,7 @@
 #include "memwall/Analysis/InferenceAnalysis.h"
 #include "memwall/Analysis/InferenceFixes.h"
 #include "memwall/Analysis/MemoryAnalysis.h"
+#include "memwall/Report/Units.h"
 #include "memwall/Transforms/Passes.h"
 #include "memwall/Transforms/Remat.h"
 
@@ -120,8 +121,8 @@ struct RooflineReportPass
   }
 
   /// One warning at the function: the peak exceeds the target's memory.
-  static std::string gigabytes(int64_t bytes) {
-    return llvm::formatv("{0:f2} GB", bytes / 1e9).str();
+  static std::string formatBytes(int64_t bytes) {
+    return formatSI(bytes, "B");
   }
 
   /// " (weights 13.48 GB, ...)": the buckets the peak is made of.
@@ -133,14 +134,14 @@ struct RooflineReportPass
       if (memory.atPeak[b] != 0)
         warning << StringRef(separator)
                 << stringifyMemoryBucket(static_cast<MemoryBucket>(b)) << " "
-                << gigabytes(memory.atPeak[b]);
+                << formatBytes(memory.atPeak[b]);
     warning << ")";
   }
 
   void warnOverCapacity(func::FuncOp function, const RooflineReport &report,
                         int64_t capacity) {
     const MemorySummary &memory = *report.memory;
-    auto gb = gigabytes;
+    auto gb = formatBytes;
     InFlightDiagnostic warning =
         mlir::emitWarning(function.getLoc())
         << "peak memory " << gb(memory.peakBytes) << " per device exceeds the "
@@ -165,7 +166,7 @@ struct RooflineReportPass
          llvm::enumerate(function.getBody().front().without_terminator()))
       if (static_cast<int64_t>(i) == memory.peakStep)
         peakOp = &op;
-    auto gb = gigabytes;
+    auto gb = formatBytes;
     InFlightDiagnostic warning = mlir::emitWarning(peakOp->getLoc())
                                  << "peak memory " << gb(memory.peakBytes)
                                  << " per device exceeds the budget of "

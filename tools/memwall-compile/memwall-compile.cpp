@@ -11,7 +11,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "memwall/Registration.h"
+#include "memwall/Support/InputLimits.h"
 #include "memwall/Support/OutputFile.h"
+#include "memwall/Support/Version.h"
 #include "memwall/Target/Bundle.h"
 #include "memwall/Transforms/Passes.h"
 
@@ -79,6 +81,7 @@ static int fail(const llvm::Twine &message) {
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   llvm::cl::HideUnrelatedOptions(category);
+  memwall::setVersionPrinter();
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "memwall-compile: compile a memwall model into a bundle\n");
 
@@ -100,14 +103,16 @@ int main(int argc, char **argv) {
   memwall::registerMemWallDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // An error names its op by location; printing the op (a whole function
+  // for a function-level error) buries it.
+  context.printOpOnDiagnostic(false);
 
-  std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      openInputFile(inputFilename, &errorMessage);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> input =
+      memwall::readIRInput(inputFilename);
   if (!input)
-    return fail(errorMessage);
+    return fail(llvm::toString(input.takeError()));
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  sourceMgr.AddNewSourceBuffer(std::move(*input), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module || failed(verify(*module)))

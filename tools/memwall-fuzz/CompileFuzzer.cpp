@@ -2,9 +2,9 @@
 //
 // What `memwall-compile model.mlir -o model.bundle` does with a user's file:
 // limits, parse, verify, fuse (or not, from a hash of the input), generate
-// every kernel, plan the arena and write the bundle (into a scratch directory). PTX is
-// left out: LLVM's NVPTX backend is upstream's to fuzz, and it would cut the
-// executions per second a hundredfold.
+// every kernel, plan the arena and write the bundle (into a scratch directory).
+// PTX is left out: LLVM's NVPTX backend is upstream's to fuzz, and it would cut
+// the executions per second a hundredfold.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,24 +12,19 @@
 
 #include "memwall/Target/Bundle.h"
 
-
 using namespace mlir;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  llvm::StringRef text;
-  if (!memwall::fuzz::asText(data, size, text))
-    return 0;
-  std::unique_ptr<MLIRContext> context = memwall::fuzz::createContext();
-  OwningOpRef<ModuleOp> module = memwall::fuzz::parseModule(*context, text);
-  if (!module)
+  memwall::fuzz::ParsedModule input = memwall::fuzz::parseInput(data, size);
+  if (!input.module)
     return 0;
   static const memwall::GPUTarget target =
       *memwall::lookupBuiltinGPUTarget(memwall::kDefaultGPUTargetName);
   memwall::CompileOptions options;
-  options.fuse = !(memwall::fuzz::inputHash(text) & 1);
+  options.fuse = !(input.hash & 1);
   options.skipPTX = true;
   FailureOr<memwall::Bundle> bundle =
-      memwall::compileBundle(*module, target, options);
+      memwall::compileBundle(*input.module, target, options);
   if (failed(bundle))
     return 0;
   static const std::string bundlePath =

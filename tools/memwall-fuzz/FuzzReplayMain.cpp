@@ -1,10 +1,12 @@
-//===- FuzzReplayMain.cpp - run a fuzz target over files, without libFuzzer ===//
+//===- FuzzReplayMain.cpp - run a fuzz target over files, without libFuzzer
+//===//
 //
 // Normal (non-fuzzing) builds link each fuzz target with this main, so the
 // seed corpus and every reproducer of a fixed bug run as a ctest on every
 // build, under whatever sanitizers that build uses:
 //
-//   memwall-ir-fuzzer test/Fuzz/corpus/memwall-ir-fuzzer examples/gpt2-prefill.mlir
+//   memwall-ir-fuzzer test/Fuzz/corpus/memwall-ir-fuzzer
+//   examples/gpt2-prefill.mlir
 //
 // Arguments are files or directories (their regular files, sorted). A crash
 // is the failure, as under libFuzzer; the target's return value is ignored.

@@ -12,6 +12,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
@@ -41,17 +42,33 @@ std::unique_ptr<MLIRContext> memwall::fuzz::createContext() {
 
 OwningOpRef<ModuleOp> memwall::fuzz::parseModule(MLIRContext &context,
                                                  llvm::StringRef text) {
-  if (llvm::Error error =
-          checkNestingDepth(text, "fuzz", TextSyntax::MLIR)) {
+  if (llvm::Error error = checkNestingDepth(text, "fuzz", TextSyntax::MLIR)) {
     llvm::consumeError(std::move(error));
     return nullptr;
   }
+  // As the tools read files: a NUL-terminated copy, which MLIR's lexer
+  // relies on (parseSourceString over the fuzzer's unterminated bytes reads
+  // past their end).
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, "fuzz"), llvm::SMLoc());
   ParserConfig config(&context);
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(text, config, "fuzz");
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
   if (!module || failed(verify(*module)))
     return nullptr;
   return module;
+}
+
+memwall::fuzz::ParsedModule memwall::fuzz::parseInput(const uint8_t *data,
+                                                      size_t size) {
+  ParsedModule parsed;
+  llvm::StringRef text;
+  if (!asText(data, size, text))
+    return parsed;
+  parsed.context = createContext();
+  parsed.module = parseModule(*parsed.context, text);
+  parsed.hash = inputHash(text);
+  return parsed;
 }
 
 const std::string &memwall::fuzz::scratchDirectory() {

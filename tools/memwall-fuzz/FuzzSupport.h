@@ -33,6 +33,17 @@ std::unique_ptr<mlir::MLIRContext> createContext();
 mlir::OwningOpRef<mlir::ModuleOp> parseModule(mlir::MLIRContext &context,
                                               llvm::StringRef text);
 
+/// An IR input parsed and verified in its own context, and the hash of its
+/// text (for inputHash-style choices).
+struct ParsedModule {
+  std::unique_ptr<mlir::MLIRContext> context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  uint64_t hash = 0;
+};
+
+/// asText, createContext and parseModule: null `module` on any error.
+ParsedModule parseInput(const uint8_t *data, size_t size);
+
 /// A scratch directory for the process (removed at exit).
 const std::string &scratchDirectory();
 

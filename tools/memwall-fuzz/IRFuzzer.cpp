@@ -16,17 +16,12 @@
 
 using namespace mlir;
 
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  llvm::StringRef text;
-  if (!memwall::fuzz::asText(data, size, text))
-    return 0;
-  std::unique_ptr<MLIRContext> context = memwall::fuzz::createContext();
-  OwningOpRef<ModuleOp> module = memwall::fuzz::parseModule(*context, text);
-  if (!module)
+  memwall::fuzz::ParsedModule input = memwall::fuzz::parseInput(data, size);
+  if (!input.module)
     return 0;
 
-  uint64_t choice = memwall::fuzz::inputHash(text);
+  uint64_t choice = input.hash;
   memwall::DefaultPipelineOptions options;
   options.fuse = choice & 1;
   static const std::string reportPath =
@@ -44,9 +39,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     options.devices = 8;
     options.zeroStage = (choice >> 8) & 3;
   }
-  PassManager pm(context.get());
+  PassManager pm(input.context.get());
   memwall::buildDefaultPipeline(pm, options);
-  if (succeeded(pm.run(*module)))
+  if (succeeded(pm.run(*input.module)))
     memwall::fuzz::requireValidJSONFile(reportPath);
   return 0;
 }

@@ -26,8 +26,8 @@ static const char kModel[] = R"mlir(
 func.func @main(%x: tensor<8x512x768xbf16>, %w: tensor<768x768xbf16>,
                 %q: tensor<1x12x512x64xbf16>) -> (tensor<8x512x768xbf16>, tensor<1x12x512x64xbf16>) {
   %0 = memwall.matmul %x, %w : tensor<8x512x768xbf16>, tensor<768x768xbf16> -> tensor<8x512x768xbf16>
-  %1 = memwall.gelu %0 : tensor<8x512x768xbf16> -> tensor<8x512x768xbf16>
-  %2 = memwall.softmax %1 : tensor<8x512x768xbf16> -> tensor<8x512x768xbf16>
+  %1 = memwall.gelu %0 : tensor<8x512x768xbf16>
+  %2 = memwall.softmax %1 : tensor<8x512x768xbf16>
   %3 = memwall.attention %q, %q, %q causal : tensor<1x12x512x64xbf16>, tensor<1x12x512x64xbf16>, tensor<1x12x512x64xbf16> -> tensor<1x12x512x64xbf16>
   return %2, %3 : tensor<8x512x768xbf16>, tensor<1x12x512x64xbf16>
 }

@@ -8,7 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "memwall/ModelGen/ModelBuilder.h"
+#include "memwall/Support/InputLimits.h"
 #include "memwall/Support/OutputFile.h"
+#include "memwall/Support/Version.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
@@ -135,11 +137,10 @@ static llvm::Expected<ModelConfig> baseConfig() {
   if (!presetName.empty())
     return lookupPreset(presetName);
   if (!hfConfigPath.empty()) {
-    auto buffer = llvm::MemoryBuffer::getFile(hfConfigPath, /*IsText=*/true);
+    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+        readTextInput(hfConfigPath, "config", kMaxJSONInputBytes);
     if (!buffer)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "cannot read '" + hfConfigPath +
-                                         "': " + buffer.getError().message());
+      return buffer.takeError();
     return parseHuggingFaceConfig((*buffer)->getBuffer(), hfConfigPath);
   }
   if (familyName.empty())
@@ -155,6 +156,7 @@ static llvm::Expected<ModelConfig> baseConfig() {
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::HideUnrelatedOptions(category);
+  memwall::setVersionPrinter();
   std::string flagErrors;
   llvm::raw_string_ostream flagErrorStream(flagErrors);
   if (!cl::ParseCommandLineOptions(argc, argv, "memwall model generator\n",
@@ -184,6 +186,15 @@ int main(int argc, char **argv) {
   llvm::Expected<Knobs> knobs = readKnobs();
   if (!knobs)
     return fail(llvm::toString(knobs.takeError()));
+  // Flags that size another mode's step are accepted, but say so.
+  if (knobs->kvLen && *mode != GenerationMode::Decode)
+    llvm::WithColor::warning(llvm::errs(), "memwall-gen")
+        << "--kv-len has no effect with --mode=" << modeName
+        << " (it sizes the KV cache of --mode=decode)\n";
+  if (knobs->dropout && *mode != GenerationMode::Train)
+    llvm::WithColor::warning(llvm::errs(), "memwall-gen")
+        << "--dropout has no effect with --mode=" << modeName
+        << " (dropout is applied in --mode=train)\n";
   llvm::Expected<ModelConfig> parsed = baseConfig();
   if (!parsed)
     return fail(llvm::toString(parsed.takeError()));
@@ -204,26 +215,34 @@ int main(int argc, char **argv) {
                   stringifyModelFamily(config.family) + " model given");
     }
   }
-  // Every knob overrides the preset or config.json.
-  auto override = [](std::optional<int64_t> knob, int64_t &field) {
-    if (knob)
-      field = *knob;
+  // Every knob overrides the preset or config.json, and messages about
+  // it name the flag.
+  const ConfigFieldNames flagNames;
+  auto override = [&](std::optional<int64_t> knob, int64_t &field,
+                      std::string ConfigFieldNames::*name) {
+    if (!knob)
+      return;
+    field = *knob;
+    config.names.*name = flagNames.*name;
   };
   bool fromScratch = presetName.empty() && hfConfigPath.empty();
   // Without grouped-query attention in the starting point, changing --heads
   // changes the KV heads with it.
   bool groupedQuery = !fromScratch && config.kvHeads != config.heads;
-  override(knobs->layers, config.layers);
-  override(knobs->hidden, config.hidden);
-  override(knobs->heads, config.heads);
-  if (!knobs->kvHeads && !groupedQuery)
+  override(knobs->layers, config.layers, &ConfigFieldNames::layers);
+  override(knobs->hidden, config.hidden, &ConfigFieldNames::hidden);
+  override(knobs->heads, config.heads, &ConfigFieldNames::heads);
+  if (!knobs->kvHeads && !groupedQuery) {
     config.kvHeads = config.heads;
-  override(knobs->kvHeads, config.kvHeads);
-  override(knobs->ffn, config.ffn);
-  override(knobs->vocab, config.vocab);
-  override(knobs->batch, config.batch);
-  override(knobs->seq, config.seq);
-  override(knobs->maxPositions, config.maxPositions);
+    config.names.kvHeads = config.names.heads;
+  }
+  override(knobs->kvHeads, config.kvHeads, &ConfigFieldNames::kvHeads);
+  override(knobs->ffn, config.ffn, &ConfigFieldNames::ffn);
+  override(knobs->vocab, config.vocab, &ConfigFieldNames::vocab);
+  override(knobs->batch, config.batch, &ConfigFieldNames::batch);
+  override(knobs->seq, config.seq, &ConfigFieldNames::seq);
+  override(knobs->maxPositions, config.maxPositions,
+           &ConfigFieldNames::maxPositions);
   // A model from scratch is as long as the step asks for: its sequence, or
   // its cache plus the new token. (Out-of-range sizes are left for
   // validateModelConfig to report.)

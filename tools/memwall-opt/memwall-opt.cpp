@@ -16,7 +16,9 @@
 
 #include "memwall/Pipelines.h"
 #include "memwall/Registration.h"
+#include "memwall/Support/InputLimits.h"
 #include "memwall/Support/OutputFile.h"
+#include "memwall/Support/Version.h"
 #include "memwall/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -155,8 +157,19 @@ int main(int argc, char **argv) {
   registerAllExtensions(registry);
   memwall::registerMemWallDialects(registry);
 
+  memwall::setVersionPrinter();
+  // Unlike mlir-opt, errors do not print their op (a function-level error
+  // printed the whole function): --mlir-print-op-on-diagnostic=true asks.
+  std::vector<char *> arguments(argv, argv + argc);
+  static char noOpOnDiagnostic[] = "--mlir-print-op-on-diagnostic=false";
+  if (llvm::none_of(arguments, [](const char *argument) {
+        return llvm::StringRef(argument).contains("print-op-on-diagnostic");
+      }))
+    arguments.insert(arguments.begin() + 1, noOpOnDiagnostic);
+  int argumentCount = static_cast<int>(arguments.size());
+  char **argumentValues = arguments.data();
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
-      argc, argv, "memwall optimizer driver\n", registry);
+      argumentCount, argumentValues, "memwall optimizer driver\n", registry);
   std::optional<memwall::LaunchMode> launch;
   if (!launchMode.empty()) {
     launch = memwall::symbolizeLaunchMode(launchMode);
@@ -197,6 +210,21 @@ int main(int argc, char **argv) {
   options->rematSolver = rematSolver;
   options->rematTimeLimit = rematTimeLimit;
   options->rematPareto = rematPareto;
+  // Option values are checked before the model is read, and reported as this
+  // tool's errors (the passes would report them without a location).
+  if (llvm::Error error = memwall::validateDefaultPipelineOptions(*options)) {
+    llvm::WithColor::error(llvm::errs(), "memwall-opt")
+        << llvm::toString(std::move(error)) << "\n";
+    return EXIT_FAILURE;
+  }
+  auto given = [](llvm::StringRef flag) {
+    auto &options = llvm::cl::getRegisteredOptions();
+    auto it = options.find(flag);
+    return it != options.end() && it->second->getNumOccurrences() > 0;
+  };
+  for (const std::string &warning :
+       memwall::describeIneffectiveOptions(*options, given))
+    llvm::WithColor::warning(llvm::errs(), "memwall-opt") << warning << "\n";
   // Without a memwall flag memwall-opt is a plain mlir-opt.
   if (fuse || !options->reportPath().empty() || !precision.empty() ||
       !kvCacheDtype.empty()) {
@@ -208,11 +236,11 @@ int main(int argc, char **argv) {
       });
     });
   }
-  std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      openInputFile(inputFilename, &errorMessage);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> input =
+      memwall::readIRInput(inputFilename);
   if (!input) {
-    llvm::WithColor::error(llvm::errs(), "memwall-opt") << errorMessage << "\n";
+    llvm::WithColor::error(llvm::errs(), "memwall-opt")
+        << llvm::toString(input.takeError()) << "\n";
     return EXIT_FAILURE;
   }
   // Only a successful run leaves (or replaces) the output file.
@@ -222,7 +250,7 @@ int main(int argc, char **argv) {
         << llvm::toString(std::move(error)) << "\n";
     return EXIT_FAILURE;
   }
-  if (failed(MlirOptMain(output, std::move(input), registry, config)))
+  if (failed(MlirOptMain(output, std::move(*input), registry, config)))
     return EXIT_FAILURE;
   if (llvm::Error error = output.commit()) {
     llvm::WithColor::error(llvm::errs(), "memwall-opt")

@@ -18,6 +18,7 @@
 #include "memwall/Simulator/BundleSimulator.h"
 #include "memwall/Simulator/SimtInterpreter.h"
 #include "memwall/Support/InputLimits.h"
+#include "memwall/Support/Version.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -160,6 +161,7 @@ private:
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::cl::HideUnrelatedOptions(category);
+  memwall::setVersionPrinter();
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
       "memwall-simulate: run a bundle's kernels on the CPU and check them\n");

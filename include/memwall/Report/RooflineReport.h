@@ -344,6 +344,12 @@ enum class ReportFormat { JSON, Text, SVG };
 /// on stdout. Anything else is std::nullopt.
 std::optional<ReportFormat> getReportFormatForPath(llvm::StringRef path);
 
+/// Fails unless getReportFormatForPath knows `path`'s format.
+llvm::Error checkReportPath(llvm::StringRef path);
+
+/// Fails unless `path` is an .svg file; the message starts with `what`.
+llvm::Error checkSVGPath(llvm::StringRef path, llvm::StringRef what);
+
 void printRooflineReportJSON(const RooflineReport &report,
                              llvm::raw_ostream &os);
 void printRooflineReportText(const RooflineReport &report,

@@ -11,6 +11,7 @@
 #ifndef MEMWALL_SUPPORT_INPUTLIMITS_H
 #define MEMWALL_SUPPORT_INPUTLIMITS_H
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -44,6 +45,14 @@ readIRInput(llvm::StringRef path);
 llvm::Error checkNestingDepth(llvm::StringRef text, llvm::StringRef bufferName,
                               TextSyntax syntax,
                               unsigned maxDepth = kMaxNestingDepth);
+
+/// Runs `work` in a child process (stderr silenced) and fails, naming
+/// `what`, only when the child dies of a signal: a parser memwall does not
+/// own that crashes on a hostile file then cannot take the tool down. Call
+/// it before the process starts threads; run `work` again in-process when
+/// this succeeds, for its diagnostics and result.
+llvm::Error checkRunsWithoutCrashing(llvm::function_ref<void()> work,
+                                     llvm::StringRef what);
 
 } // namespace memwall
 

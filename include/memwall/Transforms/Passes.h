@@ -6,6 +6,7 @@
 #include "memwall/Hardware/GPUTarget.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -32,6 +33,15 @@ llvm::Expected<GPUTarget> resolveTargetOrDefault(llvm::StringRef targetName,
 mlir::FailureOr<GPUTarget> resolvePassTarget(mlir::MLIRContext *ctx,
                                              llvm::StringRef targetName,
                                              llvm::StringRef targetFile);
+
+/// Checks memwall-precision's policy and KV-cache type names (empty: none),
+/// for tools to refuse a typo before reading the model.
+llvm::Error validatePrecisionOptions(llvm::StringRef policy,
+                                     llvm::StringRef kvCacheDtype);
+
+/// Whether `function` is a training step's forward: it returns exactly one
+/// tensor<f32>, the loss memwall-autodiff differentiates.
+bool returnsLoss(mlir::func::FuncOp function);
 
 /// What memwall-fuse does, for a given target: fuses every function of
 /// `module` and marks it memwall.fused.

@@ -20,6 +20,10 @@ namespace memwall {
 /// The summary memwall-remat recorded on `module`, if any.
 std::optional<RematSummary> readRematSummary(mlir::ModuleOp module);
 
+/// Checks memwall-remat's solver name, time limit and Pareto file name.
+llvm::Error validateRematOptions(const std::string &solver, double timeLimit,
+                                 llvm::StringRef pareto);
+
 } // namespace memwall
 
 #endif // MEMWALL_TRANSFORMS_REMAT_H

@@ -30,11 +30,11 @@
 // VERIFY: bad-shape.mlir:3:8: error: contraction dimensions differ: lhs has K = 8, rhs has K = 9
 // VERIFY-NOT: error:
 // RUN: not memwall-opt %t/does-not-exist.mlir --report=%t/r.json 2>&1 | FileCheck %s --check-prefix=INPUT
-// INPUT: memwall-opt: error: cannot open input file '{{.*}}does-not-exist.mlir': No such file or directory
+// INPUT: memwall-opt: error: cannot read input '{{.*}}does-not-exist.mlir': No such file or directory
 // A directory is not a readable input file either.
 // RUN: mkdir -p %t.dir.mlir
 // RUN: not memwall-opt %t.dir.mlir --report=%t/r.json 2>&1 | FileCheck %s --check-prefix=INPUT-DIR
-// INPUT-DIR: memwall-opt: error: cannot open input file '{{.*}}dir.mlir'
+// INPUT-DIR: memwall-opt: error: cannot read input '{{.*}}dir.mlir': it is a directory
 // None of the failures above left a report, a temporary, or an output file.
 // RUN: ls -A %t | count 0
 
