@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "memwall-runtime/Check.h"
+#include "memwall-version.h"
+
 #include "memwall-runtime/Executor.h"
 #include "memwall-runtime/Inputs.h"
 #include "memwall-runtime/Manifest.h"
@@ -63,6 +65,7 @@ constexpr const char *kHelp =
     "  --dump-outputs=DIR    write every output to DIR/<name>.bin and\n"
     "                        DIR/outputs.json (the inputs-file format)\n"
     "  --help                this text\n"
+    "  --version             memwall's version and commit\n"
     "\n"
     "Exit codes: 0 ok, 1 error, 2 usage error, 3 no CUDA driver or device,\n"
     "4 --check found an output out of tolerance.\n";
@@ -115,6 +118,13 @@ int parseOptions(int argc, char **argv, Options &options) {
     std::string value;
     if (arg == "--help" || arg == "-h") {
       std::printf("%s\n%s", kUsage, kHelp);
+      return kExitOk;
+    }
+    if (arg == "--version") {
+      // As the compiler's tools print it (memwall/Support/Version.h), without
+      // LLVM: the runtime has none.
+      std::printf("memwall %s (commit %s)\n  memwall-run (no LLVM)\n",
+                  MEMWALL_VERSION, MEMWALL_COMMIT);
       return kExitOk;
     }
     if (arg == "--check") {
