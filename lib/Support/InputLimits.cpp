@@ -142,8 +142,8 @@ llvm::Error memwall::checkNestingDepth(llvm::StringRef text,
     case '}':
     case '>':
       // "->" is an arrow, not a closing bracket.
-      if (c == '>' && (syntax == TextSyntax::JSON ||
-                       (i > 0 && text[i - 1] == '-')))
+      if (c == '>' &&
+          (syntax == TextSyntax::JSON || (i > 0 && text[i - 1] == '-')))
         break;
       if (depth > 0)
         --depth;
@@ -171,10 +171,16 @@ llvm::Error memwall::checkRunsWithoutCrashing(llvm::function_ref<void()> work,
   while (waitpid(child, &status, 0) < 0)
     if (errno != EINTR)
       return llvm::Error::success();
-  if (!WIFSIGNALED(status))
+  // The child exits 0 whatever `work` concluded: anything else is a crash
+  // (a signal, or a sanitizer's or crash handler's exit status).
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
     return llvm::Error::success();
-  return inputError(llvm::formatv("{0} crashed a child process (signal {1}, "
-                                  "{2}); the file is damaged or hostile",
-                                  what, WTERMSIG(status),
-                                  strsignal(WTERMSIG(status))));
+  std::string how =
+      WIFSIGNALED(status)
+          ? llvm::formatv("signal {0}, {1}", WTERMSIG(status),
+                          strsignal(WTERMSIG(status)))
+                .str()
+          : llvm::formatv("exit status {0}", WEXITSTATUS(status)).str();
+  return inputError(what + " crashed a child process (" + how +
+                    "); the file is damaged or hostile");
 }

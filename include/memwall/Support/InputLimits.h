@@ -47,10 +47,10 @@ llvm::Error checkNestingDepth(llvm::StringRef text, llvm::StringRef bufferName,
                               unsigned maxDepth = kMaxNestingDepth);
 
 /// Runs `work` in a child process (stderr silenced) and fails, naming
-/// `what`, only when the child dies of a signal: a parser memwall does not
-/// own that crashes on a hostile file then cannot take the tool down. Call
-/// it before the process starts threads; run `work` again in-process when
-/// this succeeds, for its diagnostics and result.
+/// `what`, only when the child does not finish normally: a parser memwall
+/// does not own that crashes on a hostile file then cannot take the tool
+/// down. Call it before the process starts threads; run `work` again
+/// in-process when this succeeds, for its diagnostics and result.
 llvm::Error checkRunsWithoutCrashing(llvm::function_ref<void()> work,
                                      llvm::StringRef what);
 
