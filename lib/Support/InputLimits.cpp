@@ -41,7 +41,7 @@ memwall::readTextInput(llvm::StringRef path, llvm::StringRef what,
     return inputError("cannot read " + what + " '" + path +
                       "': " + llvm::toString(opened.takeError()));
   }
-  auto closeFile = llvm::make_scope_exit([&] {
+  llvm::scope_exit closeFile([&] {
     if (path != "-")
       fs::closeFile(file);
   });
@@ -52,13 +52,34 @@ memwall::readTextInput(llvm::StringRef path, llvm::StringRef what,
   if (status.type() == fs::file_type::directory_file)
     return inputError("cannot read " + what + " '" + shownPath +
                       "': it is a directory");
-  if (status.type() == fs::file_type::regular_file &&
-      status.getSize() > maxBytes)
+  auto tooLarge = [&] {
     return inputError(llvm::formatv("{0} '{1}' is larger than memwall reads "
                                     "({2})",
                                     what, shownPath, formatLimit(maxBytes)));
+  };
+  // Binary files (and /dev/zero) are not text: refused at the first NUL.
+  auto findNul = [&](llvm::StringRef text, size_t base) -> llvm::Error {
+    size_t nul = text.find('\0');
+    if (nul == llvm::StringRef::npos)
+      return llvm::Error::success();
+    return inputError(
+        llvm::formatv("{0} '{1}' is not a text file (a NUL byte at offset {2})",
+                      what, shownPath, base + nul));
+  };
+  if (status.type() == fs::file_type::regular_file) {
+    if (status.getSize() > maxBytes)
+      return tooLarge();
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+        llvm::MemoryBuffer::getOpenFile(file, shownPath, status.getSize());
+    if (!buffer)
+      return inputError("cannot read " + what + " '" + shownPath +
+                        "': " + buffer.getError().message());
+    if (llvm::Error error = findNul((*buffer)->getBuffer(), 0))
+      return std::move(error);
+    return std::move(*buffer);
+  }
   // Devices, FIFOs and stdin have no size up front: read in chunks, stopping
-  // at the cap or the first NUL (so /dev/zero fails at once).
+  // at the cap or the first NUL.
   llvm::SmallString<0> contents;
   for (;;) {
     size_t before = contents.size();
@@ -69,14 +90,11 @@ memwall::readTextInput(llvm::StringRef path, llvm::StringRef what,
       return inputError("cannot read " + what + " '" + shownPath +
                         "': " + llvm::toString(got.takeError()));
     contents.truncate(before + *got);
-    if (const void *nul = std::memchr(contents.data() + before, 0, *got))
-      return inputError(llvm::formatv(
-          "{0} '{1}' is not a text file (a NUL byte at offset {2})", what,
-          shownPath, static_cast<const char *>(nul) - contents.data()));
+    if (llvm::Error error =
+            findNul(llvm::StringRef(contents).drop_front(before), before))
+      return std::move(error);
     if (contents.size() > maxBytes)
-      return inputError(llvm::formatv("{0} '{1}' is larger than memwall reads "
-                                      "({2})",
-                                      what, shownPath, formatLimit(maxBytes)));
+      return tooLarge();
     if (*got == 0)
       break;
   }

@@ -16,12 +16,12 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -486,50 +486,52 @@ private:
       bundle.inputs.push_back(
           {bundle.buffers[buffer].name, buffer, bundle.buffers[buffer].name});
     }
-    bool ok = true;
-    // One error per unsupported op would flood a training step (hundreds of
-    // lines, one per layer): each distinct message is shown once, at its
-    // first op, and the repeats are counted.
-    unsigned repeats = 0;
-    llvm::StringSet<> shown;
-    std::optional<ScopedDiagnosticHandler> firstErrorOnly;
-    firstErrorOnly.emplace(ctx, [&](Diagnostic &diag) {
-      if (diag.getSeverity() != DiagnosticSeverity::Error ||
-          shown.insert(diag.str()).second)
-        return failure(); // pass it on
-      ++repeats;
-      return success();
-    });
-    for (Operation &op : function.getBody().front()) {
-      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-        firstErrorOnly.reset();
-        if (repeats > 0)
-          function.emitError()
-              << "codegen cannot run " << repeats << " more op"
-              << (repeats == 1 ? "" : "s") << " of @" << function.getName()
-              << " for the reasons above";
-        if (!ok)
-          break;
-        for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
-          // Every value has a buffer: arguments, and results of planned ops.
-          int buffer = bufferOf.lookup(value);
-          BundleBuffer &b = bundle.buffers[buffer];
-          if (b.role == "intermediate")
-            b.role = "output";
-          b.lastStep = std::numeric_limits<int32_t>::max();
-          if (b.aliasOf >= 0)
-            bundle.buffers[b.aliasOf].lastStep = b.lastStep;
-          bundle.outputs.push_back(
-              {"result" + std::to_string(i), buffer, outputReferenceNames[i]});
-        }
-        continue;
-      }
-      if (failed(planOp(&op)))
-        ok = false;
+    if (failed(planOps(function)))
+      return failure();
+    auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
+    for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+      // Every value has a buffer: arguments, and results of planned ops.
+      int buffer = bufferOf.lookup(value);
+      BundleBuffer &b = bundle.buffers[buffer];
+      if (b.role == "intermediate")
+        b.role = "output";
+      b.lastStep = std::numeric_limits<int32_t>::max();
+      if (b.aliasOf >= 0)
+        bundle.buffers[b.aliasOf].lastStep = b.lastStep;
+      bundle.outputs.push_back(
+          {"result" + std::to_string(i), buffer, outputReferenceNames[i]});
     }
     for (BundleBuffer &buffer : bundle.buffers)
       if (buffer.role == "input" || buffer.role == "weight")
         buffer.lastStep = std::numeric_limits<int32_t>::max();
+    return success();
+  }
+
+  /// Plans every op of `function` but its return. One error per unsupported
+  /// op would flood a training step (hundreds of lines, one per layer): each
+  /// distinct message is shown once, at its first op, and the repeats are
+  /// counted.
+  LogicalResult planOps(func::FuncOp function) {
+    bool ok = true;
+    unsigned repeats = 0;
+    {
+      llvm::StringSet<> shown;
+      ScopedDiagnosticHandler firstOfEach(
+          module.getContext(), [&](Diagnostic &diag) {
+            if (diag.getSeverity() != DiagnosticSeverity::Error ||
+                shown.insert(diag.str()).second)
+              return failure(); // pass it on
+            ++repeats;
+            return success();
+          });
+      for (Operation &op : function.getBody().front().without_terminator())
+        if (failed(planOp(&op)))
+          ok = false;
+    }
+    if (repeats > 0)
+      function.emitError() << "codegen cannot run " << repeats << " more op"
+                           << (repeats == 1 ? "" : "s") << " of @"
+                           << function.getName() << " for the reasons above";
     return success(ok);
   }
 
@@ -948,13 +950,13 @@ llvm::Error memwall::writeBundle(const Bundle &bundle, StringRef path) {
   // Refuses to replace anything that is not a bundle; a failure, or a
   // signal, leaves no partial bundle and the old one intact.
   memwall::runtime::OutputDirectory directory;
-  if (llvm::Error error = outputError(
-          directory.open(path.str(), "bundle", "manifest.json")))
+  if (llvm::Error error =
+          outputError(directory.open(path.str(), "bundle", "manifest.json")))
     return error;
   if (!bundle.ptx.empty())
-    if (llvm::Error error = writeOutputFile(
-            directory, "kernels.ptx",
-            [&](llvm::raw_ostream &os) { os << bundle.ptx; }))
+    if (llvm::Error error =
+            writeOutputFile(directory, "kernels.ptx",
+                            [&](llvm::raw_ostream &os) { os << bundle.ptx; }))
       return error;
   // The generated gpu.module before lowering: memwall-simulate runs it on
   // the CPU, and it is the readable form of kernels.ptx.

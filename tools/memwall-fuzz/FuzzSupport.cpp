@@ -76,10 +76,8 @@ const std::string &memwall::fuzz::scratchDirectory() {
     llvm::SmallString<128> path;
     if (llvm::sys::fs::createUniqueDirectory("memwall-fuzz", path))
       std::abort();
-    std::string result = path.str().str();
-    static std::string toRemove = result;
-    std::atexit([] { llvm::sys::fs::remove_directories(toRemove); });
-    return result;
+    std::atexit([] { llvm::sys::fs::remove_directories(directory); });
+    return path.str().str();
   }();
   return directory;
 }

@@ -147,6 +147,15 @@ static llvm::cl::opt<std::string> launchMode(
     llvm::cl::value_desc("stream|graph"), llvm::cl::init(""),
     llvm::cl::cat(memwallCategory));
 
+/// One "memwall-opt: error: ..." line; the exit status.
+static int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "memwall-opt") << message << "\n";
+  return EXIT_FAILURE;
+}
+static int fail(llvm::Error error) {
+  return fail(llvm::toString(std::move(error)));
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAllPasses();
@@ -173,22 +182,16 @@ int main(int argc, char **argv) {
   std::optional<memwall::LaunchMode> launch;
   if (!launchMode.empty()) {
     launch = memwall::symbolizeLaunchMode(launchMode);
-    if (!launch) {
-      llvm::WithColor::error(llvm::errs(), "memwall-opt")
-          << "--launch='" << launchMode << "' must be stream or graph\n";
-      return EXIT_FAILURE;
-    }
+    if (!launch)
+      return fail("--launch='" + launchMode + "' must be stream or graph");
   }
   memwall::setDefaultPassTarget(targetName, targetFile, launch);
 
   // Validate the target up front so a typo fails before the model is read.
   if (llvm::Expected<memwall::GPUTarget> target =
           memwall::resolveTargetOrDefault(targetName, targetFile);
-      !target) {
-    llvm::WithColor::error(llvm::errs(), "memwall-opt")
-        << llvm::toString(target.takeError()) << "\n";
-    return EXIT_FAILURE;
-  }
+      !target)
+    return fail(target.takeError());
 
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
   // The flags are memwall-default's options; the pipeline is built by the
@@ -213,9 +216,7 @@ int main(int argc, char **argv) {
   // Option values are checked before the model is read, and reported as this
   // tool's errors (the passes would report them without a location).
   if (llvm::Error error = memwall::validateDefaultPipelineOptions(*options)) {
-    llvm::WithColor::error(llvm::errs(), "memwall-opt")
-        << llvm::toString(std::move(error)) << "\n";
-    return EXIT_FAILURE;
+    return fail(std::move(error));
   }
   auto given = [](llvm::StringRef flag) {
     auto &options = llvm::cl::getRegisteredOptions();
@@ -239,23 +240,17 @@ int main(int argc, char **argv) {
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> input =
       memwall::readIRInput(inputFilename);
   if (!input) {
-    llvm::WithColor::error(llvm::errs(), "memwall-opt")
-        << llvm::toString(input.takeError()) << "\n";
-    return EXIT_FAILURE;
+    return fail(input.takeError());
   }
   // Only a successful run leaves (or replaces) the output file.
   memwall::OutputFileStream output;
   if (llvm::Error error = output.open(outputFilename)) {
-    llvm::WithColor::error(llvm::errs(), "memwall-opt")
-        << llvm::toString(std::move(error)) << "\n";
-    return EXIT_FAILURE;
+    return fail(std::move(error));
   }
   if (failed(MlirOptMain(output, std::move(*input), registry, config)))
     return EXIT_FAILURE;
   if (llvm::Error error = output.commit()) {
-    llvm::WithColor::error(llvm::errs(), "memwall-opt")
-        << llvm::toString(std::move(error)) << "\n";
-    return EXIT_FAILURE;
+    return fail(std::move(error));
   }
   return EXIT_SUCCESS;
 }
