@@ -4,8 +4,9 @@
 #   bench/gpu/ops/*.mlir, examples/memory_bound_model_*.mlir,
 #   examples/gpt2_block_no_attention.mlir
 # Each becomes bench/gpu/bundles/<name>/ (manifest.json + kernels.ptx) for
-# --target=h100-sxm. The bundles are small and not git-ignored, so they travel
-# to the GPU machine with the working tree; bench/gpu/run.sh runs them there.
+# --target=h100-sxm. The bundles are git-ignored build outputs (never
+# committed): carry them to the GPU machine (device run carry=
+# ["bench/gpu/bundles"]); bench/gpu/run.sh runs them there.
 #   bench/gpu/compile_bundles.sh [build-dir]     (default: build)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -26,15 +27,9 @@ mkdir -p "$bundles"
 
 sources=("$root"/bench/gpu/ops/*.mlir "$root"/examples/memory_bound_model_*.mlir
          "$root/examples/gpt2_block_no_attention.mlir")
-{
-  echo "# Compiled by bench/gpu/compile_bundles.sh on $(date -u +%Y-%m-%d)"
-  echo "# from commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet HEAD 2>/dev/null || echo ' (with local changes)')"
-  echo "# memwall-compile SOURCE --target=h100-sxm -o bench/gpu/bundles/NAME"
-} > "$bundles/SOURCES.txt"
 for src in "${sources[@]}"; do
   name="$(basename "$src" .mlir)"
   "$compile" "$src" --target=h100-sxm -o "$bundles/$name"
   steps="$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(len(m["steps"]), "steps,", "arena", m["arena_bytes"], "bytes")' "$bundles/$name/manifest.json")"
   printf '%-42s %s\n' "$name" "$steps"
-  echo "$name ${src#"$root"/}" >> "$bundles/SOURCES.txt"
 done

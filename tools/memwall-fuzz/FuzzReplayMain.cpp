@@ -6,7 +6,7 @@
 // build, under whatever sanitizers that build uses:
 //
 //   memwall-ir-fuzzer test/Fuzz/corpus/memwall-ir-fuzzer
-//   examples/gpt2-prefill.mlir
+//   build/examples/gpt2-prefill.mlir
 //
 // Arguments are files or directories (their regular files, sorted). A crash
 // is the failure, as under libFuzzer; the target's return value is ignored.
