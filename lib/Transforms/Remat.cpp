@@ -595,7 +595,8 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
       function.emitError("memwall-remat: ") << why;
       return signalPassFailure();
     }
-    MemorySummary before = simulateMemory(function, sharding);
+    MemorySummary before =
+        getChildAnalysis<MemoryLiveness>(function).simulate(sharding);
     std::vector<Candidate> baselineRuns = baselines(function, *graph);
 
     std::optional<Candidate> chosen;
