@@ -15,13 +15,7 @@ KernelWork memwall::getOpKernelWork(CostOpInterface op,
   // An op codegen runs as a generated kernel or a cuBLASLt call is that
   // kernel, launch geometry included, so the report, fusion, remat and the
   // bundle agree; anything else is its own kernel work.
-  Operation *operation = op.getOperation();
-  FailureOr<KernelAnalysis> kernel = failure();
-  if (auto fusion = dyn_cast<FusionOp>(operation))
-    kernel = analyzeFusion(fusion, target);
-  else if (isElementwiseOp(operation) || isRowReductionOp(operation) ||
-           isa<MatmulOp>(operation))
-    kernel = analyzeKernel({operation}, target);
+  FailureOr<KernelAnalysis> kernel = analyzeOpKernel(op, target);
   if (succeeded(kernel))
     return kernel->work;
   return op.getKernelWork(target);
@@ -162,15 +156,20 @@ std::string memwall::formatLocationForReport(Location loc) {
   return "?";
 }
 
-RooflineReport memwall::buildRooflineReport(ModuleOp module,
-                                            const GPUTarget &target) {
-  RooflineReport report;
-  report.target = target;
-  if (std::optional<StringRef> name = module.getSymName())
-    report.modelName = name->str();
-  ParameterSummary parameters = summarizeParameters(module);
-  report.params = parameters.params;
-  report.paramBytes = parameters.bytes;
+/// The kernels under `root` on `target`, `kernelWork` giving each op's
+/// kernel; `onRecord` sees every op's record (fusion bodies included).
+static ModuleCost
+computeCost(Operation *root, const GPUTarget &target,
+            llvm::function_ref<KernelWork(CostOpInterface)> kernelWork,
+            llvm::function_ref<void(Operation *, const OpRecord &)> onRecord) {
+  ModuleCost cost;
+  if (auto module = dyn_cast<ModuleOp>(root)) {
+    if (std::optional<StringRef> name = module.getSymName())
+      cost.modelName = name->str();
+    ParameterSummary parameters = summarizeParameters(module);
+    cost.params = parameters.params;
+    cost.paramBytes = parameters.bytes;
+  }
   auto makeRecord = [&](CostOpInterface op, unsigned id) {
     OpRecord record;
     record.id = id;
@@ -179,19 +178,20 @@ RooflineReport memwall::buildRooflineReport(ModuleOp module,
     // Traffic of the op's kernel on this target: a tiled op re-reads less
     // when its working set stays in the L2, a kernel reads a value it uses
     // twice once.
-    KernelWork work = getOpKernelWork(op, target);
+    KernelWork work = kernelWork(op);
     record.flops = op.getFlops();
     record.bytesRead = CheckedInt::fromDouble(work.bytesRead).saturated();
     record.bytesWritten = CheckedInt::fromDouble(work.bytesWritten).saturated();
     record.precision = op.getMathPrecision();
     record.estimate = estimateKernelTime(work, target);
     record.category = getTimeCategory(op, work);
+    onRecord(op, record);
     return record;
   };
-  bool fused = module->hasAttr(MemWallDialect::kFusedAttrName);
+  bool fused = root->hasAttr(MemWallDialect::kFusedAttrName);
   FusionSummary fusion;
-  module.walk<WalkOrder::PreOrder>([&](CostOpInterface op) {
-    OpRecord record = makeRecord(op, report.ops.size());
+  root->walk<WalkOrder::PreOrder>([&](CostOpInterface op) {
+    OpRecord record = makeRecord(op, cost.ops.size());
     unsigned kernels = op.launchesKernel() ? 1 : 0;
     fusion.kernelsAfter += kernels;
     fusion.timeAfterSeconds += record.estimate.timeSeconds;
@@ -199,7 +199,7 @@ RooflineReport memwall::buildRooflineReport(ModuleOp module,
     if (!fusionOp) {
       fusion.kernelsBefore += kernels;
       fusion.timeBeforeSeconds += record.estimate.timeSeconds;
-      report.ops.push_back(std::move(record));
+      cost.ops.push_back(std::move(record));
       return WalkResult::advance();
     }
     fused = true;
@@ -228,11 +228,47 @@ RooflineReport memwall::buildRooflineReport(ModuleOp module,
     fusion.bytesSaved =
         (CheckedInt::fromSaturated(fusion.bytesSaved) + saved).saturated();
     fusion.groups.push_back(std::move(group));
-    report.ops.push_back(std::move(record));
+    cost.ops.push_back(std::move(record));
     // The body's ops are accounted for through the fusion.
     return WalkResult::skip();
   });
   if (fused)
-    report.fusion = std::move(fusion);
-  return report;
+    cost.fusion = std::move(fusion);
+  return cost;
+}
+
+ModuleCost memwall::computeModuleCost(ModuleOp module,
+                                      const GPUTarget &target) {
+  return computeCost(
+      module, target,
+      [&](CostOpInterface op) { return getOpKernelWork(op, target); },
+      [](Operation *, const OpRecord &) {});
+}
+
+CostAnalysis::CostAnalysis(Operation *root, AnalysisManager &am) {
+  const FusionCostAnalysis &kernels = am.getAnalysis<FusionCostAnalysis>();
+  FailureOr<GPUTarget> resolved = kernels.getTarget();
+  if (failed(resolved))
+    return;
+  target = std::move(*resolved);
+  auto kernelWork = [&](CostOpInterface op) {
+    if (const KernelAnalysis *kernel = kernels.lookup(op))
+      return kernel->work;
+    return op.getKernelWork(*target);
+  };
+  cost = computeCost(root, *target, kernelWork,
+                     [&](Operation *op, const OpRecord &record) {
+                       estimates[op] = record.estimate;
+                     });
+}
+
+FailureOr<GPUTarget> CostAnalysis::getTarget() const {
+  if (!target)
+    return failure();
+  return *target;
+}
+
+const RooflineEstimate *CostAnalysis::lookup(Operation *op) const {
+  auto it = estimates.find(op);
+  return it == estimates.end() ? nullptr : &it->second;
 }

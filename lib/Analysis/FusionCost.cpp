@@ -8,6 +8,8 @@
 
 #include "memwall/Analysis/FusionCost.h"
 
+#include "AnalysisTarget.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -475,4 +477,58 @@ FailureOr<KernelAnalysis> memwall::analyzeFusion(FusionOp fusion,
   for (Operation &op : fusion.getBodyBlock().without_terminator())
     ops.push_back(&op);
   return analyzeKernel(ops, target, whyNot);
+}
+
+bool memwall::isKernelCandidate(Operation *op) {
+  return isa<FusionOp, MatmulOp>(op) || isElementwiseOp(op) ||
+         isRowReductionOp(op);
+}
+
+FailureOr<KernelAnalysis> memwall::analyzeOpKernel(Operation *op,
+                                                   const GPUTarget &target,
+                                                   std::string *whyNot) {
+  if (auto fusion = dyn_cast<FusionOp>(op))
+    return analyzeFusion(fusion, target, whyNot);
+  if (isKernelCandidate(op))
+    return analyzeKernel({op}, target, whyNot);
+  if (whyNot)
+    *whyNot = "not a kernel candidate";
+  return failure();
+}
+
+FusionCostAnalysis::FusionCostAnalysis(Operation *root) {
+  FailureOr<GPUTarget> resolved = getAnalysisTarget(root);
+  if (failed(resolved))
+    return;
+  target = std::move(*resolved);
+  root->walk([&](Operation *op) {
+    if (op == root || !isKernelCandidate(op))
+      return;
+    Entry entry;
+    FailureOr<KernelAnalysis> kernel =
+        analyzeOpKernel(op, *target, &entry.whyNot);
+    if (succeeded(kernel))
+      entry.kernel = std::move(*kernel);
+    kernels.try_emplace(op, std::move(entry));
+  });
+}
+
+FailureOr<GPUTarget> FusionCostAnalysis::getTarget() const {
+  if (!target)
+    return failure();
+  return *target;
+}
+
+const KernelAnalysis *FusionCostAnalysis::lookup(Operation *op) const {
+  auto it = kernels.find(op);
+  if (it == kernels.end() || !it->second.kernel)
+    return nullptr;
+  return &*it->second.kernel;
+}
+
+StringRef FusionCostAnalysis::getWhyNot(Operation *op) const {
+  auto it = kernels.find(op);
+  if (it == kernels.end())
+    return "not a kernel candidate";
+  return it->second.whyNot;
 }

@@ -9,7 +9,7 @@
 
 #include "memwall/Analysis/InferenceFixes.h"
 
-#include "memwall/Report/Units.h"
+#include "memwall/Support/Units.h"
 
 #include "memwall/Analysis/CostAnalysis.h"
 #include "memwall/Analysis/InferenceAnalysis.h"

@@ -85,13 +85,6 @@ func::FuncOp memwall::getMainFunction(ModuleOp module) {
 
 namespace {
 
-/// One allocation: a value and every view or in-place update of it.
-struct Buffer {
-  int64_t bytes = 0;
-  MemoryBucket bucket = MemoryBucket::Workspace;
-  int64_t first = 0, last = 0;
-};
-
 StringRef phaseOf(Operation *op) {
   if (auto phase =
           op->getAttrOfType<StringAttr>(MemWallDialect::kPhaseAttrName))
@@ -187,27 +180,26 @@ CheckedInt scaleBytes(CheckedInt bytes, double factor) {
 
 } // namespace
 
-MemorySummary memwall::simulateMemory(func::FuncOp function,
-                                      const ShardingOptions &sharding,
-                                      const MemoryScaling &scaling) {
-  MemorySummary summary;
-  summary.devices = sharding.devices;
-  summary.zeroStage = sharding.zeroStage;
-  summary.offload = stringifyOffloadPolicy(sharding.offload).str();
+MemoryLiveness::MemoryLiveness(Operation *op) {
+  function = dyn_cast<func::FuncOp>(op);
+  if (auto module = dyn_cast<ModuleOp>(op))
+    function = getMainFunction(module);
+  if (!function || function.isExternal())
+    return;
   if (auto module = function->getParentOfType<ModuleOp>())
-    if (auto precision = module->getAttrOfType<StringAttr>(
+    if (auto attr = module->getAttrOfType<StringAttr>(
             MemWallDialect::kPrecisionAttrName))
-      summary.precision = precision.getValue().str();
+      precision = attr.getValue().str();
 
   Block &body = function.getBody().front();
-  SmallVector<Operation *> steps;
   for (Operation &op : body.without_terminator())
     steps.push_back(&op);
-  int64_t numSteps = steps.size();
-  int64_t lastStep = std::max<int64_t>(numSteps - 1, 0);
-  DenseMap<Operation *, int64_t> stepOf;
-  for (auto [i, op] : llvm::enumerate(steps))
-    stepOf[op] = i;
+  int64_t lastStep = std::max<int64_t>(steps.size() - 1, 0);
+  for (Operation *step : steps) {
+    stepLocs.push_back(formatLocationForReport(step->getLoc()));
+    stepPhases.push_back(phaseOf(step).str());
+    attentionWorkspace.push_back(attentionWorkspaceBytes(step));
+  }
 
   // Weight gradients: what the optimizer consumes or the function returns
   // from the backward, and the backward adds that accumulate into them.
@@ -228,15 +220,15 @@ MemorySummary memwall::simulateMemory(func::FuncOp function,
       llvm::append_range(worklist, def->getOperands());
   }
 
-  llvm::MapVector<Value, Buffer> buffers; // keyed by the root value
+  llvm::MapVector<Value, LiveBuffer> live; // keyed by the root value
   DenseMap<Value, Value> rootOf;
   auto root = [&](Value v) {
     auto it = rootOf.find(v);
     return it == rootOf.end() ? v : it->second;
   };
-  int64_t largestWeight = 0;
   for (BlockArgument arg : function.getArguments()) {
-    Buffer buffer;
+    LiveBuffer buffer;
+    buffer.root = arg;
     buffer.bytes = getTensorByteSize(arg.getType());
     bool persistent = true;
     switch (getArgKind(function, arg.getArgNumber())) {
@@ -255,56 +247,64 @@ MemorySummary memwall::simulateMemory(func::FuncOp function,
       persistent = false;
       break;
     }
-    buffer.first = 0;
-    buffer.last = persistent ? lastStep : 0;
-    buffers[arg] = buffer;
+    buffer.firstStep = 0;
+    buffer.lastStep = persistent ? lastStep : 0;
+    live[arg] = buffer;
   }
-  bool training = false;
-  int64_t backwardStart = -1;
   for (auto [i, op] : llvm::enumerate(steps)) {
     StringRef phase = phaseOf(op);
-    if (phase != "forward") {
-      training = true;
-      if (backwardStart < 0)
-        backwardStart = i;
-    }
+    if (phase != "forward" && backwardStart < 0)
+      backwardStart = i;
     // Uses extend the lifetime of the buffers they read.
     for (Value operand : op->getOperands()) {
-      auto it = buffers.find(root(operand));
-      if (it != buffers.end())
-        it->second.last = std::max<int64_t>(it->second.last, i);
+      auto it = live.find(root(operand));
+      if (it != live.end())
+        it->second.lastStep = std::max<int64_t>(it->second.lastStep, i);
     }
     for (OpResult result : op->getResults()) {
       int64_t bytes = getTensorByteSize(result.getType());
       if (Value alias = aliasedOperand(result)) {
         Value r = root(alias);
         rootOf[result] = r;
-        Buffer &buffer = buffers[r];
+        LiveBuffer &buffer = live[r];
         // A cast in a GEMM keeps its input's bytes (the wide copy is in
         // registers); a growing cache or view takes the larger size.
         if (!isa<CastOp>(op))
           buffer.bytes = std::max(buffer.bytes, bytes);
-        buffer.last = std::max<int64_t>(buffer.last, i);
+        buffer.lastStep = std::max<int64_t>(buffer.lastStep, i);
         continue;
       }
-      Buffer buffer;
+      LiveBuffer buffer;
+      buffer.root = result;
       buffer.bytes = bytes;
-      buffer.first = buffer.last = i;
+      buffer.firstStep = buffer.lastStep = i;
       if (phase == "forward")
         buffer.bucket = MemoryBucket::Activations;
       else if (weightGrads.contains(result))
         buffer.bucket = MemoryBucket::Gradients;
       else
         buffer.bucket = MemoryBucket::Workspace;
-      buffers[result] = buffer;
+      live[result] = buffer;
     }
   }
   // Results live to the end of the step.
   for (Value v : body.getTerminator()->getOperands()) {
-    auto it = buffers.find(root(v));
-    if (it != buffers.end())
-      it->second.last = lastStep;
+    auto it = live.find(root(v));
+    if (it != live.end())
+      it->second.lastStep = lastStep;
   }
+  for (auto &entry : live)
+    buffers.push_back(entry.second);
+}
+
+MemorySummary MemoryLiveness::simulate(const ShardingOptions &sharding,
+                                       const MemoryScaling &scaling) const {
+  MemorySummary summary;
+  summary.devices = sharding.devices;
+  summary.zeroStage = sharding.zeroStage;
+  summary.offload = stringifyOffloadPolicy(sharding.offload).str();
+  summary.precision = precision;
+  int64_t numSteps = steps.size();
 
   // Per-device accounting of the model states.
   std::array<double, kNumMemoryBuckets> factor = scaling.factor;
@@ -336,14 +336,14 @@ MemorySummary memwall::simulateMemory(func::FuncOp function,
   // from that step on rather than wrapping to a small number.
   using CheckedBuckets = std::array<CheckedInt, kNumMemoryBuckets>;
   std::vector<CheckedBuckets> delta(numSteps + 1, CheckedBuckets{});
-  for (auto &[value, buffer] : buffers) {
+  for (const LiveBuffer &buffer : buffers) {
     unsigned b = static_cast<unsigned>(buffer.bucket);
     CheckedInt bytes =
         scaleBytes(CheckedInt::fromSaturated(buffer.bytes), factor[b]);
     if (numSteps == 0)
       continue;
-    delta[buffer.first][b] += bytes;
-    delta[buffer.last + 1][b] -= bytes;
+    delta[buffer.firstStep][b] += bytes;
+    delta[buffer.lastStep + 1][b] -= bytes;
   }
   CheckedBuckets live{};
   for (int64_t i = 0; i < numSteps; ++i) {
@@ -351,13 +351,13 @@ MemorySummary memwall::simulateMemory(func::FuncOp function,
       live[b] += delta[i][b];
     MemoryStep step;
     step.op = steps[i]->getName().stripDialect().str();
-    step.loc = formatLocationForReport(steps[i]->getLoc());
-    step.phase = phaseOf(steps[i]).str();
+    step.loc = stepLocs[i];
+    step.phase = stepPhases[i];
     CheckedBuckets bytes = live;
     unsigned workspace = static_cast<unsigned>(MemoryBucket::Workspace);
     bytes[workspace] +=
         gatherBytes +
-        scaleBytes(attentionWorkspaceBytes(steps[i]),
+        scaleBytes(attentionWorkspace[i],
                    scaling.attentionWorkspace * scaling.factor[workspace]);
     bytes[static_cast<unsigned>(MemoryBucket::Optimizer)] +=
         CheckedInt::fromSaturated(scaling.extraOptimizerBytes);
@@ -371,16 +371,22 @@ MemorySummary memwall::simulateMemory(func::FuncOp function,
     }
     summary.timeline.push_back(std::move(step));
   }
-  summary.training = training;
-  if (training && backwardStart >= 0) {
+  summary.training = isTraining();
+  if (isTraining()) {
     unsigned activations = static_cast<unsigned>(MemoryBucket::Activations);
     CheckedInt saved = 0;
-    for (auto &[value, buffer] : buffers)
+    for (const LiveBuffer &buffer : buffers)
       if (buffer.bucket == MemoryBucket::Activations &&
-          buffer.first < backwardStart && buffer.last >= backwardStart)
+          buffer.firstStep < backwardStart && buffer.lastStep >= backwardStart)
         saved += scaleBytes(CheckedInt::fromSaturated(buffer.bytes),
                             factor[activations]);
     summary.savedActivationsBytes = saved.saturated();
   }
   return summary;
+}
+
+MemorySummary memwall::simulateMemory(func::FuncOp function,
+                                      const ShardingOptions &sharding,
+                                      const MemoryScaling &scaling) {
+  return MemoryLiveness(function).simulate(sharding, scaling);
 }

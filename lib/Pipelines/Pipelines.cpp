@@ -3,6 +3,7 @@
 #include "memwall/Pipelines.h"
 
 #include "memwall/Analysis/MemoryAnalysis.h"
+#include "memwall/Report/RooflineReport.h"
 #include "memwall/Transforms/Passes.h"
 #include "memwall/Transforms/Remat.h"
 

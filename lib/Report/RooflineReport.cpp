@@ -102,18 +102,16 @@ static void printRooflineReport(const RooflineReport &report,
   }
 }
 
-int64_t MemoryStep::total() const {
-  CheckedInt sum = 0;
-  for (int64_t b : bytes)
-    sum += CheckedInt::fromSaturated(b);
-  return sum.saturated();
-}
-
-llvm::StringRef memwall::stringifyMemoryBucket(MemoryBucket bucket) {
-  static constexpr const char *names[kNumMemoryBuckets] = {
-      "weights", "gradients", "optimizer", "activations", "kv_cache",
-      "workspace"};
-  return names[static_cast<unsigned>(bucket)];
+RooflineReport memwall::buildRooflineReport(const GPUTarget &target,
+                                            const ModuleCost &cost) {
+  RooflineReport report;
+  report.target = target;
+  report.modelName = cost.modelName;
+  report.params = cost.params;
+  report.paramBytes = cost.paramBytes;
+  report.ops = cost.ops;
+  report.fusion = cost.fusion;
+  return report;
 }
 
 llvm::Error memwall::checkReportPath(llvm::StringRef path) {

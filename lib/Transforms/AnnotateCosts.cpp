@@ -1,6 +1,8 @@
 //===- AnnotateCosts.cpp - attach #memwall.cost to every op ---------------===//
 
 #include "memwall/Analysis/CostAnalysis.h"
+#include "memwall/Analysis/FusionCost.h"
+#include "memwall/Analysis/MemoryAnalysis.h"
 #include "memwall/Transforms/Passes.h"
 
 using namespace mlir;
@@ -36,6 +38,8 @@ struct AnnotateCostsPass
                         estimate.memoryBound ? Bound::Memory : Bound::Compute,
                         estimate.timeSeconds));
     });
+    // The attributes change no cost, buffer or kernel.
+    markAnalysesPreserved<CostAnalysis, FusionCostAnalysis, MemoryLiveness>();
   }
 
   GPUTarget target;

@@ -14,7 +14,8 @@
 #include "memwall/Analysis/MemoryAnalysis.h"
 #include "memwall/Analysis/RematSolver.h"
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
-#include "memwall/Report/Units.h"
+#include "memwall/Report/ReportSink.h"
+#include "memwall/Support/Units.h"
 #include "memwall/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -340,6 +341,8 @@ llvm::Error memwall::validateRematOptions(const std::string &solver,
 namespace {
 struct RematPass : public memwall::impl::RematBase<RematPass> {
   using RematBase::RematBase;
+  RematPass(const RematOptions &options, ReportSink &sink)
+      : RematBase(options), sink(&sink) {}
 
   LogicalResult initialize(MLIRContext *ctx) override {
     auto fail = [&](const Twine &message) {
@@ -364,8 +367,8 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
       return fail(llvm::toString(std::move(error)));
     solveOptions.solver = *symbolizeRematSolver(solver);
     solveOptions.timeLimitSeconds = timeLimit;
-    solveOptions.progress = [](const std::string &line) {
-      llvm::errs() << line << "\n";
+    solveOptions.progress = [sink = sink](const std::string &line) {
+      sink->emitProgress(line);
     };
     return success();
   }
@@ -592,7 +595,8 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
       function.emitError("memwall-remat: ") << why;
       return signalPassFailure();
     }
-    MemorySummary before = simulateMemory(function, sharding);
+    MemorySummary before =
+        getChildAnalysis<MemoryLiveness>(function).simulate(sharding);
     std::vector<Candidate> baselineRuns = baselines(function, *graph);
 
     std::optional<Candidate> chosen;
@@ -782,7 +786,7 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
           {budget, peak, bestOverhead,
            graph.stepSeconds > 0 ? bestOverhead / graph.stepSeconds : 0});
     }
-    if (llvm::Error error = writeRematParetoSVG(curve, pareto)) {
+    if (llvm::Error error = sink->emitRematPareto(curve, pareto)) {
       mlir::emitError(function.getLoc()) << llvm::toString(std::move(error));
       return failure();
     }
@@ -827,6 +831,8 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     return b.getDictionaryAttr(fields);
   }
 
+  /// Where the Pareto plot and the solver's progress lines go.
+  ReportSink *sink = &getFileReportSink();
   GPUTarget target;
   int64_t budgetBytes = 0;
   RematSolveOptions solveOptions;
@@ -834,6 +840,11 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
 };
 
 } // namespace
+
+std::unique_ptr<Pass> memwall::createRemat(const RematOptions &options,
+                                           ReportSink &sink) {
+  return std::make_unique<RematPass>(options, sink);
+}
 
 std::optional<RematSummary> memwall::readRematSummary(ModuleOp module) {
   auto dict =

@@ -5,7 +5,8 @@
 #include "memwall/Analysis/InferenceAnalysis.h"
 #include "memwall/Analysis/InferenceFixes.h"
 #include "memwall/Analysis/MemoryAnalysis.h"
-#include "memwall/Report/Units.h"
+#include "memwall/Report/ReportSink.h"
+#include "memwall/Support/Units.h"
 #include "memwall/Transforms/Passes.h"
 #include "memwall/Transforms/Remat.h"
 
@@ -25,6 +26,8 @@ namespace {
 struct RooflineReportPass
     : public memwall::impl::RooflineReportBase<RooflineReportPass> {
   using RooflineReportBase::RooflineReportBase;
+  RooflineReportPass(const RooflineReportOptions &options, ReportSink &sink)
+      : RooflineReportBase(options), sink(&sink) {}
 
   LogicalResult initialize(MLIRContext *ctx) override {
     // Reject a bad path before any work is done.
@@ -58,7 +61,8 @@ struct RooflineReportPass
     ModuleOp module = getOperation();
     if (failed(verifyCountableTotals(module)))
       return signalPassFailure();
-    RooflineReport report = buildRooflineReport(module, target);
+    RooflineReport report =
+        buildRooflineReport(target, computeModuleCost(module, target));
     if (report.modelName.empty()) {
       if (auto fileLoc = dyn_cast<FileLineColLoc>(module.getLoc()))
         report.modelName = fileLoc.getFilename().str();
@@ -66,7 +70,8 @@ struct RooflineReportPass
         report.modelName = formatLocationForReport(module.getLoc());
     }
     if (func::FuncOp function = getMainFunction(module)) {
-      report.memory = simulateMemory(function, sharding);
+      report.memory =
+          getChildAnalysis<MemoryLiveness>(function).simulate(sharding);
       report.communication = analyzeCommunication(function, sharding, target);
       report.inference = analyzeInference(function, target);
       report.remat = readRematSummary(module);
@@ -91,7 +96,7 @@ struct RooflineReportPass
       }
     }
     if (!timeline.empty() && report.memory)
-      if (llvm::Error error = writeMemoryTimeline(report, timeline)) {
+      if (llvm::Error error = sink->emitMemoryTimeline(report, timeline)) {
         mlir::emitError(module.getLoc()) << llvm::toString(std::move(error));
         return signalPassFailure();
       }
@@ -103,7 +108,7 @@ struct RooflineReportPass
       }
       report.measured = std::move(*run);
     }
-    if (llvm::Error error = writeRooflineReport(report, output)) {
+    if (llvm::Error error = sink->emitRooflineReport(report, output)) {
       // A location-only diagnostic: Operation::emitError would append the
       // whole module as a note.
       mlir::emitError(module.getLoc()) << llvm::toString(std::move(error));
@@ -182,8 +187,16 @@ struct RooflineReportPass
     warning << "; none of the fixes fits alone";
   }
 
+  /// Where the report and the timeline go.
+  ReportSink *sink = &getFileReportSink();
   GPUTarget target;
   std::optional<int64_t> budgetBytes;
   ShardingOptions sharding;
 };
 } // namespace
+
+std::unique_ptr<Pass>
+memwall::createRooflineReport(const RooflineReportOptions &options,
+                              ReportSink &sink) {
+  return std::make_unique<RooflineReportPass>(options, sink);
+}

@@ -20,6 +20,9 @@
 #include "memwall/Support/OutputFile.h"
 #include "memwall/Support/Version.h"
 #include "memwall/Transforms/Passes.h"
+#ifdef MEMWALL_INCLUDE_TESTS
+#include "TestPasses.h"
+#endif
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -160,6 +163,9 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAllPasses();
   memwall::registerMemWallPasses();
+#ifdef MEMWALL_INCLUDE_TESTS
+  memwall::test::registerTestPasses();
+#endif
 
   DialectRegistry registry;
   registerAllDialects(registry);

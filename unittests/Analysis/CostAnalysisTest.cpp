@@ -2,6 +2,7 @@
 
 #include "memwall/Analysis/CostAnalysis.h"
 #include "memwall/Registration.h"
+#include "memwall/Report/RooflineReport.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -60,7 +61,8 @@ TEST(CostAnalysisTest, ReportHasEveryOpWithHandComputedRooflineTimes) {
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(kModule, &context);
   ASSERT_TRUE(module);
 
-  RooflineReport report = buildRooflineReport(*module, roundTarget());
+  RooflineReport report = buildRooflineReport(
+      roundTarget(), computeModuleCost(*module, roundTarget()));
   EXPECT_EQ(report.modelName, "m");
   // Weights: 1024*1024 bf16 + 1024 f32; the input and the cache don't count.
   EXPECT_EQ(report.params, 1024 * 1024 + 1024);

@@ -4,7 +4,7 @@
 // bytes written, math precision, whether a kernel is launched) against
 // numbers worked out by hand in the test from the formulas of
 // docs/cost-model.md, never by calling the helpers the implementation uses.
-// The last tests hold estimateOpRoofline and buildRooflineReport against a
+// The last tests hold estimateOpRoofline and buildRooflineReport (computeModuleCost) against a
 // hand-built GPUTarget with round numbers.
 //
 //===----------------------------------------------------------------------===//
@@ -12,6 +12,7 @@
 #include "memwall/Analysis/CostAnalysis.h"
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 #include "memwall/Registration.h"
+#include "memwall/Report/RooflineReport.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -952,7 +953,8 @@ module {
 )mlir";
   OwningOpRef<ModuleOp> parsed = parseSourceString<ModuleOp>(source, &context);
   ASSERT_TRUE(parsed);
-  RooflineReport report = buildRooflineReport(*parsed, handTarget());
+  RooflineReport report = buildRooflineReport(
+      handTarget(), computeModuleCost(*parsed, handTarget()));
 
   EXPECT_EQ(report.target.name, "hand");
   // An unnamed module: the tool fills in the file name, the analysis doesn't.
@@ -1017,7 +1019,8 @@ TEST_F(CostModelTest, ReportOfAModuleWithoutOpsIsEmptyAndNamed) {
       "#memwall.arg_kind<weight>}) { return } }",
       &context);
   ASSERT_TRUE(parsed);
-  RooflineReport report = buildRooflineReport(*parsed, handTarget());
+  RooflineReport report = buildRooflineReport(
+      handTarget(), computeModuleCost(*parsed, handTarget()));
   EXPECT_EQ(report.modelName, "empty");
   EXPECT_EQ(report.params, 3);
   EXPECT_EQ(report.paramBytes, 3 * kF16);

@@ -10,6 +10,7 @@
 #ifndef MEMWALL_ANALYSIS_COMMUNICATIONANALYSIS_H
 #define MEMWALL_ANALYSIS_COMMUNICATIONANALYSIS_H
 
+#include "memwall/Analysis/CostResults.h"
 #include "memwall/Analysis/MemoryAnalysis.h"
 
 namespace memwall {

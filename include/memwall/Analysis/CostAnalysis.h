@@ -1,7 +1,7 @@
 //===- CostAnalysis.h - Roofline costs of memwall IR ------------*- C++ -*-===//
 //
-// Evaluates CostOpInterface ops against a GPUTarget and collects a module's
-// per-op roofline report.
+// Evaluates CostOpInterface ops against a GPUTarget and collects the kernels
+// of a module with their roofline estimates (CostAnalysis).
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,9 +9,11 @@
 #define MEMWALL_ANALYSIS_COSTANALYSIS_H
 
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
-#include "memwall/Report/RooflineReport.h"
+#include "memwall/Analysis/CostResults.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/AnalysisManager.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace memwall {
 
@@ -48,10 +50,37 @@ mlir::LogicalResult verifyCountableTotals(mlir::ModuleOp module);
 /// name for name locations ("layers.0.attn.qkv"), "?" when unknown.
 std::string formatLocationForReport(mlir::Location loc);
 
-/// The roofline report of every CostOpInterface op in `module`, in program
-/// order.
-RooflineReport buildRooflineReport(mlir::ModuleOp module,
-                                   const GPUTarget &target);
+/// The kernels of `module` on `target`, in program order: every
+/// CostOpInterface op outside fusions, each fusion as one kernel with what it
+/// saved (ModuleCost::fusion).
+ModuleCost computeModuleCost(mlir::ModuleOp module, const GPUTarget &target);
+
+/// computeModuleCost of an op (usually the module) on the IR's target,
+/// with the kernels of FusionCostAnalysis, and each CostOpInterface op's
+/// estimate (fusion bodies included). Obtained with
+/// `getAnalysis<CostAnalysis>()`; a pass that changes no op's cost (one that
+/// only adds attributes, such as memwall-annotate-costs) preserves it.
+class CostAnalysis {
+public:
+  CostAnalysis(mlir::Operation *root, mlir::AnalysisManager &am);
+
+  /// The target of the costs; failure when the IR names no usable target
+  /// (the error was emitted at construction).
+  mlir::FailureOr<GPUTarget> getTarget() const;
+  const ModuleCost &getModuleCost() const { return cost; }
+  /// The estimate of `op` running as its own kernel (estimateOpRoofline),
+  /// or null for an op without CostOpInterface.
+  const RooflineEstimate *lookup(mlir::Operation *op) const;
+
+  bool isInvalidated(const mlir::AnalysisManager::PreservedAnalyses &pa) {
+    return !pa.isPreserved<CostAnalysis>();
+  }
+
+private:
+  std::optional<GPUTarget> target;
+  ModuleCost cost;
+  llvm::DenseMap<mlir::Operation *, RooflineEstimate> estimates;
+};
 
 } // namespace memwall
 

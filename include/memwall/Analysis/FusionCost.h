@@ -15,6 +15,7 @@
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 #include "memwall/Hardware/Roofline.h"
 
+#include "mlir/Pass/AnalysisManager.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -117,6 +118,53 @@ analyzeKernel(llvm::ArrayRef<mlir::Operation *> ops, const GPUTarget &target,
 llvm::FailureOr<KernelAnalysis> analyzeFusion(FusionOp fusion,
                                               const GPUTarget &target,
                                               std::string *whyNot = nullptr);
+
+/// Whether codegen runs `op` as a generated kernel or a cuBLASLt call, so
+/// that its cost is a KernelAnalysis: a fusion, an elementwise op, a row
+/// reduction or a matmul.
+bool isKernelCandidate(mlir::Operation *op);
+
+/// The kernel codegen runs `op` as: analyzeFusion for a fusion, analyzeKernel
+/// of the op alone for another candidate; fails for any other op (whyNot
+/// says "not a kernel candidate").
+llvm::FailureOr<KernelAnalysis> analyzeOpKernel(mlir::Operation *op,
+                                                const GPUTarget &target,
+                                                std::string *whyNot = nullptr);
+
+/// The kernel of every memwall.fusion and every other kernel candidate under
+/// an op (fusion bodies included), on the IR's target: what the cost model,
+/// the report and codegen time. Obtained with
+/// `getAnalysis<FusionCostAnalysis>()`; the IR must not change while its
+/// KernelAnalysis values (which point into it) are used.
+class FusionCostAnalysis {
+public:
+  FusionCostAnalysis(mlir::Operation *root);
+
+  /// The target the kernels were analyzed for; failure when the IR names no
+  /// usable target (the error was emitted at construction).
+  mlir::FailureOr<GPUTarget> getTarget() const;
+
+  /// `op`'s kernel, or null when `op` is not a kernel candidate or the
+  /// candidate is not legal as one kernel (getWhyNot says why).
+  const KernelAnalysis *lookup(mlir::Operation *op) const;
+  /// Why `op` is no kernel ("" for a kernel).
+  llvm::StringRef getWhyNot(mlir::Operation *op) const;
+
+  /// Kernel candidates analyzed (legal or not), for statistics and tests.
+  size_t size() const { return kernels.size(); }
+
+  bool isInvalidated(const mlir::AnalysisManager::PreservedAnalyses &pa) {
+    return !pa.isPreserved<FusionCostAnalysis>();
+  }
+
+private:
+  struct Entry {
+    std::optional<KernelAnalysis> kernel;
+    std::string whyNot;
+  };
+  std::optional<GPUTarget> target;
+  llvm::DenseMap<mlir::Operation *, Entry> kernels;
+};
 
 } // namespace memwall
 

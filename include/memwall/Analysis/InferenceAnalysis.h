@@ -11,7 +11,7 @@
 #define MEMWALL_ANALYSIS_INFERENCEANALYSIS_H
 
 #include "memwall/Hardware/GPUTarget.h"
-#include "memwall/Report/RooflineReport.h"
+#include "memwall/Analysis/CostResults.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 

@@ -10,11 +10,12 @@
 #ifndef MEMWALL_ANALYSIS_MEMORYANALYSIS_H
 #define MEMWALL_ANALYSIS_MEMORYANALYSIS_H
 
+#include "memwall/Analysis/MemoryResults.h"
 #include "memwall/Hardware/GPUTarget.h"
-#include "memwall/Report/RooflineReport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/AnalysisManager.h"
 
 namespace memwall {
 
@@ -59,7 +60,64 @@ struct MemoryScaling {
   int64_t extraOptimizerBytes = 0;
 };
 
-/// The simulated memory of `function` (one entry per top-level op).
+/// One allocation of a step: a value and every view or in-place update of
+/// it, live from the step that defines it to the last step that reads it.
+struct LiveBuffer {
+  mlir::Value root;
+  int64_t bytes = 0;
+  MemoryBucket bucket = MemoryBucket::Workspace;
+  int64_t firstStep = 0, lastStep = 0;
+};
+
+/// The liveness of a step's buffers: the function's op order is the
+/// schedule (one step per top-level op), views and in-place updates share
+/// their operand's buffer, and each buffer is bucketed (docs/memory.md).
+/// This is the part of the memory simulation that depends on the IR only;
+/// simulate() applies sharding, offload and scaling on top of it, so one
+/// cached analysis answers every option the report and the fix search ask
+/// about. Obtained with `getAnalysis<MemoryLiveness>()` on a function (or on
+/// a module: its main function, getMainFunction).
+///
+/// Upstream's mlir::Liveness answers which SSA values are live at an op; the
+/// simulation needs buffers (an SSA value with its views and in-place
+/// updates) over a straight-line step, so it keeps its own step intervals.
+class MemoryLiveness {
+public:
+  explicit MemoryLiveness(mlir::Operation *op);
+
+  /// The simulated memory under `sharding`, with `scaling`'s factors.
+  MemorySummary simulate(const ShardingOptions &sharding,
+                         const MemoryScaling &scaling = {}) const;
+
+  /// The function simulated; null when the op had none.
+  mlir::func::FuncOp getFunction() const { return function; }
+  /// Every buffer: arguments first, then results in step order.
+  llvm::ArrayRef<LiveBuffer> getBuffers() const { return buffers; }
+  /// The ops of the steps, in order.
+  llvm::ArrayRef<mlir::Operation *> getSteps() const { return steps; }
+  /// Whether the step has a backward (an op with a phase other than
+  /// forward), and its first step (-1 without one).
+  bool isTraining() const { return backwardStart >= 0; }
+  int64_t getBackwardStart() const { return backwardStart; }
+
+  bool isInvalidated(const mlir::AnalysisManager::PreservedAnalyses &pa) {
+    return !pa.isPreserved<MemoryLiveness>();
+  }
+
+private:
+  mlir::func::FuncOp function;
+  std::string precision; // the module's memwall.precision
+  llvm::SmallVector<mlir::Operation *> steps;
+  std::vector<std::string> stepLocs, stepPhases;
+  /// Bytes of the Sq x Sk matrices an untiled attention holds while it runs.
+  std::vector<CheckedInt> attentionWorkspace;
+  std::vector<LiveBuffer> buffers;
+  int64_t largestWeight = 0;
+  int64_t backwardStart = -1;
+};
+
+/// The simulated memory of `function` (one entry per top-level op):
+/// MemoryLiveness(function).simulate(sharding, scaling).
 MemorySummary simulateMemory(mlir::func::FuncOp function,
                              const ShardingOptions &sharding,
                              const MemoryScaling &scaling = {});

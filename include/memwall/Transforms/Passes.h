@@ -12,8 +12,17 @@
 
 namespace memwall {
 
+class ReportSink;
+
 #define GEN_PASS_DECL
 #include "memwall/Transforms/Passes.h.inc"
+
+/// memwall-roofline-report and memwall-remat handing their report, plots and
+/// progress to `sink` (ReportSink.h) rather than to the file sink.
+std::unique_ptr<mlir::Pass>
+createRooflineReport(const RooflineReportOptions &options, ReportSink &sink);
+std::unique_ptr<mlir::Pass> createRemat(const RematOptions &options,
+                                        ReportSink &sink);
 
 /// Sets the target that passes use when their `target` and `target-file`
 /// options are both empty (memwall-opt forwards --target / --target-file).

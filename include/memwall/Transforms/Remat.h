@@ -9,9 +9,10 @@
 #ifndef MEMWALL_TRANSFORMS_REMAT_H
 #define MEMWALL_TRANSFORMS_REMAT_H
 
-#include "memwall/Report/RooflineReport.h"
+#include "memwall/Analysis/RematResults.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
 
 #include <optional>
 

@@ -1,0 +1,21 @@
+//===- Units.h - human-readable quantities ----------------------*- C++ -*-===//
+//
+// Shared by the analyses (fix descriptions, diagnostics) and the report.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_SUPPORT_UNITS_H
+#define MEMWALL_SUPPORT_UNITS_H
+
+#include <string>
+
+namespace memwall {
+
+/// `value` with an SI prefix and three significant digits, e.g.
+/// formatSI(2.5e12, "FLOP/s") == "2.50 TFLOP/s", formatSI(3e-6, "s") ==
+/// "3.00 us".
+std::string formatSI(double value, const char *unit);
+
+} // namespace memwall
+
+#endif // MEMWALL_SUPPORT_UNITS_H
