@@ -8,7 +8,6 @@
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace memwall;
