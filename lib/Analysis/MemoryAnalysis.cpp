@@ -128,29 +128,15 @@ bool isQuantizeInGemm(CastOp cast) {
   return !onlyQuantized(root);
 }
 
-/// Results that reuse an operand's buffer: views, in-place updates, and
-/// casts that run inside a GEMM (a dequantized weight, an fp8 GEMM input).
+/// Results that reuse an operand's buffer: views, in-place updates and
+/// dequantize-at-use casts (AliasingOpInterface), and casts that quantize
+/// inside a GEMM.
 Value aliasedOperand(OpResult result) {
   Operation *op = result.getOwner();
-  if (auto reshape = dyn_cast<ReshapeOp>(op))
-    return reshape.getInput();
-  if (auto cast = dyn_cast<CastOp>(op))
-    if (isDequantizeAtUse(cast) || isQuantizeInGemm(cast))
-      return cast.getInput();
-  if (auto append = dyn_cast<KVCacheAppendOp>(op))
-    return append.getCache(); // written in place into a preallocated cache
-  if (auto adam = dyn_cast<AdamWOp>(op)) {
-    switch (result.getResultNumber()) {
-    case 0:
-      return adam.getParam();
-    case 1:
-      return adam.getExpAvg();
-    case 2:
-      return adam.getExpAvgSq();
-    default:
-      return adam.getMaster();
-    }
-  }
+  if (auto cast = dyn_cast<CastOp>(op); cast && isQuantizeInGemm(cast))
+    return cast.getInput();
+  if (auto aliasing = dyn_cast<AliasingOpInterface>(op))
+    return aliasing.getAliasedOperand(result.getResultNumber());
   return {};
 }
 

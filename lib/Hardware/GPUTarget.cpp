@@ -45,14 +45,20 @@ llvm::StringRef memwall::stringifyGemmShapeClass(GemmShapeClass shapeClass) {
 }
 
 llvm::StringRef memwall::stringifyLaunchMode(LaunchMode mode) {
-  return mode == LaunchMode::Graph ? "graph" : "stream";
+  switch (mode) {
+  case LaunchMode::Stream:
+    return "stream";
+  case LaunchMode::Graph:
+    return "graph";
+  }
+  return "stream";
 }
 
+// The names are stringifyLaunchMode's, so the two directions cannot drift.
 std::optional<LaunchMode> memwall::symbolizeLaunchMode(llvm::StringRef name) {
-  if (name == "stream")
-    return LaunchMode::Stream;
-  if (name == "graph")
-    return LaunchMode::Graph;
+  for (LaunchMode mode : {LaunchMode::Stream, LaunchMode::Graph})
+    if (name == stringifyLaunchMode(mode))
+      return mode;
   return std::nullopt;
 }
 

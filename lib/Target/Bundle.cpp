@@ -103,102 +103,44 @@ llvm::json::Array shapeJSON(ArrayRef<int64_t> shape) {
   return array;
 }
 
+/// An inherent attribute as the reference interpreter reads it: a unit
+/// attribute as true, an element type by its dtype name.
+llvm::json::Value referenceAttrJSON(Attribute attr) {
+  if (auto flag = dyn_cast<BoolAttr>(attr))
+    return flag.getValue();
+  if (isa<UnitAttr>(attr))
+    return true;
+  if (auto integer = dyn_cast<IntegerAttr>(attr))
+    return integer.getInt();
+  if (auto number = dyn_cast<FloatAttr>(attr))
+    return number.getValueAsDouble();
+  if (auto string = dyn_cast<StringAttr>(attr))
+    return string.str();
+  if (auto type = dyn_cast<TypeAttr>(attr))
+    return dtypeName(type.getValue());
+  if (auto ints = dyn_cast<DenseI64ArrayAttr>(attr))
+    return shapeJSON(ints.asArrayRef());
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  attr.print(os);
+  return printed;
+}
+
+/// The op's inherent attributes (optional ones only when set), amended by
+/// the op (ReferenceAttrsOpInterface) where its reference needs absent
+/// flags, enum keywords, normalized axes, defaults or derived values.
 llvm::json::Object referenceAttrs(Operation *op) {
-  llvm::json::Object attrs;
-  auto normalized = [](int64_t axis, int64_t rank) {
-    return axis < 0 ? axis + rank : axis;
-  };
-  auto ints = [](ArrayRef<int64_t> values) { return shapeJSON(values); };
-  if (auto matmul = dyn_cast<MatmulOp>(op)) {
-    attrs["transpose_lhs"] = matmul.getTransposeLhs();
-    attrs["transpose_rhs"] = matmul.getTransposeRhs();
-  } else if (auto scale = dyn_cast<ScaleOp>(op)) {
-    attrs["factor"] = scale.getFactor().convertToDouble();
-  } else if (auto gelu = dyn_cast<GeluOp>(op)) {
-    attrs["approximation"] =
-        stringifyGeluApproximation(gelu.getApproximation());
-  } else if (auto dropout = dyn_cast<DropoutOp>(op)) {
-    attrs["rate"] = dropout.getRate().convertToDouble();
-    attrs["seed"] = static_cast<int64_t>(dropout.getSeed());
-  } else if (auto norm = dyn_cast<LayerNormOp>(op)) {
-    attrs["epsilon"] = norm.getEpsilon().convertToDouble();
-  } else if (auto norm = dyn_cast<RmsNormOp>(op)) {
-    attrs["epsilon"] = norm.getEpsilon().convertToDouble();
-  } else if (auto softmax = dyn_cast<SoftmaxOp>(op)) {
-    attrs["axis"] = normalized(static_cast<int64_t>(softmax.getAxis()),
-                               softmax.getType().getRank());
-  } else if (auto reduce = dyn_cast<ReduceOp>(op)) {
-    attrs["kind"] = stringifyReduceKind(reduce.getKind());
-    SmallVector<int64_t> axes;
-    for (int64_t axis : reduce.getAxes())
-      axes.push_back(normalized(axis, reduce.getInput().getType().getRank()));
-    attrs["axes"] = ints(axes);
-    attrs["keep_dims"] = reduce.getKeepDims();
-  } else if (auto rope = dyn_cast<RopeOp>(op)) {
-    attrs["theta"] = rope.getTheta().convertToDouble();
-    attrs["inverse"] = rope.getInverse();
-  } else if (auto attention = dyn_cast<AttentionOp>(op)) {
-    attrs["causal"] = attention.getCausal();
-    attrs["scale"] = attention.getEffectiveScale();
-  } else if (auto loss = dyn_cast<CrossEntropyOp>(op)) {
-    attrs["reduction"] = stringifyLossReduction(loss.getReduction());
-    if (std::optional<uint64_t> ignore = loss.getIgnoreIndex())
-      attrs["ignore_index"] = static_cast<int64_t>(*ignore);
-  } else if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-    attrs["shape"] = ints(reshape.getShape());
-  } else if (auto transpose = dyn_cast<TransposeOp>(op)) {
-    attrs["permutation"] = ints(transpose.getPermutation());
-  } else if (auto slice = dyn_cast<SliceOp>(op)) {
-    attrs["offsets"] = ints(slice.getOffsets());
-    attrs["sizes"] = ints(slice.getSizes());
-    SmallVector<int64_t> strides(slice.getOffsets().size(), 1);
-    if (std::optional<ArrayRef<int64_t>> given = slice.getStrides())
-      strides.assign(given->begin(), given->end());
-    attrs["strides"] = ints(strides);
-  } else if (auto concat = dyn_cast<ConcatOp>(op)) {
-    attrs["axis"] = normalized(static_cast<int64_t>(concat.getAxis()),
-                               concat.getType().getRank());
-  } else if (auto castOp = dyn_cast<CastOp>(op)) {
-    attrs["element_type"] = dtypeName(castOp.getElementType());
-  } else if (auto grad = dyn_cast<ActivationGradOp>(op)) {
-    attrs["activation"] = stringifyActivationKind(grad.getActivation());
-  } else if (auto grad = dyn_cast<LayerNormGradOp>(op)) {
-    attrs["epsilon"] = grad.getEpsilon().convertToDouble();
-    attrs["has_bias"] = grad.getHasBias();
-  } else if (auto grad = dyn_cast<RmsNormGradOp>(op)) {
-    attrs["epsilon"] = grad.getEpsilon().convertToDouble();
-  } else if (auto flash = dyn_cast<FlashAttentionOp>(op)) {
-    attrs["causal"] = flash.getCausal();
-    attrs["scale"] = flash.getScale().convertToDouble();
-    attrs["block_q"] = static_cast<int64_t>(flash.getBlockQ());
-    attrs["block_kv"] = static_cast<int64_t>(flash.getBlockKv());
-    attrs["num_splits"] = static_cast<int64_t>(flash.getNumSplits());
-  } else if (auto grad = dyn_cast<FlashAttentionGradOp>(op)) {
-    attrs["causal"] = grad.getCausal();
-    attrs["scale"] = grad.getScale().convertToDouble();
-    attrs["block_q"] = static_cast<int64_t>(grad.getBlockQ());
-    attrs["block_kv"] = static_cast<int64_t>(grad.getBlockKv());
-  } else if (auto grad = dyn_cast<AttentionGradOp>(op)) {
-    attrs["causal"] = grad.getCausal();
-    attrs["scale"] = grad.getScale().convertToDouble();
-  } else if (auto grad = dyn_cast<CrossEntropyGradOp>(op)) {
-    attrs["reduction"] = stringifyLossReduction(grad.getReduction());
-    if (std::optional<uint64_t> ignore = grad.getIgnoreIndex())
-      attrs["ignore_index"] = static_cast<int64_t>(*ignore);
-  } else if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
-    attrs["shape"] = ints(broadcast.getShape());
-  } else if (auto pad = dyn_cast<PadOp>(op)) {
-    attrs["low"] = ints(pad.getLow());
-    attrs["high"] = ints(pad.getHigh());
-  } else if (auto adamw = dyn_cast<AdamWOp>(op)) {
-    attrs["lr"] = adamw.getLr().convertToDouble();
-    attrs["beta1"] = adamw.getBeta1().convertToDouble();
-    attrs["beta2"] = adamw.getBeta2().convertToDouble();
-    attrs["epsilon"] = adamw.getEpsilon().convertToDouble();
-    attrs["weight_decay"] = adamw.getWeightDecay().convertToDouble();
-    attrs["step"] = static_cast<int64_t>(adamw.getStep());
-  }
-  return attrs;
+  NamedAttrList attrs;
+  if (std::optional<RegisteredOperationName> info = op->getRegisteredInfo())
+    for (StringAttr name : info->getAttributeNames())
+      if (Attribute value = op->getInherentAttr(name).value_or(Attribute()))
+        attrs.append(name, value);
+  if (auto amend = dyn_cast<ReferenceAttrsOpInterface>(op))
+    amend.getReferenceAttrs(attrs);
+  llvm::json::Object json;
+  for (NamedAttribute attr : attrs)
+    json[attr.getName().getValue()] = referenceAttrJSON(attr.getValue());
+  return json;
 }
 } // namespace
 

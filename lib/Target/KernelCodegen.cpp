@@ -134,61 +134,10 @@ private:
     alignedVectorStore(b, vector, memref, flat);
   }
 
-  Value silu(Value x) {
-    Value negative = arith::NegFOp::create(b, x);
-    Value denominator =
-        arith::AddFOp::create(b, f32(1.0), math::ExpOp::create(b, negative));
-    return arith::DivFOp::create(b, x, denominator);
-  }
-
-  /// One element of an elementwise op, in f32.
+  /// One element of an elementwise op, in f32: the op's scalar payload.
   Value emitScalar(Operation *op, ArrayRef<Value> operands) {
-    if (isa<AddOp>(op))
-      return arith::AddFOp::create(b, operands[0], operands[1]);
-    if (isa<SubOp>(op))
-      return arith::SubFOp::create(b, operands[0], operands[1]);
-    if (isa<MulOp>(op))
-      return arith::MulFOp::create(b, operands[0], operands[1]);
-    if (isa<DivOp>(op))
-      return arith::DivFOp::create(b, operands[0], operands[1]);
-    if (auto scale = dyn_cast<ScaleOp>(op))
-      return arith::MulFOp::create(b, operands[0],
-                                   f32(scale.getFactor().convertToDouble()));
-    if (isa<ReluOp>(op))
-      return arith::MaximumFOp::create(b, operands[0], f32(0.0));
-    if (isa<TanhOp>(op))
-      return math::TanhOp::create(b, operands[0]);
-    if (isa<SiluOp>(op))
-      return silu(operands[0]);
-    if (isa<SwigluOp>(op))
-      return arith::MulFOp::create(b, silu(operands[0]), operands[1]);
-    if (auto gelu = dyn_cast<GeluOp>(op)) {
-      Value x = operands[0];
-      Value inner;
-      if (gelu.getApproximation() == GeluApproximation::Tanh) {
-        Value cube =
-            arith::MulFOp::create(b, x, arith::MulFOp::create(b, x, x));
-        Value sum = arith::AddFOp::create(
-            b, x, arith::MulFOp::create(b, f32(0.044715), cube));
-        inner = math::TanhOp::create(
-            b, arith::MulFOp::create(b, f32(std::sqrt(2.0 / M_PI)), sum));
-      } else {
-        inner =
-            math::ErfOp::create(b, arith::MulFOp::create(b, x, f32(M_SQRT1_2)));
-      }
-      Value half = arith::MulFOp::create(b, f32(0.5), x);
-      return arith::MulFOp::create(b, half,
-                                   arith::AddFOp::create(b, f32(1.0), inner));
-    }
-    if (auto cast = dyn_cast<CastOp>(op)) {
-      // Round to the target type, as the stored tensor would be.
-      Type target = cast.getElementType();
-      if (target.isF32())
-        return operands[0];
-      Value rounded = arith::TruncFOp::create(b, target, operands[0]);
-      return arith::ExtFOp::create(b, b.getF32Type(), rounded);
-    }
-    llvm_unreachable("not an elementwise op");
+    return cast<ElementwiseOpInterface>(op).buildScalarPayload(
+        b, b.getLoc(), operands, b.getF32Type());
   }
 
   /// Evaluates `ops` at one vector of the iteration space, reading inputs

@@ -1,45 +1,16 @@
-//===- MemWallFusion.cpp - memwall.fusion and op classes -------------------===//
+//===- MemWallFusion.cpp - memwall.fusion ---------------------------------===//
 //
 // The fusion region op (one future kernel), its verifier and its cost as a
-// fused kernel, and the op classes fusion and codegen share.
+// fused kernel.
 //
 //===----------------------------------------------------------------------===//
 
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace memwall;
-
-bool memwall::isElementwiseOp(Operation *op) {
-  // A dequantize at use belongs to its GEMM's mainloop, not to a kernel of
-  // its own.
-  if (auto cast = dyn_cast<CastOp>(op))
-    return !isDequantizeAtUse(cast) &&
-           isa<FloatType>(getElementTypeOrSelf(cast.getInput().getType())) &&
-           isa<FloatType>(cast.getElementType());
-  return isa<AddOp, SubOp, MulOp, DivOp, ScaleOp, GeluOp, SiluOp, ReluOp,
-             TanhOp, SwigluOp>(op);
-}
-
-bool memwall::isRowReductionOp(Operation *op) {
-  if (isa<LayerNormOp, RmsNormOp>(op))
-    return true;
-  if (auto softmax = dyn_cast<SoftmaxOp>(op)) {
-    int64_t rank = softmax.getInput().getType().getRank();
-    int64_t axis = static_cast<int64_t>(softmax.getAxis());
-    return rank > 0 && (axis == -1 || axis == rank - 1);
-  }
-  if (auto reduce = dyn_cast<ReduceOp>(op)) {
-    int64_t rank = reduce.getInput().getType().getRank();
-    ArrayRef<int64_t> axes = reduce.getAxes();
-    return rank > 0 && axes.size() == 1 &&
-           (axes[0] == -1 || axes[0] == rank - 1);
-  }
-  return false;
-}
 
 void FusionOp::build(OpBuilder &builder, OperationState &state,
                      FusionKind kind, ValueRange inputs,
@@ -93,6 +64,11 @@ LogicalResult FusionOp::verify() {
     break;
   }
   return success();
+}
+
+LogicalResult FusionOp::buildVJP(VJPBuilder &, ValueRange) {
+  return VJPBuilder::notDifferentiable(
+      *this, "run memwall-autodiff before memwall-fuse");
 }
 
 unsigned FusionOp::getNumUnfusedKernels() {

@@ -1,16 +1,25 @@
-//===- MemWallOps.cpp - memwall op type inference and verifiers ----------===//
+//===- MemWallOps.cpp - memwall op semantics -----------------------------===//
+//
+// Per op: type inference, verifier, vector-Jacobian product
+// (AutodiffOpInterface), scalar payload (ElementwiseOpInterface), the buffer
+// its results alias and its reference attributes. Costs are in
+// MemWallCosts.cpp.
 //
 // Shape rules live in inferReturnTypes so that builders, the parser and the
-// verifier all apply the same ones; verifiers check what does not determine
-// the result type (attribute ranges, auxiliary operand shapes).
+// verifier all apply the same ones (InferTypeOpInterface's verifier compares
+// the spelled-out result type with them); verifiers check what does not
+// determine the result type (attribute ranges, auxiliary operand shapes).
 //
 //===----------------------------------------------------------------------===//
 
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -266,44 +275,19 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
   return result;
 }
 
-/// Re-runs `OpTy`'s type inference on the op as built and checks the result
-/// type against it. Ops call this first in their verifier, so a shape error
-/// is reported once, as inference words it.
-template <typename OpTy>
-static LogicalResult verifyInferredResultType(OpTy op) {
+LogicalResult memwall::detail::verifyInferredResultType(Operation *op) {
   SmallVector<Type> inferred;
-  Operation *operation = op.getOperation();
-  if (failed(OpTy::inferReturnTypes(
-          op.getContext(), op.getLoc(), operation->getOperands(),
-          operation->getRawDictionaryAttrs(), operation->getPropertiesStorage(),
-          operation->getRegions(), inferred)))
+  if (failed(cast<InferTypeOpInterface>(op).inferReturnTypes(
+          op->getContext(), op->getLoc(), op->getOperands(),
+          op->getRawDictionaryAttrs(), op->getPropertiesStorage(),
+          op->getRegions(), inferred)))
     return failure();
-  if (TypeRange(inferred) != operation->getResultTypes())
-    return op.emitOpError("result type ")
-           << operation->getResultTypes()
-           << " does not match the inferred type " << inferred;
+  if (TypeRange(inferred) != op->getResultTypes())
+    return op->emitOpError("result type ")
+           << op->getResultTypes() << " does not match the inferred type "
+           << inferred;
   return success();
 }
-
-#define MEMWALL_VERIFY_INFERRED(OP)                                            \
-  LogicalResult OP::verify() { return verifyInferredResultType(*this); }
-MEMWALL_VERIFY_INFERRED(AddOp)
-MEMWALL_VERIFY_INFERRED(SubOp)
-MEMWALL_VERIFY_INFERRED(MulOp)
-MEMWALL_VERIFY_INFERRED(DivOp)
-MEMWALL_VERIFY_INFERRED(MatmulOp)
-MEMWALL_VERIFY_INFERRED(ReduceOp)
-MEMWALL_VERIFY_INFERRED(EmbeddingOp)
-MEMWALL_VERIFY_INFERRED(KVCacheAppendOp)
-MEMWALL_VERIFY_INFERRED(CrossEntropyOp)
-MEMWALL_VERIFY_INFERRED(ReshapeOp)
-MEMWALL_VERIFY_INFERRED(TransposeOp)
-MEMWALL_VERIFY_INFERRED(SliceOp)
-MEMWALL_VERIFY_INFERRED(ConcatOp)
-MEMWALL_VERIFY_INFERRED(CastOp)
-MEMWALL_VERIFY_INFERRED(BroadcastOp)
-MEMWALL_VERIFY_INFERRED(PadOp)
-#undef MEMWALL_VERIFY_INFERRED
 
 /// The type of the single operand named `name`, as the result type.
 static LogicalResult inferSameAsOperand(std::optional<Location> loc,
@@ -337,6 +321,54 @@ static LogicalResult verifyPositiveEpsilon(Operation *op, double epsilon) {
     return op->emitOpError("epsilon must be a positive finite number, got ")
            << epsilon;
   return success();
+}
+
+/// `grad * f'(x)` for a pointwise activation `f`.
+static Value activationGrad(VJPBuilder &vjp, ActivationKind kind, Value x,
+                            Value grad) {
+  return ActivationGradOp::create(vjp.getBuilder(), vjp.getLoc(), x.getType(),
+                                  kind, x, grad)
+      .getResult();
+}
+
+/// `value` as a constant of the scalar float type `type`.
+static Value floatConstant(OpBuilder &builder, Location loc, Type type,
+                           double value) {
+  auto floatType = cast<FloatType>(type);
+  APFloat rounded(value);
+  bool losesInfo;
+  rounded.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                  &losesInfo);
+  return arith::ConstantFloatOp::create(builder, loc, floatType, rounded);
+}
+
+/// `x * sigmoid(x)` on a scalar, as `x / (1 + exp(-x))`.
+static Value scalarSilu(OpBuilder &b, Location loc, Value x) {
+  Value negative = arith::NegFOp::create(b, loc, x);
+  Value denominator =
+      arith::AddFOp::create(b, loc, floatConstant(b, loc, x.getType(), 1.0),
+                            math::ExpOp::create(b, loc, negative));
+  return arith::DivFOp::create(b, loc, x, denominator);
+}
+
+/// Records `value` of the unit attribute `name` as a boolean, so that the
+/// reference graph says false where the attribute is absent.
+static void setFlag(NamedAttrList &attrs, StringAttr name, bool value) {
+  attrs.set(name, BoolAttr::get(name.getContext(), value));
+}
+
+/// Records the enum attribute `name` by its keyword (the IR holds an i32).
+template <typename EnumT>
+static void setKeyword(NamedAttrList &attrs, StringAttr name, EnumT value) {
+  attrs.set(name, StringAttr::get(name.getContext(), stringifyEnum(value)));
+}
+
+/// Replaces the integer attribute `name` (an axis) by its value normalized
+/// for `rank` (negative axes count from the end).
+static void normalizeAxisAttr(NamedAttrList &attrs, StringAttr name,
+                              int64_t axis, int64_t rank) {
+  auto i64 = IntegerType::get(name.getContext(), 64);
+  attrs.set(name, IntegerAttr::get(i64, axis < 0 ? axis + rank : axis));
 }
 
 //===----------------------------------------------------------------------===//
@@ -392,6 +424,73 @@ MEMWALL_INFER_BROADCAST(MulOp)
 MEMWALL_INFER_BROADCAST(DivOp)
 #undef MEMWALL_INFER_BROADCAST
 
+LogicalResult AddOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  Value dy = resultGradients[0];
+  vjp.accumulate(getLhs(), vjp.reduceToShape(dy, getLhs()));
+  vjp.accumulate(getRhs(), vjp.reduceToShape(dy, getRhs()));
+  return success();
+}
+
+LogicalResult SubOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  Value dy = resultGradients[0];
+  vjp.accumulate(getLhs(), vjp.reduceToShape(dy, getLhs()));
+  if (vjp.needsGradient(getRhs()))
+    vjp.accumulate(getRhs(), vjp.scale(vjp.reduceToShape(dy, getRhs()), -1.0));
+  return success();
+}
+
+LogicalResult MulOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  Value dy = resultGradients[0];
+  OpBuilder &b = vjp.getBuilder();
+  Location loc = vjp.getLoc();
+  if (vjp.needsGradient(getLhs()))
+    vjp.accumulate(
+        getLhs(),
+        vjp.reduceToShape(MulOp::create(b, loc, dy, getRhs()), getLhs()));
+  if (vjp.needsGradient(getRhs()))
+    vjp.accumulate(
+        getRhs(),
+        vjp.reduceToShape(MulOp::create(b, loc, dy, getLhs()), getRhs()));
+  return success();
+}
+
+LogicalResult DivOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  Value dy = resultGradients[0];
+  OpBuilder &b = vjp.getBuilder();
+  Location loc = vjp.getLoc();
+  if (vjp.needsGradient(getLhs()))
+    vjp.accumulate(
+        getLhs(),
+        vjp.reduceToShape(DivOp::create(b, loc, dy, getRhs()), getLhs()));
+  if (vjp.needsGradient(getRhs())) {
+    // d(a/b)/db = -(a/b)/b = -y/b.
+    Value t = MulOp::create(b, loc, dy, getResult());
+    t = DivOp::create(b, loc, t, getRhs());
+    vjp.accumulate(getRhs(), vjp.scale(vjp.reduceToShape(t, getRhs()), -1.0));
+  }
+  return success();
+}
+
+Value AddOp::buildScalarPayload(OpBuilder &b, Location loc, ValueRange operands,
+                                Type) {
+  return arith::AddFOp::create(b, loc, operands[0], operands[1]);
+}
+
+Value SubOp::buildScalarPayload(OpBuilder &b, Location loc, ValueRange operands,
+                                Type) {
+  return arith::SubFOp::create(b, loc, operands[0], operands[1]);
+}
+
+Value MulOp::buildScalarPayload(OpBuilder &b, Location loc, ValueRange operands,
+                                Type) {
+  return arith::MulFOp::create(b, loc, operands[0], operands[1]);
+}
+
+Value DivOp::buildScalarPayload(OpBuilder &b, Location loc, ValueRange operands,
+                                Type) {
+  return arith::DivFOp::create(b, loc, operands[0], operands[1]);
+}
+
 LogicalResult ScaleOp::verify() {
   double factor = getFactor().convertToDouble();
   if (!std::isfinite(factor))
@@ -399,10 +498,123 @@ LogicalResult ScaleOp::verify() {
   return success();
 }
 
+LogicalResult ScaleOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  vjp.accumulate(getInput(),
+                 vjp.scale(resultGradients[0], getFactor().convertToDouble()));
+  return success();
+}
+
+Value ScaleOp::buildScalarPayload(OpBuilder &b, Location loc,
+                                  ValueRange operands, Type computeType) {
+  return arith::MulFOp::create(
+      b, loc, operands[0],
+      floatConstant(b, loc, computeType, getFactor().convertToDouble()));
+}
+
+LogicalResult GeluOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  vjp.accumulate(getInput(),
+                 activationGrad(vjp,
+                                getApproximation() == GeluApproximation::Tanh
+                                    ? ActivationKind::GeluTanh
+                                    : ActivationKind::GeluErf,
+                                getInput(), resultGradients[0]));
+  return success();
+}
+
+void GeluOp::getReferenceAttrs(NamedAttrList &attrs) {
+  setKeyword(attrs, getApproximationAttrName(), getApproximation());
+}
+
+Value GeluOp::buildScalarPayload(OpBuilder &b, Location loc,
+                                 ValueRange operands, Type computeType) {
+  auto constant = [&](double value) {
+    return floatConstant(b, loc, computeType, value);
+  };
+  Value x = operands[0];
+  Value inner;
+  if (getApproximation() == GeluApproximation::Tanh) {
+    Value cube =
+        arith::MulFOp::create(b, loc, x, arith::MulFOp::create(b, loc, x, x));
+    Value sum = arith::AddFOp::create(
+        b, loc, x, arith::MulFOp::create(b, loc, constant(0.044715), cube));
+    inner = math::TanhOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, constant(std::sqrt(2.0 / M_PI)), sum));
+  } else {
+    inner = math::ErfOp::create(
+        b, loc, arith::MulFOp::create(b, loc, x, constant(M_SQRT1_2)));
+  }
+  Value half = arith::MulFOp::create(b, loc, constant(0.5), x);
+  return arith::MulFOp::create(
+      b, loc, half, arith::AddFOp::create(b, loc, constant(1.0), inner));
+}
+
+LogicalResult SiluOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  vjp.accumulate(getInput(), activationGrad(vjp, ActivationKind::Silu,
+                                            getInput(), resultGradients[0]));
+  return success();
+}
+
+Value SiluOp::buildScalarPayload(OpBuilder &b, Location loc,
+                                 ValueRange operands, Type) {
+  return scalarSilu(b, loc, operands[0]);
+}
+
+LogicalResult ReluOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  vjp.accumulate(getInput(), activationGrad(vjp, ActivationKind::Relu,
+                                            getInput(), resultGradients[0]));
+  return success();
+}
+
+Value ReluOp::buildScalarPayload(OpBuilder &b, Location loc,
+                                 ValueRange operands, Type computeType) {
+  return arith::MaximumFOp::create(b, loc, operands[0],
+                                   floatConstant(b, loc, computeType, 0.0));
+}
+
+LogicalResult TanhOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  vjp.accumulate(getInput(), activationGrad(vjp, ActivationKind::Tanh,
+                                            getInput(), resultGradients[0]));
+  return success();
+}
+
+Value TanhOp::buildScalarPayload(OpBuilder &b, Location loc,
+                                 ValueRange operands, Type) {
+  return math::TanhOp::create(b, loc, operands[0]);
+}
+
+LogicalResult SwigluOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  // y = silu(g) * u.
+  Value dy = resultGradients[0];
+  OpBuilder &b = vjp.getBuilder();
+  Location loc = vjp.getLoc();
+  Value g = getGate(), u = getUp();
+  if (vjp.needsGradient(g))
+    vjp.accumulate(g, activationGrad(vjp, ActivationKind::Silu, g,
+                                     MulOp::create(b, loc, dy, u)));
+  if (vjp.needsGradient(u))
+    vjp.accumulate(u, MulOp::create(b, loc, dy, SiluOp::create(b, loc, g)));
+  return success();
+}
+
+Value SwigluOp::buildScalarPayload(OpBuilder &b, Location loc,
+                                   ValueRange operands, Type) {
+  return arith::MulFOp::create(b, loc, scalarSilu(b, loc, operands[0]),
+                               operands[1]);
+}
+
 LogicalResult DropoutOp::verify() {
   double rate = getRate().convertToDouble();
   if (!(rate >= 0 && rate < 1))
     return emitOpError("rate must be in [0, 1), got ") << rate;
+  return success();
+}
+
+LogicalResult DropoutOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  // The mask is regenerated from the same seed.
+  vjp.accumulate(getInput(), DropoutOp::create(vjp.getBuilder(), vjp.getLoc(),
+                                               resultGradients[0],
+                                               getRateAttr(), getSeedAttr()));
   return success();
 }
 
@@ -470,6 +682,59 @@ MatmulOp::Dims MatmulOp::getDims() {
   dims.k = lhsShape[rank - (getTransposeLhs() ? 2 : 1)];
   dims.batch = CheckedInt::product(result.getShape().drop_back(2)).saturated();
   return dims;
+}
+
+LogicalResult MatmulOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  OpBuilder &builder = vjp.getBuilder();
+  Location loc = vjp.getLoc();
+  Value dy = resultGradients[0];
+  Value a = getLhs(), b = getRhs();
+  bool ta = getTransposeLhs(), tb = getTransposeRhs();
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto bType = cast<RankedTensorType>(b.getType());
+  // fp8 operands are saved in fp8 and widened for the backward GEMMs.
+  Value aWide = vjp.castTo(a, VJPBuilder::gradientType(a));
+  Value bWide = vjp.castTo(b, VJPBuilder::gradientType(b));
+  dy = vjp.castTo(dy, VJPBuilder::gradientType(aWide));
+  auto unit = [&](bool set) { return set ? builder.getUnitAttr() : nullptr; };
+  auto mm = [&](Value lhs, Value rhs, bool transposeLhs, bool transposeRhs) {
+    return MatmulOp::create(builder, loc, lhs, rhs, Value(), unit(transposeLhs),
+                            unit(transposeRhs))
+        .getResult();
+  };
+  if (vjp.needsGradient(a)) {
+    // dA = dY B^T, or (dY B^T)^T = B dY^T when A is stored transposed.
+    Value da = ta ? mm(bWide, dy, tb, true) : mm(dy, bWide, false, !tb);
+    vjp.accumulate(a, vjp.reduceToShape(da, a));
+  }
+  if (vjp.needsGradient(b)) {
+    Value db;
+    if (bType.getRank() == 2 && aType.getRank() > 2 && !ta) {
+      // A linear layer: fold the batch into the rows so that one GEMM sums
+      // over it (rather than a batched GEMM and a reduction).
+      int64_t k = aType.getShape().back();
+      int64_t n = cast<RankedTensorType>(dy.getType()).getShape().back();
+      int64_t rows = k == 0 ? 0 : aType.getNumElements() / k;
+      Value a2 = ReshapeOp::create(builder, loc, aWide,
+                                   builder.getDenseI64ArrayAttr({rows, k}));
+      Value dy2 = ReshapeOp::create(builder, loc, dy,
+                                    builder.getDenseI64ArrayAttr({rows, n}));
+      db = tb ? mm(dy2, a2, true, false) : mm(a2, dy2, true, false);
+    } else {
+      // dB = A^T dY, or dY^T A when B is stored transposed.
+      db = tb ? mm(dy, aWide, true, ta) : mm(aWide, dy, !ta, false);
+      db = vjp.reduceToShape(db, b);
+    }
+    vjp.accumulate(b, db);
+  }
+  if (Value bias = getBias(); bias && vjp.needsGradient(bias))
+    vjp.accumulate(bias, vjp.reduceToShape(dy, bias));
+  return success();
+}
+
+void MatmulOp::getReferenceAttrs(NamedAttrList &attrs) {
+  setFlag(attrs, getTransposeLhsAttrName(), getTransposeLhs());
+  setFlag(attrs, getTransposeRhsAttrName(), getTransposeRhs());
 }
 
 //===----------------------------------------------------------------------===//
@@ -583,8 +848,7 @@ static FailureOr<RankedTensorType> verifyAttentionGradTypes(GradOp op) {
 }
 
 LogicalResult AttentionOp::verify() {
-  if (failed(verifyInferredResultType(*this)))
-    return failure();
+  // The result type is the inferred one (InferredResultType's check).
   std::optional<double> scale;
   if (std::optional<APFloat> given = getScale())
     scale = given->convertToDouble();
@@ -598,6 +862,28 @@ double AttentionOp::getEffectiveScale() {
     return scale->convertToDouble();
   auto q = cast<RankedTensorType>(getQuery().getType());
   return 1.0 / std::sqrt(static_cast<double>(q.getDimSize(3)));
+}
+
+LogicalResult AttentionOp::buildVJP(VJPBuilder &vjp,
+                                    ValueRange resultGradients) {
+  // A trained additive mask (a learned bias) gets the score gradient.
+  Value mask = getMask();
+  bool maskGrad = mask && vjp.needsGradient(mask) &&
+                  isa<FloatType>(getElementTypeOrSelf(mask.getType()));
+  auto grad = AttentionGradOp::create(vjp.getBuilder(), vjp.getLoc(), *this,
+                                      resultGradients[0], maskGrad);
+  vjp.accumulate(getQuery(), grad.getQueryGrad());
+  vjp.accumulate(getKey(), grad.getKeyGrad());
+  vjp.accumulate(getValue(), grad.getValueGrad());
+  if (maskGrad)
+    vjp.accumulate(mask, grad.getMaskGrad());
+  return success();
+}
+
+void AttentionOp::getReferenceAttrs(NamedAttrList &attrs) {
+  setFlag(attrs, getCausalAttrName(), getCausal());
+  attrs.set(getScaleAttrName(), FloatAttr::get(Float64Type::get(getContext()),
+                                               getEffectiveScale()));
 }
 
 /// Query i sees keys 0 .. i + (sk - sq) under the bottom-right causal mask:
@@ -663,6 +949,10 @@ LogicalResult FlashAttentionOp::verify() {
     return emitOpError("splits must be between 1 and the ")
            << blocks << " key blocks, got " << splits;
   return success();
+}
+
+void FlashAttentionOp::getReferenceAttrs(NamedAttrList &attrs) {
+  setFlag(attrs, getCausalAttrName(), getCausal());
 }
 
 int64_t FlashAttentionOp::getUnmaskedPairsPerHead() {
@@ -775,6 +1065,10 @@ LogicalResult FlashAttentionGradOp::verify() {
           verifyTiles(*this, getQuery(), getLse(), getBlockQ(), getBlockKv())));
 }
 
+void FlashAttentionGradOp::getReferenceAttrs(NamedAttrList &attrs) {
+  setFlag(attrs, getCausalAttrName(), getCausal());
+}
+
 int64_t FlashAttentionGradOp::getUnmaskedPairsPerHead() {
   return unmaskedPairs(getQuery().getType().getDimSize(2),
                        getKey().getType().getDimSize(2), getCausal());
@@ -793,14 +1087,63 @@ LogicalResult LayerNormOp::verify() {
   return verifyPositiveEpsilon(*this, getEpsilon().convertToDouble());
 }
 
+LogicalResult LayerNormOp::buildVJP(VJPBuilder &vjp,
+                                    ValueRange resultGradients) {
+  auto grad = LayerNormGradOp::create(
+      vjp.getBuilder(), vjp.getLoc(), getInput(), getWeight(),
+      resultGradients[0], getEpsilon().convertToDouble(),
+      static_cast<bool>(getBias()));
+  vjp.accumulate(getInput(), grad.getInputGrad());
+  vjp.accumulate(getWeight(), grad.getWeightGrad());
+  if (getBias())
+    vjp.accumulate(getBias(), grad.getBiasGrad());
+  return success();
+}
+
 LogicalResult RmsNormOp::verify() {
   if (failed(verifyFeatureVector(*this, getWeight(), "weight", getInput())))
     return failure();
   return verifyPositiveEpsilon(*this, getEpsilon().convertToDouble());
 }
 
+LogicalResult RmsNormOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  auto grad = RmsNormGradOp::create(vjp.getBuilder(), vjp.getLoc(), getInput(),
+                                    getWeight(), resultGradients[0],
+                                    getEpsilon().convertToDouble());
+  vjp.accumulate(getInput(), grad.getInputGrad());
+  vjp.accumulate(getWeight(), grad.getWeightGrad());
+  return success();
+}
+
 LogicalResult SoftmaxOp::verify() {
   return normalizeAxis(getLoc(), getAxis(), getInput().getType().getRank());
+}
+
+LogicalResult SoftmaxOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  // dx = y * (dy - sum(dy * y, axis)).
+  OpBuilder &builder = vjp.getBuilder();
+  Location loc = vjp.getLoc();
+  Value y = getResult(), dy = resultGradients[0];
+  int64_t rank = cast<RankedTensorType>(y.getType()).getRank();
+  int64_t axis = getAxis();
+  if (axis < 0)
+    axis += rank;
+  Value dyy = MulOp::create(builder, loc, dy, y);
+  Value sum = ReduceOp::create(builder, loc, ReduceKind::Sum, dyy,
+                               ArrayRef<int64_t>{axis}, /*keep_dims=*/true);
+  Value centered = SubOp::create(builder, loc, dy, sum);
+  vjp.accumulate(getInput(), MulOp::create(builder, loc, y, centered));
+  return success();
+}
+
+bool SoftmaxOp::isRowReduction() {
+  int64_t rank = getInput().getType().getRank();
+  int64_t axis = static_cast<int64_t>(getAxis());
+  return rank > 0 && (axis == -1 || axis == rank - 1);
+}
+
+void SoftmaxOp::getReferenceAttrs(NamedAttrList &attrs) {
+  normalizeAxisAttr(attrs, getAxisAttrName(), getAxis(), getType().getRank());
 }
 
 //===----------------------------------------------------------------------===//
@@ -838,6 +1181,47 @@ LogicalResult ReduceOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult ReduceOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  if (getKind() == ReduceKind::Max)
+    return VJPBuilder::notDifferentiable(
+        *this, "reduce max is not differentiated (its gradient needs the "
+               "argmax)");
+  OpBuilder &builder = vjp.getBuilder();
+  Location loc = vjp.getLoc();
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  SmallVector<int64_t> kept(inputType.getShape());
+  int64_t count = 1;
+  for (int64_t axis : getAxes()) {
+    int64_t a = axis < 0 ? axis + inputType.getRank() : axis;
+    count *= kept[a];
+    kept[a] = 1;
+  }
+  Value g = ReshapeOp::create(builder, loc, resultGradients[0],
+                              builder.getDenseI64ArrayAttr(kept));
+  g = BroadcastOp::create(builder, loc, g,
+                          builder.getDenseI64ArrayAttr(inputType.getShape()));
+  if (getKind() == ReduceKind::Mean)
+    g = vjp.scale(g, 1.0 / static_cast<double>(count));
+  vjp.accumulate(getInput(), g);
+  return success();
+}
+
+bool ReduceOp::isRowReduction() {
+  int64_t rank = getInput().getType().getRank();
+  ArrayRef<int64_t> axes = getAxes();
+  return rank > 0 && axes.size() == 1 && (axes[0] == -1 || axes[0] == rank - 1);
+}
+
+void ReduceOp::getReferenceAttrs(NamedAttrList &attrs) {
+  setKeyword(attrs, getKindAttrName(), getKind());
+  int64_t rank = getInput().getType().getRank();
+  SmallVector<int64_t> axes;
+  for (int64_t axis : getAxes())
+    axes.push_back(axis < 0 ? axis + rank : axis);
+  attrs.set(getAxesAttrName(), DenseI64ArrayAttr::get(getContext(), axes));
+  setFlag(attrs, getKeepDimsAttrName(), getKeepDims());
+}
+
 //===----------------------------------------------------------------------===//
 // RopeOp, EmbeddingOp, KVCacheAppendOp, CrossEntropyOp
 //===----------------------------------------------------------------------===//
@@ -866,6 +1250,20 @@ LogicalResult RopeOp::verify() {
   return success();
 }
 
+LogicalResult RopeOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  OpBuilder &builder = vjp.getBuilder();
+  vjp.accumulate(
+      getInput(),
+      RopeOp::create(builder, vjp.getLoc(), resultGradients[0], getPositions(),
+                     getThetaAttr(),
+                     getInverse() ? nullptr : builder.getUnitAttr()));
+  return success();
+}
+
+void RopeOp::getReferenceAttrs(NamedAttrList &attrs) {
+  setFlag(attrs, getInverseAttrName(), getInverse());
+}
+
 LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             EmbeddingOp::Adaptor adaptor,
@@ -882,6 +1280,23 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
   SmallVector<int64_t> shape(indices->getShape());
   shape.push_back(table->getDimSize(1));
   inferred.push_back(RankedTensorType::get(shape, table->getElementType()));
+  return success();
+}
+
+LogicalResult EmbeddingOp::buildVJP(VJPBuilder &vjp,
+                                    ValueRange resultGradients) {
+  Value table = getTable();
+  if (!vjp.needsGradient(table))
+    return success();
+  auto tableType = cast<RankedTensorType>(table.getType());
+  if (!isa<FloatType>(tableType.getElementType()) ||
+      isa<Float8E4M3FNType, Float8E5M2Type>(tableType.getElementType()))
+    return VJPBuilder::notDifferentiable(
+        *this, "quantized embedding tables are not trained");
+  vjp.accumulate(
+      table, EmbeddingGradOp::create(vjp.getBuilder(), vjp.getLoc(), tableType,
+                                     vjp.castTo(resultGradients[0], tableType),
+                                     getIndices()));
   return success();
 }
 
@@ -917,6 +1332,15 @@ KVCacheAppendOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
   return success();
 }
 
+LogicalResult KVCacheAppendOp::buildVJP(VJPBuilder &, ValueRange) {
+  return VJPBuilder::notDifferentiable(
+      *this, "training graphs do not append to a KV cache");
+}
+
+Value KVCacheAppendOp::getAliasedOperand(unsigned) {
+  return getCache(); // written in place into a preallocated cache
+}
+
 LogicalResult
 CrossEntropyOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
                                  CrossEntropyOp::Adaptor adaptor,
@@ -939,6 +1363,18 @@ CrossEntropyOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
     inferred.push_back(RankedTensorType::get(labels->getShape(), f32));
   else
     inferred.push_back(RankedTensorType::get({}, f32));
+  return success();
+}
+
+void CrossEntropyOp::getReferenceAttrs(NamedAttrList &attrs) {
+  setKeyword(attrs, getReductionAttrName(), getReduction());
+}
+
+LogicalResult CrossEntropyOp::buildVJP(VJPBuilder &vjp,
+                                       ValueRange resultGradients) {
+  vjp.accumulate(getLogits(),
+                 CrossEntropyGradOp::create(vjp.getBuilder(), vjp.getLoc(),
+                                            *this, resultGradients[0]));
   return success();
 }
 
@@ -976,6 +1412,18 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult ReshapeOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  OpBuilder &builder = vjp.getBuilder();
+  vjp.accumulate(
+      getInput(),
+      ReshapeOp::create(builder, vjp.getLoc(), resultGradients[0],
+                        builder.getDenseI64ArrayAttr(inputType.getShape())));
+  return success();
+}
+
+Value ReshapeOp::getAliasedOperand(unsigned) { return getInput(); }
+
 LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             TransposeOp::Adaptor adaptor,
@@ -1003,6 +1451,19 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
   for (int64_t dim : perm)
     shape.push_back(input->getDimSize(dim));
   inferred.push_back(RankedTensorType::get(shape, input->getElementType()));
+  return success();
+}
+
+LogicalResult TransposeOp::buildVJP(VJPBuilder &vjp,
+                                    ValueRange resultGradients) {
+  ArrayRef<int64_t> perm = getPermutation();
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = i;
+  OpBuilder &builder = vjp.getBuilder();
+  vjp.accumulate(getInput(),
+                 TransposeOp::create(builder, vjp.getLoc(), resultGradients[0],
+                                     builder.getDenseI64ArrayAttr(inverse)));
   return success();
 }
 
@@ -1040,6 +1501,30 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
   }
   inferred.push_back(RankedTensorType::get(sizes, input->getElementType()));
   return success();
+}
+
+LogicalResult SliceOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  if (std::optional<ArrayRef<int64_t>> strides = getStrides();
+      strides && llvm::any_of(*strides, [](int64_t s) { return s != 1; }))
+    return VJPBuilder::notDifferentiable(
+        *this, "strided slices are not differentiated");
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  SmallVector<int64_t> high;
+  for (auto [dim, offset, size] :
+       llvm::zip_equal(inputType.getShape(), getOffsets(), getSizes()))
+    high.push_back(dim - offset - size);
+  OpBuilder &builder = vjp.getBuilder();
+  vjp.accumulate(getInput(), PadOp::create(builder, vjp.getLoc(),
+                                           resultGradients[0], getOffsetsAttr(),
+                                           builder.getDenseI64ArrayAttr(high)));
+  return success();
+}
+
+void SliceOp::getReferenceAttrs(NamedAttrList &attrs) {
+  if (!getStrides())
+    attrs.set(getStridesAttrName(),
+              DenseI64ArrayAttr::get(
+                  getContext(), SmallVector<int64_t>(getOffsets().size(), 1)));
 }
 
 LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
@@ -1084,6 +1569,34 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult ConcatOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  OpBuilder &builder = vjp.getBuilder();
+  Location loc = vjp.getLoc();
+  auto resultType = cast<RankedTensorType>(getType());
+  int64_t axis = getAxis();
+  if (axis < 0)
+    axis += resultType.getRank();
+  int64_t offset = 0;
+  for (Value input : getInputs()) {
+    auto type = cast<RankedTensorType>(input.getType());
+    if (vjp.needsGradient(input)) {
+      SmallVector<int64_t> offsets(type.getRank(), 0);
+      offsets[axis] = offset;
+      vjp.accumulate(
+          input, SliceOp::create(builder, loc, resultGradients[0],
+                                 builder.getDenseI64ArrayAttr(offsets),
+                                 builder.getDenseI64ArrayAttr(type.getShape()),
+                                 nullptr));
+    }
+    offset += type.getDimSize(axis);
+  }
+  return success();
+}
+
+void ConcatOp::getReferenceAttrs(NamedAttrList &attrs) {
+  normalizeAxisAttr(attrs, getAxisAttrName(), getAxis(), getType().getRank());
+}
+
 LogicalResult CastOp::inferReturnTypes(MLIRContext *,
                                        std::optional<Location> loc,
                                        CastOp::Adaptor adaptor,
@@ -1094,6 +1607,35 @@ LogicalResult CastOp::inferReturnTypes(MLIRContext *,
     return failure();
   inferred.push_back(input->clone(adaptor.getElementType()));
   return success();
+}
+
+LogicalResult CastOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  vjp.accumulate(getInput(), vjp.castTo(resultGradients[0],
+                                        VJPBuilder::gradientType(getInput())));
+  return success();
+}
+
+bool CastOp::isFusibleElementwise() {
+  // A dequantize at use belongs to its GEMM's mainloop, not to a kernel of
+  // its own.
+  return !isDequantizeAtUse(*this) &&
+         isa<FloatType>(getElementTypeOrSelf(getInput().getType())) &&
+         isa<FloatType>(getElementType());
+}
+
+Value CastOp::buildScalarPayload(OpBuilder &b, Location loc,
+                                 ValueRange operands, Type computeType) {
+  // Round to the target type, as the stored tensor would be.
+  Type target = getElementType();
+  if (target == computeType)
+    return operands[0];
+  Value rounded = arith::TruncFOp::create(b, loc, target, operands[0]);
+  return arith::ExtFOp::create(b, loc, computeType, rounded);
+}
+
+/// A dequantize at use runs inside its GEMM: it reads the quantized buffer.
+Value CastOp::getAliasedOperand(unsigned) {
+  return isDequantizeAtUse(*this) ? getInput() : Value();
 }
 
 #define GET_OP_CLASSES
@@ -1153,6 +1695,10 @@ LogicalResult LayerNormGradOp::verify() {
   return success();
 }
 
+void LayerNormGradOp::getReferenceAttrs(NamedAttrList &attrs) {
+  setFlag(attrs, getHasBiasAttrName(), getHasBias());
+}
+
 void RmsNormGradOp::build(OpBuilder &builder, OperationState &state,
                           Value input, Value weight, Value grad,
                           double epsilon) {
@@ -1193,6 +1739,18 @@ LogicalResult AttentionGradOp::verify() {
   return verifyAttentionRules(*this, getQuery(), getKey(), getMask(),
                               getCausal(), getScale().convertToDouble(),
                               getOut().getType().getElementType());
+}
+
+void ActivationGradOp::getReferenceAttrs(NamedAttrList &attrs) {
+  setKeyword(attrs, getActivationAttrName(), getActivation());
+}
+
+void CrossEntropyGradOp::getReferenceAttrs(NamedAttrList &attrs) {
+  setKeyword(attrs, getReductionAttrName(), getReduction());
+}
+
+void AttentionGradOp::getReferenceAttrs(NamedAttrList &attrs) {
+  setFlag(attrs, getCausalAttrName(), getCausal());
 }
 
 int64_t AttentionGradOp::getUnmaskedPairsPerHead() {
@@ -1344,4 +1902,18 @@ LogicalResult AdamWOp::verify() {
   if (getStep() < 1)
     return emitOpError("step must be >= 1, got ") << getStep();
   return success();
+}
+
+/// The update is in place: each result reuses its operand's buffer.
+Value AdamWOp::getAliasedOperand(unsigned resultNumber) {
+  switch (resultNumber) {
+  case 0:
+    return getParam();
+  case 1:
+    return getExpAvg();
+  case 2:
+    return getExpAvgSq();
+  default:
+    return getMaster();
+  }
 }

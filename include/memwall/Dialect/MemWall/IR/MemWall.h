@@ -8,6 +8,7 @@
 #include "memwall/Support/CheckedInt.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
@@ -29,7 +30,25 @@ KernelWork defaultKernelWork(mlir::Operation *op);
 /// verifier): each tensor it reads or writes, and its FLOPs and bytes, are
 /// countable in int64, so nothing computed from verified IR wraps.
 mlir::LogicalResult verifyCountable(mlir::Operation *op);
+/// Re-runs the type inference of `op` (an InferTypeOpInterface op) and fails
+/// with "result type X does not match the inferred type Y" when the result
+/// types differ, or with inference's own error.
+mlir::LogicalResult verifyInferredResultType(mlir::Operation *op);
 } // namespace detail
+
+/// Ops whose spelled-out result type must be the inferred one, checked
+/// before the op's verifier (which may rely on the inferred shapes) and
+/// reported once. InferTypeOpInterface's own check runs after the op's
+/// verifier and adds a generic "failed to infer returned types" to every
+/// inference error.
+template <typename ConcreteType>
+class InferredResultType
+    : public mlir::OpTrait::TraitBase<ConcreteType, InferredResultType> {
+public:
+  static mlir::LogicalResult verifyTrait(mlir::Operation *op) {
+    return detail::verifyInferredResultType(op);
+  }
+};
 
 /// Bytes one element of `elementType` occupies in memory (i1 takes a byte).
 int64_t getElementByteSize(mlir::Type elementType);
@@ -51,12 +70,56 @@ verifyCountableTensor(mlir::Type type,
 MathPrecision getContractionPrecision(mlir::Type elementType);
 
 /// Ops computed independently per output element from the elements of their
-/// (broadcast) operands: add, sub, mul, div, scale, gelu, silu, relu, tanh,
-/// swiglu and float-to-float casts. Fusion and codegen treat them alike.
+/// (broadcast) operands (ElementwiseOpInterface): add, sub, mul, div, scale,
+/// gelu, silu, relu, tanh, swiglu and float-to-float casts. Fusion and
+/// codegen treat them alike.
 bool isElementwiseOp(mlir::Operation *op);
-/// Ops that reduce along the last axis of one input, row by row: layer_norm,
-/// rms_norm, softmax on the last axis, reduce over only the last axis.
+/// Ops that reduce along the last axis of one input, row by row
+/// (RowReductionOpInterface): layer_norm, rms_norm, softmax on the last
+/// axis, reduce over only the last axis.
 bool isRowReductionOp(mlir::Operation *op);
+
+/// What a vector-Jacobian product rule (AutodiffOpInterface::buildVJP) builds
+/// with: a builder placed in the backward, the location of the op's backward
+/// and memwall-autodiff's gradient bookkeeping (implemented by the driver).
+class VJPBuilder {
+public:
+  explicit VJPBuilder(mlir::MLIRContext *context) : builder(context) {}
+  virtual ~VJPBuilder() = default;
+
+  mlir::OpBuilder &getBuilder() { return builder; }
+  /// The location of the backward of the op being differentiated.
+  mlir::Location getLoc() const { return *loc; }
+  void setLoc(mlir::Location where) { loc = where; }
+
+  /// Whether the loss is differentiated through `value` (it leads to a
+  /// trainable argument): rules build nothing for values that do not.
+  virtual bool needsGradient(mlir::Value value) const = 0;
+  /// Adds `gradient` to the gradient of `value`, converted to
+  /// gradientType(value); nothing when `gradient` is null or `value` needs
+  /// none.
+  virtual void accumulate(mlir::Value value, mlir::Value gradient) = 0;
+
+  /// Fails with "'op' has no vector-Jacobian product: <why>".
+  static mlir::LogicalResult notDifferentiable(mlir::Operation *op,
+                                               const llvm::Twine &why);
+
+  /// The type a gradient of `value` is kept in: fp8 values get bf16
+  /// gradients (fp8 is a storage format for GEMM inputs, not a gradient
+  /// precision).
+  static mlir::RankedTensorType gradientType(mlir::Value value);
+  /// `value` cast to `type`'s element type (itself when it has it).
+  mlir::Value castTo(mlir::Value value, mlir::RankedTensorType type);
+  /// Sums `gradient` (shaped like a broadcast result) down to `target`'s
+  /// shape: the VJP of NumPy broadcasting.
+  mlir::Value reduceToShape(mlir::Value gradient, mlir::Value target);
+  /// `value * factor`.
+  mlir::Value scale(mlir::Value value, double factor);
+
+private:
+  mlir::OpBuilder builder;
+  std::optional<mlir::Location> loc;
+};
 } // namespace memwall
 
 #include "memwall/Dialect/MemWall/IR/MemWallDialect.h.inc"

@@ -46,26 +46,44 @@ class MemWall_Op<string mnemonic, list<Trait> traits = [],
          !listconcat(traits, [Pure,
              DeclareOpInterfaceMethods<MemWall_CostOpInterface, costMethods>])>;
 
+// The spelled-out result type is the inferred one (memwall::
+// InferredResultType: checked before the op's verifier, one diagnostic).
+def MemWall_InferredResultType : NativeOpTrait<"InferredResultType"> {
+  let cppNamespace = "::memwall";
+}
+
 // Ops whose result type is computed from operands and attributes and also
-// spelled out in their syntax. Their verifier re-runs the inference first, so
-// a shape error is reported once, in the op's own words.
+// spelled out in their syntax.
 class MemWall_InferredOp<string mnemonic, list<Trait> traits = [],
                          list<string> costMethods = []>
-    : MemWall_Op<mnemonic, !listconcat(traits, [InferTypeOpAdaptor]),
-                 costMethods> {
-  let hasVerifier = 1;
-}
+    : MemWall_Op<mnemonic, !listconcat(traits, [InferTypeOpAdaptor,
+                                                MemWall_InferredResultType]),
+                 costMethods>;
+
+// The interfaces that give an op its meaning beyond cost, implemented next
+// to the op's verifier (docs/design.md, "Adding an op").
+defvar MemWall_VJP = DeclareOpInterfaceMethods<MemWall_AutodiffOpInterface>;
+defvar MemWall_ScalarPayload =
+    DeclareOpInterfaceMethods<MemWall_ElementwiseOpInterface>;
+defvar MemWall_RowReduction = DeclareOpInterfaceMethods<
+    MemWall_RowReductionOpInterface, ["isRowReduction"]>;
+defvar MemWall_Aliasing =
+    DeclareOpInterfaceMethods<MemWall_AliasingOpInterface>;
+defvar MemWall_ReferenceAttrs =
+    DeclareOpInterfaceMethods<MemWall_ReferenceAttrsOpInterface>;
 
 class MemWall_UnaryElementwiseOp<string mnemonic, list<Trait> traits = []>
     : MemWall_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultType,
-                                                InferTypeOpInterface])> {
+                                                InferTypeOpInterface,
+                                                MemWall_VJP,
+                                                MemWall_ScalarPayload])> {
   let arguments = (ins MemWall_ComputeTensor:$input);
   let results = (outs MemWall_ComputeTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
 class MemWall_BinaryElementwiseOp<string mnemonic, string formula>
-    : MemWall_InferredOp<mnemonic> {
+    : MemWall_InferredOp<mnemonic, [MemWall_VJP, MemWall_ScalarPayload]> {
   let summary = "elementwise " # formula # " with broadcasting";
   let description = [{
     Elementwise `}] # formula # [{` with NumPy broadcasting: shapes are
@@ -89,7 +107,8 @@ class MemWall_BinaryElementwiseOp<string mnemonic, string formula>
 // Contractions
 //===----------------------------------------------------------------------===//
 
-def MemWall_MatmulOp : MemWall_InferredOp<"matmul", [],
+def MemWall_MatmulOp : MemWall_InferredOp<"matmul",
+    [MemWall_VJP, MemWall_ReferenceAttrs],
     ["getMathPrecision", "getKernelWork", "getBytesRead"]> {
   let summary = "batched matrix multiplication with optional bias";
   let description = [{
@@ -125,7 +144,8 @@ def MemWall_MatmulOp : MemWall_InferredOp<"matmul", [],
   }];
 }
 
-def MemWall_AttentionOp : MemWall_InferredOp<"attention", [],
+def MemWall_AttentionOp : MemWall_InferredOp<"attention",
+    [MemWall_VJP, MemWall_ReferenceAttrs],
     ["getMathPrecision", "getBytesRead", "getBytesWritten",
      "getKernelWork"]> {
   let summary = "scaled dot-product attention";
@@ -172,7 +192,8 @@ def MemWall_AttentionOp : MemWall_InferredOp<"attention", [],
   let hasVerifier = 1;
 }
 
-def MemWall_FlashAttentionOp : MemWall_Op<"flash_attention", [],
+def MemWall_FlashAttentionOp : MemWall_Op<"flash_attention",
+    [MemWall_ReferenceAttrs],
     ["getMathPrecision", "getBytesRead", "getBytesWritten",
      "getKernelWork"]> {
   let summary = "attention tiled FlashAttention-style (online softmax)";
@@ -223,7 +244,8 @@ def MemWall_FlashAttentionOp : MemWall_Op<"flash_attention", [],
   }];
 }
 
-def MemWall_FlashAttentionGradOp : MemWall_Op<"flash_attention_grad", [],
+def MemWall_FlashAttentionGradOp : MemWall_Op<"flash_attention_grad",
+    [MemWall_ReferenceAttrs],
     ["getMathPrecision", "getBytesRead", "getBytesWritten",
      "getKernelWork"]> {
   let summary = "FlashAttention-2 backward from the output and log-sum-exp";
@@ -271,7 +293,8 @@ def MemWall_SubOp : MemWall_BinaryElementwiseOp<"sub", "lhs - rhs">;
 def MemWall_MulOp : MemWall_BinaryElementwiseOp<"mul", "lhs * rhs">;
 def MemWall_DivOp : MemWall_BinaryElementwiseOp<"div", "lhs / rhs">;
 
-def MemWall_ScaleOp : MemWall_Op<"scale", [SameOperandsAndResultType, InferTypeOpInterface]> {
+def MemWall_ScaleOp : MemWall_Op<"scale", [SameOperandsAndResultType,
+    InferTypeOpInterface, MemWall_VJP, MemWall_ScalarPayload]> {
   let summary = "multiplication by a constant";
   let description = [{
     `input * factor` elementwise.
@@ -286,7 +309,9 @@ def MemWall_ScaleOp : MemWall_Op<"scale", [SameOperandsAndResultType, InferTypeO
   let hasVerifier = 1;
 }
 
-def MemWall_GeluOp : MemWall_Op<"gelu", [SameOperandsAndResultType, InferTypeOpInterface]> {
+def MemWall_GeluOp : MemWall_Op<"gelu", [SameOperandsAndResultType,
+    InferTypeOpInterface, MemWall_VJP, MemWall_ScalarPayload,
+    MemWall_ReferenceAttrs]> {
   let summary = "Gaussian error linear unit";
   let description = [{
     `x * Phi(x)` with the exact `erf` form (default, BERT)
@@ -331,7 +356,8 @@ def MemWall_TanhOp : MemWall_UnaryElementwiseOp<"tanh"> {
   }];
 }
 
-def MemWall_SwigluOp : MemWall_Op<"swiglu", [SameOperandsAndResultType, InferTypeOpInterface]> {
+def MemWall_SwigluOp : MemWall_Op<"swiglu", [SameOperandsAndResultType,
+    InferTypeOpInterface, MemWall_VJP, MemWall_ScalarPayload]> {
   let summary = "SwiGLU gate `silu(gate) * up`";
   let description = [{
     The gated activation of Llama's MLP: `silu(gate) * up`, elementwise on
@@ -346,7 +372,8 @@ def MemWall_SwigluOp : MemWall_Op<"swiglu", [SameOperandsAndResultType, InferTyp
   let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
 }
 
-def MemWall_DropoutOp : MemWall_Op<"dropout", [SameOperandsAndResultType, InferTypeOpInterface]> {
+def MemWall_DropoutOp : MemWall_Op<"dropout", [SameOperandsAndResultType,
+    InferTypeOpInterface, MemWall_VJP]> {
   let summary = "inverted dropout";
   let description = [{
     Zeroes each element with probability `rate` and scales the survivors by
@@ -372,7 +399,8 @@ def MemWall_DropoutOp : MemWall_Op<"dropout", [SameOperandsAndResultType, InferT
 // Normalizations and reductions
 //===----------------------------------------------------------------------===//
 
-def MemWall_LayerNormOp : MemWall_Op<"layer_norm", [InferTypeOpAdaptor]> {
+def MemWall_LayerNormOp : MemWall_Op<"layer_norm", [InferTypeOpAdaptor,
+    MemWall_VJP, MemWall_RowReductionOpInterface]> {
   let summary = "layer normalization over the last dimension";
   let description = [{
     `(x - mean) / sqrt(var + epsilon) * weight + bias`, with mean and
@@ -398,7 +426,8 @@ def MemWall_LayerNormOp : MemWall_Op<"layer_norm", [InferTypeOpAdaptor]> {
   let hasVerifier = 1;
 }
 
-def MemWall_RmsNormOp : MemWall_Op<"rms_norm", [InferTypeOpAdaptor]> {
+def MemWall_RmsNormOp : MemWall_Op<"rms_norm", [InferTypeOpAdaptor,
+    MemWall_VJP, MemWall_RowReductionOpInterface]> {
   let summary = "root-mean-square normalization over the last dimension";
   let description = [{
     `x / sqrt(mean(x^2) + epsilon) * weight` over the last dimension of
@@ -420,7 +449,9 @@ def MemWall_RmsNormOp : MemWall_Op<"rms_norm", [InferTypeOpAdaptor]> {
   let hasVerifier = 1;
 }
 
-def MemWall_SoftmaxOp : MemWall_Op<"softmax", [SameOperandsAndResultType, InferTypeOpInterface]> {
+def MemWall_SoftmaxOp : MemWall_Op<"softmax", [SameOperandsAndResultType,
+    InferTypeOpInterface, MemWall_VJP, MemWall_RowReduction,
+    MemWall_ReferenceAttrs]> {
   let summary = "softmax along one axis";
   let description = [{
     `exp(x - max(x)) / sum(exp(x - max(x)))` along `axis` (default -1, the
@@ -437,7 +468,8 @@ def MemWall_SoftmaxOp : MemWall_Op<"softmax", [SameOperandsAndResultType, InferT
   let hasVerifier = 1;
 }
 
-def MemWall_ReduceOp : MemWall_InferredOp<"reduce"> {
+def MemWall_ReduceOp : MemWall_InferredOp<"reduce",
+    [MemWall_VJP, MemWall_RowReduction, MemWall_ReferenceAttrs]> {
   let summary = "sum, max or mean over a set of axes";
   let description = [{
     Reduces `input` over `axes` (distinct, negative counts from the end).
@@ -462,7 +494,8 @@ def MemWall_ReduceOp : MemWall_InferredOp<"reduce"> {
 // Position and token handling
 //===----------------------------------------------------------------------===//
 
-def MemWall_RopeOp : MemWall_Op<"rope", [InferTypeOpAdaptor]> {
+def MemWall_RopeOp : MemWall_Op<"rope", [InferTypeOpAdaptor, MemWall_VJP,
+    MemWall_ReferenceAttrs]> {
   let summary = "rotary position embedding";
   let description = [{
     Rotates pairs of features of `input` `[B, H, S, D]` (D even) by angles
@@ -490,7 +523,7 @@ def MemWall_RopeOp : MemWall_Op<"rope", [InferTypeOpAdaptor]> {
   let hasVerifier = 1;
 }
 
-def MemWall_EmbeddingOp : MemWall_InferredOp<"embedding", [],
+def MemWall_EmbeddingOp : MemWall_InferredOp<"embedding", [MemWall_VJP],
                                               ["getBytesRead"]> {
   let summary = "row gather from an embedding table";
   let description = [{
@@ -513,7 +546,8 @@ def MemWall_EmbeddingOp : MemWall_InferredOp<"embedding", [],
   }];
 }
 
-def MemWall_KVCacheAppendOp : MemWall_InferredOp<"kv_cache_append", [],
+def MemWall_KVCacheAppendOp : MemWall_InferredOp<"kv_cache_append",
+    [MemWall_VJP, MemWall_Aliasing],
     ["getBytesRead", "getBytesWritten"]> {
   let summary = "append new keys or values to a KV cache";
   let description = [{
@@ -537,7 +571,8 @@ def MemWall_KVCacheAppendOp : MemWall_InferredOp<"kv_cache_append", [],
   }];
 }
 
-def MemWall_CrossEntropyOp : MemWall_InferredOp<"cross_entropy"> {
+def MemWall_CrossEntropyOp : MemWall_InferredOp<"cross_entropy",
+    [MemWall_VJP, MemWall_ReferenceAttrs]> {
   let summary = "softmax cross-entropy against integer labels";
   let description = [{
     `-log(softmax(logits)[label])` per position, with `logits` `[..., V]` and
@@ -568,7 +603,8 @@ def MemWall_CrossEntropyOp : MemWall_InferredOp<"cross_entropy"> {
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def MemWall_ReshapeOp : MemWall_InferredOp<"reshape", [],
+def MemWall_ReshapeOp : MemWall_InferredOp<"reshape",
+    [MemWall_VJP, MemWall_Aliasing],
     ["getBytesRead", "getBytesWritten", "launchesKernel"]> {
   let summary = "reinterpret a tensor with a new shape";
   let description = [{
@@ -587,7 +623,7 @@ def MemWall_ReshapeOp : MemWall_InferredOp<"reshape", [],
   }];
 }
 
-def MemWall_TransposeOp : MemWall_InferredOp<"transpose"> {
+def MemWall_TransposeOp : MemWall_InferredOp<"transpose", [MemWall_VJP]> {
   let summary = "permute dimensions";
   let description = [{
     Result dimension `i` is input dimension `permutation[i]`; the data is
@@ -606,7 +642,8 @@ def MemWall_TransposeOp : MemWall_InferredOp<"transpose"> {
   }];
 }
 
-def MemWall_SliceOp : MemWall_InferredOp<"slice", [], ["getBytesRead"]> {
+def MemWall_SliceOp : MemWall_InferredOp<"slice",
+    [MemWall_VJP, MemWall_ReferenceAttrs], ["getBytesRead"]> {
   let summary = "strided static slice";
   let description = [{
     Takes `sizes[i]` elements along each dimension `i`, starting at
@@ -628,7 +665,8 @@ def MemWall_SliceOp : MemWall_InferredOp<"slice", [], ["getBytesRead"]> {
   }];
 }
 
-def MemWall_ConcatOp : MemWall_InferredOp<"concat"> {
+def MemWall_ConcatOp : MemWall_InferredOp<"concat",
+    [MemWall_VJP, MemWall_ReferenceAttrs]> {
   let summary = "concatenate tensors along an axis";
   let description = [{
     Joins one or more tensors of one element type and rank that agree on
@@ -647,7 +685,10 @@ def MemWall_ConcatOp : MemWall_InferredOp<"concat"> {
   }];
 }
 
-def MemWall_CastOp : MemWall_InferredOp<"cast", [],
+def MemWall_CastOp : MemWall_InferredOp<"cast",
+    [MemWall_VJP, MemWall_Aliasing,
+     DeclareOpInterfaceMethods<MemWall_ElementwiseOpInterface,
+                               ["isFusibleElementwise"]>],
     ["getBytesRead", "getBytesWritten", "launchesKernel"]> {
   let summary = "element type conversion";
   let description = [{
@@ -681,7 +722,7 @@ def MemWall_CastOp : MemWall_InferredOp<"cast", [],
 //===----------------------------------------------------------------------===//
 
 def MemWall_ActivationGradOp : MemWall_Op<"activation_grad",
-    [AllTypesMatch<["input", "grad", "result"]>]> {
+    [AllTypesMatch<["input", "grad", "result"]>, MemWall_ReferenceAttrs]> {
   let summary = "gradient of a pointwise activation: `grad * f'(input)`";
   let description = [{
     The vector-Jacobian product of `gelu` (erf or tanh form), `silu`, `relu`
@@ -701,7 +742,8 @@ def MemWall_ActivationGradOp : MemWall_Op<"activation_grad",
   }];
 }
 
-def MemWall_LayerNormGradOp : MemWall_Op<"layer_norm_grad"> {
+def MemWall_LayerNormGradOp : MemWall_Op<"layer_norm_grad",
+    [MemWall_ReferenceAttrs]> {
   let summary = "gradients of layer_norm w.r.t. input, weight and bias";
   let description = [{
     Given the forward input `input` `[..., D]`, `weight` `[D]` and the
@@ -763,7 +805,8 @@ def MemWall_RmsNormGradOp : MemWall_Op<"rms_norm_grad",
   ];
 }
 
-def MemWall_AttentionGradOp : MemWall_Op<"attention_grad", [],
+def MemWall_AttentionGradOp : MemWall_Op<"attention_grad",
+    [MemWall_ReferenceAttrs],
     ["getMathPrecision", "getBytesRead", "getBytesWritten",
      "getKernelWork"]> {
   let summary = "gradients of attention w.r.t. query, key and value";
@@ -836,7 +879,7 @@ def MemWall_EmbeddingGradOp : MemWall_Op<"embedding_grad"> {
 }
 
 def MemWall_CrossEntropyGradOp : MemWall_Op<"cross_entropy_grad",
-    [AllTypesMatch<["logits", "result"]>]> {
+    [AllTypesMatch<["logits", "result"]>, MemWall_ReferenceAttrs]> {
   let summary = "gradient of cross_entropy w.r.t. the logits";
   let description = [{
     `(softmax(logits) - onehot(labels)) * dloss`, divided by the number of
@@ -907,7 +950,7 @@ def MemWall_PadOp : MemWall_InferredOp<"pad"> {
   }];
 }
 
-def MemWall_AdamWOp : MemWall_Op<"adamw"> {
+def MemWall_AdamWOp : MemWall_Op<"adamw", [MemWall_Aliasing]> {
   let summary = "one AdamW step on one parameter (decoupled weight decay)";
   let description = [{
     PyTorch's `torch.optim.AdamW` update for step `step` (>= 1):
@@ -966,7 +1009,8 @@ def MemWall_AdamWOp : MemWall_Op<"adamw"> {
 //===----------------------------------------------------------------------===//
 
 def MemWall_FusionOp : MemWall_Op<"fusion",
-    [IsolatedFromAbove, SingleBlockImplicitTerminator<"YieldOp">],
+    [IsolatedFromAbove, SingleBlockImplicitTerminator<"YieldOp">,
+     MemWall_VJP],
     ["getBytesRead", "getBytesWritten", "getMathPrecision"]> {
   let summary = "ops that run as one kernel";
   let description = [{

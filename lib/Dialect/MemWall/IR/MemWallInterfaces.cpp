@@ -1,0 +1,70 @@
+//===- MemWallInterfaces.cpp - support code of the op interfaces ----------===//
+//
+// The queries built on the op interfaces (op classes for fusion and codegen)
+// and the part of VJPBuilder that rules share.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+
+using namespace mlir;
+using namespace memwall;
+
+bool memwall::isElementwiseOp(Operation *op) {
+  auto elementwise = dyn_cast<ElementwiseOpInterface>(op);
+  return elementwise && elementwise.isFusibleElementwise();
+}
+
+bool memwall::isRowReductionOp(Operation *op) {
+  auto reduction = dyn_cast<RowReductionOpInterface>(op);
+  return reduction && reduction.isRowReduction();
+}
+
+//===----------------------------------------------------------------------===//
+// VJPBuilder
+//===----------------------------------------------------------------------===//
+
+LogicalResult VJPBuilder::notDifferentiable(Operation *op, const Twine &why) {
+  return op->emitOpError("has no vector-Jacobian product: ") << why;
+}
+
+RankedTensorType VJPBuilder::gradientType(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(type.getElementType()))
+    return type.clone(BFloat16Type::get(value.getContext()));
+  return type;
+}
+
+Value VJPBuilder::castTo(Value value, RankedTensorType type) {
+  auto current = cast<RankedTensorType>(value.getType());
+  if (current.getElementType() == type.getElementType())
+    return value;
+  return CastOp::create(builder, getLoc(), value,
+                        TypeAttr::get(type.getElementType()));
+}
+
+Value VJPBuilder::reduceToShape(Value gradient, Value target) {
+  ArrayRef<int64_t> from =
+      cast<RankedTensorType>(gradient.getType()).getShape();
+  ArrayRef<int64_t> to = cast<RankedTensorType>(target.getType()).getShape();
+  if (from == to)
+    return gradient;
+  // Leading dimensions the target lacks, and dimensions it has as 1.
+  SmallVector<int64_t> axes;
+  int64_t extra = from.size() - to.size();
+  for (int64_t i = 0; i < static_cast<int64_t>(from.size()); ++i)
+    if (i < extra || (to[i - extra] == 1 && from[i] != 1))
+      axes.push_back(i);
+  Value summed = ReduceOp::create(builder, getLoc(), ReduceKind::Sum, gradient,
+                                  axes, /*keep_dims=*/false);
+  if (cast<RankedTensorType>(summed.getType()).getShape() == to)
+    return summed;
+  return ReshapeOp::create(builder, getLoc(), summed,
+                           builder.getDenseI64ArrayAttr(to));
+}
+
+Value VJPBuilder::scale(Value value, double factor) {
+  return ScaleOp::create(builder, getLoc(), value,
+                         builder.getF64FloatAttr(factor))
+      .getResult();
+}
