@@ -75,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
 
   Manifest manifest;
-  if (!parseManifestText(text, kBundleDir, manifest).empty())
+  if (!parseManifestText(text, kBundleDir, manifest).ok())
     return 0;
   requireBuffersInsideTheArena(manifest);
 
@@ -88,12 +88,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (const Binding &binding : manifest.inputs)
     addHostTensorBytes(manifest.findBuffer(binding.buffer)->shape, inputBytes);
   if (beyondThisMachine(inputBytes)) {
-    if (makeRandomInputs(manifest, 0, inputs).empty())
+    if (makeRandomInputs(manifest, 0, inputs).ok())
       finding("inputs larger than this machine were allocated");
     return 0;
   }
   if (inputBytes > kMaxEvaluatedHostBytes ||
-      !makeRandomInputs(manifest, 0, inputs).empty() || !manifest.hasReference)
+      !makeRandomInputs(manifest, 0, inputs).ok() || !manifest.hasReference)
     return 0;
 
   int64_t referenceBytes = 0;
