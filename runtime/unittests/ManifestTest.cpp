@@ -1,6 +1,7 @@
 //===- ManifestTest.cpp - Tests of manifest parsing and validation --------===//
 
 #include "memwall-runtime/Manifest.h"
+#include "memwall-runtime/BundleSchema.h"
 
 #include <gtest/gtest.h>
 
@@ -122,6 +123,29 @@ TEST(Manifest, ValidManifestParsesAndValidates) {
   EXPECT_EQ(attrs.at("axes").ints, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(attrs.at("kind").kind, Kind::String);
   EXPECT_EQ(manifest.reference.ops[0].loc, "fc");
+}
+
+TEST(BundleSchema, EnumNamesAreTheRuntimesEnums) {
+  // Enum fields are read by position in their EnumSpec: each name must map
+  // back to itself.
+  for (size_t i = 0; i < schema::kDTypes.size; ++i) {
+    std::optional<DType> dtype = memwall::reference::parseDType(schema::kDTypeNames[i]);
+    ASSERT_TRUE(dtype) << schema::kDTypeNames[i];
+    EXPECT_STREQ(memwall::reference::dtypeName(*dtype), schema::kDTypeNames[i]);
+  }
+  EXPECT_STREQ(roleName(BufferRole::Intermediate), "intermediate");
+  EXPECT_STREQ(epilogueName(Epilogue::GeluBias), "gelu_bias");
+  EXPECT_EQ(schema::kStepKinds.find("gemm"), static_cast<int>(StepKind::Gemm));
+}
+
+TEST(BundleSchema, NullableFieldsReadNullAsAbsent) {
+  // "c" and "bias" of a gemm, and the descriptive "model", may be null.
+  Manifest manifest;
+  EXPECT_EQ(parseText(kValidManifest, manifest), "");
+  EXPECT_EQ(parseEdited("\"model\": \"m\"", "\"model\": null"), "");
+  EXPECT_NE(parseEdited("\"a\": \"x\"", "\"a\": null")
+                .find("step 'gemm_0': field \"a\" must be a string, not a null"),
+            std::string::npos);
 }
 
 TEST(ManifestParse, UnknownDtypeNamesTheBuffer) {
