@@ -43,9 +43,9 @@ void memwall::writeManifest(const Bundle &bundle, llvm::raw_ostream &os) {
     json.attribute(schema::manifest::arch.key, bundle.arch);
     json.attributeArray(schema::manifest::modules.key, [&] {
       if (!bundle.ptx.empty())
-        json.value(llvm::json::Object{{schema::module::name.key, "kernels"},
-                                      {schema::module::file.key,
-                                       "kernels.ptx"}});
+        json.value(
+            llvm::json::Object{{schema::module::name.key, "kernels"},
+                               {schema::module::file.key, "kernels.ptx"}});
     });
     json.attribute(schema::manifest::arenaBytes.key, bundle.arenaBytes);
     json.attributeArray(schema::manifest::buffers.key, [&] {

@@ -118,17 +118,17 @@ private:
   Status prepareKernel(const Step &step, PreparedStep &out);
   Status prepareGemm(const Step &step, PreparedStep &out);
   Status createLayout(const MatrixLayoutPlan &plan, DType dtype,
-                        const std::string &stepName,
-                        cublasLtMatrixLayout_t &layout);
+                      const std::string &stepName,
+                      cublasLtMatrixLayout_t &layout);
   Status launch(size_t stepIndex);
   Status launchAndWait(size_t stepIndex);
   Status uploadInputs(const std::vector<HostInput> &inputs);
   Status upload(const Buffer &buffer, const std::vector<uint8_t> &bytes,
-                  const std::string &what);
+                const std::string &what);
   Status download(const Buffer &buffer, const std::string &what,
-                    reference::Tensor &tensor);
+                  reference::Tensor &tensor);
   Status runIsolatedPass(const std::vector<HostInput> &inputs,
-                           GpuRunResult &result);
+                         GpuRunResult &result);
   Status noteFreeMemory();
 };
 
@@ -163,12 +163,11 @@ Status GpuSession::openDevice(GpuRunResult &result) {
   if (Status error = cu.load(); !error.ok())
     return error;
   if (CUresult status = cu.init(0); status != CUDA_SUCCESS)
-    return Status(ErrorCode::NoDevice,
-                    "cuInit failed: " + cu.describe(status));
+    return Status(ErrorCode::NoDevice, "cuInit failed: " + cu.describe(status));
   int count = 0;
   if (CUresult status = cu.deviceGetCount(&count); status != CUDA_SUCCESS)
     return Status(ErrorCode::NoDevice,
-                    "cuDeviceGetCount failed: " + cu.describe(status));
+                  "cuDeviceGetCount failed: " + cu.describe(status));
   if (count == 0)
     return Status(ErrorCode::NoDevice, "the driver sees no device");
   if (CUresult status = cu.deviceGet(&device, 0); status != CUDA_SUCCESS)
@@ -250,9 +249,10 @@ Status GpuSession::allocateArena() {
   if (CUresult status = cu.memGetInfo(&freeNow, &total); status != CUDA_SUCCESS)
     return cudaFailure("cuMemGetInfo", status);
   if (static_cast<uint64_t>(manifest.arenaBytes) > freeNow)
-    return Status(ErrorCode::OutOfMemory, "the arena needs " + std::to_string(manifest.arenaBytes) +
-                   " bytes but the device has only " + std::to_string(freeNow) +
-                   " bytes free");
+    return Status(ErrorCode::OutOfMemory,
+                  "the arena needs " + std::to_string(manifest.arenaBytes) +
+                      " bytes but the device has only " +
+                      std::to_string(freeNow) + " bytes free");
   // cuMemAlloc rejects 0 bytes; a bundle without buffers still gets a base.
   size_t bytes = std::max<int64_t>(manifest.arenaBytes, kBufferAlignment);
   if (CUresult status = cu.memAlloc(&arena, bytes); status != CUDA_SUCCESS) {
@@ -295,8 +295,8 @@ Status GpuSession::prepareKernel(const Step &step, PreparedStep &out) {
 }
 
 Status GpuSession::createLayout(const MatrixLayoutPlan &plan, DType dtype,
-                                  const std::string &stepName,
-                                  cublasLtMatrixLayout_t &layout) {
+                                const std::string &stepName,
+                                cublasLtMatrixLayout_t &layout) {
   std::string context =
       "step '" + stepName + "': layout of '" + plan.buffer + "'";
   cublasStatus_t status = lt.matrixLayoutCreate(
@@ -445,9 +445,7 @@ Status GpuSession::launch(size_t stepIndex) {
   return {};
 }
 
-bool failed(const Status &error) {
-  return !error.ok();
-}
+bool failed(const Status &error) { return !error.ok(); }
 
 Status GpuSession::launchAndWait(size_t stepIndex) {
   if (Status error = launch(stepIndex); failed(error))
@@ -459,8 +457,8 @@ Status GpuSession::launchAndWait(size_t stepIndex) {
 }
 
 Status GpuSession::upload(const Buffer &buffer,
-                            const std::vector<uint8_t> &bytes,
-                            const std::string &what) {
+                          const std::vector<uint8_t> &bytes,
+                          const std::string &what) {
   if (CUresult status =
           cu.memcpyHtoD(arena + buffer.offset, bytes.data(), bytes.size());
       status != CUDA_SUCCESS)
@@ -471,7 +469,7 @@ Status GpuSession::upload(const Buffer &buffer,
 Status GpuSession::uploadInputs(const std::vector<HostInput> &inputs) {
   for (const HostInput &input : inputs)
     if (Status error = upload(*input.buffer, input.tensor.toBytes(),
-                                "input '" + input.binding->name + "'");
+                              "input '" + input.binding->name + "'");
         failed(error))
       return error;
   // A copy from pageable memory may return before its DMA has finished.
@@ -481,7 +479,7 @@ Status GpuSession::uploadInputs(const std::vector<HostInput> &inputs) {
 }
 
 Status GpuSession::download(const Buffer &buffer, const std::string &what,
-                              reference::Tensor &tensor) {
+                            reference::Tensor &tensor) {
   std::vector<uint8_t> bytes(static_cast<size_t>(buffer.bytes));
   if (CUresult status =
           cu.memcpyDtoH(bytes.data(), arena + buffer.offset, bytes.size());
@@ -495,7 +493,7 @@ Status GpuSession::download(const Buffer &buffer, const std::string &what,
 /// --check's per-step gate: every step once more, on the reference values of
 /// the buffers it reads (docs/runtime.md, "Check").
 Status GpuSession::runIsolatedPass(const std::vector<HostInput> &inputs,
-                                     GpuRunResult &result) {
+                                   GpuRunResult &result) {
   // The memory plan may have reused the inputs' bytes since the warm-up.
   if (Status error = uploadInputs(inputs); failed(error))
     return error;
@@ -527,7 +525,7 @@ Status GpuSession::runIsolatedPass(const std::vector<HostInput> &inputs,
 }
 
 Status GpuSession::run(const std::vector<HostInput> &inputs,
-                         GpuRunResult &result) {
+                       GpuRunResult &result) {
   Status error;
   if (failed(error = openDevice(result)) || failed(error = loadModules()) ||
       failed(error = allocateArena()))
@@ -664,9 +662,8 @@ Status GpuSession::run(const std::vector<HostInput> &inputs,
 
 } // namespace
 
-Status runOnGpu(const Manifest &manifest,
-                  const std::vector<HostInput> &inputs,
-                  const GpuRunOptions &options, GpuRunResult &result) {
+Status runOnGpu(const Manifest &manifest, const std::vector<HostInput> &inputs,
+                const GpuRunOptions &options, GpuRunResult &result) {
   result = GpuRunResult();
   // The outputs come back to the host: once as bytes, once as doubles.
   int64_t hostBytes = 0;

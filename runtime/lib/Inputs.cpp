@@ -168,10 +168,9 @@ Status parseInputsText(const Manifest &manifest, const std::string &text,
       std::string known;
       for (const Binding &binding : manifest.inputs)
         known += (known.empty() ? "" : ", ") + binding.name;
-      return invalidInputs(path + ":" + entry.where() + ": input '" +
-                           name->string +
-                           "' is not an input of the bundle (its inputs: " +
-                           known + ")");
+      return invalidInputs(
+          path + ":" + entry.where() + ": input '" + name->string +
+          "' is not an input of the bundle (its inputs: " + known + ")");
     }
     if (byInput[index])
       return invalidInputs(path + ":" + entry.where() + ": input '" +
@@ -229,12 +228,11 @@ Status parseInputsText(const Manifest &manifest, const std::string &text,
   return Status();
 }
 
-Status
-evaluateReference(const Manifest &manifest,
-                  const std::vector<HostInput> &inputs,
-                  std::vector<reference::Tensor> &outputs,
-                  std::map<std::string, reference::Tensor> *allValues,
-                  reference::Precision precision) {
+Status evaluateReference(const Manifest &manifest,
+                         const std::vector<HostInput> &inputs,
+                         std::vector<reference::Tensor> &outputs,
+                         std::map<std::string, reference::Tensor> *allValues,
+                         reference::Precision precision) {
   outputs.clear();
   if (!manifest.hasReference)
     return Status(ErrorCode::Reference,

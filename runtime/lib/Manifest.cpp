@@ -161,9 +161,9 @@ Status readFileOfSize(const std::string &path, int64_t bytes,
                                                 "(expected " +
                                                 expected + ")");
   if (status.st_size != bytes)
-    return Status(ErrorCode::InvalidInputs,
-                  "file '" + path + "' has " + std::to_string(status.st_size) +
-                      " bytes, expected " + expected);
+    return Status(ErrorCode::InvalidInputs, "file '" + path + "' has " +
+                                                std::to_string(status.st_size) +
+                                                " bytes, expected " + expected);
   Status error;
   int fd = openForReading(path, status, error);
   if (fd < 0)
@@ -346,8 +346,7 @@ public:
             const std::string &context, reference::Graph &out);
 
   /// An Object field: read into `out` by the element's schema object.
-  template <typename Struct,
-            std::enable_if_t<std::is_class_v<Struct>, int> = 0>
+  template <typename Struct, std::enable_if_t<std::is_class_v<Struct>, int> = 0>
   bool read(const schema::Field &field, const json::Value &value,
             const std::string &context, Struct &out) {
     if (!expect(value, json::Value::Kind::Object, context, field.key))
@@ -378,8 +377,7 @@ public:
   /// Reads every field of the schema object of `Struct` from `object`;
   /// messages name it `context` (or by its label and name once read).
   template <typename Struct>
-  bool readObject(const json::Value &object, std::string context,
-                  Struct &out);
+  bool readObject(const json::Value &object, std::string context, Struct &out);
 
   /// Reads one schema field of `object` into `out`, as its Presence says.
   template <typename T>
@@ -624,8 +622,7 @@ bool FieldReader::readKindFields(const json::Value &object,
 
 } // namespace
 
-Status parseReferenceGraph(const json::Value &object,
-                           reference::Graph &graph) {
+Status parseReferenceGraph(const json::Value &object, reference::Graph &graph) {
   FieldReader reader;
   graph = reference::Graph();
   if (!object.isObject())
@@ -651,8 +648,7 @@ Status parseManifest(const json::Value &root, Manifest &manifest) {
                     schema::kFormat + "\"");
   else if (header.version != schema::kVersion)
     reader.fail("manifest", *root.get(schema::header::version.key),
-                "unsupported bundle version " +
-                    std::to_string(header.version) +
+                "unsupported bundle version " + std::to_string(header.version) +
                     " (this memwall-run reads version " +
                     std::to_string(schema::kVersion) + ")");
   if (!reader.ok())
@@ -702,18 +698,20 @@ std::string shapeTooLarge(const std::vector<int64_t> &shape) {
 // the furthest element the GEMM addresses, (batch-1)*stride + rows*cols - 1,
 // lies inside the buffer.
 Status checkGemmOperand(const Manifest &manifest, const GemmStep &gemm,
-                             const char *role, const std::string &name,
-                             int64_t rows, int64_t cols, int64_t stride) {
+                        const char *role, const std::string &name, int64_t rows,
+                        int64_t cols, int64_t stride) {
   std::string context = "step '" + gemm.name + "': operand " + role;
   const Buffer *buffer = manifest.findBuffer(name);
   if (!buffer)
     return invalid(context + " names unknown buffer '" + name + "'");
   context += " (buffer '" + name + "')";
   if (buffer->dtype != gemm.dtype)
-    return invalid(context + " has dtype " + reference::dtypeName(buffer->dtype) +
-           ", but the gemm's dtype is " + reference::dtypeName(gemm.dtype));
+    return invalid(
+        context + " has dtype " + reference::dtypeName(buffer->dtype) +
+        ", but the gemm's dtype is " + reference::dtypeName(gemm.dtype));
   if (stride < 0)
-    return invalid(context + ": negative batch stride " + std::to_string(stride));
+    return invalid(context + ": negative batch stride " +
+                   std::to_string(stride));
   std::string what = std::to_string(gemm.batch) + " x " + std::to_string(rows) +
                      " x " + std::to_string(cols) +
                      " elements at batch stride " + std::to_string(stride);
@@ -725,14 +723,14 @@ Status checkGemmOperand(const Manifest &manifest, const GemmStep &gemm,
     return invalid(context + ": the bytes of " + tooLargeForInt64(what));
   if (buffer->bytes < needed)
     return invalid(context + " holds " + std::to_string(buffer->bytes) +
-           " bytes, but " + what + " need " + std::to_string(needed));
+                   " bytes, but " + what + " need " + std::to_string(needed));
   // With one batch the stride addresses nothing, but cuBLASLt still gets it
   // (in bytes, for alignment): it must not reach past the buffer either.
   int64_t bufferElements = buffer->bytes / reference::dtypeBytes(gemm.dtype);
   if (stride > bufferElements)
     return invalid(context + ": batch stride " + std::to_string(stride) +
-           " is larger than the buffer's " + std::to_string(bufferElements) +
-           " elements");
+                   " is larger than the buffer's " +
+                   std::to_string(bufferElements) + " elements");
   return Status();
 }
 
@@ -740,22 +738,24 @@ Status validateGemm(const Manifest &manifest, const GemmStep &gemm) {
   std::string context = "step '" + gemm.name + "'";
   if (gemm.m <= 0 || gemm.n <= 0 || gemm.k <= 0 || gemm.batch <= 0)
     return invalid(context + ": m, n, k and batch must be positive (got m=" +
-           std::to_string(gemm.m) + " n=" + std::to_string(gemm.n) +
-           " k=" + std::to_string(gemm.k) +
-           " batch=" + std::to_string(gemm.batch) + ")");
+                   std::to_string(gemm.m) + " n=" + std::to_string(gemm.n) +
+                   " k=" + std::to_string(gemm.k) +
+                   " batch=" + std::to_string(gemm.batch) + ")");
   // cuBLASLt's batch count is an int32.
   if (gemm.batch > INT32_MAX)
     return invalid(context + ": batch " + std::to_string(gemm.batch) +
-           " is more than cuBLASLt's limit of " + std::to_string(INT32_MAX));
+                   " is more than cuBLASLt's limit of " +
+                   std::to_string(INT32_MAX));
   if (gemm.dtype != DType::F32 && gemm.dtype != DType::BF16 &&
       gemm.dtype != DType::F16)
     return invalid(context + ": gemm dtype " +
-           std::string(reference::dtypeName(gemm.dtype)) +
-           " is not supported (expected f32, bf16 or f16)");
+                   std::string(reference::dtypeName(gemm.dtype)) +
+                   " is not supported (expected f32, bf16 or f16)");
   if (epilogueHasBias(gemm.epilogue) != !gemm.bias.empty())
-    return invalid(context + ": epilogue '" + epilogueName(gemm.epilogue) + "' " +
-           (gemm.bias.empty() ? "needs a bias buffer"
-                              : "does not take a bias, but bias is set"));
+    return invalid(
+        context + ": epilogue '" + epilogueName(gemm.epilogue) + "' " +
+        (gemm.bias.empty() ? "needs a bias buffer"
+                           : "does not take a bias, but bias is set"));
   Status error;
   if (!(error = checkGemmOperand(manifest, gemm, "a", gemm.a,
                                  gemm.transA ? gemm.k : gemm.m,
@@ -780,9 +780,9 @@ Status validateGemm(const Manifest &manifest, const GemmStep &gemm) {
   checkedMul(gemm.m, gemm.n, resultElements);
   if (gemm.batch > 1 && gemm.strideD < resultElements)
     return invalid(context + ": stride_d " + std::to_string(gemm.strideD) +
-           " is smaller than one " + std::to_string(gemm.m) + " x " +
-           std::to_string(gemm.n) +
-           " result matrix, so batches would overwrite each other");
+                   " is smaller than one " + std::to_string(gemm.m) + " x " +
+                   std::to_string(gemm.n) +
+                   " result matrix, so batches would overwrite each other");
   if (!gemm.bias.empty() && !(error = checkGemmOperand(manifest, gemm, "bias",
                                                        gemm.bias, 1, gemm.n, 0))
                                  .ok())
@@ -801,20 +801,21 @@ Status validateKernel(const Manifest &manifest, const Step &step) {
   int64_t threads = 1;
   for (int i = 0; i < 3; ++i) {
     if (kernel.grid[i] <= 0 || kernel.grid[i] > kMaxGrid[i])
-      return invalid(context + ": grid dimension " + std::to_string(i) + " is " +
-             std::to_string(kernel.grid[i]) + ", expected 1.." +
-             std::to_string(kMaxGrid[i]));
+      return invalid(context + ": grid dimension " + std::to_string(i) +
+                     " is " + std::to_string(kernel.grid[i]) +
+                     ", expected 1.." + std::to_string(kMaxGrid[i]));
     if (kernel.block[i] <= 0 || kernel.block[i] > 1024)
-      return invalid(context + ": block dimension " + std::to_string(i) + " is " +
-             std::to_string(kernel.block[i]) + ", expected 1..1024");
+      return invalid(context + ": block dimension " + std::to_string(i) +
+                     " is " + std::to_string(kernel.block[i]) +
+                     ", expected 1..1024");
     threads *= kernel.block[i];
   }
   if (threads > 1024)
     return invalid(context + ": block has " + std::to_string(threads) +
-           " threads, more than 1024");
+                   " threads, more than 1024");
   if (kernel.sharedBytes < 0 || kernel.sharedBytes > (int64_t(1) << 31))
     return invalid(context + ": invalid shared_bytes " +
-           std::to_string(kernel.sharedBytes));
+                   std::to_string(kernel.sharedBytes));
   for (const std::string &arg : kernel.args)
     if (!manifest.findBuffer(arg))
       return invalid(context + ": argument names unknown buffer '" + arg + "'");
@@ -824,7 +825,7 @@ Status validateKernel(const Manifest &manifest, const Step &step) {
 // An input or output binding: its buffer exists with the expected role, and
 // matches its reference value (when the bundle has a reference graph).
 Status validateBinding(const Manifest &manifest, const Binding &binding,
-                            bool isInput) {
+                       bool isInput) {
   std::string context =
       std::string(isInput ? "input '" : "output '") + binding.name + "'";
   const Buffer *buffer = manifest.findBuffer(binding.buffer);
@@ -833,19 +834,21 @@ Status validateBinding(const Manifest &manifest, const Binding &binding,
   if (isInput && buffer->role != BufferRole::Input &&
       buffer->role != BufferRole::Weight)
     return invalid(context + ": buffer '" + buffer->name + "' has role " +
-           roleName(buffer->role) + ", expected input or weight");
+                   roleName(buffer->role) + ", expected input or weight");
   if (!manifest.hasReference)
     return Status();
   const reference::ValueInfo *value = manifest.findValue(binding.value);
   if (!value)
-    return invalid(context + " names unknown reference value '" + binding.value + "'");
+    return invalid(context + " names unknown reference value '" +
+                   binding.value + "'");
   if (value->dtype != buffer->dtype ||
       numElements(value->shape) != numElements(buffer->shape))
     return invalid(context + ": buffer '" + buffer->name + "' (" +
-           reference::dtypeName(buffer->dtype) + " " +
-           shapeString(buffer->shape) + ") does not match reference value '" +
-           value->name + "' (" + reference::dtypeName(value->dtype) + " " +
-           shapeString(value->shape) + ")");
+                   reference::dtypeName(buffer->dtype) + " " +
+                   shapeString(buffer->shape) +
+                   ") does not match reference value '" + value->name + "' (" +
+                   reference::dtypeName(value->dtype) + " " +
+                   shapeString(value->shape) + ")");
   return Status();
 }
 
@@ -856,14 +859,14 @@ Status validateReferenceValue(const reference::ValueInfo &value) {
   for (int64_t dim : value.shape)
     if (dim < 0)
       return invalid(context + ": negative dimension in shape " +
-             shapeString(value.shape));
+                     shapeString(value.shape));
   int64_t elements, hostBytes;
   if (!checkedElementCount(value.shape, elements))
     return invalid(context + ": " + shapeTooLarge(value.shape));
   if (!checkedMul(elements, static_cast<int64_t>(sizeof(double)), hostBytes))
     return invalid(context + ": " +
-           tooLargeForInt64("the bytes of " + std::to_string(elements) +
-                            " elements held as doubles"));
+                   tooLargeForInt64("the bytes of " + std::to_string(elements) +
+                                    " elements held as doubles"));
   return Status();
 }
 
@@ -875,28 +878,29 @@ Status validateBuffer(const Manifest &manifest, const Buffer &buffer) {
     return invalid(context + ": negative offset or size");
   if (buffer.offset % kBufferAlignment != 0)
     return invalid(context + ": offset " + std::to_string(buffer.offset) +
-           " is not a multiple of " + std::to_string(kBufferAlignment));
+                   " is not a multiple of " + std::to_string(kBufferAlignment));
   for (int64_t dim : buffer.shape)
     if (dim < 0)
       return invalid(context + ": negative dimension in shape " +
-             shapeString(buffer.shape));
+                     shapeString(buffer.shape));
   int64_t elements, dense, end;
   if (!checkedElementCount(buffer.shape, elements))
     return invalid(context + ": " + shapeTooLarge(buffer.shape));
   if (!checkedMul(elements, reference::dtypeBytes(buffer.dtype), dense))
     return invalid(context + ": " +
-           tooLargeForInt64(std::string("the bytes of a dense ") +
-                            reference::dtypeName(buffer.dtype) + " " +
-                            shapeString(buffer.shape) + " array"));
+                   tooLargeForInt64(std::string("the bytes of a dense ") +
+                                    reference::dtypeName(buffer.dtype) + " " +
+                                    shapeString(buffer.shape) + " array"));
   if (buffer.bytes != dense)
     return invalid(context + ": " + std::to_string(buffer.bytes) +
-           " bytes, but a dense " + reference::dtypeName(buffer.dtype) + " " +
-           shapeString(buffer.shape) + " array has " + std::to_string(dense));
+                   " bytes, but a dense " + reference::dtypeName(buffer.dtype) +
+                   " " + shapeString(buffer.shape) + " array has " +
+                   std::to_string(dense));
   if (!checkedAdd(buffer.offset, buffer.bytes, end) ||
       end > manifest.arenaBytes)
     return invalid(context + ": range " + describeRange(buffer) +
-           " is outside the arena of " + std::to_string(manifest.arenaBytes) +
-           " bytes");
+                   " is outside the arena of " +
+                   std::to_string(manifest.arenaBytes) + " bytes");
   return Status();
 }
 
@@ -907,7 +911,7 @@ Status validateManifest(const Manifest &manifest) {
     return invalid("manifest: negative arena_bytes");
   if (manifest.arenaBytes == 0 && !manifest.buffers.empty())
     return invalid("manifest: arena_bytes is 0, but there are " +
-           std::to_string(manifest.buffers.size()) + " buffers");
+                   std::to_string(manifest.buffers.size()) + " buffers");
   std::set<std::string> names;
   for (const Module &module : manifest.modules)
     if (!names.insert(module.name).second)
@@ -935,10 +939,10 @@ Status validateManifest(const Manifest &manifest) {
     const Buffer *buffer = manifest.findBuffer(binding.buffer);
     for (const Buffer *other : liveAtStart)
       if (other == buffer || overlaps(*other, *buffer))
-        return invalid("input '" + binding.name + "': buffer '" + buffer->name + "' " +
-               describeRange(*buffer) +
-               " overlaps the buffer of another input, '" + other->name + "' " +
-               describeRange(*other));
+        return invalid("input '" + binding.name + "': buffer '" + buffer->name +
+                       "' " + describeRange(*buffer) +
+                       " overlaps the buffer of another input, '" +
+                       other->name + "' " + describeRange(*other));
     liveAtStart.push_back(buffer);
   }
   for (const Buffer &buffer : manifest.buffers)
@@ -946,8 +950,9 @@ Status validateManifest(const Manifest &manifest) {
          buffer.role == BufferRole::Weight) &&
         std::find(liveAtStart.begin(), liveAtStart.end(), &buffer) ==
             liveAtStart.end())
-      return invalid("buffer '" + buffer.name + "' has role " + roleName(buffer.role) +
-             " but no entry of \"inputs\" provides it");
+      return invalid("buffer '" + buffer.name + "' has role " +
+                     roleName(buffer.role) +
+                     " but no entry of \"inputs\" provides it");
   names.clear();
   for (const Binding &binding : manifest.outputs) {
     if (!names.insert(binding.name).second)
@@ -959,10 +964,10 @@ Status validateManifest(const Manifest &manifest) {
       bool sameBytes =
           other->offset == buffer->offset && other->bytes == buffer->bytes;
       if (!sameBytes && overlaps(*other, *buffer))
-        return invalid("output '" + binding.name + "': buffer '" + buffer->name + "' " +
-               describeRange(*buffer) +
-               " overlaps the buffer of another output, '" + other->name +
-               "' " + describeRange(*other));
+        return invalid("output '" + binding.name + "': buffer '" +
+                       buffer->name + "' " + describeRange(*buffer) +
+                       " overlaps the buffer of another output, '" +
+                       other->name + "' " + describeRange(*other));
     }
     liveAtEnd.push_back(buffer);
   }
@@ -972,8 +977,8 @@ Status validateManifest(const Manifest &manifest) {
     if (!names.insert(step.name).second)
       return invalid("step '" + step.name + "' is defined twice");
     Status error = step.kind == StepKind::Gemm
-                            ? validateGemm(manifest, step.gemm)
-                            : validateKernel(manifest, step);
+                       ? validateGemm(manifest, step.gemm)
+                       : validateKernel(manifest, step);
     if (!error.ok())
       return error;
   }

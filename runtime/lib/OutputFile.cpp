@@ -310,8 +310,7 @@ Status OutputFile::open(const std::string &path, const std::string &what) {
   return openAs(path, path == "-" ? "<stdout>" : path, what);
 }
 
-Status OutputFile::openAs(const std::string &path,
-                          const std::string &shownPath,
+Status OutputFile::openAs(const std::string &path, const std::string &shownPath,
                           const std::string &what) {
   discard();
   this->shownPath = shownPath;
@@ -463,8 +462,7 @@ Status writeOutputFile(const std::string &path, const std::string &contents,
 
 OutputDirectory::~OutputDirectory() { discard(); }
 
-Status OutputDirectory::open(const std::string &path,
-                             const std::string &what,
+Status OutputDirectory::open(const std::string &path, const std::string &what,
                              const std::string &markerFile) {
   discard();
   shownPath = path;
@@ -500,8 +498,7 @@ Status OutputDirectory::open(const std::string &path,
   return Status();
 }
 
-Status OutputDirectory::openFile(const std::string &name,
-                                 OutputFile &file) {
+Status OutputDirectory::openFile(const std::string &name, OutputFile &file) {
   if (temporaryPath.empty())
     return fail("the output is not open");
   std::string path = temporaryPath + "/" + name;

@@ -234,7 +234,8 @@ TEST_F(InputsFileTest, ParsesInputsText) {
   EXPECT_EQ(
       parseInputsText(manifest,
                       "{\"inputs\": [" + std::string(kX) + "," + kIds + "]}",
-                      dir + "/other.json", inputs).message(),
+                      dir + "/other.json", inputs)
+          .message(),
       "");
   EXPECT_EQ(inputs.size(), 2u);
 }

@@ -129,7 +129,8 @@ TEST(BundleSchema, EnumNamesAreTheRuntimesEnums) {
   // Enum fields are read by position in their EnumSpec: each name must map
   // back to itself.
   for (size_t i = 0; i < schema::kDTypes.size; ++i) {
-    std::optional<DType> dtype = memwall::reference::parseDType(schema::kDTypeNames[i]);
+    std::optional<DType> dtype =
+        memwall::reference::parseDType(schema::kDTypeNames[i]);
     ASSERT_TRUE(dtype) << schema::kDTypeNames[i];
     EXPECT_STREQ(memwall::reference::dtypeName(*dtype), schema::kDTypeNames[i]);
   }
@@ -143,9 +144,10 @@ TEST(BundleSchema, NullableFieldsReadNullAsAbsent) {
   Manifest manifest;
   EXPECT_EQ(parseText(kValidManifest, manifest), "");
   EXPECT_EQ(parseEdited("\"model\": \"m\"", "\"model\": null"), "");
-  EXPECT_NE(parseEdited("\"a\": \"x\"", "\"a\": null")
-                .find("step 'gemm_0': field \"a\" must be a string, not a null"),
-            std::string::npos);
+  EXPECT_NE(
+      parseEdited("\"a\": \"x\"", "\"a\": null")
+          .find("step 'gemm_0': field \"a\" must be a string, not a null"),
+      std::string::npos);
 }
 
 TEST(ManifestParse, UnknownDtypeNamesTheBuffer) {
@@ -472,7 +474,8 @@ TEST(ManifestParse, RejectsIntegerFieldBeyondInt64) {
 
 TEST(ManifestLoad, ParsesAndValidatesManifestText) {
   Manifest manifest;
-  EXPECT_EQ(parseManifestText(kValidManifest, "b.bundle", manifest).message(), "");
+  EXPECT_EQ(parseManifestText(kValidManifest, "b.bundle", manifest).message(),
+            "");
   EXPECT_EQ(manifest.buffers.size(), 4u);
   std::string text = kValidManifest;
   text.replace(text.find("\"offset\": 1024"), 14, "\"offset\": 1000");
@@ -516,9 +519,10 @@ TEST(ReadFile, RefusesRegularFileLargerThanTheCapWithoutReadingIt) {
   ASSERT_EQ(ftruncate(fd, 4096), 0);
   close(fd);
   std::string contents;
-  EXPECT_EQ(readFile(path, contents, 4095).message(), "'" + std::string(path) +
-                                                "' is larger than the limit "
-                                                "of 4095 bytes");
+  EXPECT_EQ(readFile(path, contents, 4095).message(),
+            "'" + std::string(path) +
+                "' is larger than the limit "
+                "of 4095 bytes");
   EXPECT_EQ(readFile(path, contents, 4096).message(), "");
   EXPECT_EQ(contents.size(), 4096u);
   std::remove(path);

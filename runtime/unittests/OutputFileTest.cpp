@@ -155,7 +155,8 @@ TEST_F(OutputFileTest, AFailedWriteKeepsTheOldFileAndLeavesNoTemporary) {
     bool named = error == "cannot write '" + path("out.txt") +
                               "': " + std::strerror(EFBIG);
     // Later writes and the commit report the first error again.
-    bool sticky = file.write("more").message() == error && file.commit().message() == error;
+    bool sticky = file.write("more").message() == error &&
+                  file.commit().message() == error;
     _exit(named && sticky ? 0 : 1);
   }
   int status = 0;
@@ -377,7 +378,8 @@ TEST_F(OutputFileTest, SIGHUPRemovesATemporaryDirectoryAndItsFiles) {
 
 TEST_F(OutputFileTest, ADirectoryAppearsOnlyOnCommit) {
   OutputDirectory bundle;
-  ASSERT_EQ(bundle.open(path("b.bundle"), "bundle", "manifest.json").message(), "");
+  ASSERT_EQ(bundle.open(path("b.bundle"), "bundle", "manifest.json").message(),
+            "");
   OutputFile manifest;
   ASSERT_EQ(bundle.openFile("manifest.json", manifest).message(), "");
   ASSERT_EQ(manifest.write("{}").message(), "");
@@ -394,7 +396,8 @@ TEST_F(OutputFileTest, ADirectoryReplacesAnOldBundle) {
   write(path("b.bundle/kernels.ptx"), "old ptx");
   {
     OutputDirectory bundle;
-    ASSERT_EQ(bundle.open(path("b.bundle"), "bundle", "manifest.json").message(), "");
+    ASSERT_EQ(
+        bundle.open(path("b.bundle"), "bundle", "manifest.json").message(), "");
     OutputFile manifest;
     ASSERT_EQ(bundle.openFile("manifest.json", manifest).message(), "");
     ASSERT_EQ(manifest.write("new").message(), "");
@@ -431,7 +434,8 @@ TEST_F(OutputFileTest, AnUncommittedDirectoryLeavesNothing) {
   write(path("b.bundle/manifest.json"), "old");
   {
     OutputDirectory bundle;
-    ASSERT_EQ(bundle.open(path("b.bundle"), "bundle", "manifest.json").message(), "");
+    ASSERT_EQ(
+        bundle.open(path("b.bundle"), "bundle", "manifest.json").message(), "");
     OutputFile manifest;
     ASSERT_EQ(bundle.openFile("manifest.json", manifest).message(), "");
     ASSERT_EQ(manifest.write("new").message(), "");
@@ -461,7 +465,8 @@ TEST_F(OutputFileTest, ADirectoryThroughARelativePath) {
     if (result.empty())
       result = bundle.openFile("manifest.json", manifest).message();
     if (result.empty())
-      result = writeOutputFile(bundle.temporaryDirectory() + "/extra", "e").message();
+      result = writeOutputFile(bundle.temporaryDirectory() + "/extra", "e")
+                   .message();
     if (result.empty())
       result = manifest.write("{}").message();
     if (result.empty())

@@ -178,8 +178,9 @@ int main(int argc, char **argv) {
   std::string kernelsPath = bundleDir + "/kernels.mlir";
   if (runtime::Status status = runtime::readFile(kernelsPath, kernelsText);
       !status.ok())
-    return error(status.message() + " (bundles from memwall-compile carry their "
-                           "generated gpu.module there)");
+    return error(status.message() +
+                 " (bundles from memwall-compile carry their "
+                 "generated gpu.module there)");
   // kernels.mlir is parsed by upstream MLIR, which recurses per nesting
   // level and crashes on some hostile ops (llvm.extractvalue at a position
   // of 2^40): limit the nesting, then parse once in a child process.

@@ -54,15 +54,16 @@ protected:
     registerMemWallDialects(registry);
     context.appendDialectRegistry(registry);
     context.loadAllAvailableDialects();
-    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("memwall-manifest",
-                                                      directory));
+    ASSERT_FALSE(
+        llvm::sys::fs::createUniqueDirectory("memwall-manifest", directory));
   }
   void TearDown() override { llvm::sys::fs::remove_directories(directory); }
 
   /// Compiles kSource (without PTX: a stand-in module) and writes the
   /// bundle; returns its path.
   std::string writeSeedBundle() {
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(kSource, &context);
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(kSource, &context);
     EXPECT_TRUE(module);
     llvm::Expected<GPUTarget> target = resolveGPUTarget("h100-sxm", "");
     EXPECT_TRUE(static_cast<bool>(target));

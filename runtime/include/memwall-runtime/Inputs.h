@@ -68,8 +68,7 @@ Status loadInputsFile(const Manifest &manifest, const std::string &path,
 
 /// loadInputsFile on `text`, the contents of the inputs file `path`.
 Status parseInputsText(const Manifest &manifest, const std::string &text,
-                       const std::string &path,
-                       std::vector<HostInput> &inputs);
+                       const std::string &path, std::vector<HostInput> &inputs);
 
 /// Evaluates the manifest's reference graph on `inputs`; `outputs` receives
 /// one tensor per manifest output, in order, shaped like its reference value;

@@ -3,10 +3,10 @@
 //
 // The in-memory form of docs/bundle-format.md. Parsing reads every field
 // through the schema that the compiler writes with (BundleSchema.def) and
-// checks the JSON's structure; validation checks everything memwall-run relies on before it
-// touches the GPU (buffer ranges and alignment, step operands, GEMM sizes), so
-// that a bad bundle fails with a message naming the buffer or step instead of
-// a device fault.
+// checks the JSON's structure; validation checks everything memwall-run relies
+// on before it touches the GPU (buffer ranges and alignment, step operands,
+// GEMM sizes), so that a bad bundle fails with a message naming the buffer or
+// step instead of a device fault.
 //
 //===----------------------------------------------------------------------===//
 

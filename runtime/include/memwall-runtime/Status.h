@@ -4,7 +4,7 @@
 // functions return a Status: success, or an error code with a one-line
 // message that names what failed. The code says what kind of failure it was
 // (the tool chooses its exit code from it); the message is what the user
-// reads. Expected<T> is a value or the Status that prevented it.
+// reads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +14,6 @@
 #include <cassert>
 #include <string>
 #include <utility>
-#include <variant>
 
 namespace memwall::runtime {
 
@@ -92,29 +91,6 @@ public:
 private:
   ErrorCode errorCode = ErrorCode::Ok;
   std::string text;
-};
-
-/// A `T`, or the error that prevented it.
-template <typename T> class [[nodiscard]] Expected {
-public:
-  Expected(T value) : storage(std::move(value)) {}
-  Expected(Status error) : storage(std::move(error)) {
-    assert(!std::get<Status>(storage).ok() && "Expected from a success");
-  }
-
-  bool ok() const { return std::holds_alternative<T>(storage); }
-  /// The error (success when there is a value).
-  Status status() const {
-    return ok() ? Status() : std::get<Status>(storage);
-  }
-
-  T &operator*() { return std::get<T>(storage); }
-  const T &operator*() const { return std::get<T>(storage); }
-  T *operator->() { return &std::get<T>(storage); }
-  const T *operator->() const { return &std::get<T>(storage); }
-
-private:
-  std::variant<T, Status> storage;
 };
 
 } // namespace memwall::runtime
