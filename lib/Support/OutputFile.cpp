@@ -4,10 +4,11 @@
 
 using namespace memwall;
 
-llvm::Error memwall::outputError(const std::string &message) {
-  if (message.empty())
+llvm::Error memwall::outputError(const runtime::Status &status) {
+  if (status.ok())
     return llvm::Error::success();
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 status.message());
 }
 
 OutputFileStream::~OutputFileStream() {
@@ -39,7 +40,8 @@ void OutputFileStream::write_impl(const char *data, size_t size) {
   // Whatever else was printed to llvm::outs() comes first.
   if (toStdout)
     llvm::outs().flush();
-  file.write(data, size);
+  // A failure is kept and reported by commit().
+  (void)file.write(data, size);
 }
 
 llvm::Error

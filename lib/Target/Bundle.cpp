@@ -3,6 +3,7 @@
 #include "memwall/Target/Bundle.h"
 
 #include "AttentionCodegen.h"
+#include "BundleManifest.h"
 #include "KernelBuilding.h"
 #include "KernelCodegen.h"
 #include "LayoutCodegen.h"
@@ -798,94 +799,6 @@ FailureOr<Bundle> memwall::compileBundle(ModuleOp module,
     }
   }
   return compiler.run();
-}
-
-static void writeManifest(const Bundle &bundle, llvm::raw_ostream &os) {
-  FiniteJSONStream json(os, 2);
-  auto bufferName = [&](int index) -> llvm::json::Value {
-    if (index < 0)
-      return nullptr;
-    return bundle.buffers[index].name;
-  };
-  json.object([&] {
-    json.attribute("format", "memwall-bundle");
-    json.attribute("version", 1);
-    json.attribute("model", bundle.model);
-    json.attribute("target", bundle.target);
-    json.attribute("arch", bundle.arch);
-    json.attributeArray("modules", [&] {
-      if (!bundle.ptx.empty())
-        json.value(
-            llvm::json::Object{{"name", "kernels"}, {"file", "kernels.ptx"}});
-    });
-    json.attribute("arena_bytes", bundle.arenaBytes);
-    json.attributeArray("buffers", [&] {
-      for (const BundleBuffer &buffer : bundle.buffers)
-        json.value(llvm::json::Object{{"name", buffer.name},
-                                      {"offset", buffer.offset},
-                                      {"bytes", buffer.bytes},
-                                      {"dtype", buffer.dtype},
-                                      {"shape", shapeJSON(buffer.shape)},
-                                      {"role", buffer.role}});
-    });
-    auto bindings = [&](StringRef key, ArrayRef<Bundle::Binding> list) {
-      json.attributeArray(key, [&] {
-        for (const Bundle::Binding &binding : list)
-          json.value(llvm::json::Object{{"name", binding.name},
-                                        {"buffer", bufferName(binding.buffer)},
-                                        {"value", binding.value}});
-      });
-    };
-    bindings("inputs", bundle.inputs);
-    bindings("outputs", bundle.outputs);
-    json.attributeArray("steps", [&] {
-      for (const BundleStep &step : bundle.steps) {
-        llvm::json::Object object{
-            {"kind", step.kind},
-            {"name", step.name},
-            {"ops", llvm::json::Array(step.ops)},
-            {"predicted_time_s", finiteJSONNumber(step.predictedSeconds)}};
-        if (step.kind == "kernel") {
-          llvm::json::Array args;
-          for (int arg : step.args)
-            args.push_back(bufferName(arg));
-          object["module"] = "kernels";
-          object["function"] = step.function;
-          object["grid"] =
-              llvm::json::Array{step.grid[0], step.grid[1], step.grid[2]};
-          object["block"] =
-              llvm::json::Array{step.block[0], step.block[1], step.block[2]};
-          object["shared_bytes"] = step.sharedBytes;
-          object["args"] = std::move(args);
-        } else {
-          object["a"] = bufferName(step.a);
-          object["b"] = bufferName(step.b);
-          object["c"] = bufferName(step.c);
-          object["bias"] = bufferName(step.bias);
-          object["d"] = bufferName(step.d);
-          object["m"] = step.m;
-          object["n"] = step.n;
-          object["k"] = step.k;
-          object["batch"] = step.batch;
-          object["stride_a"] = step.strideA;
-          object["stride_b"] = step.strideB;
-          object["stride_c"] = step.strideC;
-          object["stride_d"] = step.strideD;
-          object["trans_a"] = step.transA;
-          object["trans_b"] = step.transB;
-          object["dtype"] = step.dtype;
-          object["epilogue"] = step.epilogue;
-        }
-        json.value(std::move(object));
-      }
-    });
-    json.attributeObject("predicted", [&] {
-      json.attribute("time_s", bundle.predictedSeconds);
-      json.attribute("peak_bytes", bundle.arenaBytes);
-    });
-    json.attribute("reference", bundle.reference);
-  });
-  os << "\n";
 }
 
 llvm::Error memwall::writeBundle(const Bundle &bundle, StringRef path) {

@@ -7,18 +7,17 @@
 
 namespace memwall::runtime {
 
-std::string evaluateCheckReference(const Manifest &manifest,
-                                   const std::vector<HostInput> &inputs,
-                                   bool keepF32Values,
-                                   CheckReference &reference) {
+Status evaluateCheckReference(const Manifest &manifest,
+                              const std::vector<HostInput> &inputs,
+                              bool keepF32Values, CheckReference &reference) {
   // f32 first: the declared values are kept, and both maps at once would
   // double the peak for nothing.
-  if (std::string message =
+  if (Status error =
           evaluateReference(manifest, inputs, reference.f32Outputs,
                             keepF32Values ? &reference.f32Values : nullptr,
                             reference::Precision::F32);
-      !message.empty())
-    return message;
+      !error.ok())
+    return error;
   return evaluateReference(manifest, inputs, reference.outputs,
                            &reference.values);
 }

@@ -49,13 +49,14 @@ const char *fallbackErrorName(CUresult result) {
 
 } // namespace
 
-std::string CudaDriver::load() {
+Status CudaDriver::load() {
   // RTLD_LOCAL: nothing else in the process should bind to these symbols.
   void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!library) {
     const char *reason = dlerror();
-    return std::string("cannot load libcuda.so.1") +
-           (reason ? std::string(": ") + reason : std::string());
+    return Status(ErrorCode::NoDevice,
+                  std::string("cannot load libcuda.so.1") +
+                      (reason ? std::string(": ") + reason : std::string()));
   }
   std::string error;
   // Versioned names first: they are what cuda.h's macros call today.
@@ -93,8 +94,8 @@ std::string CudaDriver::load() {
           {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, error);
   resolve(library, eventDestroy, {"cuEventDestroy_v2"}, error);
   if (!error.empty())
-    return "libcuda.so.1 is too old: " + error;
-  return "";
+    return Status(ErrorCode::NoDevice, "libcuda.so.1 is too old: " + error);
+  return Status();
 }
 
 std::string CudaDriver::describe(CUresult result) const {
@@ -114,7 +115,7 @@ std::string CudaDriver::describe(CUresult result) const {
   return description;
 }
 
-std::string CublasLt::load() {
+Status CublasLt::load() {
   std::vector<std::string> candidates = {"libcublasLt.so.13", "libcublasLt.so"};
   for (const char *variable : {"CUDA_HOME", "CUDA_PATH"})
     if (const char *root = std::getenv(variable); root && *root) {
@@ -134,8 +135,10 @@ std::string CublasLt::load() {
         firstReason = reason;
   }
   if (!library)
-    return "cannot load cuBLASLt (libcublasLt.so.13 or libcublasLt.so): " +
-           firstReason;
+    return Status(ErrorCode::CuBLAS,
+                  "cannot load cuBLASLt (libcublasLt.so.13 or "
+                  "libcublasLt.so): " +
+                      firstReason);
   std::string error;
   resolve(library, create, {"cublasLtCreate"}, error);
   resolve(library, destroy, {"cublasLtDestroy"}, error);
@@ -156,10 +159,10 @@ std::string CublasLt::load() {
   resolve(library, algoGetHeuristic, {"cublasLtMatmulAlgoGetHeuristic"}, error);
   resolve(library, matmul, {"cublasLtMatmul"}, error);
   if (!error.empty())
-    return "cuBLASLt is unusable: " + error;
+    return Status(ErrorCode::CuBLAS, "cuBLASLt is unusable: " + error);
   std::string ignored;
   resolve(library, getStatusName, {"cublasLtGetStatusName"}, ignored);
-  return "";
+  return Status();
 }
 
 std::string CublasLt::describe(cublasStatus_t status) const {

@@ -77,7 +77,7 @@ public:
       : manifest(manifest), options(options) {}
   ~GpuSession();
 
-  GpuError run(const std::vector<HostInput> &inputs, GpuRunResult &result);
+  Status run(const std::vector<HostInput> &inputs, GpuRunResult &result);
 
 private:
   const Manifest &manifest;
@@ -95,38 +95,41 @@ private:
   std::vector<CUevent> events;
   size_t freeBefore = 0, minFree = 0;
 
-  static GpuError failure(const std::string &message) {
-    return GpuError{GpuError::Kind::Failure, message};
+  static Status cudaFailure(const std::string &message) {
+    return Status(ErrorCode::Cuda, message);
   }
-  GpuError cudaFailure(const std::string &what, CUresult result) const {
-    return failure(what + ": " + cu.describe(result));
+  Status cudaFailure(const std::string &what, CUresult result) const {
+    return cudaFailure(what + ": " + cu.describe(result));
   }
-  GpuError cublasFailure(const std::string &what, cublasStatus_t status) const {
-    return failure(what + ": " + lt.describe(status));
+  static Status cublasFailure(const std::string &message) {
+    return Status(ErrorCode::CuBLAS, message);
+  }
+  Status cublasFailure(const std::string &what, cublasStatus_t status) const {
+    return cublasFailure(what + ": " + lt.describe(status));
   }
 
   CUdeviceptr addressOf(const std::string &bufferName) const {
     return arena + manifest.findBuffer(bufferName)->offset;
   }
 
-  GpuError openDevice(GpuRunResult &result);
-  GpuError loadModules();
-  GpuError allocateArena();
-  GpuError prepareKernel(const Step &step, PreparedStep &out);
-  GpuError prepareGemm(const Step &step, PreparedStep &out);
-  GpuError createLayout(const MatrixLayoutPlan &plan, DType dtype,
-                        const std::string &stepName,
-                        cublasLtMatrixLayout_t &layout);
-  GpuError launch(size_t stepIndex);
-  GpuError launchAndWait(size_t stepIndex);
-  GpuError uploadInputs(const std::vector<HostInput> &inputs);
-  GpuError upload(const Buffer &buffer, const std::vector<uint8_t> &bytes,
-                  const std::string &what);
-  GpuError download(const Buffer &buffer, const std::string &what,
-                    reference::Tensor &tensor);
-  GpuError runIsolatedPass(const std::vector<HostInput> &inputs,
-                           GpuRunResult &result);
-  GpuError noteFreeMemory();
+  Status openDevice(GpuRunResult &result);
+  Status loadModules();
+  Status allocateArena();
+  Status prepareKernel(const Step &step, PreparedStep &out);
+  Status prepareGemm(const Step &step, PreparedStep &out);
+  Status createLayout(const MatrixLayoutPlan &plan, DType dtype,
+                      const std::string &stepName,
+                      cublasLtMatrixLayout_t &layout);
+  Status launch(size_t stepIndex);
+  Status launchAndWait(size_t stepIndex);
+  Status uploadInputs(const std::vector<HostInput> &inputs);
+  Status upload(const Buffer &buffer, const std::vector<uint8_t> &bytes,
+                const std::string &what);
+  Status download(const Buffer &buffer, const std::string &what,
+                  reference::Tensor &tensor);
+  Status runIsolatedPass(const std::vector<HostInput> &inputs,
+                         GpuRunResult &result);
+  Status noteFreeMemory();
 };
 
 GpuSession::~GpuSession() {
@@ -156,18 +159,17 @@ GpuSession::~GpuSession() {
     cu.primaryCtxRelease(device);
 }
 
-GpuError GpuSession::openDevice(GpuRunResult &result) {
-  if (std::string error = cu.load(); !error.empty())
-    return GpuError{GpuError::Kind::NoDevice, error};
+Status GpuSession::openDevice(GpuRunResult &result) {
+  if (Status error = cu.load(); !error.ok())
+    return error;
   if (CUresult status = cu.init(0); status != CUDA_SUCCESS)
-    return GpuError{GpuError::Kind::NoDevice,
-                    "cuInit failed: " + cu.describe(status)};
+    return Status(ErrorCode::NoDevice, "cuInit failed: " + cu.describe(status));
   int count = 0;
   if (CUresult status = cu.deviceGetCount(&count); status != CUDA_SUCCESS)
-    return GpuError{GpuError::Kind::NoDevice,
-                    "cuDeviceGetCount failed: " + cu.describe(status)};
+    return Status(ErrorCode::NoDevice,
+                  "cuDeviceGetCount failed: " + cu.describe(status));
   if (count == 0)
-    return GpuError{GpuError::Kind::NoDevice, "the driver sees no device"};
+    return Status(ErrorCode::NoDevice, "the driver sees no device");
   if (CUresult status = cu.deviceGet(&device, 0); status != CUDA_SUCCESS)
     return cudaFailure("cuDeviceGet(0)", status);
   char name[256] = {0};
@@ -204,12 +206,12 @@ GpuError GpuSession::openDevice(GpuRunResult &result) {
   return {};
 }
 
-GpuError GpuSession::loadModules() {
+Status GpuSession::loadModules() {
   for (const Module &module : manifest.modules) {
     std::string path = options.bundleDir + "/" + module.file;
     std::string ptx;
-    if (std::string error = readFile(path, ptx); !error.empty())
-      return failure("module '" + module.name + "': " + error);
+    if (Status error = readFile(path, ptx); !error.ok())
+      return error.withPrefix("module '" + module.name + "': ");
     // The JIT fills these with its diagnostics.
     std::vector<char> errorLog(1 << 16, 0), infoLog(1 << 16, 0);
     CUjit_option keys[] = {
@@ -227,14 +229,14 @@ GpuError GpuSession::loadModules() {
           "): cuModuleLoadDataEx failed: " + cu.describe(status);
       if (errorLog[0])
         message += "\nJIT error log:\n" + std::string(errorLog.data());
-      return failure(message);
+      return cudaFailure(message);
     }
     modules[module.name] = handle;
   }
   return {};
 }
 
-GpuError GpuSession::noteFreeMemory() {
+Status GpuSession::noteFreeMemory() {
   size_t freeNow = 0, total = 0;
   if (CUresult status = cu.memGetInfo(&freeNow, &total); status != CUDA_SUCCESS)
     return cudaFailure("cuMemGetInfo", status);
@@ -242,14 +244,15 @@ GpuError GpuSession::noteFreeMemory() {
   return {};
 }
 
-GpuError GpuSession::allocateArena() {
+Status GpuSession::allocateArena() {
   size_t freeNow = 0, total = 0;
   if (CUresult status = cu.memGetInfo(&freeNow, &total); status != CUDA_SUCCESS)
     return cudaFailure("cuMemGetInfo", status);
   if (static_cast<uint64_t>(manifest.arenaBytes) > freeNow)
-    return failure("the arena needs " + std::to_string(manifest.arenaBytes) +
-                   " bytes but the device has only " + std::to_string(freeNow) +
-                   " bytes free");
+    return Status(ErrorCode::OutOfMemory,
+                  "the arena needs " + std::to_string(manifest.arenaBytes) +
+                      " bytes but the device has only " +
+                      std::to_string(freeNow) + " bytes free");
   // cuMemAlloc rejects 0 bytes; a bundle without buffers still gets a base.
   size_t bytes = std::max<int64_t>(manifest.arenaBytes, kBufferAlignment);
   if (CUresult status = cu.memAlloc(&arena, bytes); status != CUDA_SUCCESS) {
@@ -264,7 +267,7 @@ GpuError GpuSession::allocateArena() {
   return {};
 }
 
-GpuError GpuSession::prepareKernel(const Step &step, PreparedStep &out) {
+Status GpuSession::prepareKernel(const Step &step, PreparedStep &out) {
   const KernelStep &kernel = step.kernel;
   std::string context = "step '" + step.name + "'";
   CUresult status = cu.moduleGetFunction(
@@ -291,9 +294,9 @@ GpuError GpuSession::prepareKernel(const Step &step, PreparedStep &out) {
   return {};
 }
 
-GpuError GpuSession::createLayout(const MatrixLayoutPlan &plan, DType dtype,
-                                  const std::string &stepName,
-                                  cublasLtMatrixLayout_t &layout) {
+Status GpuSession::createLayout(const MatrixLayoutPlan &plan, DType dtype,
+                                const std::string &stepName,
+                                cublasLtMatrixLayout_t &layout) {
   std::string context =
       "step '" + stepName + "': layout of '" + plan.buffer + "'";
   cublasStatus_t status = lt.matrixLayoutCreate(
@@ -317,7 +320,7 @@ GpuError GpuSession::createLayout(const MatrixLayoutPlan &plan, DType dtype,
   return {};
 }
 
-GpuError GpuSession::prepareGemm(const Step &step, PreparedStep &out) {
+Status GpuSession::prepareGemm(const Step &step, PreparedStep &out) {
   const GemmStep &gemm = step.gemm;
   std::string context = "step '" + step.name + "'";
   GemmPlan plan = planGemm(gemm);
@@ -357,9 +360,9 @@ GpuError GpuSession::prepareGemm(const Step &step, PreparedStep &out) {
   for (auto [layoutPlan, layout] :
        {std::pair{&plan.a, &out.layoutA}, std::pair{&plan.b, &out.layoutB},
         std::pair{&plan.c, &out.layoutC}, std::pair{&plan.d, &out.layoutD}})
-    if (GpuError error =
+    if (Status error =
             createLayout(*layoutPlan, gemm.dtype, step.name, *layout);
-        error.kind != GpuError::Kind::None)
+        !error.ok())
       return error;
   out.pointerA = addressOf(plan.a.buffer);
   out.pointerB = addressOf(plan.b.buffer);
@@ -401,7 +404,7 @@ GpuError GpuSession::prepareGemm(const Step &step, PreparedStep &out) {
     return cublasFailure(context + ": cublasLtMatmulAlgoGetHeuristic", status);
   if (status != CUBLAS_STATUS_SUCCESS || found == 0 ||
       heuristic.state != CUBLAS_STATUS_SUCCESS)
-    return failure(
+    return cublasFailure(
         context + ": cuBLASLt has no algorithm for this gemm (" +
         reference::dtypeName(gemm.dtype) + ", m=" + std::to_string(gemm.m) +
         " n=" + std::to_string(gemm.n) + " k=" + std::to_string(gemm.k) +
@@ -411,7 +414,7 @@ GpuError GpuSession::prepareGemm(const Step &step, PreparedStep &out) {
   return {};
 }
 
-GpuError GpuSession::launch(size_t stepIndex) {
+Status GpuSession::launch(size_t stepIndex) {
   const Step &step = manifest.steps[stepIndex];
   PreparedStep &ready = prepared[stepIndex];
   if (step.kind == StepKind::Kernel) {
@@ -442,12 +445,10 @@ GpuError GpuSession::launch(size_t stepIndex) {
   return {};
 }
 
-bool failed(const GpuError &error) {
-  return error.kind != GpuError::Kind::None;
-}
+bool failed(const Status &error) { return !error.ok(); }
 
-GpuError GpuSession::launchAndWait(size_t stepIndex) {
-  if (GpuError error = launch(stepIndex); failed(error))
+Status GpuSession::launchAndWait(size_t stepIndex) {
+  if (Status error = launch(stepIndex); failed(error))
     return error;
   if (CUresult status = cu.streamSynchronize(stream); status != CUDA_SUCCESS)
     return cudaFailure("step '" + manifest.steps[stepIndex].name + "' failed",
@@ -455,9 +456,9 @@ GpuError GpuSession::launchAndWait(size_t stepIndex) {
   return {};
 }
 
-GpuError GpuSession::upload(const Buffer &buffer,
-                            const std::vector<uint8_t> &bytes,
-                            const std::string &what) {
+Status GpuSession::upload(const Buffer &buffer,
+                          const std::vector<uint8_t> &bytes,
+                          const std::string &what) {
   if (CUresult status =
           cu.memcpyHtoD(arena + buffer.offset, bytes.data(), bytes.size());
       status != CUDA_SUCCESS)
@@ -465,10 +466,10 @@ GpuError GpuSession::upload(const Buffer &buffer,
   return {};
 }
 
-GpuError GpuSession::uploadInputs(const std::vector<HostInput> &inputs) {
+Status GpuSession::uploadInputs(const std::vector<HostInput> &inputs) {
   for (const HostInput &input : inputs)
-    if (GpuError error = upload(*input.buffer, input.tensor.toBytes(),
-                                "input '" + input.binding->name + "'");
+    if (Status error = upload(*input.buffer, input.tensor.toBytes(),
+                              "input '" + input.binding->name + "'");
         failed(error))
       return error;
   // A copy from pageable memory may return before its DMA has finished.
@@ -477,8 +478,8 @@ GpuError GpuSession::uploadInputs(const std::vector<HostInput> &inputs) {
   return {};
 }
 
-GpuError GpuSession::download(const Buffer &buffer, const std::string &what,
-                              reference::Tensor &tensor) {
+Status GpuSession::download(const Buffer &buffer, const std::string &what,
+                            reference::Tensor &tensor) {
   std::vector<uint8_t> bytes(static_cast<size_t>(buffer.bytes));
   if (CUresult status =
           cu.memcpyDtoH(bytes.data(), arena + buffer.offset, bytes.size());
@@ -491,17 +492,17 @@ GpuError GpuSession::download(const Buffer &buffer, const std::string &what,
 
 /// --check's per-step gate: every step once more, on the reference values of
 /// the buffers it reads (docs/runtime.md, "Check").
-GpuError GpuSession::runIsolatedPass(const std::vector<HostInput> &inputs,
-                                     GpuRunResult &result) {
+Status GpuSession::runIsolatedPass(const std::vector<HostInput> &inputs,
+                                   GpuRunResult &result) {
   // The memory plan may have reused the inputs' bytes since the warm-up.
-  if (GpuError error = uploadInputs(inputs); failed(error))
+  if (Status error = uploadInputs(inputs); failed(error))
     return error;
   result.isolatedOutputs.resize(manifest.steps.size());
   for (size_t i = 0; i < manifest.steps.size(); ++i) {
     const StepIsolation &isolation = options.isolatedPass[i];
     std::string stepName = "step '" + manifest.steps[i].name + "'";
     for (const StepIsolation::Upload &value : isolation.uploads)
-      if (GpuError error =
+      if (Status error =
               upload(*value.buffer, value.bytes,
                      "the reference value of '" + value.buffer->name +
                          "' for the isolated " + stepName);
@@ -509,11 +510,11 @@ GpuError GpuSession::runIsolatedPass(const std::vector<HostInput> &inputs,
         return error;
     if (CUresult status = cu.ctxSynchronize(); status != CUDA_SUCCESS)
       return cudaFailure("waiting for the uploads", status);
-    if (GpuError error = launchAndWait(i); failed(error))
+    if (Status error = launchAndWait(i); failed(error))
       return error;
     for (const Buffer *buffer : isolation.downloads) {
       result.isolatedOutputs[i].emplace_back();
-      if (GpuError error = download(
+      if (Status error = download(
               *buffer, "'" + buffer->name + "' of the isolated " + stepName,
               result.isolatedOutputs[i].back());
           failed(error))
@@ -523,9 +524,9 @@ GpuError GpuSession::runIsolatedPass(const std::vector<HostInput> &inputs,
   return {};
 }
 
-GpuError GpuSession::run(const std::vector<HostInput> &inputs,
-                         GpuRunResult &result) {
-  GpuError error;
+Status GpuSession::run(const std::vector<HostInput> &inputs,
+                       GpuRunResult &result) {
+  Status error;
   if (failed(error = openDevice(result)) || failed(error = loadModules()) ||
       failed(error = allocateArena()))
     return error;
@@ -534,8 +535,8 @@ GpuError GpuSession::run(const std::vector<HostInput> &inputs,
       std::any_of(manifest.steps.begin(), manifest.steps.end(),
                   [](const Step &step) { return step.kind == StepKind::Gemm; });
   if (hasGemm) {
-    if (std::string message = lt.load(); !message.empty())
-      return failure(message);
+    if (Status error = lt.load(); !error.ok())
+      return error;
     if (cublasStatus_t status = lt.create(&ltHandle);
         status != CUBLAS_STATUS_SUCCESS) {
       ltHandle = nullptr;
@@ -661,9 +662,8 @@ GpuError GpuSession::run(const std::vector<HostInput> &inputs,
 
 } // namespace
 
-GpuError runOnGpu(const Manifest &manifest,
-                  const std::vector<HostInput> &inputs,
-                  const GpuRunOptions &options, GpuRunResult &result) {
+Status runOnGpu(const Manifest &manifest, const std::vector<HostInput> &inputs,
+                const GpuRunOptions &options, GpuRunResult &result) {
   result = GpuRunResult();
   // The outputs come back to the host: once as bytes, once as doubles.
   int64_t hostBytes = 0;
@@ -675,7 +675,7 @@ GpuError runOnGpu(const Manifest &manifest,
   }
   if (std::string error = checkHostMemory(hostBytes, "downloading the outputs");
       !error.empty())
-    return GpuError{GpuError::Kind::Failure, error};
+    return Status(ErrorCode::OutOfMemory, error);
   GpuSession session(manifest, options);
   return session.run(inputs, result);
 }

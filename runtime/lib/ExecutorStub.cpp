@@ -10,12 +10,12 @@
 
 namespace memwall::runtime {
 
-GpuError runOnGpu(const Manifest &, const std::vector<HostInput> &,
-                  const GpuRunOptions &, GpuRunResult &result) {
+Status runOnGpu(const Manifest &, const std::vector<HostInput> &,
+                const GpuRunOptions &, GpuRunResult &result) {
   result = GpuRunResult();
-  return GpuError{GpuError::Kind::NoDevice,
-                  "memwall-run was built without the CUDA headers (CMake "
-                  "found no CUDA toolkit)"};
+  return Status(ErrorCode::NoDevice,
+                "memwall-run was built without the CUDA headers (CMake "
+                "found no CUDA toolkit)");
 }
 
 } // namespace memwall::runtime

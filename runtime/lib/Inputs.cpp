@@ -75,15 +75,15 @@ void addHostTensorBytes(const std::vector<int64_t> &shape, int64_t &total) {
     total = -1;
 }
 
-std::string makeRandomInputs(const Manifest &manifest, uint64_t seed,
-                             std::vector<HostInput> &inputs) {
+Status makeRandomInputs(const Manifest &manifest, uint64_t seed,
+                        std::vector<HostInput> &inputs) {
   inputs.clear();
   int64_t hostBytes = 0;
   for (const Binding &binding : manifest.inputs)
     addHostTensorBytes(manifest.findBuffer(binding.buffer)->shape, hostBytes);
   if (std::string error = checkHostMemory(hostBytes, "generating the inputs");
       !error.empty())
-    return error;
+    return Status(ErrorCode::OutOfMemory, error);
   // Ids that index an embedding table stay below its row count (BERT's
   // token types index a 2-row table).
   std::map<std::string, int64_t> tableRows;
@@ -109,7 +109,7 @@ std::string makeRandomInputs(const Manifest &manifest, uint64_t seed,
         id = std::fmod(id, static_cast<double>(it->second));
     inputs.push_back(std::move(input));
   }
-  return "";
+  return Status();
 }
 
 namespace {
@@ -127,34 +127,39 @@ std::string expectation(const Buffer &buffer) {
          std::to_string(buffer.bytes) + " bytes";
 }
 
+Status invalidInputs(const std::string &message) {
+  return Status(ErrorCode::InvalidInputs, message);
+}
+
 } // namespace
 
-std::string loadInputsFile(const Manifest &manifest, const std::string &path,
-                           std::vector<HostInput> &inputs) {
+Status loadInputsFile(const Manifest &manifest, const std::string &path,
+                      std::vector<HostInput> &inputs) {
   inputs.clear();
   std::string text;
-  if (std::string error = readFile(path, text); !error.empty())
-    return "inputs file: " + error;
+  if (Status error = readFile(path, text); !error.ok())
+    return error.withPrefix("inputs file: ");
   return parseInputsText(manifest, text, path, inputs);
 }
 
-std::string parseInputsText(const Manifest &manifest, const std::string &text,
-                            const std::string &path,
-                            std::vector<HostInput> &inputs) {
+Status parseInputsText(const Manifest &manifest, const std::string &text,
+                       const std::string &path,
+                       std::vector<HostInput> &inputs) {
   inputs.clear();
   json::Value root;
-  if (std::string error = json::parse(text, root); !error.empty())
-    return path + ":" + error;
+  if (Status error = json::parse(text, root); !error.ok())
+    return invalidInputs(path + ":" + error.message());
   const json::Value *entries = root.get("inputs");
   if (!entries || !entries->isArray())
-    return path + ": expected an object with an \"inputs\" array";
+    return invalidInputs(path +
+                         ": expected an object with an \"inputs\" array");
   std::string base = directoryOf(path);
   std::vector<const json::Value *> byInput(manifest.inputs.size(), nullptr);
   for (const json::Value &entry : entries->array) {
     const json::Value *name = entry.get("name");
     if (!name || !name->isString())
-      return path + ":" + entry.where() +
-             ": every entry needs a string \"name\"";
+      return invalidInputs(path + ":" + entry.where() +
+                           ": every entry needs a string \"name\"");
     size_t index = 0;
     while (index < manifest.inputs.size() &&
            manifest.inputs[index].name != name->string)
@@ -163,12 +168,13 @@ std::string parseInputsText(const Manifest &manifest, const std::string &text,
       std::string known;
       for (const Binding &binding : manifest.inputs)
         known += (known.empty() ? "" : ", ") + binding.name;
-      return path + ":" + entry.where() + ": input '" + name->string +
-             "' is not an input of the bundle (its inputs: " + known + ")";
+      return invalidInputs(
+          path + ":" + entry.where() + ": input '" + name->string +
+          "' is not an input of the bundle (its inputs: " + known + ")");
     }
     if (byInput[index])
-      return path + ":" + entry.where() + ": input '" + name->string +
-             "' is listed twice";
+      return invalidInputs(path + ":" + entry.where() + ": input '" +
+                           name->string + "' is listed twice");
     byInput[index] = &entry;
   }
   for (size_t i = 0; i < manifest.inputs.size(); ++i) {
@@ -177,26 +183,27 @@ std::string parseInputsText(const Manifest &manifest, const std::string &text,
     std::string context = path + ": input '" + binding.name + "'";
     const json::Value *entry = byInput[i];
     if (!entry)
-      return context + " is missing (expected " + expectation(*buffer) + ")";
+      return invalidInputs(context + " is missing (expected " +
+                           expectation(*buffer) + ")");
     const json::Value *dtype = entry->get("dtype");
     const json::Value *shape = entry->get("shape");
     const json::Value *file = entry->get("file");
     if (!dtype || !dtype->isString() || !shape || !shape->isArray() || !file ||
         !file->isString())
-      return context + ": needs \"dtype\" (string), \"shape\" (list) and "
-                       "\"file\" (string)";
+      return invalidInputs(context + ": needs \"dtype\" (string), \"shape\" "
+                                     "(list) and \"file\" (string)");
     if (dtype->string != reference::dtypeName(buffer->dtype))
-      return context + ": dtype " + dtype->string + ", expected " +
-             expectation(*buffer);
+      return invalidInputs(context + ": dtype " + dtype->string +
+                           ", expected " + expectation(*buffer));
     std::vector<int64_t> dims;
     for (const json::Value &dim : shape->array) {
       if (!dim.isNumber() || !dim.isInteger)
-        return context + ": shape must be a list of integers";
+        return invalidInputs(context + ": shape must be a list of integers");
       dims.push_back(dim.integer);
     }
     if (dims != buffer->shape)
-      return context + ": shape " + shapeString(dims) + ", expected " +
-             expectation(*buffer);
+      return invalidInputs(context + ": shape " + shapeString(dims) +
+                           ", expected " + expectation(*buffer));
     std::string filePath = !file->string.empty() && file->string[0] == '/'
                                ? file->string
                                : base + "/" + file->string;
@@ -204,12 +211,12 @@ std::string parseInputsText(const Manifest &manifest, const std::string &text,
     int64_t hostBytes = buffer->bytes;
     addHostTensorBytes(buffer->shape, hostBytes);
     if (std::string error = checkHostMemory(hostBytes, context); !error.empty())
-      return error;
+      return Status(ErrorCode::OutOfMemory, error);
     std::string contents;
-    if (std::string error = readFileOfSize(filePath, buffer->bytes,
-                                           expectation(*buffer), contents);
-        !error.empty())
-      return context + ": " + error;
+    if (Status error = readFileOfSize(filePath, buffer->bytes,
+                                      expectation(*buffer), contents);
+        !error.ok())
+      return error.withPrefix(context + ": ");
     HostInput input;
     input.binding = &binding;
     input.buffer = buffer;
@@ -218,18 +225,18 @@ std::string parseInputsText(const Manifest &manifest, const std::string &text,
         reinterpret_cast<const uint8_t *>(contents.data()), contents.size());
     inputs.push_back(std::move(input));
   }
-  return "";
+  return Status();
 }
 
-std::string
-evaluateReference(const Manifest &manifest,
-                  const std::vector<HostInput> &inputs,
-                  std::vector<reference::Tensor> &outputs,
-                  std::map<std::string, reference::Tensor> *allValues,
-                  reference::Precision precision) {
+Status evaluateReference(const Manifest &manifest,
+                         const std::vector<HostInput> &inputs,
+                         std::vector<reference::Tensor> &outputs,
+                         std::map<std::string, reference::Tensor> *allValues,
+                         reference::Precision precision) {
   outputs.clear();
   if (!manifest.hasReference)
-    return "the bundle has no \"reference\" graph";
+    return Status(ErrorCode::Reference,
+                  "the bundle has no \"reference\" graph");
   // The interpreter holds every value of the graph at once.
   int64_t hostBytes = 0;
   for (const reference::ValueInfo &value : manifest.reference.values)
@@ -237,7 +244,7 @@ evaluateReference(const Manifest &manifest,
   if (std::string error =
           checkHostMemory(hostBytes, "evaluating the reference graph");
       !error.empty())
-    return error;
+    return Status(ErrorCode::OutOfMemory, error);
   std::map<std::string, reference::Tensor> values;
   for (const HostInput &input : inputs) {
     const reference::ValueInfo *info = manifest.findValue(input.binding->value);
@@ -248,38 +255,39 @@ evaluateReference(const Manifest &manifest,
   if (std::string error =
           reference::evaluate(manifest.reference, values, precision);
       !error.empty())
-    return "reference interpreter: " + error;
+    return Status(ErrorCode::Reference, "reference interpreter: " + error);
   for (const Binding &binding : manifest.outputs) {
     auto found = values.find(binding.value);
     if (found == values.end())
-      return "reference interpreter: output '" + binding.name + "': value '" +
-             binding.value + "' was not computed";
+      return Status(ErrorCode::Reference,
+                    "reference interpreter: output '" + binding.name +
+                        "': value '" + binding.value + "' was not computed");
     outputs.push_back(found->second);
   }
   if (allValues)
     *allValues = std::move(values);
-  return "";
+  return Status();
 }
 
 namespace {
 
-std::string makeDirectories(const std::string &dir) {
+Status makeDirectories(const std::string &dir) {
   for (size_t slash = 1; slash != std::string::npos;) {
     slash = dir.find('/', slash + 1);
     std::string prefix = dir.substr(0, slash);
     if (mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST)
-      return "cannot create directory '" + prefix +
-             "': " + std::strerror(errno);
+      return Status(ErrorCode::Io, "cannot create directory '" + prefix +
+                                       "': " + std::strerror(errno));
   }
-  return "";
+  return Status();
 }
 
 } // namespace
 
-std::string writeTensorDir(const std::string &dir,
-                           const std::vector<std::string> &names,
-                           const std::vector<reference::Tensor> &tensors) {
-  if (std::string error = makeDirectories(dir); !error.empty())
+Status writeTensorDir(const std::string &dir,
+                      const std::vector<std::string> &names,
+                      const std::vector<reference::Tensor> &tensors) {
+  if (Status error = makeDirectories(dir); !error.ok())
     return error;
   json::Writer writer;
   writer.beginObject();
@@ -288,11 +296,11 @@ std::string writeTensorDir(const std::string &dir,
   for (size_t i = 0; i < tensors.size(); ++i) {
     std::vector<uint8_t> bytes = tensors[i].toBytes();
     std::string file = names[i] + ".bin";
-    if (std::string error = writeOutputFile(
+    if (Status error = writeOutputFile(
             dir + "/" + file,
             std::string(reinterpret_cast<const char *>(bytes.data()),
                         bytes.size()));
-        !error.empty())
+        !error.ok())
       return error;
     writer.beginObject();
     writer.key("name");

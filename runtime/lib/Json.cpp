@@ -425,9 +425,12 @@ private:
 
 } // namespace
 
-std::string parse(const std::string &text, Value &result) {
+Status parse(const std::string &text, Value &result) {
   Parser parser(text);
-  return parser.parseDocument(result);
+  std::string error = parser.parseDocument(result);
+  if (!error.empty())
+    return Status(ErrorCode::InvalidJson, error);
+  return Status();
 }
 
 void appendQuoted(std::string &out, const std::string &text) {

@@ -306,21 +306,20 @@ std::string formatError(const std::string &what, const std::string &path,
 
 OutputFile::~OutputFile() { discard(); }
 
-std::string OutputFile::open(const std::string &path, const std::string &what) {
+Status OutputFile::open(const std::string &path, const std::string &what) {
   return openAs(path, path == "-" ? "<stdout>" : path, what);
 }
 
-std::string OutputFile::openAs(const std::string &path,
-                               const std::string &shownPath,
-                               const std::string &what) {
+Status OutputFile::openAs(const std::string &path, const std::string &shownPath,
+                          const std::string &what) {
   discard();
   this->shownPath = shownPath;
   this->what = what;
-  firstError.clear();
+  firstError = Status();
   if (path == "-") {
     kind = Kind::Stdout;
     fd = STDOUT_FILENO;
-    return "";
+    return Status();
   }
 
   struct stat status;
@@ -341,7 +340,7 @@ std::string OutputFile::openAs(const std::string &path,
     if (fd < 0)
       return fail(describeErrno(errno));
     kind = Kind::InPlace;
-    return "";
+    return Status();
   }
   if (throughProc)
     return fail(describeErrno(ENOENT));
@@ -358,11 +357,11 @@ std::string OutputFile::openAs(const std::string &path,
   // A replaced file keeps its mode.
   if (exists && fchmod(fd, status.st_mode & 07777) != 0)
     return fail(describeErrno(errno));
-  return "";
+  return Status();
 }
 
-std::string OutputFile::write(const void *data, size_t size) {
-  if (!firstError.empty())
+Status OutputFile::write(const void *data, size_t size) {
+  if (!firstError.ok())
     return firstError;
   if (kind == Kind::Closed)
     return fail("the output is not open");
@@ -380,11 +379,11 @@ std::string OutputFile::write(const void *data, size_t size) {
     bytes += written;
     size -= static_cast<size_t>(written);
   }
-  return "";
+  return Status();
 }
 
-std::string OutputFile::commit() {
-  if (!firstError.empty())
+Status OutputFile::commit() {
+  if (!firstError.ok())
     return firstError;
   switch (kind) {
   case Kind::Closed:
@@ -392,14 +391,14 @@ std::string OutputFile::commit() {
   case Kind::Stdout:
     // Unbuffered: every write was checked.
     kind = Kind::Closed;
-    return "";
+    return Status();
   case Kind::InPlace: {
     int result = close(fd);
     fd = -1;
     kind = Kind::Closed;
     if (result != 0 && errno != EINTR)
       return fail(describeErrno(errno));
-    return "";
+    return Status();
   }
   case Kind::Temporary:
     break;
@@ -417,7 +416,7 @@ std::string OutputFile::commit() {
   unregisterForCleanup(cleanupSlot);
   temporaryPath.clear();
   kind = Kind::Closed;
-  return "";
+  return Status();
 }
 
 void OutputFile::discard() {
@@ -440,20 +439,19 @@ void OutputFile::removeTemporary() {
   temporaryPath.clear();
 }
 
-std::string OutputFile::fail(const std::string &reason) {
-  if (firstError.empty())
-    firstError = formatError(what, shownPath, reason);
+Status OutputFile::fail(const std::string &reason) {
+  if (firstError.ok())
+    firstError = Status(ErrorCode::Io, formatError(what, shownPath, reason));
   discard();
   return firstError;
 }
 
-std::string writeOutputFile(const std::string &path,
-                            const std::string &contents,
-                            const std::string &what) {
+Status writeOutputFile(const std::string &path, const std::string &contents,
+                       const std::string &what) {
   OutputFile file;
-  if (std::string error = file.open(path, what); !error.empty())
+  if (Status error = file.open(path, what); !error.ok())
     return error;
-  if (std::string error = file.write(contents); !error.empty())
+  if (Status error = file.write(contents); !error.ok())
     return error;
   return file.commit();
 }
@@ -464,9 +462,8 @@ std::string writeOutputFile(const std::string &path,
 
 OutputDirectory::~OutputDirectory() { discard(); }
 
-std::string OutputDirectory::open(const std::string &path,
-                                  const std::string &what,
-                                  const std::string &markerFile) {
+Status OutputDirectory::open(const std::string &path, const std::string &what,
+                             const std::string &markerFile) {
   discard();
   shownPath = path;
   this->what = what;
@@ -476,8 +473,8 @@ std::string OutputDirectory::open(const std::string &path,
     struct stat marker;
     if (!S_ISDIR(status.st_mode) ||
         stat((path + "/" + markerFile).c_str(), &marker) != 0)
-      return "'" + path + "' exists and is not a " + what +
-             ": not replacing it";
+      return Status(ErrorCode::Io, "'" + path + "' exists and is not a " +
+                                       what + ": not replacing it");
     replacing = true;
   } else if (errno != ENOENT) {
     return fail(describeErrno(errno));
@@ -498,11 +495,10 @@ std::string OutputDirectory::open(const std::string &path,
   // A replaced directory keeps its mode.
   if (replacing && chmod(temporaryPath.c_str(), status.st_mode & 07777) != 0)
     return fail(describeErrno(errno));
-  return "";
+  return Status();
 }
 
-std::string OutputDirectory::openFile(const std::string &name,
-                                      OutputFile &file) {
+Status OutputDirectory::openFile(const std::string &name, OutputFile &file) {
   if (temporaryPath.empty())
     return fail("the output is not open");
   std::string path = temporaryPath + "/" + name;
@@ -512,7 +508,7 @@ std::string OutputDirectory::openFile(const std::string &name,
   return file.openAs(path, shownPath + "/" + name, "");
 }
 
-std::string OutputDirectory::commit() {
+Status OutputDirectory::commit() {
   if (temporaryPath.empty())
     return fail("the output is not open");
   // The old directory is moved aside, the new one in, and only then the old
@@ -547,10 +543,11 @@ std::string OutputDirectory::commit() {
   temporaryPath.clear();
   if (replacing)
     if (int error = removeTree(aside))
-      return "wrote " + what + " '" + shownPath +
-             "' but cannot remove the old one, moved to '" + aside +
-             "': " + describeErrno(error);
-  return "";
+      return Status(ErrorCode::Io,
+                    "wrote " + what + " '" + shownPath +
+                        "' but cannot remove the old one, moved to '" + aside +
+                        "': " + describeErrno(error));
+  return Status();
 }
 
 void OutputDirectory::discard() {
@@ -564,9 +561,9 @@ void OutputDirectory::discard() {
   temporaryPath.clear();
 }
 
-std::string OutputDirectory::fail(const std::string &reason) {
+Status OutputDirectory::fail(const std::string &reason) {
   discard();
-  return formatError(what, shownPath, reason);
+  return Status(ErrorCode::Io, formatError(what, shownPath, reason));
 }
 
 } // namespace memwall::runtime

@@ -52,14 +52,14 @@ std::string reportJson(const RunReport &report) {
   writer.key("total");
   writer.beginObject();
   writer.key("predicted_time_s");
-  writer.value(manifest.predictedTimeS);
+  writer.value(manifest.predicted.timeS);
   writer.key("measured_time_s");
   writer.value(gpu.totalTimeS);
   writer.endObject();
   writer.key("memory");
   writer.beginObject();
   writer.key("predicted_peak_bytes");
-  writer.value(manifest.predictedPeakBytes);
+  writer.value(manifest.predicted.peakBytes);
   writer.key("arena_bytes");
   writer.value(manifest.arenaBytes);
   writer.key("workspace_bytes");
@@ -156,13 +156,13 @@ void printTimingTable(FILE *out, const RunReport &report) {
   }
   std::fprintf(out, "%-*s  %-6s  %14.3f  %14.3f  %9s\n",
                static_cast<int>(nameWidth), "total", "",
-               manifest.predictedTimeS * 1e6, gpu.totalTimeS * 1e6,
-               ratioText(gpu.totalTimeS, manifest.predictedTimeS).c_str());
+               manifest.predicted.timeS * 1e6, gpu.totalTimeS * 1e6,
+               ratioText(gpu.totalTimeS, manifest.predicted.timeS).c_str());
   std::fprintf(out,
                "memory: predicted peak %lld bytes (%.2f MiB), arena %lld, "
                "workspace %lld, measured peak %lld bytes (%.2f MiB)\n",
-               static_cast<long long>(manifest.predictedPeakBytes),
-               mebibytes(manifest.predictedPeakBytes),
+               static_cast<long long>(manifest.predicted.peakBytes),
+               mebibytes(manifest.predicted.peakBytes),
                static_cast<long long>(manifest.arenaBytes),
                static_cast<long long>(gpu.workspaceBytes),
                static_cast<long long>(gpu.measuredPeakBytes),

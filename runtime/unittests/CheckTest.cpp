@@ -173,7 +173,7 @@ const char *kManifest = R"({
 class CheckPlanTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    ASSERT_EQ(parseManifestText(kManifest, "bundle", manifest), "");
+    ASSERT_EQ(parseManifestText(kManifest, "bundle", manifest).message(), "");
   }
   Manifest manifest;
 };

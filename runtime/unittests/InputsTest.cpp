@@ -110,7 +110,7 @@ protected:
   // Loads an inputs file whose "inputs" array is `entries`.
   std::string load(const std::string &entries) {
     writeFile("inputs.json", "{ \"inputs\": [" + entries + "] }");
-    return loadInputsFile(manifest, dir + "/inputs.json", inputs);
+    return loadInputsFile(manifest, dir + "/inputs.json", inputs).message();
   }
 
   static constexpr const char *kX =
@@ -173,10 +173,10 @@ TEST_F(InputsFileTest, WrongDtypeShapeOrSize) {
 
 TEST_F(InputsFileTest, MalformedFiles) {
   writeFile("inputs.json", "{ \"inputs\": [ }");
-  expectError(loadInputsFile(manifest, dir + "/inputs.json", inputs),
+  expectError(loadInputsFile(manifest, dir + "/inputs.json", inputs).message(),
               "inputs.json:1:15: unexpected '}', expected a value");
   writeFile("inputs.json", "[]");
-  expectError(loadInputsFile(manifest, dir + "/inputs.json", inputs),
+  expectError(loadInputsFile(manifest, dir + "/inputs.json", inputs).message(),
               "expected an object with an \"inputs\" array");
   expectError(load(R"({"dtype": "f32"})"),
               "every entry needs a string \"name\"");
@@ -185,7 +185,7 @@ TEST_F(InputsFileTest, MalformedFiles) {
 TEST(RandomInputs, MakeRandomInputsCoversEveryInput) {
   Manifest manifest = twoInputManifest();
   std::vector<HostInput> inputs;
-  ASSERT_EQ(makeRandomInputs(manifest, 42, inputs), "");
+  ASSERT_EQ(makeRandomInputs(manifest, 42, inputs).message(), "");
   ASSERT_EQ(inputs.size(), 2u);
   EXPECT_EQ(inputs[0].tensor.shape, (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(inputs[1].tensor.data, (std::vector<double>{0, 1, 2}));
@@ -225,7 +225,7 @@ TEST_F(InputsFileTest, RefusesInputFileLargerThanTheBuffer) {
 
 TEST_F(InputsFileTest, RefusesDevZeroAsInputsFile) {
   // Read up to the JSON cap instead of until memory runs out.
-  expectError(loadInputsFile(manifest, "/dev/zero", inputs),
+  expectError(loadInputsFile(manifest, "/dev/zero", inputs).message(),
               "inputs file: '/dev/zero' is larger than the limit of "
               "268435456 bytes");
 }
@@ -234,7 +234,8 @@ TEST_F(InputsFileTest, ParsesInputsText) {
   EXPECT_EQ(
       parseInputsText(manifest,
                       "{\"inputs\": [" + std::string(kX) + "," + kIds + "]}",
-                      dir + "/other.json", inputs),
+                      dir + "/other.json", inputs)
+          .message(),
       "");
   EXPECT_EQ(inputs.size(), 2u);
 }
@@ -250,14 +251,14 @@ Manifest hugeInputManifest() {
   manifest.inputs = {Binding{"x", "x", "x"}};
   manifest.hasReference = true;
   manifest.reference.values = {{"x", DType::F32, {int64_t(1) << 40}}};
-  EXPECT_EQ(validateManifest(manifest), "");
+  EXPECT_EQ(validateManifest(manifest).message(), "");
   return manifest;
 }
 
 TEST(HostMemory, RefusesInputsLargerThanHostMemory) {
   Manifest manifest = hugeInputManifest();
   std::vector<HostInput> inputs;
-  expectError(makeRandomInputs(manifest, 0, inputs),
+  expectError(makeRandomInputs(manifest, 0, inputs).message(),
               "generating the inputs needs 8192.0 GiB of host memory; this "
               "machine has ");
   EXPECT_TRUE(inputs.empty());
@@ -267,7 +268,7 @@ TEST(HostMemory, RefusesReferenceLargerThanHostMemory) {
   Manifest manifest = hugeInputManifest();
   std::vector<HostInput> inputs;
   std::vector<Tensor> outputs;
-  expectError(evaluateReference(manifest, inputs, outputs),
+  expectError(evaluateReference(manifest, inputs, outputs).message(),
               "evaluating the reference graph needs 8192.0 GiB of host "
               "memory; this machine has ");
 }
@@ -311,11 +312,11 @@ TEST(HostMemory, ReferenceRefusesResultLargerThanDeclaredBeforeAllocating) {
   add.operands = {"x", "y"};
   add.results = {"sum"};
   manifest.reference.ops = {add};
-  ASSERT_EQ(validateManifest(manifest), "");
+  ASSERT_EQ(validateManifest(manifest).message(), "");
   std::vector<HostInput> inputs;
-  ASSERT_EQ(makeRandomInputs(manifest, 0, inputs), "");
+  ASSERT_EQ(makeRandomInputs(manifest, 0, inputs).message(), "");
   std::vector<Tensor> outputs;
-  EXPECT_EQ(evaluateReference(manifest, inputs, outputs),
+  EXPECT_EQ(evaluateReference(manifest, inputs, outputs).message(),
             "reference interpreter: wide.add: 'add' computes shape [1048576, "
             "1048576] for 'sum' but the graph declares [1]");
 }

@@ -10,14 +10,14 @@ namespace {
 
 json::Value parseOk(const std::string &text) {
   json::Value value;
-  std::string error = json::parse(text, value);
+  std::string error = json::parse(text, value).message();
   EXPECT_EQ(error, "") << text;
   return value;
 }
 
 std::string parseError(const std::string &text) {
   json::Value value;
-  return json::parse(text, value);
+  return json::parse(text, value).message();
 }
 
 TEST(JsonParse, ObjectsArraysAndLiteralsKeepOrderAndPositions) {

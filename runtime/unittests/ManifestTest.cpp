@@ -1,6 +1,7 @@
 //===- ManifestTest.cpp - Tests of manifest parsing and validation --------===//
 
 #include "memwall-runtime/Manifest.h"
+#include "memwall-runtime/BundleSchema.h"
 
 #include <gtest/gtest.h>
 
@@ -61,10 +62,10 @@ const char *kValidManifest = R"({
 
 std::string parseText(const std::string &text, Manifest &manifest) {
   json::Value root;
-  std::string error = json::parse(text, root);
+  std::string error = json::parse(text, root).message();
   if (!error.empty())
     return "json: " + error;
-  return parseManifest(root, manifest);
+  return parseManifest(root, manifest).message();
 }
 
 Manifest validManifest() {
@@ -83,7 +84,7 @@ Buffer &buffer(Manifest &manifest, const std::string &name) {
 
 // Asserts that validation fails with a message containing `expected`.
 void expectInvalid(const Manifest &manifest, const std::string &expected) {
-  std::string error = validateManifest(manifest);
+  std::string error = validateManifest(manifest).message();
   EXPECT_NE(error.find(expected), std::string::npos)
       << "error: '" << error << "'\nexpected: '" << expected << "'";
 }
@@ -100,7 +101,7 @@ std::string parseEdited(const std::string &from, const std::string &to) {
 
 TEST(Manifest, ValidManifestParsesAndValidates) {
   Manifest manifest = validManifest();
-  EXPECT_EQ(validateManifest(manifest), "");
+  EXPECT_EQ(validateManifest(manifest).message(), "");
   EXPECT_EQ(manifest.arenaBytes, 1280);
   ASSERT_EQ(manifest.steps.size(), 2u);
   EXPECT_EQ(manifest.steps[0].kind, StepKind::Gemm);
@@ -109,8 +110,8 @@ TEST(Manifest, ValidManifestParsesAndValidates) {
   EXPECT_EQ(manifest.steps[1].kernel.args,
             (std::vector<std::string>{"t", "out"}));
   EXPECT_EQ(manifest.steps[1].kernel.block[0], 64);
-  EXPECT_DOUBLE_EQ(manifest.predictedTimeS, 3e-6);
-  EXPECT_EQ(manifest.predictedPeakBytes, 1280);
+  EXPECT_DOUBLE_EQ(manifest.predicted.timeS, 3e-6);
+  EXPECT_EQ(manifest.predicted.peakBytes, 1280);
   ASSERT_TRUE(manifest.hasReference);
   ASSERT_EQ(manifest.reference.ops.size(), 2u);
   const auto &attrs = manifest.reference.ops[0].attrs;
@@ -122,6 +123,31 @@ TEST(Manifest, ValidManifestParsesAndValidates) {
   EXPECT_EQ(attrs.at("axes").ints, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(attrs.at("kind").kind, Kind::String);
   EXPECT_EQ(manifest.reference.ops[0].loc, "fc");
+}
+
+TEST(BundleSchema, EnumNamesAreTheRuntimesEnums) {
+  // Enum fields are read by position in their EnumSpec: each name must map
+  // back to itself.
+  for (size_t i = 0; i < schema::kDTypes.size; ++i) {
+    std::optional<DType> dtype =
+        memwall::reference::parseDType(schema::kDTypeNames[i]);
+    ASSERT_TRUE(dtype) << schema::kDTypeNames[i];
+    EXPECT_STREQ(memwall::reference::dtypeName(*dtype), schema::kDTypeNames[i]);
+  }
+  EXPECT_STREQ(roleName(BufferRole::Intermediate), "intermediate");
+  EXPECT_STREQ(epilogueName(Epilogue::GeluBias), "gelu_bias");
+  EXPECT_EQ(schema::kStepKinds.find("gemm"), static_cast<int>(StepKind::Gemm));
+}
+
+TEST(BundleSchema, NullableFieldsReadNullAsAbsent) {
+  // "c" and "bias" of a gemm, and the descriptive "model", may be null.
+  Manifest manifest;
+  EXPECT_EQ(parseText(kValidManifest, manifest), "");
+  EXPECT_EQ(parseEdited("\"model\": \"m\"", "\"model\": null"), "");
+  EXPECT_NE(
+      parseEdited("\"a\": \"x\"", "\"a\": null")
+          .find("step 'gemm_0': field \"a\" must be a string, not a null"),
+      std::string::npos);
 }
 
 TEST(ManifestParse, UnknownDtypeNamesTheBuffer) {
@@ -196,7 +222,7 @@ TEST(ManifestValidate, OverlappingOutputsUnlessSameBytes) {
   Manifest manifest = validManifest();
   manifest.outputs.push_back(Binding{"result1", "t", "v1"});
   buffer(manifest, "t").offset = 1024; // exactly out's bytes: an alias
-  EXPECT_EQ(validateManifest(manifest), "");
+  EXPECT_EQ(validateManifest(manifest).message(), "");
   Buffer &t = buffer(manifest, "t");
   t.offset = 768;
   t.shape = {4, 32};
@@ -263,7 +289,7 @@ TEST(ManifestValidate, GemmTransposedOperandSizes) {
   Manifest manifest = validManifest();
   GemmStep &gemm = manifest.steps[0].gemm;
   gemm.transB = true; // w must then be [16, 8]: the same bytes
-  EXPECT_EQ(validateManifest(manifest), "");
+  EXPECT_EQ(validateManifest(manifest).message(), "");
   gemm.n = 32; // [32, 8] no longer fits
   expectInvalid(manifest, "operand b (buffer 'w') holds 512 bytes, but 1 x "
                           "32 x 8 elements");
@@ -448,26 +474,31 @@ TEST(ManifestParse, RejectsIntegerFieldBeyondInt64) {
 
 TEST(ManifestLoad, ParsesAndValidatesManifestText) {
   Manifest manifest;
-  EXPECT_EQ(parseManifestText(kValidManifest, "b.bundle", manifest), "");
+  EXPECT_EQ(parseManifestText(kValidManifest, "b.bundle", manifest).message(),
+            "");
   EXPECT_EQ(manifest.buffers.size(), 4u);
   std::string text = kValidManifest;
   text.replace(text.find("\"offset\": 1024"), 14, "\"offset\": 1000");
-  EXPECT_EQ(parseManifestText(text, "b.bundle", manifest),
+  Status invalid = parseManifestText(text, "b.bundle", manifest);
+  EXPECT_EQ(invalid.code(), ErrorCode::InvalidManifest);
+  EXPECT_EQ(invalid.message(),
             "b.bundle/manifest.json: buffer 'out': offset 1000 is not a "
             "multiple of 256");
-  EXPECT_EQ(parseManifestText("[", "b.bundle", manifest),
+  EXPECT_EQ(parseManifestText("[", "b.bundle", manifest).message(),
             "b.bundle/manifest.json:1:2: unexpected end of input, expected a "
             "value");
 }
 
 TEST(ManifestLoad, RefusesDirectoryAndDeviceAsManifest) {
   Manifest manifest;
-  EXPECT_EQ(loadManifest("/dev/null/x", manifest).find("cannot open "), 0u);
+  Status missing = loadManifest("/dev/null/x", manifest);
+  EXPECT_EQ(missing.code(), ErrorCode::Io);
+  EXPECT_EQ(missing.message().find("cannot open "), 0u);
   char pattern[] = "/tmp/memwall-manifest-XXXXXX";
   ASSERT_NE(mkdtemp(pattern), nullptr);
   std::string dir = pattern;
   ASSERT_EQ(mkdir((dir + "/manifest.json").c_str(), 0700), 0);
-  EXPECT_EQ(loadManifest(dir, manifest),
+  EXPECT_EQ(loadManifest(dir, manifest).message(),
             "'" + dir + "/manifest.json' is a directory");
   rmdir((dir + "/manifest.json").c_str());
   rmdir(dir.c_str());
@@ -476,7 +507,7 @@ TEST(ManifestLoad, RefusesDirectoryAndDeviceAsManifest) {
 TEST(ReadFile, ReadsDevicesOnlyUpToTheCap) {
   // /dev/zero never ends: read up to the cap, then refused.
   std::string contents;
-  EXPECT_EQ(readFile("/dev/zero", contents, 1 << 20),
+  EXPECT_EQ(readFile("/dev/zero", contents, 1 << 20).message(),
             "'/dev/zero' is larger than the limit of 1048576 bytes");
   EXPECT_TRUE(contents.empty());
 }
@@ -488,10 +519,11 @@ TEST(ReadFile, RefusesRegularFileLargerThanTheCapWithoutReadingIt) {
   ASSERT_EQ(ftruncate(fd, 4096), 0);
   close(fd);
   std::string contents;
-  EXPECT_EQ(readFile(path, contents, 4095), "'" + std::string(path) +
-                                                "' is larger than the limit "
-                                                "of 4095 bytes");
-  EXPECT_EQ(readFile(path, contents, 4096), "");
+  EXPECT_EQ(readFile(path, contents, 4095).message(),
+            "'" + std::string(path) +
+                "' is larger than the limit "
+                "of 4095 bytes");
+  EXPECT_EQ(readFile(path, contents, 4096).message(), "");
   EXPECT_EQ(contents.size(), 4096u);
   std::remove(path);
 }

@@ -89,12 +89,12 @@ protected:
 
 TEST_F(OutputFileTest, ANewFileAppearsOnlyOnCommit) {
   OutputFile file;
-  ASSERT_EQ(file.open(path("new.txt")), "");
-  ASSERT_EQ(file.write("hello"), "");
+  ASSERT_EQ(file.open(path("new.txt")).message(), "");
+  ASSERT_EQ(file.write("hello").message(), "");
   EXPECT_FALSE(fs::exists(path("new.txt")));
   // The temporary is beside the target.
   EXPECT_TRUE(hasTemporary(dir));
-  ASSERT_EQ(file.commit(), "");
+  ASSERT_EQ(file.commit().message(), "");
   EXPECT_EQ(read(path("new.txt")), "hello");
   EXPECT_EQ(list(dir), std::vector<std::string>{"new.txt"});
 }
@@ -103,8 +103,8 @@ TEST_F(OutputFileTest, ANewFileGetsTheModeOfANewFile) {
   mode_t previous = umask(027);
   {
     OutputFile file;
-    ASSERT_EQ(file.open(path("new.txt")), "");
-    ASSERT_EQ(file.commit(), "");
+    ASSERT_EQ(file.open(path("new.txt")).message(), "");
+    ASSERT_EQ(file.commit().message(), "");
   }
   umask(previous);
   struct stat status;
@@ -117,8 +117,8 @@ TEST_F(OutputFileTest, AnExistingFileIsUntouchedUntilCommitAndAfterADiscard) {
   ASSERT_EQ(chmod(path("out.txt").c_str(), 0604), 0);
   {
     OutputFile file;
-    ASSERT_EQ(file.open(path("out.txt")), "");
-    ASSERT_EQ(file.write("new contents"), "");
+    ASSERT_EQ(file.open(path("out.txt")).message(), "");
+    ASSERT_EQ(file.write("new contents").message(), "");
     EXPECT_EQ(read(path("out.txt")), "old");
     // Destroyed without commit: discarded.
   }
@@ -126,10 +126,10 @@ TEST_F(OutputFileTest, AnExistingFileIsUntouchedUntilCommitAndAfterADiscard) {
   EXPECT_EQ(list(dir), std::vector<std::string>{"out.txt"});
 
   OutputFile file;
-  ASSERT_EQ(file.open(path("out.txt")), "");
-  ASSERT_EQ(file.write("new contents"), "");
+  ASSERT_EQ(file.open(path("out.txt")).message(), "");
+  ASSERT_EQ(file.write("new contents").message(), "");
   EXPECT_EQ(read(path("out.txt")), "old");
-  ASSERT_EQ(file.commit(), "");
+  ASSERT_EQ(file.commit().message(), "");
   EXPECT_EQ(read(path("out.txt")), "new contents");
   // The replaced file's mode is kept.
   struct stat status;
@@ -149,13 +149,14 @@ TEST_F(OutputFileTest, AFailedWriteKeepsTheOldFileAndLeavesNoTemporary) {
     struct rlimit limit = {1024, 1024};
     setrlimit(RLIMIT_FSIZE, &limit);
     OutputFile file;
-    if (!file.open(path("out.txt")).empty())
+    if (!file.open(path("out.txt")).ok())
       _exit(2);
-    std::string error = file.write(std::string(4096, 'x'));
+    std::string error = file.write(std::string(4096, 'x')).message();
     bool named = error == "cannot write '" + path("out.txt") +
                               "': " + std::strerror(EFBIG);
     // Later writes and the commit report the first error again.
-    bool sticky = file.write("more") == error && file.commit() == error;
+    bool sticky = file.write("more").message() == error &&
+                  file.commit().message() == error;
     _exit(named && sticky ? 0 : 1);
   }
   int status = 0;
@@ -168,18 +169,18 @@ TEST_F(OutputFileTest, AFailedWriteKeepsTheOldFileAndLeavesNoTemporary) {
 
 TEST_F(OutputFileTest, DevFullIsAnErrorAndStaysACharacterDevice) {
   OutputFile file;
-  ASSERT_EQ(file.open("/dev/full", "report"), "");
-  std::string error = file.write("x");
+  ASSERT_EQ(file.open("/dev/full", "report").message(), "");
+  std::string error = file.write("x").message();
   EXPECT_EQ(error, std::string("cannot write report '/dev/full': ") +
                        std::strerror(ENOSPC));
-  EXPECT_EQ(file.commit(), error);
+  EXPECT_EQ(file.commit().message(), error);
   struct stat status;
   ASSERT_EQ(lstat("/dev/full", &status), 0);
   EXPECT_TRUE(S_ISCHR(status.st_mode));
 }
 
 TEST_F(OutputFileTest, DevNullIsWrittenInPlace) {
-  EXPECT_EQ(writeOutputFile("/dev/null", "anything"), "");
+  EXPECT_EQ(writeOutputFile("/dev/null", "anything").message(), "");
   struct stat status;
   ASSERT_EQ(lstat("/dev/null", &status), 0);
   EXPECT_TRUE(S_ISCHR(status.st_mode));
@@ -192,7 +193,7 @@ TEST_F(OutputFileTest, StdoutWritesAreChecked) {
     int full = open("/dev/full", O_WRONLY);
     if (full < 0 || dup2(full, STDOUT_FILENO) < 0)
       _exit(2);
-    std::string error = writeOutputFile("-", "text");
+    std::string error = writeOutputFile("-", "text").message();
     _exit(error == std::string("cannot write '<stdout>': ") +
                        std::strerror(ENOSPC)
               ? 0
@@ -216,7 +217,7 @@ TEST_F(OutputFileTest, DevStdoutRedirectedToAFileAppendsToThatFile) {
     int file = open(path("redirected.txt").c_str(), O_WRONLY | O_APPEND);
     if (file < 0 || dup2(file, STDOUT_FILENO) < 0)
       _exit(2);
-    _exit(writeOutputFile("/dev/stdout", "second\n").empty() ? 0 : 1);
+    _exit(writeOutputFile("/dev/stdout", "second\n").ok() ? 0 : 1);
   }
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
@@ -233,7 +234,7 @@ TEST_F(OutputFileTest, AFifoIsWrittenThrough) {
   ASSERT_EQ(mkfifo(path("fifo").c_str(), 0600), 0);
   std::string received;
   std::thread reader([&] { received = read(path("fifo")); });
-  EXPECT_EQ(writeOutputFile(path("fifo"), "through the pipe"), "");
+  EXPECT_EQ(writeOutputFile(path("fifo"), "through the pipe").message(), "");
   reader.join();
   EXPECT_EQ(received, "through the pipe");
   struct stat status;
@@ -247,7 +248,7 @@ TEST_F(OutputFileTest, ASymlinkStaysASymlinkAndItsTargetGetsTheContents) {
   write(path("real/target.txt"), "old");
   ASSERT_EQ(symlink("real/target.txt", path("link").c_str()), 0);
   ASSERT_EQ(symlink("link", path("link-to-link").c_str()), 0);
-  EXPECT_EQ(writeOutputFile(path("link-to-link"), "new"), "");
+  EXPECT_EQ(writeOutputFile(path("link-to-link"), "new").message(), "");
   struct stat status;
   ASSERT_EQ(lstat(path("link").c_str(), &status), 0);
   EXPECT_TRUE(S_ISLNK(status.st_mode));
@@ -258,7 +259,7 @@ TEST_F(OutputFileTest, ASymlinkStaysASymlinkAndItsTargetGetsTheContents) {
 
   // A dangling link's target is created.
   ASSERT_EQ(symlink("real/created.txt", path("dangling").c_str()), 0);
-  EXPECT_EQ(writeOutputFile(path("dangling"), "created"), "");
+  EXPECT_EQ(writeOutputFile(path("dangling"), "created").message(), "");
   ASSERT_EQ(lstat(path("dangling").c_str(), &status), 0);
   EXPECT_TRUE(S_ISLNK(status.st_mode));
   EXPECT_EQ(read(path("real/created.txt")), "created");
@@ -270,10 +271,10 @@ TEST_F(OutputFileTest, ARelativePathGetsItsTemporaryInItsDirectory) {
   ASSERT_NE(getcwd(previous, sizeof(previous)), nullptr);
   ASSERT_EQ(chdir(dir.c_str()), 0);
   OutputFile file;
-  std::string opened = file.open("sub/x");
+  std::string opened = file.open("sub/x").message();
   bool temporaryInSub = hasTemporary(path("sub"));
-  std::string written = file.write("relative");
-  std::string committed = file.commit();
+  std::string written = file.write("relative").message();
+  std::string committed = file.commit().message();
   ASSERT_EQ(chdir(previous), 0);
   EXPECT_EQ(opened, "");
   EXPECT_TRUE(temporaryInSub);
@@ -286,10 +287,10 @@ TEST_F(OutputFileTest, ARelativePathGetsItsTemporaryInItsDirectory) {
 
 TEST_F(OutputFileTest, FailuresNameThePathAndLeaveNothing) {
   std::string missing = path("no-such-dir/out.txt");
-  EXPECT_EQ(writeOutputFile(missing, "x", "report"),
+  EXPECT_EQ(writeOutputFile(missing, "x", "report").message(),
             "cannot write report '" + missing + "': " + std::strerror(ENOENT));
   ASSERT_EQ(mkdir(path("taken").c_str(), 0700), 0);
-  EXPECT_EQ(writeOutputFile(path("taken"), "x"),
+  EXPECT_EQ(writeOutputFile(path("taken"), "x").message(),
             "cannot write '" + path("taken") + "': " + std::strerror(EISDIR));
   EXPECT_EQ(list(dir), std::vector<std::string>{"taken"});
   EXPECT_TRUE(list(path("taken")).empty());
@@ -312,7 +313,7 @@ TEST_F(OutputFileTest, SIGTERMRemovesTheTemporaryAndKillsTheProcess) {
   int status = inChild([&] {
     stopIgnoring(SIGTERM);
     OutputFile file;
-    if (!file.open(path("out.txt")).empty() || !file.write("new").empty())
+    if (!file.open(path("out.txt")).ok() || !file.write("new").ok())
       _exit(2);
     raise(SIGTERM);
   });
@@ -326,7 +327,7 @@ TEST_F(OutputFileTest, SIGINTRunsTheHandlerThatWasThereBefore) {
   int status = inChild([&] {
     earlierHandlerExitStatus = 42;
     OutputFile file;
-    if (!file.open(path("out.txt")).empty())
+    if (!file.open(path("out.txt")).ok())
       _exit(2);
     raise(SIGINT);
   });
@@ -343,13 +344,13 @@ TEST_F(OutputFileTest, AnOutputOpenAcrossASignalThatDidNotKillIsAnError) {
   int status = inChild([&] {
     earlierHandlerExitStatus = -1;
     OutputFile file;
-    if (!file.open(path("out.txt")).empty() || !file.write("new").empty())
+    if (!file.open(path("out.txt")).ok() || !file.write("new").ok())
       _exit(2);
     raise(SIGINT);
     std::string expected = "cannot write '" + path("out.txt") +
                            "': interrupted by a signal, which removed the "
                            "unfinished file";
-    _exit(file.commit() == expected ? 0 : 3);
+    _exit(file.commit().message() == expected ? 0 : 3);
   });
   ASSERT_TRUE(WIFEXITED(status)) << status;
   EXPECT_EQ(WEXITSTATUS(status), 0);
@@ -362,11 +363,11 @@ TEST_F(OutputFileTest, SIGHUPRemovesATemporaryDirectoryAndItsFiles) {
     stopIgnoring(SIGHUP);
     OutputDirectory bundle;
     OutputFile manifest, kernels;
-    if (!bundle.open(path("b.bundle"), "bundle", "manifest.json").empty() ||
-        !bundle.openFile("manifest.json", manifest).empty() ||
-        !manifest.write("{}").empty() || !manifest.commit().empty() ||
-        !bundle.openFile("kernels.ptx", kernels).empty() ||
-        !kernels.write("ptx").empty())
+    if (!bundle.open(path("b.bundle"), "bundle", "manifest.json").ok() ||
+        !bundle.openFile("manifest.json", manifest).ok() ||
+        !manifest.write("{}").ok() || !manifest.commit().ok() ||
+        !bundle.openFile("kernels.ptx", kernels).ok() ||
+        !kernels.write("ptx").ok())
       _exit(2);
     raise(SIGHUP);
   });
@@ -377,13 +378,14 @@ TEST_F(OutputFileTest, SIGHUPRemovesATemporaryDirectoryAndItsFiles) {
 
 TEST_F(OutputFileTest, ADirectoryAppearsOnlyOnCommit) {
   OutputDirectory bundle;
-  ASSERT_EQ(bundle.open(path("b.bundle"), "bundle", "manifest.json"), "");
+  ASSERT_EQ(bundle.open(path("b.bundle"), "bundle", "manifest.json").message(),
+            "");
   OutputFile manifest;
-  ASSERT_EQ(bundle.openFile("manifest.json", manifest), "");
-  ASSERT_EQ(manifest.write("{}"), "");
-  ASSERT_EQ(manifest.commit(), "");
+  ASSERT_EQ(bundle.openFile("manifest.json", manifest).message(), "");
+  ASSERT_EQ(manifest.write("{}").message(), "");
+  ASSERT_EQ(manifest.commit().message(), "");
   EXPECT_FALSE(fs::exists(path("b.bundle")));
-  ASSERT_EQ(bundle.commit(), "");
+  ASSERT_EQ(bundle.commit().message(), "");
   EXPECT_EQ(read(path("b.bundle/manifest.json")), "{}");
   EXPECT_EQ(list(dir), std::vector<std::string>{"b.bundle"});
 }
@@ -394,13 +396,14 @@ TEST_F(OutputFileTest, ADirectoryReplacesAnOldBundle) {
   write(path("b.bundle/kernels.ptx"), "old ptx");
   {
     OutputDirectory bundle;
-    ASSERT_EQ(bundle.open(path("b.bundle"), "bundle", "manifest.json"), "");
+    ASSERT_EQ(
+        bundle.open(path("b.bundle"), "bundle", "manifest.json").message(), "");
     OutputFile manifest;
-    ASSERT_EQ(bundle.openFile("manifest.json", manifest), "");
-    ASSERT_EQ(manifest.write("new"), "");
-    ASSERT_EQ(manifest.commit(), "");
+    ASSERT_EQ(bundle.openFile("manifest.json", manifest).message(), "");
+    ASSERT_EQ(manifest.write("new").message(), "");
+    ASSERT_EQ(manifest.commit().message(), "");
     EXPECT_EQ(read(path("b.bundle/manifest.json")), "old");
-    ASSERT_EQ(bundle.commit(), "");
+    ASSERT_EQ(bundle.commit().message(), "");
   }
   EXPECT_EQ(read(path("b.bundle/manifest.json")), "new");
   // The old bundle is gone as a whole, not merged into.
@@ -417,7 +420,7 @@ TEST_F(OutputFileTest, ADirectoryRefusesToReplaceWhatIsNotABundle) {
   write(path("plain-dir/data"), "keep");
   for (const char *name : {"file", "plain-dir"}) {
     OutputDirectory bundle;
-    EXPECT_EQ(bundle.open(path(name), "bundle", "manifest.json"),
+    EXPECT_EQ(bundle.open(path(name), "bundle", "manifest.json").message(),
               "'" + path(name) +
                   "' exists and is not a bundle: not replacing it");
   }
@@ -431,11 +434,12 @@ TEST_F(OutputFileTest, AnUncommittedDirectoryLeavesNothing) {
   write(path("b.bundle/manifest.json"), "old");
   {
     OutputDirectory bundle;
-    ASSERT_EQ(bundle.open(path("b.bundle"), "bundle", "manifest.json"), "");
+    ASSERT_EQ(
+        bundle.open(path("b.bundle"), "bundle", "manifest.json").message(), "");
     OutputFile manifest;
-    ASSERT_EQ(bundle.openFile("manifest.json", manifest), "");
-    ASSERT_EQ(manifest.write("new"), "");
-    ASSERT_EQ(manifest.commit(), "");
+    ASSERT_EQ(bundle.openFile("manifest.json", manifest).message(), "");
+    ASSERT_EQ(manifest.write("new").message(), "");
+    ASSERT_EQ(manifest.commit().message(), "");
     // A later file fails: the caller returns without committing.
   }
   EXPECT_EQ(read(path("b.bundle/manifest.json")), "old");
@@ -443,7 +447,7 @@ TEST_F(OutputFileTest, AnUncommittedDirectoryLeavesNothing) {
 
   OutputDirectory missingParent;
   std::string target = path("no-such-dir/b.bundle");
-  EXPECT_EQ(missingParent.open(target, "bundle", "manifest.json"),
+  EXPECT_EQ(missingParent.open(target, "bundle", "manifest.json").message(),
             "cannot write bundle '" + target + "': " + std::strerror(ENOENT));
   EXPECT_EQ(list(dir), std::vector<std::string>{"b.bundle"});
 }
@@ -457,17 +461,18 @@ TEST_F(OutputFileTest, ADirectoryThroughARelativePath) {
   {
     OutputDirectory bundle;
     OutputFile manifest;
-    result = bundle.open("sub/x.bundle", "bundle", "manifest.json");
+    result = bundle.open("sub/x.bundle", "bundle", "manifest.json").message();
     if (result.empty())
-      result = bundle.openFile("manifest.json", manifest);
+      result = bundle.openFile("manifest.json", manifest).message();
     if (result.empty())
-      result = writeOutputFile(bundle.temporaryDirectory() + "/extra", "e");
+      result = writeOutputFile(bundle.temporaryDirectory() + "/extra", "e")
+                   .message();
     if (result.empty())
-      result = manifest.write("{}");
+      result = manifest.write("{}").message();
     if (result.empty())
-      result = manifest.commit();
+      result = manifest.commit().message();
     if (result.empty())
-      result = bundle.commit();
+      result = bundle.commit().message();
   }
   ASSERT_EQ(chdir(previous), 0);
   EXPECT_EQ(result, "");

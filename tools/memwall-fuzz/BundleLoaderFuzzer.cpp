@@ -75,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
 
   Manifest manifest;
-  if (!parseManifestText(text, kBundleDir, manifest).empty())
+  if (!parseManifestText(text, kBundleDir, manifest).ok())
     return 0;
   requireBuffersInsideTheArena(manifest);
 
@@ -88,12 +88,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (const Binding &binding : manifest.inputs)
     addHostTensorBytes(manifest.findBuffer(binding.buffer)->shape, inputBytes);
   if (beyondThisMachine(inputBytes)) {
-    if (makeRandomInputs(manifest, 0, inputs).empty())
+    if (makeRandomInputs(manifest, 0, inputs).ok())
       finding("inputs larger than this machine were allocated");
     return 0;
   }
   if (inputBytes > kMaxEvaluatedHostBytes ||
-      !makeRandomInputs(manifest, 0, inputs).empty() || !manifest.hasReference)
+      !makeRandomInputs(manifest, 0, inputs).ok() || !manifest.hasReference)
     return 0;
 
   int64_t referenceBytes = 0;
@@ -101,7 +101,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     addHostTensorBytes(value.shape, referenceBytes);
   if (beyondThisMachine(referenceBytes)) {
     std::vector<reference::Tensor> outputs;
-    if (evaluateReference(manifest, inputs, outputs).empty())
+    if (evaluateReference(manifest, inputs, outputs).ok())
       finding("a reference graph larger than this machine was evaluated");
     return 0;
   }

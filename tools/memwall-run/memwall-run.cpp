@@ -92,6 +92,8 @@ int error(const std::string &message) {
   return kExitError;
 }
 
+int error(const Status &status) { return error(status.message()); }
+
 bool parseUnsigned(const std::string &text, uint64_t &value) {
   if (text.empty() || text[0] < '0' || text[0] > '9')
     return false;
@@ -191,35 +193,33 @@ int run(int argc, char **argv) {
     return exitCode;
 
   Manifest manifest;
-  if (std::string message = loadManifest(options.bundleDir, manifest);
-      !message.empty())
-    return error(message);
+  if (Status status = loadManifest(options.bundleDir, manifest); !status.ok())
+    return error(status);
   if ((options.referenceOnly || options.check) && !manifest.hasReference)
     return error(options.bundleDir +
                  "/manifest.json has no \"reference\" graph to evaluate");
 
   std::vector<HostInput> inputs;
   if (options.inputs == "random") {
-    if (std::string message = makeRandomInputs(manifest, options.seed, inputs);
-        !message.empty())
-      return error(message);
-  } else if (std::string message =
-                 loadInputsFile(manifest, options.inputs, inputs);
-             !message.empty()) {
-    return error(message);
+    if (Status status = makeRandomInputs(manifest, options.seed, inputs);
+        !status.ok())
+      return error(status);
+  } else if (Status status = loadInputsFile(manifest, options.inputs, inputs);
+             !status.ok()) {
+    return error(status);
   }
 
   if (options.referenceOnly) {
     std::vector<memwall::reference::Tensor> outputs;
-    if (std::string message = evaluateReference(manifest, inputs, outputs);
-        !message.empty())
-      return error(message);
+    if (Status status = evaluateReference(manifest, inputs, outputs);
+        !status.ok())
+      return error(status);
     printTensorStats(stdout, outputNames(manifest), outputs);
     if (!options.dumpDir.empty())
-      if (std::string message =
+      if (Status status =
               writeTensorDir(options.dumpDir, outputNames(manifest), outputs);
-          !message.empty())
-        return error(message);
+          !status.ok())
+        return error(status);
     return kExitOk;
   }
 
@@ -231,28 +231,28 @@ int run(int argc, char **argv) {
   CheckReference checkReference;
   std::vector<StepBuffers> stepPlan;
   if (options.check) {
-    if (std::string message = evaluateCheckReference(
+    if (Status status = evaluateCheckReference(
             manifest, inputs, /*keepF32Values=*/false, checkReference);
-        !message.empty())
-      return error(message);
+        !status.ok())
+      return error(status);
     stepPlan = planStepBuffers(manifest);
     gpuOptions.isolatedPass = isolatedPass(stepPlan, checkReference.values);
   }
   GpuRunResult gpu;
-  GpuError gpuError = runOnGpu(manifest, inputs, gpuOptions, gpu);
-  if (gpuError.kind == GpuError::Kind::NoDevice) {
+  Status gpuStatus = runOnGpu(manifest, inputs, gpuOptions, gpu);
+  if (gpuStatus.code() == ErrorCode::NoDevice) {
     // One line (the error contract), with where to go without a GPU.
     std::fprintf(stderr,
                  "memwall-run: error: no CUDA driver/device: %s; without a "
                  "GPU, run the bundle's kernels on the CPU with "
                  "'memwall-simulate %s', or only its reference graph with "
                  "'memwall-run %s --reference-only'\n",
-                 gpuError.message.c_str(), options.bundleDir.c_str(),
+                 gpuStatus.message().c_str(), options.bundleDir.c_str(),
                  options.bundleDir.c_str());
     return kExitNoDevice;
   }
-  if (gpuError.kind == GpuError::Kind::Failure)
-    return error(gpuError.message);
+  if (!gpuStatus.ok())
+    return error(gpuStatus);
 
   RunReport report;
   report.bundle = options.bundleDir;
@@ -271,16 +271,16 @@ int run(int argc, char **argv) {
   }
 
   if (!options.dumpDir.empty())
-    if (std::string message =
+    if (Status status =
             writeTensorDir(options.dumpDir, outputNames(manifest), gpu.outputs);
-        !message.empty())
-      return error(message);
+        !status.ok())
+      return error(status);
   if (options.reportPath.empty()) {
     printTimingTable(stdout, report);
-  } else if (std::string message = writeOutputFile(
-                 options.reportPath, reportJson(report), "report");
-             !message.empty()) {
-    return error(message);
+  } else if (Status status = writeOutputFile(options.reportPath,
+                                             reportJson(report), "report");
+             !status.ok()) {
+    return error(status);
   }
   if (report.checked) {
     printStepTable(stdout, report.stepChecks);

@@ -169,17 +169,18 @@ int main(int argc, char **argv) {
   if (rtol < 0 || rtol >= 1)
     return error("--rtol must be in (0, 1)");
   runtime::Manifest manifest;
-  if (std::string message = runtime::loadManifest(bundleDir, manifest);
-      !message.empty())
-    return error(message);
+  if (runtime::Status status = runtime::loadManifest(bundleDir, manifest);
+      !status.ok())
+    return error(status.message());
   if (!manifest.hasReference)
     return error(bundleDir + "/manifest.json has no \"reference\" graph");
   std::string kernelsText;
   std::string kernelsPath = bundleDir + "/kernels.mlir";
-  if (std::string message = runtime::readFile(kernelsPath, kernelsText);
-      !message.empty())
-    return error(message + " (bundles from memwall-compile carry their "
-                           "generated gpu.module there)");
+  if (runtime::Status status = runtime::readFile(kernelsPath, kernelsText);
+      !status.ok())
+    return error(status.message() +
+                 " (bundles from memwall-compile carry their "
+                 "generated gpu.module there)");
   // kernels.mlir is parsed by upstream MLIR, which recurses per nesting
   // level and crashes on some hostile ops (llvm.extractvalue at a position
   // of 2^40): limit the nesting, then parse once in a child process.
@@ -201,22 +202,22 @@ int main(int argc, char **argv) {
     return error("cannot parse " + kernelsPath);
 
   std::vector<runtime::HostInput> inputs;
-  if (std::string message =
+  if (runtime::Status status =
           inputsOption == "random"
               ? runtime::makeRandomInputs(manifest, seed, inputs)
               : runtime::loadInputsFile(manifest, inputsOption, inputs);
-      !message.empty())
-    return error(message);
+      !status.ok())
+    return error(status.message());
 
   // Without either flag, both passes; --compare-steps is end to end.
   bool runIsolated = isolateSteps || !(endToEnd || compareSteps);
   bool runEndToEnd = endToEnd || compareSteps || !isolateSteps;
 
   runtime::CheckReference reference;
-  if (std::string message = runtime::evaluateCheckReference(
+  if (runtime::Status status = runtime::evaluateCheckReference(
           manifest, inputs, /*keepF32Values=*/compareSteps, reference);
-      !message.empty())
-    return error(message);
+      !status.ok())
+    return error(status.message());
   std::vector<runtime::StepBuffers> plan = runtime::planStepBuffers(manifest);
 
   Progress progress;

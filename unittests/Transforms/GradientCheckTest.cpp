@@ -79,15 +79,17 @@ protected:
     if (failed(exported))
       return false;
     runtime::json::Value root;
-    std::string error =
+    runtime::Status status =
         runtime::json::parse(llvm::formatv("{0}", *exported).str(), root);
-    EXPECT_EQ(error, "");
-    error = runtime::parseReferenceGraph(root, step.graph);
-    EXPECT_EQ(error, "");
+    EXPECT_TRUE(status.ok()) << status.message();
+    if (!status.ok())
+      return false;
+    status = runtime::parseReferenceGraph(root, step.graph);
+    EXPECT_TRUE(status.ok()) << status.message();
     for (const char *key : {"inputs", "outputs"})
       for (const runtime::json::Value &name : root.get(key)->array)
         (key[0] == 'i' ? step.inputs : step.outputs).push_back(name.string);
-    return error.empty();
+    return status.ok();
   }
 
   /// Random arguments: floats U(-1, 1) (U(0.5, 1.5) for arguments whose

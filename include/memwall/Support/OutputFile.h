@@ -57,8 +57,8 @@ llvm::Error
 writeOutputFile(runtime::OutputDirectory &directory, llvm::StringRef name,
                 llvm::function_ref<void(llvm::raw_ostream &)> print);
 
-/// A runtime message ("" for none) as an llvm::Error.
-llvm::Error outputError(const std::string &message);
+/// A runtime Status as an llvm::Error.
+llvm::Error outputError(const runtime::Status &status);
 
 } // namespace memwall
 

@@ -49,10 +49,9 @@ struct CheckReference {
 
 /// Evaluates the reference graph on `inputs` twice, in f32 and in the
 /// declared precision.
-std::string evaluateCheckReference(const Manifest &manifest,
-                                   const std::vector<HostInput> &inputs,
-                                   bool keepF32Values,
-                                   CheckReference &reference);
+Status evaluateCheckReference(const Manifest &manifest,
+                              const std::vector<HostInput> &inputs,
+                              bool keepF32Values, CheckReference &reference);
 
 /// The reference value a step's buffer holds: an output's the value it is
 /// bound to; else the buffer's own name; an op's

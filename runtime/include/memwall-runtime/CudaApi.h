@@ -15,6 +15,8 @@
 #include <cublasLt.h>
 #include <cuda.h>
 
+#include "memwall-runtime/Status.h"
+
 #include <string>
 
 namespace memwall::runtime {
@@ -51,9 +53,9 @@ struct CudaDriver {
   decltype(&::cuEventElapsedTime) eventElapsedTime = nullptr;
   decltype(&::cuEventDestroy) eventDestroy = nullptr;
 
-  /// dlopens libcuda.so.1 and resolves every entry point. Returns "" or why
-  /// not (the library is missing, or too old to have a symbol).
-  std::string load();
+  /// dlopens libcuda.so.1 and resolves every entry point. Fails with
+  /// NoDevice when the library is missing, or too old to have a symbol.
+  Status load();
   /// "CUDA_ERROR_OUT_OF_MEMORY (2): out of memory".
   std::string describe(CUresult result) const;
 };
@@ -78,8 +80,8 @@ struct CublasLt {
   decltype(&::cublasLtMatmul) matmul = nullptr;
 
   /// dlopens libcublasLt.so.13 (then libcublasLt.so, also under
-  /// $CUDA_HOME/lib64 and /usr/local/cuda/lib64). Returns "" or why not.
-  std::string load();
+  /// $CUDA_HOME/lib64 and /usr/local/cuda/lib64). Fails with CuBLAS.
+  Status load();
   /// "CUBLAS_STATUS_NOT_SUPPORTED (15)".
   std::string describe(cublasStatus_t status) const;
 };

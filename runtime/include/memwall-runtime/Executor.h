@@ -60,17 +60,11 @@ struct GpuRunResult {
   std::vector<std::vector<reference::Tensor>> isolatedOutputs;
 };
 
-struct GpuError {
-  enum class Kind { None, NoDevice, Failure };
-  Kind kind = Kind::None;
-  std::string message;
-};
-
-/// `manifest` must be validated. NoDevice: no driver, cuInit failed or no
-/// device; Failure: any other error, the message naming the step or buffer.
-GpuError runOnGpu(const Manifest &manifest,
-                  const std::vector<HostInput> &inputs,
-                  const GpuRunOptions &options, GpuRunResult &result);
+/// `manifest` must be validated. Fails with NoDevice when there is no
+/// driver, cuInit failed or there is no device; with Cuda, CuBLAS, Io or
+/// OutOfMemory otherwise, the message naming the step or buffer.
+Status runOnGpu(const Manifest &manifest, const std::vector<HostInput> &inputs,
+                const GpuRunOptions &options, GpuRunResult &result);
 
 /// Median of `samples` (mean of the middle two for an even count; 0 if
 /// empty).

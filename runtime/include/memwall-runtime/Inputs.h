@@ -56,26 +56,25 @@ void addHostTensorBytes(const std::vector<int64_t> &shape, int64_t &total);
 /// Fills every input of `manifest` from the generator. Returns "" or a
 /// message saying that the inputs need more host memory than the machine
 /// has.
-std::string makeRandomInputs(const Manifest &manifest, uint64_t seed,
-                             std::vector<HostInput> &inputs);
+Status makeRandomInputs(const Manifest &manifest, uint64_t seed,
+                        std::vector<HostInput> &inputs);
 
 /// Reads an inputs file (paths in it are relative to it). Returns "" or a
 /// message naming the input and what was expected; a missing, extra or
 /// duplicated input is an error too, and so is a tensor file that is not a
 /// regular file of exactly the buffer's size.
-std::string loadInputsFile(const Manifest &manifest, const std::string &path,
-                           std::vector<HostInput> &inputs);
+Status loadInputsFile(const Manifest &manifest, const std::string &path,
+                      std::vector<HostInput> &inputs);
 
 /// loadInputsFile on `text`, the contents of the inputs file `path`.
-std::string parseInputsText(const Manifest &manifest, const std::string &text,
-                            const std::string &path,
-                            std::vector<HostInput> &inputs);
+Status parseInputsText(const Manifest &manifest, const std::string &text,
+                       const std::string &path, std::vector<HostInput> &inputs);
 
 /// Evaluates the manifest's reference graph on `inputs`; `outputs` receives
 /// one tensor per manifest output, in order, shaped like its reference value;
 /// `allValues`, when given, every value of the graph by name. `precision`
 /// F32 computes every float value in f32 (reference::Precision).
-std::string evaluateReference(
+Status evaluateReference(
     const Manifest &manifest, const std::vector<HostInput> &inputs,
     std::vector<reference::Tensor> &outputs,
     std::map<std::string, reference::Tensor> *allValues = nullptr,
@@ -84,9 +83,9 @@ std::string evaluateReference(
 /// Writes DIR/<name>.bin per tensor and DIR/outputs.json (the inputs-file
 /// format) naming them, each through writeOutputFile; creates DIR if
 /// needed.
-std::string writeTensorDir(const std::string &dir,
-                           const std::vector<std::string> &names,
-                           const std::vector<reference::Tensor> &tensors);
+Status writeTensorDir(const std::string &dir,
+                      const std::vector<std::string> &names,
+                      const std::vector<reference::Tensor> &tensors);
 
 } // namespace memwall::runtime
 

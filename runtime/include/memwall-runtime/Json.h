@@ -9,6 +9,8 @@
 #ifndef MEMWALL_RUNTIME_JSON_H
 #define MEMWALL_RUNTIME_JSON_H
 
+#include "memwall-runtime/Status.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -57,10 +59,10 @@ const char *kindName(Value::Kind kind);
 /// default: a large model's manifest is a few MiB.
 constexpr size_t kMaxDocumentBytes = size_t(256) << 20;
 
-/// Parses a complete JSON document. Returns "" on success, else
+/// Parses a complete JSON document. Fails with InvalidJson and the message
 /// "LINE:COLUMN: message". Documents nested deeper than 512 levels or larger
 /// than kMaxDocumentBytes, and numbers beyond double's range, are errors.
-std::string parse(const std::string &text, Value &result);
+Status parse(const std::string &text, Value &result);
 
 /// A streaming JSON writer with two-space indentation. Call key() before each
 /// value inside an object.

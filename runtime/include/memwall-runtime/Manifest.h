@@ -1,11 +1,12 @@
 //===- Manifest.h - A bundle's manifest.json, parsed and checked -*- C++
 //-*-===//
 //
-// The in-memory form of docs/bundle-format.md. Parsing checks the JSON's
-// structure; validation checks everything memwall-run relies on before it
-// touches the GPU (buffer ranges and alignment, step operands, GEMM sizes), so
-// that a bad bundle fails with a message naming the buffer or step instead of
-// a device fault.
+// The in-memory form of docs/bundle-format.md. Parsing reads every field
+// through the schema that the compiler writes with (BundleSchema.def) and
+// checks the JSON's structure; validation checks everything memwall-run relies
+// on before it touches the GPU (buffer ranges and alignment, step operands,
+// GEMM sizes), so that a bad bundle fails with a message naming the buffer or
+// step instead of a device fault.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 
 #include "memwall-runtime/Json.h"
 #include "memwall-runtime/Reference.h"
+#include "memwall-runtime/Status.h"
 
 #include <array>
 #include <cstdint>
@@ -27,6 +29,7 @@ using reference::DType;
 /// Device buffers start at multiples of this many bytes.
 constexpr int64_t kBufferAlignment = 256;
 
+/// In the order of schema::kBufferRoles, which names them.
 enum class BufferRole { Input, Weight, Output, Intermediate };
 const char *roleName(BufferRole role);
 
@@ -61,6 +64,7 @@ struct KernelStep {
   std::vector<std::string> args;
 };
 
+/// In the order of schema::kEpilogues, which names them.
 enum class Epilogue { None, Bias, Relu, ReluBias, Gelu, GeluBias };
 const char *epilogueName(Epilogue epilogue);
 bool epilogueHasBias(Epilogue epilogue);
@@ -77,6 +81,7 @@ struct GemmStep {
   Epilogue epilogue = Epilogue::None;
 };
 
+/// In the order of schema::kStepKinds, which names them.
 enum class StepKind { Kernel, Gemm };
 
 struct Step {
@@ -88,6 +93,18 @@ struct Step {
   GemmStep gemm;     // when kind == Gemm
 };
 
+/// The "predicted" object: the compiler's prediction for the whole bundle.
+struct Predicted {
+  double timeS = 0;
+  int64_t peakBytes = 0;
+};
+
+/// "format" and "version", read and checked before the rest.
+struct BundleHeader {
+  std::string format;
+  int64_t version = 0;
+};
+
 struct Manifest {
   std::string model, target, arch;
   std::vector<Module> modules;
@@ -95,8 +112,7 @@ struct Manifest {
   std::vector<Buffer> buffers;
   std::vector<Binding> inputs, outputs;
   std::vector<Step> steps;
-  double predictedTimeS = 0;
-  int64_t predictedPeakBytes = 0;
+  Predicted predicted;
   bool hasReference = false;
   reference::Graph reference;
 
@@ -111,42 +127,41 @@ int64_t numElements(const std::vector<int64_t> &shape);
 /// "[2, 3]".
 std::string shapeString(const std::vector<int64_t> &shape);
 
-/// Reads the JSON structure of a manifest into `manifest`. Returns "" or a
-/// message naming the field (and its line:column).
-std::string parseManifest(const json::Value &root, Manifest &manifest);
+/// Reads the JSON structure of a manifest into `manifest`. Fails with an
+/// InvalidManifest message naming the field (and its line:column).
+Status parseManifest(const json::Value &root, Manifest &manifest);
 
 /// Parses a reference graph ({"values": [...], "ops": [...]}, the manifest's
-/// "reference" member); returns an error message or "".
-std::string parseReferenceGraph(const json::Value &object,
-                                reference::Graph &graph);
+/// "reference" member); fails with InvalidManifest.
+Status parseReferenceGraph(const json::Value &object, reference::Graph &graph);
 
 /// Checks what parsing cannot: buffer ranges, alignment and sizes, overlaps
 /// of buffers that are live at the same time (inputs and weights; outputs),
 /// step operands, kernel launch shapes, GEMM sizes and strides against
 /// buffer sizes, and that inputs/outputs match their reference values. Every
 /// element count, byte size, offset and stride is computed with overflow
-/// checks, so that afterwards each of them fits in int64. Returns "" or one
-/// message naming the buffer or step.
-std::string validateManifest(const Manifest &manifest);
+/// checks, so that afterwards each of them fits in int64. Fails with one
+/// InvalidManifest message naming the buffer or step.
+Status validateManifest(const Manifest &manifest);
 
 /// Reads BUNDLE_DIR/manifest.json, parses and validates it.
-std::string loadManifest(const std::string &bundleDir, Manifest &manifest);
+Status loadManifest(const std::string &bundleDir, Manifest &manifest);
 
 /// Parses and validates `text`, the contents of BUNDLE_DIR/manifest.json
 /// (messages name that path).
-std::string parseManifestText(const std::string &text,
-                              const std::string &bundleDir, Manifest &manifest);
+Status parseManifestText(const std::string &text, const std::string &bundleDir,
+                         Manifest &manifest);
 
 /// Reads a whole file of at most `maxBytes` bytes (pipes and devices are read
-/// up to the cap); returns "" or a message naming `path`.
-std::string readFile(const std::string &path, std::string &contents,
-                     size_t maxBytes = json::kMaxDocumentBytes);
+/// up to the cap); fails with an Io message naming `path`.
+Status readFile(const std::string &path, std::string &contents,
+                size_t maxBytes = json::kMaxDocumentBytes);
 
 /// Reads the regular file `path`, which must have exactly `bytes` bytes
 /// (tensor data); `expected` describes them for messages. Devices and FIFOs
 /// are refused without reading them.
-std::string readFileOfSize(const std::string &path, int64_t bytes,
-                           const std::string &expected, std::string &contents);
+Status readFileOfSize(const std::string &path, int64_t bytes,
+                      const std::string &expected, std::string &contents);
 
 } // namespace memwall::runtime
 

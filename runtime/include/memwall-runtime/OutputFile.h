@@ -29,6 +29,8 @@
 #ifndef MEMWALL_RUNTIME_OUTPUTFILE_H
 #define MEMWALL_RUNTIME_OUTPUTFILE_H
 
+#include "memwall-runtime/Status.h"
+
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -37,8 +39,8 @@ namespace memwall::runtime {
 
 class OutputDirectory;
 
-/// One output file. Errors are messages "cannot write [WHAT ]'PATH': REASON";
-/// after the first one, write() and commit() return it again.
+/// One output file. Errors are Io errors "cannot write [WHAT ]'PATH':
+/// REASON"; after the first one, write() and commit() return it again.
 class OutputFile {
 public:
   OutputFile() = default;
@@ -48,30 +50,30 @@ public:
   ~OutputFile();
 
   /// Opens `path` ("-" is stdout). `what` names the output in messages
-  /// ("report"); it may be empty. Returns "" or the message.
-  std::string open(const std::string &path, const std::string &what = "");
-  /// Writes `size` bytes, retrying short and interrupted writes. Returns ""
-  /// or the message; a failure also removes the temporary.
-  std::string write(const void *data, size_t size);
-  std::string write(const std::string &text) {
+  /// ("report"); it may be empty.
+  Status open(const std::string &path, const std::string &what = "");
+  /// Writes `size` bytes, retrying short and interrupted writes; a failure
+  /// also removes the temporary.
+  Status write(const void *data, size_t size);
+  Status write(const std::string &text) {
     return write(text.data(), text.size());
   }
   /// Completes the output: closes it and, for a temporary, renames it over
-  /// the target. Returns "" or the message (the target is then as it was).
-  std::string commit();
+  /// the target. On failure the target is as it was.
+  Status commit();
   /// Drops what was written: removes the temporary; the target is untouched.
   void discard();
 
   bool isOpen() const { return kind != Kind::Closed; }
-  /// The first error, or "".
-  const std::string &error() const { return firstError; }
+  /// The first error, or success.
+  const Status &error() const { return firstError; }
 
 private:
   friend class OutputDirectory;
-  std::string openAs(const std::string &path, const std::string &shownPath,
-                     const std::string &what);
+  Status openAs(const std::string &path, const std::string &shownPath,
+                const std::string &what);
   /// Records (and returns) the first error, and drops the temporary.
-  std::string fail(const std::string &reason);
+  Status fail(const std::string &reason);
   void removeTemporary();
 
   enum class Kind { Closed, Stdout, InPlace, Temporary };
@@ -81,17 +83,15 @@ private:
   /// the temporary renamed onto it.
   std::string shownPath, targetPath, temporaryPath;
   std::string what;
-  std::string firstError;
+  Status firstError;
   int cleanupSlot = -1;
   /// The signal cleanups done before the temporary was made.
   unsigned cleanupsAtOpen = 0;
 };
 
-/// Writes `contents` to `path` through an OutputFile. Returns "" or the
-/// message.
-std::string writeOutputFile(const std::string &path,
-                            const std::string &contents,
-                            const std::string &what = "");
+/// Writes `contents` to `path` through an OutputFile.
+Status writeOutputFile(const std::string &path, const std::string &contents,
+                       const std::string &what = "");
 
 /// A directory of output files (a bundle), built as a temporary directory
 /// beside the target and moved into place on commit(). Only an existing
@@ -106,15 +106,15 @@ public:
   ~OutputDirectory();
 
   /// Prepares to write the directory `path`; `what` names it in messages
-  /// ("bundle"). Returns "" or the message.
-  std::string open(const std::string &path, const std::string &what,
-                   const std::string &markerFile);
+  /// ("bundle").
+  Status open(const std::string &path, const std::string &what,
+              const std::string &markerFile);
   /// Opens the file `name` (no '/') of the new directory in `file`; commit
-  /// `file` before the directory. Returns "" or the message.
-  std::string openFile(const std::string &name, OutputFile &file);
+  /// `file` before the directory.
+  Status openFile(const std::string &name, OutputFile &file);
   /// Moves the new directory into place, replacing (and then removing) the
-  /// old one. Returns "" or the message; the old directory is then intact.
-  std::string commit();
+  /// old one. On failure the old directory is intact.
+  Status commit();
   /// Removes the temporary directory and its files.
   void discard();
 
@@ -122,7 +122,7 @@ public:
   const std::string &temporaryDirectory() const { return temporaryPath; }
 
 private:
-  std::string fail(const std::string &reason);
+  Status fail(const std::string &reason);
 
   std::string shownPath, targetPath, temporaryPath;
   std::string what;

@@ -1,0 +1,22 @@
+//===- BundleManifest.h - A bundle's manifest.json writer -------*- C++ -*-===//
+//
+// Writes manifest.json with the keys of the schema that memwall-run reads it
+// with (memwall-runtime/BundleSchema.def).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_LIB_TARGET_BUNDLEMANIFEST_H
+#define MEMWALL_LIB_TARGET_BUNDLEMANIFEST_H
+
+#include "memwall/Target/Bundle.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+namespace memwall {
+
+/// Writes the manifest of `bundle` (docs/bundle-format.md) to `os`.
+void writeManifest(const Bundle &bundle, llvm::raw_ostream &os);
+
+} // namespace memwall
+
+#endif // MEMWALL_LIB_TARGET_BUNDLEMANIFEST_H
