@@ -1,6 +1,7 @@
 //===- MemWallDialect.cpp - memwall dialect and attributes ----------------===//
 
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -77,6 +78,12 @@ LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
     if (!isa<UnitAttr>(attr.getValue()) || !op->hasAttr(kPhaseAttrName))
       return op->emitError() << "'" << kRecomputedAttrName
                              << "' must be a unit attribute on a backward op";
+    return success();
+  }
+  if (attr.getName() == kTargetAttrName) {
+    if (!isa<TargetAttr>(attr.getValue()))
+      return op->emitError() << "'" << kTargetAttrName
+                             << "' must be a #memwall.target attribute";
     return success();
   }
   if (attr.getName() != kCostAttrName)
