@@ -188,7 +188,11 @@ RooflineReport memwall::buildRooflineReport(ModuleOp module,
     record.category = getTimeCategory(op, work);
     return record;
   };
-  bool fused = module->hasAttr(MemWallDialect::kFusedAttrName);
+  // memwall-fuse marks each function it ran on.
+  bool fused = module->hasAttr(MemWallDialect::kFusedAttrName) ||
+               llvm::any_of(module.getOps<func::FuncOp>(), [](func::FuncOp f) {
+                 return f->hasAttr(MemWallDialect::kFusedAttrName);
+               });
   FusionSummary fusion;
   module.walk<WalkOrder::PreOrder>([&](CostOpInterface op) {
     OpRecord record = makeRecord(op, report.ops.size());

@@ -14,6 +14,7 @@
 #include "memwall/Analysis/MemoryAnalysis.h"
 #include "memwall/Analysis/RematSolver.h"
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 #include "memwall/Report/Units.h"
 #include "memwall/Transforms/Passes.h"
 
@@ -347,11 +348,6 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
       emitError(UnknownLoc::get(ctx)) << message;
       return failure();
     };
-    FailureOr<GPUTarget> resolved =
-        resolvePassTarget(ctx, targetName, targetFile);
-    if (failed(resolved))
-      return failure();
-    target = std::move(*resolved);
     if (budget.empty())
       return fail("memwall-remat: a budget is required (budget=40GB)");
     llvm::Expected<MemoryOptions> parsed =
@@ -579,6 +575,10 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    FailureOr<GPUTarget> moduleTarget = getTargetOf(module);
+    if (failed(moduleTarget))
+      return signalPassFailure();
+    target = std::move(*moduleTarget);
     if (failed(verifyCountableTotals(module)))
       return signalPassFailure();
     func::FuncOp function = getMainFunction(module);
@@ -670,6 +670,7 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
                            summary)))
       return signalPassFailure();
     graph->apply(plan.recompute, groupsOf(chosen->problem));
+    numValuesRecomputed += summary.recomputed;
     module->setAttr(MemWallDialect::kRematAttrName, encode(summary));
   }
 

@@ -5,6 +5,7 @@
 #include "memwall/Analysis/InferenceAnalysis.h"
 #include "memwall/Analysis/InferenceFixes.h"
 #include "memwall/Analysis/MemoryAnalysis.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 #include "memwall/Report/Units.h"
 #include "memwall/Transforms/Passes.h"
 #include "memwall/Transforms/Remat.h"
@@ -34,11 +35,6 @@ struct RooflineReportPass
           << "': use a .json, .txt or .svg file, or - for text on stdout";
       return failure();
     }
-    FailureOr<GPUTarget> resolved =
-        resolvePassTarget(ctx, targetName, targetFile);
-    if (failed(resolved))
-      return failure();
-    target = std::move(*resolved);
     auto fail = [&](const llvm::Twine &message) {
       emitError(UnknownLoc::get(ctx)) << message;
       return failure();
@@ -56,6 +52,10 @@ struct RooflineReportPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    FailureOr<GPUTarget> moduleTarget = getTargetOf(module);
+    if (failed(moduleTarget))
+      return signalPassFailure();
+    target = std::move(*moduleTarget);
     if (failed(verifyCountableTotals(module)))
       return signalPassFailure();
     RooflineReport report = buildRooflineReport(module, target);

@@ -49,9 +49,13 @@ LogicalResult MemWallDialect::verifyRegionArgAttribute(Operation *op,
 LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
                                                        NamedAttribute attr) {
   if (attr.getName() == kFusedAttrName) {
-    if (!isa<ModuleOp>(op) || !isa<UnitAttr>(attr.getValue()))
+    // memwall-fuse marks the functions it ran on (whole modules before it
+    // ran per function).
+    if (!isa<ModuleOp, FunctionOpInterface>(op) ||
+        !isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << kFusedAttrName
-                             << "' must be a unit attribute on a module";
+                             << "' must be a unit attribute on a function "
+                                "or module";
     return success();
   }
   if (attr.getName() == kPhaseAttrName) {
