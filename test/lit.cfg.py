@@ -25,6 +25,25 @@ config.substitutions.append(("%memwall_obj", config.memwall_obj_root))
 if config.memwall_sanitizers.upper() not in ("ON", "TRUE", "1", "YES"):
     config.available_features.add("memwall-plugin")
 
+# Pass statistics count only where LLVM was built with statistics (with
+# assertions, or LLVM_FORCE_ENABLE_STATS); a release LLVM reports none.
+import subprocess
+def pass_statistics_enabled():
+    two_equal_adds = ("func.func @f(%a: i32) -> (i32, i32) {\n"
+                      "  %0 = arith.addi %a, %a : i32\n"
+                      "  %1 = arith.addi %a, %a : i32\n"
+                      "  return %0, %1 : i32, i32\n}\n")
+    try:
+        result = subprocess.run(
+            [os.path.join(config.memwall_tools_dir, "memwall-opt"), "--cse",
+             "-mlir-pass-statistics", "-o", os.devnull],
+            input=two_equal_adds, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "num-cse'd" in result.stderr
+if pass_statistics_enabled():
+    config.available_features.add("pass-statistics")
+
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.memwall_tools_dir, append_path=True)

@@ -15,6 +15,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,36 +30,47 @@ struct DefaultPipelineOptions
     : public mlir::PassPipelineOptions<DefaultPipelineOptions> {
   Option<std::string> target{
       *this, "target",
-      llvm::cl::desc("Built-in GPU target (default h100-sxm; see "
-                     "docs/targets.md)"),
-      llvm::cl::init("")};
+      llvm::cl::desc("GPU target of the roofline model (default h100-sxm; "
+                     "see docs/targets.md)"),
+      llvm::cl::value_desc("name"), llvm::cl::init("")};
   Option<std::string> targetFile{
       *this, "target-file",
       llvm::cl::desc("JSON file describing the GPU target"),
-      llvm::cl::init("")};
+      llvm::cl::value_desc("file"), llvm::cl::init("")};
+  Option<std::string> launch{
+      *this, "launch",
+      llvm::cl::desc("How kernels are launched in predictions: stream (one by "
+                     "one) or graph (replayed from a CUDA graph, as serving "
+                     "stacks run decode steps)"),
+      llvm::cl::value_desc("stream|graph"), llvm::cl::init("")};
   Option<std::string> precision{
       *this, "precision",
       llvm::cl::desc("Precision policy applied first (memwall-precision): "
                      "fp32, bf16-mixed, fp16-mixed, fp8-mixed, int8-weights, "
                      "fp8-weights, int4-weights"),
-      llvm::cl::init("")};
+      llvm::cl::value_desc("policy"), llvm::cl::init("")};
   Option<std::string> kvCacheDtype{
       *this, "kv-cache-dtype",
-      llvm::cl::desc("KV-cache element type for inference graphs"),
-      llvm::cl::init("")};
-  Option<bool> fuse{*this, "fuse",
-                    llvm::cl::desc("Fuse ops into kernels (memwall-fuse)"),
-                    llvm::cl::init(true)};
+      llvm::cl::desc("KV-cache element type for inference graphs (bf16, f16, "
+                     "f8E4M3FN, ...)"),
+      llvm::cl::value_desc("type"), llvm::cl::init("")};
+  Option<bool> fuse{
+      *this, "fuse",
+      llvm::cl::desc("Fuse ops into kernels (memwall-fuse) before the "
+                     "command-line pipeline"),
+      llvm::cl::init(true)};
   Option<std::string> report{
       *this, "report",
-      llvm::cl::desc("Write the roofline report: .json, .txt, .svg, or - "
-                     "for a text table on stdout (default: none, or - when "
-                     "a memory option is given)"),
-      llvm::cl::init("")};
+      llvm::cl::desc("Write the roofline report after the pipeline: .json, "
+                     ".txt, .svg, or - for a text table on stdout (default: "
+                     "none, or - when a memory option is given)"),
+      llvm::cl::value_desc("file"), llvm::cl::init("")};
   Option<std::string> budget{
       *this, "budget",
-      llvm::cl::desc("Per-device memory budget, e.g. 40GB or 80GiB"),
-      llvm::cl::init("")};
+      llvm::cl::desc("Per-device memory budget (e.g. 40GB, 80GiB): report "
+                     "whether the step fits and, if not, what to do; with "
+                     "--fuse, recompute (memwall-remat) until it fits"),
+      llvm::cl::value_desc("size"), llvm::cl::init("")};
   Option<int64_t> devices{
       *this, "devices",
       llvm::cl::desc("Data-parallel devices for ZeRO/FSDP accounting"),
@@ -72,8 +84,8 @@ struct DefaultPipelineOptions
       llvm::cl::init("none")};
   Option<std::string> rematSolver{
       *this, "remat-solver",
-      llvm::cl::desc("Recomputation solver when fusing under a budget: auto, "
-                     "milp, dp or greedy"),
+      llvm::cl::desc("With --fuse and --budget: recomputation solver (auto, "
+                     "milp, dp, greedy)"),
       llvm::cl::init("auto")};
   Option<double> rematTimeLimit{
       *this, "remat-time-limit",
@@ -81,22 +93,37 @@ struct DefaultPipelineOptions
       llvm::cl::init(20)};
   Option<std::string> rematPareto{
       *this, "remat-pareto",
-      llvm::cl::desc("Write the recompute overhead across budgets as SVG"),
-      llvm::cl::init("")};
+      llvm::cl::desc("With --fuse and --budget: write the recompute overhead "
+                     "across budgets as SVG"),
+      llvm::cl::value_desc("file.svg"), llvm::cl::init("")};
   Option<std::string> memoryTimeline{
       *this, "memory-timeline",
       llvm::cl::desc("Write the memory timeline (live bytes per step) as SVG"),
-      llvm::cl::init("")};
+      llvm::cl::value_desc("file.svg"), llvm::cl::init("")};
   Option<std::string> measured{
       *this, "measured",
-      llvm::cl::desc("A memwall-run --report JSON: each measured kernel beside "
-                     "the report's prediction"),
-      llvm::cl::init("")};
+      llvm::cl::desc("A memwall-run --report JSON file: show each measured "
+                     "kernel beside the report's prediction"),
+      llvm::cl::value_desc("run.json"), llvm::cl::init("")};
   Option<bool> maxBatch{
       *this, "max-batch",
-      llvm::cl::desc("Report the largest batch (and context) whose peak fits "
-                     "the budget, or the target's memory without one"),
+      llvm::cl::desc("Report the largest batch (and context at the given "
+                     "batch) whose peak fits --budget, or the target's "
+                     "memory"),
       llvm::cl::init(false)};
+
+  /// Whether a target option is set: the pipeline then starts with
+  /// memwall-set-target (without one, passes use the module's target, or
+  /// h100-sxm).
+  bool setsTarget() const;
+
+  /// Registers every option as a top-level command-line flag of the same
+  /// name, help and value, in `category`: a flag given sets this object's
+  /// option. How a tool offers these options as its own flags without
+  /// declaring them again. The flags are unregistered when the returned
+  /// handles are destroyed; this object must outlive them.
+  std::vector<std::unique_ptr<llvm::cl::Option>>
+  registerAsCommandLineFlags(llvm::cl::OptionCategory &category);
 
   /// True when a memory option (budget, timeline, sharding, max-batch) is
   /// set: such a question gets a report even without `report`.
@@ -121,7 +148,13 @@ std::vector<std::string> describeIneffectiveOptions(
     const DefaultPipelineOptions &options,
     llvm::function_ref<bool(llvm::StringRef)> given);
 
-/// Adds `memwall-default` to `pm` (anchored on builtin.module): precision
+/// Adds memwall-set-target with the target options to `pm` (anchored on
+/// builtin.module) when they set a target (see setsTarget()).
+void addSetTargetPass(mlir::OpPassManager &pm,
+                      const DefaultPipelineOptions &options);
+
+/// Adds `memwall-default` to `pm` (anchored on builtin.module): the target
+/// (when a target option is set), precision
 /// (when a policy or KV-cache type is given), autodiff of loss functions,
 /// attention tiling and fusion (when `fuse`), recomputation to fit the
 /// budget (see runsRemat()), then the roofline report (see reportPath()).

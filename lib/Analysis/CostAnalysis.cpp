@@ -188,7 +188,15 @@ computeCost(Operation *root, const GPUTarget &target,
     onRecord(op, record);
     return record;
   };
-  bool fused = root->hasAttr(MemWallDialect::kFusedAttrName);
+  // memwall-fuse marks each function it ran on.
+  bool fused = root->hasAttr(MemWallDialect::kFusedAttrName) ||
+               llvm::any_of(root->getRegions(), [](Region &region) {
+                 return llvm::any_of(region.getOps<func::FuncOp>(),
+                                     [](func::FuncOp function) {
+                                       return function->hasAttr(
+                                           MemWallDialect::kFusedAttrName);
+                                     });
+               });
   FusionSummary fusion;
   root->walk<WalkOrder::PreOrder>([&](CostOpInterface op) {
     OpRecord record = makeRecord(op, cost.ops.size());

@@ -8,7 +8,7 @@
 
 #include "memwall/Analysis/FusionCost.h"
 
-#include "AnalysisTarget.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -497,7 +497,7 @@ FailureOr<KernelAnalysis> memwall::analyzeOpKernel(Operation *op,
 }
 
 FusionCostAnalysis::FusionCostAnalysis(Operation *root) {
-  FailureOr<GPUTarget> resolved = getAnalysisTarget(root);
+  FailureOr<GPUTarget> resolved = getTargetOf(root);
   if (failed(resolved))
     return;
   target = std::move(*resolved);

@@ -28,6 +28,14 @@ std::string memwall::DefaultPipelineOptions::reportPath() const {
 
 llvm::Error memwall::validateDefaultPipelineOptions(
     const DefaultPipelineOptions &options) {
+  if (!options.launch.empty() && !symbolizeLaunchMode(options.launch))
+    return llvm::createStringError("--launch='" + options.launch +
+                                   "' must be stream or graph");
+  if (!options.target.empty() || !options.targetFile.empty())
+    if (llvm::Expected<GPUTarget> target =
+            resolveGPUTarget(options.target, options.targetFile);
+        !target)
+      return target.takeError();
   if (llvm::Expected<MemoryOptions> memory = parseMemoryOptions(
           options.budget, options.devices, options.zeroStage, options.offload);
       !memory)
@@ -64,9 +72,74 @@ std::vector<std::string> memwall::describeIneffectiveOptions(
   return warnings;
 }
 
+bool memwall::DefaultPipelineOptions::setsTarget() const {
+  return !target.empty() || !targetFile.empty() || !launch.empty();
+}
+
+namespace {
+/// A top-level command-line flag standing for an option of a pass pipeline:
+/// the same name, help and value syntax; what it is given goes to the
+/// pipeline's option.
+class PipelineOptionFlag final : public llvm::cl::Option {
+public:
+  PipelineOptionFlag(llvm::cl::Option &option,
+                     llvm::cl::OptionCategory &category)
+      : Option(llvm::cl::Optional, llvm::cl::NotHidden), option(option) {
+    setArgStr(option.ArgStr);
+    setDescription(option.HelpStr);
+    setValueStr(option.ValueStr);
+    setValueExpectedFlag(option.getValueExpectedFlag());
+    addCategory(category);
+    addArgument();
+  }
+  ~PipelineOptionFlag() override { removeArgument(); }
+
+  size_t getOptionWidth() const override { return option.getOptionWidth(); }
+  void printOptionInfo(size_t globalWidth) const override {
+    option.printOptionInfo(globalWidth);
+  }
+  void printOptionValue(size_t globalWidth, bool force) const override {
+    option.printOptionValue(globalWidth, force);
+  }
+  // The value lives in the pipeline's option, which keeps its own default.
+  void setDefault() override {}
+
+private:
+  bool handleOccurrence(unsigned position, llvm::StringRef name,
+                        llvm::StringRef value) override {
+    return option.addOccurrence(position, name, value);
+  }
+
+  llvm::cl::Option &option;
+};
+} // namespace
+
+std::vector<std::unique_ptr<llvm::cl::Option>>
+memwall::DefaultPipelineOptions::registerAsCommandLineFlags(
+    llvm::cl::OptionCategory &category) {
+  // The pipeline's options are registered in this object's own subcommand.
+  std::vector<std::unique_ptr<llvm::cl::Option>> flags;
+  for (llvm::cl::Option *option : llvm::make_second_range(OptionsMap))
+    flags.push_back(std::make_unique<PipelineOptionFlag>(*option, category));
+  return flags;
+}
+
+void memwall::addSetTargetPass(OpPassManager &pm,
+                               const DefaultPipelineOptions &options) {
+  if (!options.setsTarget())
+    return;
+  SetTargetOptions setTarget;
+  setTarget.targetName = options.target;
+  setTarget.targetFile = options.targetFile;
+  setTarget.launch = options.launch;
+  pm.addPass(createSetTarget(setTarget));
+}
+
 LogicalResult memwall::buildDefaultPipeline(
     OpPassManager &pm, const DefaultPipelineOptions &options,
     llvm::function_ref<LogicalResult(OpPassManager &)> extraPasses) {
+  // Every later pass reads the target from the module.
+  addSetTargetPass(pm, options);
   // Precision retypes forward graphs, so it runs before autodiff; fusion
   // needs the whole step, so it runs after.
   if (!options.precision.empty() || !options.kvCacheDtype.empty()) {
@@ -80,21 +153,15 @@ LogicalResult memwall::buildDefaultPipeline(
   pm.addPass(createAutodiff(autodiff));
   if (options.fuse) {
     // Attention first: its tiled form is one kernel fusion leaves alone.
-    TileAttentionOptions tile;
-    tile.targetName = options.target;
-    tile.targetFile = options.targetFile;
-    pm.addPass(createTileAttention(tile));
-    FuseOptions fuse;
-    fuse.targetName = options.target;
-    fuse.targetFile = options.targetFile;
-    pm.addPass(createFuse(fuse));
+    // Both run per function, in parallel.
+    OpPassManager &functionPM = pm.nest<func::FuncOp>();
+    functionPM.addPass(createTileAttention());
+    functionPM.addPass(createFuse());
   }
   // Recomputation runs on the fused step: its simulated peak is the peak of
   // the kernels that will run, and it recomputes whole fused kernels.
   if (options.runsRemat()) {
     RematOptions remat;
-    remat.targetName = options.target;
-    remat.targetFile = options.targetFile;
     remat.budget = options.budget;
     remat.solver = options.rematSolver;
     remat.timeLimit = options.rematTimeLimit;
@@ -109,8 +176,6 @@ LogicalResult memwall::buildDefaultPipeline(
   std::string report = options.reportPath();
   if (!report.empty()) {
     RooflineReportOptions reportOptions;
-    reportOptions.targetName = options.target;
-    reportOptions.targetFile = options.targetFile;
     reportOptions.output = report;
     reportOptions.budget = options.budget;
     reportOptions.devices = options.devices;

@@ -3,6 +3,7 @@
 #include "memwall/Analysis/CostAnalysis.h"
 #include "memwall/Analysis/FusionCost.h"
 #include "memwall/Analysis/MemoryAnalysis.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 #include "memwall/Transforms/Passes.h"
 
 using namespace mlir;
@@ -19,29 +20,22 @@ struct AnnotateCostsPass
     : public memwall::impl::AnnotateCostsBase<AnnotateCostsPass> {
   using AnnotateCostsBase::AnnotateCostsBase;
 
-  LogicalResult initialize(MLIRContext *ctx) override {
-    FailureOr<GPUTarget> resolved =
-        resolvePassTarget(ctx, targetName, targetFile);
-    if (failed(resolved))
-      return failure();
-    target = std::move(*resolved);
-    return success();
-  }
-
   void runOnOperation() override {
+    FailureOr<GPUTarget> target = getTargetOf(getOperation());
+    if (failed(target))
+      return signalPassFailure();
     getOperation().walk([&](CostOpInterface op) {
-      RooflineEstimate estimate = estimateOpRoofline(op, target);
+      RooflineEstimate estimate = estimateOpRoofline(op, *target);
       op->setAttr(
           MemWallDialect::kCostAttrName,
           CostAttr::get(op->getContext(), op.getFlops(), op.getBytesRead(),
                         op.getBytesWritten(), estimate.intensity,
                         estimate.memoryBound ? Bound::Memory : Bound::Compute,
                         estimate.timeSeconds));
+      ++numOpsAnnotated;
     });
     // The attributes change no cost, buffer or kernel.
     markAnalysesPreserved<CostAnalysis, FusionCostAnalysis, MemoryLiveness>();
   }
-
-  GPUTarget target;
 };
 } // namespace

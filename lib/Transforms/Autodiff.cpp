@@ -205,6 +205,11 @@ struct AutodiffPass : public memwall::impl::AutodiffBase<AutodiffPass> {
     function.setFunctionTypeAttr(work.getFunctionTypeAttr());
     function.setAllArgAttrs(work.getAllArgAttrs());
     work.erase();
+    function.walk([&](Operation *op) {
+      if (auto phase =
+              op->getAttrOfType<StringAttr>(MemWallDialect::kPhaseAttrName))
+        ++(phase.getValue() == "optimizer" ? numOptimizerOps : numBackwardOps);
+    });
     return success();
   }
 

@@ -8,6 +8,7 @@
 
 #include "memwall/Analysis/CostAnalysis.h"
 #include "memwall/Analysis/FusionCost.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 #include "memwall/Transforms/Passes.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
@@ -17,6 +18,7 @@
 
 #include "llvm/ADT/DenseSet.h"
 
+#include <cmath>
 #include <queue>
 
 using namespace mlir;
@@ -55,7 +57,7 @@ public:
   BlockFuser(Block &block, const GPUTarget &target)
       : block(block), target(target) {}
 
-  void run() {
+  FusionCounts run() {
     unsigned position = 0;
     for (Operation &op : block.without_terminator()) {
       positions[&op] = position++;
@@ -69,6 +71,7 @@ public:
       Group group;
       group.ops.push_back(&op);
       group.timeSeconds = single->timeSeconds;
+      secondsBefore += group.timeSeconds;
       groups.push_back(std::move(group));
     }
     for (unsigned id = 0; id < groups.size(); ++id)
@@ -84,7 +87,13 @@ public:
         continue;
       merge(candidate.a, candidate.b);
     }
-    materialize();
+    double secondsAfter = 0;
+    for (const Group &group : groups)
+      if (group.alive)
+        secondsAfter += group.timeSeconds;
+    FusionCounts counts = materialize();
+    counts.predictedSecondsSaved = secondsBefore - secondsAfter;
+    return counts;
   }
 
 private:
@@ -193,8 +202,8 @@ private:
       propose(std::min(a, neighbor), std::max(a, neighbor));
   }
 
-  void materialize() {
-    bool changed = false;
+  FusionCounts materialize() {
+    FusionCounts counts;
     for (Group &group : groups) {
       if (!group.alive || group.ops.size() < 2)
         continue;
@@ -228,14 +237,16 @@ private:
       for (auto [output, result] :
            llvm::zip_equal(analysis.outputs, fusion.getResults()))
         output.replaceAllUsesWith(result);
+      counts.opsFused += group.ops.size();
       for (Operation *op : llvm::reverse(group.ops))
         op->erase();
-      changed = true;
+      ++counts.kernelsFormed;
     }
     // Users of an early result placed between the fused ops now precede
     // the fusion; restore dominance, keeping the order otherwise.
-    if (changed)
+    if (counts.kernelsFormed)
       sortTopologically(&block);
+    return counts;
   }
 
   Block &block;
@@ -244,34 +255,46 @@ private:
   llvm::DenseMap<Operation *, unsigned> groupOf;
   std::vector<Group> groups;
   std::priority_queue<Candidate> queue;
+  /// Predicted time of the ops as single kernels.
+  double secondsBefore = 0;
 };
 
 } // namespace
 
+FusionCounts memwall::fuseFunction(FunctionOpInterface function,
+                                  const GPUTarget &target) {
+  FusionCounts total;
+  if (function.isExternal())
+    return total;
+  for (Block &block : function.getFunctionBody()) {
+    FusionCounts counts = BlockFuser(block, target).run();
+    total.kernelsFormed += counts.kernelsFormed;
+    total.opsFused += counts.opsFused;
+    total.predictedSecondsSaved += counts.predictedSecondsSaved;
+  }
+  function->setAttr(MemWallDialect::kFusedAttrName,
+                    UnitAttr::get(function->getContext()));
+  return total;
+}
+
 void memwall::fuseModule(ModuleOp module, const GPUTarget &target) {
-  module.walk([&](FunctionOpInterface function) {
-    for (Block &block : function.getFunctionBody())
-      BlockFuser(block, target).run();
-  });
-  module->setAttr(MemWallDialect::kFusedAttrName,
-                  UnitAttr::get(module.getContext()));
+  module.walk(
+      [&](FunctionOpInterface function) { fuseFunction(function, target); });
 }
 
 namespace {
 struct FusePass : public memwall::impl::FuseBase<FusePass> {
   using FuseBase::FuseBase;
 
-  LogicalResult initialize(MLIRContext *ctx) override {
-    FailureOr<GPUTarget> resolved =
-        resolvePassTarget(ctx, targetName, targetFile);
-    if (failed(resolved))
-      return failure();
-    target = std::move(*resolved);
-    return success();
+  void runOnOperation() override {
+    FailureOr<GPUTarget> target = getTargetOf(getOperation());
+    if (failed(target))
+      return signalPassFailure();
+    FusionCounts counts = fuseFunction(getOperation(), *target);
+    numKernelsFormed += counts.kernelsFormed;
+    numOpsFused += counts.opsFused;
+    predictedNanosecondsSaved +=
+        std::llround(std::max(0.0, counts.predictedSecondsSaved) * 1e9);
   }
-
-  void runOnOperation() override { fuseModule(getOperation(), target); }
-
-  GPUTarget target;
 };
 } // namespace

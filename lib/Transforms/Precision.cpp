@@ -136,6 +136,12 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
                       StringAttr::get(ctx, policy));
   }
 
+  void retypeArgument(BlockArgument arg, Type type) {
+    if (arg.getType() != type)
+      ++numValuesRetyped;
+    arg.setType(type);
+  }
+
   LogicalResult retype(func::FuncOp function, std::optional<Policy> chosen,
                        std::optional<Type> kvType) {
     Block &body = function.getBody().front();
@@ -155,13 +161,13 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
       if (kind == ArgKind::OptimizerState)
         continue;
       if (kind == ArgKind::KVCache && kvType) {
-        arg.setType(withElement(arg.getType(), *kvType));
+        retypeArgument(arg, withElement(arg.getType(), *kvType));
         continue;
       }
       if (!chosen)
         continue;
       if (kind != ArgKind::Weight) {
-        arg.setType(withElement(arg.getType(), activation));
+        retypeArgument(arg, withElement(arg.getType(), activation));
         continue;
       }
       bool weightOnly = !isa<FloatType>(chosen->weights) ||
@@ -172,10 +178,10 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
       if (weightOnly && !llvm::all_of(arg.getUsers(), [](Operation *user) {
             return isa<MatmulOp>(user);
           })) {
-        arg.setType(withElement(arg.getType(), activation));
+        retypeArgument(arg, withElement(arg.getType(), activation));
         continue;
       }
-      arg.setType(withElement(arg.getType(), chosen->weights));
+      retypeArgument(arg, withElement(arg.getType(), chosen->weights));
       if (weightOnly) {
         // Weight-only quantization: dequantize where the weight is used.
         SmallVector<OpOperand *> uses;
@@ -265,8 +271,11 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
             op->getRawDictionaryAttrs(), op->getPropertiesStorage(),
             op->getRegions(), types)))
       return op->emitOpError("cannot take the precision policy's types");
-    for (auto [result, type] : llvm::zip_equal(op->getResults(), types))
+    for (auto [result, type] : llvm::zip_equal(op->getResults(), types)) {
+      if (result.getType() != type)
+        ++numValuesRetyped;
       result.setType(type);
+    }
     return success();
   }
 };

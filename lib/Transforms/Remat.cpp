@@ -14,6 +14,7 @@
 #include "memwall/Analysis/MemoryAnalysis.h"
 #include "memwall/Analysis/RematSolver.h"
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 #include "memwall/Report/ReportSink.h"
 #include "memwall/Support/Units.h"
 #include "memwall/Transforms/Passes.h"
@@ -350,11 +351,6 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
       emitError(UnknownLoc::get(ctx)) << message;
       return failure();
     };
-    FailureOr<GPUTarget> resolved =
-        resolvePassTarget(ctx, targetName, targetFile);
-    if (failed(resolved))
-      return failure();
-    target = std::move(*resolved);
     if (budget.empty())
       return fail("memwall-remat: a budget is required (budget=40GB)");
     llvm::Expected<MemoryOptions> parsed =
@@ -582,6 +578,10 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    FailureOr<GPUTarget> moduleTarget = getTargetOf(module);
+    if (failed(moduleTarget))
+      return signalPassFailure();
+    target = std::move(*moduleTarget);
     if (failed(verifyCountableTotals(module)))
       return signalPassFailure();
     func::FuncOp function = getMainFunction(module);
@@ -674,6 +674,7 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
                            summary)))
       return signalPassFailure();
     graph->apply(plan.recompute, groupsOf(chosen->problem));
+    numValuesRecomputed += summary.recomputed;
     module->setAttr(MemWallDialect::kRematAttrName, encode(summary));
   }
 

@@ -5,6 +5,7 @@
 #include "memwall/Analysis/InferenceAnalysis.h"
 #include "memwall/Analysis/InferenceFixes.h"
 #include "memwall/Analysis/MemoryAnalysis.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 #include "memwall/Report/ReportSink.h"
 #include "memwall/Support/Units.h"
 #include "memwall/Transforms/Passes.h"
@@ -37,11 +38,6 @@ struct RooflineReportPass
           << "': use a .json, .txt or .svg file, or - for text on stdout";
       return failure();
     }
-    FailureOr<GPUTarget> resolved =
-        resolvePassTarget(ctx, targetName, targetFile);
-    if (failed(resolved))
-      return failure();
-    target = std::move(*resolved);
     auto fail = [&](const llvm::Twine &message) {
       emitError(UnknownLoc::get(ctx)) << message;
       return failure();
@@ -61,8 +57,14 @@ struct RooflineReportPass
     ModuleOp module = getOperation();
     if (failed(verifyCountableTotals(module)))
       return signalPassFailure();
-    RooflineReport report =
-        buildRooflineReport(target, computeModuleCost(module, target));
+    // The costs are the pass manager's cached CostAnalysis (the same one
+    // memwall-test-print-cost-analysis prints).
+    const CostAnalysis &costs = getAnalysis<CostAnalysis>();
+    FailureOr<GPUTarget> moduleTarget = costs.getTarget();
+    if (failed(moduleTarget))
+      return signalPassFailure();
+    target = std::move(*moduleTarget);
+    RooflineReport report = buildRooflineReport(target, costs.getModuleCost());
     if (report.modelName.empty()) {
       if (auto fileLoc = dyn_cast<FileLineColLoc>(module.getLoc()))
         report.modelName = fileLoc.getFilename().str();

@@ -8,6 +8,7 @@
 
 #include "memwall/Transforms/TileAttention.h"
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 #include "memwall/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -104,13 +105,16 @@ std::string memwall::whyAttentionKernelCannotRun(Type element, int64_t d,
   return "";
 }
 
-void memwall::tileAttention(Operation *root, const GPUTarget &target) {
+AttentionTilingCounts memwall::tileAttention(Operation *root,
+                                             const GPUTarget &target) {
+  AttentionTilingCounts counts;
   SmallVector<AttentionOp> forwards;
   root->walk([&](AttentionOp op) { forwards.push_back(op); });
   for (AttentionOp op : forwards) {
     if (std::string why = unsupportedReason(op); !why.empty()) {
       op.emitWarning("memwall-tile-attention: attention stays untiled: ")
           << why;
+      ++counts.untiled;
       continue;
     }
     std::optional<Tiles> tiles = chooseTiles(op, target);
@@ -118,6 +122,7 @@ void memwall::tileAttention(Operation *root, const GPUTarget &target) {
       op.emitWarning("memwall-tile-attention: attention stays untiled: no "
                      "tile fits the shared memory of ")
           << target.name;
+      ++counts.untiled;
       continue;
     }
     OpBuilder builder(op);
@@ -136,6 +141,7 @@ void memwall::tileAttention(Operation *root, const GPUTarget &target) {
     copyMemWallAttrs(op, flash);
     op.getResult().replaceAllUsesWith(flash.getResult());
     op.erase();
+    ++counts.tiled;
   }
   SmallVector<AttentionGradOp> backwards;
   root->walk([&](AttentionGradOp op) { backwards.push_back(op); });
@@ -146,6 +152,7 @@ void memwall::tileAttention(Operation *root, const GPUTarget &target) {
     if (op.getMaskGrad()) {
       op.emitWarning("memwall-tile-attention: the backward stays untiled: "
                      "the tiled backward does not differentiate the mask");
+      ++counts.untiled;
       continue;
     }
     OpBuilder builder(op);
@@ -163,7 +170,9 @@ void memwall::tileAttention(Operation *root, const GPUTarget &target) {
     op.getKeyGrad().replaceAllUsesWith(grad.getKeyGrad());
     op.getValueGrad().replaceAllUsesWith(grad.getValueGrad());
     op.erase();
+    ++counts.tiled;
   }
+  return counts;
 }
 
 namespace {
@@ -171,18 +180,14 @@ struct TileAttentionPass
     : public memwall::impl::TileAttentionBase<TileAttentionPass> {
   using TileAttentionBase::TileAttentionBase;
 
-  LogicalResult initialize(MLIRContext *ctx) override {
-    FailureOr<GPUTarget> resolved =
-        resolvePassTarget(ctx, targetName, targetFile);
-    if (failed(resolved))
-      return failure();
-    target = std::move(*resolved);
-    return success();
+  void runOnOperation() override {
+    FailureOr<GPUTarget> target = getTargetOf(getOperation());
+    if (failed(target))
+      return signalPassFailure();
+    AttentionTilingCounts counts = tileAttention(getOperation(), *target);
+    numAttentionsTiled += counts.tiled;
+    numAttentionsUntiled += counts.untiled;
   }
-
-  void runOnOperation() override { tileAttention(getOperation(), target); }
-
-  GPUTarget target;
 };
 
 } // namespace

@@ -2,7 +2,7 @@
 // gets it from the cache while no pass in between changed the IR; a pass
 // that changes the IR (memwall-fuse) invalidates it.
 // RUN: memwall-opt %s --pass-pipeline='builtin.module(memwall-test-print-cost-analysis,memwall-test-print-fusion-cost,memwall-test-print-cost-analysis)' -o /dev/null | FileCheck %s --check-prefix=REUSED
-// RUN: memwall-opt %s --pass-pipeline='builtin.module(memwall-test-print-cost-analysis,memwall-fuse,memwall-test-print-cost-analysis)' -o /dev/null | FileCheck %s --check-prefix=INVALIDATED
+// RUN: memwall-opt %s --pass-pipeline='builtin.module(memwall-test-print-cost-analysis,func.func(memwall-fuse),memwall-test-print-cost-analysis)' -o /dev/null | FileCheck %s --check-prefix=INVALIDATED
 
 // REUSED: cost analysis (computed) of 'm' on h100-sxm: 3 kernels
 // REUSED: cost analysis (cached) of 'm' on h100-sxm: 3 kernels

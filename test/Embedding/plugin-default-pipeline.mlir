@@ -17,8 +17,9 @@
 
 // Precision, autodiff with AdamW, recomputation under the budget (nothing to
 // recompute: the step fits), then fusion all ran.
-// CHECK: module attributes {memwall.fused, memwall.precision = "bf16-mixed", memwall.remat = {{{.*}}recomputed = 0 : i64{{.*}}}}
+// CHECK: module attributes {memwall.precision = "bf16-mixed", memwall.remat = {{{.*}}recomputed = 0 : i64{{.*}}}, memwall.target = #memwall.target<"a100-80gb",
 // CHECK: func.func @train_step(%arg0: tensor<512x768xbf16>
+// CHECK-SAME: attributes {memwall.fused}
 // CHECK: memwall.fusion matmul_epilogue
 // CHECK: memwall.adamw
 

@@ -4,9 +4,10 @@
 
 // RUN: mlir-opt %s --load-dialect-plugin=%memwall_plugin \
 // RUN:   --load-pass-plugin=%memwall_plugin \
-// RUN:   --pass-pipeline='builtin.module(memwall-fuse{target=h100-sxm})' \
+// RUN:   --pass-pipeline='builtin.module(memwall-set-target{target=h100-sxm},func.func(memwall-fuse))' \
 // RUN:   | FileCheck %s --check-prefix=FUSE
-// FUSE: module attributes {memwall.fused}
+// FUSE: module attributes {memwall.target = #memwall.target<"h100-sxm",
+// FUSE: func.func @chain({{.*}}) {{.*}}attributes {memwall.fused}
 // FUSE: memwall.fusion elementwise(%arg0, %arg1)
 // FUSE-NEXT: ^bb0
 // FUSE-NEXT: memwall.add
@@ -16,15 +17,16 @@
 
 // RUN: mlir-opt %s --load-dialect-plugin=%memwall_plugin \
 // RUN:   --load-pass-plugin=%memwall_plugin \
-// RUN:   --pass-pipeline='builtin.module(memwall-annotate-costs{target=h100-sxm})' \
+// RUN:   --pass-pipeline='builtin.module(memwall-set-target{target=h100-sxm},func.func(memwall-annotate-costs))' \
 // RUN:   | FileCheck %s --check-prefix=COSTS
 // COSTS: memwall.add {{.*}}memwall.cost = #memwall.cost<flops = 65536,
 // COSTS: memwall.gelu {{.*}}memwall.cost = #memwall.cost<
 
-// Upstream passes and memwall's mix in one pipeline.
+// Upstream passes and memwall's mix in one pipeline; memwall's function
+// passes nest under func.func as upstream's do.
 // RUN: mlir-opt %s --load-dialect-plugin=%memwall_plugin \
 // RUN:   --load-pass-plugin=%memwall_plugin \
-// RUN:   --pass-pipeline='builtin.module(canonicalize,memwall-fuse,cse)' \
+// RUN:   --pass-pipeline='builtin.module(canonicalize,func.func(memwall-fuse),cse)' \
 // RUN:   | FileCheck %s --check-prefix=MIXED
 // MIXED: memwall.fusion elementwise
 

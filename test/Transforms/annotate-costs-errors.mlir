@@ -1,5 +1,5 @@
 // RUN: not memwall-opt %s --memwall-annotate-costs --target=h100 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// RUN: not memwall-opt %s --memwall-annotate-costs=target=h100 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not memwall-opt %s --memwall-set-target=target=h100 --memwall-annotate-costs 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not memwall-opt %s --memwall-annotate-costs --target-file=%S/Inputs/bad-syntax.json 2>&1 | FileCheck %s --check-prefix=SYNTAX
 // RUN: not memwall-opt %s --memwall-annotate-costs --target-file=%S/Inputs/missing.json 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not memwall-opt %s --memwall-annotate-costs --target=a100-40gb --target-file=%S/Inputs/half-bandwidth.json 2>&1 | FileCheck %s --check-prefix=CONTRADICT

@@ -1,14 +1,16 @@
-// Built-in targets, chosen by the tool flag, the pass option or a pipeline:
+// Built-in targets, chosen by the tool flag, memwall-set-target, a pipeline
+// or the target the module carries:
 // RUN: memwall-opt %s --memwall-annotate-costs | FileCheck %s --check-prefixes=H100,ALL
 // RUN: memwall-opt %s --memwall-annotate-costs --target=h100-sxm | FileCheck %s --check-prefixes=H100,ALL
 // RUN: memwall-opt %s --memwall-annotate-costs --target=a100-40gb | FileCheck %s --check-prefixes=A100,ALL
-// RUN: memwall-opt %s --memwall-annotate-costs=target=a100-40gb | FileCheck %s --check-prefixes=A100,ALL
-// RUN: memwall-opt %s --pass-pipeline='builtin.module(memwall-annotate-costs{target=a100-40gb})' | FileCheck %s --check-prefixes=A100,ALL
-// The pass option wins over the tool flag.
-// RUN: memwall-opt %s --target=h100-sxm --memwall-annotate-costs=target=a100-40gb | FileCheck %s --check-prefixes=A100,ALL
+// RUN: memwall-opt %s --memwall-set-target=target=a100-40gb --memwall-annotate-costs | FileCheck %s --check-prefixes=A100,ALL
+// RUN: memwall-opt %s --pass-pipeline='builtin.module(memwall-set-target{target=a100-40gb},func.func(memwall-annotate-costs))' | FileCheck %s --check-prefixes=A100,ALL
+// RUN: memwall-opt %s --memwall-set-target=target=a100-40gb | memwall-opt --memwall-annotate-costs | FileCheck %s --check-prefixes=A100,ALL
+// A later memwall-set-target wins over the tool flag (which sets it first).
+// RUN: memwall-opt %s --target=h100-sxm --memwall-set-target=target=a100-40gb --memwall-annotate-costs | FileCheck %s --check-prefixes=A100,ALL
 // Target files: the example in examples/targets and a test input.
 // RUN: memwall-opt %s --memwall-annotate-costs --target-file=%memwall_src/examples/targets/custom-gpu.json | FileCheck %s --check-prefixes=CUSTOM,ALL
-// RUN: memwall-opt %s --memwall-annotate-costs=target-file=%memwall_src/examples/targets/custom-gpu.json | FileCheck %s --check-prefixes=CUSTOM,ALL
+// RUN: memwall-opt %s --memwall-set-target=target-file=%memwall_src/examples/targets/custom-gpu.json --memwall-annotate-costs | FileCheck %s --check-prefixes=CUSTOM,ALL
 // RUN: memwall-opt %s --memwall-annotate-costs --target-file=%S/Inputs/half-bandwidth.json | FileCheck %s --check-prefixes=HALF,ALL
 // Annotated IR reads back and is not annotated differently a second time.
 // RUN: memwall-opt %s --memwall-annotate-costs | memwall-opt | FileCheck %s --check-prefixes=H100,ALL
@@ -16,9 +18,9 @@
 
 // Failures: one error naming the problem, a nonzero exit, no IR on stdout.
 // RUN: not memwall-opt %s --memwall-annotate-costs --target=b100 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// RUN: not memwall-opt %s --memwall-annotate-costs=target=b100 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not memwall-opt %s --memwall-set-target=target=b100 --memwall-annotate-costs 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not memwall-opt %s --memwall-annotate-costs --target-file=%S/Inputs/negative-bandwidth.json 2>&1 | FileCheck %s --check-prefix=NEGATIVE
-// RUN: not memwall-opt %s --memwall-annotate-costs=target-file=%S/Inputs/negative-bandwidth.json 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not memwall-opt %s --memwall-set-target=target-file=%S/Inputs/negative-bandwidth.json --memwall-annotate-costs 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not memwall-opt %s --memwall-annotate-costs --target-file=%S/Inputs/unknown-field.json 2>&1 | FileCheck %s --check-prefix=FIELD
 // RUN: not memwall-opt %s --memwall-annotate-costs --target-file=%S/Inputs/bad-syntax.json 2>&1 | FileCheck %s --check-prefix=SYNTAX
 // UNKNOWN: error: unknown target 'b100'; valid targets: a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, b200, l4, rtx-4090

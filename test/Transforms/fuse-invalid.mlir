@@ -1,5 +1,5 @@
-// A bad target in the pass options is one error before any IR changes.
-// RUN: not memwall-opt %S/../Target/compile-seed.mlir --pass-pipeline='builtin.module(memwall-fuse{target=h900})' 2>&1 | FileCheck %s --check-prefix=TARGET
+// A bad target is one error before any IR changes.
+// RUN: not memwall-opt %S/../Target/compile-seed.mlir --pass-pipeline='builtin.module(memwall-set-target{target=h900},func.func(memwall-fuse))' 2>&1 | FileCheck %s --check-prefix=TARGET
 // TARGET: error: unknown target 'h900'
 // TARGET-NOT: memwall.fusion
 

@@ -120,9 +120,10 @@ func.func @no_cycle_through_unfusible_op(%x: tensor<64x64xf32>) -> tensor<64x64x
 // -----
 
 // Nothing to fuse (--fuse tiles the attention into one flash_attention
-// kernel first): the module is still marked, so the report has a fusion
+// kernel first): the function is still marked, so the report has a fusion
 // section.
-// CHECK-LABEL: module attributes {memwall.fused}
+// CHECK-LABEL: func.func @nothing_to_fuse
+// CHECK-SAME: attributes {memwall.fused}
 // CHECK: memwall.flash_attention
 // CHECK-NOT: memwall.fusion
 func.func @nothing_to_fuse(%q: tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16> {

@@ -2,7 +2,7 @@
 // dimensions cost nothing and divide nothing, and cost queries are O(1) in
 // the shape.
 // RUN: memwall-opt %s -split-input-file --fuse --target=h100-sxm --memwall-annotate-costs -verify-diagnostics | FileCheck %s
-// RUN: memwall-opt %s -split-input-file --memwall-tile-attention=target=h100-sxm --memwall-annotate-costs -verify-diagnostics | FileCheck %s --check-prefix=TILE
+// RUN: memwall-opt %s -split-input-file --memwall-set-target=target=h100-sxm --memwall-tile-attention --memwall-annotate-costs -verify-diagnostics | FileCheck %s --check-prefix=TILE
 
 // A zero-length row: the fusion cost model divided by it (SIGFPE). Empty
 // tensors run no generated kernel, so nothing fuses; each op costs nothing

@@ -1,4 +1,4 @@
-// RUN: memwall-opt %s -split-input-file --memwall-tile-attention=target=h100-sxm -verify-diagnostics | FileCheck %s
+// RUN: memwall-opt %s -split-input-file --memwall-set-target=target=h100-sxm --memwall-tile-attention -verify-diagnostics | FileCheck %s
 
 // Prefill, head dim 128, bf16 on an H100 (228 KiB of shared memory per SM,
 // half of it per block): 128x128 tiles need 2 x (128x128 + 2 x 128 x 256)

@@ -446,9 +446,10 @@ protected:
     Step naive;
     ASSERT_TRUE(exportStep(*module, naive));
     PassManager tile(&context);
-    TileAttentionOptions options;
-    options.targetName = "h100-sxm";
-    tile.addPass(createTileAttention(options));
+    SetTargetOptions target;
+    target.targetName = "h100-sxm";
+    tile.addPass(createSetTarget(target));
+    tile.addNestedPass<func::FuncOp>(createTileAttention());
     ASSERT_TRUE(succeeded(tile.run(*module)));
     int64_t flash = 0, splits = 0;
     module->walk([&](FlashAttentionOp op) {

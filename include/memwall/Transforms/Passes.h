@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Pass/Pass.h"
 
 namespace memwall {
@@ -24,25 +25,6 @@ createRooflineReport(const RooflineReportOptions &options, ReportSink &sink);
 std::unique_ptr<mlir::Pass> createRemat(const RematOptions &options,
                                         ReportSink &sink);
 
-/// Sets the target that passes use when their `target` and `target-file`
-/// options are both empty (memwall-opt forwards --target / --target-file).
-/// `launchMode`, when set, overrides the target's launch mode (memwall-opt
-/// --launch=stream|graph).
-void setDefaultPassTarget(llvm::StringRef targetName,
-                          llvm::StringRef targetFile,
-                          std::optional<LaunchMode> launchMode = std::nullopt);
-
-/// The target named by `targetName` / `targetFile`; when both are empty, the
-/// default set above, and h100-sxm when none was set.
-llvm::Expected<GPUTarget> resolveTargetOrDefault(llvm::StringRef targetName,
-                                                 llvm::StringRef targetFile);
-
-/// Resolves a pass's target options against the default set above; emits a
-/// diagnostic on `ctx` and fails for an unknown name or a bad file.
-mlir::FailureOr<GPUTarget> resolvePassTarget(mlir::MLIRContext *ctx,
-                                             llvm::StringRef targetName,
-                                             llvm::StringRef targetFile);
-
 /// Checks memwall-precision's policy and KV-cache type names (empty: none),
 /// for tools to refuse a typo before reading the model.
 llvm::Error validatePrecisionOptions(llvm::StringRef policy,
@@ -52,14 +34,33 @@ llvm::Error validatePrecisionOptions(llvm::StringRef policy,
 /// tensor<f32>, the loss memwall-autodiff differentiates.
 bool returnsLoss(mlir::func::FuncOp function);
 
-/// What memwall-fuse does, for a given target: fuses every function of
-/// `module` and marks it memwall.fused.
+/// What memwall-fuse did to a function.
+struct FusionCounts {
+  unsigned kernelsFormed = 0;
+  unsigned opsFused = 0;
+  double predictedSecondsSaved = 0;
+};
+
+/// What memwall-fuse does, for a given target: fuses the ops of `function`
+/// into memwall.fusion kernels and marks it memwall.fused.
+FusionCounts fuseFunction(mlir::FunctionOpInterface function,
+                          const GPUTarget &target);
+
+/// fuseFunction on every function of `module`.
 void fuseModule(mlir::ModuleOp module, const GPUTarget &target);
+
+/// What memwall-tile-attention did: attention ops (forward and backward)
+/// rewritten into their tiled form, and those left untiled with a warning.
+struct AttentionTilingCounts {
+  unsigned tiled = 0;
+  unsigned untiled = 0;
+};
 
 /// What memwall-tile-attention does, for a given target: rewrites every
 /// attention under `root` it can tile (warning at the others) and the
 /// backward of each rewritten one.
-void tileAttention(mlir::Operation *root, const GPUTarget &target);
+AttentionTilingCounts tileAttention(mlir::Operation *root,
+                                    const GPUTarget &target);
 
 #define GEN_PASS_REGISTRATION
 #include "memwall/Transforms/Passes.h.inc"

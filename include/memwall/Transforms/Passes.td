@@ -5,17 +5,43 @@
 
 include "mlir/Pass/PassBase.td"
 
-// Options every pass that consults the roofline model takes. Left empty,
-// they fall back to the tool's --target / --target-file (h100-sxm when the
-// tool was given neither).
-defvar targetOptions = [
-  Option<"targetName", "target", "std::string", /*default=*/"\"\"",
-         "Built-in GPU target, e.g. h100-sxm (see docs/targets.md)">,
-  Option<"targetFile", "target-file", "std::string", /*default=*/"\"\"",
-         "JSON file describing a GPU target">
-];
+// Passes that consult the roofline model read the target from the module's
+// `memwall.target` attribute (memwall-set-target; h100-sxm without one):
+// no pass takes target options.
 
-def AnnotateCosts : Pass<"memwall-annotate-costs", "mlir::ModuleOp"> {
+def SetTarget : Pass<"memwall-set-target", "mlir::ModuleOp"> {
+  let summary = "Attach the GPU target to the module";
+  let description = [{
+    Sets the module's `memwall.target` attribute (`#memwall.target<...>`)
+    to the built-in target `target` or the one described by `target-file`
+    (docs/targets.md), with every figure, so the module says what it is
+    compiled and predicted for. Every later memwall pass reads the target
+    from it; without it they use h100-sxm. With neither option the
+    module keeps the target it has, or gets h100-sxm. `launch` overrides
+    how kernels are launched in predictions (the target's own mode when
+    empty). An unknown name, a bad file or launch mode is an error.
+
+    ```mlir
+    module attributes {memwall.target = #memwall.target<"h100-sxm",
+        description = "NVIDIA H100 SXM5 80GB", sm_arch = "sm_90a", ...>}
+    ```
+
+    `memwall-opt --target=NAME` and the `memwall-default` pipeline run this
+    pass first.
+  }];
+  let options = [
+    Option<"targetName", "target", "std::string", /*default=*/"\"\"",
+           "Built-in GPU target, e.g. h100-sxm (see docs/targets.md)">,
+    Option<"targetFile", "target-file", "std::string", /*default=*/"\"\"",
+           "JSON file describing a GPU target">,
+    Option<"launch", "launch", "std::string", /*default=*/"\"\"",
+           "How kernels are launched in predictions: stream or graph "
+           "(empty: the target's own)">
+  ];
+  let dependentDialects = ["::memwall::MemWallDialect"];
+}
+
+def AnnotateCosts : Pass<"memwall-annotate-costs", "mlir::func::FuncOp"> {
   let summary = "Attach FLOPs, bytes and roofline time to every memwall op";
   let description = [{
     Attaches `memwall.cost = #memwall.cost<...>` to every op implementing
@@ -28,8 +54,14 @@ def AnnotateCosts : Pass<"memwall-annotate-costs", "mlir::ModuleOp"> {
         bytes_read = 16, bytes_written = 16, intensity = 1.125,
         bound = memory, time_s = 2e-06>} : tensor<4xf32>
     ```
+
+    Runs on each function, with the target of the enclosing module
+    (`memwall.target`, h100-sxm without one).
   }];
-  let options = targetOptions;
+  let statistics = [
+    Statistic<"numOpsAnnotated", "ops-annotated",
+              "Ops given a memwall.cost">
+  ];
   let dependentDialects = ["::memwall::MemWallDialect"];
 }
 
@@ -50,7 +82,7 @@ def RooflineReport : Pass<"memwall-roofline-report", "mlir::ModuleOp"> {
 
     `memwall-opt --report=FILE` appends this pass to the pipeline.
   }];
-  let options = !listconcat(targetOptions, [
+  let options = [
     Option<"output", "output", "std::string", /*default=*/"\"-\"",
            "Report path (.json, .txt, .svg, or - for text on stdout)">,
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",
@@ -69,7 +101,7 @@ def RooflineReport : Pass<"memwall-roofline-report", "mlir::ModuleOp"> {
     Option<"maxBatch", "max-batch", "bool", /*default=*/"false",
            "Report the largest batch (and context) whose peak fits the "
            "budget, or the target's memory without one">
-  ]);
+  ];
 }
 
 def Remat : Pass<"memwall-remat", "mlir::ModuleOp"> {
@@ -89,7 +121,7 @@ def Remat : Pass<"memwall-remat", "mlir::ModuleOp"> {
     smallest reachable peak, what dominates it, and the sharding or offload
     that would fit. Inference graphs are left alone.
   }];
-  let options = !listconcat(targetOptions, [
+  let options = [
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",
            "Per-device memory budget (e.g. 40GB, 80GiB); required">,
     Option<"solver", "solver", "std::string", /*default=*/"\"auto\"",
@@ -105,11 +137,15 @@ def Remat : Pass<"memwall-remat", "mlir::ModuleOp"> {
            "ZeRO stage 0-3">,
     Option<"offload", "offload", "std::string", /*default=*/"\"none\"",
            "none, optimizer or params">
-  ]);
+  ];
+  let statistics = [
+    Statistic<"numValuesRecomputed", "values-recomputed",
+              "Forward values the backward recomputes">
+  ];
   let dependentDialects = ["::memwall::MemWallDialect"];
 }
 
-def TileAttention : Pass<"memwall-tile-attention", "mlir::ModuleOp"> {
+def TileAttention : Pass<"memwall-tile-attention", "mlir::func::FuncOp"> {
   let summary = "Rewrite attention into its tiled FlashAttention form";
   let description = [{
     Turns every `memwall.attention` the tiled kernel supports into
@@ -125,13 +161,18 @@ def TileAttention : Pass<"memwall-tile-attention", "mlir::ModuleOp"> {
     Attention the kernel does not support (element types other than bf16 and
     f16, head dimensions that are not a multiple of 16 or exceed 128) gets a
     warning and stays untiled; so does a backward that differentiates a
-    trained mask.
+    trained mask. Runs on each function.
   }];
-  let options = targetOptions;
+  let statistics = [
+    Statistic<"numAttentionsTiled", "attentions-tiled",
+              "Attention ops (forward and backward) rewritten tiled">,
+    Statistic<"numAttentionsUntiled", "attentions-untiled",
+              "Attention ops left untiled, with a warning">
+  ];
   let dependentDialects = ["::memwall::MemWallDialect"];
 }
 
-def Fuse : Pass<"memwall-fuse", "mlir::ModuleOp"> {
+def Fuse : Pass<"memwall-fuse", "mlir::func::FuncOp"> {
   let summary = "Group ops into memwall.fusion kernels by predicted time saved";
   let description = [{
     Decides kernel boundaries from the roofline model. Every elementwise op,
@@ -148,11 +189,18 @@ def Fuse : Pass<"memwall-fuse", "mlir::ModuleOp"> {
     Producers are never duplicated: a value needed outside its kernel
     becomes an extra result (a multi-output fusion).
 
-    Each group of two or more ops becomes a `memwall.fusion`; the module is
+    Each group of two or more ops becomes a `memwall.fusion`; the function is
     marked `memwall.fused` and the roofline report gains a `fusion` section.
+    Runs on each function, so functions fuse in parallel.
     `memwall-opt --fuse` runs this pass.
   }];
-  let options = targetOptions;
+  let statistics = [
+    Statistic<"numKernelsFormed", "kernels-formed",
+              "memwall.fusion kernels formed">,
+    Statistic<"numOpsFused", "ops-fused", "Ops moved into fusion kernels">,
+    Statistic<"predictedNanosecondsSaved", "predicted-ns-saved",
+              "Predicted time saved by fusion, in nanoseconds">
+  ];
   let dependentDialects = ["::memwall::MemWallDialect"];
 }
 
@@ -193,6 +241,12 @@ def Autodiff : Pass<"memwall-autodiff", "mlir::ModuleOp"> {
            "Skip functions that do not return a scalar loss or are already "
            "differentiated instead of failing (what memwall-opt uses)">
   ];
+  let statistics = [
+    Statistic<"numBackwardOps", "backward-ops",
+               "Backward ops emitted (memwall.phase = \"backward\")">,
+    Statistic<"numOptimizerOps", "optimizer-ops",
+               "Optimizer ops emitted (memwall.phase = \"optimizer\")">
+  ];
   let dependentDialects = ["::memwall::MemWallDialect",
                            "::mlir::arith::ArithDialect"];
 }
@@ -227,6 +281,10 @@ def Precision : Pass<"memwall-precision", "mlir::ModuleOp"> {
            "fp8-weights or int4-weights (empty: leave the types)">,
     Option<"kvCacheDtype", "kv-cache-dtype", "std::string",
            /*default=*/"\"\"", "Element type of kv_cache arguments">
+  ];
+  let statistics = [
+    Statistic<"numValuesRetyped", "values-retyped",
+              "Arguments and op results given a new type">
   ];
   let dependentDialects = ["::memwall::MemWallDialect"];
 }

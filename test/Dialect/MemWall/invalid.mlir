@@ -432,7 +432,7 @@ func.func @case61(%a: tensor<4x8xf32>) {
 // -----
 
 func.func @case62(%a: tensor<4x8xf32>) {
-  // expected-error @below {{'memwall.fused' must be a unit attribute on a module}}
+  // expected-error @below {{'memwall.fused' must be a unit attribute on a function or module}}
   %0 = memwall.relu %a {memwall.fused} : tensor<4x8xf32>
   return
 }

@@ -42,7 +42,7 @@
 // RUN: cp %t/r.json %t/r.orig
 // RUN: echo "garbage" > %t/bad.mlir
 // RUN: not memwall-opt %t/bad.mlir --report=%t/r.json -o %t/out.mlir
-// RUN: not memwall-opt %s --memwall-annotate-costs=target=h100 --report=%t/r.json -o %t/out.mlir
+// RUN: not memwall-opt %s --memwall-set-target=target=h100 --memwall-annotate-costs --report=%t/r.json -o %t/out.mlir
 // RUN: cmp %t/out.mlir %t/out.orig
 // RUN: cmp %t/r.json %t/r.orig
 

@@ -14,14 +14,14 @@
 // RUN: not memwall-opt %s --target=h100 --report=%t/r.json -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
 // TARGET: memwall-opt: error: unknown target 'h100'; valid targets:
 // TARGET-NOT: error:
-// RUN: not memwall-opt %s --pass-pipeline='builtin.module(memwall-roofline-report{output=%t/r.json target=h100})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET-PASS
+// RUN: not memwall-opt %s --pass-pipeline='builtin.module(memwall-set-target{target=h100},memwall-roofline-report{output=%t/r.json})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET-PASS
 // TARGET-PASS: error: unknown target 'h100'; valid targets:
 // A bad target file fails before the model is read.
 // RUN: not memwall-opt %s --target-file=%memwall_src/test/Transforms/Inputs/negative-bandwidth.json --report=%t/r.json -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET-FILE
 // TARGET-FILE: memwall-opt: error: {{.*}}negative-bandwidth.json: "memory_bandwidth_bytes_per_s" must be a non-negative number
 // TARGET-FILE-NOT: error:
 // A pass of the pipeline that fails stops the run before the report.
-// RUN: not memwall-opt %s --memwall-annotate-costs=target=h100 --report=%t/r.json -o /dev/null 2>&1 | FileCheck %s --check-prefix=PIPELINE
+// RUN: not memwall-opt %s --memwall-set-target=target=h100 --memwall-annotate-costs --report=%t/r.json -o /dev/null 2>&1 | FileCheck %s --check-prefix=PIPELINE
 // PIPELINE: error: unknown target 'h100'
 // RUN: not memwall-opt %S/Inputs/malformed.mlir --report=%t/r.json -o /dev/null 2>&1 | FileCheck %s --check-prefix=PARSE
 // PARSE: malformed.mlir:3:23: error: expected ':'

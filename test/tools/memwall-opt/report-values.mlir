@@ -13,7 +13,7 @@
 // target; an upper-case extension still selects JSON.
 // RUN: memwall-opt %s --memwall-roofline-report=output=%t/pass.JSON -o /dev/null
 // RUN: FileCheck %s --check-prefix=JSON < %t/pass.JSON
-// RUN: memwall-opt %s --pass-pipeline='builtin.module(memwall-roofline-report{output=%t/a100.json target=a100-40gb})' -o /dev/null
+// RUN: memwall-opt %s --pass-pipeline='builtin.module(memwall-set-target{target=a100-40gb},memwall-roofline-report{output=%t/a100.json})' -o /dev/null
 // RUN: FileCheck %s --check-prefix=A100 < %t/a100.json
 // RUN: %PYTHON %S/check_report.py %t/a100.json
 

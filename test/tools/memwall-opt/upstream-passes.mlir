@@ -2,7 +2,7 @@
 // duplicates and canonicalization drops dead ones; the pipeline syntax names
 // memwall passes beside upstream ones.
 // RUN: memwall-opt %s --cse --canonicalize | FileCheck %s
-// RUN: memwall-opt %s --pass-pipeline='builtin.module(func.func(cse,canonicalize),memwall-annotate-costs{target=l4})' | FileCheck %s --check-prefix=PIPELINE
+// RUN: memwall-opt %s --pass-pipeline='builtin.module(memwall-set-target{target=l4},func.func(cse,canonicalize,memwall-annotate-costs))' | FileCheck %s --check-prefix=PIPELINE
 // RUN: memwall-opt --help | FileCheck %s --check-prefix=HELP
 
 // CHECK-LABEL: func.func @f

@@ -1,6 +1,7 @@
 //===- MemWallDialect.cpp - memwall dialect and attributes ----------------===//
 
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -48,9 +49,13 @@ LogicalResult MemWallDialect::verifyRegionArgAttribute(Operation *op,
 LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
                                                        NamedAttribute attr) {
   if (attr.getName() == kFusedAttrName) {
-    if (!isa<ModuleOp>(op) || !isa<UnitAttr>(attr.getValue()))
+    // memwall-fuse marks the functions it ran on (whole modules before it
+    // ran per function).
+    if (!isa<ModuleOp, FunctionOpInterface>(op) ||
+        !isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << kFusedAttrName
-                             << "' must be a unit attribute on a module";
+                             << "' must be a unit attribute on a function "
+                                "or module";
     return success();
   }
   if (attr.getName() == kPhaseAttrName) {
@@ -77,6 +82,12 @@ LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
     if (!isa<UnitAttr>(attr.getValue()) || !op->hasAttr(kPhaseAttrName))
       return op->emitError() << "'" << kRecomputedAttrName
                              << "' must be a unit attribute on a backward op";
+    return success();
+  }
+  if (attr.getName() == kTargetAttrName) {
+    if (!isa<TargetAttr>(attr.getValue()))
+      return op->emitError() << "'" << kTargetAttrName
+                             << "' must be a #memwall.target attribute";
     return success();
   }
   if (attr.getName() != kCostAttrName)
