@@ -6,15 +6,18 @@
 // Fuses the model (unless --no-fuse), generates a kernel per fusion group and
 // per remaining op, lowers them to PTX through LLVM's NVPTX backend, plans
 // one memory arena and writes the bundle memwall-run executes
-// (docs/bundle-format.md).
+// (docs/bundle-format.md). A thin driver over the `memwall-lower-to-bundle`
+// pipeline (memwall/Pipelines.h): upstream's pass-manager flags apply, e.g.
+// -mlir-print-ir-after-all and --mlir-pass-pipeline-crash-reproducer.
 //
 //===----------------------------------------------------------------------===//
 
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Pipelines.h"
 #include "memwall/Registration.h"
 #include "memwall/Support/InputLimits.h"
 #include "memwall/Support/OutputFile.h"
 #include "memwall/Support/Version.h"
-#include "memwall/Target/Bundle.h"
 #include "memwall/Transforms/Passes.h"
 
 #include "mlir/IR/AsmState.h"
@@ -24,7 +27,9 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/CommandLine.h"
@@ -80,6 +85,9 @@ static int fail(const llvm::Twine &message) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
   llvm::cl::HideUnrelatedOptions(category);
   memwall::setVersionPrinter();
   llvm::cl::ParseCommandLineOptions(
@@ -118,25 +126,56 @@ int main(int argc, char **argv) {
   if (!module || failed(verify(*module)))
     return EXIT_FAILURE;
 
-  memwall::CompileOptions options;
+  // The target every pass of the pipeline compiles for.
+  memwall::setDefaultPassTarget(targetName, targetFile);
+  memwall::LowerToBundleOptions options;
+  options.target = targetName;
+  options.targetFile = targetFile;
   options.fuse = !noFuse;
-  options.cudaRoot = cudaRoot;
-  options.skipPTX = emit == Emit::Fused || emit == Emit::GPU;
+  options.ptx = emit != Emit::GPU;
+  options.cudaPath = cudaRoot;
+  if (emit == Emit::Bundle)
+    options.output = outputPath;
+  auto run = [&](llvm::function_ref<void(OpPassManager &)> build) {
+    PassManager pm(&context, ModuleOp::getOperationName());
+    if (failed(applyPassManagerCLOptions(pm)))
+      return failure();
+    build(pm);
+    return pm.run(*module);
+  };
+  // --emit=fused prints the fused model, once the rest of the pipeline
+  // showed that codegen runs it.
+  OwningOpRef<ModuleOp> fused;
+  if (emit == Emit::Fused) {
+    if (failed(run([&](OpPassManager &pm) {
+          memwall::buildBundleFrontendPipeline(pm, options);
+        })))
+      return EXIT_FAILURE;
+    fused = module->clone();
+    for (StringRef name : {memwall::MemWallDialect::kReferenceAttrName,
+                           memwall::MemWallDialect::kOutputNamesAttrName})
+      (*fused)->removeAttr(name);
+    options.ptx = false;
+  }
+  if (failed(run([&](OpPassManager &pm) {
+        if (emit == Emit::Fused)
+          memwall::buildBundleBackendPipeline(pm, options);
+        else
+          memwall::buildLowerToBundlePipeline(pm, options);
+      })))
+    return EXIT_FAILURE;
+  if (emit == Emit::Bundle)
+    return EXIT_SUCCESS;
+
   FailureOr<memwall::Bundle> bundle =
-      memwall::compileBundle(*module, *target, options);
+      memwall::readLoweredBundle(*module, *target);
   if (failed(bundle))
     return EXIT_FAILURE;
-
-  if (emit == Emit::Bundle) {
-    if (llvm::Error error = memwall::writeBundle(*bundle, outputPath))
-      return fail(llvm::toString(std::move(error)));
-    return EXIT_SUCCESS;
-  }
   if (llvm::Error error = memwall::writeOutputFile(
           outputPath.empty() ? "-" : outputPath.getValue(), "",
           [&](llvm::raw_ostream &os) {
             if (emit == Emit::Fused)
-              module->print(os);
+              fused->print(os);
             else if (emit == Emit::GPU)
               os << bundle->gpuModuleText << "\n";
             else

@@ -17,6 +17,7 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace memwall {
 namespace detail {
@@ -69,6 +70,9 @@ bool isRowReductionOp(mlir::Operation *op);
 
 #define GET_OP_CLASSES
 #include "memwall/Dialect/MemWall/IR/MemWallOps.h.inc"
+
+#define GET_OP_CLASSES
+#include "memwall/Dialect/MemWall/IR/MemWallHostOps.h.inc"
 
 namespace memwall {
 /// The `memwall.kind` of argument `index` of `function` (input when unset).
