@@ -141,6 +141,11 @@ void memwall::buildDefaultPipeline(OpPassManager &pm,
 
 void memwall::buildBundleFrontendPipeline(OpPassManager &pm,
                                           const LowerToBundleOptions &options) {
+  // Every pass below reads its target from the module.
+  SetTargetOptions target;
+  target.targetName = options.target;
+  target.targetFile = options.targetFile;
+  pm.addPass(createSetTarget(target));
   // The reference is the model as written, before tiling and fusion.
   pm.addPass(createExportReference());
   // Attention runs only in its tiled form; tiling is not fusion, so it

@@ -9,7 +9,7 @@
 #include "memwall/Target/Passes.h"
 
 #include "AttentionCodegen.h"
-#include "CodegenTarget.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 #include "KernelBuilding.h"
 #include "LayoutCodegen.h"
 
@@ -276,7 +276,7 @@ private:
 struct ConfigureKernelsPass
     : public memwall::impl::ConfigureKernelsBase<ConfigureKernelsPass> {
   void runOnOperation() override {
-    FailureOr<GPUTarget> target = getCodegenTarget(getOperation());
+    FailureOr<GPUTarget> target = getTargetOf(getOperation());
     if (failed(target) ||
         failed(KernelConfigurator(*target).configureFunction(getOperation())))
       signalPassFailure();

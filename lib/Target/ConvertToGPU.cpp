@@ -2,7 +2,7 @@
 
 #include "memwall/Target/Passes.h"
 
-#include "CodegenTarget.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 #include "KernelPatterns.h"
 
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
@@ -34,7 +34,7 @@ struct ConvertToGPUPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    FailureOr<GPUTarget> target = getCodegenTarget(module);
+    FailureOr<GPUTarget> target = getTargetOf(module);
     if (failed(target))
       return signalPassFailure();
 

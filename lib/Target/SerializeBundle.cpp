@@ -2,7 +2,7 @@
 
 #include "memwall/Target/Passes.h"
 
-#include "CodegenTarget.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 
 #include "memwall/Target/Bundle.h"
 
@@ -26,7 +26,7 @@ struct SerializeBundlePass
                       "memwall-serialize-bundle needs output=BUNDLE_DIR");
       return signalPassFailure();
     }
-    FailureOr<GPUTarget> target = getCodegenTarget(module);
+    FailureOr<GPUTarget> target = getTargetOf(module);
     if (failed(target))
       return signalPassFailure();
     FailureOr<Bundle> bundle = readLoweredBundle(module, *target);

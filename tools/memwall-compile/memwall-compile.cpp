@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 #include "memwall/Pipelines.h"
 #include "memwall/Registration.h"
 #include "memwall/Support/InputLimits.h"
@@ -126,8 +127,6 @@ int main(int argc, char **argv) {
   if (!module || failed(verify(*module)))
     return EXIT_FAILURE;
 
-  // The target every pass of the pipeline compiles for.
-  memwall::setDefaultPassTarget(targetName, targetFile);
   memwall::LowerToBundleOptions options;
   options.target = targetName;
   options.targetFile = targetFile;
@@ -146,6 +145,7 @@ int main(int argc, char **argv) {
   // --emit=fused prints the fused model, once the rest of the pipeline
   // showed that codegen runs it.
   OwningOpRef<ModuleOp> fused;
+  bool hadTarget = (*module)->hasAttr(memwall::kTargetAttrName);
   if (emit == Emit::Fused) {
     if (failed(run([&](OpPassManager &pm) {
           memwall::buildBundleFrontendPipeline(pm, options);
@@ -155,6 +155,8 @@ int main(int argc, char **argv) {
     for (StringRef name : {memwall::MemWallDialect::kReferenceAttrName,
                            memwall::MemWallDialect::kOutputNamesAttrName})
       (*fused)->removeAttr(name);
+    if (!hadTarget)
+      (*fused)->removeAttr(memwall::kTargetAttrName);
     options.ptx = false;
   }
   if (failed(run([&](OpPassManager &pm) {

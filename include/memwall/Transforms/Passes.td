@@ -15,6 +15,38 @@ defvar targetOptions = [
          "JSON file describing a GPU target">
 ];
 
+def SetTarget : Pass<"memwall-set-target", "mlir::ModuleOp"> {
+  let summary = "Attach the GPU target to the module";
+  let description = [{
+    Sets the module's `memwall.target` attribute (`#memwall.target<...>`)
+    to the built-in target `target` or the one described by `target-file`
+    (docs/targets.md), with every figure, so the module says what it is
+    compiled and predicted for. Every later memwall pass reads the target
+    from it; without it they use h100-sxm. With neither option the
+    module keeps the target it has, or gets h100-sxm. `launch` overrides
+    how kernels are launched in predictions (the target's own mode when
+    empty). An unknown name, a bad file or launch mode is an error.
+
+    ```mlir
+    module attributes {memwall.target = #memwall.target<"h100-sxm",
+        description = "NVIDIA H100 SXM5 80GB", sm_arch = "sm_90a", ...>}
+    ```
+
+    `memwall-opt --target=NAME` and the `memwall-default` pipeline run this
+    pass first.
+  }];
+  let options = [
+    Option<"targetName", "target", "std::string", /*default=*/"\"\"",
+           "Built-in GPU target, e.g. h100-sxm (see docs/targets.md)">,
+    Option<"targetFile", "target-file", "std::string", /*default=*/"\"\"",
+           "JSON file describing a GPU target">,
+    Option<"launch", "launch", "std::string", /*default=*/"\"\"",
+           "How kernels are launched in predictions: stream or graph "
+           "(empty: the target's own)">
+  ];
+  let dependentDialects = ["::memwall::MemWallDialect"];
+}
+
 def AnnotateCosts : Pass<"memwall-annotate-costs", "mlir::ModuleOp"> {
   let summary = "Attach FLOPs, bytes and roofline time to every memwall op";
   let description = [{

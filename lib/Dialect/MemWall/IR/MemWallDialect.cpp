@@ -1,6 +1,7 @@
 //===- MemWallDialect.cpp - memwall dialect and attributes ----------------===//
 
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -106,6 +107,12 @@ LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
   if (expected != "?")
     return op->emitError() << "'" << attr.getName().getValue() << "' must be "
                            << expected;
+  if (attr.getName() == kTargetAttrName) {
+    if (!isa<TargetAttr>(attr.getValue()))
+      return op->emitError() << "'" << kTargetAttrName
+                             << "' must be a #memwall.target attribute";
+    return success();
+  }
   if (attr.getName() != kCostAttrName)
     return op->emitError() << "unknown memwall attribute '"
                            << attr.getName().getValue() << "'";

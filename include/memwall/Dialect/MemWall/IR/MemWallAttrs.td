@@ -185,4 +185,60 @@ def MemWall_KernelConfigAttr : AttrDef<MemWall_Dialect, "KernelConfig"> {
   }];
 }
 
+def MemWall_TargetAttr : AttrDef<MemWall_Dialect, "Target"> {
+  let mnemonic = "target";
+  let summary = "the GPU target a module is compiled and predicted for";
+  let description = [{
+    Attached to a module by `memwall-set-target` as the `memwall.target`
+    attribute; every memwall pass reads the target from it (through
+    `getTargetOf`), so a module carries every figure its predictions and
+    kernel choices depend on. The fields are the target file's
+    (docs/targets.md), all of them, in this order:
+
+    ```mlir
+    module attributes {memwall.target = #memwall.target<"h100-sxm",
+        description = "NVIDIA H100 SXM5 80GB", sm_arch = "sm_90a",
+        launch_mode = stream, peak_flops = {fp32 = 6.700000e+13, ...},
+        memory_bandwidth_bytes_per_s = 3.350000e+12, ...,
+        calibration = "", base = "">} { ... }
+    ```
+
+    Real-valued figures print so that they parse back bit-identical. A
+    built-in target may be written by its name alone:
+    `#memwall.target<"h100-sxm">`.
+  }];
+  // The figures of a GPUTarget; getTarget() and getTargetAttr() in
+  // MemWallTarget.h convert between the two.
+  let parameters = (ins
+    StringRefParameter<"target name">:$name,
+    StringRefParameter<"product name">:$description,
+    StringRefParameter<"PTX architecture">:$smArch,
+    "::memwall::LaunchMode":$launchMode,
+    ArrayRefParameter<"::llvm::APFloat", "FLOP/s per MathPrecision">:$peakFlops,
+    "::llvm::APFloat":$memoryBandwidth,
+    "uint64_t":$memoryCapacityBytes,
+    "uint64_t":$l2Bytes,
+    "uint64_t":$sharedMemoryPerSMBytes,
+    "unsigned":$smCount,
+    "::llvm::APFloat":$kernelLaunchSeconds,
+    "::llvm::APFloat":$graphKernelLaunchSeconds,
+    "::llvm::APFloat":$achievableMemoryBandwidth,
+    ArrayRefParameter<"::llvm::APFloat",
+                      "GEMM efficiency per GemmShapeClass">:$gemmEfficiency,
+    "::llvm::APFloat":$attentionEfficiency,
+    "::llvm::APFloat":$nvlinkBandwidth,
+    "::llvm::APFloat":$pcieBandwidth,
+    "::llvm::APFloat":$networkBandwidth,
+    "unsigned":$gpusPerNode,
+    StringRefParameter<"calibration provenance">:$calibration,
+    StringRefParameter<"built-in target a file started from">:$baseName
+  );
+  let extraClassDeclaration = [{
+    /// The target these figures describe.
+    ::memwall::GPUTarget getTarget() const;
+  }];
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
 #endif // MEMWALL_DIALECT_MEMWALL_IR_MEMWALLATTRS_TD

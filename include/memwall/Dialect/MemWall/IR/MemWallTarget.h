@@ -1,0 +1,32 @@
+//===- MemWallTarget.h - the GPU target carried in the IR -------*- C++ -*-===//
+//
+// A module names the GPU it is compiled and predicted for in its
+// `memwall.target` attribute (#memwall.target<...>, set by
+// memwall-set-target). Passes read it with getTargetOf; there is no
+// process-wide target.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_DIALECT_MEMWALL_IR_MEMWALLTARGET_H
+#define MEMWALL_DIALECT_MEMWALL_IR_MEMWALLTARGET_H
+
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Hardware/GPUTarget.h"
+
+namespace memwall {
+
+/// The attribute, on a module (or any op), that holds its target.
+constexpr llvm::StringLiteral kTargetAttrName = "memwall.target";
+
+/// `target` as an attribute: every figure, so that getTarget() gives back a
+/// target equal to it field by field.
+TargetAttr getTargetAttr(mlir::MLIRContext *ctx, const GPUTarget &target);
+
+/// The target in the `memwall.target` attribute of `op` or of its nearest
+/// ancestor that has one; h100-sxm (kDefaultGPUTargetName) when none does.
+/// An attribute that is not a #memwall.target is one error at `op`.
+mlir::FailureOr<GPUTarget> getTargetOf(mlir::Operation *op);
+
+} // namespace memwall
+
+#endif // MEMWALL_DIALECT_MEMWALL_IR_MEMWALLTARGET_H
