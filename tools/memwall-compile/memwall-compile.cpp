@@ -86,6 +86,10 @@ static int fail(const llvm::Twine &message) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // Registered before the flags are read: -mlir-print-ir-after=PASS names
+  // passes.
+  registerAllPasses();
+  memwall::registerMemWallPasses();
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
@@ -104,7 +108,6 @@ int main(int argc, char **argv) {
   if (emit == Emit::Bundle && outputPath.empty())
     return fail("-o BUNDLE_DIR is required");
 
-  registerAllPasses();
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);

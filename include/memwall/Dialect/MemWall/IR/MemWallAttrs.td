@@ -154,12 +154,12 @@ def MemWall_KernelConfigAttr : AttrDef<MemWall_Dialect, "KernelConfig"> {
 
     ```mlir
     #memwall.kernel_config<family = row_reduction, name = "kernel1_reduction",
-        grid = array<i64: 64, 1, 1>, block = array<i64: 256, 1, 1>,
-        predicted_seconds = 2.5e-06 : f64>
+        grid = [64, 1, 1], block = [256, 1, 1],
+        predictedSeconds = 2.5e-06 : f64>
     ```
 
     `name` is the step's (and generated kernel's) name; `grid`, `block` and
-    `shared_bytes` its launch; `predicted_seconds` the fusion cost model's
+    `sharedBytes` its launch; `predictedSeconds` the fusion cost model's
     time. A GEMM carries its cuBLASLt call in `gemm`; an attention with split
     keys its `splits` and the `combine` kernel's own configuration. A
     reshape (`view`) is no step: it names the bytes of its input.
