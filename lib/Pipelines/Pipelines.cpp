@@ -162,8 +162,7 @@ void memwall::buildBundleFrontendPipeline(OpPassManager &pm,
   }
 }
 
-void memwall::buildKernelsToPTXPipeline(OpPassManager &pm,
-                                        StringRef cudaPath) {
+void memwall::buildKernelsToPTXPipeline(OpPassManager &pm, StringRef cudaPath) {
   std::string toolkit = cudaPath.str();
   if (toolkit.empty())
     if (std::optional<std::string> home =

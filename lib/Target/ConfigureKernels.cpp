@@ -9,9 +9,9 @@
 #include "memwall/Target/Passes.h"
 
 #include "AttentionCodegen.h"
-#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 #include "KernelBuilding.h"
 #include "LayoutCodegen.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 
 #include "memwall/Analysis/CostAnalysis.h"
 #include "memwall/Analysis/FusionCost.h"
@@ -99,9 +99,9 @@ private:
     KernelFamily family = analysis->kind == FusionKind::Reduction
                               ? KernelFamily::RowReduction
                               : KernelFamily::Elementwise;
-    return attach(op, family,
-                  kernelName(stringifyFusionKind(analysis->kind)), grid,
-                  {geometry.threadsPerBlock, 1, 1}, 0, analysis->timeSeconds);
+    return attach(op, family, kernelName(stringifyFusionKind(analysis->kind)),
+                  grid, {geometry.threadsPerBlock, 1, 1}, 0,
+                  analysis->timeSeconds);
   }
 
   /// A data-movement kernel: transpose, slice, embedding, rope,
@@ -147,11 +147,11 @@ private:
     KernelWork combineWork;
     combineWork.bytesRead = static_cast<double>(partialBytes);
     combineWork.bytesWritten = static_cast<double>(resultBytes);
-    KernelConfigAttr combine = configAttr(
-        op->getContext(), KernelFamily::Attention,
-        kernelName("attention_combine", /*offset=*/1), plan.combineGrid,
-        {plan.combineThreads, 1, 1}, 0,
-        estimateKernelTime(combineWork, target).timeSeconds);
+    KernelConfigAttr combine =
+        configAttr(op->getContext(), KernelFamily::Attention,
+                   kernelName("attention_combine", /*offset=*/1),
+                   plan.combineGrid, {plan.combineThreads, 1, 1}, 0,
+                   estimateKernelTime(combineWork, target).timeSeconds);
     KernelConfigAttr config = KernelConfigAttr::get(
         op->getContext(), KernelFamily::Attention, name,
         DenseI64ArrayAttr::get(op->getContext(), plan.grid),
@@ -214,13 +214,12 @@ private:
     auto gemm = GemmConfigAttr::get(
         ctx, m, dims.n, dims.k, batch, strideA, strideB, strideC, strideD,
         BoolAttr::get(ctx, transA), BoolAttr::get(ctx, transB), epilogueName);
-    op->setAttr(
-        MemWallDialect::kKernelConfigAttrName,
-        KernelConfigAttr::get(
-            ctx, KernelFamily::Gemm, "gemm" + std::to_string(steps), nullptr,
-            nullptr, 0, FloatAttr::get(Float64Type::get(ctx),
-                                       analysis.timeSeconds),
-            1, KernelConfigAttr(), gemm));
+    op->setAttr(MemWallDialect::kKernelConfigAttrName,
+                KernelConfigAttr::get(
+                    ctx, KernelFamily::Gemm, "gemm" + std::to_string(steps),
+                    nullptr, nullptr, 0,
+                    FloatAttr::get(Float64Type::get(ctx), analysis.timeSeconds),
+                    1, KernelConfigAttr(), gemm));
     ++steps;
     return success();
   }
@@ -231,8 +230,7 @@ private:
   }
 
   static KernelConfigAttr configAttr(MLIRContext *ctx, KernelFamily family,
-                                     StringRef name,
-                                     ArrayRef<int64_t> grid,
+                                     StringRef name, ArrayRef<int64_t> grid,
                                      ArrayRef<int64_t> block,
                                      int64_t sharedBytes, double seconds) {
     auto array = [&](ArrayRef<int64_t> values) {

@@ -2,8 +2,8 @@
 
 #include "memwall/Target/Passes.h"
 
-#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 #include "KernelPatterns.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 #include "memwall/Target/Bundle.h"

@@ -84,9 +84,9 @@ protected:
     gpu::GPUModuleOp kernels = state.kernels;
     LaunchOp::create(
         rewriter, loc,
-        SymbolRefAttr::get(kernels.getSymNameAttr(),
-                           {FlatSymbolRefAttr::get(rewriter.getContext(),
-                                                   config.getName())}),
+        SymbolRefAttr::get(
+            kernels.getSymNameAttr(),
+            {FlatSymbolRefAttr::get(rewriter.getContext(), config.getName())}),
         args, config.getGrid(), config.getBlock(),
         rewriter.getI64IntegerAttr(config.getSharedBytes()), ops,
         rewriter.getF64FloatAttr(config.getPredictedTime()));
@@ -122,8 +122,7 @@ protected:
     }
     if (analysis->kind == FusionKind::MatmulEpilogue)
       return lowerGemm(op, config, *analysis, buffers, results, rewriter);
-    if (failed(emitKernel(state.kernels, config.getName(), *analysis,
-                          outputs)))
+    if (failed(emitKernel(state.kernels, config.getName(), *analysis, outputs)))
       return failure();
     SmallVector<Value> args, written;
     for (const KernelInput &input : analysis->inputs)
@@ -138,11 +137,11 @@ protected:
     return success();
   }
 
-  virtual LogicalResult
-  lowerGemm(Operation *op, KernelConfigAttr config,
-            const KernelAnalysis &analysis,
-            const DenseMap<Value, Value> &buffers, ArrayRef<Value> results,
-            ConversionPatternRewriter &rewriter) const {
+  virtual LogicalResult lowerGemm(Operation *op, KernelConfigAttr config,
+                                  const KernelAnalysis &analysis,
+                                  const DenseMap<Value, Value> &buffers,
+                                  ArrayRef<Value> results,
+                                  ConversionPatternRewriter &rewriter) const {
     return rewriter.notifyMatchFailure(op, "not a generated kernel");
   }
 
@@ -213,8 +212,7 @@ protected:
   LogicalResult lower(Operation *op, KernelConfigAttr config,
                       const DenseMap<Value, Value> &buffers,
                       ConversionPatternRewriter &rewriter) const override {
-    emitLayoutKernel(state.kernels, config.getName(), op,
-                     planLayoutKernel(op));
+    emitLayoutKernel(state.kernels, config.getName(), op, planLayoutKernel(op));
     SmallVector<Value> args;
     for (Value operand : op->getOperands())
       args.push_back(buffers.lookup(operand));
@@ -291,9 +289,9 @@ protected:
     Type type = getTypeConverter()->convertType(reshape.getType());
     auto view = ViewOp::create(rewriter, op->getLoc(), type,
                                buffers.lookup(reshape.getInput()));
-    view->setAttr(MemWallDialect::kBufferAttrName,
-                  rewriter.getStringAttr(
-                      state.bufferNames.lookup(reshape.getResult())));
+    view->setAttr(
+        MemWallDialect::kBufferAttrName,
+        rewriter.getStringAttr(state.bufferNames.lookup(reshape.getResult())));
     rewriter.replaceOp(op, view);
     return success();
   }
