@@ -10,6 +10,8 @@
 #ifndef MEMWALL_PIPELINES_H
 #define MEMWALL_PIPELINES_H
 
+#include "memwall/Target/Bundle.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -167,8 +169,73 @@ mlir::LogicalResult buildDefaultPipeline(
     mlir::OpPassManager &pm, const DefaultPipelineOptions &options,
     llvm::function_ref<mlir::LogicalResult(mlir::OpPassManager &)> extraPasses);
 
-/// Registers the named pipelines (`memwall-default`) with the global pass
-/// registry. Called by registerMemWallPasses(); safe to call again.
+/// Options of `memwall-lower-to-bundle`, memwall-compile's pipeline:
+/// `memwall-lower-to-bundle{output=model.bundle target=a100-80gb}`.
+struct LowerToBundleOptions
+    : public mlir::PassPipelineOptions<LowerToBundleOptions> {
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("Built-in GPU target (default h100-sxm; see "
+                     "docs/targets.md)"),
+      llvm::cl::init("")};
+  Option<std::string> targetFile{
+      *this, "target-file",
+      llvm::cl::desc("JSON file describing the GPU target"),
+      llvm::cl::init("")};
+  Option<std::string> output{
+      *this, "output",
+      llvm::cl::desc("Write the bundle to this directory (default: none; "
+                     "the lowered module is the result)"),
+      llvm::cl::init("")};
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("Fuse ops into kernels (memwall-fuse)"),
+                    llvm::cl::init(true)};
+  Option<bool> ptx{*this, "ptx",
+                   llvm::cl::desc("Lower the kernels to PTX (false: keep the "
+                                  "gpu.module, no kernels.ptx)"),
+                   llvm::cl::init(true)};
+  Option<std::string> cudaPath{
+      *this, "cuda-path",
+      llvm::cl::desc("CUDA toolkit root, for libdevice (default $CUDA_HOME "
+                     "or /usr/local/cuda)"),
+      llvm::cl::init("")};
+};
+
+/// Adds the passes that lower memwall IR to the steps of a bundle, up to
+/// and including memwall-fuse (when `fuse`): the reference graph is kept,
+/// attention tiled, ops fused. memwall-compile --emit=fused stops here.
+void buildBundleFrontendPipeline(mlir::OpPassManager &pm,
+                                 const LowerToBundleOptions &options);
+
+/// Adds the rest: kernel configuration, conversion to kernels and steps,
+/// the kernels' lowering to PTX (when `ptx`), arena planning, and the
+/// bundle's serialization (when `output` is given).
+void buildBundleBackendPipeline(mlir::OpPassManager &pm,
+                                const LowerToBundleOptions &options);
+
+/// Adds `memwall-lower-to-bundle` to `pm` (anchored on builtin.module): the
+/// frontend, then the backend above.
+void buildLowerToBundlePipeline(mlir::OpPassManager &pm,
+                                const LowerToBundleOptions &options);
+
+/// Adds the lowering of `gpu.module`s to PTX (`gpu.binary`), the same
+/// upstream passes and options the NVPTX path always used: SCF to CF, NVGPU,
+/// vector and GPU to NVVM with bare-pointer memrefs, canonicalize, CSE,
+/// then gpu-module-to-binary in `isa` format with libdevice from
+/// `cudaPath` (empty: $CUDA_HOME, else /usr/local/cuda).
+void buildKernelsToPTXPipeline(mlir::OpPassManager &pm,
+                               llvm::StringRef cudaPath);
+
+/// Runs memwall-lower-to-bundle (without writing) on the single function of
+/// `module` for `target` and returns its bundle. Every op codegen cannot run
+/// gets a diagnostic at its location; nothing is returned then.
+mlir::FailureOr<Bundle> compileBundle(mlir::ModuleOp module,
+                                      const GPUTarget &target,
+                                      const CompileOptions &options);
+
+/// Registers the named pipelines (`memwall-default`,
+/// `memwall-lower-to-bundle`) with the global pass registry. Called by
+/// registerMemWallPasses(); safe to call again.
 void registerMemWallPipelines();
 
 } // namespace memwall

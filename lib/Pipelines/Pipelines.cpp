@@ -4,14 +4,25 @@
 
 #include "memwall/Analysis/MemoryAnalysis.h"
 #include "memwall/Report/RooflineReport.h"
+#include "memwall/Target/Passes.h"
 #include "memwall/Transforms/Passes.h"
 #include "memwall/Transforms/Remat.h"
 
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/Process.h"
 
 #include <mutex>
 
 using namespace mlir;
+using namespace memwall;
 
 bool memwall::DefaultPipelineOptions::asksMemoryQuestion() const {
   return !budget.empty() || !memoryTimeline.empty() || devices != 1 ||
@@ -194,6 +205,81 @@ void memwall::buildDefaultPipeline(OpPassManager &pm,
   (void)buildDefaultPipeline(pm, options, nullptr);
 }
 
+void memwall::buildBundleFrontendPipeline(OpPassManager &pm,
+                                          const LowerToBundleOptions &options) {
+  // Every pass below reads its target from the module.
+  SetTargetOptions target;
+  target.targetName = options.target;
+  target.targetFile = options.targetFile;
+  pm.addPass(createSetTarget(target));
+  // The reference is the model as written, before tiling and fusion.
+  pm.addPass(createExportReference());
+  // Attention runs only in its tiled form; tiling is not fusion, so it
+  // happens without fusion too.
+  pm.addNestedPass<func::FuncOp>(createTileAttention());
+  if (options.fuse)
+    pm.addNestedPass<func::FuncOp>(createFuse());
+}
+
+void memwall::buildKernelsToPTXPipeline(OpPassManager &pm, StringRef cudaPath) {
+  std::string toolkit = cudaPath.str();
+  if (toolkit.empty())
+    if (std::optional<std::string> home =
+            llvm::sys::Process::GetEnv("CUDA_HOME"))
+      toolkit = *home;
+  if (toolkit.empty())
+    toolkit = "/usr/local/cuda";
+  // Not upstream's buildLowerToNVVMPassPipeline: it outlines, attaches a
+  // target and lowers the host too; these kernels are already outlined and
+  // targeted, and the host is memwall-run.
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(createConvertNVGPUToNVVMPass());
+  kernels.addPass(createConvertVectorToLLVMPass());
+  ConvertGpuOpsToNVVMOpsOptions toNVVM;
+  toNVVM.useBarePtrCallConv = true;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(toNVVM));
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions toBinary;
+  toBinary.compilationTarget = "isa";
+  toBinary.toolkitPath = toolkit;
+  pm.addPass(createGpuModuleToBinaryPass(toBinary));
+}
+
+void memwall::buildBundleBackendPipeline(OpPassManager &pm,
+                                         const LowerToBundleOptions &options) {
+  pm.addNestedPass<func::FuncOp>(createConfigureKernels());
+  pm.addPass(createConvertToGPU());
+  if (options.ptx)
+    buildKernelsToPTXPipeline(pm, options.cudaPath);
+  pm.addNestedPass<func::FuncOp>(createPlanArena());
+  if (!options.output.empty())
+    pm.addPass(createSerializeBundle({options.output}));
+}
+
+void memwall::buildLowerToBundlePipeline(OpPassManager &pm,
+                                         const LowerToBundleOptions &options) {
+  buildBundleFrontendPipeline(pm, options);
+  buildBundleBackendPipeline(pm, options);
+}
+
+FailureOr<Bundle> memwall::compileBundle(ModuleOp module,
+                                         const GPUTarget &target,
+                                         const CompileOptions &options) {
+  LowerToBundleOptions pipeline;
+  pipeline.target = target.name;
+  pipeline.fuse = options.fuse;
+  pipeline.ptx = !options.skipPTX;
+  pipeline.cudaPath = options.cudaRoot;
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  buildLowerToBundlePipeline(pm, pipeline);
+  if (failed(pm.run(module)))
+    return failure();
+  return readLoweredBundle(module, target);
+}
+
 void memwall::registerMemWallPipelines() {
   // The registry aborts on a second registration of the same name; tools,
   // the plugin and C API users may all ask.
@@ -207,5 +293,12 @@ void memwall::registerMemWallPipelines() {
         [](OpPassManager &pm, const DefaultPipelineOptions &options) {
           buildDefaultPipeline(pm, options);
         });
+    PassPipelineRegistration<LowerToBundleOptions>(
+        "memwall-lower-to-bundle",
+        "What memwall-compile runs: keep the reference graph, tile "
+        "attention, fuse, configure kernels, convert to GPU kernels and "
+        "bundle steps, lower the kernels to PTX, plan the arena and write "
+        "the bundle to `output`",
+        buildLowerToBundlePipeline);
   });
 }

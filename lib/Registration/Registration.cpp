@@ -4,6 +4,7 @@
 
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 #include "memwall/Pipelines.h"
+#include "memwall/Target/Passes.h"
 #include "memwall/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -15,5 +16,6 @@ void memwall::registerMemWallDialects(mlir::DialectRegistry &registry) {
 
 void memwall::registerMemWallPasses() {
   registerMemWallTransformsPasses();
+  registerMemWallTargetPasses();
   registerMemWallPipelines();
 }

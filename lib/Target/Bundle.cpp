@@ -287,518 +287,204 @@ std::optional<int64_t> memwall::planArena(std::vector<BundleBuffer> &buffers) {
   return arena;
 }
 
-namespace {
-class BundleCompiler {
-public:
-  BundleCompiler(ModuleOp module, const GPUTarget &target,
-                 const CompileOptions &options)
-      : module(module), target(target), options(options) {}
-
-  FailureOr<Bundle> run() {
-    SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
-    if (functions.size() != 1)
-      return mlir::emitError(module.getLoc(),
-                             "memwall-compile needs exactly one function, "
-                             "found ")
-             << functions.size();
-    func::FuncOp function = functions.front();
-    bundle.model = module.getSymName() ? module.getSymName()->str()
-                                       : function.getSymName().str();
-    bundle.target = target.name;
-    bundle.arch = target.smArch;
-
-    // The reference is the model as written, before fusion.
-    FailureOr<llvm::json::Value> reference = exportReferenceGraph(function);
-    if (failed(reference))
-      return failure();
-    bundle.reference = std::move(*reference);
-    // Attention runs only in its tiled form; tiling is not fusion, so it
-    // happens with --no-fuse too.
-    tileAttention(module, target);
-    if (options.fuse)
-      fuseModule(module, target);
-
-    if (failed(planSteps(function)) || failed(emitPTX()))
-      return failure();
-    std::optional<int64_t> arena = planArena(bundle.buffers);
-    if (!arena)
-      return mlir::emitError(function.getLoc())
-             << "the buffers of @" << function.getSymName()
-             << " need an arena larger than memwall can count (int64)";
-    bundle.arenaBytes = *arena;
-    for (const BundleStep &step : bundle.steps)
-      bundle.predictedSeconds += step.predictedSeconds;
-    return std::move(bundle);
+std::vector<std::string>
+memwall::referenceOutputNames(func::FuncOp function,
+                              const llvm::json::Value &reference) {
+  // The exporter names values deterministically; recover the names of the
+  // returned values from the op results it listed.
+  auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
+  const llvm::json::Object *graph = reference.getAsObject();
+  const llvm::json::Array *ops = graph->getArray("ops");
+  DenseMap<Value, std::string> resultNames;
+  size_t opIndex = 0;
+  function.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (isa<FusionOp, func::FuncOp, func::ReturnOp, YieldOp>(op))
+      return WalkResult::advance();
+    const llvm::json::Object *entry = (*ops)[opIndex++].getAsObject();
+    const llvm::json::Array *results = entry->getArray("results");
+    for (auto [i, result] : llvm::enumerate(op->getResults()))
+      resultNames[result] = (*results)[i].getAsString()->str();
+    return WalkResult::skip();
+  });
+  std::vector<std::string> names;
+  for (Value value : ret.getOperands()) {
+    if (auto argument = dyn_cast<BlockArgument>(value)) {
+      ValueNamer namer;
+      names.push_back(namer.name(argument));
+    } else {
+      names.push_back(resultNames.lookup(value));
+    }
   }
+  return names;
+}
 
-private:
-  int bufferFor(Value value, StringRef role) {
-    if (auto it = bufferOf.find(value); it != bufferOf.end())
-      return it->second;
-    int buffer = addBuffer(names.name(value),
-                           cast<RankedTensorType>(value.getType()), role);
-    bufferOf[value] = buffer;
-    return buffer;
-  }
+DenseMap<Value, std::string> memwall::nameBundleValues(func::FuncOp function) {
+  ValueNamer namer;
+  DenseMap<Value, std::string> names;
+  for (BlockArgument argument : function.getArguments())
+    names[argument] = namer.name(argument);
+  for (Operation &op : function.getBody().front().without_terminator())
+    for (Value result : op.getResults())
+      names[result] = namer.name(result);
+  return names;
+}
 
-  /// A new buffer; intermediates live from the step being added.
-  int addBuffer(std::string name, RankedTensorType type, StringRef role) {
+SmallVector<Value> memwall::getBundleBuffers(func::FuncOp function) {
+  SmallVector<Value> buffers(function.getArguments());
+  for (Operation &op : function.getBody().front())
+    if (isa<memref::AllocOp, ViewOp>(op))
+      buffers.push_back(op.getResult(0));
+  return buffers;
+}
+
+int64_t memwall::getBufferByteSize(Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  return getTensorByteSize(
+      RankedTensorType::get(type.getShape(), type.getElementType()));
+}
+
+FailureOr<Bundle> memwall::readLoweredBundle(ModuleOp module,
+                                             const GPUTarget &target) {
+  auto functions = llvm::to_vector(module.getOps<func::FuncOp>());
+  auto referenceText =
+      module->getAttrOfType<StringAttr>(MemWallDialect::kReferenceAttrName);
+  auto outputNames =
+      module->getAttrOfType<ArrayAttr>(MemWallDialect::kOutputNamesAttrName);
+  if (functions.size() != 1 || !referenceText || !outputNames)
+    return mlir::emitError(module.getLoc(),
+                           "not a lowered model: expected one function and "
+                           "the reference of memwall-export-reference");
+  func::FuncOp function = functions.front();
+  auto arena =
+      function->getAttrOfType<IntegerAttr>(MemWallDialect::kArenaBytesAttrName);
+  auto argumentOffsets = function->getAttrOfType<DenseI64ArrayAttr>(
+      MemWallDialect::kArgumentOffsetsAttrName);
+  if (!arena || !argumentOffsets)
+    return function.emitError("the buffers have no arena: run "
+                              "memwall-plan-arena first");
+  Bundle bundle;
+  bundle.model = module.getSymName() ? module.getSymName()->str()
+                                     : function.getSymName().str();
+  bundle.target = target.name;
+  bundle.arch = target.smArch;
+  llvm::Expected<llvm::json::Value> reference =
+      llvm::json::parse(referenceText.getValue());
+  if (!reference)
+    return mlir::emitError(module.getLoc(), "the reference graph is not JSON: ")
+           << llvm::toString(reference.takeError());
+  bundle.reference = std::move(*reference);
+
+  DenseMap<Value, int> bufferOf;
+  ValueNamer argumentNames;
+  for (Value value : getBundleBuffers(function)) {
     BundleBuffer buffer;
-    buffer.name = std::move(name);
+    auto type = cast<MemRefType>(value.getType());
     buffer.dtype = dtypeName(type.getElementType());
     buffer.shape.assign(type.getShape().begin(), type.getShape().end());
-    buffer.bytes = getTensorByteSize(type);
-    buffer.role = role.str();
-    buffer.firstStep = role == "intermediate" ? stepIndex() : 0;
-    buffer.lastStep = buffer.firstStep;
-    bundle.buffers.push_back(buffer);
-    return bundle.buffers.size() - 1;
-  }
-
-  /// A kernel step named after its position and `what`, implementing `ops`.
-  BundleStep kernelStep(StringRef what, ArrayRef<Operation *> ops,
-                        double predictedSeconds) {
-    BundleStep step;
-    step.kind = "kernel";
-    step.name =
-        "kernel" + std::to_string(bundle.steps.size()) + "_" + what.str();
-    step.function = step.name;
-    step.ops = locsOf(ops);
-    step.predictedSeconds = predictedSeconds;
-    return step;
-  }
-
-  /// Passes `value`'s buffer to `step` as an input.
-  void readArg(BundleStep &step, Value value) {
-    int buffer = bufferOf.lookup(value);
-    use(buffer);
-    step.args.push_back(buffer);
-  }
-
-  int64_t stepIndex() const { return bundle.steps.size(); }
-
-  /// Fails, at `op`, unless CUDA can launch `grid`.
-  static LogicalResult checkGrid(Operation *op,
-                                 const std::array<int64_t, 3> &grid) {
-    if (std::string why = whyGridCannotLaunch(grid); !why.empty())
-      return op->emitError("codegen cannot run '")
-             << op->getName() << "': " << why;
-    return success();
-  }
-
-  /// Marks `buffer` (and what it views) used by the step being added.
-  void use(int buffer) {
-    BundleBuffer &b = bundle.buffers[buffer];
-    b.lastStep = std::max<int64_t>(b.lastStep, stepIndex());
-    if (b.aliasOf >= 0)
-      use(b.aliasOf);
-  }
-
-  std::vector<std::string> locsOf(ArrayRef<Operation *> ops) {
-    std::vector<std::string> locs;
-    for (Operation *op : ops)
-      locs.push_back(formatLocationForReport(op->getLoc()));
-    return locs;
-  }
-
-  LogicalResult planSteps(func::FuncOp function) {
-    MLIRContext *ctx = module.getContext();
-    // Every dialect the kernel generators build with, so compileBundle works
-    // in any context (an embedder's registry may hold only memwall's).
-    ctx->loadDialect<arith::ArithDialect, gpu::GPUDialect, math::MathDialect,
-                     memref::MemRefDialect, scf::SCFDialect,
-                     vector::VectorDialect, LLVM::LLVMDialect,
-                     NVVM::NVVMDialect, nvgpu::NVGPUDialect>();
-    OpBuilder builder(ctx);
-    kernels = ModuleOp::create(builder.getUnknownLoc());
-    (*kernels)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                        builder.getUnitAttr());
-    builder.setInsertionPointToStart(kernels->getBody());
-    auto targetAttr = NVVM::NVVMTargetAttr::get(
-        ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda", target.smArch,
-        target.smArch == "sm_80" ? "+ptx70" : "+ptx80");
-    gpuModule =
-        gpu::GPUModuleOp::create(builder, builder.getUnknownLoc(), "kernels",
-                                 builder.getArrayAttr({targetAttr}));
-
-    for (auto [i, argument] : llvm::enumerate(function.getArguments())) {
+    buffer.bytes = getBufferByteSize(value);
+    if (auto argument = dyn_cast<BlockArgument>(value)) {
+      unsigned i = argument.getArgNumber();
       auto kind = function.getArgAttrOfType<ArgKindAttr>(
           i, MemWallDialect::kArgKindAttrName);
-      bool isWeight = kind && kind.getValue() == ArgKind::Weight;
-      int buffer = bufferFor(argument, isWeight ? "weight" : "input");
-      bundle.inputs.push_back(
-          {bundle.buffers[buffer].name, buffer, bundle.buffers[buffer].name});
-    }
-    if (failed(planOps(function)))
-      return failure();
-    auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
-    for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
-      // Every value has a buffer: arguments, and results of planned ops.
-      int buffer = bufferOf.lookup(value);
-      BundleBuffer &b = bundle.buffers[buffer];
-      if (b.role == "intermediate")
-        b.role = "output";
-      b.lastStep = std::numeric_limits<int32_t>::max();
-      if (b.aliasOf >= 0)
-        bundle.buffers[b.aliasOf].lastStep = b.lastStep;
-      bundle.outputs.push_back(
-          {"result" + std::to_string(i), buffer, outputReferenceNames[i]});
-    }
-    for (BundleBuffer &buffer : bundle.buffers)
-      if (buffer.role == "input" || buffer.role == "weight")
-        buffer.lastStep = std::numeric_limits<int32_t>::max();
-    return success();
-  }
-
-  /// Plans every op of `function` but its return. One error per unsupported
-  /// op would flood a training step (hundreds of lines, one per layer): each
-  /// distinct message is shown once, at its first op, and the repeats are
-  /// counted.
-  LogicalResult planOps(func::FuncOp function) {
-    bool ok = true;
-    unsigned repeats = 0;
-    {
-      llvm::StringSet<> shown;
-      ScopedDiagnosticHandler firstOfEach(
-          module.getContext(), [&](Diagnostic &diag) {
-            if (diag.getSeverity() != DiagnosticSeverity::Error ||
-                shown.insert(diag.str()).second)
-              return failure(); // pass it on
-            ++repeats;
-            return success();
-          });
-      for (Operation &op : function.getBody().front().without_terminator())
-        if (failed(planOp(&op)))
-          ok = false;
-    }
-    if (repeats > 0)
-      function.emitError() << "codegen cannot run " << repeats << " more op"
-                           << (repeats == 1 ? "" : "s") << " of @"
-                           << function.getName() << " for the reasons above";
-    return success(ok);
-  }
-
-  LogicalResult planOp(Operation *op) {
-    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-      int source = bufferOf.lookup(reshape.getInput());
-      int view = bufferFor(reshape.getResult(), "intermediate");
-      bundle.buffers[view].aliasOf = source;
-      bundle.buffers[view].firstStep = bundle.buffers[source].firstStep;
-      return success();
-    }
-    if (auto attention = dyn_cast<FlashAttentionOp>(op))
-      return planAttention(attention);
-    if (isLayoutOp(op))
-      return planLayout(op);
-    if (isa<AttentionOp>(op))
-      return op->emitError("codegen runs attention only in its tiled form "
-                           "(memwall.flash_attention); this one stayed "
-                           "untiled");
-    std::string whyNot;
-    FailureOr<KernelAnalysis> analysis = failure();
-    SmallVector<Value> outputs;
-    if (auto fusion = dyn_cast<FusionOp>(op)) {
-      analysis = analyzeFusion(fusion, target, &whyNot);
-      if (failed(analysis))
-        return op->emitError("codegen cannot run this fusion: ") << whyNot;
-      auto yield = cast<YieldOp>(fusion.getBodyBlock().getTerminator());
-      outputs.assign(yield.getValues().begin(), yield.getValues().end());
-    } else if (isElementwiseOp(op) || isRowReductionOp(op) ||
-               isa<MatmulOp>(op)) {
-      analysis = analyzeKernel({op}, target, &whyNot);
-      if (failed(analysis))
-        return op->emitError("codegen cannot run '")
-               << op->getName() << "': " << whyNot;
-      outputs.push_back(op->getResult(0));
+      buffer.name = argumentNames.name(argument);
+      buffer.role =
+          kind && kind.getValue() == ArgKind::Weight ? "weight" : "input";
+      buffer.offset = argumentOffsets[i];
     } else {
-      return op->emitError("codegen does not support '")
-             << op->getName() << "' yet";
+      Operation *op = value.getDefiningOp();
+      buffer.name =
+          op->getAttrOfType<StringAttr>(MemWallDialect::kBufferAttrName)
+              .getValue()
+              .str();
+      buffer.role = "intermediate";
+      buffer.offset =
+          op->getAttrOfType<IntegerAttr>(MemWallDialect::kOffsetAttrName)
+              .getInt();
+      if (auto view = dyn_cast<ViewOp>(op))
+        buffer.aliasOf = bufferOf.lookup(view.getSource());
     }
-    // Body values map to the op's results and operands.
-    DenseMap<Value, Value> outer;
-    if (auto fusion = dyn_cast<FusionOp>(op)) {
-      for (auto [argument, input] : llvm::zip_equal(
-               fusion.getBodyBlock().getArguments(), fusion.getInputs()))
-        outer[argument] = input;
-      for (auto [inner, result] : llvm::zip_equal(outputs, fusion.getResults()))
-        outer[inner] = result;
-    }
-    auto outerOf = [&](Value value) {
-      auto it = outer.find(value);
-      return it == outer.end() ? value : it->second;
-    };
-    BundleStep step;
-    step.ops = locsOf(analysis->ops);
-    step.predictedSeconds = analysis->timeSeconds;
-    if (analysis->kind == FusionKind::MatmulEpilogue)
-      return planGemm(*analysis, outerOf(outputs.front()), outerOf, step);
-
-    step = kernelStep(stringifyFusionKind(analysis->kind), analysis->ops,
-                      analysis->timeSeconds);
-    FailureOr<gpu::GPUFuncOp> func =
-        emitKernel(gpuModule, step.function, *analysis, outputs);
-    if (failed(func))
-      return failure();
-    const KernelGeometry &geometry = analysis->geometry;
-    step.grid = {geometry.gridSize, 1, 1};
-    if (failed(checkGrid(op, step.grid)))
-      return failure();
-    step.block = {geometry.threadsPerBlock, 1, 1};
-    step.sharedBytes = 0; // static shared memory is part of the kernel
-    for (const KernelInput &input : analysis->inputs)
-      readArg(step, outerOf(input.value));
-    for (Value output : outputs)
-      step.args.push_back(bufferFor(outerOf(output), "intermediate"));
-    bundle.steps.push_back(step);
-    return success();
+    bufferOf[value] = bundle.buffers.size();
+    bundle.buffers.push_back(buffer);
+  }
+  for (BlockArgument argument : function.getArguments()) {
+    int buffer = bufferOf.lookup(argument);
+    bundle.inputs.push_back(
+        {bundle.buffers[buffer].name, buffer, bundle.buffers[buffer].name});
   }
 
-  /// A data-movement kernel: transpose, slice, embedding, rope,
-  /// kv_cache_append.
-  LogicalResult planLayout(Operation *op) {
-    LayoutKernelPlan plan = planLayoutKernel(op);
-    if (failed(checkGrid(op, plan.grid)))
-      return failure();
-    BundleStep step = kernelStep(
-        op->getName().stripDialect(), {op},
-        estimateOpRoofline(cast<CostOpInterface>(op), target).timeSeconds);
-    emitLayoutKernel(gpuModule, step.function, op, plan);
-    step.grid = plan.grid;
-    step.block = {plan.threads, 1, 1};
-    for (Value operand : op->getOperands())
-      readArg(step, operand);
-    step.args.push_back(bufferFor(op->getResult(0), "intermediate"));
-    bundle.steps.push_back(step);
-    return success();
-  }
-
-  /// The tensor-core attention kernel, and with split keys the kernel that
-  /// combines the splits.
-  LogicalResult planAttention(FlashAttentionOp op) {
-    if (std::string why = whyNoAttentionKernel(op); !why.empty())
-      return op.emitError("codegen cannot run this attention: ") << why;
-    AttentionKernelPlan plan = planAttentionKernel(op);
-    auto cost = cast<CostOpInterface>(op.getOperation());
-    BundleStep step = kernelStep("attention", {op.getOperation()},
-                                 estimateOpRoofline(cost, target).timeSeconds);
-    emitAttentionKernel(gpuModule, step.function, op, plan);
-    step.grid = plan.grid;
-    step.block = {plan.threads(), 1, 1};
-    step.sharedBytes = plan.sharedBytes;
-    for (Value input : op->getOperands())
-      readArg(step, input);
-    int out = bufferFor(op.getResult(), "intermediate");
-    int lse = bufferFor(op.getLse(), "intermediate");
-    if (plan.splits == 1) {
-      step.args.push_back(out);
-      step.args.push_back(lse);
+  auto locations = [](ArrayAttr ops) {
+    std::vector<std::string> locs;
+    for (StringRef loc : ops.getAsValueRange<StringAttr>())
+      locs.push_back(loc.str());
+    return locs;
+  };
+  auto bufferIndex = [&](Value value) {
+    return value ? bufferOf.lookup(value) : -1;
+  };
+  for (Operation &op : function.getBody().front()) {
+    if (auto launch = dyn_cast<LaunchOp>(op)) {
+      BundleStep step;
+      step.kind = "kernel";
+      step.name = launch.getStepName().str();
+      step.function = step.name;
+      step.ops = locations(launch.getOps());
+      step.predictedSeconds = launch.getPredictedSeconds().convertToDouble();
+      llvm::copy(launch.getGrid(), step.grid.begin());
+      llvm::copy(launch.getBlock(), step.block.begin());
+      step.sharedBytes = launch.getSharedBytes();
+      for (Value arg : launch.getArgs())
+        step.args.push_back(bufferIndex(arg));
       bundle.steps.push_back(step);
-      return success();
-    }
-    // Split keys: fp32 partials per split, then the combine.
-    ArrayRef<int64_t> outShape = op.getResult().getType().getShape();
-    SmallVector<int64_t> partialShape{plan.splits};
-    partialShape.append(outShape.begin(), outShape.end());
-    Type f32 = Float32Type::get(op.getContext());
-    int partialOut =
-        addBuffer(step.name + "_partial_out",
-                  RankedTensorType::get(partialShape, f32), "intermediate");
-    partialShape.pop_back();
-    int partialLse =
-        addBuffer(step.name + "_partial_lse",
-                  RankedTensorType::get(partialShape, f32), "intermediate");
-    step.args.push_back(partialOut);
-    step.args.push_back(partialLse);
-    // The op's cost counts the partials' round trip and the final write:
-    // the combine reads the partials and writes the output and lse.
-    int64_t partialBytes =
-        bundle.buffers[partialOut].bytes + bundle.buffers[partialLse].bytes;
-    int64_t resultBytes = bundle.buffers[out].bytes + bundle.buffers[lse].bytes;
-    KernelWork splitWork = cost.getKernelWork(target);
-    splitWork.bytesRead -= static_cast<double>(partialBytes);
-    splitWork.bytesWritten -= static_cast<double>(resultBytes);
-    step.predictedSeconds = estimateKernelTime(splitWork, target).timeSeconds;
-    bundle.steps.push_back(step);
-
-    KernelWork combineWork;
-    combineWork.bytesRead = static_cast<double>(partialBytes);
-    combineWork.bytesWritten = static_cast<double>(resultBytes);
-    BundleStep combine =
-        kernelStep("attention_combine", {op.getOperation()},
-                   estimateKernelTime(combineWork, target).timeSeconds);
-    emitAttentionCombineKernel(gpuModule, combine.function, op, plan);
-    combine.grid = plan.combineGrid;
-    combine.block = {plan.combineThreads, 1, 1};
-    for (int buffer : {partialOut, partialLse}) {
-      use(buffer);
-      combine.args.push_back(buffer);
-    }
-    combine.args.push_back(out);
-    combine.args.push_back(lse);
-    bundle.steps.push_back(combine);
-    return success();
-  }
-
-  LogicalResult planGemm(const KernelAnalysis &analysis, Value result,
-                         function_ref<Value(Value)> outerOf, BundleStep step) {
-    auto matmul = cast<MatmulOp>(analysis.anchor);
-    step.kind = "gemm";
-    step.name = "gemm" + std::to_string(bundle.steps.size());
-    auto lhs = matmul.getLhs().getType(), rhs = matmul.getRhs().getType();
-    auto out = matmul.getType();
-    MatmulOp::Dims dims = matmul.getDims();
-    step.transA = matmul.getTransposeLhs();
-    step.transB = matmul.getTransposeRhs();
-    step.k = dims.k;
-    step.n = dims.n;
-    auto batchOf = [](RankedTensorType type) {
-      int64_t batch = 1;
-      for (int64_t d : type.getShape().drop_back(2))
-        batch *= d;
-      return batch;
-    };
-    int64_t lhsBatch = batchOf(lhs), rhsBatch = batchOf(rhs),
-            outBatch = batchOf(out);
-    if (rhsBatch == 1 && !step.transA) {
-      // A weight shared by every batch: one GEMM over all rows.
-      step.m = dims.m * outBatch;
-      step.batch = 1;
-    } else {
-      if ((lhsBatch != 1 && lhsBatch != outBatch) ||
-          (rhsBatch != 1 && rhsBatch != outBatch))
-        return matmul.emitError("codegen supports batch dimensions that are "
-                                "either all broadcast or all present");
-      step.m = dims.m;
-      step.batch = outBatch;
-      step.strideA = lhsBatch == 1 ? 0 : dims.m * dims.k;
-      step.strideB = rhsBatch == 1 ? 0 : dims.k * dims.n;
-      step.strideD = dims.m * dims.n;
-    }
-    step.dtype = dtypeName(out.getElementType());
-    step.a = bufferOf.lookup(outerOf(matmul.getLhs()));
-    step.b = bufferOf.lookup(outerOf(matmul.getRhs()));
-    use(step.a);
-    use(step.b);
-    const GemmEpilogue &epilogue = analysis.epilogue;
-    if (epilogue.bias) {
-      step.bias = bufferOf.lookup(outerOf(epilogue.bias));
-      use(step.bias);
-    }
-    if (epilogue.residual) {
-      step.c = bufferOf.lookup(outerOf(epilogue.residual));
-      step.strideC = step.strideD;
-      use(step.c);
-    }
-    std::string activation =
-        epilogue.activation == GemmEpilogue::Activation::Relu
-            ? "relu"
-            : (epilogue.activation == GemmEpilogue::Activation::GeluTanh
-                   ? "gelu"
-                   : "");
-    if (activation.empty())
-      step.epilogue = epilogue.bias ? "bias" : "none";
-    else
-      step.epilogue = epilogue.bias ? activation + "_bias" : activation;
-    step.d = bufferFor(result, "intermediate");
-    bundle.steps.push_back(step);
-    return success();
-  }
-
-  LogicalResult emitPTX() {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    gpuModule->print(os);
-    bundle.gpuModuleText = text;
-    if (options.skipPTX || gpuModule.getBody()->empty())
-      return success();
-    std::string cudaRoot = options.cudaRoot;
-    if (cudaRoot.empty())
-      if (std::optional<std::string> home =
-              llvm::sys::Process::GetEnv("CUDA_HOME"))
-        cudaRoot = *home;
-    if (cudaRoot.empty())
-      cudaRoot = "/usr/local/cuda";
-    PassManager pm(module.getContext(), ModuleOp::getOperationName());
-    std::string pipeline =
-        "gpu.module(convert-scf-to-cf,convert-nvgpu-to-nvvm,"
-        "convert-vector-to-llvm,"
-        "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},"
-        "canonicalize,cse,reconcile-unrealized-casts),"
-        "gpu-module-to-binary{format=isa toolkit=" +
-        cudaRoot + "}";
-    if (failed(parsePassPipeline(pipeline, pm))) {
-      return mlir::emitError(module.getLoc(),
-                             "internal error: bad lowering pipeline");
-    }
-    if (failed(pm.run(*kernels)))
-      return mlir::emitError(module.getLoc(),
-                             "lowering the generated kernels to PTX failed "
-                             "(is the CUDA toolkit's libdevice under ")
-             << cudaRoot << "/nvvm/libdevice?)";
-    for (auto binary : kernels->getBody()->getOps<gpu::BinaryOp>())
-      for (Attribute object : binary.getObjects())
-        bundle.ptx +=
-            cast<gpu::ObjectAttr>(object).getObject().getValue().str();
-    // gpu-module-to-binary keeps the terminating NUL of the PTX string.
-    while (!bundle.ptx.empty() && bundle.ptx.back() == '\0')
-      bundle.ptx.pop_back();
-    return success();
-  }
-
-public:
-  SmallVector<std::string> outputReferenceNames;
-
-private:
-  ModuleOp module;
-  const GPUTarget &target;
-  const CompileOptions &options;
-  Bundle bundle;
-  ValueNamer names;
-  DenseMap<Value, int> bufferOf;
-  OwningOpRef<ModuleOp> kernels;
-  gpu::GPUModuleOp gpuModule;
-};
-} // namespace
-
-FailureOr<Bundle> memwall::compileBundle(ModuleOp module,
-                                         const GPUTarget &target,
-                                         const CompileOptions &options) {
-  // Buffer, FLOP and byte totals that fit int64 keep every offset, arena
-  // and prediction below countable.
-  if (failed(verifyCountableTotals(module)))
-    return failure();
-  BundleCompiler compiler(module, target, options);
-  // The reference names of the returned values, taken from the unfused IR.
-  for (func::FuncOp function : module.getOps<func::FuncOp>()) {
-    FailureOr<llvm::json::Value> reference = exportReferenceGraph(function);
-    if (failed(reference))
-      return failure();
-    // The exporter names values deterministically; recover the names of the
-    // returned values from the last op results it listed.
-    auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
-    const llvm::json::Object *graph = reference->getAsObject();
-    const llvm::json::Array *ops = graph->getArray("ops");
-    DenseMap<Value, std::string> resultNames;
-    size_t opIndex = 0;
-    function.walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (isa<FusionOp, func::FuncOp, func::ReturnOp, YieldOp>(op))
-        return WalkResult::advance();
-      const llvm::json::Object *entry = (*ops)[opIndex++].getAsObject();
-      const llvm::json::Array *results = entry->getArray("results");
-      for (auto [i, result] : llvm::enumerate(op->getResults()))
-        resultNames[result] = (*results)[i].getAsString()->str();
-      return WalkResult::skip();
-    });
-    for (Value value : ret.getOperands()) {
-      if (auto argument = dyn_cast<BlockArgument>(value)) {
-        ValueNamer namer;
-        compiler.outputReferenceNames.push_back(namer.name(argument));
-      } else {
-        compiler.outputReferenceNames.push_back(resultNames.lookup(value));
+    } else if (auto gemm = dyn_cast<GemmOp>(op)) {
+      GemmConfigAttr config = gemm.getConfig();
+      BundleStep step;
+      step.kind = "gemm";
+      step.name = gemm.getName().str();
+      step.ops = locations(gemm.getOps());
+      step.predictedSeconds = gemm.getPredictedSeconds().convertToDouble();
+      step.a = bufferIndex(gemm.getA());
+      step.b = bufferIndex(gemm.getB());
+      step.c = bufferIndex(gemm.getC());
+      step.bias = bufferIndex(gemm.getBias());
+      step.d = bufferIndex(gemm.getD());
+      step.m = config.getM();
+      step.n = config.getN();
+      step.k = config.getK();
+      step.batch = config.getBatch();
+      step.strideA = config.getStrideA();
+      step.strideB = config.getStrideB();
+      step.strideC = config.getStrideC();
+      step.strideD = config.getStrideD();
+      step.transA = config.getTransA().getValue();
+      step.transB = config.getTransB().getValue();
+      step.dtype = dtypeName(gemm.getD().getType().getElementType());
+      step.epilogue = config.getEpilogue().str();
+      bundle.steps.push_back(step);
+    } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+        int buffer = bufferOf.lookup(value);
+        if (bundle.buffers[buffer].role == "intermediate")
+          bundle.buffers[buffer].role = "output";
+        bundle.outputs.push_back(
+            {"result" + std::to_string(i), buffer,
+             cast<StringAttr>(outputNames[i]).getValue().str()});
       }
     }
   }
-  return compiler.run();
+  bundle.arenaBytes = arena.getInt();
+  for (const BundleStep &step : bundle.steps)
+    bundle.predictedSeconds += step.predictedSeconds;
+
+  if (auto source = module->getAttrOfType<StringAttr>(
+          MemWallDialect::kKernelsSourceAttrName))
+    bundle.gpuModuleText = source.getValue().str();
+  for (auto binary : module.getOps<gpu::BinaryOp>())
+    for (Attribute object : binary.getObjects())
+      bundle.ptx += cast<gpu::ObjectAttr>(object).getObject().getValue().str();
+  // gpu-module-to-binary keeps the terminating NUL of the PTX string.
+  while (!bundle.ptx.empty() && bundle.ptx.back() == '\0')
+    bundle.ptx.pop_back();
+  return bundle;
 }
 
 llvm::Error memwall::writeBundle(const Bundle &bundle, StringRef path) {

@@ -6,15 +6,19 @@
 // Fuses the model (unless --no-fuse), generates a kernel per fusion group and
 // per remaining op, lowers them to PTX through LLVM's NVPTX backend, plans
 // one memory arena and writes the bundle memwall-run executes
-// (docs/bundle-format.md).
+// (docs/bundle-format.md). A thin driver over the `memwall-lower-to-bundle`
+// pipeline (memwall/Pipelines.h): upstream's pass-manager flags apply, e.g.
+// -mlir-print-ir-after-all and --mlir-pass-pipeline-crash-reproducer.
 //
 //===----------------------------------------------------------------------===//
 
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
+#include "memwall/Pipelines.h"
 #include "memwall/Registration.h"
 #include "memwall/Support/InputLimits.h"
 #include "memwall/Support/OutputFile.h"
 #include "memwall/Support/Version.h"
-#include "memwall/Target/Bundle.h"
 #include "memwall/Transforms/Passes.h"
 
 #include "mlir/IR/AsmState.h"
@@ -25,6 +29,7 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/CommandLine.h"
@@ -80,6 +85,13 @@ static int fail(const llvm::Twine &message) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // Registered before the flags are read: -mlir-print-ir-after=PASS names
+  // passes.
+  registerAllPasses();
+  memwall::registerMemWallPasses();
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
   llvm::cl::HideUnrelatedOptions(category);
   memwall::setVersionPrinter();
   llvm::cl::ParseCommandLineOptions(
@@ -95,7 +107,6 @@ int main(int argc, char **argv) {
   if (emit == Emit::Bundle && outputPath.empty())
     return fail("-o BUNDLE_DIR is required");
 
-  registerAllPasses();
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
@@ -118,25 +129,57 @@ int main(int argc, char **argv) {
   if (!module || failed(verify(*module)))
     return EXIT_FAILURE;
 
-  memwall::CompileOptions options;
+  memwall::LowerToBundleOptions options;
+  options.target = targetName;
+  options.targetFile = targetFile;
   options.fuse = !noFuse;
-  options.cudaRoot = cudaRoot;
-  options.skipPTX = emit == Emit::Fused || emit == Emit::GPU;
+  options.ptx = emit != Emit::GPU;
+  options.cudaPath = cudaRoot;
+  if (emit == Emit::Bundle)
+    options.output = outputPath;
+  auto run = [&](llvm::function_ref<void(OpPassManager &)> build) {
+    PassManager pm(&context, ModuleOp::getOperationName());
+    if (failed(applyPassManagerCLOptions(pm)))
+      return failure();
+    build(pm);
+    return pm.run(*module);
+  };
+  // --emit=fused prints the fused model, once the rest of the pipeline
+  // showed that codegen runs it.
+  OwningOpRef<ModuleOp> fused;
+  bool hadTarget = (*module)->hasAttr(memwall::kTargetAttrName);
+  if (emit == Emit::Fused) {
+    if (failed(run([&](OpPassManager &pm) {
+          memwall::buildBundleFrontendPipeline(pm, options);
+        })))
+      return EXIT_FAILURE;
+    fused = module->clone();
+    for (StringRef name : {memwall::MemWallDialect::kReferenceAttrName,
+                           memwall::MemWallDialect::kOutputNamesAttrName})
+      (*fused)->removeAttr(name);
+    if (!hadTarget)
+      (*fused)->removeAttr(memwall::kTargetAttrName);
+    options.ptx = false;
+  }
+  if (failed(run([&](OpPassManager &pm) {
+        if (emit == Emit::Fused)
+          memwall::buildBundleBackendPipeline(pm, options);
+        else
+          memwall::buildLowerToBundlePipeline(pm, options);
+      })))
+    return EXIT_FAILURE;
+  if (emit == Emit::Bundle)
+    return EXIT_SUCCESS;
+
   FailureOr<memwall::Bundle> bundle =
-      memwall::compileBundle(*module, *target, options);
+      memwall::readLoweredBundle(*module, *target);
   if (failed(bundle))
     return EXIT_FAILURE;
-
-  if (emit == Emit::Bundle) {
-    if (llvm::Error error = memwall::writeBundle(*bundle, outputPath))
-      return fail(llvm::toString(std::move(error)));
-    return EXIT_SUCCESS;
-  }
   if (llvm::Error error = memwall::writeOutputFile(
           outputPath.empty() ? "-" : outputPath.getValue(), "",
           [&](llvm::raw_ostream &os) {
             if (emit == Emit::Fused)
-              module->print(os);
+              fused->print(os);
             else if (emit == Emit::GPU)
               os << bundle->gpuModuleText << "\n";
             else

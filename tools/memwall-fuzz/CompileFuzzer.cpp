@@ -10,7 +10,7 @@
 
 #include "FuzzSupport.h"
 
-#include "memwall/Target/Bundle.h"
+#include "memwall/Pipelines.h"
 
 using namespace mlir;
 

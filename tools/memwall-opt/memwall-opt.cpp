@@ -31,6 +31,7 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -61,6 +62,8 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
+  // memwall-lower-to-bundle translates its kernels to LLVM IR for PTX.
+  registerAllGPUToLLVMIRTranslations(registry);
   memwall::registerMemWallDialects(registry);
 
   // memwall's flags are memwall-default's options (declared once, in

@@ -372,9 +372,12 @@ TEST_F(CostModelTest, EveryRegisteredOpHasAHandComputedCase) {
   // has a case above: a new op cannot go uncosted or untested.
   std::set<std::string> registered;
   for (RegisteredOperationName name : context.getRegisteredOperations()) {
-    // The fusion body's terminator does no work of its own.
+    // The fusion body's terminator does no work of its own; bundle steps on
+    // buffers (MemWallHostOps.td) are codegen's output, not model ops.
     if (name.getDialectNamespace() != "memwall" ||
-        name.getStringRef() == "memwall.yield")
+        name.getStringRef() == "memwall.yield" ||
+        llvm::is_contained({"memwall.launch", "memwall.gemm", "memwall.view"},
+                           name.getStringRef()))
       continue;
     registered.insert(name.getStringRef().str());
     EXPECT_TRUE(name.hasInterface<CostOpInterface>())

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memwall/Pipelines.h"
 #include "memwall/Registration.h"
 #include "memwall/Target/Bundle.h"
 

@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/JSON.h"
 
 #include <array>
@@ -89,12 +90,31 @@ struct CompileOptions {
 mlir::FailureOr<llvm::json::Value>
 exportReferenceGraph(mlir::func::FuncOp function);
 
-/// Compiles the single function of `module` (fusing it in place first unless
-/// options say not to). Every op codegen cannot run gets a diagnostic at its
-/// location; nothing is returned then.
-mlir::FailureOr<Bundle> compileBundle(mlir::ModuleOp module,
-                                      const GPUTarget &target,
-                                      const CompileOptions &options);
+/// The reference names (exportReferenceGraph's) of the values `function`
+/// returns, given its exported `reference`.
+std::vector<std::string>
+referenceOutputNames(mlir::func::FuncOp function,
+                     const llvm::json::Value &reference);
+
+/// The bundle names of `function`'s arguments and of the results of its
+/// top-level ops, given in program order as buffers and reference values
+/// are named.
+llvm::DenseMap<mlir::Value, std::string>
+nameBundleValues(mlir::func::FuncOp function);
+
+/// The buffers of a lowered function (memwall-convert-to-gpu's output), in
+/// the bundle's order: its arguments, then every memref.alloc and
+/// memwall.view.
+llvm::SmallVector<mlir::Value> getBundleBuffers(mlir::func::FuncOp function);
+
+/// The bytes of a buffer (a memref of the bundle).
+int64_t getBufferByteSize(mlir::Value buffer);
+
+/// The bundle of a lowered module: its steps, buffers placed in the arena
+/// (memwall-plan-arena), reference graph (memwall-export-reference), and
+/// kernels (memwall.kernels_source and, once lowered, gpu.binary @kernels).
+mlir::FailureOr<Bundle> readLoweredBundle(mlir::ModuleOp module,
+                                          const GPUTarget &target);
 
 /// Assigns arena offsets (256-byte aligned) so that buffers live at the same
 /// time never overlap; returns the arena size, or nullopt when an offset or

@@ -5,6 +5,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 
@@ -23,6 +24,10 @@ void MemWallDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "memwall/Dialect/MemWall/IR/MemWallOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "memwall/Dialect/MemWall/IR/MemWallHostOps.cpp.inc"
       >();
   addAttributes<
 #define GET_ATTRDEF_LIST
@@ -84,6 +89,28 @@ LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a unit attribute on a backward op";
     return success();
   }
+  // Codegen's attributes (memwall-lower-to-bundle).
+  StringRef expected =
+      llvm::StringSwitch<StringRef>(attr.getName().getValue())
+          .Case(kKernelConfigAttrName,
+                isa<KernelConfigAttr>(attr.getValue())
+                    ? ""
+                    : "a #memwall.kernel_config attribute")
+          .Cases({kReferenceAttrName, kKernelsSourceAttrName, kBufferAttrName},
+                 isa<StringAttr>(attr.getValue()) ? "" : "a string")
+          .Case(kOutputNamesAttrName,
+                isa<ArrayAttr>(attr.getValue()) ? "" : "an array of strings")
+          .Cases({kOffsetAttrName, kArenaBytesAttrName},
+                 isa<IntegerAttr>(attr.getValue()) ? "" : "an integer")
+          .Case(kArgumentOffsetsAttrName,
+                isa<DenseI64ArrayAttr>(attr.getValue()) ? ""
+                                                        : "an array<i64>")
+          .Default("?");
+  if (expected.empty())
+    return success();
+  if (expected != "?")
+    return op->emitError() << "'" << attr.getName().getValue() << "' must be "
+                           << expected;
   if (attr.getName() == kTargetAttrName) {
     if (!isa<TargetAttr>(attr.getValue()))
       return op->emitError() << "'" << kTargetAttrName

@@ -18,6 +18,7 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace memwall {
 namespace detail {
@@ -132,6 +133,9 @@ private:
 
 #define GET_OP_CLASSES
 #include "memwall/Dialect/MemWall/IR/MemWallOps.h.inc"
+
+#define GET_OP_CLASSES
+#include "memwall/Dialect/MemWall/IR/MemWallHostOps.h.inc"
 
 namespace memwall {
 /// The `memwall.kind` of argument `index` of `function` (input when unset).

@@ -117,6 +117,74 @@ def MemWall_CostAttr : AttrDef<MemWall_Dialect, "Cost"> {
   let genVerifyDecl = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Kernel configuration (memwall-configure-kernels).
+//===----------------------------------------------------------------------===//
+
+def MemWall_KernelFamily : I32Enum<"KernelFamily", "how codegen runs one step", [
+      I32EnumCase<"Elementwise", 0, "elementwise">,
+      I32EnumCase<"RowReduction", 1, "row_reduction">,
+      I32EnumCase<"Gemm", 2, "gemm">,
+      I32EnumCase<"Attention", 3, "attention">,
+      I32EnumCase<"Layout", 4, "layout">,
+      I32EnumCase<"View", 5, "view">
+    ]> {
+  let cppNamespace = "::memwall";
+}
+
+def MemWall_GemmConfigAttr : AttrDef<MemWall_Dialect, "GemmConfig"> {
+  let mnemonic = "gemm_config";
+  let summary = "the cuBLASLt call of a GEMM step (row-major, docs/bundle-format.md)";
+  let parameters = (ins
+    "int64_t":$m, "int64_t":$n, "int64_t":$k, "int64_t":$batch,
+    "int64_t":$strideA, "int64_t":$strideB, "int64_t":$strideC,
+    "int64_t":$strideD, "::mlir::BoolAttr":$transA, "::mlir::BoolAttr":$transB,
+    StringRefParameter<"none, bias, relu, gelu, relu_bias or gelu_bias">:$epilogue
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def MemWall_KernelConfigAttr : AttrDef<MemWall_Dialect, "KernelConfig"> {
+  let mnemonic = "kernel_config";
+  let summary = "what codegen chose for one step: kernel family, launch, time";
+  let description = [{
+    Attached by `memwall-configure-kernels` as `memwall.kernel_config` to
+    every op that becomes a step of the bundle, and consumed by
+    `memwall-convert-to-gpu`:
+
+    ```mlir
+    #memwall.kernel_config<family = row_reduction, name = "kernel1_reduction",
+        grid = [64, 1, 1], block = [256, 1, 1],
+        predictedSeconds = 2.5e-06 : f64>
+    ```
+
+    `name` is the step's (and generated kernel's) name; `grid`, `block` and
+    `sharedBytes` its launch; `predictedSeconds` the fusion cost model's
+    time. A GEMM carries its cuBLASLt call in `gemm`; an attention with split
+    keys its `splits` and the `combine` kernel's own configuration. A
+    reshape (`view`) is no step: it names the bytes of its input.
+  }];
+  let parameters = (ins
+    "::memwall::KernelFamily":$family,
+    StringRefParameter<"step name">:$name,
+    OptionalParameter<"::mlir::DenseI64ArrayAttr">:$grid,
+    OptionalParameter<"::mlir::DenseI64ArrayAttr">:$block,
+    DefaultValuedParameter<"int64_t", "0">:$sharedBytes,
+    OptionalParameter<"::mlir::FloatAttr">:$predictedSeconds,
+    DefaultValuedParameter<"int64_t", "1">:$splits,
+    OptionalParameter<"::memwall::KernelConfigAttr">:$combine,
+    OptionalParameter<"::memwall::GemmConfigAttr">:$gemm
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let extraClassDeclaration = [{
+    /// predicted_seconds, 0 when absent.
+    double getPredictedTime() const {
+      return getPredictedSeconds() ? getPredictedSeconds().getValueAsDouble()
+                                   : 0.0;
+    }
+  }];
+}
+
 def MemWall_TargetAttr : AttrDef<MemWall_Dialect, "Target"> {
   let mnemonic = "target";
   let summary = "the GPU target a module is compiled and predicted for";

@@ -41,6 +41,29 @@ def MemWall_Dialect : Dialect {
     /// On a module: the precision policy memwall-precision applied.
     static constexpr ::llvm::StringLiteral kPrecisionAttrName =
         "memwall.precision";
+
+    // Codegen (docs/codegen.md, "The compile pipeline").
+    /// On a step's op: its KernelConfigAttr (memwall-configure-kernels).
+    static constexpr ::llvm::StringLiteral kKernelConfigAttrName =
+        "memwall.kernel_config";
+    /// On the module: the reference graph (JSON text) and the reference
+    /// names of the returned values, taken before tiling and fusion.
+    static constexpr ::llvm::StringLiteral kReferenceAttrName =
+        "memwall.reference";
+    static constexpr ::llvm::StringLiteral kOutputNamesAttrName =
+        "memwall.output_names";
+    /// On the module: the generated gpu.module as text, before lowering.
+    static constexpr ::llvm::StringLiteral kKernelsSourceAttrName =
+        "memwall.kernels_source";
+    /// On a buffer (memref.alloc, memwall.view): its name in the bundle.
+    static constexpr ::llvm::StringLiteral kBufferAttrName = "memwall.buffer";
+    /// On a buffer, and per argument on the function: its arena offset.
+    static constexpr ::llvm::StringLiteral kOffsetAttrName = "memwall.offset";
+    static constexpr ::llvm::StringLiteral kArgumentOffsetsAttrName =
+        "memwall.argument_offsets";
+    /// On the function: the arena's size (memwall-plan-arena).
+    static constexpr ::llvm::StringLiteral kArenaBytesAttrName =
+        "memwall.arena_bytes";
   }];
 }
 

@@ -1,0 +1,83 @@
+//===- MemWallHostOps.td - bundle steps on buffers ---------*- tablegen -*-===//
+//
+// The host side of a compiled model (memwall-convert-to-gpu's output): the
+// steps memwall-run executes in order, on buffers (memrefs) that
+// memwall-plan-arena places in one arena. Kernels live in `gpu.module
+// @kernels`; the steps name them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_DIALECT_MEMWALL_IR_MEMWALLHOSTOPS_TD
+#define MEMWALL_DIALECT_MEMWALL_IR_MEMWALLHOSTOPS_TD
+
+include "memwall/Dialect/MemWall/IR/MemWallAttrs.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ViewLikeInterface.td"
+
+class MemWall_HostOp<string mnemonic, list<Trait> traits = []>
+    : Op<MemWall_Dialect, mnemonic, traits>;
+
+def MemWall_LaunchOp : MemWall_HostOp<"launch"> {
+  let summary = "a bundle step that launches a generated kernel";
+  let description = [{
+    Runs `kernel` (a `gpu.func` of `gpu.module @kernels`, or after lowering
+    the PTX function of that name) on `args`, with the launch and predicted
+    time memwall-configure-kernels chose. `ops` are the locations of the
+    source ops the step implements.
+
+    ```mlir
+    memwall.launch @kernels::@kernel0_elementwise(%arg0, %0)
+        grid [8, 1, 1] block [256, 1, 1] shared 0
+        {ops = ["gelu"], predicted_seconds = 2.0e-06 : f64}
+        : memref<16x128xf32>, memref<16x128xf32>
+    ```
+  }];
+  let arguments = (ins SymbolRefAttr:$kernel,
+                       Variadic<AnyStaticShapeMemRef>:$args,
+                       DenseI64ArrayAttr:$grid, DenseI64ArrayAttr:$block,
+                       I64Attr:$shared_bytes, StrArrayAttr:$ops,
+                       F64Attr:$predicted_seconds);
+  let assemblyFormat = [{
+    $kernel `(` $args `)` `grid` $grid `block` $block `shared` $shared_bytes
+    attr-dict `:` type($args)
+  }];
+  let extraClassDeclaration = [{
+    /// The step's name: the kernel's.
+    ::llvm::StringRef getStepName() { return getKernel().getLeafReference(); }
+  }];
+}
+
+def MemWall_GemmOp : MemWall_HostOp<"gemm", [AttrSizedOperandSegments]> {
+  let summary = "a bundle step that runs one cuBLASLt matmul with epilogue";
+  let description = [{
+    `d = epilogue(op(a) x op(b) + bias) + c` over `config.batch` strided
+    batches, as docs/bundle-format.md describes the gemm step.
+  }];
+  let arguments = (ins StrAttr:$name, AnyStaticShapeMemRef:$a,
+                       AnyStaticShapeMemRef:$b,
+                       Optional<AnyStaticShapeMemRef>:$c,
+                       Optional<AnyStaticShapeMemRef>:$bias,
+                       AnyStaticShapeMemRef:$d,
+                       MemWall_GemmConfigAttr:$config, StrArrayAttr:$ops,
+                       F64Attr:$predicted_seconds);
+  let assemblyFormat = [{
+    $name `a` `(` $a `:` type($a) `)` `b` `(` $b `:` type($b) `)`
+    (`c` `(` $c^ `:` type($c) `)`)? (`bias` `(` $bias^ `:` type($bias) `)`)?
+    `d` `(` $d `:` type($d) `)` $config attr-dict
+  }];
+}
+
+def MemWall_ViewOp : MemWall_HostOp<"view", [Pure, ViewLikeOpInterface]> {
+  let summary = "the bytes of a buffer under another shape (a reshape)";
+  let arguments = (ins AnyStaticShapeMemRef:$source);
+  let results = (outs AnyStaticShapeMemRef:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `to` type($result)";
+  let extraClassDeclaration = [{
+    ::mlir::Value getViewSource() { return getSource(); }
+  }];
+}
+
+#endif // MEMWALL_DIALECT_MEMWALL_IR_MEMWALLHOSTOPS_TD

@@ -1,0 +1,89 @@
+//===- Passes.td - memwall codegen passes ------------------*- tablegen -*-===//
+//
+// The compile path as passes (docs/codegen.md, "The compile pipeline"):
+// memwall-lower-to-bundle runs them in this order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_TARGET_PASSES_TD
+#define MEMWALL_TARGET_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ExportReference : Pass<"memwall-export-reference", "mlir::ModuleOp"> {
+  let summary = "Keep the model as written: the bundle's reference graph";
+  let description = [{
+    Records the CPU reference graph of the module's single function (the
+    bundle's `reference` section, before tiling and fusion change the ops) as
+    `memwall.reference`, and the reference names of its returned values as
+    `memwall.output_names`, on the module. Fails on a module that is not one
+    function, on totals memwall cannot count, and on ops the reference
+    interpreter cannot run.
+  }];
+}
+
+def ConfigureKernels : Pass<"memwall-configure-kernels", "mlir::func::FuncOp"> {
+  let summary = "Choose the kernel, launch and predicted time of every step";
+  let description = [{
+    Attaches `memwall.kernel_config = #memwall.kernel_config<...>` to every
+    op that becomes a step of the bundle: a fusion or a lone elementwise,
+    row-reduction or matmul op (what the fusion cost model chose: generated
+    kernel and launch, or a cuBLASLt GEMM with its epilogue), a
+    `memwall.flash_attention` (the tensor-core kernel, and with split keys
+    the combine kernel), a data-movement op (transpose, slice, ...) and a
+    reshape (a view, no step). Steps are named in order as the bundle names
+    them (`kernel<N>_<family>`, `gemm<N>`). An op codegen cannot run gets one
+    error at its location; each distinct message is shown once and repeats
+    are counted in one error on the function.
+  }];
+  let dependentDialects = ["::memwall::MemWallDialect"];
+}
+
+def ConvertToGPU : Pass<"memwall-convert-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Lower configured ops to GPU kernels and bundle steps";
+  let description = [{
+    One pattern per kernel family turns each configured op into a `gpu.func`
+    of `gpu.module @kernels` (memwall's own thread mappings, docs/codegen.md)
+    and a step of the host function on buffers: `memwall.launch`,
+    `memwall.gemm` or `memwall.view`, with `memref.alloc` for every buffer a
+    step writes (named as the bundle names it, `memwall.buffer`). Tensors
+    become memrefs. The generated module's text is kept on the module as
+    `memwall.kernels_source` (the bundle's kernels.mlir); a module without
+    kernels keeps no gpu.module.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::nvgpu::NVGPUDialect", "::memwall::MemWallDialect"
+  ];
+}
+
+def PlanArena : Pass<"memwall-plan-arena", "mlir::func::FuncOp"> {
+  let summary = "Place every buffer of the steps in one arena";
+  let description = [{
+    Computes each buffer's lifetime from the steps that use it (arguments
+    and returned values live throughout; a view extends its source's) and
+    assigns 256-byte aligned offsets so that buffers live at the same time
+    never overlap, largest first (memwall::planArena). Records
+    `memwall.offset` on each buffer, `memwall.argument_offsets` and
+    `memwall.arena_bytes` on the function.
+  }];
+}
+
+def SerializeBundle : Pass<"memwall-serialize-bundle", "mlir::ModuleOp"> {
+  let summary = "Write the bundle directory memwall-run executes";
+  let description = [{
+    Reads the lowered module (steps, buffers and their arena offsets, the
+    kernels' PTX from `gpu.binary @kernels`, the reference graph) and writes
+    manifest.json, kernels.ptx and kernels.mlir to `output`
+    (docs/bundle-format.md). The IR is not changed.
+  }];
+  let options = [
+    Option<"output", "output", "std::string", /*default=*/"\"\"",
+           "The bundle directory">
+  ];
+}
+
+#endif // MEMWALL_TARGET_PASSES_TD

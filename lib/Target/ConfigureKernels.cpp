@@ -1,0 +1,283 @@
+//===- ConfigureKernels.cpp - choose each step's kernel and launch --------===//
+//
+// What the fusion cost model and the kernel planners chose for every op that
+// becomes a step, as #memwall.kernel_config (as IREE's KernelConfig sets
+// lowering configs): memwall-convert-to-gpu builds what it says.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Target/Passes.h"
+
+#include "AttentionCodegen.h"
+#include "KernelBuilding.h"
+#include "LayoutCodegen.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
+
+#include "memwall/Analysis/CostAnalysis.h"
+#include "memwall/Analysis/FusionCost.h"
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace memwall {
+#define GEN_PASS_DEF_CONFIGUREKERNELS
+#include "memwall/Target/Passes.h.inc"
+} // namespace memwall
+
+using namespace mlir;
+using namespace memwall;
+
+namespace {
+/// Configures the ops of one function in program order, numbering steps as
+/// the bundle does.
+class KernelConfigurator {
+public:
+  KernelConfigurator(const GPUTarget &target) : target(target) {}
+
+  /// One error per distinct message, at its first op; the repeats are
+  /// counted on the function (a training step repeats each unsupported op
+  /// once per layer).
+  LogicalResult configureFunction(func::FuncOp function) {
+    bool ok = true;
+    unsigned repeats = 0;
+    {
+      llvm::StringSet<> shown;
+      ScopedDiagnosticHandler firstOfEach(
+          function.getContext(), [&](Diagnostic &diag) {
+            if (diag.getSeverity() != DiagnosticSeverity::Error ||
+                shown.insert(diag.str()).second)
+              return failure(); // pass it on
+            ++repeats;
+            return success();
+          });
+      for (Operation &op : function.getBody().front().without_terminator())
+        if (failed(configure(&op)))
+          ok = false;
+    }
+    if (repeats > 0)
+      function.emitError() << "codegen cannot run " << repeats << " more op"
+                           << (repeats == 1 ? "" : "s") << " of @"
+                           << function.getName() << " for the reasons above";
+    return success(ok);
+  }
+
+private:
+  LogicalResult configure(Operation *op) {
+    if (isa<ReshapeOp>(op))
+      return attach(op, KernelFamily::View, "", {}, {}, 0, 0);
+    if (auto attention = dyn_cast<FlashAttentionOp>(op))
+      return configureAttention(attention);
+    if (isLayoutOp(op))
+      return configureLayout(op);
+    if (isa<AttentionOp>(op))
+      return op->emitError("codegen runs attention only in its tiled form "
+                           "(memwall.flash_attention); this one stayed "
+                           "untiled");
+    std::string whyNot;
+    FailureOr<KernelAnalysis> analysis = failure();
+    if (auto fusion = dyn_cast<FusionOp>(op)) {
+      analysis = analyzeFusion(fusion, target, &whyNot);
+      if (failed(analysis))
+        return op->emitError("codegen cannot run this fusion: ") << whyNot;
+    } else if (isElementwiseOp(op) || isRowReductionOp(op) ||
+               isa<MatmulOp>(op)) {
+      analysis = analyzeKernel({op}, target, &whyNot);
+      if (failed(analysis))
+        return op->emitError("codegen cannot run '")
+               << op->getName() << "': " << whyNot;
+    } else {
+      return op->emitError("codegen does not support '")
+             << op->getName() << "' yet";
+    }
+    if (analysis->kind == FusionKind::MatmulEpilogue)
+      return configureGemm(op, *analysis);
+    const KernelGeometry &geometry = analysis->geometry;
+    std::array<int64_t, 3> grid{geometry.gridSize, 1, 1};
+    if (failed(checkGrid(op, grid)))
+      return failure();
+    KernelFamily family = analysis->kind == FusionKind::Reduction
+                              ? KernelFamily::RowReduction
+                              : KernelFamily::Elementwise;
+    return attach(op, family, kernelName(stringifyFusionKind(analysis->kind)),
+                  grid, {geometry.threadsPerBlock, 1, 1}, 0,
+                  analysis->timeSeconds);
+  }
+
+  /// A data-movement kernel: transpose, slice, embedding, rope,
+  /// kv_cache_append.
+  LogicalResult configureLayout(Operation *op) {
+    LayoutKernelPlan plan = planLayoutKernel(op);
+    if (failed(checkGrid(op, plan.grid)))
+      return failure();
+    return attach(
+        op, KernelFamily::Layout, kernelName(op->getName().stripDialect()),
+        plan.grid, {plan.threads, 1, 1}, 0,
+        estimateOpRoofline(cast<CostOpInterface>(op), target).timeSeconds);
+  }
+
+  /// The tensor-core attention kernel, and with split keys the kernel that
+  /// combines the splits.
+  LogicalResult configureAttention(FlashAttentionOp op) {
+    if (std::string why = whyNoAttentionKernel(op); !why.empty())
+      return op.emitError("codegen cannot run this attention: ") << why;
+    AttentionKernelPlan plan = planAttentionKernel(op);
+    auto cost = cast<CostOpInterface>(op.getOperation());
+    std::string name = kernelName("attention");
+    if (plan.splits == 1)
+      return attach(op, KernelFamily::Attention, name, plan.grid,
+                    {plan.threads(), 1, 1}, plan.sharedBytes,
+                    estimateOpRoofline(cost, target).timeSeconds);
+    // Split keys: fp32 partials per split, then the combine. The op's cost
+    // counts the partials' round trip and the final write: the combine
+    // reads the partials and writes the output and lse.
+    Type f32 = Float32Type::get(op.getContext());
+    ArrayRef<int64_t> outShape = op.getResult().getType().getShape();
+    SmallVector<int64_t> partialShape{plan.splits};
+    partialShape.append(outShape.begin(), outShape.end());
+    int64_t partialBytes =
+        getTensorByteSize(RankedTensorType::get(partialShape, f32));
+    partialShape.pop_back();
+    partialBytes += getTensorByteSize(RankedTensorType::get(partialShape, f32));
+    int64_t resultBytes = getTensorByteSize(op.getResult().getType()) +
+                          getTensorByteSize(op.getLse().getType());
+    KernelWork splitWork = cost.getKernelWork(target);
+    splitWork.bytesRead -= static_cast<double>(partialBytes);
+    splitWork.bytesWritten -= static_cast<double>(resultBytes);
+    KernelWork combineWork;
+    combineWork.bytesRead = static_cast<double>(partialBytes);
+    combineWork.bytesWritten = static_cast<double>(resultBytes);
+    KernelConfigAttr combine =
+        configAttr(op->getContext(), KernelFamily::Attention,
+                   kernelName("attention_combine", /*offset=*/1),
+                   plan.combineGrid, {plan.combineThreads, 1, 1}, 0,
+                   estimateKernelTime(combineWork, target).timeSeconds);
+    KernelConfigAttr config = KernelConfigAttr::get(
+        op->getContext(), KernelFamily::Attention, name,
+        DenseI64ArrayAttr::get(op->getContext(), plan.grid),
+        DenseI64ArrayAttr::get(op->getContext(),
+                               ArrayRef<int64_t>{plan.threads(), 1, 1}),
+        plan.sharedBytes,
+        FloatAttr::get(Float64Type::get(op->getContext()),
+                       estimateKernelTime(splitWork, target).timeSeconds),
+        plan.splits, combine, GemmConfigAttr());
+    op->setAttr(MemWallDialect::kKernelConfigAttrName, config);
+    steps += 2;
+    return success();
+  }
+
+  /// A cuBLASLt matmul with the epilogue the analysis found.
+  LogicalResult configureGemm(Operation *op, const KernelAnalysis &analysis) {
+    auto matmul = cast<MatmulOp>(analysis.anchor);
+    auto lhs = matmul.getLhs().getType(), rhs = matmul.getRhs().getType();
+    auto out = matmul.getType();
+    MatmulOp::Dims dims = matmul.getDims();
+    bool transA = matmul.getTransposeLhs(), transB = matmul.getTransposeRhs();
+    auto batchOf = [](RankedTensorType type) {
+      int64_t batch = 1;
+      for (int64_t d : type.getShape().drop_back(2))
+        batch *= d;
+      return batch;
+    };
+    int64_t lhsBatch = batchOf(lhs), rhsBatch = batchOf(rhs),
+            outBatch = batchOf(out);
+    int64_t m, batch = 1, strideA = 0, strideB = 0, strideC = 0, strideD = 0;
+    if (rhsBatch == 1 && !transA) {
+      // A weight shared by every batch: one GEMM over all rows.
+      m = dims.m * outBatch;
+    } else {
+      if ((lhsBatch != 1 && lhsBatch != outBatch) ||
+          (rhsBatch != 1 && rhsBatch != outBatch))
+        return matmul.emitError("codegen supports batch dimensions that are "
+                                "either all broadcast or all present");
+      m = dims.m;
+      batch = outBatch;
+      strideA = lhsBatch == 1 ? 0 : dims.m * dims.k;
+      strideB = rhsBatch == 1 ? 0 : dims.k * dims.n;
+      strideD = dims.m * dims.n;
+    }
+    const GemmEpilogue &epilogue = analysis.epilogue;
+    if (epilogue.residual)
+      strideC = strideD;
+    std::string activation =
+        epilogue.activation == GemmEpilogue::Activation::Relu
+            ? "relu"
+            : (epilogue.activation == GemmEpilogue::Activation::GeluTanh
+                   ? "gelu"
+                   : "");
+    std::string epilogueName;
+    if (activation.empty())
+      epilogueName = epilogue.bias ? "bias" : "none";
+    else
+      epilogueName = epilogue.bias ? activation + "_bias" : activation;
+    MLIRContext *ctx = op->getContext();
+    auto gemm = GemmConfigAttr::get(
+        ctx, m, dims.n, dims.k, batch, strideA, strideB, strideC, strideD,
+        BoolAttr::get(ctx, transA), BoolAttr::get(ctx, transB), epilogueName);
+    op->setAttr(MemWallDialect::kKernelConfigAttrName,
+                KernelConfigAttr::get(
+                    ctx, KernelFamily::Gemm, "gemm" + std::to_string(steps),
+                    nullptr, nullptr, 0,
+                    FloatAttr::get(Float64Type::get(ctx), analysis.timeSeconds),
+                    1, KernelConfigAttr(), gemm));
+    ++steps;
+    return success();
+  }
+
+  /// The name of the kernel step `offset` steps from the next one.
+  std::string kernelName(StringRef what, int64_t offset = 0) const {
+    return "kernel" + std::to_string(steps + offset) + "_" + what.str();
+  }
+
+  static KernelConfigAttr configAttr(MLIRContext *ctx, KernelFamily family,
+                                     StringRef name, ArrayRef<int64_t> grid,
+                                     ArrayRef<int64_t> block,
+                                     int64_t sharedBytes, double seconds) {
+    auto array = [&](ArrayRef<int64_t> values) {
+      return values.empty() ? DenseI64ArrayAttr()
+                            : DenseI64ArrayAttr::get(ctx, values);
+    };
+    return KernelConfigAttr::get(
+        ctx, family, name, array(grid), array(block), sharedBytes,
+        family == KernelFamily::View
+            ? FloatAttr()
+            : FloatAttr::get(Float64Type::get(ctx), seconds),
+        1, KernelConfigAttr(), GemmConfigAttr());
+  }
+
+  /// Attaches a one-kernel configuration (or a view's) to `op`.
+  LogicalResult attach(Operation *op, KernelFamily family, StringRef name,
+                       ArrayRef<int64_t> grid, ArrayRef<int64_t> block,
+                       int64_t sharedBytes, double seconds) {
+    op->setAttr(MemWallDialect::kKernelConfigAttrName,
+                configAttr(op->getContext(), family, name, grid, block,
+                           sharedBytes, seconds));
+    if (family != KernelFamily::View)
+      ++steps;
+    return success();
+  }
+
+  /// Fails, at `op`, unless CUDA can launch `grid`.
+  static LogicalResult checkGrid(Operation *op,
+                                 const std::array<int64_t, 3> &grid) {
+    if (std::string why = whyGridCannotLaunch(grid); !why.empty())
+      return op->emitError("codegen cannot run '")
+             << op->getName() << "': " << why;
+    return success();
+  }
+
+  const GPUTarget &target;
+  /// Steps configured so far: the next step's number.
+  int64_t steps = 0;
+};
+
+struct ConfigureKernelsPass
+    : public memwall::impl::ConfigureKernelsBase<ConfigureKernelsPass> {
+  void runOnOperation() override {
+    FailureOr<GPUTarget> target = getTargetOf(getOperation());
+    if (failed(target) ||
+        failed(KernelConfigurator(*target).configureFunction(getOperation())))
+      signalPassFailure();
+  }
+};
+} // namespace

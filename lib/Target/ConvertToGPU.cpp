@@ -1,0 +1,93 @@
+//===- ConvertToGPU.cpp - configured ops to kernels and bundle steps ------===//
+
+#include "memwall/Target/Passes.h"
+
+#include "KernelPatterns.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
+
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Target/Bundle.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace memwall {
+#define GEN_PASS_DEF_CONVERTTOGPU
+#include "memwall/Target/Passes.h.inc"
+} // namespace memwall
+
+using namespace mlir;
+using namespace memwall;
+
+namespace {
+struct ConvertToGPUPass
+    : public memwall::impl::ConvertToGPUBase<ConvertToGPUPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    FailureOr<GPUTarget> target = getTargetOf(module);
+    if (failed(target))
+      return signalPassFailure();
+
+    // The kernels' module, for the target's architecture.
+    OpBuilder builder(ctx);
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    builder.getUnitAttr());
+    builder.setInsertionPointToEnd(module.getBody());
+    auto targetAttr = NVVM::NVVMTargetAttr::get(
+        ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda", target->smArch,
+        target->smArch == "sm_80" ? "+ptx70" : "+ptx80");
+    auto kernels =
+        gpu::GPUModuleOp::create(builder, builder.getUnknownLoc(), "kernels",
+                                 builder.getArrayAttr({targetAttr}));
+
+    // Buffers are named as the bundle names values, in program order.
+    DenseMap<Value, std::string> bufferNames;
+    for (func::FuncOp function : module.getOps<func::FuncOp>())
+      bufferNames = nameBundleValues(function);
+
+    TypeConverter converter;
+    populateBufferTypeConversion(converter);
+    RewritePatternSet patterns(ctx);
+    KernelLoweringState state{kernels, *target, bufferNames};
+    populateKernelLoweringPatterns(converter, patterns, state);
+    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                   converter);
+    populateReturnOpTypeConversionPattern(patterns, converter);
+
+    ConversionTarget legal(*ctx);
+    legal.addLegalDialect<memref::MemRefDialect, gpu::GPUDialect>();
+    legal.addLegalOp<LaunchOp, GemmOp, ViewOp>();
+    // Ops inside a fusion go with it; only configured ops are steps.
+    legal.addDynamicallyLegalDialect<MemWallDialect>([](Operation *op) {
+      return !op->hasAttr(MemWallDialect::kKernelConfigAttrName);
+    });
+    legal.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp function) {
+      return converter.isSignatureLegal(function.getFunctionType());
+    });
+    legal.addDynamicallyLegalOp<func::ReturnOp>(
+        [&](func::ReturnOp ret) { return converter.isLegal(ret); });
+    if (failed(applyPartialConversion(module, legal, std::move(patterns))))
+      return signalPassFailure();
+
+    // kernels.mlir: the generated module as the lowering receives it. A
+    // module without kernels (GEMMs and views only) has nothing to lower.
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    kernels->print(os);
+    module->setAttr(MemWallDialect::kKernelsSourceAttrName,
+                    builder.getStringAttr(text));
+    if (kernels.getBody()->empty())
+      kernels.erase();
+  }
+};
+} // namespace

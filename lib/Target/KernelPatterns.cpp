@@ -1,0 +1,307 @@
+//===- KernelPatterns.cpp - configured ops to kernels and steps -----------===//
+
+#include "KernelPatterns.h"
+
+#include "AttentionCodegen.h"
+#include "KernelCodegen.h"
+#include "LayoutCodegen.h"
+
+#include "memwall/Analysis/CostAnalysis.h"
+#include "memwall/Analysis/FusionCost.h"
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace memwall;
+
+void memwall::populateBufferTypeConversion(TypeConverter &converter) {
+  converter.addConversion([](Type type) { return type; });
+  converter.addConversion([](RankedTensorType type) -> Type {
+    return MemRefType::get(type.getShape(), type.getElementType());
+  });
+}
+
+namespace {
+/// Lowers the ops configured as `family`.
+class StepLowering : public ConversionPattern {
+public:
+  StepLowering(const TypeConverter &converter, MLIRContext *ctx,
+               KernelFamily family, const KernelLoweringState &state)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1, ctx),
+        family(family), state(state) {}
+
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const final {
+    auto config = op->getAttrOfType<KernelConfigAttr>(
+        MemWallDialect::kKernelConfigAttrName);
+    if (!config || config.getFamily() != family)
+      return rewriter.notifyMatchFailure(op, "configured for another family");
+    // The converted buffer of each value the op reads: its operands and,
+    // inside a fusion, the body's arguments that stand for them.
+    DenseMap<Value, Value> buffers;
+    for (auto [operand, buffer] : llvm::zip_equal(op->getOperands(), operands))
+      buffers[operand] = buffer;
+    if (auto fusion = dyn_cast<FusionOp>(op))
+      for (auto [argument, buffer] :
+           llvm::zip_equal(fusion.getBodyBlock().getArguments(), operands))
+        buffers[argument] = buffer;
+    return lower(op, config, buffers, rewriter);
+  }
+
+protected:
+  virtual LogicalResult lower(Operation *op, KernelConfigAttr config,
+                              const DenseMap<Value, Value> &buffers,
+                              ConversionPatternRewriter &rewriter) const = 0;
+
+  /// A new buffer for `value`, named as the bundle names it.
+  Value allocate(ConversionPatternRewriter &rewriter, Location loc,
+                 Value value) const {
+    return allocate(rewriter, loc, cast<RankedTensorType>(value.getType()),
+                    state.bufferNames.lookup(value));
+  }
+  Value allocate(ConversionPatternRewriter &rewriter, Location loc,
+                 RankedTensorType type, StringRef name) const {
+    auto alloc = memref::AllocOp::create(
+        rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()));
+    alloc->setAttr(MemWallDialect::kBufferAttrName,
+                   rewriter.getStringAttr(name));
+    return alloc;
+  }
+
+  /// The source locations of `ops`, as the bundle lists them.
+  static ArrayAttr locationsOf(Builder &b, ArrayRef<Operation *> ops) {
+    SmallVector<Attribute> locs;
+    for (Operation *op : ops)
+      locs.push_back(b.getStringAttr(formatLocationForReport(op->getLoc())));
+    return b.getArrayAttr(locs);
+  }
+
+  /// A step launching the kernel `config` names on `args`.
+  void launch(ConversionPatternRewriter &rewriter, Location loc,
+              KernelConfigAttr config, ValueRange args, ArrayAttr ops) const {
+    gpu::GPUModuleOp kernels = state.kernels;
+    LaunchOp::create(
+        rewriter, loc,
+        SymbolRefAttr::get(
+            kernels.getSymNameAttr(),
+            {FlatSymbolRefAttr::get(rewriter.getContext(), config.getName())}),
+        args, config.getGrid(), config.getBlock(),
+        rewriter.getI64IntegerAttr(config.getSharedBytes()), ops,
+        rewriter.getF64FloatAttr(config.getPredictedTime()));
+  }
+
+  KernelFamily family;
+  const KernelLoweringState &state;
+};
+
+/// Fusions and lone ops run as one generated kernel (KernelCodegen.h):
+/// the analysis the fusion cost model made, again.
+class AnalyzedKernelLowering : public StepLowering {
+public:
+  using StepLowering::StepLowering;
+
+protected:
+  LogicalResult lower(Operation *op, KernelConfigAttr config,
+                      const DenseMap<Value, Value> &buffers,
+                      ConversionPatternRewriter &rewriter) const override {
+    FailureOr<KernelAnalysis> analysis = analyze(op);
+    if (failed(analysis))
+      return rewriter.notifyMatchFailure(op, "the configuration is stale");
+    SmallVector<Value> outputs, results;
+    if (auto fusion = dyn_cast<FusionOp>(op)) {
+      auto yield = cast<YieldOp>(fusion.getBodyBlock().getTerminator());
+      outputs.assign(yield.getValues().begin(), yield.getValues().end());
+      results.assign(fusion.getResults().begin(), fusion.getResults().end());
+    } else {
+      if (op->getNumResults() != 1)
+        return rewriter.notifyMatchFailure(op, "one result per lone op");
+      outputs.push_back(op->getResult(0));
+      results.push_back(op->getResult(0));
+    }
+    if (analysis->kind == FusionKind::MatmulEpilogue)
+      return lowerGemm(op, config, *analysis, buffers, results, rewriter);
+    if (failed(emitKernel(state.kernels, config.getName(), *analysis, outputs)))
+      return failure();
+    SmallVector<Value> args, written;
+    for (const KernelInput &input : analysis->inputs)
+      args.push_back(buffers.lookup(input.value));
+    for (Value result : results) {
+      written.push_back(allocate(rewriter, op->getLoc(), result));
+      args.push_back(written.back());
+    }
+    launch(rewriter, op->getLoc(), config, args,
+           locationsOf(rewriter, analysis->ops));
+    rewriter.replaceOp(op, written);
+    return success();
+  }
+
+  virtual LogicalResult lowerGemm(Operation *op, KernelConfigAttr config,
+                                  const KernelAnalysis &analysis,
+                                  const DenseMap<Value, Value> &buffers,
+                                  ArrayRef<Value> results,
+                                  ConversionPatternRewriter &rewriter) const {
+    return rewriter.notifyMatchFailure(op, "not a generated kernel");
+  }
+
+  FailureOr<KernelAnalysis> analyze(Operation *op) const {
+    if (auto fusion = dyn_cast<FusionOp>(op))
+      return analyzeFusion(fusion, state.target);
+    return analyzeKernel({op}, state.target);
+  }
+};
+
+/// Elementwise kernels: vectorsPerThread 128-bit vectors per thread.
+class ElementwiseLowering : public AnalyzedKernelLowering {
+public:
+  ElementwiseLowering(const TypeConverter &converter, MLIRContext *ctx,
+                      const KernelLoweringState &state)
+      : AnalyzedKernelLowering(converter, ctx, KernelFamily::Elementwise,
+                               state) {}
+};
+
+/// Row reductions: one block per row, warp shuffles then shared memory.
+class RowReductionLowering : public AnalyzedKernelLowering {
+public:
+  RowReductionLowering(const TypeConverter &converter, MLIRContext *ctx,
+                       const KernelLoweringState &state)
+      : AnalyzedKernelLowering(converter, ctx, KernelFamily::RowReduction,
+                               state) {}
+};
+
+/// Matmuls (with their epilogue) run as one cuBLASLt call: a step, no
+/// kernel.
+class GemmLowering : public AnalyzedKernelLowering {
+public:
+  GemmLowering(const TypeConverter &converter, MLIRContext *ctx,
+               const KernelLoweringState &state)
+      : AnalyzedKernelLowering(converter, ctx, KernelFamily::Gemm, state) {}
+
+protected:
+  LogicalResult lowerGemm(Operation *op, KernelConfigAttr config,
+                          const KernelAnalysis &analysis,
+                          const DenseMap<Value, Value> &buffers,
+                          ArrayRef<Value> results,
+                          ConversionPatternRewriter &rewriter) const override {
+    auto matmul = cast<MatmulOp>(analysis.anchor);
+    const GemmEpilogue &epilogue = analysis.epilogue;
+    Value bias = epilogue.bias ? buffers.lookup(epilogue.bias) : Value();
+    Value residual =
+        epilogue.residual ? buffers.lookup(epilogue.residual) : Value();
+    Value d = allocate(rewriter, op->getLoc(), results.front());
+    GemmOp::create(rewriter, op->getLoc(),
+                   rewriter.getStringAttr(config.getName()),
+                   buffers.lookup(matmul.getLhs()),
+                   buffers.lookup(matmul.getRhs()), residual, bias, d,
+                   config.getGemm(), locationsOf(rewriter, analysis.ops),
+                   rewriter.getF64FloatAttr(config.getPredictedTime()));
+    rewriter.replaceOp(op, d);
+    return success();
+  }
+};
+
+/// Data movement (LayoutCodegen.h): one thread per output vector.
+class LayoutLowering : public StepLowering {
+public:
+  LayoutLowering(const TypeConverter &converter, MLIRContext *ctx,
+                 const KernelLoweringState &state)
+      : StepLowering(converter, ctx, KernelFamily::Layout, state) {}
+
+protected:
+  LogicalResult lower(Operation *op, KernelConfigAttr config,
+                      const DenseMap<Value, Value> &buffers,
+                      ConversionPatternRewriter &rewriter) const override {
+    emitLayoutKernel(state.kernels, config.getName(), op, planLayoutKernel(op));
+    SmallVector<Value> args;
+    for (Value operand : op->getOperands())
+      args.push_back(buffers.lookup(operand));
+    Value result = allocate(rewriter, op->getLoc(), op->getResult(0));
+    args.push_back(result);
+    launch(rewriter, op->getLoc(), config, args, locationsOf(rewriter, {op}));
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// The tensor-core attention kernel (AttentionCodegen.h), and with split
+/// keys fp32 partials per split and the kernel that combines them.
+class AttentionLowering : public StepLowering {
+public:
+  AttentionLowering(const TypeConverter &converter, MLIRContext *ctx,
+                    const KernelLoweringState &state)
+      : StepLowering(converter, ctx, KernelFamily::Attention, state) {}
+
+protected:
+  LogicalResult lower(Operation *op, KernelConfigAttr config,
+                      const DenseMap<Value, Value> &buffers,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto attention = cast<FlashAttentionOp>(op);
+    AttentionKernelPlan plan = planAttentionKernel(attention);
+    emitAttentionKernel(state.kernels, config.getName(), attention, plan);
+    Location loc = op->getLoc();
+    SmallVector<Value> args;
+    for (Value input : op->getOperands())
+      args.push_back(buffers.lookup(input));
+    Value out = allocate(rewriter, loc, attention.getResult());
+    Value lse = allocate(rewriter, loc, attention.getLse());
+    ArrayAttr ops = locationsOf(rewriter, {op});
+    if (plan.splits == 1) {
+      args.append({out, lse});
+      launch(rewriter, loc, config, args, ops);
+      rewriter.replaceOp(op, {out, lse});
+      return success();
+    }
+    ArrayRef<int64_t> outShape = attention.getResult().getType().getShape();
+    SmallVector<int64_t> partialShape{plan.splits};
+    partialShape.append(outShape.begin(), outShape.end());
+    Type f32 = rewriter.getF32Type();
+    Value partialOut =
+        allocate(rewriter, loc, RankedTensorType::get(partialShape, f32),
+                 (config.getName() + "_partial_out").str());
+    partialShape.pop_back();
+    Value partialLse =
+        allocate(rewriter, loc, RankedTensorType::get(partialShape, f32),
+                 (config.getName() + "_partial_lse").str());
+    args.append({partialOut, partialLse});
+    launch(rewriter, loc, config, args, ops);
+    KernelConfigAttr combine = config.getCombine();
+    emitAttentionCombineKernel(state.kernels, combine.getName(), attention,
+                               plan);
+    launch(rewriter, loc, combine, {partialOut, partialLse, out, lse}, ops);
+    rewriter.replaceOp(op, {out, lse});
+    return success();
+  }
+};
+
+/// A reshape names its input's bytes under another shape.
+class ViewLowering : public StepLowering {
+public:
+  ViewLowering(const TypeConverter &converter, MLIRContext *ctx,
+               const KernelLoweringState &state)
+      : StepLowering(converter, ctx, KernelFamily::View, state) {}
+
+protected:
+  LogicalResult lower(Operation *op, KernelConfigAttr config,
+                      const DenseMap<Value, Value> &buffers,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto reshape = cast<ReshapeOp>(op);
+    Type type = getTypeConverter()->convertType(reshape.getType());
+    auto view = ViewOp::create(rewriter, op->getLoc(), type,
+                               buffers.lookup(reshape.getInput()));
+    view->setAttr(
+        MemWallDialect::kBufferAttrName,
+        rewriter.getStringAttr(state.bufferNames.lookup(reshape.getResult())));
+    rewriter.replaceOp(op, view);
+    return success();
+  }
+};
+} // namespace
+
+void memwall::populateKernelLoweringPatterns(const TypeConverter &converter,
+                                             RewritePatternSet &patterns,
+                                             const KernelLoweringState &state) {
+  patterns.add<ElementwiseLowering, RowReductionLowering, GemmLowering,
+               LayoutLowering, AttentionLowering, ViewLowering>(
+      converter, patterns.getContext(), state);
+}

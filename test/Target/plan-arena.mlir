@@ -1,0 +1,30 @@
+// memwall-plan-arena: lifetimes from the steps that use each buffer,
+// 256-byte aligned offsets, buffers live at the same time never overlap.
+// RUN: memwall-opt %s --pass-pipeline='builtin.module(func.func(memwall-plan-arena))' -split-input-file -verify-diagnostics | FileCheck %s
+
+// %a lives throughout (offset 0); t0 is dead after step 1, so t2 (defined at
+// step 2) takes its place; the returned view keeps t2 alive to the end and
+// shares its offset.
+// CHECK-LABEL: func.func @reuse
+// CHECK-SAME: memwall.arena_bytes = 768 : i64, memwall.argument_offsets = array<i64: 0>
+// CHECK: memref.alloc() {memwall.buffer = "t0", memwall.offset = 256 : i64}
+// CHECK: memref.alloc() {memwall.buffer = "t1", memwall.offset = 512 : i64}
+// CHECK: memref.alloc() {memwall.buffer = "t2", memwall.offset = 256 : i64}
+// CHECK: memwall.view {{.*}}{memwall.buffer = "v", memwall.offset = 256 : i64}
+func.func @reuse(%a: memref<64xf32>) -> memref<8x8xf32> {
+  %0 = memref.alloc() {memwall.buffer = "t0"} : memref<64xf32>
+  memwall.launch @kernels::@k0(%a, %0) grid [1, 1, 1] block [64, 1, 1] shared 0 {ops = [], predicted_seconds = 0.0} : memref<64xf32>, memref<64xf32>
+  %1 = memref.alloc() {memwall.buffer = "t1"} : memref<64xf32>
+  memwall.launch @kernels::@k1(%0, %1) grid [1, 1, 1] block [64, 1, 1] shared 0 {ops = [], predicted_seconds = 0.0} : memref<64xf32>, memref<64xf32>
+  %2 = memref.alloc() {memwall.buffer = "t2"} : memref<64xf32>
+  memwall.launch @kernels::@k2(%1, %2) grid [1, 1, 1] block [64, 1, 1] shared 0 {ops = [], predicted_seconds = 0.0} : memref<64xf32>, memref<64xf32>
+  %3 = memwall.view %2 {memwall.buffer = "v"} : memref<64xf32> to memref<8x8xf32>
+  return %3 : memref<8x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{the buffers of @too_large need an arena larger than memwall can count (int64)}}
+func.func @too_large(%a: memref<4611686018427387904xi8>, %b: memref<4611686018427387904xi8>) {
+  return
+}
