@@ -31,6 +31,13 @@ namespace memwall {
 using namespace memwall;
 
 namespace {
+/// What memwall-fuse did to a function.
+struct FusionCounts {
+  unsigned kernelsFormed = 0;
+  unsigned opsFused = 0;
+  double predictedSecondsSaved = 0;
+};
+
 /// Savings below this are noise, not a reason to merge.
 constexpr double kMinSavingSeconds = 1e-12;
 
@@ -261,8 +268,10 @@ private:
 
 } // namespace
 
-FusionCounts memwall::fuseFunction(FunctionOpInterface function,
-                                  const GPUTarget &target) {
+/// Fuses the ops of `function` into memwall.fusion kernels and marks it
+/// memwall.fused.
+static FusionCounts fuseFunction(FunctionOpInterface function,
+                                 const GPUTarget &target) {
   FusionCounts total;
   if (function.isExternal())
     return total;
@@ -275,11 +284,6 @@ FusionCounts memwall::fuseFunction(FunctionOpInterface function,
   function->setAttr(MemWallDialect::kFusedAttrName,
                     UnitAttr::get(function->getContext()));
   return total;
-}
-
-void memwall::fuseModule(ModuleOp module, const GPUTarget &target) {
-  module.walk(
-      [&](FunctionOpInterface function) { fuseFunction(function, target); });
 }
 
 namespace {

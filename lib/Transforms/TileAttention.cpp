@@ -105,8 +105,17 @@ std::string memwall::whyAttentionKernelCannotRun(Type element, int64_t d,
   return "";
 }
 
-AttentionTilingCounts memwall::tileAttention(Operation *root,
-                                             const GPUTarget &target) {
+/// What memwall-tile-attention did: attention ops (forward and backward)
+/// rewritten into their tiled form, and those left untiled with a warning.
+struct AttentionTilingCounts {
+  unsigned tiled = 0;
+  unsigned untiled = 0;
+};
+
+/// Rewrites every attention under `root` it can tile (warning at the
+/// others) and the backward of each rewritten one.
+static AttentionTilingCounts tileAttention(Operation *root,
+                                           const GPUTarget &target) {
   AttentionTilingCounts counts;
   SmallVector<AttentionOp> forwards;
   root->walk([&](AttentionOp op) { forwards.push_back(op); });

@@ -34,34 +34,6 @@ llvm::Error validatePrecisionOptions(llvm::StringRef policy,
 /// tensor<f32>, the loss memwall-autodiff differentiates.
 bool returnsLoss(mlir::func::FuncOp function);
 
-/// What memwall-fuse did to a function.
-struct FusionCounts {
-  unsigned kernelsFormed = 0;
-  unsigned opsFused = 0;
-  double predictedSecondsSaved = 0;
-};
-
-/// What memwall-fuse does, for a given target: fuses the ops of `function`
-/// into memwall.fusion kernels and marks it memwall.fused.
-FusionCounts fuseFunction(mlir::FunctionOpInterface function,
-                          const GPUTarget &target);
-
-/// fuseFunction on every function of `module`.
-void fuseModule(mlir::ModuleOp module, const GPUTarget &target);
-
-/// What memwall-tile-attention did: attention ops (forward and backward)
-/// rewritten into their tiled form, and those left untiled with a warning.
-struct AttentionTilingCounts {
-  unsigned tiled = 0;
-  unsigned untiled = 0;
-};
-
-/// What memwall-tile-attention does, for a given target: rewrites every
-/// attention under `root` it can tile (warning at the others) and the
-/// backward of each rewritten one.
-AttentionTilingCounts tileAttention(mlir::Operation *root,
-                                    const GPUTarget &target);
-
 #define GEN_PASS_REGISTRATION
 #include "memwall/Transforms/Passes.h.inc"
 
