@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Times memwall-fuse on the largest presets (memwall-opt --fuse on a
 # generated model file, report included) and memwall-compile (fuse, codegen,
 # PTX, bundle) on the compilable examples; median of N runs (default 5).

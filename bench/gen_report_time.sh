@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Times generate + report for the largest presets: memwall-gen piped into
 # memwall-opt --report, median of N runs (default 5). CPU-only.
 #   bench/gen_report_time.sh [build-dir] [runs]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # `cmake --install` and the MemWall CMake package (docs/embedding.md):
 # headers (with the generated .inc files), libraries, the mlir-opt plugin,
 # the tools, and MemWallConfig.cmake exporting them as MemWall:: targets.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Writes memwall-version.h (MEMWALL_VERSION, MEMWALL_COMMIT) into OUT_DIR at
 # every build, touching it only when the commit changed. Run with
 #   cmake -DSOURCE_DIR=... -DOUT_DIR=... -DVERSION=... -P MemWallVersion.cmake

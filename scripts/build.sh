@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Configures (once) and builds memwall into ${MEMWALL_BUILD_DIR:-build}.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Compiles the same models with two memwall builds and compares the bundles:
 # the check a refactoring of the compile path must pass (the PTX of every
 # bundle byte-identical).

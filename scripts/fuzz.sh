@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Long fuzzing runs with libFuzzer (docs/fuzzing.md):
 #
 #   scripts/fuzz.sh                              # every target, 1M runs each

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Installs the Debian 12 packages memwall builds and tests with. Idempotent.
 set -euo pipefail
 

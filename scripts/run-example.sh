@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The main job on the bundled example: installs dependencies, builds, and
 # writes the roofline report of GPT-2 (batch 1, 1024 tokens) on an H100 SXM as
 # a text table (stdout), JSON and SVG under ${MEMWALL_BUILD_DIR:-build}/report/.

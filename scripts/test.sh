@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Installs dependencies, builds, and runs every test (lit + GoogleTest) through
 # ctest. GPU tests (label gpu) skip with exit code 77 on machines without one.
 set -euo pipefail

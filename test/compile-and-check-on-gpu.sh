@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # compile-and-check-on-gpu.sh COMPILE RUN MODEL WORKDIR [memwall-run flags]:
 # compiles MODEL and runs the bundle with --check on the GPU. Without a CUDA
 # driver or device memwall-run exits 3, which becomes 77 (ctest: skipped).

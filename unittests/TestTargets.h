@@ -1,5 +1,11 @@
 //===- TestTargets.h - GPU targets with round numbers for tests -*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Hand computations in the tests are easier with round hardware figures.
 //
 //===----------------------------------------------------------------------===//

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Compiles the GPU benchmark's workloads into bundles (needs MLIR: run it on
 # the development machine, not the GPU machine). Sources:
 #   bench/gpu/ops/*.mlir, examples/memory_bound_model_*.mlir,

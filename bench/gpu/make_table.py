@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Markdown tables of the memwall GPU benchmark (bench/gpu/README.md).
 
 Reads the `memwall-run --report` JSON files of a directory (one per bundle,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """PyTorch baselines for the memwall GPU benchmark (bench/gpu/README.md).
 
 Times PyTorch eager and torch.compile (default mode) on the workloads that

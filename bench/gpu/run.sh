@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The one command of the GPU benchmark, run on the GPU machine from anywhere
 # in the repository (no LLVM/MLIR needed there; the bundles were compiled on
 # the development machine by bench/gpu/compile_bundles.sh):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Recomputation solver benchmark: solve time (the memwall-remat pass alone,
 # from --mlir-timing) and predicted overhead per solver, for training graphs
 # at several per-device budgets. Writes bench/remat/out/results.jsonl and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Records one memwall-remat run (record ...) or prints the table (table FILE).
 
 record MODEL BUDGET_GB SOLVER STATUS REPORT.json TIMING.txt -> one JSON line:

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 /*===-- memwall-c/MemWall.h - C API of memwall --------------------*- C -*-===*\
 |*                                                                            *|
 |* memwall for C (and Python ctypes, Rust, ...) in the style of MLIR's C API: *|

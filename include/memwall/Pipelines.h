@@ -1,5 +1,11 @@
 //===- Pipelines.h - memwall's named pass pipelines -------------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The pipelines memwall's tools run, as C++ builders and as named pipelines
 // (`memwall-default`) that any MLIR driver can name in --pass-pipeline once
 // memwall::registerMemWallPasses() ran. memwall-opt builds its pipeline here

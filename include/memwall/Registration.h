@@ -1,5 +1,11 @@
 //===- Registration.h - register memwall with MLIR --------------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The one place that knows every memwall dialect and pass. Tools, plugins and
 // embedders call these two functions.
 //

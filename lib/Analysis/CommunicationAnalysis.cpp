@@ -1,5 +1,11 @@
 //===- CommunicationAnalysis.cpp - data-parallel traffic per step ---------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Ring collectives move (n-1)/n of the buffer per device for a reduce-scatter
 // or an all-gather and twice that for an all-reduce (NCCL's "bus bandwidth"
 // convention), so each collective is timed as the bytes one device sends over

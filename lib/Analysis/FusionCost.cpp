@@ -1,5 +1,11 @@
 //===- FusionCost.cpp - Cost and legality of a candidate kernel -----------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // See docs/fusion.md for the model: which sets of ops make one kernel, the
 // launch geometry of the generated kernels, the register estimate that
 // rejects spilling fusions, and the soft roofline that predicts time.

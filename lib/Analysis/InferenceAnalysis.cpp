@@ -1,5 +1,11 @@
 //===- InferenceAnalysis.cpp - why an inference step is memory-bound ------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // A decode step multiplies every weight matrix by a handful of token rows:
 // each weight byte is read once per step for 2·tokens FLOPs per element, so
 // the weight-streaming GEMMs sit far below the ridge of their roof and the

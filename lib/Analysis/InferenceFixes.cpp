@@ -1,5 +1,11 @@
 //===- InferenceFixes.cpp - what to change when inference does not fit ----===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Serving answers to "it does not fit": fewer sequences per step, a shorter
 // context, an fp8 KV cache, weight-only quantization. Training fixes
 // (gradient accumulation, ZeRO, checkpointing) mean nothing to a decode step,

@@ -1,5 +1,11 @@
 //===- MemoryFixes.cpp - ways to make a step fit, predicted ---------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Each fix is predicted by re-running the liveness simulation with the fix's
 // accounting (sharding, offload) or with per-bucket scaling of the buffers
 // it shrinks (micro-batch, sequence, width, precision), and its time by

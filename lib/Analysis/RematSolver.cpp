@@ -1,5 +1,11 @@
 //===- RematSolver.cpp - which forward values to recompute ----------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Three solvers for the problem of RematSolver.h: an exact MILP through
 // COIN-OR CBC, a dynamic program over the groups (layers), and a greedy
 // search with a local-search clean-up. All plans are scored by the same

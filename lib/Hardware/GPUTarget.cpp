@@ -1,5 +1,11 @@
 //===- GPUTarget.cpp - built-in GPUs and target JSON ----------------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Peak rates below are dense (no structured sparsity). docs/targets.md lists
 // every figure with its source and says which ones are not from a datasheet.
 //

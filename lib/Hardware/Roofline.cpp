@@ -1,4 +1,10 @@
 //===- Roofline.cpp - The time model of one kernel ------------------------===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "memwall/Hardware/Roofline.h"
 

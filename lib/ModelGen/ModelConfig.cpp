@@ -1,4 +1,10 @@
 //===- ModelConfig.cpp - presets, HF configs, validation, param counts ----===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "memwall/ModelGen/ModelConfig.h"
 

@@ -1,5 +1,11 @@
 //===- MemWallPlugin.cpp - memwall as a plugin of upstream mlir-opt -------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 //   mlir-opt --load-dialect-plugin=lib/MemWallPlugin.so \
 //       --load-pass-plugin=lib/MemWallPlugin.so \
 //       --pass-pipeline='builtin.module(memwall-default{budget=40GB})' m.mlir

@@ -1,5 +1,11 @@
 //===- JSONReport.cpp - the report as JSON --------------------------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Schema: docs/report-schema.md. Keep names stable; add, don't rename.
 //
 //===----------------------------------------------------------------------===//

@@ -1,5 +1,11 @@
 //===- MeasuredRun.cpp - a memwall-run report beside the predictions ------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Reads the JSON `memwall-run --report=RUN.json` writes (docs/runtime.md) and
 // matches each of its kernels to the report's op that runs the same ops: a
 // bundle step lists the locations of the ops it runs, a report op (a fusion)

@@ -1,5 +1,11 @@
 //===- MemoryTimelineSVG.cpp - live bytes per step as a stacked area ------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // One column per step of the simulated schedule, stacked by bucket in the
 // order of the report (weights at the bottom), the budget as a dashed line,
 // the peak marked, and the forward/backward/optimizer phases shaded.

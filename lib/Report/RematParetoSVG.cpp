@@ -1,5 +1,11 @@
 //===- RematParetoSVG.cpp - recompute overhead across budgets -------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // x: per-device budget (GB), y: predicted recompute overhead as a fraction
 // of the step time. The curve is memwall-remat's plan at each budget (a step
 // function: monotone non-increasing by construction); the baselines are

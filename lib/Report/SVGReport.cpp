@@ -1,5 +1,11 @@
 //===- SVGReport.cpp - the report as a log-log roofline plot --------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // A self-contained SVG: the target's memory roof and one compute roof per
 // supported precision, the BF16 ridge, and every op with FLOPs as a point at
 // (arithmetic intensity, achieved FLOP/s).

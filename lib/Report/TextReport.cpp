@@ -1,5 +1,11 @@
 //===- TextReport.cpp - the report as a readable table --------------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // A fixed-width table meant for a terminal: a header with the model and the
 // target's roofs, one row per op, the totals, and the ten slowest ops.
 //

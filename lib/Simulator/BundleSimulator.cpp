@@ -1,4 +1,10 @@
 //===- BundleSimulator.cpp - run a bundle's steps on the CPU --------------===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "memwall/Simulator/BundleSimulator.h"
 #include "memwall/Simulator/SimtInterpreter.h"

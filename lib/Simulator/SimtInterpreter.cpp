@@ -1,5 +1,11 @@
 //===- SimtInterpreter.cpp - CPU interpreter for GPU kernel IR ------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // All threads of a block run in lockstep over the structured IR: every SSA
 // value holds one entry per thread, and an active mask handles divergence.
 // Lockstep order makes intra-block races deterministic, so shared memory is

@@ -1,4 +1,10 @@
 //===- InputLimits.cpp - size and nesting limits on files memwall reads ---===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "memwall/Support/InputLimits.h"
 

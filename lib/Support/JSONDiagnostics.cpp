@@ -1,4 +1,10 @@
 //===- JSONDiagnostics.cpp - compiler-style JSON errors -------------------===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "memwall/Support/JSONDiagnostics.h"
 

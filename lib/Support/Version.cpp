@@ -1,4 +1,10 @@
 //===- Version.cpp - what every memwall tool prints for --version ---------===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "memwall/Support/Version.h"
 

@@ -1,5 +1,11 @@
 //===- AttentionCodegen.cpp - Tensor-core FlashAttention kernels ----------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Fragment layouts are PTX's for mma.sync.m16n8k16 (g = lane / 4,
 // t = lane % 4):
 //   A (16x16, row-major) a0 = A[g][2t..], a1 = A[g+8][2t..],

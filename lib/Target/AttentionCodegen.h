@@ -1,5 +1,11 @@
 //===- AttentionCodegen.h - Tensor-core FlashAttention kernels -*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The kernels that run memwall.flash_attention (docs/codegen.md, "Attention
 // kernel"): FlashAttention-2's forward on mma.sync m16n8k16 tensor cores,
 // K/V tiles streamed into shared memory by cp.async, fragments read with

@@ -1,5 +1,11 @@
 //===- BundleManifest.cpp - A bundle's manifest.json writer ---------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Every key comes from the schema memwall-run reads with (BundleSchema.def),
 // so the two cannot drift apart; unittests/Target/BundleManifestTest.cpp
 // checks that what is written is read back and has every required key.

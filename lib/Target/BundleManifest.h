@@ -1,5 +1,11 @@
 //===- BundleManifest.h - A bundle's manifest.json writer -------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Writes manifest.json with the keys of the schema that memwall-run reads it
 // with (memwall-runtime/BundleSchema.def).
 //

@@ -1,5 +1,11 @@
 //===- ConfigureKernels.cpp - choose each step's kernel and launch --------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // What the fusion cost model and the kernel planners chose for every op that
 // becomes a step, as #memwall.kernel_config (as IREE's KernelConfig sets
 // lowering configs): memwall-convert-to-gpu builds what it says.

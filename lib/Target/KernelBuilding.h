@@ -1,5 +1,11 @@
 //===- KernelBuilding.h - pieces every kernel generator uses ----*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The conventions all generated kernels share (docs/codegen.md): parameters
 // are flat 1-D memrefs (bare pointers after lowering), blocks are 1-D with a
 // known size, constants are built in place.

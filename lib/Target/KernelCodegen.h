@@ -1,5 +1,11 @@
 //===- KernelCodegen.h - GPU kernels for elementwise and row kernels -*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Builds one gpu.func per kernel from a KernelAnalysis, with memwall's own
 // thread mapping (docs/codegen.md):
 //  - elementwise: each thread handles vectorsPerThread 128-bit vectors of

@@ -1,5 +1,11 @@
 //===- KernelPatterns.h - configured ops to kernels and steps ---*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // One conversion pattern per kernel family (elementwise, row reduction,
 // gemm, attention, layout, view): each builds its gpu.func with the
 // family's generator (KernelCodegen, AttentionCodegen, LayoutCodegen) and

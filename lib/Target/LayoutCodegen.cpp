@@ -1,4 +1,10 @@
 //===- LayoutCodegen.cpp - data-movement kernels --------------------------===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "LayoutCodegen.h"
 #include "KernelBuilding.h"

@@ -1,6 +1,12 @@
 //===- LayoutCodegen.h - data-movement kernels -------------------*- C++
 //-*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Kernels for the ops that move data rather than compute on it: transpose,
 // slice, embedding (a row gather) and rope (a rotation of feature pairs).
 // One thread per `width` consecutive output elements: 16-byte vectors when

@@ -1,5 +1,11 @@
 //===- PlanArena.cpp - place the bundle's buffers in one arena ------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Lifetimes from the steps of the lowered function (as IREE's LayoutSlices
 // packs a stream's slices), offsets from memwall::planArena.
 //

@@ -1,5 +1,11 @@
 //===- Autodiff.cpp - reverse-mode differentiation of loss functions ------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Reverse-mode AD over the memwall dialect: each op's vector-Jacobian product
 // (VJP) rule, which the op implements (AutodiffOpInterface, next to its
 // verifier), is emitted after the forward in reverse op order, then the AdamW

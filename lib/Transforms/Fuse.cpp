@@ -1,5 +1,11 @@
 //===- Fuse.cpp - roofline-driven fusion into memwall.fusion ops ----------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Greedy merging of producer-consumer kernels, largest predicted time saving
 // first, with analyzeKernel (lib/Analysis/FusionCost.cpp) as the judge of
 // legality and cost. docs/fusion.md describes the model.

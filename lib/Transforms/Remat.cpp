@@ -1,5 +1,11 @@
 //===- Remat.cpp - recomputation placement under a byte budget ------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // memwall-remat: builds the recomputation problem of a training step
 // (RematSolver.h), solves it, clones the recomputed forward ops into the
 // backward group by group, and checks the simulated peak of the result

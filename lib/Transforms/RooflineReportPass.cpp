@@ -1,4 +1,10 @@
 //===- RooflineReportPass.cpp - write the roofline report -----------------===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "memwall/Analysis/CommunicationAnalysis.h"
 #include "memwall/Analysis/CostAnalysis.h"

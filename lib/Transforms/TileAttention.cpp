@@ -1,5 +1,11 @@
 //===- TileAttention.cpp - attention into its tiled FlashAttention form ---===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // memwall-tile-attention: chooses tile sizes from the target and rewrites
 // memwall.attention (and the backward of a rewritten attention) into
 // memwall.flash_attention(_grad). docs/attention.md.

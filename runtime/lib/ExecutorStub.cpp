@@ -1,5 +1,11 @@
 //===- ExecutorStub.cpp - runOnGpu where the CUDA headers were missing ----===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Built instead of Executor.cpp when CMake finds no CUDA toolkit, so that
 // memwall-run still offers --reference-only and reports the missing GPU
 // support like a missing driver.

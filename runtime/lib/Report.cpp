@@ -1,4 +1,10 @@
 //===- Report.cpp - memwall-run's tables and JSON report ------------------===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "memwall-runtime/Report.h"
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # dump-outputs.sh MEMWALL_RUN BUNDLE INPUTS EXPECTED_DIR OUT_DIR [FLAGS...]:
 # --dump-outputs writes every output as OUT_DIR/<name>.bin (compared byte for
 # byte with EXPECTED_DIR) and OUT_DIR/outputs.json, itself a valid inputs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # dump-to-full-disk.sh MEMWALL_RUN BUNDLE OUT_DIR: --dump-outputs where a
 # tensor file is a link to /dev/full (a full disk) is one error naming the
 # file and exit 1; the link stays a link, /dev/full a device, and no

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # expect-exit.sh CODE [-p PATTERN]... [-s] -- COMMAND...
 # Runs COMMAND and passes when it exits with CODE and its combined stdout and
 # stderr match every extended regex PATTERN (line by line, like grep -E).

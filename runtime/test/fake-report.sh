@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # fake-report.sh MEMWALL_RUN BUNDLE REPORT: with the fake driver, --check
 # --report writes the JSON report (atomically) with every documented field.
 set -eu

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # gpu-report.sh MEMWALL_RUN BUNDLE REPORT: --check --report writes a JSON
 # report whose check passed; exit 3 (no device) becomes 77.
 set -u

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # no-device.sh MEMWALL_RUN BUNDLE [ENV_DIR]: on a machine without a usable
 # driver memwall-run must exit 3 with one line naming the reason and where to
 # go without a GPU (memwall-simulate BUNDLE, --reference-only). Where it finds

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # stub-driver.sh MEMWALL_RUN BUNDLE STUB_LIBCUDA: makes the CUDA toolkit's stub
 # libcuda.so reachable as libcuda.so.1 (as on a CI machine with the toolkit
 # but no driver): cuInit fails with CUDA_ERROR_STUB_LIBRARY (34), which must

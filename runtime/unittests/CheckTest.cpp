@@ -1,5 +1,11 @@
 //===- CheckTest.cpp - Tests of the numerics check ------------------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The end-to-end rule and the per-step gate of memwall-run --check and
 // memwall-simulate (runtime/Check.h), on hand-computed numbers.
 //

@@ -1,5 +1,11 @@
 //===- GemmPlanTest.cpp - Tests of the row- to column-major GEMM mapping --===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Hand-worked layouts for small cases, then an independent check: a naive
 // column-major GEMM that reads memory exactly as cuBLASLt would under the plan
 // must reproduce a naive row-major GEMM of the bundle's definition, for every

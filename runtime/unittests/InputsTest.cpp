@@ -1,4 +1,10 @@
 //===- InputsTest.cpp - Tests of random inputs and inputs files -----------===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "memwall-runtime/Inputs.h"
 #include "memwall-runtime/Checked.h"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Checks the communication section of a report against its own parts
 (times = bytes / link bandwidth, step = compute + exposed) and prints the
 figures for FileCheck, bytes exactly and times in microseconds."""

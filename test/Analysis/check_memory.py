@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Checks the memory and budget sections of a report against their own
 invariants and against closed-form model-state formulas (docs/memory.md).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Checks a report of a rematerialized step: the simulated peak is within the
 budget and agrees with the memory section; prints one line per fact."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Checks that memwall-remat applied the cheapest plan that fits among the
 solvers' and the baselines' (docs/remat.md) and says which it was."""
 import json

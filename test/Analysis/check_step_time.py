@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Compares a report's predicted step time with a measured one: prints the
 ratio and the time by kernel kind; exits 1 when the prediction is off by more
 than the given relative tolerance."""

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 /*===- capi-test.c - drive memwall through its C API ------------------===*\
 |*                                                                        *|
 |* Compiled as C. Registers the dialect, runs memwall-default on a module *|

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Runs the shell blocks of a document that are marked for testing.
 
 A block is marked by an HTML comment on the line before its fence:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Halves the grid of the first kernel step of a bundle manifest (a broken
 launch for memwall-simulate to catch)."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Prints, for every bundle step, its predicted time beside the report's for
 the op running the same ops; exits 1 on any disagreement."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Prints a bundle's manifest one line per buffer and step, for FileCheck,
 after checking the invariants memwall-run relies on: every buffer 256-byte
 aligned inside the arena, every step's buffers defined, and no two buffers

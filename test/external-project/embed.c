@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 /*===- embed.c - memwall embedded in a C program ----------------------===*\
 |*                                                                        *|
 |* Runs memwall-default through the C API and prints the JSON report.    *|

@@ -1,5 +1,11 @@
 //===- embed.cpp - memwall embedded in another C++ program ----------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Parses a model, runs memwall-default (built from C++ with options) and
 // checks that the elementwise chain became one kernel and that the report
 // was written. Exits nonzero when it did not.

@@ -1,5 +1,11 @@
 //===- memwall-compile.cpp - memwall model -> runnable bundle -------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 //   memwall-compile model.mlir --target=h100-sxm -o model.bundle
 //   memwall-compile model.mlir --emit=ptx -o kernels.ptx
 //

@@ -1,5 +1,11 @@
 //===- BundleLoaderFuzzer.cpp - bundle manifests and inputs files ---------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // What memwall-run and memwall-simulate do with a bundle before any kernel
 // runs: load and validate manifest.json, read an inputs file, generate the
 // random inputs and evaluate the reference graph. The input is a manifest,

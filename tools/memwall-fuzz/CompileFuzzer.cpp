@@ -1,5 +1,11 @@
 //===- CompileFuzzer.cpp - IR through memwall-compile's pipeline ----------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // What `memwall-compile model.mlir -o model.bundle` does with a user's file:
 // limits, parse, verify, fuse (or not, from a hash of the input), generate
 // every kernel, plan the arena and write the bundle (into a scratch directory).

@@ -1,6 +1,12 @@
 //===- FuzzReplayMain.cpp - run a fuzz target over files, without libFuzzer
 //===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Normal (non-fuzzing) builds link each fuzz target with this main, so the
 // seed corpus and every reproducer of a fixed bug run as a ctest on every
 // build, under whatever sanitizers that build uses:

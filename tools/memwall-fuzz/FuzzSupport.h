@@ -1,5 +1,11 @@
 //===- FuzzSupport.h - what memwall's fuzz targets share ------------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Each fuzz target feeds its bytes through the same checks and parsers the
 // tools use, in a fresh single-threaded MLIRContext per input (so one input
 // cannot leave state that makes another crash irreproducible), with

@@ -1,5 +1,11 @@
 //===- HFConfigFuzzer.cpp - Hugging Face config.json files ----------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // What `memwall-gen --hf-config=config.json` does: parse, validate for each
 // generation mode, and build and verify the model. The layer count is capped
 // at 2 for building (the builder repeats one layer; validation still sees

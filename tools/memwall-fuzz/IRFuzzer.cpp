@@ -1,5 +1,11 @@
 //===- IRFuzzer.cpp - IR through memwall's default pipeline ---------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // What `memwall-opt model.mlir [--fuse] [--budget=..] --report=r.json` does
 // with a user's file: limits, parse, verify, then memwall-default (precision,
 // autodiff, tile-attention, fuse, remat, report) with options picked from a

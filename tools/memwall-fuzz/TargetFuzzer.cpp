@@ -1,5 +1,11 @@
 //===- TargetFuzzer.cpp - target JSON files -------------------------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // What `--target-file=gpu.json` does: parse and validate the target, then
 // use it. A target that validates must give finite, positive times for every
 // kind of kernel, and a report of a small model on it must be valid JSON;

@@ -1,5 +1,11 @@
 //===- memwall-gen.cpp - generate memwall models --------------------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 //   memwall-gen --preset=llama-2-7b --mode=decode --kv-len=4095 -o model.mlir
 //   memwall-gen --hf-config=config.json --seq=2048
 //   memwall-gen --family=gpt2 --layers=2 --hidden=128 --heads=4 --ffn=512 \

@@ -1,5 +1,11 @@
 //===- memwall-opt.cpp - memwall optimizer driver -------------------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // mlir-opt with every upstream dialect and pass plus memwall's, and the
 // memwall options users reach for first:
 //

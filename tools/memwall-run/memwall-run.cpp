@@ -1,5 +1,11 @@
 //===- memwall-run.cpp - Runs, times and checks a memwall bundle ----------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // memwall-run BUNDLE_DIR [options]: executes a bundle written by
 // memwall-compile (docs/bundle-format.md) on the GPU, reports measured against
 // predicted times and memory, and with --check compares its outputs with the

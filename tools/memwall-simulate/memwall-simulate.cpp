@@ -1,5 +1,11 @@
 //===- memwall-simulate.cpp - run a bundle on the CPU ---------------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 //   memwall-simulate model.bundle [--inputs=FILE|random] [--seed=N]
 //
 // Runs a bundle's steps on the CPU (kernels in the SIMT interpreter from the

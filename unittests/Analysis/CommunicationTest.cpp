@@ -1,5 +1,11 @@
 //===- CommunicationTest.cpp - data-parallel traffic and its time ---------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Every expected figure is worked out by hand in the comments from the ring
 // formulas (all-reduce 2(n-1)/n, reduce-scatter and all-gather (n-1)/n of the
 // buffer per device) and the link bandwidths of the test target, never taken

@@ -1,5 +1,11 @@
 //===- FusionCostTest.cpp - kernel legality, geometry and cost by hand ----===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // analyzeKernel against numbers worked out by hand from docs/fusion.md: the
 // soft roofline, vector widths, launch geometry, the register estimate that
 // rejects spilling kernels, occupancy, and the legality rules.

@@ -1,5 +1,11 @@
 //===- InferenceAnalysisTest.cpp - why a decode step is memory-bound ------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Expected figures are worked out by hand from tensor sizes and the roofline
 // formula (time = max(flops / peak, bytes / bandwidth) + launch), never from
 // the analysis.

@@ -1,5 +1,11 @@
 //===- MemoryAnalysisTest.cpp - liveness-simulated memory ------------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Expected bytes are computed by hand from tensor sizes (comments show the
 // arithmetic) or from closed-form formulas, never from the analysis.
 //

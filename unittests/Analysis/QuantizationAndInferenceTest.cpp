@@ -1,5 +1,11 @@
 //===- QuantizationAndInferenceTest.cpp - quantization and serving answers ===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Weight-only quantization dequantizes inside the GEMM, an fp8 KV cache is
 // read as stored, fp8-mixed training adds no activation memory, and the
 // inference fixes and --max-batch speak in batch and context. Expected

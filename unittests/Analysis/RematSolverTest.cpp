@@ -1,5 +1,11 @@
 //===- RematSolverTest.cpp - recomputation solvers against brute force ----===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The plan formula (RematSolver.h) on hand-computed cases, and the solvers
 // on random small problems against exhaustive search: the MILP must match
 // the optimum exactly; the DP and greedy plans must be honest (their

@@ -1,5 +1,11 @@
 //===- AttentionTrafficTest.cpp - tiled attention's DRAM traffic and L2 ---===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The DRAM traffic of memwall.flash_attention and flash_attention_grad on a
 // target (docs/attention.md, "Traffic"), against hand computations: K/V (or
 // Q/dO/dQ) re-reads cost DRAM only when the operand of the heads with blocks

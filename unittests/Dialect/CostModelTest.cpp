@@ -1,5 +1,11 @@
 //===- CostModelTest.cpp - every op's FLOPs and bytes by hand -------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Each test parses small ops and compares CostOpInterface (FLOPs, bytes read,
 // bytes written, math precision, whether a kernel is launched) against
 // numbers worked out by hand in the test from the formulas of

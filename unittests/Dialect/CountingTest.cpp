@@ -1,5 +1,11 @@
 //===- CountingTest.cpp - counts that never wrap, cost queries in O(1) ----===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // CheckedInt (memwall/Support/CheckedInt.h), the one helper every shape,
 // element, byte and FLOP count goes through; and the closed form of the
 // tiled attention's visible key blocks against the loop over query blocks

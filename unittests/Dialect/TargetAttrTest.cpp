@@ -1,5 +1,11 @@
 //===- TargetAttrTest.cpp - #memwall.target round-trips every figure ------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Predictions and kernel choices depend on every figure of the target, so a
 // module's #memwall.target must print and parse back to the same target bit
 // for bit: every built-in target, a calibration file's, and figures that

@@ -1,5 +1,11 @@
 //===- RooflineReportTest.cpp - totals, formats and the three renderings --===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The report here is built by hand: a made-up GPU with round numbers and four
 // ops whose roofline times are worked out in the comments, so every expected
 // value is independent of the code under test.

@@ -1,5 +1,11 @@
 //===- SimtInterpreterTest.cpp - Tests for the SIMT interpreter -----------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Every expected value is computed by plain C++ loops in the test, never by
 // the interpreter itself.
 //

@@ -1,5 +1,11 @@
 //===- AttentionKernelTest.cpp - the attention kernel, run on the CPU -----===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Runs the tensor-core attention kernels memwall-compile emits (the gpu.func
 // IR that is lowered to PTX: cp.async, ldmatrix, mma.sync) in the SIMT
 // interpreter and compares them with attention computed here in double

@@ -1,5 +1,11 @@
 //===- BundleManifestTest.cpp - The compiler writes what the runtime reads ===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // memwall-compile writes manifest.json and memwall-run reads it, both through
 // memwall-runtime/BundleSchema.def: a bundle the compiler writes is read back
 // and validated by the runtime, and every key it writes is one the schema

@@ -1,5 +1,11 @@
 //===- ReferenceAttrsTest.cpp - attributes in the bundle's reference graph ===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The reference graph exports each op's inherent attributes generically and
 // lets the op amend them (ReferenceAttrsOpInterface); the CPU reference reads
 // them by name, so what it needs must be there: absent flags as false, enums

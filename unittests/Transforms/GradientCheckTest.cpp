@@ -1,5 +1,11 @@
 //===- GradientCheckTest.cpp - autodiff against finite differences --------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Every VJP rule of memwall-autodiff, checked numerically: a small f32
 // function per op (and a whole tiny GPT-2 and Llama training step) is
 // differentiated with `optimizer=none`, exported as a reference graph and run

@@ -1,5 +1,11 @@
 //===- ReportSinkTest.cpp - passes hand their output to a ReportSink ------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The report pass writes no file itself: given a sink, the report and the
 // memory timeline go to the sink under the paths the options name.
 //

@@ -1,5 +1,11 @@
 //===- CommunicationAnalysis.h - data-parallel traffic per step -*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Bytes each device moves per training step under data parallelism (DDP,
 // ZeRO 1-3 / FSDP) and offload, timed on the target's interconnect fields,
 // and the part of that time compute does not hide. The formulas and the

@@ -1,5 +1,11 @@
 //===- CostAnalysis.h - Roofline costs of memwall IR ------------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Evaluates CostOpInterface ops against a GPUTarget and collects the kernels
 // of a module with their roofline estimates (CostAnalysis).
 //

@@ -1,5 +1,11 @@
 //===- CostResults.h - what the cost analyses predict ------------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Plain data (no MLIR types) the cost analyses produce: each kernel's
 // roofline estimate (CostAnalysis), what fusion saved, and the step-level
 // predictions of inference and data-parallel training steps. The report

@@ -1,5 +1,11 @@
 //===- FusionCost.h - Cost and legality of a candidate kernel ---*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Decides whether a set of memwall ops can run as one kernel (of which kind,
 // over which iteration space, reading which inputs in which broadcast
 // pattern), the kernel's launch geometry and resource use, and its predicted

@@ -1,5 +1,11 @@
 //===- InferenceAnalysis.h - why an inference step is memory-bound -*- C++ -*-//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Explains the roofline position of a prefill or decode step: how many bytes
 // of weights and KV cache it streams, the arithmetic intensity of its
 // weight-streaming GEMMs against the target's ridge, and how many tokens per

@@ -1,5 +1,11 @@
 //===- InferenceFixes.h - serving fixes and --max-batch ---------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The inference counterpart of planBudget (MemoryAnalysis.h): fixes in
 // serving terms (batch, context, KV-cache dtype, weight quantization), each
 // predicted by re-simulating the memory with the buckets it changes scaled

@@ -1,5 +1,11 @@
 //===- MemoryAnalysis.h - liveness-simulated device memory ------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Simulates the bytes live on one device over a step: the function's op
 // order is the schedule, each buffer lives from the op that defines it to its
 // last use, and the peak is the largest sum. Buckets, aliasing and the

@@ -1,5 +1,11 @@
 //===- MemoryResults.h - what the memory analyses predict --------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Plain data (no MLIR types) the memory analyses produce: the simulated
 // live bytes per step (MemoryLiveness), the budget check with its ranked
 // fixes, and the largest batch that fits. docs/memory.md.

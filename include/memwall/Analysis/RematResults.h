@@ -1,5 +1,11 @@
 //===- RematResults.h - what memwall-remat decided ---------------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Plain data (no MLIR types): the recomputation plan memwall-remat applied
 // with the baselines it measured, and its overhead across budgets.
 // docs/remat.md.

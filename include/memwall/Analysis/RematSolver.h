@@ -1,5 +1,11 @@
 //===- RematSolver.h - which forward values to recompute --------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The recomputation (activation checkpointing) decision as a plain
 // combinatorial problem, free of MLIR so that solvers can be tested against
 // brute force. docs/remat.md gives the formulation.

@@ -1,5 +1,11 @@
 //===- GPUTarget.h - Roofline model of a GPU --------------------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // A GPU as the roofline model sees it: dense peak FLOP/s per math precision,
 // HBM bandwidth and capacity, and the on-chip resources later passes size
 // tiles and fusions against. Built-in targets come from datasheets (see

@@ -1,5 +1,11 @@
 //===- Roofline.h - The time model of one kernel ----------------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // memwall's one time model (docs/cost-model.md, "Time"): a kernel doing
 // `flops` on a compute unit and moving `bytes` to or from DRAM takes
 //

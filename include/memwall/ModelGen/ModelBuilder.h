@@ -1,4 +1,10 @@
 //===- ModelBuilder.h - memwall IR for a transformer step -------*- C++ -*-===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef MEMWALL_MODELGEN_MODELBUILDER_H
 #define MEMWALL_MODELGEN_MODELBUILDER_H

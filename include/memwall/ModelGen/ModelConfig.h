@@ -1,5 +1,11 @@
 //===- ModelConfig.h - transformer model configurations ---------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The shape of a GPT-2, Llama or BERT model and of the step to generate, from
 // a preset, a Hugging Face config.json, or flags.
 //

@@ -1,5 +1,11 @@
 //===- ReportSink.h - where passes hand what they make for the user -*- C++ -*-//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // memwall's passes never open files or print: what they produce for the user
 // (the roofline report, the memory timeline, the remat Pareto plot, the
 // progress of a long solve) goes to a ReportSink, the one place that decides

@@ -1,5 +1,11 @@
 //===- RooflineReport.h - Per-op roofline report ----------------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The data behind `memwall-opt --report=FILE` and its three renderings: JSON
 // (schema in docs/report-schema.md), a text table, and an SVG log-log
 // roofline. The report is plain data (no MLIR types) so it can be built by the

@@ -1,5 +1,11 @@
 //===- BundleSimulator.h - run a bundle's steps on the CPU ------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Executes a bundle the way memwall-run does on a GPU, but on the CPU: one
 // arena laid out as the manifest says, kernel steps run by the SIMT
 // interpreter on the bundle's generated gpu.module (kernels.mlir), GEMM

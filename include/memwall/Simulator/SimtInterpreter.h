@@ -1,5 +1,11 @@
 //===- SimtInterpreter.h - CPU interpreter for GPU kernel IR ----*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // A lockstep SIMT interpreter for the subset of MLIR GPU-kernel IR that
 // memwall's code generator emits (gpu, arith, math, scf, memref, vector,
 // nvgpu.ldmatrix / device_async_*, nvvm.mma.sync). It lets tests check GPU

@@ -1,5 +1,11 @@
 //===- CheckedInt.h - int64 counts that never wrap --------------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Every element count, byte count, FLOP count and offset memwall computes
 // from a shape goes through CheckedInt: shapes come from users, and a
 // product of int64 dimensions wraps silently (ShapedType::getNumElements

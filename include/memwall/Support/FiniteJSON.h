@@ -1,5 +1,11 @@
 //===- FiniteJSON.h - JSON output with no bare inf or nan -------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // llvm::json prints a non-finite double as `inf` or `nan`, which no JSON
 // reader accepts. memwall's figures are finite (target files are range
 // checked, counts fit int64), so a non-finite one is a bug upstream; the

@@ -1,5 +1,11 @@
 //===- InputLimits.h - size and nesting limits on files memwall reads -----===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Users hand memwall files; recursive-descent parsers (MLIR's, llvm::json)
 // recurse once per nesting level and read whatever they are given. Every
 // text input goes through here first: a byte cap (so /dev/zero or a FIFO

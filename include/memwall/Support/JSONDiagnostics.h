@@ -1,5 +1,11 @@
 //===- JSONDiagnostics.h - compiler-style JSON errors -----------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Reading user-written JSON (target files, Hugging Face configs) with errors
 // that name the file and the line, or the key, that is wrong.
 //

@@ -1,5 +1,11 @@
 //===- OutputFile.h - raw_ostream over the safe output files ----*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The compiler tools' side of memwall-runtime/OutputFile.h: LLVM printing
 // code streams into an OutputFileStream, and the file is created or replaced
 // only when commit() succeeds ("-" is stdout; devices and FIFOs are written

@@ -1,5 +1,11 @@
 //===- Units.h - human-readable quantities ----------------------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Shared by the analyses (fix descriptions, diagnostics) and the report.
 //
 //===----------------------------------------------------------------------===//

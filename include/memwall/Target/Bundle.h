@@ -1,5 +1,11 @@
 //===- Bundle.h - Compile a memwall function into a runnable bundle --*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // memwall IR (fused or not) -> kernel and GEMM steps, generated GPU kernels
 // (gpu dialect, our own thread mapping) -> PTX through LLVM's NVPTX backend
 // -> a static memory plan in one arena -> the bundle directory memwall-run

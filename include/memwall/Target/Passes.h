@@ -1,5 +1,11 @@
 //===- Passes.h - memwall codegen passes ------------------------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The compile path, model to bundle, as passes; memwall-lower-to-bundle
 // (memwall/Pipelines.h) runs them in order.
 //

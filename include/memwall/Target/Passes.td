@@ -1,5 +1,11 @@
 //===- Passes.td - memwall codegen passes ------------------*- tablegen -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The compile path as passes (docs/codegen.md, "The compile pipeline"):
 // memwall-lower-to-bundle runs them in this order.
 //

@@ -1,4 +1,10 @@
 //===- Passes.h - memwall passes --------------------------------*- C++ -*-===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef MEMWALL_TRANSFORMS_PASSES_H
 #define MEMWALL_TRANSFORMS_PASSES_H

@@ -1,4 +1,10 @@
 //===- Passes.td - memwall passes --------------------------*- tablegen -*-===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef MEMWALL_TRANSFORMS_PASSES_TD
 #define MEMWALL_TRANSFORMS_PASSES_TD

@@ -1,5 +1,11 @@
 //===- Remat.h - recomputation placement on training steps ------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The IR side of memwall-remat: the recomputation problem of a training step
 // (RematSolver.h), applying a plan, and the summary the pass leaves on the
 // module for the report.

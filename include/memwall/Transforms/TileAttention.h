@@ -1,5 +1,11 @@
 //===- TileAttention.h - what the attention kernel can run ------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // One rule shared by memwall-tile-attention (which leaves attention the
 // kernel cannot run untiled, with a warning) and the attention kernel's code
 // generator (docs/attention.md, docs/codegen.md).

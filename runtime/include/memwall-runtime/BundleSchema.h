@@ -1,5 +1,11 @@
 //===- BundleSchema.h - The manifest.json schema, as constants --*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // BundleSchema.def as C++ constants shared by the compiler's writer and the
 // runtime's reader: for each object a namespace with one Field per key
 // (schema::gemmStep::strideA.key is "stride_a") and kFields, the fields in

@@ -1,5 +1,11 @@
 //===- Check.h - The numerics check of a bundle run -------------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The numerics check of a bundle run, shared by memwall-run --check (GPU)
 // and memwall-simulate (CPU), docs/runtime.md "Check":
 //

@@ -1,4 +1,10 @@
 //===- CudaApi.h - The CUDA driver and cuBLASLt, loaded at run time -*- C++
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //-*-//
 //
 // memwall-run must start, and say so clearly, on machines without a GPU, so

@@ -1,6 +1,12 @@
 //===- Executor.h - Runs a bundle on the GPU ---------------------*- C++
 //-*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Loads the PTX modules, allocates the arena and the cuBLASLt workspace,
 // uploads the inputs, runs the steps once (a warm-up whose outputs are
 // downloaded for --check), then times them. Free of CUDA types so that

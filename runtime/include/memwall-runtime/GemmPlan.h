@@ -1,6 +1,12 @@
 //===- GemmPlan.h - Row-major GEMM steps as column-major cuBLASLt -*- C++
 //-*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // A bundle describes GEMMs in row-major terms; cuBLASLt is column-major. A
 // row-major [R, C] array read column-major is its transpose, a C x R matrix
 // with leading dimension C. So the row-major product

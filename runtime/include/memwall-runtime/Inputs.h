@@ -1,5 +1,11 @@
 //===- Inputs.h - Host-side inputs and outputs of a bundle run --*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Makes the values of a bundle's inputs (a fixed-seed generator or an inputs
 // file, docs/bundle-format.md), evaluates the reference graph on them, and
 // writes outputs in the inputs-file format.

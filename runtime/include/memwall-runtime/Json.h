@@ -1,5 +1,11 @@
 //===- Json.h - Small JSON DOM parser and writer ----------------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // memwall-run reads manifest.json and inputs files and writes reports without
 // LLVM and without exceptions, so it carries its own JSON: a DOM parser whose
 // errors say line:column, and a streaming pretty-printing writer.

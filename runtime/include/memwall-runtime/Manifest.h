@@ -1,6 +1,12 @@
 //===- Manifest.h - A bundle's manifest.json, parsed and checked -*- C++
 //-*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The in-memory form of docs/bundle-format.md. Parsing reads every field
 // through the schema that the compiler writes with (BundleSchema.def) and
 // checks the JSON's structure; validation checks everything memwall-run relies

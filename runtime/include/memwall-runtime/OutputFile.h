@@ -1,5 +1,11 @@
 //===- OutputFile.h - Writing a tool's output files safely ------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Every file a memwall tool writes (-o, --report, SVGs, bundles, dumped
 // tensors) goes through OutputFile, so that only a fully successful run
 // leaves or replaces an output:

@@ -1,4 +1,10 @@
 //===- Report.h - memwall-run's tables and JSON report ----------*- C++ -*-===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef MEMWALL_RUNTIME_REPORT_H
 #define MEMWALL_RUNTIME_REPORT_H

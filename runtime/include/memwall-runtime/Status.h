@@ -1,5 +1,11 @@
 //===- Status.h - Typed errors of the runtime -------------------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // memwall-run has no LLVM (no llvm::Error) and no exceptions, so its
 // functions return a Status: success, or an error code with a one-line
 // message that names what failed. The code says what kind of failure it was

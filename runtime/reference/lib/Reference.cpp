@@ -1,5 +1,11 @@
 //===- Reference.cpp - CPU reference interpreter for memwall ops ----------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Straightforward loops over row-major tensors held as doubles. Elementwise
 // math is fp32, sums and dot products accumulate in double, and every op
 // result is rounded to its element type. Matmul is blocked and, like the

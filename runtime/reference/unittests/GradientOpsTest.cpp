@@ -1,5 +1,11 @@
 //===- GradientOpsTest.cpp - reference backward and optimizer ops ---------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Each gradient op is checked against an independent computation: central
 // finite differences of the forward op the interpreter already has (loss =
 // sum(forward(x) * r) for a fixed random r, so the op's incoming gradient is

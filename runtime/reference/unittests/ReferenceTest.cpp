@@ -1,5 +1,11 @@
 //===- ReferenceTest.cpp - CPU reference interpreter tests ----------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Every expected value is computed by hand (or with a calculator) from the op
 // definitions in MemWallOps.td, independently of the interpreter.
 //

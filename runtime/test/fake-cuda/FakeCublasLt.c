@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 /*===- FakeCublasLt.c - A host stand-in for libcublasLt.so.13 -------------===//
  *
  * Together with FakeCuda.c (device pointers are host pointers) it runs the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 /*===- FakeCuda.c - A host-memory stand-in for libcuda.so.1 ---------------===//
  *
  * Lets CI, which has no GPU, drive memwall-run's whole GPU path: device memory

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Prints the GPT-2-medium-shaped training step of ../shared/docs/baselines.md
 as memwall IR, written out by hand (not memwall-gen): 24 pre-LN blocks
 (LN -> QKV -> causal attention -> proj -> residual -> LN -> 4h MLP with

@@ -1,5 +1,11 @@
 //===- TestCostAnalysis.cpp - print CostAnalysis --------------------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // memwall-test-print-cost-analysis: prints each kernel of the module as
 // CostAnalysis (CostAnalysis.h) estimates it, and whether the analysis came
 // from the pass manager's cache. The pass changes nothing and preserves

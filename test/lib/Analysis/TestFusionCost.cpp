@@ -1,5 +1,11 @@
 //===- TestFusionCost.cpp - print FusionCostAnalysis ----------------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // memwall-test-print-fusion-cost: prints, for every memwall.fusion and every
 // other kernel candidate, the kernel FusionCostAnalysis (FusionCost.h) found
 // (kind, iteration space, launch geometry, predicted time) or why the ops

@@ -1,5 +1,11 @@
 //===- TestMemoryLiveness.cpp - print MemoryLiveness ----------------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // memwall-test-print-memory-liveness: prints every buffer of each function
 // MemoryLiveness (MemoryAnalysis.h) finds, with its bucket and live steps,
 // then the simulated peak under the pass's sharding options, applied on top

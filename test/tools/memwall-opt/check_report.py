@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Checks the invariants of a memwall report: totals are the sums of the ops,
 fractions are fractions, and every op's bound agrees with its times."""
 import json

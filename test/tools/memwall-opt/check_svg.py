@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Checks that a report SVG is well-formed XML with one point per op that
 does arithmetic (argv[2] is the expected count)."""
 import sys

@@ -1,5 +1,11 @@
 //===- MemWallCosts.cpp - CostOpInterface implementations -----------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // FLOP and byte counts of every memwall op. The per-element counts and their
 // reasoning are documented in docs/cost-model.md; keep the two in sync.
 //

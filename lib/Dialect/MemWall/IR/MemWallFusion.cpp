@@ -1,5 +1,11 @@
 //===- MemWallFusion.cpp - memwall.fusion ---------------------------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The fusion region op (one future kernel), its verifier and its cost as a
 // fused kernel.
 //

@@ -1,5 +1,11 @@
 //===- MemWallInterfaces.cpp - support code of the op interfaces ----------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The queries built on the op interfaces (op classes for fusion and codegen)
 // and the part of VJPBuilder that rules share.
 //

@@ -1,5 +1,11 @@
 //===- MemWallOps.cpp - memwall op semantics -----------------------------===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Per op: type inference, verifier, vector-Jacobian product
 // (AutodiffOpInterface), scalar payload (ElementwiseOpInterface), the buffer
 // its results alias and its reference attributes. Costs are in

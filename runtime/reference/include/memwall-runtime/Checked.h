@@ -1,5 +1,11 @@
 //===- Checked.h - Checked sizes and the host-memory bound ------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Shapes, offsets and strides come from files (manifests, inputs files) that
 // may be hostile: every element count, byte size, offset and stride the
 // runtime and the reference interpreter compute from them goes through these

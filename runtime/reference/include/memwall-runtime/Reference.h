@@ -1,5 +1,11 @@
 //===- Reference.h - CPU reference interpreter for memwall ops --*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Evaluates the unfused memwall ops of a bundle's "reference" graph
 // (docs/bundle-format.md) on the CPU: fp32 math, every op result rounded to
 // its element type (bf16/f16 round to nearest even, fp8 saturating). Used by

@@ -1,4 +1,10 @@
 //===- MemWall.h - memwall dialect, attributes and ops ----------*- C++ -*-===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef MEMWALL_DIALECT_MEMWALL_IR_MEMWALL_H
 #define MEMWALL_DIALECT_MEMWALL_IR_MEMWALL_H

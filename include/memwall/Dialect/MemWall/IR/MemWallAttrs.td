@@ -1,4 +1,10 @@
 //===- MemWallAttrs.td - memwall attributes and enums ------*- tablegen -*-===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef MEMWALL_DIALECT_MEMWALL_IR_MEMWALLATTRS_TD
 #define MEMWALL_DIALECT_MEMWALL_IR_MEMWALLATTRS_TD

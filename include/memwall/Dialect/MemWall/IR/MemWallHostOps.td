@@ -1,5 +1,11 @@
 //===- MemWallHostOps.td - bundle steps on buffers ---------*- tablegen -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The host side of a compiled model (memwall-convert-to-gpu's output): the
 // steps memwall-run executes in order, on buffers (memrefs) that
 // memwall-plan-arena places in one arena. Kernels live in `gpu.module

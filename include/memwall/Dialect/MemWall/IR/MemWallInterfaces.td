@@ -1,5 +1,11 @@
 //===- MemWallInterfaces.td - memwall op interfaces --------*- tablegen -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // What an op means to each part of the compiler, implemented next to the
 // op: its cost, its vector-Jacobian product, its scalar payload in a kernel,
 // the buffer its results alias and its attributes in the reference graph.

@@ -1,4 +1,10 @@
 //===- MemWallOps.td - memwall operations ------------------*- tablegen -*-===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef MEMWALL_DIALECT_MEMWALL_IR_MEMWALLOPS_TD
 #define MEMWALL_DIALECT_MEMWALL_IR_MEMWALLOPS_TD

@@ -1,5 +1,11 @@
 //===- MemWallTarget.h - the GPU target carried in the IR -------*- C++ -*-===//
 //
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // A module names the GPU it is compiled and predicted for in its
 // `memwall.target` attribute (#memwall.target<...>, set by
 // memwall-set-target). Passes read it with getTargetOf; there is no
