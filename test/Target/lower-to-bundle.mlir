@@ -6,9 +6,7 @@
 // RUN: memwall-compile %S/compile-seed.mlir -o %t/compile.bundle
 // RUN: memwall-opt %S/compile-seed.mlir --pass-pipeline='builtin.module(memwall-lower-to-bundle{output=%t/opt.bundle})' -o /dev/null
 // RUN: diff -r %t/compile.bundle %t/opt.bundle
-// Upstream mlir-opt with memwall as a plugin runs the same pipeline.
-// RUN: mlir-opt %S/compile-seed.mlir --load-dialect-plugin=%memwall_plugin --load-pass-plugin=%memwall_plugin --pass-pipeline='builtin.module(memwall-lower-to-bundle{output=%t/plugin.bundle})' -o /dev/null
-// RUN: diff -r %t/compile.bundle %t/plugin.bundle
+// Upstream mlir-opt with the plugin: test/Embedding/plugin-lower-to-bundle.mlir.
 // RUN: memwall-compile %S/compile-attention-decode.mlir --no-fuse --target=a100-80gb -o %t/compile-a100.bundle
 // RUN: memwall-opt %S/compile-attention-decode.mlir --pass-pipeline='builtin.module(memwall-lower-to-bundle{fuse=false target=a100-80gb output=%t/opt-a100.bundle})' -o /dev/null
 // RUN: diff -r %t/compile-a100.bundle %t/opt-a100.bundle

@@ -78,14 +78,16 @@ memwall::fuzz::ParsedModule memwall::fuzz::parseInput(const uint8_t *data,
 }
 
 const std::string &memwall::fuzz::scratchDirectory() {
-  static const std::string directory = [] {
+  // Never freed: the exit handler runs after static destructors would have
+  // destroyed a std::string (it was registered before the string existed).
+  static const std::string *directory = [] {
     llvm::SmallString<128> path;
     if (llvm::sys::fs::createUniqueDirectory("memwall-fuzz", path))
       std::abort();
-    std::atexit([] { llvm::sys::fs::remove_directories(directory); });
-    return path.str().str();
+    std::atexit([] { llvm::sys::fs::remove_directories(*directory); });
+    return new std::string(path.str());
   }();
-  return directory;
+  return *directory;
 }
 
 void memwall::fuzz::requireValidJSONFile(const std::string &path) {
