@@ -163,11 +163,10 @@ std::string memwall::formatLocationForReport(Location loc) {
 }
 
 /// The kernels under `root` on `target`, `kernelWork` giving each op's
-/// kernel; `onRecord` sees every op's record (fusion bodies included).
+/// kernel.
 static ModuleCost
 computeCost(Operation *root, const GPUTarget &target,
-            llvm::function_ref<KernelWork(CostOpInterface)> kernelWork,
-            llvm::function_ref<void(Operation *, const OpRecord &)> onRecord) {
+            llvm::function_ref<KernelWork(CostOpInterface)> kernelWork) {
   ModuleCost cost;
   if (auto module = dyn_cast<ModuleOp>(root)) {
     if (std::optional<StringRef> name = module.getSymName())
@@ -191,7 +190,6 @@ computeCost(Operation *root, const GPUTarget &target,
     record.precision = op.getMathPrecision();
     record.estimate = estimateKernelTime(work, target);
     record.category = getTimeCategory(op, work);
-    onRecord(op, record);
     return record;
   };
   // memwall-fuse marks each function it ran on.
@@ -255,8 +253,7 @@ ModuleCost memwall::computeModuleCost(ModuleOp module,
                                       const GPUTarget &target) {
   return computeCost(
       module, target,
-      [&](CostOpInterface op) { return getOpKernelWork(op, target); },
-      [](Operation *, const OpRecord &) {});
+      [&](CostOpInterface op) { return getOpKernelWork(op, target); });
 }
 
 CostAnalysis::CostAnalysis(Operation *root, AnalysisManager &am) {
@@ -270,10 +267,7 @@ CostAnalysis::CostAnalysis(Operation *root, AnalysisManager &am) {
       return kernel->work;
     return op.getKernelWork(*target);
   };
-  cost = computeCost(root, *target, kernelWork,
-                     [&](Operation *op, const OpRecord &record) {
-                       estimates[op] = record.estimate;
-                     });
+  cost = computeCost(root, *target, kernelWork);
 }
 
 FailureOr<GPUTarget> CostAnalysis::getTarget() const {
@@ -282,7 +276,3 @@ FailureOr<GPUTarget> CostAnalysis::getTarget() const {
   return *target;
 }
 
-const RooflineEstimate *CostAnalysis::lookup(Operation *op) const {
-  auto it = estimates.find(op);
-  return it == estimates.end() ? nullptr : &it->second;
-}

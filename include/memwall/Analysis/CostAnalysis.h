@@ -74,9 +74,6 @@ public:
   /// (the error was emitted at construction).
   mlir::FailureOr<GPUTarget> getTarget() const;
   const ModuleCost &getModuleCost() const { return cost; }
-  /// The estimate of `op` running as its own kernel (estimateOpRoofline),
-  /// or null for an op without CostOpInterface.
-  const RooflineEstimate *lookup(mlir::Operation *op) const;
 
   bool isInvalidated(const mlir::AnalysisManager::PreservedAnalyses &pa) {
     return !pa.isPreserved<CostAnalysis>();
@@ -85,7 +82,6 @@ public:
 private:
   std::optional<GPUTarget> target;
   ModuleCost cost;
-  llvm::DenseMap<mlir::Operation *, RooflineEstimate> estimates;
 };
 
 } // namespace memwall
