@@ -130,7 +130,7 @@ func.func @more(%q: tensor<1x32x128x128xbf16>, %k: tensor<1x8x128x128xbf16>,
 
 // An empty matmul (M = 0) does no work and reads only the [8,16] f32 rhs:
 // 512 B, 2 us of launch. Under the ASan/UBSan build this divides by zero in
-// MatmulOp::getDims (MemWallOps.cpp: batch = elements / (m * n) is computed
+// MatmulOp::getDims (MatmulOps.cpp: batch = elements / (m * n) is computed
 // before the m * n == 0 check) and dies with SIGFPE.
 // ALL-LABEL: func.func @empty
 func.func @empty(%a: tensor<0x8xf32>, %b: tensor<8x16xf32>) {

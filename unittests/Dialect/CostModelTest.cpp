@@ -469,7 +469,7 @@ TEST_F(CostModelTest, MatmulRunsOnTheTensorCoresOfItsOperandType) {
 }
 
 // Guards MatmulOp::getDims against an empty M or N. Under UBSan/ASan builds
-// this divides by zero (MemWallOps.cpp: dims.batch is computed as
+// this divides by zero (MatmulOps.cpp: dims.batch is computed as
 // elements / (m * n) before the m * n == 0 check) and dies with SIGFPE.
 TEST_F(CostModelTest, MatmulWithAnEmptyDimensionDoesNoWork) {
   // M = 0: no products; the [8,16] rhs is still read.

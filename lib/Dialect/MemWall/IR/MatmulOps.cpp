@@ -1,0 +1,245 @@
+//===- MatmulOps.cpp - Matmul and dequantize at use -----------------------===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The batched matmul (bf16/f16/fp8/i8 contractions) and the weight-only
+// quantized GEMM: a cast from i4/i8/fp8 storage whose only readers are
+// matmuls runs inside them, so it reads the stored bytes plus the scales.
+// Per op: type inference, verifier, VJP, payload, aliasing, reference
+// attributes and FLOP/byte counts (formulas in docs/cost-model.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "MemWallOpUtils.h"
+
+#include "mlir/Dialect/Traits.h"
+#include "mlir/IR/Builders.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace memwall;
+using namespace memwall::detail;
+
+/// Storage a weight-only quantized GEMM dequantizes from.
+static bool isQuantizedStorage(Type element) {
+  return element.isInteger(4) || element.isInteger(8) ||
+         isa<Float8E4M3FNType, Float8E5M2Type>(element);
+}
+
+/// The matmuls that read `value`, through fusion inputs; false when any
+/// other op reads it.
+static bool collectMatmulUsers(Value value, SmallVectorImpl<MatmulOp> &out) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto matmul = dyn_cast<MatmulOp>(user)) {
+      out.push_back(matmul);
+      continue;
+    }
+    auto fusion = dyn_cast<FusionOp>(user);
+    if (!fusion ||
+        !collectMatmulUsers(
+            fusion.getBodyBlock().getArgument(use.getOperandNumber()), out))
+      return false;
+  }
+  return true;
+}
+
+bool memwall::isDequantizeAtUse(CastOp cast) {
+  Type from = cast.getInput().getType().getElementType();
+  Type to = cast.getElementType();
+  if (!isQuantizedStorage(from) || !isa<FloatType>(to) ||
+      to.getIntOrFloatBitWidth() <= from.getIntOrFloatBitWidth())
+    return false;
+  SmallVector<MatmulOp> matmuls;
+  return !cast.getResult().use_empty() &&
+         collectMatmulUsers(cast.getResult(), matmuls);
+}
+
+int64_t memwall::getGemmOperandBytes(Value operand) {
+  // Inside a fusion, a body argument is the fusion's input.
+  if (auto arg = dyn_cast<BlockArgument>(operand))
+    if (auto fusion = dyn_cast_or_null<FusionOp>(arg.getOwner()->getParentOp()))
+      operand = fusion.getInputs()[arg.getArgNumber()];
+  auto cast = operand.getDefiningOp<CastOp>();
+  if (!cast || !isDequantizeAtUse(cast))
+    return getTensorByteSize(operand.getType());
+  RankedTensorType stored = cast.getInput().getType();
+  SmallVector<MatmulOp> matmuls;
+  collectMatmulUsers(cast.getResult(), matmuls);
+  // Scales run along the output channels: elements / K of them, times the
+  // groups along K for i4.
+  int64_t k = std::max<int64_t>(matmuls.front().getDims().k, 1);
+  int64_t channels = getNumElements(stored) / k;
+  int64_t groups = stored.getElementType().isInteger(4)
+                       ? llvm::divideCeil(k, kInt4GroupSize)
+                       : 1;
+  return (countTensorBytes(stored) +
+          CheckedInt(channels) * groups * kQuantScaleBytes)
+      .saturated();
+}
+
+MathPrecision memwall::getContractionPrecision(Type elementType) {
+  if (elementType.isBF16())
+    return MathPrecision::BF16;
+  if (elementType.isF16())
+    return MathPrecision::FP16;
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(elementType))
+    return MathPrecision::FP8;
+  if (elementType.isInteger(8))
+    return MathPrecision::INT8;
+  return MathPrecision::FP32;
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         MatmulOp::Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  FailureOr<RankedTensorType> lhs =
+      getStaticTensor(loc, adaptor.getLhs(), "lhs");
+  FailureOr<RankedTensorType> rhs =
+      getStaticTensor(loc, adaptor.getRhs(), "rhs");
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  if (lhs->getRank() < 2 || rhs->getRank() < 2)
+    return emitOptionalError(loc, "operands must have rank >= 2, got ",
+                             lhs->getRank(), " and ", rhs->getRank());
+  if (lhs->getElementType() != rhs->getElementType())
+    return emitOptionalError(
+        loc, "operands must have the same element type, got ",
+        lhs->getElementType(), " and ", rhs->getElementType());
+  ArrayRef<int64_t> lhsShape = lhs->getShape(), rhsShape = rhs->getShape();
+  int64_t lhsRank = lhs->getRank(), rhsRank = rhs->getRank();
+  bool transLhs = adaptor.getTransposeLhs(),
+       transRhs = adaptor.getTransposeRhs();
+  int64_t m = lhsShape[lhsRank - (transLhs ? 1 : 2)];
+  int64_t kLhs = lhsShape[lhsRank - (transLhs ? 2 : 1)];
+  int64_t kRhs = rhsShape[rhsRank - (transRhs ? 1 : 2)];
+  int64_t n = rhsShape[rhsRank - (transRhs ? 2 : 1)];
+  if (kLhs != kRhs)
+    return emitOptionalError(loc, "contraction dimensions differ: lhs has K = ",
+                             kLhs, ", rhs has K = ", kRhs);
+  SmallVector<int64_t> batch;
+  if (!OpTrait::util::getBroadcastedShape(lhsShape.drop_back(2),
+                                          rhsShape.drop_back(2), batch))
+    return emitOptionalError(
+        loc, "batch dimensions ", shapeString(lhsShape.drop_back(2)), " and ",
+        shapeString(rhsShape.drop_back(2)), " do not broadcast");
+  if (Value bias = adaptor.getBias()) {
+    FailureOr<RankedTensorType> biasType = getStaticTensor(loc, bias, "bias");
+    if (failed(biasType))
+      return failure();
+    if (biasType->getRank() != 1 || biasType->getDimSize(0) != n)
+      return emitOptionalError(loc, "bias must have shape [", n, "], got ",
+                               shapeString(biasType->getShape()));
+  }
+  batch.push_back(m);
+  batch.push_back(n);
+  inferred.push_back(RankedTensorType::get(
+      batch, getContractionResultElementType(lhs->getElementType())));
+  return success();
+}
+
+MatmulOp::Dims MatmulOp::getDims() {
+  auto lhs = cast<RankedTensorType>(getLhs().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  ArrayRef<int64_t> lhsShape = lhs.getShape();
+  int64_t rank = lhs.getRank();
+  Dims dims;
+  dims.m = result.getShape()[result.getRank() - 2];
+  dims.n = result.getShape().back();
+  dims.k = lhsShape[rank - (getTransposeLhs() ? 2 : 1)];
+  dims.batch = CheckedInt::product(result.getShape().drop_back(2)).saturated();
+  return dims;
+}
+
+LogicalResult MatmulOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  OpBuilder &builder = vjp.getBuilder();
+  Location loc = vjp.getLoc();
+  Value dy = resultGradients[0];
+  Value a = getLhs(), b = getRhs();
+  bool ta = getTransposeLhs(), tb = getTransposeRhs();
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto bType = cast<RankedTensorType>(b.getType());
+  // fp8 operands are saved in fp8 and widened for the backward GEMMs.
+  Value aWide = vjp.castTo(a, VJPBuilder::gradientType(a));
+  Value bWide = vjp.castTo(b, VJPBuilder::gradientType(b));
+  dy = vjp.castTo(dy, VJPBuilder::gradientType(aWide));
+  auto unit = [&](bool set) { return set ? builder.getUnitAttr() : nullptr; };
+  auto mm = [&](Value lhs, Value rhs, bool transposeLhs, bool transposeRhs) {
+    return MatmulOp::create(builder, loc, lhs, rhs, Value(), unit(transposeLhs),
+                            unit(transposeRhs))
+        .getResult();
+  };
+  if (vjp.needsGradient(a)) {
+    // dA = dY B^T, or (dY B^T)^T = B dY^T when A is stored transposed.
+    Value da = ta ? mm(bWide, dy, tb, true) : mm(dy, bWide, false, !tb);
+    vjp.accumulate(a, vjp.reduceToShape(da, a));
+  }
+  if (vjp.needsGradient(b)) {
+    Value db;
+    if (bType.getRank() == 2 && aType.getRank() > 2 && !ta) {
+      // A linear layer: fold the batch into the rows so that one GEMM sums
+      // over it (rather than a batched GEMM and a reduction).
+      int64_t k = aType.getShape().back();
+      int64_t n = cast<RankedTensorType>(dy.getType()).getShape().back();
+      int64_t rows = k == 0 ? 0 : aType.getNumElements() / k;
+      Value a2 = ReshapeOp::create(builder, loc, aWide,
+                                   builder.getDenseI64ArrayAttr({rows, k}));
+      Value dy2 = ReshapeOp::create(builder, loc, dy,
+                                    builder.getDenseI64ArrayAttr({rows, n}));
+      db = tb ? mm(dy2, a2, true, false) : mm(a2, dy2, true, false);
+    } else {
+      // dB = A^T dY, or dY^T A when B is stored transposed.
+      db = tb ? mm(dy, aWide, true, ta) : mm(aWide, dy, !ta, false);
+      db = vjp.reduceToShape(db, b);
+    }
+    vjp.accumulate(b, db);
+  }
+  if (Value bias = getBias(); bias && vjp.needsGradient(bias))
+    vjp.accumulate(bias, vjp.reduceToShape(dy, bias));
+  return success();
+}
+
+void MatmulOp::getReferenceAttrs(NamedAttrList &attrs) {
+  setFlag(attrs, getTransposeLhsAttrName(), getTransposeLhs());
+  setFlag(attrs, getTransposeRhsAttrName(), getTransposeRhs());
+}
+
+int64_t MatmulOp::getFlops() {
+  Dims dims = getDims();
+  CheckedInt outputs = CheckedInt(dims.batch) * dims.m * dims.n;
+  CheckedInt flops = CheckedInt(2) * outputs * dims.k;
+  if (getBias())
+    flops += outputs;
+  return flops.saturated();
+}
+
+// Each operand once (a broadcast weight too); a dequantized-at-use weight at
+// its quantized size plus scales.
+int64_t MatmulOp::getBytesRead() {
+  CheckedInt bytes = 0;
+  for (Value operand : getOperation()->getOperands())
+    bytes += CheckedInt::fromSaturated(getGemmOperandBytes(operand));
+  return bytes.saturated();
+}
+
+MathPrecision MatmulOp::getMathPrecision() {
+  return getContractionPrecision(getLhs().getType().getElementType());
+}
+
+KernelWork MatmulOp::getKernelWork(const GPUTarget &) {
+  KernelWork work = memwall::detail::defaultKernelWork(*this);
+  work.unit = ComputeUnit::Gemm;
+  Dims dims = getDims();
+  work.gemmShape = classifyGemm(dims.batch, dims.m, dims.n, dims.k);
+  return work;
+}
