@@ -34,9 +34,16 @@ struct Kernel {
 Kernel load(llvm::StringRef body) {
   Kernel k;
   k.context = createContext();
-  std::string source = "module attributes {gpu.container_module} {\n"
+  // Type aliases (lines starting with '!') must precede the module.
+  std::string aliases, kernels;
+  llvm::SmallVector<llvm::StringRef> lines;
+  body.split(lines, '\n');
+  for (llvm::StringRef line : lines)
+    (line.starts_with("!") ? aliases : kernels) += line.str() + "\n";
+  std::string source = aliases +
+                       "module attributes {gpu.container_module} {\n"
                        "gpu.module @m {\n" +
-                       body.str() + "\n}\n}\n";
+                       kernels + "\n}\n}\n";
   k.module = parseModule(*k.context, source);
   if (k.module)
     k.func = findKernel(*k.module, "k");
@@ -881,7 +888,7 @@ LaunchConfig withTensorMaps(LaunchConfig config,
 // Thread 0 TMA-loads an 8 x COLS bf16 box at (column X0, row -3) of a 10x40
 // tensor into dynamic shared memory at byte 1024, completing on an mbarrier;
 // after the wait, 64 threads copy the shared tile (as stored, i.e. swizzled)
-// out element by element. EARLY optionally reads the tile before the wait.
+// out element by element (8 * COLS is a multiple of 64). EARLY optionally reads the tile before the wait.
 std::string tmaCopyKernel(const std::string &swizzle, int cols,
                           bool readBeforeWait) {
   std::string s = R"mlir(
@@ -920,7 +927,10 @@ gpu.func @k(%map: !map, %out: memref<8xCOLSxbf16>, %flags: memref<2xi32>) kernel
     memref.store %b, %flags[%c0] : memref<2xi32>
     memref.store %a, %flags[%c1] : memref<2xi32>
   }
-  scf.for %e = %tid to %n step %c64 {
+  %iters = arith.divui %n, %c64 : index
+  scf.for %i = %c0 to %iters step %c1 {
+    %first = arith.muli %i, %c64 : index
+    %e = arith.addi %first, %tid : index
     %r = arith.divui %e, %cols : index
     %c = arith.remui %e, %cols : index
     %v = memref.load %tile[%r, %c] : !tile
