@@ -495,8 +495,8 @@ llvm::Error Interpreter::run(ArrayRef<MutableArrayRef<uint8_t>> args) {
   // attributions follow them.
   for (auto [i, arg] :
        llvm::enumerate(func.getArguments().take_front(args.size()))) {
-    if (auto mapType = dyn_cast<nvgpu::TensorMapDescriptorType>(
-            arg.getType())) {
+    if (auto mapType =
+            dyn_cast<nvgpu::TensorMapDescriptorType>(arg.getType())) {
       if (llvm::Error e = addTensorMapArg(i, arg, mapType, args[i]))
         return e;
       continue;
@@ -657,14 +657,14 @@ llvm::Error Interpreter::checkShared(Operation *op, unsigned bufIdx,
     ByteState &s = buf.state[i];
     auto where = llvm::formatv("byte {0} of {1}", i, buf.name).str();
     if (s.pendingOwner >= 0)
-      return fail(op, llvm::formatv(
-                          "thread {0} {1} {2} while {3} issued by thread {4} "
-                          "to it is in flight (missing {5}?)",
-                          t, verb, where,
-                          s.pendingIsTma ? "a TMA load" : "an async copy",
-                          s.pendingOwner,
-                          s.pendingIsTma ? "mbarrier wait"
-                                         : "nvgpu.device_async_wait"));
+      return fail(
+          op, llvm::formatv("thread {0} {1} {2} while {3} issued by thread {4} "
+                            "to it is in flight (missing {5}?)",
+                            t, verb, where,
+                            s.pendingIsTma ? "a TMA load" : "an async copy",
+                            s.pendingOwner,
+                            s.pendingIsTma ? "mbarrier wait"
+                                           : "nvgpu.device_async_wait"));
     if (kind == Access::Read) {
       if (s.writer == -1)
         return fail(op, llvm::formatv("thread {0} reads never-written {1} "
@@ -1895,7 +1895,6 @@ llvm::Error Interpreter::execMma(NVVM::MmaOp op, const llvm::BitVector &mask) {
   return llvm::Error::success();
 }
 
-
 //===----------------------------------------------------------------------===//
 // Hopper: mbarrier, TMA, warpgroup MMA
 //===----------------------------------------------------------------------===//
@@ -2013,8 +2012,8 @@ static void completePhaseIfDone(MBarrier &barrier) {
   barrier.pending = barrier.expected;
 }
 
-llvm::Error Interpreter::arrive(Operation *op, MBarrier &barrier,
-                                int64_t count, int64_t t) {
+llvm::Error Interpreter::arrive(Operation *op, MBarrier &barrier, int64_t count,
+                                int64_t t) {
   barrier.pending -= count;
   if (barrier.pending < 0)
     return fail(op, llvm::formatv("thread {0}: more arrivals than the "
@@ -2061,12 +2060,12 @@ llvm::Error Interpreter::execTryWait(nvgpu::MBarrierTryWaitParityOp op,
       continue;
     deliver(b);
     if ((b.phase & 1) == p)
-      return fail(op, llvm::formatv(
-                          "deadlock: thread {0} waits for phase {1} (parity "
-                          "{2}) of an mbarrier that can never complete it: "
-                          "{3} arrival(s) and {4} transaction byte(s) still "
-                          "missing after every issued TMA load landed",
-                          t, b.phase, p, b.pending, b.txCount));
+      return fail(
+          op, llvm::formatv("deadlock: thread {0} waits for phase {1} (parity "
+                            "{2}) of an mbarrier that can never complete it: "
+                            "{3} arrival(s) and {4} transaction byte(s) still "
+                            "missing after every issued TMA load landed",
+                            t, b.phase, p, b.pending, b.txCount));
   }
   return llvm::Error::success();
 }
@@ -2110,9 +2109,8 @@ static void forEachBoxElement(
 
 /// Checks the box against TMA's rules and the shared memory side `m`;
 /// returns the box's size in bytes.
-static std::optional<std::string> checkTmaBox(const TensorMapVal &map,
-                                              const MemRefVal &m,
-                                              const Buffer &smem) {
+static std::optional<std::string>
+checkTmaBox(const TensorMapVal &map, const MemRefVal &m, const Buffer &smem) {
   nvgpu::TensorMapDescriptorType type = map.type;
   MemRefType box = type.getTensor();
   int64_t elemBytes = byteWidth(box.getElementType());
@@ -2193,14 +2191,13 @@ llvm::Error Interpreter::execTmaLoad(nvgpu::TmaAsyncLoadOp op,
     auto barrier = barrierOf(op, op.getBarriers(), op.getMbarId(), t);
     if (!barrier)
       return barrier.takeError();
-    forEachBoxElement(**map, *coords,
-                      [&](int64_t boxOff, std::optional<int64_t> globalOff) {
-                        if (globalOff)
-                          std::memcpy(&staged[boxOff],
-                                      global.data + *globalOff, elemBytes);
-                        else
-                          storeBytes(&staged[boxOff], elemBytes, fill);
-                      });
+    forEachBoxElement(
+        **map, *coords, [&](int64_t boxOff, std::optional<int64_t> globalOff) {
+          if (globalOff)
+            std::memcpy(&staged[boxOff], global.data + *globalOff, elemBytes);
+          else
+            storeBytes(&staged[boxOff], elemBytes, fill);
+        });
     TmaTransfer transfer{dst->buffer, boxBytes, {}};
     for (int64_t c = 0; c < boxBytes; c += 16) {
       int64_t off = swizzle(dst->byteOffset + c, sw);
@@ -2264,8 +2261,8 @@ llvm::Error Interpreter::execTmaStore(nvgpu::TmaAsyncStoreOp op,
   return llvm::Error::success();
 }
 
-llvm::Error Interpreter::execWgmmaDescriptor(
-    nvgpu::WarpgroupGenerateDescriptorOp op) {
+llvm::Error
+Interpreter::execWgmmaDescriptor(nvgpu::WarpgroupGenerateDescriptorOp op) {
   auto m = getMemRef(op, op.getTensor());
   if (!m)
     return m.takeError();
@@ -2370,8 +2367,8 @@ llvm::Error Interpreter::execWgmma(nvgpu::WarpgroupMmaOp op,
   auto readOperand = [&](const WgmmaDesc &d, int64_t start, bool kMajor,
                          int64_t x, int64_t k,
                          int64_t reader) -> llvm::Expected<float> {
-    int64_t off = swizzle(wgmmaElementAddress(d, start, kMajor, x, k),
-                          d.swizzleBytes);
+    int64_t off =
+        swizzle(wgmmaElementAddress(d, start, kMajor, x, k), d.swizzleBytes);
     Buffer &buf = buffers[d.buffer];
     if (off < 0 || off + 2 > buf.size)
       return fail(op, llvm::formatv("descriptor reads byte {0} outside the "
@@ -2429,10 +2426,9 @@ llvm::Error Interpreter::execWgmma(nvgpu::WarpgroupMmaOp op,
     }
   }
   // The lowering ends with wgmma.wait_group(waitGroup).
-  wgmmaCompleted =
-      std::max(wgmmaCompleted, wgmmaCommitted - std::min<uint64_t>(
-                                                    wgmmaCommitted,
-                                                    op.getWaitGroup()));
+  wgmmaCompleted = std::max(
+      wgmmaCompleted,
+      wgmmaCommitted - std::min<uint64_t>(wgmmaCommitted, op.getWaitGroup()));
   slots[op.getMatrixD()] = std::move(result);
   return llvm::Error::success();
 }

@@ -873,8 +873,10 @@ TEST(SimtInterpreter, GemmTileViaCpAsyncLdMatrixAndMmaMatchesReference) {
 /// 16-byte chunk bits [4, 4+B) of a shared memory byte address are XORed
 /// with its bits [7, 7+B). An involution, so it also unswizzles.
 int64_t cutlassSwizzle(int64_t address, int swizzleBytes) {
-  int bits = swizzleBytes == 128 ? 3 : swizzleBytes == 64 ? 2
-             : swizzleBytes == 32 ? 1 : 0;
+  int bits = swizzleBytes == 128  ? 3
+             : swizzleBytes == 64 ? 2
+             : swizzleBytes == 32 ? 1
+                                  : 0;
   int64_t yyy = (address >> 7) & ((1 << bits) - 1);
   return address ^ (yyy << 4);
 }
@@ -888,7 +890,8 @@ LaunchConfig withTensorMaps(LaunchConfig config,
 // Thread 0 TMA-loads an 8 x COLS bf16 box at (column X0, row -3) of a 10x40
 // tensor into dynamic shared memory at byte 1024, completing on an mbarrier;
 // after the wait, 64 threads copy the shared tile (as stored, i.e. swizzled)
-// out element by element (8 * COLS is a multiple of 64). EARLY optionally reads the tile before the wait.
+// out element by element (8 * COLS is a multiple of 64). EARLY optionally reads
+// the tile before the wait.
 std::string tmaCopyKernel(const std::string &swizzle, int cols,
                           bool readBeforeWait) {
   std::string s = R"mlir(
@@ -993,14 +996,14 @@ TEST_P(TmaSwizzle, RaggedBoxLandsSwizzledAndZeroFilled) {
   EXPECT_EQ(flags[1], 1);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    SimtInterpreter, TmaSwizzle,
-    testing::Values(SwizzleCase{"none", 0, 24}, SwizzleCase{"swizzle_32b", 32, 16},
-                    SwizzleCase{"swizzle_64b", 64, 32},
-                    SwizzleCase{"swizzle_128b", 128, 64}),
-    [](const testing::TestParamInfo<SwizzleCase> &info) {
-      return std::string(info.param.name);
-    });
+INSTANTIATE_TEST_SUITE_P(SimtInterpreter, TmaSwizzle,
+                         testing::Values(SwizzleCase{"none", 0, 24},
+                                         SwizzleCase{"swizzle_32b", 32, 16},
+                                         SwizzleCase{"swizzle_64b", 64, 32},
+                                         SwizzleCase{"swizzle_128b", 128, 64}),
+                         [](const testing::TestParamInfo<SwizzleCase> &info) {
+                           return std::string(info.param.name);
+                         });
 
 TEST(SimtInterpreter, TmaSwizzle128BSwapsChunksZeroAndFourOfRowFour) {
   // Spelled out for one case: the box starts at tensor (row -3, column 8),
@@ -1026,8 +1029,8 @@ TEST(SimtInterpreter, ReadingTmaDestinationBeforeTheMbarrierWaitFails) {
   Kernel k = load(tmaCopyKernel("swizzle_128b", 64, /*readBeforeWait=*/true));
   std::vector<uint16_t> global(kTmaRows * kTmaCols), out(8 * 64);
   std::vector<int32_t> flags(2);
-  LaunchConfig config = withTensorMaps(threads(64, 1, 2048),
-                                       {{0, {kTmaRows, kTmaCols}, {}}});
+  LaunchConfig config =
+      withTensorMaps(threads(64, 1, 2048), {{0, {kTmaRows, kTmaCols}, {}}});
   std::string err = run(k, config, {bytes(global), bytes(out), bytes(flags)});
   EXPECT_NE(err.find("'memref.load'"), std::string::npos) << err;
   EXPECT_NE(err.find("thread 0 reads byte 1024"), std::string::npos) << err;
@@ -1044,8 +1047,8 @@ TEST(SimtInterpreter, MbarrierWaitingForMoreBytesThanLoadedIsADeadlock) {
   Kernel k = load(source);
   std::vector<uint16_t> global(kTmaRows * kTmaCols), out(8 * 64);
   std::vector<int32_t> flags(2);
-  LaunchConfig config = withTensorMaps(threads(64, 1, 2048),
-                                       {{0, {kTmaRows, kTmaCols}, {}}});
+  LaunchConfig config =
+      withTensorMaps(threads(64, 1, 2048), {{0, {kTmaRows, kTmaCols}, {}}});
   std::string err = run(k, config, {bytes(global), bytes(out), bytes(flags)});
   EXPECT_NE(err.find("'nvgpu.mbarrier.try_wait.parity'"), std::string::npos)
       << err;
@@ -1062,8 +1065,8 @@ TEST(SimtInterpreter, MbarrierWaitingForAnArrivalThatNeverComesIsADeadlock) {
   Kernel k = load(source);
   std::vector<uint16_t> global(kTmaRows * kTmaCols), out(8 * 64);
   std::vector<int32_t> flags(2);
-  LaunchConfig config = withTensorMaps(threads(64, 1, 2048),
-                                       {{0, {kTmaRows, kTmaCols}, {}}});
+  LaunchConfig config =
+      withTensorMaps(threads(64, 1, 2048), {{0, {kTmaRows, kTmaCols}, {}}});
   std::string err = run(k, config, {bytes(global), bytes(out), bytes(flags)});
   EXPECT_NE(err.find("'nvgpu.mbarrier.try_wait.parity'"), std::string::npos)
       << err;
