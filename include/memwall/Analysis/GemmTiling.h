@@ -1,0 +1,118 @@
+//===- GemmTiling.h - Tiles of memwall's own GEMM kernel --------*- C++ -*-===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The GEMM a memwall.matmul asks of the generated tensor-core kernel
+// (lib/Target/GemmCodegen.cpp), and the tile configuration that kernel runs
+// with: CTA tile, warp grid, cp.async pipeline depth, launch geometry and
+// resources. The fusion cost model and codegen both read this, so the
+// predicted and the generated kernel agree.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_ANALYSIS_GEMMTILING_H
+#define MEMWALL_ANALYSIS_GEMMTILING_H
+
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Hardware/GPUTarget.h"
+
+#include "mlir/IR/Types.h"
+#include "llvm/Support/LogicalResult.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace memwall {
+
+/// The GEMM a memwall.matmul asks of the generated kernel: `batch`
+/// independent products of an M x K lhs and a K x N rhs, each operand row-
+/// or column-major.
+struct GemmProblem {
+  /// Independent GEMMs, on grid.z.
+  int64_t batch = 1;
+  /// lhs batch dims are folded into m when rhs is rank 2 (and lhs is not
+  /// transposed).
+  int64_t m = 0, n = 0, k = 0;
+  /// Operand type: bf16 or f16 (fp32 accumulation).
+  mlir::Type elementType;
+  /// lhs is [K, M] (else [M, K]); rhs is [N, K] (else [K, N]).
+  bool transposeLhs = false, transposeRhs = false;
+  /// Elements between consecutive GEMMs' operands; 0 = broadcast operand.
+  int64_t lhsBatchStride = 0, rhsBatchStride = 0;
+};
+
+/// The problem, or failure with why the generated kernel cannot run it
+/// (f32/fp8/int operands, K not a multiple of 8, a strided operand's rows not
+/// 16-byte aligned, batch dims that broadcast other than a rank-2 operand).
+llvm::FailureOr<GemmProblem> getGemmProblem(MatmulOp matmul,
+                                            std::string *whyNot = nullptr);
+
+/// Tile configuration, launch geometry and resources of the generated GEMM.
+struct GemmTiling {
+  /// CTA tile (blockM x blockN, blockK per pipeline stage), the warp grid
+  /// over it and the cp.async ring depth.
+  int64_t blockM = 0, blockN = 0, blockK = 0, warpsM = 0, warpsN = 0,
+          stages = 0;
+  int64_t threads = 0, sharedBytes = 0, registersPerThread = 0;
+  /// (N tiles, M tiles, batch).
+  std::array<int64_t, 3> grid{1, 1, 1};
+  /// Resident threads / 2048.
+  double occupancy = 0;
+  /// Tiles / (waves x concurrent CTAs): wave quantization.
+  double waveEfficiency = 0;
+  /// CTAs resident on one SM.
+  int64_t ctasPerSM = 0;
+};
+
+/// Padding, in 16-bit elements, of every operand row in shared memory: 16
+/// bytes put the eight rows one ldmatrix reads in distinct banks.
+inline constexpr int64_t kGemmOperandRowPad = 8;
+/// Padding, in f32 elements, of every row of the accumulator tile staged in
+/// shared memory for the epilogue (conflict-free 64-bit fragment stores).
+inline constexpr int64_t kGemmAccumulatorRowPad = 8;
+
+/// Bytes of one pipeline stage (lhs and rhs tiles) and of the staged f32
+/// accumulator tile; the kernel's shared memory is
+/// max(stages x stage bytes, accumulator bytes).
+int64_t getGemmStageBytes(const GemmProblem &problem, int64_t blockM,
+                          int64_t blockN, int64_t blockK);
+int64_t getGemmAccumulatorBytes(int64_t blockM, int64_t blockN);
+
+/// One tile configuration chooseGemmTiling considers.
+struct GemmTileShape {
+  int64_t blockM, blockN, warpsM, warpsN, stages;
+};
+
+/// Every tile configuration the kernel can be generated with, largest tile
+/// first: 128x256 (2x4 warps), 128x128, 128x64, 64x128, 64x64 (2x2 warps),
+/// each with a 3- or a 4-stage ring (blockK = 32).
+llvm::ArrayRef<GemmTileShape> getGemmTileShapes();
+
+/// The tiling `shape` gives `problem` on `target` (grid, resources,
+/// occupancy, wave efficiency), or failure when it does not fit (shared
+/// memory per CTA, registers, grid limits).
+llvm::FailureOr<GemmTiling> getGemmTiling(const GemmProblem &problem,
+                                          const GPUTarget &target,
+                                          int64_t epilogueValues,
+                                          const GemmTileShape &shape,
+                                          std::string *whyNot = nullptr);
+
+/// Chooses the tiling for `problem` on `target` (wave quantization,
+/// occupancy, shared memory per SM); `epilogueValues` = per-element values
+/// the epilogue keeps live (for the register estimate). Among the shapes that
+/// fit it takes the one whose busiest SM has the least work, work weighed by
+/// the tile's operand reuse; a deeper ring only when K is long (at least 8
+/// k-steps) and it costs no resident CTA.
+llvm::FailureOr<GemmTiling> chooseGemmTiling(const GemmProblem &problem,
+                                             const GPUTarget &target,
+                                             int64_t epilogueValues,
+                                             std::string *whyNot = nullptr);
+
+} // namespace memwall
+
+#endif // MEMWALL_ANALYSIS_GEMMTILING_H

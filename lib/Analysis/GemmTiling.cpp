@@ -1,0 +1,258 @@
+//===- GemmTiling.cpp - Tiles of memwall's own GEMM kernel ----------------===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Analysis/GemmTiling.h"
+#include "memwall/Support/CheckedInt.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+#include <limits>
+
+using namespace mlir;
+using namespace memwall;
+
+namespace {
+/// K elements of one pipeline stage: two m16n8k16 steps.
+constexpr int64_t kBlockK = 32;
+/// Registers every thread needs beyond fragments and accumulators (tile
+/// addresses, loop state, indices): from ptxas on the generated kernels.
+constexpr int64_t kBaseRegisters = 40;
+/// Registers and threads an SM holds (sm_80 and sm_90).
+constexpr int64_t kRegistersPerSM = 65536;
+constexpr int64_t kThreadsPerSM = 2048;
+constexpr int64_t kCTAsPerSM = 32;
+/// Shared memory CUDA reserves per CTA (and takes off the SM's total for
+/// the per-CTA maximum: 227 KiB of 228 on sm_90, 163 of 164 on sm_80).
+constexpr int64_t kReservedSharedPerCTA = 1024;
+/// Operand reuse at which a tile reaches half the tensor cores' rate: a
+/// tile's efficiency is reuse / (reuse + this), reuse = bm bn / (bm + bn).
+constexpr double kHalfEfficiencyReuse = 16;
+
+bool fail(std::string *whyNot, const std::string &why) {
+  if (whyNot)
+    *whyNot = why;
+  return false;
+}
+} // namespace
+
+FailureOr<GemmProblem> memwall::getGemmProblem(MatmulOp matmul,
+                                               std::string *whyNot) {
+  auto refuse = [&](const std::string &why) {
+    fail(whyNot, "the generated GEMM: " + why);
+    return failure();
+  };
+  auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(matmul.getRhs().getType());
+  GemmProblem problem;
+  problem.elementType = lhs.getElementType();
+  if (!problem.elementType.isBF16() && !problem.elementType.isF16()) {
+    std::string type;
+    llvm::raw_string_ostream os(type);
+    os << problem.elementType;
+    return refuse("takes bf16 or f16 operands, got " + type);
+  }
+  problem.transposeLhs = matmul.getTransposeLhs();
+  problem.transposeRhs = matmul.getTransposeRhs();
+  MatmulOp::Dims dims = matmul.getDims();
+  problem.m = dims.m;
+  problem.n = dims.n;
+  problem.k = dims.k;
+  if (problem.m <= 0 || problem.n <= 0 || problem.k <= 0 || dims.batch <= 0)
+    return refuse("empty products run no kernel");
+  // cp.async moves 16-byte chunks from 16-byte-aligned rows.
+  if (problem.k % 8 != 0)
+    return refuse("needs K a multiple of 8, got " + std::to_string(problem.k));
+  if (problem.transposeLhs && problem.m % 8 != 0)
+    return refuse("needs M a multiple of 8 for an lhs stored [K, M], got " +
+                  std::to_string(problem.m));
+  if (!problem.transposeRhs && problem.n % 8 != 0)
+    return refuse("needs N a multiple of 8 for an rhs stored [K, N], got " +
+                  std::to_string(problem.n));
+
+  ArrayRef<int64_t> lhsBatch = lhs.getShape().drop_back(2);
+  ArrayRef<int64_t> rhsBatch = rhs.getShape().drop_back(2);
+  int64_t lhsCount = CheckedInt::product(lhsBatch).saturated();
+  int64_t rhsCount = CheckedInt::product(rhsBatch).saturated();
+  int64_t lhsMatrix = (CheckedInt(problem.m) * problem.k).saturated();
+  int64_t rhsMatrix = (CheckedInt(problem.k) * problem.n).saturated();
+  if (rhsBatch.empty() && !problem.transposeLhs) {
+    // A linear layer: the lhs batch is more rows of one GEMM.
+    problem.m = (CheckedInt(problem.m) * lhsCount).saturated();
+  } else if (rhsBatch.empty()) {
+    problem.batch = lhsCount;
+    problem.lhsBatchStride = lhsMatrix;
+  } else if (lhsBatch.empty()) {
+    problem.batch = rhsCount;
+    problem.rhsBatchStride = rhsMatrix;
+  } else if (lhsBatch == rhsBatch) {
+    problem.batch = lhsCount;
+    problem.lhsBatchStride = lhsMatrix;
+    problem.rhsBatchStride = rhsMatrix;
+  } else {
+    return refuse("batch dims that broadcast are generated only for a rank-2 "
+                  "operand");
+  }
+  return problem;
+}
+
+int64_t memwall::getGemmStageBytes(const GemmProblem &problem, int64_t blockM,
+                                   int64_t blockN, int64_t blockK) {
+  // Each operand tile is stored as it lies in memory, rows padded.
+  int64_t lhsElements = problem.transposeLhs
+                            ? blockK * (blockM + kGemmOperandRowPad)
+                            : blockM * (blockK + kGemmOperandRowPad);
+  int64_t rhsElements = problem.transposeRhs
+                            ? blockN * (blockK + kGemmOperandRowPad)
+                            : blockK * (blockN + kGemmOperandRowPad);
+  return (lhsElements + rhsElements) * 2;
+}
+
+int64_t memwall::getGemmAccumulatorBytes(int64_t blockM, int64_t blockN) {
+  return blockM * (blockN + kGemmAccumulatorRowPad) * 4;
+}
+
+ArrayRef<GemmTileShape> memwall::getGemmTileShapes() {
+  static const GemmTileShape shapes[] = {
+      {128, 256, 2, 4, 3}, {128, 256, 2, 4, 4}, {128, 128, 2, 2, 3},
+      {128, 128, 2, 2, 4}, {128, 64, 2, 2, 3},  {128, 64, 2, 2, 4},
+      {64, 128, 2, 2, 3},  {64, 128, 2, 2, 4},  {64, 64, 2, 2, 3},
+      {64, 64, 2, 2, 4},
+  };
+  return shapes;
+}
+
+FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
+                                             const GPUTarget &target,
+                                             int64_t epilogueValues,
+                                             const GemmTileShape &shape,
+                                             std::string *whyNot) {
+  GemmTiling tiling;
+  tiling.blockM = shape.blockM;
+  tiling.blockN = shape.blockN;
+  tiling.blockK = kBlockK;
+  tiling.warpsM = shape.warpsM;
+  tiling.warpsN = shape.warpsN;
+  tiling.stages = shape.stages;
+  tiling.threads = shape.warpsM * shape.warpsN * 32;
+  tiling.sharedBytes = std::max(
+      shape.stages * getGemmStageBytes(problem, shape.blockM, shape.blockN,
+                                       kBlockK),
+      getGemmAccumulatorBytes(shape.blockM, shape.blockN));
+  auto tileName = [&] {
+    return std::to_string(shape.blockM) + "x" + std::to_string(shape.blockN) +
+           " tile";
+  };
+  int64_t sharedLimit =
+      static_cast<int64_t>(target.sharedMemoryPerSMBytes) -
+      kReservedSharedPerCTA;
+  if (tiling.sharedBytes > sharedLimit) {
+    fail(whyNot, "a " + tileName() + " needs " +
+                     std::to_string(tiling.sharedBytes) +
+                     " bytes of shared memory, more than the " +
+                     std::to_string(std::max<int64_t>(sharedLimit, 0)) +
+                     " a CTA can have");
+    return failure();
+  }
+
+  // Registers: the warp tile's f32 accumulators and one k16 step's
+  // fragments in the main loop; the epilogue's live f32 values of one
+  // 8-element vector after it (the accumulators are in shared memory then).
+  int64_t warpTileM = shape.blockM / shape.warpsM;
+  int64_t warpTileN = shape.blockN / shape.warpsN;
+  int64_t mainLoop = warpTileM * warpTileN / 32 + warpTileM / 16 * 4 +
+                     warpTileN / 8 * 2 + kBaseRegisters;
+  int64_t epilogue =
+      kBaseRegisters + (CheckedInt(std::max<int64_t>(epilogueValues, 1)) * 8)
+                           .saturated();
+  tiling.registersPerThread = llvm::alignTo(std::max(mainLoop, epilogue), 8);
+  if (tiling.registersPerThread > 255) {
+    fail(whyNot, "its epilogue keeps " + std::to_string(epilogueValues) +
+                     " values per element live, an estimated " +
+                     std::to_string(tiling.registersPerThread) +
+                     " registers per thread (at most 255)");
+    return failure();
+  }
+
+  int64_t tilesN = llvm::divideCeil(problem.n, shape.blockN);
+  int64_t tilesM = llvm::divideCeil(problem.m, shape.blockM);
+  tiling.grid = {tilesN, tilesM, problem.batch};
+  if (tilesN > std::numeric_limits<int32_t>::max() || tilesM > 65535 ||
+      problem.batch > 65535 || problem.batch < 1) {
+    fail(whyNot, "its grid (" + std::to_string(tilesN) + ", " +
+                     std::to_string(tilesM) + ", " +
+                     std::to_string(problem.batch) +
+                     ") exceeds CUDA's limits (2^31 - 1, 65535, 65535)");
+    return failure();
+  }
+
+  int64_t bySharedMemory =
+      static_cast<int64_t>(target.sharedMemoryPerSMBytes) /
+      (tiling.sharedBytes + kReservedSharedPerCTA);
+  int64_t byRegisters =
+      kRegistersPerSM / (tiling.registersPerThread * tiling.threads);
+  tiling.ctasPerSM = std::min({bySharedMemory, byRegisters,
+                               kThreadsPerSM / tiling.threads, kCTAsPerSM});
+  tiling.occupancy =
+      static_cast<double>(tiling.ctasPerSM * tiling.threads) / kThreadsPerSM;
+  double tiles = static_cast<double>(tilesN) * tilesM * problem.batch;
+  double concurrent =
+      static_cast<double>(tiling.ctasPerSM) * std::max(target.smCount, 1u);
+  double waves = std::ceil(tiles / concurrent);
+  tiling.waveEfficiency = tiles / (waves * concurrent);
+  return tiling;
+}
+
+FailureOr<GemmTiling> memwall::chooseGemmTiling(const GemmProblem &problem,
+                                                const GPUTarget &target,
+                                                int64_t epilogueValues,
+                                                std::string *whyNot) {
+  int64_t kSteps = llvm::divideCeil(problem.k, kBlockK);
+  std::optional<GemmTiling> best;
+  double bestCost = std::numeric_limits<double>::infinity();
+  std::string firstWhy;
+  for (const GemmTileShape &shape : getGemmTileShapes()) {
+    std::string why;
+    FailureOr<GemmTiling> tiling =
+        getGemmTiling(problem, target, epilogueValues, shape, &why);
+    if (failed(tiling)) {
+      if (firstWhy.empty())
+        firstWhy = why;
+      continue;
+    }
+    if (shape.stages == 4) {
+      // A 4-stage ring only for long K, and only when it keeps as many
+      // CTAs resident as the 3-stage one (the shape just before it).
+      if (kSteps < 8 || !best || best->blockM != shape.blockM ||
+          best->blockN != shape.blockN ||
+          tiling->ctasPerSM < best->ctasPerSM)
+        continue;
+      best = *tiling;
+      continue;
+    }
+    // Work of the busiest SM: its tiles, each weighed by how well the tile
+    // reuses its operands.
+    double tiles = static_cast<double>(tiling->grid[0]) * tiling->grid[1] *
+                   tiling->grid[2];
+    double perSM = std::ceil(tiles / std::max(target.smCount, 1u));
+    double reuse = static_cast<double>(shape.blockM * shape.blockN) /
+                   (shape.blockM + shape.blockN);
+    double efficiency = reuse / (reuse + kHalfEfficiencyReuse);
+    double cost = perSM * shape.blockM * shape.blockN / efficiency;
+    if (cost < bestCost) {
+      bestCost = cost;
+      best = *tiling;
+    }
+  }
+  if (!best) {
+    fail(whyNot, "the generated GEMM has no tile that fits: " + firstWhy);
+    return failure();
+  }
+  return *best;
+}

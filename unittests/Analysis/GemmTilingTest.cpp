@@ -1,0 +1,226 @@
+//===- GemmTilingTest.cpp - tiles of the generated GEMM -------------------===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// getGemmProblem's reading of a memwall.matmul and chooseGemmTiling's choice,
+// against hand computations on the round test target (100 SMs of 228 KiB).
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Analysis/GemmTiling.h"
+#include "memwall/Registration.h"
+
+#include "TestTargets.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir;
+using namespace memwall;
+
+namespace {
+using memwall::testing::roundTarget;
+
+class GemmTilingTest : public ::testing::Test {
+protected:
+  GemmTilingTest() {
+    DialectRegistry registry;
+    registerMemWallDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+  }
+
+  /// The matmul `%lhs, %rhs <attributes> : <lhsType>, <rhsType> -> <result>`.
+  MatmulOp parseMatmul(StringRef lhsType, StringRef rhsType,
+                       StringRef resultType, StringRef attributes = "") {
+    std::string source =
+        ("func.func @f(%a: " + lhsType + ", %b: " + rhsType + ") -> " +
+         resultType + " {\n  %r = memwall.matmul %a, %b " + attributes +
+         " : " + lhsType + ", " + rhsType + " -> " + resultType +
+         "\n  return %r : " + resultType + "\n}")
+            .str();
+    module = parseSourceString<ModuleOp>(source, &context);
+    EXPECT_TRUE(module) << source;
+    MatmulOp matmul;
+    if (module)
+      module->walk([&](MatmulOp op) { matmul = op; });
+    return matmul;
+  }
+
+  GemmProblem bf16Problem(int64_t m, int64_t n, int64_t k) {
+    GemmProblem problem;
+    problem.m = m;
+    problem.n = n;
+    problem.k = k;
+    problem.elementType = BFloat16Type::get(&context);
+    problem.transposeRhs = true;
+    return problem;
+  }
+
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  GPUTarget target = roundTarget();
+};
+} // namespace
+
+TEST_F(GemmTilingTest, LinearLayerFoldsLhsBatchIntoRows) {
+  MatmulOp matmul = parseMatmul("tensor<4x37x40xbf16>", "tensor<72x40xbf16>",
+                                "tensor<4x37x72xbf16>", "{transpose_rhs}");
+  FailureOr<GemmProblem> problem = getGemmProblem(matmul);
+  ASSERT_TRUE(succeeded(problem));
+  EXPECT_EQ(problem->batch, 1);
+  EXPECT_EQ(problem->m, 148);
+  EXPECT_EQ(problem->n, 72);
+  EXPECT_EQ(problem->k, 40);
+  EXPECT_TRUE(problem->elementType.isBF16());
+  EXPECT_TRUE(problem->transposeRhs);
+  EXPECT_FALSE(problem->transposeLhs);
+}
+
+TEST_F(GemmTilingTest, BatchedOperandsGetStrides) {
+  MatmulOp matmul = parseMatmul("tensor<3x16x40xf16>", "tensor<3x40x24xf16>",
+                                "tensor<3x16x24xf16>");
+  FailureOr<GemmProblem> problem = getGemmProblem(matmul);
+  ASSERT_TRUE(succeeded(problem));
+  EXPECT_EQ(problem->batch, 3);
+  EXPECT_EQ(problem->m, 16);
+  EXPECT_EQ(problem->lhsBatchStride, 16 * 40);
+  EXPECT_EQ(problem->rhsBatchStride, 40 * 24);
+}
+
+TEST_F(GemmTilingTest, Rank2LhsIsBroadcastOverRhsBatch) {
+  MatmulOp matmul = parseMatmul("tensor<16x40xbf16>", "tensor<2x40x24xbf16>",
+                                "tensor<2x16x24xbf16>");
+  FailureOr<GemmProblem> problem = getGemmProblem(matmul);
+  ASSERT_TRUE(succeeded(problem));
+  EXPECT_EQ(problem->batch, 2);
+  EXPECT_EQ(problem->lhsBatchStride, 0);
+  EXPECT_EQ(problem->rhsBatchStride, 40 * 24);
+}
+
+TEST_F(GemmTilingTest, KNotMultipleOf8IsRefused) {
+  MatmulOp matmul = parseMatmul("tensor<16x20xbf16>", "tensor<20x24xbf16>",
+                                "tensor<16x24xbf16>");
+  std::string why;
+  EXPECT_TRUE(failed(getGemmProblem(matmul, &why)));
+  EXPECT_EQ(why, "the generated GEMM: needs K a multiple of 8, got 20");
+}
+
+TEST_F(GemmTilingTest, F32OperandsAreRefused) {
+  MatmulOp matmul = parseMatmul("tensor<16x32xf32>", "tensor<32x24xf32>",
+                                "tensor<16x24xf32>");
+  std::string why;
+  EXPECT_TRUE(failed(getGemmProblem(matmul, &why)));
+  EXPECT_EQ(why, "the generated GEMM: takes bf16 or f16 operands, got f32");
+}
+
+TEST_F(GemmTilingTest, RowMajorRhsNeedsAlignedRows) {
+  MatmulOp matmul = parseMatmul("tensor<16x32xbf16>", "tensor<32x66xbf16>",
+                                "tensor<16x66xbf16>");
+  std::string why;
+  EXPECT_TRUE(failed(getGemmProblem(matmul, &why)));
+  EXPECT_EQ(why, "the generated GEMM: needs N a multiple of 8 for an rhs "
+                 "stored [K, N], got 66");
+}
+
+TEST_F(GemmTilingTest, BroadcastingBatchDimsAreRefused) {
+  MatmulOp matmul = parseMatmul("tensor<2x1x16x32xbf16>",
+                                "tensor<1x3x32x24xbf16>",
+                                "tensor<2x3x16x24xbf16>");
+  EXPECT_TRUE(failed(getGemmProblem(matmul)));
+}
+
+// 4096^3 on 100 SMs. Per SM: ceil(tiles / 100) tiles x bm bn / efficiency,
+// efficiency = r / (r + 16), r = bm bn / (bm + bn):
+//   128x256: 512 tiles -> 6 x 32768 / 0.842 = 233472
+//   128x128: 1024 -> 11 x 16384 / 0.8 = 225280 (least)
+//   128x64, 64x128: 2048 -> 21 x 8192 / 0.727 = 236544
+//   64x64: 4096 -> 41 x 4096 / 0.667 = 251904
+// K = 4096 is 128 k-steps; 4 stages (81920 B) keep 2 CTAs per SM like 3
+// stages (the 64x64 warp tile's 200 registers x 128 threads allow 2).
+TEST_F(GemmTilingTest, LargeSquareTakes128x128WithFourStages) {
+  FailureOr<GemmTiling> tiling =
+      chooseGemmTiling(bf16Problem(4096, 4096, 4096), target, 1);
+  ASSERT_TRUE(succeeded(tiling));
+  EXPECT_EQ(tiling->blockM, 128);
+  EXPECT_EQ(tiling->blockN, 128);
+  EXPECT_EQ(tiling->blockK, 32);
+  EXPECT_EQ(tiling->warpsM, 2);
+  EXPECT_EQ(tiling->warpsN, 2);
+  EXPECT_EQ(tiling->stages, 4);
+  EXPECT_EQ(tiling->threads, 128);
+  // 4 x (128 + 128) rows x 40 padded elements x 2 bytes, more than the
+  // accumulator tile's 128 x 136 x 4.
+  EXPECT_EQ(tiling->sharedBytes, 81920);
+  // 128 accumulators + 16 A + 16 B fragment registers + 40.
+  EXPECT_EQ(tiling->registersPerThread, 200);
+  EXPECT_EQ(tiling->ctasPerSM, 2);
+  EXPECT_EQ(tiling->grid, (std::array<int64_t, 3>{32, 32, 1}));
+  EXPECT_DOUBLE_EQ(tiling->occupancy, 256.0 / 2048);
+  // 1024 tiles in 6 waves of 200.
+  EXPECT_DOUBLE_EQ(tiling->waveEfficiency, 1024.0 / 1200);
+}
+
+// M = 64: 128-row tiles leave half of every tile empty and few tiles: 64x64
+// gives 16 tiles, 1 per SM, cost 4096 / 0.667 = 6144 against 11264 (128x64)
+// and 20480 (128x128). K = 64 is 2 k-steps: 3 stages.
+TEST_F(GemmTilingTest, SkinnyShapeTakesSmallTile) {
+  FailureOr<GemmTiling> tiling =
+      chooseGemmTiling(bf16Problem(64, 1024, 64), target, 1);
+  ASSERT_TRUE(succeeded(tiling));
+  EXPECT_EQ(tiling->blockM, 64);
+  EXPECT_EQ(tiling->blockN, 64);
+  EXPECT_EQ(tiling->stages, 3);
+  EXPECT_EQ(tiling->grid, (std::array<int64_t, 3>{16, 1, 1}));
+  // 3 x 128 rows x 40 x 2 bytes.
+  EXPECT_EQ(tiling->sharedBytes, 30720);
+  // 32 accumulators + 8 + 8 + 40 = 88 registers: 65536 / (88 x 128) = 5 CTAs.
+  EXPECT_EQ(tiling->registersPerThread, 88);
+  EXPECT_EQ(tiling->ctasPerSM, 5);
+}
+
+TEST_F(GemmTilingTest, BatchIsOnGridZ) {
+  GemmProblem problem = bf16Problem(37, 72, 40);
+  problem.batch = 3;
+  FailureOr<GemmTiling> tiling = chooseGemmTiling(problem, target, 1);
+  ASSERT_TRUE(succeeded(tiling));
+  EXPECT_EQ(tiling->grid[2], 3);
+  EXPECT_EQ(tiling->grid[0], llvm::divideCeil(72, tiling->blockN));
+  EXPECT_EQ(tiling->grid[1], llvm::divideCeil(37, tiling->blockM));
+}
+
+TEST_F(GemmTilingTest, TooLittleSharedMemoryIsRefused) {
+  target.sharedMemoryPerSMBytes = 16 * 1024;
+  std::string why;
+  EXPECT_TRUE(
+      failed(chooseGemmTiling(bf16Problem(4096, 4096, 4096), target, 1, &why)));
+  EXPECT_EQ(why, "the generated GEMM has no tile that fits: a 128x256 tile "
+                 "needs 135168 bytes of shared memory, more than the 15360 a "
+                 "CTA can have");
+}
+
+TEST_F(GemmTilingTest, EpilogueBeyondRegistersIsRefused) {
+  // 40 + 30 values x 8 elements = 280 registers.
+  std::string why;
+  EXPECT_TRUE(failed(chooseGemmTiling(bf16Problem(256, 256, 64), target,
+                                      /*epilogueValues=*/30, &why)));
+  EXPECT_NE(why.find("280 registers per thread"), std::string::npos) << why;
+}
+
+TEST_F(GemmTilingTest, TransposedOperandTilesAreStoredAsInMemory) {
+  GemmProblem problem = bf16Problem(128, 128, 32);
+  // lhs [M, K]: 128 rows of 32 + 8; rhs [N, K]: 128 rows of 40.
+  EXPECT_EQ(getGemmStageBytes(problem, 128, 128, 32), (128 + 128) * 40 * 2);
+  // lhs [K, M]: 32 rows of 128 + 8; rhs [K, N]: 32 rows of 136.
+  problem.transposeLhs = true;
+  problem.transposeRhs = false;
+  EXPECT_EQ(getGemmStageBytes(problem, 128, 128, 32), 2 * 32 * 136 * 2);
+}
