@@ -6,16 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Fragment layouts are PTX's for mma.sync.m16n8k16 (g = lane / 4,
-// t = lane % 4):
-//   A (16x16, row-major) a0 = A[g][2t..], a1 = A[g+8][2t..],
-//                        a2 = A[g][2t+8..], a3 = A[g+8][2t+8..]
-//   B (16x8, k x n)      b0 = B[2t..][g], b1 = B[2t+8..][g]
-//   C (16x8, f32)        c0,c1 = C[g][2t..], c2,c3 = C[g+8][2t..]
-// An ldmatrix.x4 gives lane l row l/4, columns 2(l%4).. of each of four 8x8
-// matrices whose rows lanes 8m..8m+7 address (transposed: column l/4, rows
-// 2(l%4)..). So Q (A of S = Q Kᵀ) is four matrices (rows +0/+8, columns
-// +0/+8); K rows are Kᵀ's columns, read untransposed as B; V (B of O = P V,
+// Fragment layouts are PTX's for mma.sync.m16n8k16 (MmaBuilding.h). Q (A of
+// S = Q Kᵀ) is four matrices (rows +0/+8, columns +0/+8); K rows are Kᵀ's columns, read untransposed as B; V (B of O = P V,
 // stored key-major) is read transposed; and the S accumulator of two
 // adjacent 8-key tiles is, converted to 16 bits, the A fragment of P.
 //
@@ -23,6 +15,7 @@
 
 #include "AttentionCodegen.h"
 #include "KernelBuilding.h"
+#include "MmaBuilding.h"
 #include "memwall/Transforms/TileAttention.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -554,29 +547,11 @@ private:
     gpu::BarrierOp::create(b);
   }
 
-  /// Four (or two) 8x8 matrices of `tile`; this lane addresses row `row`,
-  /// column `column`.
+  /// Four 8x8 matrices of `tile`; this lane addresses row `row`, column
+  /// `column`.
   std::array<Value, 4> ldmatrix(Value tile, Value row, Value column,
                                 bool transpose) {
-    auto type = VectorType::get({4, 2}, s.element);
-    Value matrices = nvgpu::LdMatrixOp::create(
-        b, type, tile, ValueRange{row, column}, transpose, 4);
-    std::array<Value, 4> registers;
-    for (int64_t i = 0; i < 4; ++i) {
-      Value pair = vector::ExtractOp::create(b, matrices, i);
-      registers[i] = asRegister(pair);
-    }
-    return registers;
-  }
-
-  /// A pair of 16-bit values as mma.sync takes them: an i32 for bf16,
-  /// vector<2xf16> for f16 (NVVM's operand types).
-  Value asRegister(Value pair) {
-    if (s.element.isF16())
-      return pair;
-    Value word = vector::BitCastOp::create(
-        b, VectorType::get({1}, b.getI32Type()), pair);
-    return vector::ExtractOp::create(b, word, 0);
+    return ldmatrixX4(b, tile, ValueRange{row, column}, transpose, s.element);
   }
 
   /// Two f32s rounded to the element type, packed (x in the low half).
@@ -585,27 +560,13 @@ private:
         b, VectorType::get({2}, s.element),
         ValueRange{arith::TruncFOp::create(b, s.element, x),
                    arith::TruncFOp::create(b, s.element, y)});
-    return asRegister(pair);
+    return asMmaRegister(b, pair, s.element);
   }
 
   std::array<Value, 4> mma(const std::array<Value, 4> &a,
                            std::array<Value, 2> bRegisters,
                            const std::array<Value, 4> &c) {
-    auto f32Type = b.getF32Type();
-    auto resultType = LLVM::LLVMStructType::getLiteral(
-        b.getContext(), {f32Type, f32Type, f32Type, f32Type});
-    NVVM::MMATypes multiplicand =
-        s.element.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-    Value d = NVVM::MmaOp::create(
-        b, resultType, ValueRange(a), ValueRange(bRegisters), ValueRange(c),
-        /*shape=*/{16, 8, 16}, std::nullopt, std::nullopt,
-        std::array<NVVM::MMATypes, 2>{multiplicand, multiplicand},
-        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                       NVVM::MMALayout::col});
-    std::array<Value, 4> result;
-    for (int64_t i = 0; i < 4; ++i)
-      result[i] = LLVM::ExtractValueOp::create(b, d, i);
-    return result;
+    return mmaM16N8K16(b, a, bRegisters, c, s.element);
   }
 
   /// Max or sum over the four lanes that share a row.

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelCodegen.h"
+#include "ElementwiseEmitter.h"
 #include "KernelBuilding.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -22,16 +23,13 @@ using namespace mlir;
 using namespace memwall;
 
 namespace {
-/// Per-element values of one vector of the iteration space: `width` f32
-/// scalars per value.
-using Lanes = SmallVector<Value, 8>;
-
 class KernelBuilder {
 public:
   KernelBuilder(gpu::GPUModuleOp gpuModule, const KernelAnalysis &analysis,
                 ArrayRef<Value> outputs)
       : b(gpuModule.getLoc(), gpuModule.getContext()), analysis(analysis),
-        outputs(outputs), width(analysis.geometry.vectorWidth) {
+        outputs(outputs), width(analysis.geometry.vectorWidth),
+        emitter(b, analysis.inputs, width) {
     b.setInsertionPointToEnd(gpuModule.getBody());
   }
 
@@ -53,9 +51,9 @@ public:
         b, name, params, analysis.geometry.threadsPerBlock, workgroupTypes);
     Block &entry = func.getBody().front();
     for (auto [i, input] : llvm::enumerate(analysis.inputs))
-      memrefOf[input.value] = entry.getArgument(i);
+      emitter.setMemRef(input.value, entry.getArgument(i));
     for (auto [i, output] : llvm::enumerate(outputs))
-      memrefOf[output] = entry.getArgument(analysis.inputs.size() + i);
+      emitter.setMemRef(output, entry.getArgument(analysis.inputs.size() + i));
     if (isReduction)
       scratch = func.getWorkgroupAttributions().front();
     threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
@@ -76,105 +74,6 @@ private:
 
   static Type elementTypeOf(Value value) {
     return cast<ShapedType>(value.getType()).getElementType();
-  }
-
-  Value toF32(Value scalar) {
-    if (scalar.getType().isF32())
-      return scalar;
-    return arith::ExtFOp::create(b, b.getF32Type(), scalar);
-  }
-  Value fromF32(Value scalar, Type type) {
-    if (type.isF32())
-      return scalar;
-    return arith::TruncFOp::create(b, type, scalar);
-  }
-
-  /// The `width` elements of `input` at flat iteration index `flat` (a
-  /// multiple of the vector width), widened to f32.
-  Lanes loadInput(const KernelInput &input, Value flat) {
-    Value memref = memrefOf.lookup(input.value);
-    Type elementType = elementTypeOf(input.value);
-    auto broadcast = [&](Value scalarIndex) {
-      Value scalar =
-          toF32(memref::LoadOp::create(b, memref, ValueRange{scalarIndex}));
-      return Lanes(width, scalar);
-    };
-    Value at = flat;
-    switch (input.pattern) {
-    case AccessPattern::Scalar:
-      return broadcast(index(0));
-    case AccessPattern::Outer:
-      return broadcast(
-          arith::DivUIOp::create(b, flat, index(input.innerElements)));
-    case AccessPattern::Suffix:
-      at = arith::RemUIOp::create(b, flat, index(input.innerElements));
-      break;
-    case AccessPattern::Full:
-      break;
-    }
-    Lanes lanes;
-    if (width == 1) {
-      lanes.push_back(toF32(memref::LoadOp::create(b, memref, ValueRange{at})));
-      return lanes;
-    }
-    auto vectorType = VectorType::get({width}, elementType);
-    Value vector = alignedVectorLoad(b, vectorType, memref, at);
-    for (int64_t lane = 0; lane < width; ++lane)
-      lanes.push_back(toF32(vector::ExtractOp::create(b, vector, lane)));
-    return lanes;
-  }
-
-  void storeOutput(Value output, const Lanes &lanes, Value flat) {
-    Value memref = memrefOf.lookup(output);
-    Type elementType = elementTypeOf(output);
-    if (width == 1) {
-      memref::StoreOp::create(b, fromF32(lanes[0], elementType), memref,
-                              ValueRange{flat});
-      return;
-    }
-    SmallVector<Value> narrowed;
-    for (Value lane : lanes)
-      narrowed.push_back(fromF32(lane, elementType));
-    auto vectorType = VectorType::get({width}, elementType);
-    Value vector = vector::FromElementsOp::create(b, vectorType, narrowed);
-    alignedVectorStore(b, vector, memref, flat);
-  }
-
-  /// One element of an elementwise op, in f32: the op's scalar payload.
-  Value emitScalar(Operation *op, ArrayRef<Value> operands) {
-    return cast<ElementwiseOpInterface>(op).buildScalarPayload(
-        b, b.getLoc(), operands, b.getF32Type());
-  }
-
-  /// Evaluates `ops` at one vector of the iteration space, reading inputs
-  /// on first use.
-  void evaluate(ArrayRef<Operation *> ops, Value flat,
-                DenseMap<Value, Lanes> &lanes) {
-    for (Operation *op : ops) {
-      SmallVector<Lanes> operandLanes;
-      for (Value operand : op->getOperands())
-        operandLanes.push_back(lanesOf(operand, flat, lanes));
-      Lanes result;
-      for (int64_t lane = 0; lane < width; ++lane) {
-        SmallVector<Value> scalars;
-        for (const Lanes &operand : operandLanes)
-          scalars.push_back(operand[lane]);
-        result.push_back(emitScalar(op, scalars));
-      }
-      lanes[op->getResult(0)] = std::move(result);
-    }
-  }
-
-  Lanes lanesOf(Value value, Value flat, DenseMap<Value, Lanes> &lanes) {
-    if (auto it = lanes.find(value); it != lanes.end())
-      return it->second;
-    for (const KernelInput &input : analysis.inputs)
-      if (input.value == value) {
-        Lanes loaded = loadInput(input, flat);
-        lanes[value] = loaded;
-        return loaded;
-      }
-    llvm_unreachable("value neither computed nor an input");
   }
 
   void buildElementwiseKernel() {
@@ -198,9 +97,9 @@ private:
       b.setInsertionPointToStart(guard.thenBlock());
       Value flat = arith::MulIOp::create(b, vectorIndex, index(width));
       DenseMap<Value, Lanes> lanes;
-      evaluate(analysis.ops, flat, lanes);
+      emitter.evaluate(analysis.ops, flat, lanes);
       for (Value output : outputs)
-        storeOutput(output, lanesOf(output, flat, lanes), flat);
+        emitter.storeOutput(output, emitter.lanesOf(output, flat, lanes), flat);
     }
   }
 
@@ -291,19 +190,19 @@ private:
         column = arith::SelectOp::create(b, valid[k], column, index(0));
       }
       flat[k] = arith::AddIOp::create(b, rowStart, column);
-      evaluate(prologue, flat[k], lanes[k]);
+      emitter.evaluate(prologue, flat[k], lanes[k]);
     }
     Value input = anchor->getOperand(0);
     SmallVector<Lanes> x;
     for (int64_t k = 0; k < chunks; ++k)
-      x.push_back(lanesOf(input, flat[k], lanes[k]));
+      x.push_back(emitter.lanesOf(input, flat[k], lanes[k]));
     auto identity = [](Value v) { return v; };
     Value count = f32(static_cast<double>(rowLength));
 
     // Per-element result of the row op, or a per-row scalar (reduce).
     SmallVector<Lanes> y(chunks);
     auto operandLanes = [&](unsigned operandIndex, int64_t k) {
-      return lanesOf(anchor->getOperand(operandIndex), flat[k], lanes[k]);
+      return emitter.lanesOf(anchor->getOperand(operandIndex), flat[k], lanes[k]);
     };
     if (auto norm = dyn_cast<LayerNormOp>(anchor)) {
       Value mean = arith::DivFOp::create(
@@ -379,8 +278,8 @@ private:
       OpBuilder::InsertionGuard insertion(b);
       b.setInsertionPointToStart(guard.thenBlock());
       Value result = reduce.getResult();
-      memref::StoreOp::create(b, fromF32(total, elementTypeOf(result)),
-                              memrefOf.lookup(result), ValueRange{blockId});
+      memref::StoreOp::create(b, emitter.fromF32(total, elementTypeOf(result)),
+                              emitter.getMemRef(result), ValueRange{blockId});
     } else {
       return anchor->emitError("codegen has no row kernel for this op");
     }
@@ -388,7 +287,7 @@ private:
     for (int64_t k = 0; k < chunks; ++k) {
       if (!y[k].empty())
         lanes[k][anchor->getResult(0)] = y[k];
-      evaluate(epilogue, flat[k], lanes[k]);
+      emitter.evaluate(epilogue, flat[k], lanes[k]);
     }
     for (int64_t k = 0; k < chunks; ++k) {
       OpBuilder::InsertionGuard insertion(b);
@@ -398,7 +297,7 @@ private:
       }
       for (Value output : outputs)
         if (!isa<ReduceOp>(output.getDefiningOp()))
-          storeOutput(output, lanes[k].lookup(output), flat[k]);
+          emitter.storeOutput(output, lanes[k].lookup(output), flat[k]);
     }
     return success();
   }
@@ -407,7 +306,7 @@ private:
   const KernelAnalysis &analysis;
   ArrayRef<Value> outputs;
   int64_t width;
-  DenseMap<Value, Value> memrefOf;
+  ElementwiseEmitter emitter;
   Value scratch, threadId, blockId;
 };
 } // namespace

@@ -1,0 +1,89 @@
+//===- MmaBuilding.h - mma.sync and ldmatrix pieces --------------*- C++ -*-===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The tensor-core pieces the attention and GEMM kernels share: 16-bit pairs
+// as mma.sync takes them, ldmatrix.x4 and mma.sync.m16n8k16 with f32
+// accumulators. Fragment layouts are PTX's (g = lane / 4, t = lane % 4):
+//   A (16x16, row-major) a0 = A[g][2t..], a1 = A[g+8][2t..],
+//                        a2 = A[g][2t+8..], a3 = A[g+8][2t+8..]
+//   B (16x8, k x n)      b0 = B[2t..][g], b1 = B[2t+8..][g]
+//   C (16x8, f32)        c0,c1 = C[g][2t..], c2,c3 = C[g+8][2t..]
+// An ldmatrix.x4 gives lane l row l/4, columns 2(l%4).. of each of four 8x8
+// matrices whose rows lanes 8m..8m+7 address (transposed: column l/4, rows
+// 2(l%4)..).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_LIB_TARGET_MMABUILDING_H
+#define MEMWALL_LIB_TARGET_MMABUILDING_H
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <array>
+
+namespace memwall {
+
+/// A pair of 16-bit values as mma.sync takes them: an i32 for bf16,
+/// vector<2xf16> for f16 (NVVM's operand types).
+inline mlir::Value asMmaRegister(mlir::ImplicitLocOpBuilder &b,
+                                 mlir::Value pair, mlir::Type element) {
+  if (element.isF16())
+    return pair;
+  mlir::Value word = mlir::vector::BitCastOp::create(
+      b, mlir::VectorType::get({1}, b.getI32Type()), pair);
+  return mlir::vector::ExtractOp::create(b, word, 0);
+}
+
+/// Four 8x8 matrices of `element` from shared `tile`; this lane addresses
+/// `indices`.
+inline std::array<mlir::Value, 4> ldmatrixX4(mlir::ImplicitLocOpBuilder &b,
+                                             mlir::Value tile,
+                                             mlir::ValueRange indices,
+                                             bool transpose,
+                                             mlir::Type element) {
+  auto type = mlir::VectorType::get({4, 2}, element);
+  mlir::Value matrices =
+      mlir::nvgpu::LdMatrixOp::create(b, type, tile, indices, transpose, 4);
+  std::array<mlir::Value, 4> registers;
+  for (int64_t i = 0; i < 4; ++i) {
+    mlir::Value pair = mlir::vector::ExtractOp::create(b, matrices, i);
+    registers[i] = asMmaRegister(b, pair, element);
+  }
+  return registers;
+}
+
+/// D = A B + C for one m16n8k16 tile of `element` operands, f32 C and D.
+inline std::array<mlir::Value, 4>
+mmaM16N8K16(mlir::ImplicitLocOpBuilder &b, const std::array<mlir::Value, 4> &a,
+            std::array<mlir::Value, 2> bRegisters,
+            const std::array<mlir::Value, 4> &c, mlir::Type element) {
+  auto f32Type = b.getF32Type();
+  auto resultType = mlir::LLVM::LLVMStructType::getLiteral(
+      b.getContext(), {f32Type, f32Type, f32Type, f32Type});
+  mlir::NVVM::MMATypes multiplicand =
+      element.isBF16() ? mlir::NVVM::MMATypes::bf16 : mlir::NVVM::MMATypes::f16;
+  mlir::Value d = mlir::NVVM::MmaOp::create(
+      b, resultType, mlir::ValueRange(a), mlir::ValueRange(bRegisters),
+      mlir::ValueRange(c),
+      /*shape=*/{16, 8, 16}, std::nullopt, std::nullopt,
+      std::array<mlir::NVVM::MMATypes, 2>{multiplicand, multiplicand},
+      std::array<mlir::NVVM::MMALayout, 2>{mlir::NVVM::MMALayout::row,
+                                           mlir::NVVM::MMALayout::col});
+  std::array<mlir::Value, 4> result;
+  for (int64_t i = 0; i < 4; ++i)
+    result[i] = mlir::LLVM::ExtractValueOp::create(b, d, i);
+  return result;
+}
+
+} // namespace memwall
+
+#endif // MEMWALL_LIB_TARGET_MMABUILDING_H
