@@ -7,9 +7,10 @@
 //===----------------------------------------------------------------------===//
 //
 // Fragment layouts are PTX's for mma.sync.m16n8k16 (MmaBuilding.h). Q (A of
-// S = Q Kᵀ) is four matrices (rows +0/+8, columns +0/+8); K rows are Kᵀ's columns, read untransposed as B; V (B of O = P V,
-// stored key-major) is read transposed; and the S accumulator of two
-// adjacent 8-key tiles is, converted to 16 bits, the A fragment of P.
+// S = Q Kᵀ) is four matrices (rows +0/+8, columns +0/+8); K rows are Kᵀ's
+// columns, read untransposed as B; V (B of O = P V, stored key-major) is read
+// transposed; and the S accumulator of two adjacent 8-key tiles is, converted
+// to 16 bits, the A fragment of P.
 //
 //===----------------------------------------------------------------------===//
 

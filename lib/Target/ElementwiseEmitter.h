@@ -1,4 +1,5 @@
-//===- ElementwiseEmitter.h - elementwise ops on vectors of lanes -*- C++ -*-===//
+//===- ElementwiseEmitter.h - elementwise ops on vectors of lanes -*- C++
+//-*-===//
 //
 // Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
 // See the LICENSE file for license information.

@@ -202,7 +202,8 @@ private:
     // Per-element result of the row op, or a per-row scalar (reduce).
     SmallVector<Lanes> y(chunks);
     auto operandLanes = [&](unsigned operandIndex, int64_t k) {
-      return emitter.lanesOf(anchor->getOperand(operandIndex), flat[k], lanes[k]);
+      return emitter.lanesOf(anchor->getOperand(operandIndex), flat[k],
+                             lanes[k]);
     };
     if (auto norm = dyn_cast<LayerNormOp>(anchor)) {
       Value mean = arith::DivFOp::create(

@@ -1,4 +1,5 @@
-//===- MmaBuilding.h - mma.sync and ldmatrix pieces --------------*- C++ -*-===//
+//===- MmaBuilding.h - mma.sync and ldmatrix pieces --------------*- C++
+//-*-===//
 //
 // Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
 // See the LICENSE file for license information.
@@ -45,11 +46,9 @@ inline mlir::Value asMmaRegister(mlir::ImplicitLocOpBuilder &b,
 
 /// Four 8x8 matrices of `element` from shared `tile`; this lane addresses
 /// `indices`.
-inline std::array<mlir::Value, 4> ldmatrixX4(mlir::ImplicitLocOpBuilder &b,
-                                             mlir::Value tile,
-                                             mlir::ValueRange indices,
-                                             bool transpose,
-                                             mlir::Type element) {
+inline std::array<mlir::Value, 4>
+ldmatrixX4(mlir::ImplicitLocOpBuilder &b, mlir::Value tile,
+           mlir::ValueRange indices, bool transpose, mlir::Type element) {
   auto type = mlir::VectorType::get({4, 2}, element);
   mlir::Value matrices =
       mlir::nvgpu::LdMatrixOp::create(b, type, tile, indices, transpose, 4);

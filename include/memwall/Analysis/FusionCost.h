@@ -18,6 +18,7 @@
 #ifndef MEMWALL_ANALYSIS_FUSIONCOST_H
 #define MEMWALL_ANALYSIS_FUSIONCOST_H
 
+#include "memwall/Analysis/GemmTiling.h"
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 #include "memwall/Hardware/Roofline.h"
 
@@ -91,6 +92,9 @@ struct KernelAnalysis {
   llvm::SmallVector<int64_t> iterationShape;
   GemmEpilogue epilogue;
   KernelGeometry geometry;
+  /// memwall's own GEMM kernel: the product it computes and its tiles.
+  GemmProblem gemm;
+  GemmTiling tiling;
 
   int64_t flops = 0;
   int64_t bytesRead = 0;

@@ -73,7 +73,8 @@ struct GemmTiling {
 /// bytes put the eight rows one ldmatrix reads in distinct banks.
 inline constexpr int64_t kGemmOperandRowPad = 8;
 /// Padding, in f32 elements, of every row of the accumulator tile staged in
-/// shared memory for the epilogue (conflict-free 64-bit fragment stores).
+/// shared memory for the epilogue: a warp's fragment stores hit each bank
+/// at most twice.
 inline constexpr int64_t kGemmAccumulatorRowPad = 8;
 
 /// Bytes of one pipeline stage (lhs and rhs tiles) and of the staged f32

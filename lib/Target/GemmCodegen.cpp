@@ -1,0 +1,444 @@
+//===- GemmCodegen.cpp - Tensor-core GEMM with a fused epilogue -----------===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Block (x, y, z) computes the blockM x blockN tile at rows y·blockM,
+// columns x·blockN of GEMM z; its warps split the tile warpsM x warpsN, each
+// warp holding its part of the tile as m16n8 f32 accumulator fragments.
+//
+// Main loop: K advances blockK (two k16 steps) at a time through a ring of
+// `stages` shared-memory slots. Each operand tile is stored as it lies in
+// memory (lhs [M, K] or [K, M], rhs [N, K] or [K, N]), rows padded by 16
+// bytes so that the eight rows of one ldmatrix fall in distinct banks, and
+// read with ldmatrix, transposed when the tile's rows are K (MmaBuilding.h
+// gives the fragment layouts). cp.async fills slot (k + stages - 1) while
+// slot k is multiplied; rows past M or N and columns past K are zero-filled
+// (K, and the strided dim of a [K, ·] operand, are multiples of 8, so a
+// 16-byte chunk is all in or all out). Per k-step: wait until at most
+// stages - 2 copy groups are pending (k's has landed), one barrier (every
+// thread's copies are visible, and every warp is done with the slot the
+// next copies overwrite), issue the next copies, multiply.
+//
+// Epilogue: the accumulators go to shared memory (the ring's bytes, rows
+// padded by 8 floats), then each thread takes row-major runs of `width`
+// elements of the tile (scalar shared-memory accesses: the PTX pipeline
+// lowers vector ops before it maps GPU address spaces), adds the matmul's bias,
+// evaluates the elementwise ops with ElementwiseEmitter at flat index (z·M +
+// row)·N + column and stores every output with one vector store per run; runs
+// past M or N are skipped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GemmCodegen.h"
+#include "ElementwiseEmitter.h"
+#include "KernelBuilding.h"
+#include "MmaBuilding.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+using namespace mlir;
+using namespace memwall;
+
+namespace {
+/// Elements per epilogue vector: the widest run of up to 8 (128 bits of a
+/// 16-bit output) that never straddles a row or a broadcast input's period.
+int64_t getEpilogueWidth(const KernelAnalysis &analysis) {
+  int64_t width = 8;
+  auto divides = [&](int64_t extent) { return extent % width == 0; };
+  while (width > 1) {
+    bool fits = divides(analysis.gemm.n);
+    for (const KernelInput &input : analysis.inputs)
+      if (input.pattern == AccessPattern::Suffix ||
+          input.pattern == AccessPattern::Outer)
+        fits = fits && divides(input.innerElements);
+    if (fits)
+      break;
+    width /= 2;
+  }
+  return width;
+}
+
+/// One operand tile's place in memory and in the ring: tile rows
+/// [firstRow, firstRow + rows) and columns [firstColumn, firstColumn +
+/// columns) of a row-major matrix of `rowLimit` x `columnLimit` elements.
+struct OperandTile {
+  Value ring, source, base;
+  int64_t rows, columns;
+  int64_t rowLimit, columnLimit;
+};
+
+class GemmKernelBuilder {
+public:
+  GemmKernelBuilder(gpu::GPUModuleOp gpuModule, const KernelAnalysis &analysis,
+                    ArrayRef<Value> outputs)
+      : b(analysis.anchor->getLoc(), gpuModule.getContext()),
+        analysis(analysis), problem(analysis.gemm), tiling(analysis.tiling),
+        outputs(outputs), element(problem.elementType),
+        matmul(cast<MatmulOp>(analysis.anchor)),
+        emitter(b, analysis.inputs, getEpilogueWidth(analysis)) {
+    b.setInsertionPointToEnd(gpuModule.getBody());
+  }
+
+  FailureOr<gpu::GPUFuncOp> build(StringRef name) {
+    if (std::string why = whyCannotBuild(); !why.empty())
+      return matmul.emitError("cannot generate the GEMM kernel: ") << why;
+    SmallVector<Type> params;
+    for (const KernelInput &input : analysis.inputs)
+      params.push_back(flatMemRefType(input.value));
+    for (Value output : outputs)
+      params.push_back(flatMemRefType(output));
+    gpu::GPUFuncOp func = createKernel(b, name, params, tiling.threads);
+    // The register budget the tiling's occupancy assumes (.maxnreg).
+    func->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                  b.getI32IntegerAttr(tiling.registersPerThread));
+    Block &entry = func.getBody().front();
+    for (auto [i, input] : llvm::enumerate(analysis.inputs))
+      emitter.setMemRef(input.value, entry.getArgument(i));
+    for (auto [i, output] : llvm::enumerate(outputs))
+      emitter.setMemRef(output, entry.getArgument(analysis.inputs.size() + i));
+
+    tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+    Value lane = rem(tid, 32);
+    Value warp = div(tid, 32);
+    laneMatrix = div(lane, 8);
+    laneRow = rem(lane, 8);
+    warpRow = mul(div(warp, tiling.warpsN), warpTileM());
+    warpColumn = mul(rem(warp, tiling.warpsN), warpTileN());
+    tileColumn =
+        mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), tiling.blockN);
+    tileRow = mul(gpu::BlockIdOp::create(b, gpu::Dimension::y), tiling.blockM);
+    batch = gpu::BlockIdOp::create(b, gpu::Dimension::z);
+
+    buildMainLoop();
+    buildEpilogue();
+    gpu::ReturnOp::create(b);
+    return func;
+  }
+
+private:
+  Value idx(int64_t value) { return indexConstant(b, value); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value add(Value x, int64_t c) { return add(x, idx(c)); }
+  Value mul(Value x, int64_t c) { return arith::MulIOp::create(b, x, idx(c)); }
+  Value div(Value x, int64_t c) { return arith::DivUIOp::create(b, x, idx(c)); }
+  Value rem(Value x, int64_t c) { return arith::RemUIOp::create(b, x, idx(c)); }
+  Value less(Value x, int64_t c) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, idx(c));
+  }
+
+  int64_t warpTileM() const { return tiling.blockM / tiling.warpsM; }
+  int64_t warpTileN() const { return tiling.blockN / tiling.warpsN; }
+  int64_t kSteps() const { return llvm::divideCeil(problem.k, tiling.blockK); }
+  /// Rows and columns of one ring slot of each operand, as in memory.
+  std::pair<int64_t, int64_t> lhsTileShape() const {
+    return problem.transposeLhs ? std::pair{tiling.blockK, tiling.blockM}
+                                : std::pair{tiling.blockM, tiling.blockK};
+  }
+  std::pair<int64_t, int64_t> rhsTileShape() const {
+    return problem.transposeRhs ? std::pair{tiling.blockN, tiling.blockK}
+                                : std::pair{tiling.blockK, tiling.blockN};
+  }
+
+  /// Why the analysis is not one this builder can emit ("" when it is).
+  std::string whyCannotBuild() {
+    if (!element || (!element.isBF16() && !element.isF16()))
+      return "operands must be bf16 or f16";
+    if (tiling.blockM % (16 * tiling.warpsM) != 0 ||
+        tiling.blockN % (16 * tiling.warpsN) != 0 || tiling.blockK % 16 != 0 ||
+        tiling.stages < 2 ||
+        tiling.threads != tiling.warpsM * tiling.warpsN * 32)
+      return "the tiling is not one of mma.sync tiles";
+    if (problem.k % 8 != 0)
+      return "K must be a multiple of 8";
+    auto lhs = lhsTileShape(), rhs = rhsTileShape();
+    for (auto [rows, columns] : {lhs, rhs})
+      if (rows * columns / 8 % tiling.threads != 0)
+        return "operand tiles must split evenly over the threads";
+    if (tiling.blockM * tiling.blockN / emitter.getWidth() % tiling.threads !=
+        0)
+      return "the epilogue's vectors must split evenly over the threads";
+    int64_t ring =
+        tiling.stages *
+        getGemmStageBytes(problem, tiling.blockM, tiling.blockN, tiling.blockK);
+    if (std::max(ring, getGemmAccumulatorBytes(tiling.blockM, tiling.blockN)) >
+        tiling.sharedBytes)
+      return "the tiling's shared memory is too small";
+    auto inputIndex = [&](Value value) {
+      return llvm::find_if(analysis.inputs, [&](const KernelInput &input) {
+        return input.value == value;
+      });
+    };
+    if (inputIndex(matmul.getLhs()) == analysis.inputs.end() ||
+        inputIndex(matmul.getRhs()) == analysis.inputs.end())
+      return "the matmul's operands must be kernel inputs";
+    if (Value bias = matmul.getBias()) {
+      auto it = inputIndex(bias);
+      if (it == analysis.inputs.end() || it->pattern != AccessPattern::Suffix)
+        return "the matmul's bias must be a kernel input indexed by column";
+    }
+    for (Operation *op : analysis.ops)
+      if (op != matmul && !isa<ElementwiseOpInterface>(op))
+        return "the epilogue may hold elementwise ops only";
+    return "";
+  }
+
+  /// Issues the copies of k-step `step` of one operand into ring slot
+  /// `slot`. `kIsRow`: the operand's tile rows are K (columns otherwise);
+  /// `firstOther` is the tile's first row or column along M or N.
+  void loadOperand(const OperandTile &tile, Value slot, Value step, bool kIsRow,
+                   Value firstOther, SmallVectorImpl<Value> &tokens) {
+    Value firstK = mul(step, tiling.blockK);
+    Value firstRow = kIsRow ? firstK : firstOther;
+    Value firstColumn = kIsRow ? firstOther : firstK;
+    int64_t chunksPerRow = tile.columns / 8;
+    int64_t perThread = tile.rows * chunksPerRow / tiling.threads;
+    auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+    for (int64_t i = 0; i < perThread; ++i) {
+      Value chunk = add(tid, i * tiling.threads);
+      Value row = div(chunk, chunksPerRow);
+      Value column = mul(rem(chunk, chunksPerRow), 8);
+      Value sourceRow = add(firstRow, row);
+      Value sourceColumn = add(firstColumn, column);
+      Value valid = arith::AndIOp::create(b, less(sourceRow, tile.rowLimit),
+                                          less(sourceColumn, tile.columnLimit));
+      // A zero-filled chunk reads nothing; it names the operand's start.
+      Value sourceIndex = arith::SelectOp::create(
+          b, valid,
+          add(tile.base, add(mul(sourceRow, tile.columnLimit), sourceColumn)),
+          idx(0));
+      Value sourceElements = arith::SelectOp::create(b, valid, idx(8), idx(0));
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, tokenType, tile.ring, ValueRange{slot, row, column}, tile.source,
+          ValueRange{sourceIndex}, b.getIndexAttr(8), sourceElements,
+          b.getUnitAttr()));
+    }
+  }
+
+  /// Copies k-step `step` of both operands into `slot` as one group.
+  Value loadStage(Value slot, Value step) {
+    SmallVector<Value> tokens;
+    loadOperand(lhsTile, slot, step, problem.transposeLhs, tileRow, tokens);
+    loadOperand(rhsTile, slot, step, !problem.transposeRhs, tileColumn, tokens);
+    return nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+  }
+
+  /// Multiplies ring slot `slot` into the accumulators ([mi][ni] m16n8
+  /// fragments of this warp's tile).
+  void multiplySlot(Value slot, SmallVectorImpl<std::array<Value, 4>> &acc) {
+    int64_t tilesM = warpTileM() / 16, tilesN = warpTileN() / 8;
+    // Lane offsets inside a 16x16 block: the matrix pairs ldmatrix.x4
+    // addresses with (laneMatrix % 2) along one dim, (laneMatrix / 2) along
+    // the other.
+    Value low = add(mul(rem(laneMatrix, 2), 8), laneRow);
+    Value lowColumn = mul(rem(laneMatrix, 2), 8);
+    Value high = add(mul(div(laneMatrix, 2), 8), laneRow);
+    Value highColumn = mul(div(laneMatrix, 2), 8);
+    for (int64_t ks = 0; ks < tiling.blockK / 16; ++ks) {
+      SmallVector<std::array<Value, 4>> a;
+      for (int64_t mi = 0; mi < tilesM; ++mi) {
+        Value m = add(warpRow, mi * 16);
+        // A's four matrices: (m +0, k +0), (m +8, k +0), (m +0, k +8),
+        // (m +8, k +8).
+        if (problem.transposeLhs)
+          a.push_back(ldmatrixX4(
+              b, lhsTile.ring,
+              ValueRange{slot, add(high, ks * 16), add(m, lowColumn)},
+              /*transpose=*/true, element));
+        else
+          a.push_back(ldmatrixX4(
+              b, lhsTile.ring,
+              ValueRange{slot, add(m, low), add(highColumn, ks * 16)},
+              /*transpose=*/false, element));
+      }
+      for (int64_t pair = 0; pair < tilesN / 2; ++pair) {
+        Value n = add(warpColumn, pair * 16);
+        // B's four matrices: (n +0, k +0), (n +0, k +8), (n +8, k +0),
+        // (n +8, k +8): b0, b1 of n-tile 2·pair, then of 2·pair + 1.
+        std::array<Value, 4> bFragments =
+            problem.transposeRhs
+                ? ldmatrixX4(
+                      b, rhsTile.ring,
+                      ValueRange{slot, add(n, high), add(lowColumn, ks * 16)},
+                      /*transpose=*/false, element)
+                : ldmatrixX4(
+                      b, rhsTile.ring,
+                      ValueRange{slot, add(low, ks * 16), add(n, highColumn)},
+                      /*transpose=*/true, element);
+        for (int64_t mi = 0; mi < tilesM; ++mi)
+          for (int64_t half = 0; half < 2; ++half) {
+            std::array<Value, 4> &c = acc[mi * tilesN + 2 * pair + half];
+            c = mmaM16N8K16(b, a[mi],
+                            {bFragments[2 * half], bFragments[2 * half + 1]}, c,
+                            element);
+          }
+      }
+    }
+  }
+
+  void buildMainLoop() {
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    shared = gpu::DynamicSharedMemoryOp::create(
+        b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
+                           workgroup));
+    auto ring = [&](std::pair<int64_t, int64_t> shape, int64_t offset) {
+      auto type = MemRefType::get(
+          {tiling.stages, shape.first, shape.second + kGemmOperandRowPad},
+          element, AffineMap(), workgroup);
+      return memref::ViewOp::create(b, type, shared, idx(offset), ValueRange{});
+    };
+    auto [lhsRows, lhsColumns] = lhsTileShape();
+    auto [rhsRows, rhsColumns] = rhsTileShape();
+    int64_t lhsRingBytes =
+        tiling.stages * lhsRows * (lhsColumns + kGemmOperandRowPad) * 2;
+    int64_t lhsColumnLimit = problem.transposeLhs ? problem.m : problem.k;
+    int64_t rhsColumnLimit = problem.transposeRhs ? problem.k : problem.n;
+    lhsTile = {ring(lhsTileShape(), 0),
+               emitter.getMemRef(matmul.getLhs()),
+               mul(batch, problem.lhsBatchStride),
+               lhsRows,
+               lhsColumns,
+               problem.transposeLhs ? problem.k : problem.m,
+               lhsColumnLimit};
+    rhsTile = {ring(rhsTileShape(), lhsRingBytes),
+               emitter.getMemRef(matmul.getRhs()),
+               mul(batch, problem.rhsBatchStride),
+               rhsRows,
+               rhsColumns,
+               problem.transposeRhs ? problem.n : problem.k,
+               rhsColumnLimit};
+
+    // Prologue: k-steps 0 .. stages - 2 in flight.
+    Value pending;
+    for (int64_t s = 0; s + 1 < tiling.stages; ++s)
+      pending = loadStage(idx(s), idx(s));
+
+    int64_t fragments = warpTileM() / 16 * (warpTileN() / 8);
+    SmallVector<Value> init(fragments * 4, f32Constant(b, 0));
+    auto loop = scf::ForOp::create(b, idx(0), idx(kSteps()), idx(1), init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value step = loop.getInductionVar();
+      SmallVector<std::array<Value, 4>> acc(fragments);
+      for (auto [i, value] : llvm::enumerate(loop.getRegionIterArgs()))
+        acc[i / 4][i % 4] = value;
+      // The wait counts this thread's groups; the token only orders it.
+      nvgpu::DeviceAsyncWaitOp::create(b, pending,
+                                       b.getI32IntegerAttr(tiling.stages - 2));
+      gpu::BarrierOp::create(b);
+      Value next = add(step, tiling.stages - 1);
+      loadStage(rem(next, tiling.stages), next);
+      multiplySlot(rem(step, tiling.stages), acc);
+      SmallVector<Value> results;
+      for (const std::array<Value, 4> &fragment : acc)
+        results.append(fragment.begin(), fragment.end());
+      scf::YieldOp::create(b, results);
+    }
+    accumulators.assign(loop.getResults().begin(), loop.getResults().end());
+    // The accumulator tile overwrites the ring: every copy (the zero-filled
+    // ones past K included) must have landed and every warp be done.
+    nvgpu::DeviceAsyncWaitOp::create(b, pending, b.getI32IntegerAttr(0));
+    gpu::BarrierOp::create(b);
+  }
+
+  void buildEpilogue() {
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    int64_t rowLength = tiling.blockN + kGemmAccumulatorRowPad;
+    Value tile = memref::ViewOp::create(
+        b,
+        MemRefType::get({tiling.blockM, rowLength}, b.getF32Type(), AffineMap(),
+                        workgroup),
+        shared, idx(0), ValueRange{});
+    // C fragment (mi, ni): c0, c1 at row g, columns 2t, 2t + 1; c2, c3 at
+    // row g + 8.
+    int64_t tilesN = warpTileN() / 8;
+    Value lane = rem(tid, 32);
+    Value fragmentRow = add(warpRow, div(lane, 4));
+    Value fragmentColumn = add(warpColumn, mul(rem(lane, 4), 2));
+    // Scalar shared-memory accesses: the kernels-to-PTX pipeline lowers
+    // vector ops before it maps GPU address spaces.
+    for (int64_t i = 0; i * 4 < static_cast<int64_t>(accumulators.size());
+         ++i) {
+      Value row = add(fragmentRow, i / tilesN * 16);
+      Value column = add(fragmentColumn, i % tilesN * 8);
+      for (int64_t e = 0; e < 4; ++e)
+        memref::StoreOp::create(
+            b, accumulators[4 * i + e], tile,
+            ValueRange{add(row, e / 2 * 8), add(column, e % 2)});
+    }
+    gpu::BarrierOp::create(b);
+
+    int64_t width = emitter.getWidth();
+    int64_t vectorsPerRow = tiling.blockN / width;
+    int64_t passes = tiling.blockM * vectorsPerRow / tiling.threads;
+    SmallVector<Operation *> epilogueOps;
+    for (Operation *op : analysis.ops)
+      if (op != matmul)
+        epilogueOps.push_back(op);
+    auto loop = scf::ForOp::create(b, idx(0), idx(passes), idx(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value vectorIndex = add(mul(loop.getInductionVar(), tiling.threads), tid);
+    Value row = div(vectorIndex, vectorsPerRow);
+    Value column = mul(rem(vectorIndex, vectorsPerRow), width);
+    Value globalRow = add(tileRow, row);
+    Value globalColumn = add(tileColumn, column);
+    Value valid = arith::AndIOp::create(b, less(globalRow, problem.m),
+                                        less(globalColumn, problem.n));
+    auto guardValid = scf::IfOp::create(b, valid, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(guardValid.thenBlock());
+    Value flat = add(mul(add(mul(batch, problem.m), globalRow), problem.n),
+                     globalColumn);
+    DenseMap<Value, Lanes> lanes;
+    Lanes result;
+    for (int64_t l = 0; l < width; ++l)
+      result.push_back(
+          memref::LoadOp::create(b, tile, ValueRange{row, add(column, l)}));
+    if (Value bias = matmul.getBias()) {
+      Lanes biasLanes = emitter.lanesOf(bias, flat, lanes);
+      for (int64_t l = 0; l < width; ++l)
+        result[l] = arith::AddFOp::create(b, result[l], biasLanes[l]);
+    }
+    lanes[matmul.getResult()] = result;
+    emitter.evaluate(epilogueOps, flat, lanes);
+    for (Value output : outputs)
+      emitter.storeOutput(output, emitter.lanesOf(output, flat, lanes), flat);
+  }
+
+  ImplicitLocOpBuilder b;
+  const KernelAnalysis &analysis;
+  const GemmProblem &problem;
+  const GemmTiling &tiling;
+  ArrayRef<Value> outputs;
+  Type element;
+  MatmulOp matmul;
+  ElementwiseEmitter emitter;
+  OperandTile lhsTile, rhsTile;
+  SmallVector<Value> accumulators;
+  Value shared, tid, laneMatrix, laneRow, warpRow, warpColumn, tileRow,
+      tileColumn, batch;
+};
+} // namespace
+
+FailureOr<gpu::GPUFuncOp>
+memwall::emitGemmKernel(gpu::GPUModuleOp gpuModule, StringRef name,
+                        const KernelAnalysis &analysis,
+                        ArrayRef<Value> outputs) {
+  if (!isa_and_nonnull<MatmulOp>(analysis.anchor))
+    return emitError(gpuModule.getLoc(),
+                     "the GEMM kernel's anchor must be a memwall.matmul");
+  return GemmKernelBuilder(gpuModule, analysis, outputs).build(name);
+}

@@ -1,0 +1,635 @@
+//===- GemmKernelTest.cpp - the GEMM kernel, run on the CPU ---------------===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Runs memwall's own tensor-core GEMM kernel (cp.async ring, ldmatrix,
+// mma.sync, fused elementwise epilogue) in the SIMT interpreter and compares
+// every output with the product and epilogue computed here in double
+// precision from the same rounded inputs. The interpreter also fails a
+// kernel on a shared-memory race (a missing barrier or wait), an
+// out-of-bounds access or a divergent warp collective. Every tile
+// configuration chooseGemmTiling can return runs at least once, on ragged M
+// and N. The PTX of a 128x128 kernel is checked with ptxas for sm_90a and
+// sm_80 where the CUDA toolkit is installed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Simulator/SimtInterpreter.h"
+
+#include "lib/Target/GemmCodegen.h"
+#include "memwall/Analysis/GemmTiling.h"
+#include "memwall/Pipelines.h"
+#include "memwall/Registration.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "gtest/gtest-spi.h"
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+
+using namespace mlir;
+using namespace memwall;
+
+namespace {
+
+/// The ops after the matmul, and what they compute from its result.
+enum class Epilogue {
+  None,
+  Bias,
+  BiasGeluErf,
+  BiasResidual,
+  ScaleCast,
+  /// bias, tanh-GELU, times a per-row scale; the matmul's result is an
+  /// output too.
+  MidChainOutput,
+  /// silu(x) + a scalar.
+  SiluScalar,
+};
+
+struct GemmCase {
+  /// lhs batch (folded into M when rhs is rank 2, else GEMMs on grid.z).
+  int64_t batch = 1;
+  int64_t m = 16, n = 16, k = 16;
+  bool f16 = false;
+  bool transposeLhs = false, transposeRhs = true;
+  /// rhs has the batch dims too (a batched GEMM).
+  bool batchedRhs = false;
+  Epilogue epilogue = Epilogue::None;
+  /// The tiling to generate; chooseGemmTiling's when unset.
+  std::optional<GemmTileShape> shape;
+};
+
+/// A tensor's contents: the values (rounded to its element type, for the
+/// reference) and their bytes (for the kernel).
+struct TensorData {
+  std::vector<double> values;
+  std::vector<uint8_t> bytes;
+};
+
+class GemmKernelTest : public ::testing::Test {
+protected:
+  GemmKernelTest() : context(simt::createContext()) {
+    DialectRegistry registry;
+    registerMemWallDialects(registry);
+    context->appendDialectRegistry(registry);
+    context->loadAllAvailableDialects();
+  }
+
+  TensorData randomTensor(int64_t elements, Type element) {
+    std::uniform_real_distribution<float> uniform(-1, 1);
+    TensorData data;
+    int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+    data.bytes.resize(elements * bytes);
+    for (int64_t i = 0; i < elements; ++i) {
+      float x = uniform(rng);
+      if (element.isF32()) {
+        data.values.push_back(x);
+        std::memcpy(&data.bytes[4 * i], &x, 4);
+        continue;
+      }
+      uint16_t bits =
+          element.isF16() ? simt::floatToF16(x) : simt::floatToBf16(x);
+      data.values.push_back(element.isF16() ? simt::f16ToFloat(bits)
+                                            : simt::bf16ToFloat(bits));
+      std::memcpy(&data.bytes[2 * i], &bits, 2);
+    }
+    return data;
+  }
+
+  static double readElement(const std::vector<uint8_t> &bytes, int64_t i,
+                            Type element) {
+    if (element.isF32()) {
+      float x;
+      std::memcpy(&x, &bytes[4 * i], 4);
+      return x;
+    }
+    uint16_t bits;
+    std::memcpy(&bits, &bytes[2 * i], 2);
+    return element.isF16() ? simt::f16ToFloat(bits) : simt::bf16ToFloat(bits);
+  }
+
+  /// The MLIR function of `c`: matmul then its epilogue.
+  std::string source(const GemmCase &c) {
+    std::string t = c.f16 ? "f16" : "bf16";
+    auto tensor = [&](ArrayRef<int64_t> dims, StringRef element) {
+      std::string text = "tensor<";
+      for (int64_t d : dims)
+        text += std::to_string(d) + "x";
+      return text + element.str() + ">";
+    };
+    bool batched = c.batch > 1;
+    auto withBatch = [&](int64_t rows, int64_t columns, bool hasBatch) {
+      SmallVector<int64_t> dims;
+      if (hasBatch)
+        dims.push_back(c.batch);
+      dims.append({rows, columns});
+      return dims;
+    };
+    std::string lhs = tensor(c.transposeLhs ? withBatch(c.k, c.m, batched)
+                                            : withBatch(c.m, c.k, batched),
+                             t);
+    std::string rhs = tensor(c.transposeRhs ? withBatch(c.n, c.k, c.batchedRhs)
+                                            : withBatch(c.k, c.n, c.batchedRhs),
+                             t);
+    std::string result = tensor(withBatch(c.m, c.n, batched), t);
+    std::string bias = tensor({c.n}, t);
+    std::string attributes;
+    if (c.transposeLhs || c.transposeRhs)
+      attributes = std::string("{") + (c.transposeLhs ? "transpose_lhs" : "") +
+                   (c.transposeLhs && c.transposeRhs ? ", " : "") +
+                   (c.transposeRhs ? "transpose_rhs" : "") + "}";
+    bool hasBias = c.epilogue != Epilogue::None &&
+                   c.epilogue != Epilogue::ScaleCast &&
+                   c.epilogue != Epilogue::SiluScalar;
+    std::string args = "%a: " + lhs + ", %w: " + rhs;
+    if (hasBias)
+      args += ", %bias: " + bias;
+    std::string body = "  %r = memwall.matmul %a, %w" +
+                       std::string(hasBias ? " bias %bias " : " ") +
+                       attributes + " : " + lhs + ", " + rhs +
+                       (hasBias ? ", " + bias : "") + " -> " + result + "\n";
+    std::string results = result, returned = "%r";
+    switch (c.epilogue) {
+    case Epilogue::None:
+    case Epilogue::Bias:
+      break;
+    case Epilogue::BiasGeluErf:
+      body += "  %g = memwall.gelu %r : " + result + "\n";
+      returned = "%g";
+      break;
+    case Epilogue::BiasResidual:
+      args += ", %res: " + result;
+      body += "  %s = memwall.add %r, %res : " + result + ", " + result +
+              " -> " + result + "\n";
+      returned = "%s";
+      break;
+    case Epilogue::ScaleCast: {
+      std::string wide = tensor(withBatch(c.m, c.n, batched), "f32");
+      body += "  %s = memwall.scale %r by 1.250000e-01 : " + result + "\n" +
+              "  %c = memwall.cast %s to f32 : " + result + " -> " + wide +
+              "\n";
+      results = wide;
+      returned = "%c";
+      break;
+    }
+    case Epilogue::MidChainOutput: {
+      std::string rowScale = tensor(withBatch(c.m, 1, batched), t);
+      args += ", %rs: " + rowScale;
+      body += "  %g = memwall.gelu %r tanh : " + result + "\n" +
+              "  %t = memwall.mul %g, %rs : " + result + ", " + rowScale +
+              " -> " + result + "\n";
+      results = result + ", " + result;
+      returned = "%r, %t";
+      break;
+    }
+    case Epilogue::SiluScalar: {
+      std::string scalar = tensor({}, t);
+      args += ", %s0: " + scalar;
+      body += "  %u = memwall.silu %r : " + result + "\n" +
+              "  %v = memwall.add %u, %s0 : " + result + ", " + scalar +
+              " -> " + result + "\n";
+      returned = "%v";
+      break;
+    }
+    }
+    return "func.func @f(" + args + ") -> (" + results + ") {\n" + body +
+           "  return " + returned + " : " + results + "\n}";
+  }
+
+  /// How the kernel indexes `value` from the matmul's result shape.
+  static KernelInput classify(Value value, ArrayRef<int64_t> iteration) {
+    KernelInput input;
+    input.value = value;
+    auto type = cast<RankedTensorType>(value.getType());
+    ArrayRef<int64_t> shape = type.getShape();
+    int64_t elements = type.getNumElements();
+    int64_t total = 1;
+    for (int64_t d : iteration)
+      total *= d;
+    if (shape == iteration)
+      return input;
+    if (elements == 1) {
+      input.pattern = AccessPattern::Scalar;
+      return input;
+    }
+    if (shape.size() <= iteration.size() &&
+        shape == iteration.take_back(shape.size())) {
+      input.pattern = AccessPattern::Suffix;
+      input.innerElements = elements;
+      return input;
+    }
+    input.pattern = AccessPattern::Outer;
+    input.innerElements = total / elements;
+    return input;
+  }
+
+  /// The kernel of the function's ops, as the fusion analysis describes a
+  /// GEMM with its epilogue.
+  KernelAnalysis analyze(func::FuncOp func, const GemmCase &c,
+                         const GPUTarget &target) {
+    KernelAnalysis analysis;
+    analysis.kind = FusionKind::MatmulEpilogue;
+    MatmulOp matmul;
+    for (Operation &op : func.getBody().front()) {
+      if (isa<func::ReturnOp>(op)) {
+        analysis.outputs.append(op.operand_begin(), op.operand_end());
+        continue;
+      }
+      if (auto found = dyn_cast<MatmulOp>(op))
+        matmul = found;
+      analysis.ops.push_back(&op);
+    }
+    analysis.anchor = matmul;
+    auto resultType = cast<RankedTensorType>(matmul.getType());
+    analysis.iterationShape.assign(resultType.getShape().begin(),
+                                   resultType.getShape().end());
+    for (Operation *op : analysis.ops)
+      for (Value operand : op->getOperands())
+        if (isa<BlockArgument>(operand) &&
+            llvm::none_of(analysis.inputs, [&](const KernelInput &input) {
+              return input.value == operand;
+            }))
+          analysis.inputs.push_back(classify(operand, analysis.iterationShape));
+    std::string why;
+    FailureOr<GemmProblem> problem = getGemmProblem(matmul, &why);
+    EXPECT_TRUE(succeeded(problem)) << why;
+    analysis.gemm = *problem;
+    int64_t epilogueValues = static_cast<int64_t>(analysis.ops.size());
+    FailureOr<GemmTiling> tiling =
+        c.shape
+            ? getGemmTiling(*problem, target, epilogueValues, *c.shape, &why)
+            : chooseGemmTiling(*problem, target, epilogueValues, &why);
+    EXPECT_TRUE(succeeded(tiling)) << why;
+    analysis.tiling = *tiling;
+    return analysis;
+  }
+
+  /// The function's outputs computed in double from the rounded inputs,
+  /// with the epilogue in exact arithmetic on the unrounded product (as the
+  /// kernel keeps it in f32).
+  std::vector<std::vector<double>>
+  reference(const GemmCase &c, const std::vector<TensorData> &inputs) {
+    int64_t batches = c.batch;
+    const std::vector<double> &a = inputs[0].values, &w = inputs[1].values;
+    std::vector<std::vector<double>> outputs(
+        c.epilogue == Epilogue::MidChainOutput ? 2 : 1);
+    for (int64_t z = 0; z < batches; ++z)
+      for (int64_t i = 0; i < c.m; ++i)
+        for (int64_t j = 0; j < c.n; ++j) {
+          double x = 0;
+          for (int64_t kk = 0; kk < c.k; ++kk) {
+            double lhs = c.transposeLhs ? a[(z * c.k + kk) * c.m + i]
+                                        : a[(z * c.m + i) * c.k + kk];
+            int64_t rz = c.batchedRhs ? z : 0;
+            double rhs = c.transposeRhs ? w[(rz * c.n + j) * c.k + kk]
+                                        : w[(rz * c.k + kk) * c.n + j];
+            x += lhs * rhs;
+          }
+          int64_t flat = (z * c.m + i) * c.n + j;
+          switch (c.epilogue) {
+          case Epilogue::None:
+            outputs[0].push_back(x);
+            break;
+          case Epilogue::Bias:
+            outputs[0].push_back(x + inputs[2].values[j]);
+            break;
+          case Epilogue::BiasGeluErf: {
+            double y = x + inputs[2].values[j];
+            outputs[0].push_back(0.5 * y * (1 + std::erf(y / std::sqrt(2.0))));
+            break;
+          }
+          case Epilogue::BiasResidual:
+            outputs[0].push_back(x + inputs[2].values[j] +
+                                 inputs[3].values[flat]);
+            break;
+          case Epilogue::ScaleCast:
+            outputs[0].push_back(x * 0.125);
+            break;
+          case Epilogue::MidChainOutput: {
+            double y = x + inputs[2].values[j];
+            double g = 0.5 * y *
+                       (1 + std::tanh(std::sqrt(2 / M_PI) *
+                                      (y + 0.044715 * y * y * y)));
+            outputs[0].push_back(y);
+            outputs[1].push_back(g * inputs[3].values[z * c.m + i]);
+            break;
+          }
+          case Epilogue::SiluScalar:
+            outputs[0].push_back(x / (1 + std::exp(-x)) + inputs[2].values[0]);
+            break;
+          }
+        }
+    return outputs;
+  }
+
+  /// Generates the kernel of `c` on `target`, runs it in the interpreter
+  /// and compares every output with the reference; returns the tiling.
+  GemmTiling check(const GemmCase &c, const GPUTarget &target,
+                   const std::function<void(std::vector<std::vector<double>> &)>
+                       &corruptReference = nullptr) {
+    std::string text = source(c);
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(text, context.get());
+    EXPECT_TRUE(module) << text;
+    if (!module)
+      return {};
+    auto func = *module->getOps<func::FuncOp>().begin();
+    KernelAnalysis analysis = analyze(func, c, target);
+
+    OpBuilder builder(context.get());
+    OwningOpRef<ModuleOp> kernels = ModuleOp::create(builder.getUnknownLoc());
+    (*kernels)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                        builder.getUnitAttr());
+    builder.setInsertionPointToStart(kernels->getBody());
+    auto gpuModule =
+        gpu::GPUModuleOp::create(builder, builder.getUnknownLoc(), "kernels");
+    FailureOr<gpu::GPUFuncOp> kernel =
+        emitGemmKernel(gpuModule, "gemm", analysis, analysis.outputs);
+    EXPECT_TRUE(succeeded(kernel));
+    if (failed(kernel))
+      return {};
+    EXPECT_TRUE(succeeded(verify(*kernels)));
+
+    std::vector<TensorData> inputs;
+    for (const KernelInput &input : analysis.inputs) {
+      auto type = cast<RankedTensorType>(input.value.getType());
+      inputs.push_back(
+          randomTensor(type.getNumElements(), type.getElementType()));
+    }
+    std::vector<std::vector<uint8_t>> outputBytes;
+    for (Value output : analysis.outputs) {
+      auto type = cast<RankedTensorType>(output.getType());
+      outputBytes.emplace_back(
+          type.getNumElements() * type.getElementTypeBitWidth() / 8, 0xff);
+    }
+    std::vector<MutableArrayRef<uint8_t>> args;
+    for (TensorData &input : inputs)
+      args.push_back(input.bytes);
+    for (std::vector<uint8_t> &bytes : outputBytes)
+      args.push_back(bytes);
+    simt::LaunchConfig launch;
+    launch.grid = analysis.tiling.grid;
+    launch.block = {analysis.tiling.threads, 1, 1};
+    launch.dynamicSharedBytes = analysis.tiling.sharedBytes;
+    llvm::Error error = simt::runKernel(*kernel, launch, args);
+    EXPECT_FALSE(error) << llvm::toString(std::move(error));
+
+    std::vector<std::vector<double>> expected = reference(c, inputs);
+    if (corruptReference)
+      corruptReference(expected);
+    for (auto [o, output] : llvm::enumerate(analysis.outputs)) {
+      Type element = cast<RankedTensorType>(output.getType()).getElementType();
+      // The product and epilogue run in f32; a 16-bit output is rounded
+      // once (2^-9 relative for bf16, 2^-12 for f16).
+      double relative = element.isF32()   ? 1e-5
+                        : element.isF16() ? 1.0 / 1024
+                                          : 1.0 / 128;
+      int64_t mismatches = 0;
+      std::string firstMismatches;
+      for (auto [i, want] : llvm::enumerate(expected[o])) {
+        double got = readElement(outputBytes[o], i, element);
+        if (std::fabs(got - want) <= relative * std::max(1.0, std::fabs(want)))
+          continue;
+        if (mismatches++ < 5)
+          firstMismatches += llvm::formatv("\n  element {0}: got {1}, "
+                                           "expected {2}",
+                                           i, got, want);
+      }
+      EXPECT_EQ(mismatches, 0) << "output " << o << firstMismatches;
+    }
+    return analysis.tiling;
+  }
+
+  std::unique_ptr<MLIRContext> context;
+  std::mt19937 rng{1234};
+  const GPUTarget &h100 = *lookupBuiltinGPUTarget("h100-sxm");
+  const GPUTarget &a100 = *lookupBuiltinGPUTarget("a100-80gb");
+};
+
+GemmCase ragged(Epilogue epilogue) {
+  GemmCase c;
+  c.m = 37;
+  c.n = 72;
+  c.k = 40;
+  c.epilogue = epilogue;
+  return c;
+}
+
+} // namespace
+
+TEST_F(GemmKernelTest, PlainProductWithRaggedMAndNMatches) {
+  check(ragged(Epilogue::None), h100);
+}
+
+TEST_F(GemmKernelTest, BiasMatches) { check(ragged(Epilogue::Bias), h100); }
+
+TEST_F(GemmKernelTest, BiasAndErfGeluMatch) {
+  check(ragged(Epilogue::BiasGeluErf), a100);
+}
+
+TEST_F(GemmKernelTest, BiasAndResidualAddMatch) {
+  GemmCase c = ragged(Epilogue::BiasResidual);
+  c.m = 130;
+  c.n = 66;
+  c.k = 64;
+  check(c, h100);
+}
+
+TEST_F(GemmKernelTest, ScaleAndCastToF32Match) {
+  GemmCase c = ragged(Epilogue::ScaleCast);
+  c.f16 = true;
+  check(c, h100);
+}
+
+TEST_F(GemmKernelTest, IntermediateOutputAndPerRowScaleMatch) {
+  GemmCase c = ragged(Epilogue::MidChainOutput);
+  c.batch = 2;
+  check(c, h100);
+}
+
+TEST_F(GemmKernelTest, SiluAndScalarAddOnOddNUseScalarStores) {
+  GemmCase c = ragged(Epilogue::SiluScalar);
+  c.n = 45;
+  c.f16 = true;
+  check(c, h100);
+}
+
+TEST_F(GemmKernelTest, RowMajorRhsMatches) {
+  GemmCase c = ragged(Epilogue::Bias);
+  c.transposeRhs = false;
+  check(c, h100);
+}
+
+TEST_F(GemmKernelTest, TransposedLhsMatches) {
+  GemmCase c = ragged(Epilogue::Bias);
+  c.m = 40;
+  c.transposeLhs = true;
+  c.transposeRhs = false;
+  c.f16 = true;
+  check(c, a100);
+}
+
+TEST_F(GemmKernelTest, BatchedGemmOnGridZMatches) {
+  GemmCase c = ragged(Epilogue::BiasGeluErf);
+  c.batch = 3;
+  c.batchedRhs = true;
+  c.transposeRhs = false;
+  GemmTiling tiling = check(c, h100);
+  EXPECT_EQ(tiling.grid[2], 3);
+}
+
+TEST_F(GemmKernelTest, BatchedTransposedLhsOverSharedRhsMatches) {
+  GemmCase c = ragged(Epilogue::None);
+  c.batch = 2;
+  c.m = 24;
+  c.transposeLhs = true;
+  GemmTiling tiling = check(c, h100);
+  EXPECT_EQ(tiling.grid[2], 2);
+}
+
+// Every tile configuration, on ragged M and N with more k-steps than
+// stages (K = 200: 7 k-steps, the last one partial).
+TEST_F(GemmKernelTest, EveryTileConfigurationMatches) {
+  for (const GemmTileShape &shape : getGemmTileShapes()) {
+    SCOPED_TRACE(llvm::formatv("{0}x{1}, {2}x{3} warps, {4} stages",
+                               shape.blockM, shape.blockN, shape.warpsM,
+                               shape.warpsN, shape.stages)
+                     .str());
+    GemmCase c;
+    c.m = shape.blockM + 3;
+    // A row-major rhs needs N a multiple of 8.
+    c.transposeRhs = shape.stages == 3;
+    c.n = shape.blockN + (c.transposeRhs ? 10 : 24);
+    c.k = 200;
+    c.epilogue = Epilogue::BiasGeluErf;
+    c.f16 = shape.blockN == 64;
+    c.shape = shape;
+    check(c, h100);
+  }
+}
+
+TEST_F(GemmKernelTest, WrongReferenceIsCaught) {
+  EXPECT_NONFATAL_FAILURE(check(ragged(Epilogue::Bias), h100,
+                                [](std::vector<std::vector<double>> &expected) {
+                                  expected[0][37 * 72 - 1] += 0.5;
+                                }),
+                          "element 2663");
+}
+
+// The PTX of every tile configuration (both operand layouts) assembles for
+// sm_90a and sm_80 without spills, in at most the registers the tiling
+// estimates.
+TEST_F(GemmKernelTest, PtxOfEveryTileConfigurationAssemblesWithoutSpills) {
+  std::string ptxas = "/usr/local/cuda/bin/ptxas";
+  if (!llvm::sys::fs::can_execute(ptxas))
+    GTEST_SKIP() << "no ptxas";
+  // What memwall-compile registers: the to-LLVM conversion interfaces,
+  // the NVVM target and the LLVM IR translations.
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllGPUToLLVMIRTranslations(registry);
+  context->appendDialectRegistry(registry);
+  for (auto [target, arch, features] : {std::tuple{&h100, "sm_90a", "+ptx80"},
+                                        std::tuple{&a100, "sm_80", "+ptx70"}})
+    for (const GemmTileShape &shape : getGemmTileShapes())
+      for (bool transposeRhs : {true, false}) {
+        std::string name = llvm::formatv(
+            "{0} {1}x{2}, {3} stages, rhs {4}", arch, shape.blockM,
+            shape.blockN, shape.stages, transposeRhs ? "[N, K]" : "[K, N]");
+        SCOPED_TRACE(name);
+        GemmCase c;
+        c.m = c.n = 256;
+        c.k = 256;
+        c.epilogue = Epilogue::BiasGeluErf;
+        c.transposeRhs = transposeRhs;
+        c.shape = shape;
+        OwningOpRef<ModuleOp> module =
+            parseSourceString<ModuleOp>(source(c), context.get());
+        ASSERT_TRUE(module);
+        KernelAnalysis analysis =
+            analyze(*module->getOps<func::FuncOp>().begin(), c, *target);
+        OpBuilder builder(context.get());
+        OwningOpRef<ModuleOp> kernels =
+            ModuleOp::create(builder.getUnknownLoc());
+        (*kernels)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                            builder.getUnitAttr());
+        builder.setInsertionPointToStart(kernels->getBody());
+        auto targetAttr =
+            NVVM::NVVMTargetAttr::get(context.get(), /*optLevel=*/3,
+                                      "nvptx64-nvidia-cuda", arch, features);
+        auto gpuModule = gpu::GPUModuleOp::create(
+            builder, builder.getUnknownLoc(), "kernels",
+            builder.getArrayAttr({targetAttr}));
+        ASSERT_TRUE(succeeded(
+            emitGemmKernel(gpuModule, "gemm", analysis, analysis.outputs)));
+        PassManager pm(context.get());
+        buildKernelsToPTXPipeline(pm, "");
+        ASSERT_TRUE(succeeded(pm.run(*kernels)));
+        std::string ptx;
+        for (auto binary : kernels->getOps<gpu::BinaryOp>())
+          for (Attribute object : binary.getObjects())
+            ptx += cast<gpu::ObjectAttr>(object).getObject().getValue().str();
+        EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos);
+        EXPECT_NE(ptx.find("ldmatrix"), std::string::npos);
+        EXPECT_NE(ptx.find("cp.async.cg.shared.global"), std::string::npos);
+
+        SmallString<64> ptxPath, logPath;
+        ASSERT_FALSE(
+            llvm::sys::fs::createTemporaryFile("gemm", "ptx", ptxPath));
+        ASSERT_FALSE(
+            llvm::sys::fs::createTemporaryFile("gemm", "log", logPath));
+        {
+          std::error_code ec;
+          llvm::raw_fd_ostream os(ptxPath, ec);
+          ASSERT_FALSE(ec);
+          os << ptx;
+        }
+        std::optional<StringRef> redirects[] = {std::nullopt, logPath.str(),
+                                                logPath.str()};
+        int rc = llvm::sys::ExecuteAndWait(ptxas,
+                                           {ptxas, std::string("-arch=") + arch,
+                                            "-v", ptxPath.str().str(), "-o",
+                                            "/dev/null"},
+                                           std::nullopt, redirects);
+        auto log = llvm::MemoryBuffer::getFile(logPath);
+        ASSERT_TRUE(bool(log));
+        std::string text = (*log)->getBuffer().str();
+        llvm::sys::fs::remove(ptxPath);
+        llvm::sys::fs::remove(logPath);
+        ASSERT_EQ(rc, 0) << text;
+        EXPECT_NE(text.find("0 bytes spill stores, 0 bytes spill loads"),
+                  std::string::npos)
+            << text;
+        size_t used = text.find("Used ");
+        ASSERT_NE(used, std::string::npos) << text;
+        int64_t registers = std::atoll(text.c_str() + used + 5);
+        EXPECT_LE(registers, analysis.tiling.registersPerThread) << text;
+        if (getenv("GEMM_PTXAS_VERBOSE"))
+          llvm::errs() << name << ": " << registers << " registers (estimate "
+                       << analysis.tiling.registersPerThread << ")\n";
+      }
+}
