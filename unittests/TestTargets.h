@@ -35,6 +35,7 @@ inline GPUTarget roundTarget() {
   target.graphKernelLaunchSeconds = 1e-6;
   target.achievable.memoryBandwidth = target.memoryBandwidth;
   target.achievable.gemmEfficiency = {1, 1, 1};
+  target.achievable.generatedGemmEfficiency = {0.5, 0.5, 0.5};
   target.achievable.attentionEfficiency = 1;
   return target;
 }

@@ -5,7 +5,10 @@
 #   bench/gpu/ops/*.mlir, examples/memory_bound_model_*.mlir,
 #   examples/gpt2_block_no_attention.mlir
 # Each becomes bench/gpu/bundles/<name>/ (manifest.json + kernels.ptx) for
-# --target=h100-sxm. The bundles are git-ignored build outputs (never
+# --target=h100-sxm. GEMM workloads (gemm_*, mlp_*, the seed models) are
+# also compiled with --gemm=memwall and --gemm=cublaslt into
+# <name>.memwall/ and <name>.cublaslt/, so one run times memwall's generated
+# GEMM beside cuBLASLt. The bundles are git-ignored build outputs (never
 # committed): carry them to the GPU machine (device run carry=
 # ["bench/gpu/bundles"]); bench/gpu/run.sh runs them there.
 #   bench/gpu/compile_bundles.sh [build-dir]     (default: build)
@@ -28,9 +31,19 @@ mkdir -p "$bundles"
 
 sources=("$root"/bench/gpu/ops/*.mlir "$root"/examples/memory_bound_model_*.mlir
          "$root/examples/gpt2_block_no_attention.mlir")
+compile_one() { # source bundle-name [flags...]
+  local src=$1 name=$2
+  shift 2
+  "$compile" "$src" --target=h100-sxm "$@" -o "$bundles/$name"
+  steps="$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(len(m["steps"]), "steps,", "arena", m["arena_bytes"], "bytes")' "$bundles/$name/manifest.json")"
+  printf '%-50s %s\n' "$name" "$steps"
+}
 for src in "${sources[@]}"; do
   name="$(basename "$src" .mlir)"
-  "$compile" "$src" --target=h100-sxm -o "$bundles/$name"
-  steps="$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(len(m["steps"]), "steps,", "arena", m["arena_bytes"], "bytes")' "$bundles/$name/manifest.json")"
-  printf '%-42s %s\n' "$name" "$steps"
+  compile_one "$src" "$name"
+  case "$name" in
+    gemm_*|mlp_*|memory_bound_model_*_bf16)
+      compile_one "$src" "$name.memwall" --gemm=memwall
+      compile_one "$src" "$name.cublaslt" --gemm=cublaslt ;;
+  esac
 done

@@ -117,6 +117,49 @@ def _seed_model(d):
     return fn
 
 
+def _linear(x, w):
+    return F.linear(x, w)
+
+
+def _llama_mlp(x, r, wg, wu, wd):
+    return r + F.linear(F.silu(F.linear(x, wg)) * F.linear(x, wu), wd)
+
+
+def _gpt2_mlp(x, r, w1, b1, w2, b2):
+    return r + F.linear(F.gelu(F.linear(x, w1, b1), approximate="tanh"), w2, b2)
+
+
+def gemm_workloads():
+    """bench/gpu/ops/gemm_*.mlir and mlp_*.mlir: plain GEMMs (y = x W^T) and
+    the Llama-2-7B / GPT-2 MLPs."""
+    wl = []
+    for m, n, k in [(8192, 8192, 8192), (16384, 4096, 4096), (1, 4096, 4096),
+                    (16, 11008, 4096)]:
+        wl.append({"name": "gemm_%dx%dx%d_bf16" % (m, n, k), "dtype": "bf16",
+                   "inputs": [("x", [m, k], "input"),
+                              ("weight", [n, k], "weight")],
+                   "outputs": [[m, n]], "flops": 2 * m * n * k,
+                   "fn": _linear})
+    t, h, i = 2048, 4096, 11008
+    wl.append({"name": "mlp_llama2_7b_2048_bf16", "dtype": "bf16",
+               "inputs": [("x", [t, h], "input"), ("residual", [t, h], "input"),
+                          ("mlp.gate.weight", [i, h], "weight"),
+                          ("mlp.up.weight", [i, h], "weight"),
+                          ("mlp.down.weight", [h, i], "weight")],
+               "outputs": [[t, h]], "flops": 2 * t * h * i * 3,
+               "fn": _llama_mlp})
+    t, c = 16384, 768
+    wl.append({"name": "mlp_gpt2_16x1024_bf16", "dtype": "bf16",
+               "inputs": [("x", [t, c], "input"), ("residual", [t, c], "input"),
+                          ("mlp.c_fc.weight", [4 * c, c], "weight"),
+                          ("mlp.c_fc.bias", [4 * c], "weight"),
+                          ("mlp.c_proj.weight", [c, 4 * c], "weight"),
+                          ("mlp.c_proj.bias", [c], "weight")],
+               "outputs": [[t, c]], "flops": 2 * t * c * 4 * c * 2,
+               "fn": _gpt2_mlp})
+    return wl
+
+
 def _gpt2_block(x, ln1_w, ln1_b, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b,
                 out_w, out_b):
     # Hugging Face GPT2Block with the attention core replaced by the identity;
@@ -237,6 +280,7 @@ def workloads():
         "fn": _gpt2_block,
     })
     wl += attention_workloads()
+    wl += gemm_workloads()
     for w in wl:
         size = DTYPE_BYTES[w["dtype"]]
         w["shape"] = w["inputs"][0][1]

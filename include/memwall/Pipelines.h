@@ -51,6 +51,12 @@ struct DefaultPipelineOptions
                      "one) or graph (replayed from a CUDA graph, as serving "
                      "stacks run decode steps)"),
       llvm::cl::value_desc("stream|graph"), llvm::cl::init("")};
+  Option<std::string> gemm{
+      *this, "gemm",
+      llvm::cl::desc("Which kernel runs matmuls: auto (the faster by the "
+                     "cost model), cublaslt, or memwall (the generated GEMM "
+                     "with its fused epilogue wherever it can run)"),
+      llvm::cl::value_desc("auto|cublaslt|memwall"), llvm::cl::init("")};
   Option<std::string> precision{
       *this, "precision",
       llvm::cl::desc("Precision policy applied first (memwall-precision): "
@@ -148,13 +154,14 @@ struct DefaultPipelineOptions
 /// Checks the options' values (budget, sharding, offload, precision, remat
 /// solver), so a tool can refuse a typo before reading the model. The
 /// message names the option.
-llvm::Error validateDefaultPipelineOptions(const DefaultPipelineOptions &options);
+llvm::Error
+validateDefaultPipelineOptions(const DefaultPipelineOptions &options);
 
 /// One line per option the user gave (`given("remat-solver")`) that the
 /// other options make ineffective, for tools to warn about.
-std::vector<std::string> describeIneffectiveOptions(
-    const DefaultPipelineOptions &options,
-    llvm::function_ref<bool(llvm::StringRef)> given);
+std::vector<std::string>
+describeIneffectiveOptions(const DefaultPipelineOptions &options,
+                           llvm::function_ref<bool(llvm::StringRef)> given);
 
 /// Adds memwall-set-target with the target options to `pm` (anchored on
 /// builtin.module) when they set a target (see setsTarget()).
@@ -188,6 +195,12 @@ struct LowerToBundleOptions
       *this, "target-file",
       llvm::cl::desc("JSON file describing the GPU target"),
       llvm::cl::init("")};
+  Option<std::string> gemm{
+      *this, "gemm",
+      llvm::cl::desc("Which kernel runs matmuls: auto (the faster by the "
+                     "cost model), cublaslt, or memwall (the generated GEMM "
+                     "with its fused epilogue wherever it can run)"),
+      llvm::cl::value_desc("auto|cublaslt|memwall"), llvm::cl::init("")};
   Option<std::string> output{
       *this, "output",
       llvm::cl::desc("Write the bundle to this directory (default: none; "

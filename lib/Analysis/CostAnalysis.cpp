@@ -38,6 +38,7 @@ std::string memwall::getTimeCategory(CostOpInterface op,
   if (auto fusion = dyn_cast<FusionOp>(operation)) {
     switch (fusion.getKind()) {
     case FusionKind::MatmulEpilogue:
+    case FusionKind::Gemm:
       return "gemm";
     case FusionKind::Reduction:
       return "norm";
@@ -45,7 +46,7 @@ std::string memwall::getTimeCategory(CostOpInterface op,
       return "elementwise";
     }
   }
-  if (work.unit == ComputeUnit::Gemm)
+  if (work.unit == ComputeUnit::Gemm || work.unit == ComputeUnit::GeneratedGemm)
     return "gemm";
   if (work.unit == ComputeUnit::Attention)
     return "attention";
@@ -163,10 +164,11 @@ std::string memwall::formatLocationForReport(Location loc) {
 }
 
 /// The kernels under `root` on `target`, `kernelWork` giving each op's
-/// kernel.
+/// kernel and `gemmChoice` (optional) which GEMM kernel a fusion runs on.
 static ModuleCost
 computeCost(Operation *root, const GPUTarget &target,
-            llvm::function_ref<KernelWork(CostOpInterface)> kernelWork) {
+            llvm::function_ref<KernelWork(CostOpInterface)> kernelWork,
+            llvm::function_ref<std::string(Operation *)> gemmChoice = {}) {
   ModuleCost cost;
   if (auto module = dyn_cast<ModuleOp>(root)) {
     if (std::optional<StringRef> name = module.getSymName())
@@ -195,11 +197,10 @@ computeCost(Operation *root, const GPUTarget &target,
   // memwall-fuse marks each function it ran on.
   bool fused = root->hasAttr(MemWallDialect::kFusedAttrName) ||
                llvm::any_of(root->getRegions(), [](Region &region) {
-                 return llvm::any_of(region.getOps<func::FuncOp>(),
-                                     [](func::FuncOp function) {
-                                       return function->hasAttr(
-                                           MemWallDialect::kFusedAttrName);
-                                     });
+                 return llvm::any_of(
+                     region.getOps<func::FuncOp>(), [](func::FuncOp function) {
+                       return function->hasAttr(MemWallDialect::kFusedAttrName);
+                     });
                });
   FusionSummary fusion;
   root->walk<WalkOrder::PreOrder>([&](CostOpInterface op) {
@@ -218,6 +219,8 @@ computeCost(Operation *root, const GPUTarget &target,
     FusionGroupRecord group;
     group.id = record.id;
     group.kind = stringifyFusionKind(fusionOp.getKind()).str();
+    if (gemmChoice)
+      group.gemmChoice = gemmChoice(fusionOp);
     group.timeAfterSeconds = record.estimate.timeSeconds;
     CheckedInt bytesBefore = 0;
     for (Operation &inner : fusionOp.getBodyBlock().without_terminator()) {
@@ -251,9 +254,9 @@ computeCost(Operation *root, const GPUTarget &target,
 
 ModuleCost memwall::computeModuleCost(ModuleOp module,
                                       const GPUTarget &target) {
-  return computeCost(
-      module, target,
-      [&](CostOpInterface op) { return getOpKernelWork(op, target); });
+  return computeCost(module, target, [&](CostOpInterface op) {
+    return getOpKernelWork(op, target);
+  });
 }
 
 CostAnalysis::CostAnalysis(Operation *root, AnalysisManager &am) {
@@ -267,7 +270,12 @@ CostAnalysis::CostAnalysis(Operation *root, AnalysisManager &am) {
       return kernel->work;
     return op.getKernelWork(*target);
   };
-  cost = computeCost(root, *target, kernelWork);
+  auto gemmChoice = [&](Operation *op) -> std::string {
+    if (const KernelAnalysis *kernel = kernels.lookup(op))
+      return kernel->gemmChoice;
+    return "";
+  };
+  cost = computeCost(root, *target, kernelWork, gemmChoice);
 }
 
 FailureOr<GPUTarget> CostAnalysis::getTarget() const {
@@ -275,4 +283,3 @@ FailureOr<GPUTarget> CostAnalysis::getTarget() const {
     return failure();
   return *target;
 }
-

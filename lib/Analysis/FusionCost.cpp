@@ -18,6 +18,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <cmath>
@@ -55,9 +56,8 @@ std::optional<KernelInput> classifyAccess(Value input,
     return access;
   }
   // Drop leading 1s; the rest must be a suffix of `shape`.
-  ArrayRef<int64_t> trimmed = inputShape.drop_while([](int64_t d) {
-    return d == 1;
-  });
+  ArrayRef<int64_t> trimmed =
+      inputShape.drop_while([](int64_t d) { return d == 1; });
   if (trimmed.size() <= shape.size() &&
       shape.take_back(trimmed.size()) == trimmed) {
     access.pattern = AccessPattern::Suffix;
@@ -107,7 +107,8 @@ double occupancyOf(int64_t threads, int64_t registers, int64_t shared,
   int64_t byShared =
       shared > 0 ? static_cast<int64_t>(target.sharedMemoryPerSMBytes) / shared
                  : kMaxBlocksPerSM;
-  int64_t blocks = std::min({byRegisters, byThreads, byShared, kMaxBlocksPerSM});
+  int64_t blocks =
+      std::min({byRegisters, byThreads, byShared, kMaxBlocksPerSM});
   return static_cast<double>(blocks * threads) / kMaxThreadsPerSM;
 }
 
@@ -133,9 +134,9 @@ public:
   FailureOr<KernelAnalysis> run() {
     if (!classify() || !collectValues())
       return failure();
-    bool ok = analysis.kind == FusionKind::MatmulEpilogue ? analyzeGemm()
-                                                          : analyzeKernel();
-    if (!ok)
+    if (analysis.kind == FusionKind::MatmulEpilogue)
+      return chooseGemmKernel();
+    if (!analyzeKernel())
       return failure();
     predictTime();
     return std::move(analysis);
@@ -316,8 +317,8 @@ private:
                                            kWarpSize * kWarpSize)
               : static_cast<int64_t>(llvm::PowerOf2Ceil(rowVectors));
       geometry.threadsPerBlock = std::max<int64_t>(1, threads);
-      geometry.vectorsPerThread =
-          (rowVectors + geometry.threadsPerBlock - 1) / geometry.threadsPerBlock;
+      geometry.vectorsPerThread = (rowVectors + geometry.threadsPerBlock - 1) /
+                                  geometry.threadsPerBlock;
       geometry.gridSize = elements / rowLength;
       // One float per warp for the cross-warp combine.
       geometry.sharedBytes = kWarpSize * 4;
@@ -330,7 +331,8 @@ private:
                                  std::max<unsigned>(1, target.smCount) * 8);
       geometry.vectorsPerThread = waves >= 4 ? 4 : (waves >= 2 ? 2 : 1);
       int64_t perBlock = geometry.threadsPerBlock * geometry.vectorsPerThread;
-      geometry.gridSize = std::max<int64_t>(1, (vectors + perBlock - 1) / perBlock);
+      geometry.gridSize =
+          std::max<int64_t>(1, (vectors + perBlock - 1) / perBlock);
     }
     // A row kernel keeps the thread's share of the row in registers; an
     // elementwise kernel loads, computes and stores its vectors one after
@@ -340,8 +342,7 @@ private:
     geometry.registersPerThread =
         kBaseRegisters + liveVectors * width * liveValues;
     if (geometry.registersPerThread > kMaxRegistersPerThread)
-      return fail(whyNot, "needs about " +
-                              Twine(geometry.registersPerThread) +
+      return fail(whyNot, "needs about " + Twine(geometry.registersPerThread) +
                               " registers per thread and would spill");
     geometry.occupancy =
         occupancyOf(geometry.threadsPerBlock, geometry.registersPerThread,
@@ -373,6 +374,132 @@ private:
     return live;
   }
 
+  /// A kernel with a matmul: cuBLASLt with its epilogue (MatmulEpilogue) or
+  /// memwall's generated GEMM with any elementwise epilogue (Gemm), as the
+  /// module's policy says; with `auto` the faster of those that can run it.
+  FailureOr<KernelAnalysis> chooseGemmKernel() {
+    GemmBackend policy = getGemmBackendOf(analysis.anchor);
+    KernelAnalysis common = analysis;
+    std::string whyNotCublas, whyNotGenerated;
+    std::optional<KernelAnalysis> cublas, generated;
+    auto attempt = [&](FusionKind kind, std::string &why,
+                       std::optional<KernelAnalysis> &result) {
+      analysis = common;
+      analysis.kind = kind;
+      std::string *outer = whyNot;
+      whyNot = &why;
+      bool ok = kind == FusionKind::MatmulEpilogue ? analyzeGemm()
+                                                   : analyzeGeneratedGemm();
+      whyNot = outer;
+      if (!ok)
+        return;
+      predictTime();
+      result = std::move(analysis);
+    };
+    if (policy != GemmBackend::Generated)
+      attempt(FusionKind::MatmulEpilogue, whyNotCublas, cublas);
+    if (policy != GemmBackend::CuBlasLt)
+      attempt(FusionKind::Gemm, whyNotGenerated, generated);
+    // Forced memwall falls back to cuBLASLt only where the generated GEMM
+    // cannot run the kernel at all (a layout it cannot tile).
+    if (policy == GemmBackend::Generated && !generated) {
+      attempt(FusionKind::MatmulEpilogue, whyNotCublas, cublas);
+      if (cublas)
+        cublas->gemmChoice = "cuBLASLt: " + whyNotGenerated;
+    }
+    auto micros = [](const KernelAnalysis &kernel) {
+      return llvm::formatv("{0:f1} us", kernel.timeSeconds * 1e6).str();
+    };
+    if (cublas && generated) {
+      bool useGenerated = generated->timeSeconds < cublas->timeSeconds;
+      KernelAnalysis &chosen = useGenerated ? *generated : *cublas;
+      chosen.gemmChoice =
+          useGenerated ? "memwall gemm (" + micros(*generated) +
+                             ") over cuBLASLt (" + micros(*cublas) + ")"
+                       : "cuBLASLt (" + micros(*cublas) +
+                             ") over memwall gemm (" + micros(*generated) + ")";
+      return std::move(chosen);
+    }
+    if (generated) {
+      generated->gemmChoice =
+          policy == GemmBackend::Generated
+              ? "memwall gemm (--gemm=memwall)"
+              : "memwall gemm: cuBLASLt cannot run it: " + whyNotCublas;
+      return std::move(*generated);
+    }
+    if (cublas) {
+      if (cublas->gemmChoice.empty())
+        cublas->gemmChoice = policy == GemmBackend::CuBlasLt
+                                 ? "cuBLASLt (--gemm=cublaslt)"
+                                 : "cuBLASLt: " + whyNotGenerated;
+      return std::move(*cublas);
+    }
+    if (policy == GemmBackend::CuBlasLt)
+      return fail(whyNot, whyNotCublas), failure();
+    if (policy == GemmBackend::Generated)
+      return fail(whyNot, whyNotGenerated), failure();
+    return fail(whyNot, "neither cuBLASLt (" + whyNotCublas +
+                            ") nor the generated GEMM (" + whyNotGenerated +
+                            ") runs it"),
+           failure();
+  }
+
+  /// Matmul plus any elementwise epilogue over its result, run by memwall's
+  /// generated GEMM (GemmTiling.h, docs/codegen.md): every epilogue value
+  /// has the result's shape, every input the epilogue reads is indexed in a
+  /// pattern codegen supports, and the tiling fits the SM.
+  bool analyzeGeneratedGemm() {
+    auto matmul = cast<MatmulOp>(analysis.anchor);
+    std::string why;
+    FailureOr<GemmProblem> problem = getGemmProblem(matmul, &why);
+    if (failed(problem))
+      return fail(whyNot, why);
+    ArrayRef<int64_t> shape = analysis.iterationShape;
+    for (Operation *op : analysis.ops)
+      if (op != analysis.anchor &&
+          tensorType(op->getResult(0)).getShape() != shape)
+        return fail(whyNot,
+                    "the generated GEMM: an epilogue value of shape [" +
+                        shapeString(tensorType(op->getResult(0)).getShape()) +
+                        "] is not the matmul's [" + shapeString(shape) + "]");
+    for (KernelInput &input : analysis.inputs) {
+      bool readByEpilogue =
+          llvm::any_of(input.value.getUsers(), [&](Operation *user) {
+            return user != analysis.anchor && members.contains(user);
+          });
+      if (!readByEpilogue) {
+        // Operands only the main loop reads: the bias is a suffix [N].
+        input.pattern = input.value == matmul.getBias() ? AccessPattern::Suffix
+                                                        : AccessPattern::Full;
+        input.innerElements =
+            input.pattern == AccessPattern::Suffix ? shape.back() : 1;
+        continue;
+      }
+      std::optional<KernelInput> access = classifyAccess(input.value, shape);
+      if (!access)
+        return fail(whyNot,
+                    "the generated GEMM: epilogue input of shape [" +
+                        shapeString(tensorType(input.value).getShape()) +
+                        "] does not broadcast to [" + shapeString(shape) +
+                        "] in a way codegen indexes");
+      input = *access;
+    }
+    FailureOr<GemmTiling> tiling =
+        chooseGemmTiling(*problem, target, countLiveValues(), &why);
+    if (failed(tiling))
+      return fail(whyNot, why);
+    analysis.gemm = *problem;
+    analysis.tiling = *tiling;
+    KernelGeometry &geometry = analysis.geometry;
+    geometry.threadsPerBlock = tiling->threads;
+    geometry.gridSize = tiling->grid[0] * tiling->grid[1] * tiling->grid[2];
+    geometry.sharedBytes = tiling->sharedBytes;
+    geometry.registersPerThread = tiling->registersPerThread;
+    geometry.occupancy = tiling->occupancy;
+    analysis.precision = matmul.getMathPrecision();
+    return true;
+  }
+
   /// Matmul plus what cuBLASLt's epilogue applies: a bias, a residual add
   /// (beta = 1), then relu or tanh-GELU, as a single-use chain.
   bool analyzeGemm() {
@@ -395,7 +522,8 @@ private:
         return fail(whyNot, "nothing can follow the epilogue's activation");
       if (auto add = dyn_cast<AddOp>(op)) {
         Value other = add.getLhs() == current ? add.getRhs() : add.getLhs();
-        if (tensorType(other).getElementType() != tensorType(current).getElementType())
+        if (tensorType(other).getElementType() !=
+            tensorType(current).getElementType())
           return fail(whyNot, "epilogue operands must share the matmul's type");
         ArrayRef<int64_t> otherShape = tensorType(other).getShape();
         ArrayRef<int64_t> trimmed =
@@ -440,8 +568,11 @@ private:
   /// bandwidth its occupancy sustains.
   void predictTime() {
     KernelWork work;
-    if (analysis.kind == FusionKind::MatmulEpilogue) {
+    if (analysis.kind == FusionKind::MatmulEpilogue ||
+        analysis.kind == FusionKind::Gemm) {
       work = cast<CostOpInterface>(analysis.anchor).getKernelWork(target);
+      if (analysis.kind == FusionKind::Gemm)
+        work.unit = ComputeUnit::GeneratedGemm;
     } else {
       work.bandwidthFraction =
           std::min(1.0, analysis.geometry.occupancy / kFullBandwidthOccupancy);

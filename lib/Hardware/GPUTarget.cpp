@@ -192,12 +192,18 @@ static llvm::Error validatePhysicalRanges(const GPUTarget &target) {
     return makeError(field + " (" + llvm::formatv("{0:e2}", value).str() +
                      ") must be at least 0.001 of the peak");
   };
-  for (unsigned index = 0; index < kNumGemmShapeClasses; ++index)
+  for (unsigned index = 0; index < kNumGemmShapeClasses; ++index) {
     if (llvm::Error error =
             efficiency(target.achievable.gemmEfficiency[index],
                        llvm::Twine("achievable.gemm_efficiency.") +
                            kGemmShapeClassNames[index]))
       return error;
+    if (llvm::Error error =
+            efficiency(target.achievable.generatedGemmEfficiency[index],
+                       llvm::Twine("achievable.generated_gemm_efficiency.") +
+                           kGemmShapeClassNames[index]))
+      return error;
+  }
   if (llvm::Error error = efficiency(target.achievable.attentionEfficiency,
                                      "achievable.attention_efficiency"))
     return error;
@@ -265,11 +271,16 @@ llvm::Error GPUTarget::validate() const {
   auto fraction = [&](double value) {
     return std::isfinite(value) && value > 0 && value <= 1;
   };
-  for (unsigned index = 0; index < kNumGemmShapeClasses; ++index)
+  for (unsigned index = 0; index < kNumGemmShapeClasses; ++index) {
     if (!fraction(achievable.gemmEfficiency[index]))
       return makeError(llvm::Twine("achievable.gemm_efficiency.") +
                        kGemmShapeClassNames[index] +
                        " must be a fraction of the peak in (0, 1]");
+    if (!fraction(achievable.generatedGemmEfficiency[index]))
+      return makeError(llvm::Twine("achievable.generated_gemm_efficiency.") +
+                       kGemmShapeClassNames[index] +
+                       " must be a fraction of the peak in (0, 1]");
+  }
   if (!fraction(achievable.attentionEfficiency))
     return makeError("achievable.attention_efficiency must be a fraction of "
                      "the peak in (0, 1]");
@@ -315,6 +326,29 @@ constexpr double kAttentionFraction = 356 / 989.4;
 // FlashAttention-2 on an A100 reaches 50-73% of the bf16 peak forward (FA2
 // paper, Fig. 4); 0.6 is the middle of that range.
 constexpr double kAttentionFractionAmpere = 0.6;
+// memwall's generated GEMM (mma.sync + ldmatrix + cp.async; docs/codegen.md)
+// is not measured yet. Assumed: on Ampere and Ada mma.sync is the tensor
+// cores' native path, so a well-pipelined kernel reaches 0.9 of cuBLAS; on
+// Hopper and later cuBLAS uses wgmma + TMA and mma.sync tops out near 60% of
+// the peak (../shared/docs/kernels.md), so the large class is 0.55.
+constexpr double kGeneratedGemmRelativeAmpere = 0.9;
+constexpr std::array<double, kNumGemmShapeClasses>
+    kGeneratedGemmFractionsHopper = {0.55, 0.4, 0.25};
+
+/// The generated GEMM's assumed fractions on `smArch`, given cuBLAS's.
+std::array<double, kNumGemmShapeClasses>
+generatedGemmFractions(llvm::StringRef smArch,
+                       const std::array<double, kNumGemmShapeClasses> &cublas) {
+  unsigned major = 0;
+  if (smArch.consume_front("sm_"))
+    smArch.take_while(llvm::isDigit).getAsInteger(10, major);
+  if (major >= 90)
+    return kGeneratedGemmFractionsHopper;
+  std::array<double, kNumGemmShapeClasses> fractions;
+  for (unsigned index = 0; index < kNumGemmShapeClasses; ++index)
+    fractions[index] = kGeneratedGemmRelativeAmpere * cublas[index];
+  return fractions;
+}
 
 struct Links {
   double nvlink, pcie, network;
@@ -354,6 +388,8 @@ GPUTarget makeTarget(const char *name, const char *description, double fp32,
       achievableBandwidth > 0 ? achievableBandwidth : kCopyFraction * bandwidth;
   target.achievable.gemmEfficiency = {kLargeGemmFraction, kSmallGemmFraction,
                                       kSkinnyGemmFraction};
+  target.achievable.generatedGemmEfficiency =
+      generatedGemmFractions(smArch, target.achievable.gemmEfficiency);
   target.achievable.attentionEfficiency = attentionFraction;
   target.interconnect.nvlinkBandwidth = links.nvlink;
   target.interconnect.pcieBandwidth = links.pcie;
@@ -487,19 +523,25 @@ static void readAchievable(const llvm::json::Object &object,
     return;
   JSONObjectReader nested(*achievable, bufferName, "achievable.");
   nested.rejectUnknownKeys({"memory_bandwidth_bytes_per_s", "gemm_efficiency",
+                            "generated_gemm_efficiency",
                             "attention_efficiency"},
                            "field of \"achievable\"");
   nested.readNumber("memory_bandwidth_bytes_per_s",
                     target.achievable.memoryBandwidth, /*positive=*/true);
   nested.readNumber("attention_efficiency",
                     target.achievable.attentionEfficiency, /*positive=*/true);
-  if (const llvm::json::Object *gemm =
-          readObject(*achievable, nested, "gemm_efficiency")) {
-    JSONObjectReader classes(*gemm, bufferName, "achievable.gemm_efficiency.");
+  for (auto [key, fractions] :
+       {std::pair{"gemm_efficiency", &target.achievable.gemmEfficiency},
+        {"generated_gemm_efficiency",
+         &target.achievable.generatedGemmEfficiency}}) {
+    const llvm::json::Object *gemm = readObject(*achievable, nested, key);
+    if (!gemm)
+      continue;
+    std::string prefix = "achievable." + std::string(key) + ".";
+    JSONObjectReader classes(*gemm, bufferName, prefix);
     classes.rejectUnknownKeys({"large", "small", "skinny"}, "GEMM shape class");
     for (unsigned index = 0; index < kNumGemmShapeClasses; ++index)
-      classes.readNumber(kGemmShapeClassNames[index],
-                         target.achievable.gemmEfficiency[index],
+      classes.readNumber(kGemmShapeClassNames[index], (*fractions)[index],
                          /*positive=*/true);
     nested.adopt(classes.takeError());
   }
@@ -520,8 +562,8 @@ static void readInterconnect(const llvm::json::Object &object,
   nested.readNumber("nvlink_bytes_per_s", target.interconnect.nvlinkBandwidth);
   nested.readNumber("pcie_bytes_per_s", target.interconnect.pcieBandwidth,
                     /*positive=*/true);
-  nested.readNumber("network_bytes_per_s",
-                    target.interconnect.networkBandwidth, /*positive=*/true);
+  nested.readNumber("network_bytes_per_s", target.interconnect.networkBandwidth,
+                    /*positive=*/true);
   readCount(nested, "gpus_per_node", target.interconnect.gpusPerNode);
   reader.adopt(nested.takeError());
 }
@@ -574,8 +616,9 @@ memwall::parseGPUTargetJSON(llvm::StringRef jsonText,
   if (target.memoryBandwidth != datasheetBandwidth || baseName.empty())
     target.achievable.memoryBandwidth = kCopyFraction * target.memoryBandwidth;
   if (baseName.empty()) {
-    target.achievable.gemmEfficiency = {
-        kLargeGemmFraction, kSmallGemmFraction, kSkinnyGemmFraction};
+    target.achievable.gemmEfficiency = {kLargeGemmFraction, kSmallGemmFraction,
+                                        kSkinnyGemmFraction};
+    target.achievable.generatedGemmEfficiency = {};
     target.achievable.attentionEfficiency = kAttentionFraction;
     target.interconnect.pcieBandwidth = kHopperLinks.pcie;
     target.interconnect.networkBandwidth = kHopperLinks.network;
@@ -596,6 +639,13 @@ memwall::parseGPUTargetJSON(llvm::StringRef jsonText,
       reader.fail("launch_mode", "must be \"stream\" or \"graph\"");
   }
   readAchievable(*object, reader, bufferName, target);
+  // Without a base or an explicit figure, the generated GEMM's fractions
+  // follow the architecture and the file's cuBLAS fractions.
+  std::array<double, kNumGemmShapeClasses> assumed =
+      generatedGemmFractions(target.smArch, target.achievable.gemmEfficiency);
+  for (unsigned index = 0; index < kNumGemmShapeClasses; ++index)
+    if (target.achievable.generatedGemmEfficiency[index] == 0)
+      target.achievable.generatedGemmEfficiency[index] = assumed[index];
   readInterconnect(*object, reader, bufferName, target);
   reader.readString("calibration", target.calibration);
   if (llvm::Error error = reader.takeError())
@@ -623,8 +673,7 @@ memwall::resolveGPUTarget(llvm::StringRef targetName,
       return target;
     if (!target->baseName.empty())
       return makeError("--target=" + targetName + " contradicts '" +
-                       targetFile + "': its \"base\" is '" +
-                       target->baseName +
+                       targetFile + "': its \"base\" is '" + target->baseName +
                        "' (a calibration file for another GPU)");
     return makeError("--target=" + targetName + " contradicts the target '" +
                      target->name + "' described in '" + targetFile +

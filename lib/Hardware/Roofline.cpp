@@ -31,6 +31,9 @@ double memwall::computeEfficiency(ComputeUnit unit, GemmShapeClass gemmShape,
     return target.achievable.gemmEfficiency[static_cast<unsigned>(gemmShape)];
   case ComputeUnit::Attention:
     return target.achievable.attentionEfficiency;
+  case ComputeUnit::GeneratedGemm:
+    return target.achievable
+        .generatedGemmEfficiency[static_cast<unsigned>(gemmShape)];
   }
   return 1;
 }

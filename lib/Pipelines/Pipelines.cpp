@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memwall/Pipelines.h"
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
 
 #include "memwall/Analysis/MemoryAnalysis.h"
 #include "memwall/Report/RooflineReport.h"
@@ -43,11 +44,14 @@ std::string memwall::DefaultPipelineOptions::reportPath() const {
   return asksMemoryQuestion() || !measured.empty() ? "-" : "";
 }
 
-llvm::Error memwall::validateDefaultPipelineOptions(
-    const DefaultPipelineOptions &options) {
+llvm::Error
+memwall::validateDefaultPipelineOptions(const DefaultPipelineOptions &options) {
   if (!options.launch.empty() && !symbolizeLaunchMode(options.launch))
     return llvm::createStringError("--launch='" + options.launch +
                                    "' must be stream or graph");
+  if (!options.gemm.empty() && !symbolizeGemmBackend(options.gemm))
+    return llvm::createStringError("--gemm='" + options.gemm +
+                                   "' must be auto, cublaslt or memwall");
   if (!options.target.empty() || !options.targetFile.empty())
     if (llvm::Expected<GPUTarget> target =
             resolveGPUTarget(options.target, options.targetFile);
@@ -90,7 +94,8 @@ std::vector<std::string> memwall::describeIneffectiveOptions(
 }
 
 bool memwall::DefaultPipelineOptions::setsTarget() const {
-  return !target.empty() || !targetFile.empty() || !launch.empty();
+  return !target.empty() || !targetFile.empty() || !launch.empty() ||
+         !gemm.empty();
 }
 
 namespace {
@@ -149,6 +154,7 @@ void memwall::addSetTargetPass(OpPassManager &pm,
   setTarget.targetName = options.target;
   setTarget.targetFile = options.targetFile;
   setTarget.launch = options.launch;
+  setTarget.gemm = options.gemm;
   pm.addPass(createSetTarget(setTarget));
 }
 
@@ -217,6 +223,7 @@ void memwall::buildBundleFrontendPipeline(OpPassManager &pm,
   SetTargetOptions target;
   target.targetName = options.target;
   target.targetFile = options.targetFile;
+  target.gemm = options.gemm;
   pm.addPass(createSetTarget(target));
   // The reference is the model as written, before tiling and fusion.
   pm.addPass(createExportReference());

@@ -83,6 +83,8 @@ static void writeFusion(FiniteJSONStream &json, const FusionSummary &fusion) {
         json.object([&] {
           json.attribute("id", static_cast<int64_t>(group.id));
           json.attribute("kind", group.kind);
+          if (!group.gemmChoice.empty())
+            json.attribute("gemm_choice", group.gemmChoice);
           json.attributeArray("ops", [&] {
             for (const std::string &loc : group.ops)
               json.value(loc);

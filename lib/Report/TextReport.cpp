@@ -16,6 +16,7 @@
 #include "memwall/Report/RooflineReport.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -75,8 +76,8 @@ void printHeader(llvm::raw_ostream &os, const RooflineReport &report) {
      << ", launch " << formatSI(target.launchSeconds(), "s") << " ("
      << stringifyLaunchMode(target.launchMode) << ")\n";
   // The time model divides by these, not by the datasheet peaks.
-  os << "achieved: "
-     << formatSI(target.achievable.memoryBandwidth, "B/s") << " DRAM, GEMMs "
+  os << "achieved: " << formatSI(target.achievable.memoryBandwidth, "B/s")
+     << " DRAM, GEMMs "
      << llvm::formatv("{0:f0}/{1:f0}/{2:f0}% (large/small/skinny), attention "
                       "{3:f0}% of peak",
                       100 * target.achievable.gemmEfficiency[0],
@@ -138,11 +139,11 @@ void memwall::printRooflineReportText(const RooflineReport &report,
         ratio = llvm::formatv("{0:f2}",
                               kernel.measuredSeconds / *kernel.predictedSeconds)
                     .str();
-      os << llvm::formatv(
-          "  {0,-28} {1,12} {2,12} {3,10}\n", kernel.name,
-          kernel.predictedSeconds ? formatSI(*kernel.predictedSeconds, "s")
-                                  : std::string("?"),
-          formatSI(kernel.measuredSeconds, "s"), ratio);
+      os << llvm::formatv("  {0,-28} {1,12} {2,12} {3,10}\n", kernel.name,
+                          kernel.predictedSeconds
+                              ? formatSI(*kernel.predictedSeconds, "s")
+                              : std::string("?"),
+                          formatSI(kernel.measuredSeconds, "s"), ratio);
     }
   }
 
@@ -152,6 +153,10 @@ void memwall::printRooflineReportText(const RooflineReport &report,
        << fusion.kernelsAfter << ", " << formatSI(fusion.bytesSaved, "B")
        << " less traffic, " << formatSI(fusion.timeBeforeSeconds, "s") << " -> "
        << formatSI(fusion.timeAfterSeconds, "s") << " predicted\n";
+    for (const FusionGroupRecord &group : fusion.groups)
+      if (!group.gemmChoice.empty())
+        os << "  " << group.kind << " " << llvm::join(group.ops, "+") << ": "
+           << group.gemmChoice << "\n";
   }
 
   if (report.memory) {
@@ -190,8 +195,8 @@ void memwall::printRooflineReportText(const RooflineReport &report,
            << formatSI(c.pcieBandwidth, "B/s");
       os << "):\n  all-reduce " << formatSI(c.allReduceBytes, "B")
          << ", reduce-scatter " << formatSI(c.reduceScatterBytes, "B")
-         << ", all-gather " << formatSI(c.allGatherBytes, "B")
-         << ", offload " << formatSI(c.offloadBytes, "B") << "\n";
+         << ", all-gather " << formatSI(c.allGatherBytes, "B") << ", offload "
+         << formatSI(c.offloadBytes, "B") << "\n";
       os << "  collectives " << formatSI(c.collectiveSeconds, "s")
          << ", offload " << formatSI(c.offloadSeconds, "s") << "; compute "
          << formatSI(c.computeSeconds, "s") << " + exposed "
@@ -259,8 +264,8 @@ void memwall::printRooflineReportText(const RooflineReport &report,
     os << "  streams " << formatSI(inference.weightBytes, "B") << " of weights";
     if (inference.kvCacheBytes > 0)
       os << " and " << formatSI(inference.kvCacheBytes, "B") << " of KV cache";
-    os << " per step: at " << formatSI(report.target.achievable.memoryBandwidth,
-                                       "B/s")
+    os << " per step: at "
+       << formatSI(report.target.achievable.memoryBandwidth, "B/s")
        << " (achievable) no schedule beats "
        << formatSI(inference.bandwidthFloorSeconds, "s") << " (predicted "
        << formatSI(inference.stepSeconds, "s") << ")\n";

@@ -98,6 +98,16 @@ private:
     }
     if (analysis->kind == FusionKind::MatmulEpilogue)
       return configureGemm(op, *analysis);
+    if (analysis->kind == FusionKind::Gemm) {
+      // memwall's own GEMM kernel with its epilogue (GemmCodegen.h), launched
+      // as its tiling says.
+      const GemmTiling &tiling = analysis->tiling;
+      if (failed(checkGrid(op, tiling.grid)))
+        return failure();
+      return attach(op, KernelFamily::GeneratedGemm, kernelName("gemm"),
+                    tiling.grid, {tiling.threads, 1, 1}, tiling.sharedBytes,
+                    analysis->timeSeconds);
+    }
     const KernelGeometry &geometry = analysis->geometry;
     std::array<int64_t, 3> grid{geometry.gridSize, 1, 1};
     if (failed(checkGrid(op, grid)))

@@ -9,6 +9,7 @@
 #include "KernelPatterns.h"
 
 #include "AttentionCodegen.h"
+#include "GemmCodegen.h"
 #include "KernelCodegen.h"
 #include "LayoutCodegen.h"
 
@@ -128,7 +129,12 @@ protected:
     }
     if (analysis->kind == FusionKind::MatmulEpilogue)
       return lowerGemm(op, config, *analysis, buffers, results, rewriter);
-    if (failed(emitKernel(state.kernels, config.getName(), *analysis, outputs)))
+    FailureOr<gpu::GPUFuncOp> kernel =
+        analysis->kind == FusionKind::Gemm
+            ? emitGemmKernel(state.kernels, config.getName(), *analysis,
+                             outputs)
+            : emitKernel(state.kernels, config.getName(), *analysis, outputs);
+    if (failed(kernel))
       return failure();
     SmallVector<Value> args, written;
     for (const KernelInput &input : analysis->inputs)
@@ -173,6 +179,16 @@ public:
   RowReductionLowering(const TypeConverter &converter, MLIRContext *ctx,
                        const KernelLoweringState &state)
       : AnalyzedKernelLowering(converter, ctx, KernelFamily::RowReduction,
+                               state) {}
+};
+
+/// memwall's own GEMM with its fused epilogue (GemmCodegen.h): a kernel
+/// launched with the tiling's dynamic shared memory.
+class GeneratedGemmLowering : public AnalyzedKernelLowering {
+public:
+  GeneratedGemmLowering(const TypeConverter &converter, MLIRContext *ctx,
+                        const KernelLoweringState &state)
+      : AnalyzedKernelLowering(converter, ctx, KernelFamily::GeneratedGemm,
                                state) {}
 };
 
@@ -308,6 +324,6 @@ void memwall::populateKernelLoweringPatterns(const TypeConverter &converter,
                                              RewritePatternSet &patterns,
                                              const KernelLoweringState &state) {
   patterns.add<ElementwiseLowering, RowReductionLowering, GemmLowering,
-               LayoutLowering, AttentionLowering, ViewLowering>(
-      converter, patterns.getContext(), state);
+               GeneratedGemmLowering, LayoutLowering, AttentionLowering,
+               ViewLowering>(converter, patterns.getContext(), state);
 }

@@ -37,6 +37,15 @@ struct SetTargetPass : public memwall::impl::SetTargetBase<SetTargetPass> {
       target->launchMode = *mode;
     }
     module->setAttr(kTargetAttrName, getTargetAttr(&getContext(), *target));
+    if (!gemm.empty()) {
+      if (!symbolizeGemmBackend(gemm)) {
+        module.emitError() << "gemm '" << gemm
+                           << "' must be auto, cublaslt or memwall";
+        return signalPassFailure();
+      }
+      module->setAttr(kGemmBackendAttrName,
+                      StringAttr::get(&getContext(), gemm));
+    }
   }
 
   /// The target the options name; without one, the module's own (h100-sxm

@@ -20,7 +20,7 @@
 // CHECK: module attributes {memwall.precision = "bf16-mixed", memwall.remat = {{{.*}}recomputed = 0 : i64{{.*}}}, memwall.target = #memwall.target<"a100-80gb",
 // CHECK: func.func @train_step(%arg0: tensor<512x768xbf16>
 // CHECK-SAME: attributes {memwall.fused}
-// CHECK: memwall.fusion matmul_epilogue
+// CHECK: memwall.fusion gemm
 // CHECK: memwall.adamw
 
 // REPORT: "name": "a100-80gb"

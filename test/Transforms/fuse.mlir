@@ -1,4 +1,5 @@
 // RUN: memwall-opt %s --split-input-file --fuse --target=h100-sxm | FileCheck %s
+// RUN: memwall-opt %s --split-input-file --fuse --target=h100-sxm --gemm=cublaslt | FileCheck %s --check-prefix=CUBLAS
 
 // An elementwise chain becomes one kernel; the bias is read through a
 // broadcast.
@@ -65,14 +66,22 @@ func.func @matmul_gelu_erf(%x: tensor<512x768xf32>, %w: tensor<768x768xf32>) -> 
 
 // -----
 
-// A matmul with two consumers is never duplicated into both, and cuBLASLt
-// writes only one result: nothing joins the GEMM. The two consumers read the
-// same product, so they share one kernel (sibling fusion) that reads it once.
+// A matmul with two consumers: cuBLASLt writes only one result, so under
+// --gemm=cublaslt nothing joins the GEMM and the two consumers share one
+// kernel (sibling fusion) that reads the product once. memwall's generated
+// GEMM applies both to the accumulator and writes two results, saving the
+// product's round trip: under auto that is one kernel.
 // CHECK-LABEL: func.func @matmul_two_consumers
-// CHECK: %[[M:.*]] = memwall.matmul
-// CHECK-NEXT: %[[F:.*]]:2 = memwall.fusion elementwise(%[[M]])
-// CHECK-NOT: memwall.matmul
+// CHECK: %[[F:.*]]:2 = memwall.fusion gemm(%arg0, %arg1)
+// CHECK: memwall.matmul
+// CHECK-NEXT: memwall.relu
+// CHECK-NEXT: memwall.tanh
 // CHECK: return %[[F]]#0, %[[F]]#1
+// CUBLAS-LABEL: func.func @matmul_two_consumers
+// CUBLAS: %[[M:.*]] = memwall.matmul
+// CUBLAS-NEXT: %[[F:.*]]:2 = memwall.fusion elementwise(%[[M]])
+// CUBLAS-NOT: memwall.matmul
+// CUBLAS: return %[[F]]#0, %[[F]]#1
 func.func @matmul_two_consumers(%x: tensor<512x768xbf16>, %w: tensor<768x768xbf16>) -> (tensor<512x768xbf16>, tensor<512x768xbf16>) {
   %0 = memwall.matmul %x, %w : tensor<512x768xbf16>, tensor<768x768xbf16> -> tensor<512x768xbf16>
   %1 = memwall.relu %0 : tensor<512x768xbf16>

@@ -55,15 +55,19 @@ static llvm::cl::opt<std::string>
     outputPath("o", llvm::cl::desc("Bundle directory (or file for --emit)"),
                llvm::cl::value_desc("path"), llvm::cl::init(""),
                llvm::cl::cat(category));
-static llvm::cl::opt<std::string>
-    targetName("target",
-               llvm::cl::desc("GPU target (default h100-sxm; docs/targets.md)"),
-               llvm::cl::value_desc("name"), llvm::cl::init(""),
-               llvm::cl::cat(category));
+static llvm::cl::opt<std::string> targetName(
+    "target", llvm::cl::desc("GPU target (default h100-sxm; docs/targets.md)"),
+    llvm::cl::value_desc("name"), llvm::cl::init(""), llvm::cl::cat(category));
 static llvm::cl::opt<std::string>
     targetFile("target-file", llvm::cl::desc("JSON file describing the GPU"),
                llvm::cl::value_desc("file"), llvm::cl::init(""),
                llvm::cl::cat(category));
+static llvm::cl::opt<std::string>
+    gemmBackend("gemm",
+                llvm::cl::desc("Which kernel runs matmuls: auto (default: the "
+                               "faster by the cost model), cublaslt, memwall"),
+                llvm::cl::value_desc("auto|cublaslt|memwall"),
+                llvm::cl::init(""), llvm::cl::cat(category));
 static llvm::cl::opt<bool> noFuse("no-fuse",
                                   llvm::cl::desc("One kernel per op"),
                                   llvm::cl::init(false),
@@ -103,15 +107,17 @@ int main(int argc, char **argv) {
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "memwall-compile: compile a memwall model into a bundle\n");
 
-  llvm::Expected<memwall::GPUTarget> target =
-      memwall::resolveGPUTarget(targetName.empty() && targetFile.empty()
-                                    ? memwall::kDefaultGPUTargetName
-                                    : targetName.getValue(),
-                                targetFile);
+  llvm::Expected<memwall::GPUTarget> target = memwall::resolveGPUTarget(
+      targetName.empty() && targetFile.empty() ? memwall::kDefaultGPUTargetName
+                                               : targetName.getValue(),
+      targetFile);
   if (!target)
     return fail(llvm::toString(target.takeError()));
   if (emit == Emit::Bundle && outputPath.empty())
     return fail("-o BUNDLE_DIR is required");
+  if (!gemmBackend.empty() && !memwall::symbolizeGemmBackend(gemmBackend))
+    return fail("--gemm='" + gemmBackend +
+                "' must be auto, cublaslt or memwall");
 
   DialectRegistry registry;
   registerAllDialects(registry);
@@ -138,6 +144,7 @@ int main(int argc, char **argv) {
   memwall::LowerToBundleOptions options;
   options.target = targetName;
   options.targetFile = targetFile;
+  options.gemm = gemmBackend;
   options.fuse = !noFuse;
   options.ptx = emit != Emit::GPU;
   options.cudaPath = cudaRoot;

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memwall/Analysis/FusionCost.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 #include "memwall/Registration.h"
 
 #include "TestTargets.h"
@@ -43,9 +44,8 @@ protected:
 
   /// The ops of `func.func @f(<args>) { <body> }`, in order.
   SmallVector<Operation *> parseOps(StringRef args, StringRef body) {
-    std::string source = ("func.func @f(" + args + ") {\n" + body +
-                          "\n  return\n}")
-                             .str();
+    std::string source =
+        ("func.func @f(" + args + ") {\n" + body + "\n  return\n}").str();
     module = parseSourceString<ModuleOp>(source, &context);
     EXPECT_TRUE(module) << source;
     SmallVector<Operation *> ops;
@@ -55,6 +55,11 @@ protected:
         if (!isa<func::ReturnOp>(op))
           ops.push_back(&op);
     return ops;
+  }
+
+  /// Sets the parsed module's memwall.gemm policy.
+  void setGemmBackend(StringRef policy) {
+    (*module)->setAttr(kGemmBackendAttrName, StringAttr::get(&context, policy));
   }
 
   MLIRContext context;
@@ -146,9 +151,64 @@ TEST_F(FusionCostTest, ErfGeluIsNotACuBLASLtEpilogue) {
       "%0 = memwall.matmul %x, %w : tensor<8x16xbf16>, tensor<16x32xbf16> -> "
       "tensor<8x32xbf16>\n"
       "%1 = memwall.gelu %0 : tensor<8x32xbf16>");
+  setGemmBackend("cublaslt");
   std::string whyNot;
   EXPECT_TRUE(failed(analyzeKernel(ops, target, &whyNot)));
   EXPECT_NE(whyNot.find("tanh approximation"), std::string::npos);
+}
+
+// The same group under `auto`: only the generated GEMM can run it, so it
+// does, with the epilogue reading nothing but the accumulator.
+TEST_F(FusionCostTest, ErfGeluRunsInTheGeneratedGemmsEpilogue) {
+  SmallVector<Operation *> ops = parseOps(
+      "%x: tensor<8x16xbf16>, %w: tensor<16x32xbf16>",
+      "%0 = memwall.matmul %x, %w : tensor<8x16xbf16>, tensor<16x32xbf16> -> "
+      "tensor<8x32xbf16>\n"
+      "%1 = memwall.gelu %0 : tensor<8x32xbf16>");
+  FailureOr<KernelAnalysis> kernel = analyzeKernel(ops, target);
+  ASSERT_TRUE(succeeded(kernel));
+  EXPECT_EQ(kernel->kind, FusionKind::Gemm);
+  EXPECT_EQ(kernel->gemm.m, 8);
+  EXPECT_EQ(kernel->gemm.n, 32);
+  EXPECT_EQ(kernel->gemm.k, 16);
+  ASSERT_EQ(kernel->outputs.size(), 1u);
+  EXPECT_EQ(kernel->outputs[0], ops[1]->getResult(0));
+  EXPECT_EQ(kernel->geometry.threadsPerBlock, kernel->tiling.threads);
+  EXPECT_EQ(kernel->gemmChoice.rfind("memwall gemm: cuBLASLt cannot run it: "
+                                     "cuBLASLt's GELU epilogue",
+                                     0),
+            0u)
+      << kernel->gemmChoice;
+}
+
+// 4096^3 bf16 + relu on the round target (bf16 peak 100 TFLOP/s, 1 TB/s,
+// cuBLAS at 1.0 of the peak, the generated GEMM at 0.5): both can run it;
+// auto takes cuBLASLt, --gemm=memwall the generated GEMM, timed at half the
+// rate: compute (2 * 4096^3 + 4096^2 for the relu) / 50e12 = 2.749 ms,
+// memory (two 32 MiB operands read, one written) 100.66 us, soft roofline
+// (c^4 + m^4)^(1/4) + 2 us.
+TEST_F(FusionCostTest, TheGemmPolicyPicksTheFasterKernelOrTheForcedOne) {
+  SmallVector<Operation *> ops =
+      parseOps("%x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>",
+               "%0 = memwall.matmul %x, %w : tensor<4096x4096xbf16>, "
+               "tensor<4096x4096xbf16> -> tensor<4096x4096xbf16>\n"
+               "%1 = memwall.relu %0 : tensor<4096x4096xbf16>");
+  FailureOr<KernelAnalysis> automatic = analyzeKernel(ops, target);
+  ASSERT_TRUE(succeeded(automatic));
+  EXPECT_EQ(automatic->kind, FusionKind::MatmulEpilogue);
+  EXPECT_EQ(automatic->gemmChoice.rfind("cuBLASLt (", 0), 0u)
+      << automatic->gemmChoice;
+  setGemmBackend("memwall");
+  FailureOr<KernelAnalysis> forced = analyzeKernel(ops, target);
+  ASSERT_TRUE(succeeded(forced));
+  EXPECT_EQ(forced->kind, FusionKind::Gemm);
+  EXPECT_EQ(forced->gemmChoice, "memwall gemm (--gemm=memwall)");
+  double compute = (2.0 * 4096 * 4096 * 4096 + 4096.0 * 4096) / 50e12;
+  double memory = 3.0 * 4096 * 4096 * 2 / 1e12;
+  double expected =
+      std::pow(std::pow(compute, 4) + std::pow(memory, 4), 0.25) + 2e-6;
+  EXPECT_NEAR(forced->timeSeconds, expected, 1e-9);
+  EXPECT_GT(forced->timeSeconds, automatic->timeSeconds);
 }
 
 TEST_F(FusionCostTest, MatmulBiasResidualGeluTanhEpilogue) {
@@ -195,9 +255,8 @@ TEST_F(FusionCostTest, PerRowInputIsAnOuterBroadcast) {
 
 TEST_F(FusionCostTest, TwoRowReductionsCannotShareAKernel) {
   SmallVector<Operation *> ops = parseOps(
-      "%x: tensor<4x8xf32>",
-      "%0 = memwall.softmax %x : tensor<4x8xf32>\n"
-      "%1 = memwall.softmax %0 : tensor<4x8xf32>");
+      "%x: tensor<4x8xf32>", "%0 = memwall.softmax %x : tensor<4x8xf32>\n"
+                             "%1 = memwall.softmax %0 : tensor<4x8xf32>");
   std::string whyNot;
   EXPECT_TRUE(failed(analyzeKernel(ops, target, &whyNot)));
   EXPECT_EQ(whyNot, "a kernel holds at most one row reduction or matmul");

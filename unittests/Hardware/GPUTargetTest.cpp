@@ -65,6 +65,9 @@ void expectSameFigures(const GPUTarget &actual, const GPUTarget &expected) {
   EXPECT_EQ(actual.smCount, expected.smCount);
   EXPECT_EQ(actual.kernelLaunchSeconds, expected.kernelLaunchSeconds);
   EXPECT_EQ(actual.smArch, expected.smArch);
+  for (unsigned index = 0; index < kNumGemmShapeClasses; ++index)
+    EXPECT_EQ(actual.achievable.generatedGemmEfficiency[index],
+              expected.achievable.generatedGemmEfficiency[index]);
 }
 } // namespace
 
@@ -434,6 +437,44 @@ TEST(GPUTargetAchievableTest, BuiltinH100CarriesTheMeasuredRates) {
   }
 }
 
+// The generated GEMM's fractions are assumptions (docs/targets.md): on
+// Hopper and later a fixed 0.55 / 0.4 / 0.25 (mma.sync, not wgmma), below
+// cuBLAS's; on Ampere and Ada 0.9 of cuBLAS's.
+TEST(GPUTargetAchievableTest, GeneratedGemmFractionsFollowTheArchitecture) {
+  const GPUTarget *h100 = lookupBuiltinGPUTarget("h100-sxm");
+  const GPUTarget *a100 = lookupBuiltinGPUTarget("a100-80gb");
+  ASSERT_NE(h100, nullptr);
+  ASSERT_NE(a100, nullptr);
+  EXPECT_EQ(h100->achievable.generatedGemmEfficiency[0], 0.55);
+  EXPECT_EQ(h100->achievable.generatedGemmEfficiency[1], 0.4);
+  EXPECT_EQ(h100->achievable.generatedGemmEfficiency[2], 0.25);
+  for (unsigned index = 0; index < kNumGemmShapeClasses; ++index)
+    EXPECT_DOUBLE_EQ(a100->achievable.generatedGemmEfficiency[index],
+                     0.9 * a100->achievable.gemmEfficiency[index]);
+  // A file may calibrate them; a class it leaves out keeps the base's.
+  llvm::Expected<GPUTarget> calibrated = parseGPUTargetJSON(
+      R"({"name": "mine", "base": "h100-sxm", "achievable":
+          {"generated_gemm_efficiency": {"large": 0.7}}})",
+      "t.json");
+  ASSERT_TRUE(static_cast<bool>(calibrated))
+      << llvm::toString(calibrated.takeError());
+  EXPECT_EQ(calibrated->achievable.generatedGemmEfficiency[0], 0.7);
+  EXPECT_EQ(calibrated->achievable.generatedGemmEfficiency[1], 0.4);
+  // Without a base they follow sm_arch: sm_80 gives 0.9 of the file's
+  // cuBLAS fractions.
+  llvm::Expected<GPUTarget> ampere = parseGPUTargetJSON(
+      R"({"name": "mine", "sm_arch": "sm_80", "peak_flops": {"fp32": 1e13},
+          "memory_bandwidth_bytes_per_s": 1e12,
+          "memory_capacity_bytes": 8589934592, "l2_bytes": 4194304,
+          "sm_count": 40,
+          "achievable": {"gemm_efficiency": {"large": 0.8, "small": 0.5,
+                                             "skinny": 0.2}}})",
+      "t.json");
+  ASSERT_TRUE(static_cast<bool>(ampere)) << llvm::toString(ampere.takeError());
+  EXPECT_DOUBLE_EQ(ampere->achievable.generatedGemmEfficiency[0], 0.72);
+  EXPECT_DOUBLE_EQ(ampere->achievable.generatedGemmEfficiency[2], 0.18);
+}
+
 TEST(GPUTargetAchievableTest, TheCalibrationExampleInTheDocsParses) {
   // docs/targets.md, "Calibration files", verbatim.
   llvm::Expected<GPUTarget> target = parseGPUTargetJSON(R"({
@@ -448,7 +489,7 @@ TEST(GPUTargetAchievableTest, TheCalibrationExampleInTheDocsParses) {
   "kernel_launch_s": 2.4e-6,
   "graph_kernel_launch_s": 0.8e-6
 })",
-                                                         "c.json");
+                                                        "c.json");
   ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
   EXPECT_EQ(target->baseName, "h100-sxm");
   EXPECT_EQ(target->achievable.gemmEfficiency[1], 0.55);
@@ -518,6 +559,9 @@ TEST(GPUTargetAchievableTest, BadRatesAreRefusedNamingTheField) {
       {R"({"name": "x", "base": "h100-sxm", "achievable": {"gemm_efficiency": {"large": 1.3}}})",
        "x.json: achievable.gemm_efficiency.large must be a fraction of the "
        "peak in (0, 1]"},
+      {R"({"name": "x", "base": "h100-sxm", "achievable": {"generated_gemm_efficiency": {"large": 1.3}}})",
+       "x.json: achievable.generated_gemm_efficiency.large must be a fraction "
+       "of the peak in (0, 1]"},
       {R"({"name": "x", "base": "h100-sxm", "achievable": {"gemm_efficiency": {"small": 0}}})",
        "x.json: \"achievable.gemm_efficiency.small\" must be a positive "
        "number"},

@@ -1,4 +1,5 @@
-//===- CostResults.h - what the cost analyses predict ------------*- C++ -*-===//
+//===- CostResults.h - what the cost analyses predict ------------*- C++
+//-*-===//
 //
 // Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
 // See the LICENSE file for license information.
@@ -52,8 +53,11 @@ struct OpRecord {
 struct FusionGroupRecord {
   /// The fusion's id in RooflineReport::ops.
   unsigned id = 0;
-  /// "elementwise", "reduction" or "matmul_epilogue".
+  /// "elementwise", "reduction", "matmul_epilogue" or "gemm".
   std::string kind;
+  /// For a fusion with a matmul: which GEMM kernel runs it and why
+  /// (KernelAnalysis::gemmChoice); empty otherwise.
+  std::string gemmChoice;
   /// Locations of the fused ops, in program order.
   std::vector<std::string> ops;
   /// Kernels the ops launch unfused.
@@ -83,10 +87,10 @@ struct FusionSummary {
 /// `tokensPerStep` rows, so their intensity grows with the tokens per step
 /// until it reaches the ridge of their math precision.
 struct InferenceSummary {
-  int64_t tokensPerStep = 0;   // rows of the weight GEMMs (batch x new tokens)
-  int64_t weightBytes = 0;     // weight bytes the GEMMs stream, per step
-  int64_t kvCacheBytes = 0;    // KV-cache bytes attention reads, per step
-  int64_t totalBytes = 0;      // all DRAM traffic of the step
+  int64_t tokensPerStep = 0; // rows of the weight GEMMs (batch x new tokens)
+  int64_t weightBytes = 0;   // weight bytes the GEMMs stream, per step
+  int64_t kvCacheBytes = 0;  // KV-cache bytes attention reads, per step
+  int64_t totalBytes = 0;    // all DRAM traffic of the step
   double weightGemmFlops = 0;
   double weightGemmIntensity = 0; // FLOP/B of the weight GEMMs together
   double ridge = 0;               // FLOP/B where their roof turns compute-bound
@@ -121,13 +125,13 @@ struct CommunicationSummary {
   int64_t allReduceBytes = 0;
   int64_t reduceScatterBytes = 0;
   int64_t allGatherBytes = 0;
-  int64_t offloadBytes = 0;      // over PCIe, both directions
-  double collectiveSeconds = 0;  // the collectives at linkBandwidth
-  double offloadSeconds = 0;     // PCIe transfers and the CPU optimizer
-  double computeSeconds = 0;     // the step's kernels on the GPU
-  double exposedSeconds = 0;     // communication compute does not hide
-  double stepSeconds = 0;        // computeSeconds + exposedSeconds
-  std::string overlap;           // the overlap assumption, one line
+  int64_t offloadBytes = 0;     // over PCIe, both directions
+  double collectiveSeconds = 0; // the collectives at linkBandwidth
+  double offloadSeconds = 0;    // PCIe transfers and the CPU optimizer
+  double computeSeconds = 0;    // the step's kernels on the GPU
+  double exposedSeconds = 0;    // communication compute does not hide
+  double stepSeconds = 0;       // computeSeconds + exposedSeconds
+  std::string overlap;          // the overlap assumption, one line
 };
 
 /// The kernels of a module on one target (CostAnalysis's result).

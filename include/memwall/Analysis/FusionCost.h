@@ -78,8 +78,8 @@ struct GemmEpilogue {
 /// A set of ops that can run as one kernel.
 struct KernelAnalysis {
   FusionKind kind = FusionKind::Elementwise;
-  /// The row reduction (Reduction) or matmul (MatmulEpilogue); null for
-  /// Elementwise.
+  /// The row reduction (Reduction) or matmul (MatmulEpilogue, Gemm); null
+  /// for Elementwise.
   mlir::Operation *anchor = nullptr;
   /// Ops in program order.
   llvm::SmallVector<mlir::Operation *> ops;
@@ -88,13 +88,20 @@ struct KernelAnalysis {
   /// Values written to memory: results used outside the set.
   llvm::SmallVector<mlir::Value> outputs;
   /// Elementwise: the common result shape; Reduction: the row op's input
-  /// shape (the last dim is the row); MatmulEpilogue: the matmul's result.
+  /// shape (the last dim is the row); MatmulEpilogue, Gemm: the matmul's
+  /// result.
   llvm::SmallVector<int64_t> iterationShape;
+  /// MatmulEpilogue: the cuBLASLt call.
   GemmEpilogue epilogue;
-  KernelGeometry geometry;
-  /// memwall's own GEMM kernel: the product it computes and its tiles.
+  /// Gemm: the problem memwall's generated GEMM solves and its tiling (the
+  /// launch: tiling.grid x tiling.threads, tiling.sharedBytes dynamic).
   GemmProblem gemm;
   GemmTiling tiling;
+  /// For a kernel with a matmul: which GEMM kernel runs it and why, e.g.
+  /// "memwall gemm (12.3 us) over cuBLASLt (15.0 us)" or "cuBLASLt: the
+  /// generated GEMM: needs K a multiple of 8, got 30".
+  std::string gemmChoice;
+  KernelGeometry geometry;
 
   int64_t flops = 0;
   int64_t bytesRead = 0;
@@ -116,9 +123,13 @@ inline constexpr int64_t kMaxRegistersPerThread = 255;
 /// Analyzes `ops` (any order; ops of one block) as one kernel. Ops that are
 /// not elementwise, a row reduction or a float matmul, more than one anchor,
 /// values of another shape, an input broadcast codegen cannot index, a matmul
-/// epilogue cuBLASLt cannot apply, or an estimated register count above
-/// kMaxRegistersPerThread make it fail with the reason in `whyNot`. Values
-/// defined outside `ops` are inputs; results used outside are outputs.
+/// epilogue neither cuBLASLt nor the generated GEMM can apply, or an
+/// estimated register count above kMaxRegistersPerThread make it fail with
+/// the reason in `whyNot`. Values defined outside `ops` are inputs; results
+/// used outside are outputs. A kernel with a matmul runs on cuBLASLt
+/// (MatmulEpilogue) or memwall's generated GEMM (Gemm) as the module's
+/// `memwall.gemm` says (getGemmBackendOf): with `auto` the faster of the two
+/// that can run it, cuBLASLt on a tie.
 llvm::FailureOr<KernelAnalysis>
 analyzeKernel(llvm::ArrayRef<mlir::Operation *> ops, const GPUTarget &target,
               std::string *whyNot = nullptr);

@@ -64,6 +64,9 @@ struct AchievableRates {
   /// Fraction of the tensor-core peak a cuBLAS-class GEMM reaches, indexed by
   /// GemmShapeClass.
   std::array<double, kNumGemmShapeClasses> gemmEfficiency{};
+  /// The same for memwall's own generated GEMM kernel (docs/codegen.md,
+  /// "GEMM kernel"), which the fusion cost model weighs against cuBLASLt.
+  std::array<double, kNumGemmShapeClasses> generatedGemmEfficiency{};
   /// Fraction of the tensor-core peak a FlashAttention-2-class kernel
   /// reaches on its counted (unmasked) FLOPs.
   double attentionEfficiency = 0;

@@ -37,6 +37,8 @@ enum class ComputeUnit : unsigned {
   Gemm,
   /// A FlashAttention-class fused attention kernel on tensor cores.
   Attention,
+  /// memwall's own generated GEMM kernel on tensor cores, by GemmShapeClass.
+  GeneratedGemm,
 };
 
 /// One kernel as the time model sees it.

@@ -25,7 +25,9 @@ def SetTarget : Pass<"memwall-set-target", "mlir::ModuleOp"> {
     from it; without it they use h100-sxm. With neither option the
     module keeps the target it has, or gets h100-sxm. `launch` overrides
     how kernels are launched in predictions (the target's own mode when
-    empty). An unknown name, a bad file or launch mode is an error.
+    empty). `gemm` sets the module's `memwall.gemm` (which kernel runs
+    matmuls: `auto`, `cublaslt` or `memwall`; docs/fusion.md). An unknown
+    name, a bad file, launch mode or GEMM backend is an error.
 
     ```mlir
     module attributes {memwall.target = #memwall.target<"h100-sxm",
@@ -42,7 +44,11 @@ def SetTarget : Pass<"memwall-set-target", "mlir::ModuleOp"> {
            "JSON file describing a GPU target">,
     Option<"launch", "launch", "std::string", /*default=*/"\"\"",
            "How kernels are launched in predictions: stream or graph "
-           "(empty: the target's own)">
+           "(empty: the target's own)">,
+    Option<"gemm", "gemm", "std::string", /*default=*/"\"\"",
+           "Which kernel runs matmuls: auto (the faster by the cost model), "
+           "cublaslt, or memwall (the generated GEMM wherever it can run); "
+           "empty keeps the module's choice">
   ];
   let dependentDialects = ["::memwall::MemWallDialect"];
 }

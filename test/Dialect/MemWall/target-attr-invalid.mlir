@@ -35,6 +35,8 @@ module attributes {memwall.target = #memwall.target<"x", description = "", sm_ar
     kernel_launch_s = 2.0e-06, graph_kernel_launch_s = 1.0e-06,
     achievable = {memory_bandwidth_bytes_per_s = 4.0e12,
                   gemm_efficiency = {large = 0.7, small = 0.5, skinny = 0.25},
+                    generated_gemm_efficiency = {large = 0.6, small = 0.4,
+                                                 skinny = 0.25},
                   attention_efficiency = 0.4},
     interconnect = {nvlink_bytes_per_s = 0.0, pcie_bytes_per_s = 6.4e10,
                     network_bytes_per_s = 5.0e10, gpus_per_node = 8},

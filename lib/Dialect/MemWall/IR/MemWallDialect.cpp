@@ -109,8 +109,7 @@ LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
           .Cases({kOffsetAttrName, kArenaBytesAttrName},
                  isa<IntegerAttr>(attr.getValue()) ? "" : "an integer")
           .Case(kArgumentOffsetsAttrName,
-                isa<DenseI64ArrayAttr>(attr.getValue()) ? ""
-                                                        : "an array<i64>")
+                isa<DenseI64ArrayAttr>(attr.getValue()) ? "" : "an array<i64>")
           .Default("?");
   if (expected.empty())
     return success();
@@ -121,6 +120,14 @@ LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
     if (!isa<TargetAttr>(attr.getValue()))
       return op->emitError() << "'" << kTargetAttrName
                              << "' must be a #memwall.target attribute";
+    return success();
+  }
+  if (attr.getName() == kGemmBackendAttrName) {
+    auto name = dyn_cast<StringAttr>(attr.getValue());
+    if (!name || !symbolizeGemmBackend(name.getValue()))
+      return op->emitError() << "'" << kGemmBackendAttrName
+                             << "' must be \"auto\", \"cublaslt\" or "
+                                "\"memwall\"";
     return success();
   }
   if (attr.getName() != kCostAttrName)

@@ -18,9 +18,8 @@
 using namespace mlir;
 using namespace memwall;
 
-void FusionOp::build(OpBuilder &builder, OperationState &state,
-                     FusionKind kind, ValueRange inputs,
-                     TypeRange resultTypes) {
+void FusionOp::build(OpBuilder &builder, OperationState &state, FusionKind kind,
+                     ValueRange inputs, TypeRange resultTypes) {
   state.addAttribute(getKindAttrName(state.name),
                      FusionKindAttr::get(builder.getContext(), kind));
   state.addOperands(inputs);
@@ -64,9 +63,11 @@ LogicalResult FusionOp::verify() {
                          "reduction and no matmul");
     break;
   case FusionKind::MatmulEpilogue:
+  case FusionKind::Gemm:
     if (matmuls != 1 || rowReductions)
-      return emitOpError("a matmul_epilogue fusion holds exactly one matmul "
-                         "and no row reduction");
+      return emitOpError("a ")
+             << stringifyFusionKind(getKind())
+             << " fusion holds exactly one matmul and no row reduction";
     break;
   }
   return success();

@@ -38,6 +38,8 @@ static TargetAttr buildTargetAttr(const GPUTarget &target, GetFn get) {
   SmallVector<APFloat> peakFlops = toAPFloats(target.peakFlops);
   SmallVector<APFloat> gemmEfficiency =
       toAPFloats(target.achievable.gemmEfficiency);
+  SmallVector<APFloat> generatedGemmEfficiency =
+      toAPFloats(target.achievable.generatedGemmEfficiency);
   return get(StringRef(target.name), StringRef(target.description),
              StringRef(target.smArch), target.launchMode,
              ArrayRef<APFloat>(peakFlops), APFloat(target.memoryBandwidth),
@@ -47,6 +49,7 @@ static TargetAttr buildTargetAttr(const GPUTarget &target, GetFn get) {
              APFloat(target.graphKernelLaunchSeconds),
              APFloat(target.achievable.memoryBandwidth),
              ArrayRef<APFloat>(gemmEfficiency),
+             ArrayRef<APFloat>(generatedGemmEfficiency),
              APFloat(target.achievable.attentionEfficiency),
              APFloat(target.interconnect.nvlinkBandwidth),
              APFloat(target.interconnect.pcieBandwidth),
@@ -63,6 +66,7 @@ static GPUTarget toGPUTarget(
     uint64_t l2Bytes, uint64_t sharedMemoryPerSMBytes, unsigned smCount,
     const APFloat &kernelLaunchSeconds, const APFloat &graphKernelLaunchSeconds,
     const APFloat &achievableMemoryBandwidth, ArrayRef<APFloat> gemmEfficiency,
+    ArrayRef<APFloat> generatedGemmEfficiency,
     const APFloat &attentionEfficiency, const APFloat &nvlinkBandwidth,
     const APFloat &pcieBandwidth, const APFloat &networkBandwidth,
     unsigned gpusPerNode, StringRef calibration, StringRef baseName) {
@@ -83,6 +87,8 @@ static GPUTarget toGPUTarget(
       achievableMemoryBandwidth.convertToDouble();
   target.achievable.gemmEfficiency =
       toDoubles<kNumGemmShapeClasses>(gemmEfficiency);
+  target.achievable.generatedGemmEfficiency =
+      toDoubles<kNumGemmShapeClasses>(generatedGemmEfficiency);
   target.achievable.attentionEfficiency = attentionEfficiency.convertToDouble();
   target.interconnect.nvlinkBandwidth = nvlinkBandwidth.convertToDouble();
   target.interconnect.pcieBandwidth = pcieBandwidth.convertToDouble();
@@ -105,9 +111,9 @@ GPUTarget TargetAttr::getTarget() const {
       getMemoryBandwidth(), getMemoryCapacityBytes(), getL2Bytes(),
       getSharedMemoryPerSMBytes(), getSmCount(), getKernelLaunchSeconds(),
       getGraphKernelLaunchSeconds(), getAchievableMemoryBandwidth(),
-      getGemmEfficiency(), getAttentionEfficiency(), getNvlinkBandwidth(),
-      getPcieBandwidth(), getNetworkBandwidth(), getGpusPerNode(),
-      getCalibration(), getBaseName());
+      getGemmEfficiency(), getGeneratedGemmEfficiency(),
+      getAttentionEfficiency(), getNvlinkBandwidth(), getPcieBandwidth(),
+      getNetworkBandwidth(), getGpusPerNode(), getCalibration(), getBaseName());
 }
 
 LogicalResult TargetAttr::verify(
@@ -118,19 +124,22 @@ LogicalResult TargetAttr::verify(
     uint64_t sharedMemoryPerSMBytes, unsigned smCount,
     APFloat kernelLaunchSeconds, APFloat graphKernelLaunchSeconds,
     APFloat achievableMemoryBandwidth, ArrayRef<APFloat> gemmEfficiency,
-    APFloat attentionEfficiency, APFloat nvlinkBandwidth, APFloat pcieBandwidth,
-    APFloat networkBandwidth, unsigned gpusPerNode, StringRef calibration,
-    StringRef baseName) {
+    ArrayRef<APFloat> generatedGemmEfficiency, APFloat attentionEfficiency,
+    APFloat nvlinkBandwidth, APFloat pcieBandwidth, APFloat networkBandwidth,
+    unsigned gpusPerNode, StringRef calibration, StringRef baseName) {
   if (peakFlops.size() != kNumMathPrecisions ||
-      gemmEfficiency.size() != kNumGemmShapeClasses)
+      gemmEfficiency.size() != kNumGemmShapeClasses ||
+      generatedGemmEfficiency.size() != kNumGemmShapeClasses)
     return emitError() << "expects " << kNumMathPrecisions << " peak rates and "
-                       << kNumGemmShapeClasses << " GEMM efficiencies";
+                       << kNumGemmShapeClasses
+                       << " GEMM efficiencies of each kind";
   GPUTarget target = toGPUTarget(
       name, description, smArch, launchMode, peakFlops, memoryBandwidth,
       memoryCapacityBytes, l2Bytes, sharedMemoryPerSMBytes, smCount,
       kernelLaunchSeconds, graphKernelLaunchSeconds, achievableMemoryBandwidth,
-      gemmEfficiency, attentionEfficiency, nvlinkBandwidth, pcieBandwidth,
-      networkBandwidth, gpusPerNode, calibration, baseName);
+      gemmEfficiency, generatedGemmEfficiency, attentionEfficiency,
+      nvlinkBandwidth, pcieBandwidth, networkBandwidth, gpusPerNode,
+      calibration, baseName);
   if (llvm::Error error = target.validate())
     return emitError() << "invalid target '" << name
                        << "': " << llvm::toString(std::move(error));
@@ -170,6 +179,12 @@ void visitTargetFields(TargetT &target, Visitor &visitor) {
         visitor.field(
             stringifyGemmShapeClass(static_cast<GemmShapeClass>(index)),
             target.achievable.gemmEfficiency[index]);
+    });
+    visitor.group("generated_gemm_efficiency", [&] {
+      for (unsigned index = 0; index < kNumGemmShapeClasses; ++index)
+        visitor.field(
+            stringifyGemmShapeClass(static_cast<GemmShapeClass>(index)),
+            target.achievable.generatedGemmEfficiency[index]);
     });
     visitor.field("attention_efficiency",
                   target.achievable.attentionEfficiency);
@@ -327,4 +342,11 @@ FailureOr<GPUTarget> memwall::getTargetOf(Operation *op) {
                            << attr;
   }
   return *lookupBuiltinGPUTarget(kDefaultGPUTargetName);
+}
+
+GemmBackend memwall::getGemmBackendOf(Operation *op) {
+  for (Operation *scope = op; scope; scope = scope->getParentOp())
+    if (auto name = scope->getAttrOfType<StringAttr>(kGemmBackendAttrName))
+      return symbolizeGemmBackend(name.getValue()).value_or(GemmBackend::Auto);
+  return GemmBackend::Auto;
 }

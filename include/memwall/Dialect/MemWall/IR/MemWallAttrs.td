@@ -60,7 +60,17 @@ def MemWall_ActivationKind : I32EnumAttr<"ActivationKind",
 def MemWall_FusionKind : I32EnumAttr<"FusionKind", "kind of fused kernel", [
       I32EnumAttrCase<"Elementwise", 0, "elementwise">,
       I32EnumAttrCase<"Reduction", 1, "reduction">,
-      I32EnumAttrCase<"MatmulEpilogue", 2, "matmul_epilogue">
+      I32EnumAttrCase<"MatmulEpilogue", 2, "matmul_epilogue">,
+      I32EnumAttrCase<"Gemm", 3, "gemm">
+    ]> {
+  let cppNamespace = "::memwall";
+}
+
+def MemWall_GemmBackend : I32Enum<"GemmBackend",
+    "which kernel runs a matmul (the module's `memwall.gemm`)", [
+      I32EnumAttrCase<"Auto", 0, "auto">,
+      I32EnumAttrCase<"CuBlasLt", 1, "cublaslt">,
+      I32EnumAttrCase<"Generated", 2, "memwall">
     ]> {
   let cppNamespace = "::memwall";
 }
@@ -133,7 +143,8 @@ def MemWall_KernelFamily : I32Enum<"KernelFamily", "how codegen runs one step", 
       I32EnumCase<"Gemm", 2, "gemm">,
       I32EnumCase<"Attention", 3, "attention">,
       I32EnumCase<"Layout", 4, "layout">,
-      I32EnumCase<"View", 5, "view">
+      I32EnumCase<"View", 5, "view">,
+      I32EnumCase<"GeneratedGemm", 6, "generated_gemm">
     ]> {
   let cppNamespace = "::memwall";
 }
@@ -231,6 +242,8 @@ def MemWall_TargetAttr : AttrDef<MemWall_Dialect, "Target"> {
     "::llvm::APFloat":$achievableMemoryBandwidth,
     ArrayRefParameter<"::llvm::APFloat",
                       "GEMM efficiency per GemmShapeClass">:$gemmEfficiency,
+    ArrayRefParameter<"::llvm::APFloat",
+                      "generated GEMM efficiency per GemmShapeClass">:$generatedGemmEfficiency,
     "::llvm::APFloat":$attentionEfficiency,
     "::llvm::APFloat":$nvlinkBandwidth,
     "::llvm::APFloat":$pcieBandwidth,

@@ -33,6 +33,16 @@ TargetAttr getTargetAttr(mlir::MLIRContext *ctx, const GPUTarget &target);
 /// An attribute that is not a #memwall.target is one error at `op`.
 mlir::FailureOr<GPUTarget> getTargetOf(mlir::Operation *op);
 
+/// The attribute, on a module, that says which kernel runs its matmuls:
+/// "auto" (the faster by the cost model), "cublaslt" or "memwall" (the
+/// generated GEMM wherever it can run). Set by memwall-set-target{gemm=...}.
+constexpr llvm::StringLiteral kGemmBackendAttrName = "memwall.gemm";
+
+/// The GEMM backend policy of `op`'s nearest ancestor that names one; Auto
+/// when none does (or the attribute is not one of the three names, which
+/// memwall-set-target never writes).
+GemmBackend getGemmBackendOf(mlir::Operation *op);
+
 } // namespace memwall
 
 #endif // MEMWALL_DIALECT_MEMWALL_IR_MEMWALLTARGET_H
