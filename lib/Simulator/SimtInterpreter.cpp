@@ -13,6 +13,13 @@
 // to turn a missing barrier or wait into an error instead of silently
 // producing the right answer.
 //
+// Hopper's asynchronous units are modelled at the level of the nvgpu ops a
+// kernel holds before lowering: a TMA load lands at the latest moment the
+// program allows (when a thread blocks on its mbarrier), and a warpgroup MMA
+// reads shared memory through its matrix descriptors exactly as the MLIR 22
+// lowering addresses it, so swizzle or descriptor mistakes give wrong
+// numbers here as they would on the GPU.
+//
 //===----------------------------------------------------------------------===//
 
 #include "memwall/Simulator/SimtInterpreter.h"
@@ -149,11 +156,17 @@ bool isSupportedFloat(Type type) {
 
 bool isScalar(Type type) { return type.isIntOrIndexOrFloat(); }
 
+constexpr int64_t kWarpgroupSize = 128;
+
 /// Number of per-thread entries a value of `type` occupies: vectors are
-/// flattened row-major and LLVM structs of scalars member by member.
+/// flattened row-major, LLVM structs of scalars member by member and
+/// warpgroup accumulators as the registers each thread of the warpgroup
+/// owns.
 unsigned numEntries(Type type) {
   if (auto vec = dyn_cast<VectorType>(type))
     return vec.getNumElements();
+  if (auto acc = dyn_cast<nvgpu::WarpgroupAccumulatorType>(type))
+    return acc.getFragmented().getNumElements() / kWarpgroupSize;
   if (auto st = dyn_cast<LLVM::LLVMStructType>(type))
     return st.getBody().size();
   return 1;
@@ -215,6 +228,9 @@ void storeBytes(uint8_t *p, int64_t n, uint64_t v) {
 struct Slot {
   unsigned width = 1;
   std::vector<uint64_t> bits;
+  // For a warpgroup accumulator: the wgmma group that produces it (0: none),
+  // so reading it before its wait.group is an error.
+  uint64_t wgmmaGroup = 0;
   Slot() = default;
   Slot(unsigned width, int64_t threads)
       : width(width), bits(static_cast<size_t>(width) * threads, 0) {}
@@ -231,7 +247,12 @@ struct ByteState {
   int32_t reader = -1;       // a reader in readEpoch
   int32_t reader2 = -1;      // another, different reader in readEpoch
   int32_t pendingOwner = -1; // thread whose async copy targets the byte
+  bool pendingIsTma = false; // that copy is a TMA load (else cp.async)
 };
+
+/// ByteState::writer of bytes a TMA load delivered: the async proxy wrote
+/// them, ordered before every thread by the mbarrier wait that landed them.
+constexpr int32_t kAsyncProxyWriter = -2;
 
 struct Buffer {
   std::string name;
@@ -256,7 +277,39 @@ struct PendingCopy {
   int64_t srcOff, srcBytes, dstOff, dstBytes;
 };
 
-enum class Access { Read, Write, AsyncIssue };
+enum class Access { Read, Write, AsyncIssue, TmaIssue };
+
+/// A `!nvgpu.tensormap.descriptor` kernel argument.
+struct TensorMapVal {
+  unsigned buffer = 0;
+  SmallVector<int64_t> shape, strides; // elements, outermost first
+  nvgpu::TensorMapDescriptorType type;
+};
+
+/// A TMA load in flight: its box, already read from global memory and
+/// swizzled, waiting to land in shared memory.
+struct TmaTransfer {
+  unsigned dstBuf;
+  int64_t bytes;
+  // Destination byte offset of each 16-byte chunk, and the chunk.
+  std::vector<std::pair<int64_t, std::array<uint8_t, 16>>> chunks;
+};
+
+/// One mbarrier object: PTX's current phase, pending arrival count and
+/// transaction count, plus the TMA loads that will complete transactions.
+struct MBarrier {
+  bool initialized = false;
+  int64_t expected = 0, pending = 0, txCount = 0;
+  uint64_t phase = 0;
+  std::vector<TmaTransfer> inFlight;
+};
+
+/// A wgmma shared memory matrix descriptor, decoded: start, leading and
+/// stride byte offsets, and the swizzle width in bytes (0: none).
+struct WgmmaDesc {
+  unsigned buffer = 0;
+  int64_t start = 0, leadingBytes = 0, strideBytes = 0, swizzleBytes = 0;
+};
 
 class Interpreter {
 public:
@@ -266,6 +319,9 @@ public:
   llvm::Error run(ArrayRef<MutableArrayRef<uint8_t>> args);
 
 private:
+  llvm::Error addTensorMapArg(unsigned index, Value arg,
+                              nvgpu::TensorMapDescriptorType type,
+                              MutableArrayRef<uint8_t> storage);
   llvm::Error fail(Operation *op, const Twine &message);
   llvm::Error runBlock();
   llvm::Error execBlock(Block &block, const llvm::BitVector &mask,
@@ -316,19 +372,45 @@ private:
                             const llvm::BitVector &mask);
   llvm::Error execMma(NVVM::MmaOp op, const llvm::BitVector &mask);
 
+  // Hopper: mbarrier, TMA, warpgroup MMA.
+  llvm::Error execHopper(Operation *op, const llvm::BitVector &mask,
+                         bool &handled);
+  llvm::Expected<MBarrier *> barrierOf(Operation *op, Value group, Value id,
+                                       int64_t t);
+  llvm::Error arrive(Operation *op, MBarrier &barrier, int64_t count,
+                     int64_t t);
+  void deliver(MBarrier &barrier);
+  llvm::Error execTryWait(nvgpu::MBarrierTryWaitParityOp op,
+                          const llvm::BitVector &mask);
+  llvm::Expected<const TensorMapVal *> tensorMapOf(Operation *op, Value v);
+  llvm::Error execTmaLoad(nvgpu::TmaAsyncLoadOp op,
+                          const llvm::BitVector &mask);
+  llvm::Error execTmaStore(nvgpu::TmaAsyncStoreOp op,
+                           const llvm::BitVector &mask);
+  llvm::Error execWgmmaDescriptor(nvgpu::WarpgroupGenerateDescriptorOp op);
+  llvm::Error checkFullWarpgroups(Operation *op, const llvm::BitVector &mask);
+  llvm::Error execWgmma(nvgpu::WarpgroupMmaOp op, const llvm::BitVector &mask);
+  llvm::Error execWgmmaStore(nvgpu::WarpgroupMmaStoreOp op,
+                             const llvm::BitVector &mask);
+
   gpu::GPUFuncOp func;
   LaunchConfig config;
   int64_t numThreads = 0;
   std::array<int64_t, 3> blockId{0, 0, 0};
   std::vector<Buffer> buffers;
   unsigned numGlobal = 0;
-  std::vector<MemRefVal> argMemRefs;
+  std::vector<std::pair<Value, MemRefVal>> argMemRefs;
   int dynamicShared = -1;
   uint32_t epoch = 1;
   llvm::DenseMap<Value, Slot> slots;
   llvm::DenseMap<Value, MemRefVal> memrefs;
   std::vector<std::vector<PendingCopy>> uncommitted;
   std::vector<std::deque<std::vector<PendingCopy>>> groups;
+  llvm::DenseMap<Value, TensorMapVal> tensorMaps;
+  llvm::DenseMap<Value, unsigned> barrierGroups; // into `mbarriers`
+  std::vector<std::vector<MBarrier>> mbarriers;
+  llvm::DenseMap<Value, WgmmaDesc> wgmmaDescs;
+  uint64_t wgmmaCommitted = 0, wgmmaCompleted = 0;
 };
 
 llvm::Error Interpreter::fail(Operation *op, const Twine &message) {
@@ -413,6 +495,12 @@ llvm::Error Interpreter::run(ArrayRef<MutableArrayRef<uint8_t>> args) {
   // attributions follow them.
   for (auto [i, arg] :
        llvm::enumerate(func.getArguments().take_front(args.size()))) {
+    if (auto mapType =
+            dyn_cast<nvgpu::TensorMapDescriptorType>(arg.getType())) {
+      if (llvm::Error e = addTensorMapArg(i, arg, mapType, args[i]))
+        return e;
+      continue;
+    }
     auto type = dyn_cast<MemRefType>(arg.getType());
     if (!type || !type.getLayout().isIdentity() ||
         !isScalar(type.getElementType()))
@@ -445,7 +533,7 @@ llvm::Error Interpreter::run(ArrayRef<MutableArrayRef<uint8_t>> args) {
                   llvm::formatv("argument {0} needs {1} bytes but its "
                                 "buffer has {2}",
                                 i, elems * m.elemBytes, buffers.back().size));
-    argMemRefs.push_back(std::move(m));
+    argMemRefs.emplace_back(arg, std::move(m));
   }
   numGlobal = buffers.size();
 
@@ -466,9 +554,12 @@ llvm::Error Interpreter::runBlock() {
   uncommitted.assign(numThreads, {});
   groups.assign(numThreads, {});
 
-  for (auto [arg, m] :
-       llvm::zip(func.getArguments().take_front(argMemRefs.size()), argMemRefs))
+  for (auto &[arg, m] : argMemRefs)
     memrefs[arg] = m;
+  barrierGroups.clear();
+  mbarriers.clear();
+  wgmmaDescs.clear();
+  wgmmaCommitted = wgmmaCompleted = 0;
 
   auto addShared = [&](std::string name, int64_t size) {
     Buffer buf;
@@ -567,12 +658,15 @@ llvm::Error Interpreter::checkShared(Operation *op, unsigned bufIdx,
     auto where = llvm::formatv("byte {0} of {1}", i, buf.name).str();
     if (s.pendingOwner >= 0)
       return fail(
-          op, llvm::formatv("thread {0} {1} {2} while an async copy issued by "
-                            "thread {3} to it is in flight (missing "
-                            "nvgpu.device_async_wait?)",
-                            t, verb, where, s.pendingOwner));
+          op, llvm::formatv("thread {0} {1} {2} while {3} issued by thread {4} "
+                            "to it is in flight (missing {5}?)",
+                            t, verb, where,
+                            s.pendingIsTma ? "a TMA load" : "an async copy",
+                            s.pendingOwner,
+                            s.pendingIsTma ? "mbarrier wait"
+                                           : "nvgpu.device_async_wait"));
     if (kind == Access::Read) {
-      if (s.writer < 0)
+      if (s.writer == -1)
         return fail(op, llvm::formatv("thread {0} reads never-written {1} "
                                       "(uninitialised shared memory)",
                                       t, where));
@@ -614,7 +708,9 @@ llvm::Error Interpreter::checkShared(Operation *op, unsigned bufIdx,
       s.writer = t;
       break;
     case Access::AsyncIssue:
+    case Access::TmaIssue:
       s.pendingOwner = t;
+      s.pendingIsTma = kind == Access::TmaIssue;
       break;
     }
   }
@@ -767,6 +863,11 @@ llvm::Error Interpreter::execOp(Operation *op, const llvm::BitVector &mask) {
   }
   if (auto o = dyn_cast<NVVM::MmaOp>(op))
     return execMma(o, mask);
+  bool hopper = false;
+  if (llvm::Error e = execHopper(op, mask, hopper))
+    return e;
+  if (hopper)
+    return llvm::Error::success();
   if (auto o = dyn_cast<LLVM::ExtractValueOp>(op)) {
     if (o.getPosition().size() != 1 || !isScalar(o.getType()))
       return fail(op, "only extraction of a scalar struct member is supported");
@@ -1791,6 +1892,719 @@ llvm::Error Interpreter::execMma(NVVM::MmaOp op, const llvm::BitVector &mask) {
     }
   }
   slots[op.getRes()] = std::move(result);
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Hopper: mbarrier, TMA, warpgroup MMA
+//===----------------------------------------------------------------------===//
+
+int64_t swizzleBytesOf(nvgpu::TensorMapSwizzleKind kind) {
+  switch (kind) {
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE:
+    return 0;
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_32B:
+    return 32;
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_64B:
+    return 64;
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_128B:
+    return 128;
+  }
+  return 0;
+}
+
+/// The shared memory address a TMA swizzle (and a wgmma descriptor with the
+/// same mode) maps `address` to: the 16-byte chunk index within each
+/// `swizzleBytes` span is XORed with the span's index modulo
+/// swizzleBytes / 16, i.e. CUTLASS's Swizzle<log2(swizzleBytes / 16), 4, 3>.
+int64_t swizzle(int64_t address, int64_t swizzleBytes) {
+  if (swizzleBytes == 0)
+    return address;
+  int64_t chunkMask = swizzleBytes / 16 - 1;
+  return address ^ (((address >> 7) & chunkMask) << 4);
+}
+
+llvm::Error Interpreter::addTensorMapArg(unsigned index, Value arg,
+                                         nvgpu::TensorMapDescriptorType type,
+                                         MutableArrayRef<uint8_t> storage) {
+  Operation *fop = func.getOperation();
+  const TensorMapArg *host = nullptr;
+  for (const TensorMapArg &m : config.tensorMaps)
+    if (m.argument == index)
+      host = &m;
+  if (!host)
+    return fail(fop, llvm::formatv("argument {0} is a tensor map but "
+                                   "LaunchConfig::tensorMaps does not "
+                                   "describe it",
+                                   index));
+  MemRefType box = type.getTensor();
+  int64_t rank = box.getRank();
+  int64_t elemBytes = byteWidth(box.getElementType());
+  if (!box.hasStaticShape() || rank < 1 || rank > 5 ||
+      static_cast<int64_t>(host->globalShape.size()) != rank)
+    return fail(fop, llvm::formatv("argument {0}: the tensor map's box and "
+                                   "global shape need the same rank, 1 to 5",
+                                   index));
+  TensorMapVal map;
+  map.buffer = buffers.size();
+  map.type = type;
+  map.shape.assign(host->globalShape.begin(), host->globalShape.end());
+  if (host->globalStrides.empty()) {
+    map.strides.assign(rank, 1);
+    for (int64_t d = rank - 2; d >= 0; --d)
+      map.strides[d] = map.strides[d + 1] * map.shape[d + 1];
+  } else {
+    map.strides.assign(host->globalStrides.begin(), host->globalStrides.end());
+  }
+  if (static_cast<int64_t>(map.strides.size()) != rank ||
+      map.strides.back() != 1 ||
+      llvm::any_of(ArrayRef(map.strides).drop_back(),
+                   [&](int64_t s) { return s <= 0 || s * elemBytes % 16; }))
+    return fail(fop, llvm::formatv("argument {0}: tensor map strides must end "
+                                   "in 1 and be multiples of 16 bytes",
+                                   index));
+  int64_t lastByte = elemBytes;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (map.shape[d] <= 0)
+      return fail(fop, llvm::formatv("argument {0}: empty tensor map", index));
+    lastByte += (map.shape[d] - 1) * map.strides[d] * elemBytes;
+  }
+  if (lastByte > static_cast<int64_t>(storage.size()))
+    return fail(fop, llvm::formatv("argument {0}: the tensor map spans {1} "
+                                   "bytes but its buffer has {2}",
+                                   index, lastByte, storage.size()));
+  Buffer buf;
+  buf.name = llvm::formatv("kernel argument {0}", index).str();
+  buf.data = storage.data();
+  buf.size = static_cast<int64_t>(storage.size());
+  buffers.push_back(std::move(buf));
+  tensorMaps[arg] = std::move(map);
+  return llvm::Error::success();
+}
+
+llvm::Expected<MBarrier *> Interpreter::barrierOf(Operation *op, Value group,
+                                                  Value id, int64_t t) {
+  auto it = barrierGroups.find(group);
+  if (it == barrierGroups.end())
+    return fail(op, "mbarrier group does not come from nvgpu.mbarrier.create");
+  auto idx = indicesOf(op, id, t);
+  if (!idx)
+    return idx.takeError();
+  std::vector<MBarrier> &barriers = mbarriers[it->second];
+  int64_t i = (*idx)[0];
+  if (i < 0 || i >= static_cast<int64_t>(barriers.size()))
+    return fail(op, llvm::formatv("thread {0}: mbarrier index {1} outside a "
+                                  "group of {2}",
+                                  t, i, barriers.size()));
+  if (!barriers[i].initialized && !isa<nvgpu::MBarrierInitOp>(op))
+    return fail(op, llvm::formatv("thread {0} uses mbarrier {1} before "
+                                  "nvgpu.mbarrier.init",
+                                  t, i));
+  return &barriers[i];
+}
+
+/// The phase completes once every expected arrival happened and every
+/// expected transaction byte landed.
+static void completePhaseIfDone(MBarrier &barrier) {
+  if (barrier.pending != 0 || barrier.txCount != 0)
+    return;
+  ++barrier.phase;
+  barrier.pending = barrier.expected;
+}
+
+llvm::Error Interpreter::arrive(Operation *op, MBarrier &barrier, int64_t count,
+                                int64_t t) {
+  barrier.pending -= count;
+  if (barrier.pending < 0)
+    return fail(op, llvm::formatv("thread {0}: more arrivals than the "
+                                  "mbarrier's expected count {1}",
+                                  t, barrier.expected));
+  completePhaseIfDone(barrier);
+  return llvm::Error::success();
+}
+
+void Interpreter::deliver(MBarrier &barrier) {
+  for (TmaTransfer &transfer : barrier.inFlight) {
+    Buffer &dst = buffers[transfer.dstBuf];
+    for (auto &[off, chunk] : transfer.chunks) {
+      std::memcpy(dst.data + off, chunk.data(), chunk.size());
+      for (int64_t i = off; i < off + 16; ++i) {
+        ByteState &s = dst.state[i];
+        s.pendingOwner = -1;
+        s.pendingIsTma = false;
+        s.writer = kAsyncProxyWriter;
+        s.writeEpoch = 0;
+      }
+    }
+    barrier.txCount -= transfer.bytes;
+  }
+  barrier.inFlight.clear();
+  completePhaseIfDone(barrier);
+}
+
+llvm::Error Interpreter::execTryWait(nvgpu::MBarrierTryWaitParityOp op,
+                                     const llvm::BitVector &mask) {
+  auto parity = get(op, op.getPhaseParity());
+  if (!parity)
+    return parity.takeError();
+  for (unsigned t : mask.set_bits()) {
+    auto barrier = barrierOf(op, op.getBarriers(), op.getMbarId(), t);
+    if (!barrier)
+      return barrier.takeError();
+    MBarrier &b = **barrier;
+    uint64_t p = (*parity)->at(t, 0) & 1;
+    // Waiting for the phase of parity p: done once the current phase has the
+    // other parity. Blocked, the thread lets in-flight TMA loads land; no
+    // other thread of the block runs while it waits in lockstep.
+    if ((b.phase & 1) != p)
+      continue;
+    deliver(b);
+    if ((b.phase & 1) == p)
+      return fail(
+          op, llvm::formatv("deadlock: thread {0} waits for phase {1} (parity "
+                            "{2}) of an mbarrier that can never complete it: "
+                            "{3} arrival(s) and {4} transaction byte(s) still "
+                            "missing after every issued TMA load landed",
+                            t, b.phase, p, b.pending, b.txCount));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<const TensorMapVal *> Interpreter::tensorMapOf(Operation *op,
+                                                              Value v) {
+  auto it = tensorMaps.find(v);
+  if (it == tensorMaps.end())
+    return fail(op, "tensor map must be a kernel argument");
+  return &it->second;
+}
+
+/// Calls `fn(boxOffset, globalOffset)` for every element of the box at
+/// `coords` (innermost first, as PTX orders them): byte offsets in the
+/// dense box and in the global tensor, the latter nullopt outside it.
+static void forEachBoxElement(
+    const TensorMapVal &map, ArrayRef<int64_t> coords,
+    llvm::function_ref<void(int64_t, std::optional<int64_t>)> fn) {
+  ArrayRef<int64_t> box = map.type.getTensor().getShape();
+  int64_t rank = box.size();
+  int64_t elemBytes = byteWidth(map.type.getTensor().getElementType());
+  int64_t count = map.type.getTensor().getNumElements();
+  SmallVector<int64_t> pos(rank, 0);
+  for (int64_t e = 0; e < count; ++e) {
+    int64_t rem = e;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      pos[d] = rem % box[d];
+      rem /= box[d];
+    }
+    bool inside = true;
+    int64_t global = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t g = coords[rank - 1 - d] + pos[d];
+      inside &= g >= 0 && g < map.shape[d];
+      global += g * map.strides[d];
+    }
+    fn(e * elemBytes,
+       inside ? std::optional<int64_t>(global * elemBytes) : std::nullopt);
+  }
+}
+
+/// Checks the box against TMA's rules and the shared memory side `m`;
+/// returns the box's size in bytes.
+static std::optional<std::string>
+checkTmaBox(const TensorMapVal &map, const MemRefVal &m, const Buffer &smem) {
+  nvgpu::TensorMapDescriptorType type = map.type;
+  MemRefType box = type.getTensor();
+  int64_t elemBytes = byteWidth(box.getElementType());
+  int64_t boxBytes = box.getNumElements() * elemBytes;
+  int64_t innerBytes = box.getShape().back() * elemBytes;
+  int64_t sw = swizzleBytesOf(type.getSwizzle());
+  if (type.getInterleave() != nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE)
+    return std::string("only interleave = none tensor maps are supported");
+  if (box.getElementType() != m.elemType)
+    return std::string("the shared memory element type differs from the "
+                       "tensor map's");
+  if (innerBytes % 16)
+    return llvm::formatv("the box's inner dimension spans {0} bytes, not a "
+                         "multiple of 16",
+                         innerBytes)
+        .str();
+  if (sw && innerBytes != sw)
+    return llvm::formatv("the box's inner dimension spans {0} bytes but "
+                         "swizzle {1}B needs exactly {1}",
+                         innerBytes, sw)
+        .str();
+  if (!smem.shared)
+    return std::string("the TMA shared memory operand is in global memory");
+  if (m.byteOffset % 128)
+    return llvm::formatv("shared memory operand at byte {0} is not 128-byte "
+                         "aligned",
+                         m.byteOffset)
+        .str();
+  int64_t viewBytes = m.elemBytes;
+  for (int64_t d : m.shape)
+    viewBytes *= d;
+  if (viewBytes < boxBytes)
+    return llvm::formatv("the {0}-byte box does not fit the {1}-byte shared "
+                         "memory operand",
+                         boxBytes, viewBytes)
+        .str();
+  return std::nullopt;
+}
+
+llvm::Error Interpreter::execTmaLoad(nvgpu::TmaAsyncLoadOp op,
+                                     const llvm::BitVector &mask) {
+  if (op.getMulticastMask())
+    return fail(op, "TMA multicast is not supported");
+  auto map = tensorMapOf(op, op.getTensorMapDescriptor());
+  if (!map)
+    return map.takeError();
+  auto dst = getMemRef(op, op.getDst());
+  if (!dst)
+    return dst.takeError();
+  Buffer &smem = buffers[dst->buffer];
+  if (std::optional<std::string> bad = checkTmaBox(**map, *dst, smem))
+    return fail(op, *bad);
+  nvgpu::TensorMapDescriptorType type = (*map)->type;
+  MemRefType box = type.getTensor();
+  int64_t elemBytes = byteWidth(box.getElementType());
+  int64_t boxBytes = box.getNumElements() * elemBytes;
+  int64_t sw = swizzleBytesOf(type.getSwizzle());
+  // Out-of-bounds elements read as zero, or as a quiet NaN for oob = nan.
+  uint64_t fill = 0;
+  if (type.getOob() == nvgpu::TensorMapOOBKind::OOB_NAN)
+    fill = floatBits(box.getElementType(),
+                     std::numeric_limits<double>::quiet_NaN());
+  const Slot *predicate = nullptr;
+  if (Value p = op.getPredicate()) {
+    auto s = get(op, p);
+    if (!s)
+      return s.takeError();
+    predicate = *s;
+  }
+  const Buffer &global = buffers[(*map)->buffer];
+  std::vector<uint8_t> staged(boxBytes);
+  for (unsigned t : mask.set_bits()) {
+    if (predicate && !(predicate->at(t, 0) & 1))
+      continue;
+    auto coords = indicesOf(op, op.getCoordinates(), t);
+    if (!coords)
+      return coords.takeError();
+    auto barrier = barrierOf(op, op.getBarriers(), op.getMbarId(), t);
+    if (!barrier)
+      return barrier.takeError();
+    forEachBoxElement(
+        **map, *coords, [&](int64_t boxOff, std::optional<int64_t> globalOff) {
+          if (globalOff)
+            std::memcpy(&staged[boxOff], global.data + *globalOff, elemBytes);
+          else
+            storeBytes(&staged[boxOff], elemBytes, fill);
+        });
+    TmaTransfer transfer{dst->buffer, boxBytes, {}};
+    for (int64_t c = 0; c < boxBytes; c += 16) {
+      int64_t off = swizzle(dst->byteOffset + c, sw);
+      if (llvm::Error e =
+              checkShared(op, dst->buffer, off, 16, t, Access::TmaIssue))
+        return e;
+      std::array<uint8_t, 16> chunk;
+      std::memcpy(chunk.data(), &staged[c], 16);
+      transfer.chunks.emplace_back(off, chunk);
+    }
+    (*barrier)->inFlight.push_back(std::move(transfer));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error Interpreter::execTmaStore(nvgpu::TmaAsyncStoreOp op,
+                                      const llvm::BitVector &mask) {
+  auto map = tensorMapOf(op, op.getTensorMapDescriptor());
+  if (!map)
+    return map.takeError();
+  auto src = getMemRef(op, op.getSrc());
+  if (!src)
+    return src.takeError();
+  if (std::optional<std::string> bad =
+          checkTmaBox(**map, *src, buffers[src->buffer]))
+    return fail(op, *bad);
+  MemRefType box = (*map)->type.getTensor();
+  int64_t elemBytes = byteWidth(box.getElementType());
+  int64_t sw = swizzleBytesOf((*map)->type.getSwizzle());
+  const Slot *predicate = nullptr;
+  if (Value p = op.getPredicate()) {
+    auto s = get(op, p);
+    if (!s)
+      return s.takeError();
+    predicate = *s;
+  }
+  Buffer &global = buffers[(*map)->buffer];
+  const Buffer &smem = buffers[src->buffer];
+  for (unsigned t : mask.set_bits()) {
+    if (predicate && !(predicate->at(t, 0) & 1))
+      continue;
+    auto coords = indicesOf(op, op.getCoordinates(), t);
+    if (!coords)
+      return coords.takeError();
+    llvm::Error error = llvm::Error::success();
+    // Elements outside the tensor are not written.
+    forEachBoxElement(
+        **map, *coords, [&](int64_t boxOff, std::optional<int64_t> globalOff) {
+          int64_t off = swizzle(src->byteOffset + boxOff, sw);
+          if (error)
+            return;
+          if (llvm::Error e =
+                  checkShared(op, src->buffer, off, elemBytes, t, Access::Read))
+            error = std::move(e);
+          else if (globalOff)
+            std::memcpy(global.data + *globalOff, smem.data + off, elemBytes);
+        });
+    if (error)
+      return error;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error
+Interpreter::execWgmmaDescriptor(nvgpu::WarpgroupGenerateDescriptorOp op) {
+  auto m = getMemRef(op, op.getTensor());
+  if (!m)
+    return m.takeError();
+  if (!buffers[m->buffer].shared)
+    return fail(op, "the matrix must be in shared memory");
+  if (m->byteOffset % 16)
+    return fail(op, llvm::formatv("matrix start at byte {0} is not 16-byte "
+                                  "aligned",
+                                  m->byteOffset));
+  // The fields MLIR 22's lowering encodes (in 16-byte units, as here in
+  // bytes): the stride byte offset is 8 rows of the swizzle span, the
+  // leading byte offset the tensor map box's rows times that span.
+  nvgpu::TensorMapDescriptorType mapType = op.getTensorMap().getType();
+  int64_t sw = swizzleBytesOf(mapType.getSwizzle());
+  int64_t layout = sw ? sw : 1;
+  int64_t sizeN = mapType.getTensor().getDimSize(0);
+  WgmmaDesc desc;
+  desc.buffer = m->buffer;
+  desc.start = m->byteOffset;
+  desc.strideBytes = ((layout << 3) >> 4) << 4;
+  desc.leadingBytes = ((sizeN * layout) >> 4) << 4;
+  desc.swizzleBytes = sw;
+  wgmmaDescs[op.getDescriptor()] = desc;
+  return llvm::Error::success();
+}
+
+llvm::Error Interpreter::checkFullWarpgroups(Operation *op,
+                                             const llvm::BitVector &mask) {
+  for (int64_t base = 0; base < numThreads; base += kWarpgroupSize) {
+    int64_t active = 0;
+    for (int64_t t = base; t < std::min(base + kWarpgroupSize, numThreads); ++t)
+      active += mask[t];
+    if (active != 0 && active != kWarpgroupSize)
+      return fail(op, llvm::formatv("warpgroup op executed by {0} of the 128 "
+                                    "threads of warpgroup {1} (divergent or "
+                                    "partial warpgroup)",
+                                    active, base / kWarpgroupSize));
+  }
+  return llvm::Error::success();
+}
+
+/// Byte address of element (x, k) of a wgmma operand, x being its M (A) or
+/// N (B) index, in the canonical layouts of PTX's "Shared Memory Matrix
+/// Layout" for 16-bit types (CUTLASS make_gmma_desc), before the swizzle.
+static int64_t wgmmaElementAddress(const WgmmaDesc &d, int64_t start,
+                                   bool kMajor, int64_t x, int64_t k) {
+  constexpr int64_t elemBytes = 2;
+  int64_t sw = d.swizzleBytes;
+  if (kMajor) {
+    // Rows of x, each holding k contiguously; 8-row groups SBO apart.
+    if (sw == 0)
+      return start + (x / 8) * d.strideBytes + (x % 8) * 16 +
+             (k / 8) * d.leadingBytes + (k % 8) * elemBytes;
+    return start + (x / 8) * d.strideBytes + (x % 8) * sw + k * elemBytes;
+  }
+  // Rows of k, each holding x contiguously.
+  if (sw == 0)
+    return start + (x / 8) * d.strideBytes + (x % 8) * elemBytes +
+           (k / 8) * d.leadingBytes + (k % 8) * 16;
+  int64_t perRow = sw / elemBytes;
+  return start + (x / perRow) * d.leadingBytes + (x % perRow) * elemBytes +
+         (k / 8) * d.strideBytes + (k % 8) * sw;
+}
+
+llvm::Error Interpreter::execWgmma(nvgpu::WarpgroupMmaOp op,
+                                   const llvm::BitVector &mask) {
+  if (llvm::Error e = checkFullWarpgroups(op, mask))
+    return e;
+  auto descA = wgmmaDescs.find(op.getDescriptorA());
+  auto descB = wgmmaDescs.find(op.getDescriptorB());
+  if (descA == wgmmaDescs.end() || descB == wgmmaDescs.end())
+    return fail(op, "matrix descriptors must come from "
+                    "nvgpu.warpgroup.generate.descriptor");
+  MemRefType typeA = op.getDescriptorA().getType().getTensor();
+  MemRefType typeB = op.getDescriptorB().getType().getTensor();
+  VectorType accType = op.getMatrixC().getType().getFragmented();
+  Type elem = typeA.getElementType();
+  int64_t totalM = typeA.getDimSize(0), totalK = typeA.getDimSize(1);
+  int64_t totalN = typeB.getDimSize(1);
+  if (!(elem.isBF16() || elem.isF16()) || typeB.getElementType() != elem ||
+      !accType.getElementType().isF32())
+    return fail(op, "only bf16/f16 multiplicands with f32 accumulators are "
+                    "supported");
+  if (totalM % 64 || totalK % 16 || totalN % 8 || totalN > 256 ||
+      accType.getDimSize(0) != totalM || accType.getDimSize(1) != totalN)
+    return fail(op, "shapes must be M = 64m, K = 16k, N = 8n <= 256 with a "
+                    "matching accumulator");
+  bool isBf16 = elem.isBF16();
+  bool kMajorA = !op.getTransposeA().value_or(false);
+  bool kMajorB = !op.getTransposeB().value_or(false);
+  auto accIn = get(op, op.getMatrixC());
+  if (!accIn)
+    return accIn.takeError();
+
+  Slot result = **accIn;
+  result.wgmmaGroup = ++wgmmaCommitted;
+  int64_t regsPerBlock = totalN / 2;
+  float a[64][16];
+  std::vector<std::array<float, 16>> bT(totalN); // bT[n][k]
+  // Loads element (x, k) of an operand through its descriptor; `reader` is
+  // the warpgroup's first thread, for the race checks.
+  auto readOperand = [&](const WgmmaDesc &d, int64_t start, bool kMajor,
+                         int64_t x, int64_t k,
+                         int64_t reader) -> llvm::Expected<float> {
+    int64_t off =
+        swizzle(wgmmaElementAddress(d, start, kMajor, x, k), d.swizzleBytes);
+    Buffer &buf = buffers[d.buffer];
+    if (off < 0 || off + 2 > buf.size)
+      return fail(op, llvm::formatv("descriptor reads byte {0} outside the "
+                                    "{1}-byte {2}",
+                                    off, buf.size, buf.name));
+    if (llvm::Error e = checkShared(op, d.buffer, off, 2, reader, Access::Read))
+      return std::move(e);
+    uint16_t bits = loadBytes(buf.data + off, 2);
+    return isBf16 ? bf16ToFloat(bits) : f16ToFloat(bits);
+  };
+
+  for (int64_t base = 0; base < numThreads; base += kWarpgroupSize) {
+    if (!mask[base])
+      continue;
+    // The lowering's instruction sequence: one m64nNk16 per (i, k), the
+    // descriptors advanced as NVGPUToNVVM's iterateDescriptorA/B do.
+    for (int64_t i = 0; i < totalM / 64; ++i) {
+      for (int64_t k = 0; k < totalK / 16; ++k) {
+        int64_t stepA = ((16 * k + totalK * totalK * i) * 2) >> 4 << 4;
+        int64_t stepB = (typeB.getDimSize(0) * 16 * k * 2) >> 4 << 4;
+        for (int64_t r = 0; r < 64; ++r)
+          for (int64_t kk = 0; kk < 16; ++kk) {
+            auto v = readOperand(descA->second, descA->second.start + stepA,
+                                 kMajorA, r, kk, base);
+            if (!v)
+              return v.takeError();
+            a[r][kk] = *v;
+          }
+        for (int64_t n = 0; n < totalN; ++n)
+          for (int64_t kk = 0; kk < 16; ++kk) {
+            auto v = readOperand(descB->second, descB->second.start + stepB,
+                                 kMajorB, n, kk, base);
+            if (!v)
+              return v.takeError();
+            bT[n][kk] = *v;
+          }
+        // PTX's wgmma .m64nNk16 D fragment: warp w of the warpgroup owns
+        // rows 16w..16w+15; register 4j+q of lane l holds row
+        // 16w + l/4 + 8(q/2), column 8j + 2(l%4) + q%2.
+        for (int64_t l = 0; l < kWarpgroupSize; ++l) {
+          int64_t t = base + l, warp = l / kWarpSize, lane = l % kWarpSize;
+          for (int64_t reg = 0; reg < regsPerBlock; ++reg) {
+            int64_t j = reg / 4, q = reg % 4;
+            int64_t row = 16 * warp + lane / 4 + 8 * (q / 2);
+            int64_t col = 8 * j + 2 * (lane % 4) + q % 2;
+            uint64_t &bits = result.at(t, i * regsPerBlock + reg);
+            float sum = static_cast<float>(
+                floatValue(Float32Type::get(op.getContext()), bits));
+            for (int64_t kk = 0; kk < 16; ++kk)
+              sum += a[row][kk] * bT[col][kk];
+            bits = floatBits(Float32Type::get(op.getContext()), sum);
+          }
+        }
+      }
+    }
+  }
+  // The lowering ends with wgmma.wait_group(waitGroup).
+  wgmmaCompleted = std::max(
+      wgmmaCompleted,
+      wgmmaCommitted - std::min<uint64_t>(wgmmaCommitted, op.getWaitGroup()));
+  slots[op.getMatrixD()] = std::move(result);
+  return llvm::Error::success();
+}
+
+llvm::Error Interpreter::execWgmmaStore(nvgpu::WarpgroupMmaStoreOp op,
+                                        const llvm::BitVector &mask) {
+  if (llvm::Error e = checkFullWarpgroups(op, mask))
+    return e;
+  auto acc = get(op, op.getMatrixD());
+  if (!acc)
+    return acc.takeError();
+  if ((*acc)->wgmmaGroup > wgmmaCompleted)
+    return fail(op, "reads an accumulator whose wgmma group is still in "
+                    "flight (missing nvvm.wgmma.wait.group.sync.aligned?)");
+  auto m = getMemRef(op, op.getDstMemref());
+  if (!m)
+    return m.takeError();
+  if (m->shape.size() != 2 || !m->elemType.isF32())
+    return fail(op, "the destination must be a 2-D f32 memref");
+  VectorType accType = op.getMatrixD().getType().getFragmented();
+  int64_t regsPerBlock = accType.getDimSize(1) / 2;
+  int64_t blocks = accType.getDimSize(0) / 64;
+  Buffer &buf = buffers[m->buffer];
+  for (unsigned t : mask.set_bits()) {
+    // As NVGPUToNVVM stores it: from threadIdx.x, each 64-row block
+    // `regsPerBlock` rows below the previous one.
+    int64_t tidx = t % config.block[0];
+    int64_t warp = tidx / kWarpSize, lane = tidx % kWarpSize;
+    for (int64_t i = 0; i < blocks; ++i) {
+      for (int64_t reg = 0; reg < regsPerBlock; ++reg) {
+        int64_t j = reg / 4, q = reg % 4;
+        int64_t row = 16 * warp + lane / 4 + 8 * (q / 2) + i * regsPerBlock;
+        int64_t col = 8 * j + 2 * (lane % 4) + q % 2;
+        auto off = locate(op, *m, {row, col}, 1, t);
+        if (!off)
+          return off.takeError();
+        if (llvm::Error e =
+                checkShared(op, m->buffer, *off, 4, t, Access::Write))
+          return e;
+        storeBytes(buf.data + *off, 4, (*acc)->at(t, i * regsPerBlock + reg));
+      }
+    }
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error Interpreter::execHopper(Operation *op, const llvm::BitVector &mask,
+                                    bool &handled) {
+  handled = true;
+  if (auto o = dyn_cast<nvgpu::MBarrierCreateOp>(op)) {
+    barrierGroups[o.getBarriers()] = mbarriers.size();
+    mbarriers.emplace_back(o.getBarriers().getType().getNumBarriers());
+    return llvm::Error::success();
+  }
+  // Per-thread predicate of an op with an optional one.
+  auto enabled = [&](Value predicate) -> llvm::Expected<llvm::BitVector> {
+    llvm::BitVector on = mask;
+    if (!predicate)
+      return on;
+    auto s = get(op, predicate);
+    if (!s)
+      return s.takeError();
+    for (unsigned t : mask.set_bits())
+      if (!((*s)->at(t, 0) & 1))
+        on.reset(t);
+    return on;
+  };
+  if (auto o = dyn_cast<nvgpu::MBarrierInitOp>(op)) {
+    auto on = enabled(o.getPredicate());
+    if (!on)
+      return on.takeError();
+    for (unsigned t : on->set_bits()) {
+      auto barrier = barrierOf(op, o.getBarriers(), o.getMbarId(), t);
+      if (!barrier)
+        return barrier.takeError();
+      auto count = indicesOf(op, o.getCount(), t);
+      if (!count)
+        return count.takeError();
+      if ((*count)[0] <= 0)
+        return fail(op, "mbarrier count must be positive");
+      MBarrier &b = **barrier;
+      b = MBarrier();
+      b.initialized = true;
+      b.expected = b.pending = (*count)[0];
+    }
+    return llvm::Error::success();
+  }
+  if (auto o = dyn_cast<nvgpu::MBarrierArriveExpectTxOp>(op)) {
+    auto on = enabled(o.getPredicate());
+    if (!on)
+      return on.takeError();
+    for (unsigned t : on->set_bits()) {
+      auto barrier = barrierOf(op, o.getBarriers(), o.getMbarId(), t);
+      if (!barrier)
+        return barrier.takeError();
+      auto tx = indicesOf(op, o.getTxcount(), t);
+      if (!tx)
+        return tx.takeError();
+      (*barrier)->txCount += (*tx)[0];
+      if (llvm::Error e = arrive(op, **barrier, 1, t))
+        return e;
+    }
+    return llvm::Error::success();
+  }
+  if (isa<nvgpu::MBarrierArriveOp, nvgpu::MBarrierArriveNoCompleteOp>(op)) {
+    auto noComplete = dyn_cast<nvgpu::MBarrierArriveNoCompleteOp>(op);
+    Value group = op->getOperand(0), id = op->getOperand(1);
+    Slot token(1, numThreads);
+    for (unsigned t : mask.set_bits()) {
+      auto barrier = barrierOf(op, group, id, t);
+      if (!barrier)
+        return barrier.takeError();
+      int64_t count = 1;
+      if (noComplete) {
+        auto c = indicesOf(op, noComplete.getCount(), t);
+        if (!c)
+          return c.takeError();
+        count = (*c)[0];
+      }
+      token.at(t, 0) = (*barrier)->phase;
+      if (noComplete && (*barrier)->pending - count <= 0)
+        return fail(op, llvm::formatv("thread {0}: arrive.nocomplete would "
+                                      "complete the phase (undefined in PTX)",
+                                      t));
+      if (llvm::Error e = arrive(op, **barrier, count, t))
+        return e;
+    }
+    slots[op->getResult(0)] = std::move(token);
+    return llvm::Error::success();
+  }
+  if (auto o = dyn_cast<nvgpu::MBarrierTestWaitOp>(op)) {
+    // Non-blocking: in-flight TMA loads have not landed yet.
+    auto token = get(op, o.getToken());
+    if (!token)
+      return token.takeError();
+    Slot done(1, numThreads);
+    for (unsigned t : mask.set_bits()) {
+      auto barrier = barrierOf(op, o.getBarriers(), o.getMbarId(), t);
+      if (!barrier)
+        return barrier.takeError();
+      done.at(t, 0) = (*barrier)->phase != (*token)->at(t, 0);
+    }
+    slots[o.getWaitComplete()] = std::move(done);
+    return llvm::Error::success();
+  }
+  if (auto o = dyn_cast<nvgpu::MBarrierTryWaitParityOp>(op))
+    return execTryWait(o, mask);
+  if (auto o = dyn_cast<nvgpu::TmaAsyncLoadOp>(op))
+    return execTmaLoad(o, mask);
+  if (auto o = dyn_cast<nvgpu::TmaAsyncStoreOp>(op))
+    return execTmaStore(o, mask);
+  if (auto o = dyn_cast<nvgpu::WarpgroupGenerateDescriptorOp>(op))
+    return execWgmmaDescriptor(o);
+  if (auto o = dyn_cast<nvgpu::WarpgroupMmaInitAccumulatorOp>(op)) {
+    slots[o.getMatrixC()] =
+        Slot(numEntries(o.getMatrixC().getType()), numThreads);
+    return llvm::Error::success();
+  }
+  if (auto o = dyn_cast<nvgpu::WarpgroupMmaOp>(op))
+    return execWgmma(o, mask);
+  if (auto o = dyn_cast<nvgpu::WarpgroupMmaStoreOp>(op))
+    return execWgmmaStore(o, mask);
+  if (auto o = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op)) {
+    uint64_t allowed = o.getGroup();
+    wgmmaCompleted = std::max(
+        wgmmaCompleted, wgmmaCommitted - std::min(wgmmaCommitted, allowed));
+    return llvm::Error::success();
+  }
+  // Ordering and cache hints with no effect on values here: nvgpu's
+  // warpgroup.mma already fences and commits, bulk stores complete at once.
+  if (isa<nvgpu::TmaPrefetchOp, nvgpu::TmaFenceOp, NVVM::WgmmaFenceAlignedOp,
+          NVVM::WgmmaGroupSyncAlignedOp, NVVM::FenceProxyOp,
+          NVVM::FenceMbarrierInitOp, NVVM::CpAsyncBulkCommitGroupOp,
+          NVVM::CpAsyncBulkWaitGroupOp>(op))
+    return llvm::Error::success();
+  handled = false;
   return llvm::Error::success();
 }
 

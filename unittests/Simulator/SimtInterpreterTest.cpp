@@ -34,9 +34,16 @@ struct Kernel {
 Kernel load(llvm::StringRef body) {
   Kernel k;
   k.context = createContext();
-  std::string source = "module attributes {gpu.container_module} {\n"
+  // Type aliases (lines starting with '!') must precede the module.
+  std::string aliases, kernels;
+  llvm::SmallVector<llvm::StringRef> lines;
+  body.split(lines, '\n');
+  for (llvm::StringRef line : lines)
+    (line.starts_with("!") ? aliases : kernels) += line.str() + "\n";
+  std::string source = aliases +
+                       "module attributes {gpu.container_module} {\n"
                        "gpu.module @m {\n" +
-                       body.str() + "\n}\n}\n";
+                       kernels + "\n}\n}\n";
   k.module = parseModule(*k.context, source);
   if (k.module)
     k.func = findKernel(*k.module, "k");
@@ -856,6 +863,391 @@ TEST(SimtInterpreter, GemmTileViaCpAsyncLdMatrixAndMmaMatchesReference) {
       EXPECT_NEAR(D[m * 16 + n], ref, 1e-4) << m << " " << n;
     }
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Hopper: TMA, mbarrier, warpgroup MMA
+//===----------------------------------------------------------------------===//
+
+/// CUTLASS's Swizzle<B, 4, 3> for a `swizzleBytes` TMA/wgmma swizzle: the
+/// 16-byte chunk bits [4, 4+B) of a shared memory byte address are XORed
+/// with its bits [7, 7+B). An involution, so it also unswizzles.
+int64_t cutlassSwizzle(int64_t address, int swizzleBytes) {
+  int bits = swizzleBytes == 128  ? 3
+             : swizzleBytes == 64 ? 2
+             : swizzleBytes == 32 ? 1
+                                  : 0;
+  int64_t yyy = (address >> 7) & ((1 << bits) - 1);
+  return address ^ (yyy << 4);
+}
+
+LaunchConfig withTensorMaps(LaunchConfig config,
+                            std::vector<TensorMapArg> maps) {
+  config.tensorMaps = std::move(maps);
+  return config;
+}
+
+// Thread 0 TMA-loads an 8 x COLS bf16 box at (column X0, row -3) of a 10x40
+// tensor into dynamic shared memory at byte 1024, completing on an mbarrier;
+// after the wait, 64 threads copy the shared tile (as stored, i.e. swizzled)
+// out element by element (8 * COLS is a multiple of 64). EARLY optionally reads
+// the tile before the wait.
+std::string tmaCopyKernel(const std::string &swizzle, int cols,
+                          bool readBeforeWait) {
+  std::string s = R"mlir(
+!map = !nvgpu.tensormap.descriptor<tensor = memref<8xCOLSxbf16, 3>, swizzle = SWIZZLE, l2promo = none, oob = zero, interleave = none>
+!mbar = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+!tile = memref<8xCOLSxbf16, #gpu.address_space<workgroup>>
+gpu.func @k(%map: !map, %out: memref<8xCOLSxbf16>, %flags: memref<2xi32>) kernel {
+  %tid = gpu.thread_id x
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c1024 = arith.constant 1024 : index
+  %cols = arith.constant COLS : index
+  %n = arith.constant NELEMS : index
+  %x0 = arith.constant X0 : index
+  %y0 = arith.constant -3 : index
+  %bytes = arith.constant NBYTES : index
+  %count = arith.constant 65 : index
+  %is0 = arith.cmpi eq, %tid, %c0 : index
+  %bar = nvgpu.mbarrier.create -> !mbar
+  nvgpu.mbarrier.init %bar[%c0], %count, predicate = %is0 : !mbar
+  %dsm = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+  %tile = memref.view %dsm[%c1024][] : memref<?xi8, #gpu.address_space<workgroup>> to !tile
+  nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %bytes, predicate = %is0 : !mbar
+  nvgpu.tma.async.load %map[%x0, %y0], %bar[%c0] to %tile, predicate = %is0 : !map, !mbar -> !tile
+  %tok = nvgpu.mbarrier.arrive %bar[%c0] : !mbar -> !nvgpu.mbarrier.token
+  %before = nvgpu.mbarrier.test.wait %bar[%c0], %tok : !mbar, !nvgpu.mbarrier.token
+  EARLY
+  %false = arith.constant false
+  %ticks = arith.constant 10000000 : index
+  nvgpu.mbarrier.try_wait.parity %bar[%c0], %false, %ticks : !mbar
+  %after = nvgpu.mbarrier.test.wait %bar[%c0], %tok : !mbar, !nvgpu.mbarrier.token
+  scf.if %is0 {
+    %b = arith.extui %before : i1 to i32
+    %a = arith.extui %after : i1 to i32
+    memref.store %b, %flags[%c0] : memref<2xi32>
+    memref.store %a, %flags[%c1] : memref<2xi32>
+  }
+  %iters = arith.divui %n, %c64 : index
+  scf.for %i = %c0 to %iters step %c1 {
+    %first = arith.muli %i, %c64 : index
+    %e = arith.addi %first, %tid : index
+    %r = arith.divui %e, %cols : index
+    %c = arith.remui %e, %cols : index
+    %v = memref.load %tile[%r, %c] : !tile
+    memref.store %v, %out[%r, %c] : memref<8xCOLSxbf16>
+  }
+  gpu.return
+}
+)mlir";
+  auto replaceAll = [&](const std::string &from, const std::string &to) {
+    for (size_t at = s.find(from); at != std::string::npos;
+         at = s.find(from, at + to.size()))
+      s.replace(at, from.size(), to);
+  };
+  replaceAll("SWIZZLE", swizzle);
+  replaceAll("NELEMS", std::to_string(8 * cols));
+  replaceAll("NBYTES", std::to_string(8 * cols * 2));
+  replaceAll("COLS", std::to_string(cols));
+  replaceAll("X0", std::to_string(40 - cols / 2));
+  replaceAll("EARLY", readBeforeWait
+                          ? "%early = memref.load %tile[%c0, %c0] : !tile"
+                          : "");
+  return s;
+}
+
+constexpr int kTmaRows = 10, kTmaCols = 40;
+
+struct SwizzleCase {
+  const char *name;
+  int bytes; // swizzle width; 0: none
+  int cols;  // box inner extent in bf16 elements
+};
+
+class TmaSwizzle : public testing::TestWithParam<SwizzleCase> {};
+
+TEST_P(TmaSwizzle, RaggedBoxLandsSwizzledAndZeroFilled) {
+  SwizzleCase sc = GetParam();
+  Kernel k = load(tmaCopyKernel(sc.name, sc.cols, /*readBeforeWait=*/false));
+  std::vector<uint16_t> global(kTmaRows * kTmaCols), out(8 * sc.cols, 0xFFFF);
+  for (size_t i = 0; i < global.size(); ++i)
+    global[i] = static_cast<uint16_t>(0x1000 + i); // distinct, never 0
+  std::vector<int32_t> flags(2, -1);
+  LaunchConfig config = withTensorMaps(threads(64, 1, 1024 + 8 * sc.cols * 2),
+                                       {{0, {kTmaRows, kTmaCols}, {}}});
+  ASSERT_EQ(run(k, config, {bytes(global), bytes(out), bytes(flags)}), "");
+  int x0 = kTmaCols - sc.cols / 2, y0 = -3;
+  for (int r = 0; r < 8; ++r) {
+    for (int c = 0; c < sc.cols; ++c) {
+      // Shared byte 1024 + 2(r * cols + c) holds the box element whose
+      // unswizzled address swizzles to it.
+      int64_t logical =
+          (cutlassSwizzle(1024 + 2 * (r * sc.cols + c), sc.bytes) - 1024) / 2;
+      int64_t gr = y0 + logical / sc.cols, gc = x0 + logical % sc.cols;
+      bool inside = gr >= 0 && gr < kTmaRows && gc >= 0 && gc < kTmaCols;
+      EXPECT_EQ(out[r * sc.cols + c], inside ? global[gr * kTmaCols + gc] : 0)
+          << sc.name << " row " << r << " col " << c;
+    }
+  }
+  // The arrivals were all in before the wait, the bytes only at the wait.
+  EXPECT_EQ(flags[0], 0);
+  EXPECT_EQ(flags[1], 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(SimtInterpreter, TmaSwizzle,
+                         testing::Values(SwizzleCase{"none", 0, 24},
+                                         SwizzleCase{"swizzle_32b", 32, 16},
+                                         SwizzleCase{"swizzle_64b", 64, 32},
+                                         SwizzleCase{"swizzle_128b", 128, 64}),
+                         [](const testing::TestParamInfo<SwizzleCase> &info) {
+                           return std::string(info.param.name);
+                         });
+
+TEST(SimtInterpreter, TmaSwizzle128BSwapsChunksZeroAndFourOfRowFour) {
+  // Spelled out for one case: the box starts at tensor (row -3, column 8),
+  // so box row 4 is tensor row 1 and 128B-swizzled by 4: its shared chunk 0
+  // holds logical chunk 4 (box columns 32..39 = tensor columns 40..47, out
+  // of bounds) and shared chunk 4 holds logical chunk 0 (tensor columns
+  // 8..15).
+  Kernel k = load(tmaCopyKernel("swizzle_128b", 64, /*readBeforeWait=*/false));
+  std::vector<uint16_t> global(kTmaRows * kTmaCols), out(8 * 64);
+  for (size_t i = 0; i < global.size(); ++i)
+    global[i] = static_cast<uint16_t>(0x1000 + i);
+  std::vector<int32_t> flags(2);
+  LaunchConfig config = withTensorMaps(threads(64, 1, 1024 + 1024),
+                                       {{0, {kTmaRows, kTmaCols}, {}}});
+  ASSERT_EQ(run(k, config, {bytes(global), bytes(out), bytes(flags)}), "");
+  for (int c = 0; c < 8; ++c) {
+    EXPECT_EQ(out[4 * 64 + c], 0) << c;
+    EXPECT_EQ(out[4 * 64 + 32 + c], global[1 * kTmaCols + 8 + c]) << c;
+  }
+}
+
+TEST(SimtInterpreter, ReadingTmaDestinationBeforeTheMbarrierWaitFails) {
+  Kernel k = load(tmaCopyKernel("swizzle_128b", 64, /*readBeforeWait=*/true));
+  std::vector<uint16_t> global(kTmaRows * kTmaCols), out(8 * 64);
+  std::vector<int32_t> flags(2);
+  LaunchConfig config =
+      withTensorMaps(threads(64, 1, 2048), {{0, {kTmaRows, kTmaCols}, {}}});
+  std::string err = run(k, config, {bytes(global), bytes(out), bytes(flags)});
+  EXPECT_NE(err.find("'memref.load'"), std::string::npos) << err;
+  EXPECT_NE(err.find("thread 0 reads byte 1024"), std::string::npos) << err;
+  EXPECT_NE(err.find("a TMA load issued by thread 0"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("missing mbarrier wait"), std::string::npos) << err;
+}
+
+TEST(SimtInterpreter, MbarrierWaitingForMoreBytesThanLoadedIsADeadlock) {
+  std::string source = tmaCopyKernel("swizzle_128b", 64, false);
+  // Expect one byte more than the box brings.
+  source.replace(source.find("%bytes = arith.constant 1024"), 28,
+                 "%bytes = arith.constant 1025");
+  Kernel k = load(source);
+  std::vector<uint16_t> global(kTmaRows * kTmaCols), out(8 * 64);
+  std::vector<int32_t> flags(2);
+  LaunchConfig config =
+      withTensorMaps(threads(64, 1, 2048), {{0, {kTmaRows, kTmaCols}, {}}});
+  std::string err = run(k, config, {bytes(global), bytes(out), bytes(flags)});
+  EXPECT_NE(err.find("'nvgpu.mbarrier.try_wait.parity'"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("deadlock"), std::string::npos) << err;
+  EXPECT_NE(err.find("0 arrival(s) and 1 transaction byte(s)"),
+            std::string::npos)
+      << err;
+}
+
+TEST(SimtInterpreter, MbarrierWaitingForAnArrivalThatNeverComesIsADeadlock) {
+  std::string source = tmaCopyKernel("swizzle_128b", 64, false);
+  // 66 expected arrivals, 65 made.
+  source.replace(source.find("arith.constant 65"), 17, "arith.constant 66");
+  Kernel k = load(source);
+  std::vector<uint16_t> global(kTmaRows * kTmaCols), out(8 * 64);
+  std::vector<int32_t> flags(2);
+  LaunchConfig config =
+      withTensorMaps(threads(64, 1, 2048), {{0, {kTmaRows, kTmaCols}, {}}});
+  std::string err = run(k, config, {bytes(global), bytes(out), bytes(flags)});
+  EXPECT_NE(err.find("'nvgpu.mbarrier.try_wait.parity'"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("1 arrival(s) and 0 transaction byte(s)"),
+            std::string::npos)
+      << err;
+}
+
+TEST(SimtInterpreter, TensorMapArgumentWithoutHostDescriptionIsAnError) {
+  Kernel k = load(tmaCopyKernel("none", 24, false));
+  std::vector<uint16_t> global(kTmaRows * kTmaCols), out(8 * 24);
+  std::vector<int32_t> flags(2);
+  std::string err =
+      run(k, threads(64, 1, 2048), {bytes(global), bytes(out), bytes(flags)});
+  EXPECT_NE(err.find("argument 0 is a tensor map"), std::string::npos) << err;
+}
+
+// One warpgroup computes D (64x64 f32) = A (64x16) * B (16x64), bf16, with a
+// single wgmma m64n64k16: A (row-major) and B (K x N, row-major) are TMA
+// loaded as 64x64 boxes (zero-filled past their edges) into 128B-swizzled
+// shared tiles; the descriptors view them as 64x16 and 16x64 (transposeB: B
+// is N-major). B is loaded through %loadB, whose swizzle is LOADSWIZZLE.
+std::string singleWgmmaKernel(const std::string &loadSwizzle) {
+  std::string s = R"mlir(
+!map = !nvgpu.tensormap.descriptor<tensor = memref<64x64xbf16, 3>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+!loadMap = !nvgpu.tensormap.descriptor<tensor = memref<64x64xbf16, 3>, swizzle = LOADSWIZZLE, l2promo = none, oob = zero, interleave = none>
+!mbar = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+!tile = memref<64x64xbf16, #gpu.address_space<workgroup>>
+!viewA = memref<64x16xbf16, #gpu.address_space<workgroup>>
+!viewB = memref<16x64xbf16, #gpu.address_space<workgroup>>
+!acc = !nvgpu.warpgroup.accumulator<fragmented = vector<64x64xf32>>
+gpu.func @k(%mapA: !map, %mapB: !map, %loadB: !loadMap, %d: memref<64x64xf32>) kernel {
+  %tid = gpu.thread_id x
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8192 = arith.constant 8192 : index
+  %c16384 = arith.constant 16384 : index
+  %is0 = arith.cmpi eq, %tid, %c0 : index
+  %bar = nvgpu.mbarrier.create -> !mbar
+  nvgpu.mbarrier.init %bar[%c0], %c1, predicate = %is0 : !mbar
+  %dsm = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+  %a = memref.view %dsm[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to !tile
+  %b = memref.view %dsm[%c8192][] : memref<?xi8, #gpu.address_space<workgroup>> to !tile
+  %va = memref.view %dsm[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to !viewA
+  %vb = memref.view %dsm[%c8192][] : memref<?xi8, #gpu.address_space<workgroup>> to !viewB
+  nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %c16384, predicate = %is0 : !mbar
+  nvgpu.tma.async.load %mapA[%c0, %c0], %bar[%c0] to %a, predicate = %is0 : !map, !mbar -> !tile
+  nvgpu.tma.async.load %loadB[%c0, %c0], %bar[%c0] to %b, predicate = %is0 : !loadMap, !mbar -> !tile
+  %false = arith.constant false
+  %ticks = arith.constant 10000000 : index
+  nvgpu.mbarrier.try_wait.parity %bar[%c0], %false, %ticks : !mbar
+  %da = nvgpu.warpgroup.generate.descriptor %va, %mapA : !viewA, !map -> !nvgpu.warpgroup.descriptor<tensor = !viewA>
+  %db = nvgpu.warpgroup.generate.descriptor %vb, %mapB : !viewB, !map -> !nvgpu.warpgroup.descriptor<tensor = !viewB>
+  %init = nvgpu.warpgroup.mma.init.accumulator -> !acc
+  %res = nvgpu.warpgroup.mma %da, %db, %init {transposeB} : !nvgpu.warpgroup.descriptor<tensor = !viewA>, !nvgpu.warpgroup.descriptor<tensor = !viewB>, !acc -> !acc
+  WAIT
+  nvgpu.warpgroup.mma.store %res, %d : !acc to memref<64x64xf32>
+  gpu.return
+}
+)mlir";
+  s.replace(s.find("LOADSWIZZLE"), 11, loadSwizzle);
+  s.replace(s.find("WAIT"), 4, "nvvm.wgmma.wait.group.sync.aligned 0");
+  return s;
+}
+
+/// D = A * B over bf16 inputs in fp32, k in order.
+std::vector<float> cpuGemm(const std::vector<uint16_t> &A,
+                           const std::vector<uint16_t> &B, int M, int N,
+                           int K) {
+  std::vector<float> D(M * N);
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      float sum = 0;
+      for (int k = 0; k < K; ++k)
+        sum += bf16ToFloat(A[m * K + k]) * bf16ToFloat(B[k * N + n]);
+      D[m * N + n] = sum;
+    }
+  return D;
+}
+
+/// Runs singleWgmmaKernel(loadSwizzle) on fixed inputs; returns how many
+/// elements of D differ from the CPU GEMM by more than 1e-4.
+int singleWgmmaMismatches(const std::string &loadSwizzle) {
+  Kernel k = load(singleWgmmaKernel(loadSwizzle));
+  std::vector<uint16_t> A = toBf16(randomFloats(64 * 16, 21));
+  std::vector<uint16_t> B = toBf16(randomFloats(16 * 64, 22));
+  std::vector<float> D(64 * 64, -1.0f);
+  LaunchConfig config =
+      withTensorMaps(threads(128, 1, 16384),
+                     {{0, {64, 16}, {}}, {1, {16, 64}, {}}, {2, {16, 64}, {}}});
+  std::string err = run(k, config, {bytes(A), bytes(B), bytes(B), bytes(D)});
+  EXPECT_EQ(err, "");
+  std::vector<float> ref = cpuGemm(A, B, 64, 64, 16);
+  int mismatches = 0;
+  for (int i = 0; i < 64 * 64; ++i)
+    mismatches += std::fabs(D[i] - ref[i]) > 1e-4f;
+  return mismatches;
+}
+
+TEST(SimtInterpreter, WgmmaM64N64K16OnSwizzledTmaTilesMatchesCpuGemm) {
+  EXPECT_EQ(singleWgmmaMismatches("swizzle_128b"), 0);
+}
+
+TEST(SimtInterpreter, WgmmaDescriptorSwizzleNotMatchingTheTmaLoadGivesWrongD) {
+  // B lands unswizzled but the descriptor reads it as 128B-swizzled: every
+  // k row but the first of each 8 is read from the wrong columns.
+  EXPECT_GT(singleWgmmaMismatches("none"), 64 * 64 / 2);
+}
+
+TEST(SimtInterpreter, WgmmaAccumulatorStoredBeforeItsWaitGroupIsAnError) {
+  std::string source = singleWgmmaKernel("swizzle_128b");
+  source.replace(source.find("nvvm.wgmma.wait.group.sync.aligned 0"), 36, "");
+  Kernel k = load(source);
+  std::vector<uint16_t> A(64 * 16), B(16 * 64);
+  std::vector<float> D(64 * 64);
+  LaunchConfig config =
+      withTensorMaps(threads(128, 1, 16384),
+                     {{0, {64, 16}, {}}, {1, {16, 64}, {}}, {2, {16, 64}, {}}});
+  std::string err = run(k, config, {bytes(A), bytes(B), bytes(B), bytes(D)});
+  EXPECT_NE(err.find("'nvgpu.warpgroup.mma.store'"), std::string::npos) << err;
+  EXPECT_NE(err.find("still in flight"), std::string::npos) << err;
+}
+
+// D (64x64) = A (64xK) * B (Kx64), K = 64 * kTiles: each iteration TMA-loads
+// the next 64x64 tiles of A and B into the same 128B-swizzled shared tiles,
+// waits on the mbarrier with the iteration's parity, and accumulates four
+// wgmma m64n64k16 (the descriptors advanced 32 bytes per k16 inside the
+// swizzle atom for A, 16 rows for B).
+constexpr const char *kWgmmaKLoop = R"mlir(
+!map = !nvgpu.tensormap.descriptor<tensor = memref<64x64xbf16, 3>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+!mbar = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+!smem = memref<64x64xbf16, #gpu.address_space<workgroup>>
+!acc = !nvgpu.warpgroup.accumulator<fragmented = vector<64x64xf32>>
+gpu.func @k(%mapA: !map, %mapB: !map, %d: memref<64x64xf32>, %kTiles: memref<1xindex>) kernel {
+  %tid = gpu.thread_id x
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c8192 = arith.constant 8192 : index
+  %c16384 = arith.constant 16384 : index
+  %ticks = arith.constant 10000000 : index
+  %is0 = arith.cmpi eq, %tid, %c0 : index
+  %bar = nvgpu.mbarrier.create -> !mbar
+  nvgpu.mbarrier.init %bar[%c0], %c1, predicate = %is0 : !mbar
+  %dsm = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+  %a = memref.view %dsm[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to !smem
+  %b = memref.view %dsm[%c8192][] : memref<?xi8, #gpu.address_space<workgroup>> to !smem
+  %n = memref.load %kTiles[%c0] : memref<1xindex>
+  %init = nvgpu.warpgroup.mma.init.accumulator -> !acc
+  %res = scf.for %kt = %c0 to %n step %c1 iter_args(%acc = %init) -> (!acc) {
+    %k0 = arith.muli %kt, %c64 : index
+    nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %c16384, predicate = %is0 : !mbar
+    nvgpu.tma.async.load %mapA[%k0, %c0], %bar[%c0] to %a, predicate = %is0 : !map, !mbar -> !smem
+    nvgpu.tma.async.load %mapB[%c0, %k0], %bar[%c0] to %b, predicate = %is0 : !map, !mbar -> !smem
+    %parity = arith.index_cast %kt : index to i1
+    nvgpu.mbarrier.try_wait.parity %bar[%c0], %parity, %ticks : !mbar
+    %da = nvgpu.warpgroup.generate.descriptor %a, %mapA : !smem, !map -> !nvgpu.warpgroup.descriptor<tensor = !smem>
+    %db = nvgpu.warpgroup.generate.descriptor %b, %mapB : !smem, !map -> !nvgpu.warpgroup.descriptor<tensor = !smem>
+    %next = nvgpu.warpgroup.mma %da, %db, %acc {transposeB} : !nvgpu.warpgroup.descriptor<tensor = !smem>, !nvgpu.warpgroup.descriptor<tensor = !smem>, !acc -> !acc
+    nvvm.wgmma.wait.group.sync.aligned 0
+    gpu.barrier
+    scf.yield %next : !acc
+  }
+  nvgpu.warpgroup.mma.store %res, %d : !acc to memref<64x64xf32>
+  gpu.return
+}
+)mlir";
+
+TEST(SimtInterpreter, WgmmaKLoopOverTmaTilesWithMbarrierPhasesMatchesCpuGemm) {
+  Kernel k = load(kWgmmaKLoop);
+  constexpr int kTiles = 3, K = 64 * kTiles;
+  std::vector<uint16_t> A = toBf16(randomFloats(64 * K, 23));
+  std::vector<uint16_t> B = toBf16(randomFloats(K * 64, 24));
+  std::vector<float> D(64 * 64, -1.0f);
+  std::vector<int64_t> tiles = {kTiles};
+  LaunchConfig config = withTensorMaps(threads(128, 1, 16384),
+                                       {{0, {64, K}, {}}, {1, {K, 64}, {}}});
+  ASSERT_EQ(run(k, config, {bytes(A), bytes(B), bytes(D), bytes(tiles)}), "");
+  std::vector<float> ref = cpuGemm(A, B, 64, 64, K);
+  for (int i = 0; i < 64 * 64; ++i)
+    ASSERT_NEAR(D[i], ref[i], 1e-4) << "row " << i / 64 << " col " << i % 64;
 }
 
 TEST(SimtInterpreter, Bf16AndF16ConversionsRoundToNearestEven) {

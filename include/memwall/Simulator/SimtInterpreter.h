@@ -8,9 +8,11 @@
 //
 // A lockstep SIMT interpreter for the subset of MLIR GPU-kernel IR that
 // memwall's code generator emits (gpu, arith, math, scf, memref, vector,
-// nvgpu.ldmatrix / device_async_*, nvvm.mma.sync). It lets tests check GPU
-// kernels for correctness on machines without a GPU, and it detects shared
-// memory races, divergent collectives and out-of-bounds accesses. Used by
+// nvgpu.ldmatrix / device_async_*, nvvm.mma.sync, and Hopper's
+// nvgpu.mbarrier.*, nvgpu.tma.async.load/store and nvgpu.warpgroup.*). It
+// lets tests check GPU kernels for correctness on machines without a GPU,
+// and it detects shared memory races, divergent collectives, out-of-bounds
+// accesses and mbarrier waits that can never complete. Used by
 // memwall-simulate and the kernel tests.
 //
 //===----------------------------------------------------------------------===//
@@ -29,17 +31,39 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace memwall::simt {
+
+/// The host half of a `!nvgpu.tensormap.descriptor` kernel argument: what
+/// cuTensorMapEncodeTiled receives besides the base pointer, whose bytes are
+/// that argument's entry in `args`. The box shape, element type, swizzle and
+/// out-of-bounds fill come from the argument's type (its `tensor` memref is
+/// the box, outermost dimension first), as in MLIR's nvgpu lowering.
+struct TensorMapArg {
+  /// Index of the kernel argument this describes.
+  unsigned argument = 0;
+  /// Global tensor extents, outermost first (memref order; the reverse of
+  /// cuTensorMapEncodeTiled's globalDim).
+  std::vector<int64_t> globalShape;
+  /// Element strides, outermost first; the innermost must be 1 and the others
+  /// multiples of 16 bytes. Empty: packed row-major.
+  std::vector<int64_t> globalStrides;
+};
 
 struct LaunchConfig {
   std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
   int64_t dynamicSharedBytes = 0;
+  /// One entry per tensor-map kernel argument.
+  std::vector<TensorMapArg> tensorMaps;
 };
 
 /// Runs `func` (a gpu.func with the `kernel` attribute) once for every block
 /// of the grid. `args[i]` is the raw little-endian storage of the i-th kernel
-/// argument, a memref in global memory. Returns an error naming the op and
+/// argument: a memref in global memory, or the global tensor behind a tensor
+/// map (described by `config.tensorMaps`). Shared memory buffers are taken to
+/// start 1024-byte aligned, so TMA and wgmma swizzles (functions of the
+/// address) follow from buffer offsets. Returns an error naming the op and
 /// its location on an unsupported op, an out-of-bounds access, a shared
 /// memory race, a divergent warp collective or barrier, or non-uniform loop
 /// bounds.
