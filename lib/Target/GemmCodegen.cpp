@@ -31,6 +31,11 @@
 // row)·N + column and stores every output with one vector store per run; runs
 // past M or N are skipped.
 //
+// f32 operands (exact fp32, as PyTorch without TF32): the FFMA kernel. Each
+// k-step of 16 is loaded (coalesced, zeros past the edges) into K-major
+// shared tiles, a barrier, each thread accumulates a 4x4 square of the tile
+// with fma.rn.f32, a barrier; the epilogue is the same.
+//
 //===----------------------------------------------------------------------===//
 
 #include "GemmCodegen.h"
@@ -40,6 +45,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -50,6 +56,9 @@ using namespace mlir;
 using namespace memwall;
 
 namespace {
+/// The FFMA kernel's outputs per thread along M and along N.
+constexpr int64_t kThreadTile = 4;
+
 /// Elements per epilogue vector: the widest run of up to 8 (128 bits of a
 /// 16-bit output) that never straddles a row or a broadcast input's period.
 int64_t getEpilogueWidth(const KernelAnalysis &analysis) {
@@ -119,7 +128,10 @@ public:
     tileRow = mul(gpu::BlockIdOp::create(b, gpu::Dimension::y), tiling.blockM);
     batch = gpu::BlockIdOp::create(b, gpu::Dimension::z);
 
-    buildMainLoop();
+    if (element.isF32())
+      buildSimtMainLoop();
+    else
+      buildMainLoop();
     buildEpilogue();
     gpu::ReturnOp::create(b);
     return func;
@@ -151,19 +163,29 @@ private:
 
   /// Why the analysis is not one this builder can emit ("" when it is).
   std::string whyCannotBuild() {
-    if (!element || (!element.isBF16() && !element.isF16()))
-      return "operands must be bf16 or f16";
-    if (tiling.blockM % (16 * tiling.warpsM) != 0 ||
-        tiling.blockN % (16 * tiling.warpsN) != 0 || tiling.blockK % 16 != 0 ||
-        tiling.stages < 2 ||
-        tiling.threads != tiling.warpsM * tiling.warpsN * 32)
-      return "the tiling is not one of mma.sync tiles";
-    if (problem.k % 8 != 0)
-      return "K must be a multiple of 8";
-    auto lhs = lhsTileShape(), rhs = rhsTileShape();
-    for (auto [rows, columns] : {lhs, rhs})
-      if (rows * columns / 8 % tiling.threads != 0)
-        return "operand tiles must split evenly over the threads";
+    if (!element || (!element.isBF16() && !element.isF16() && !element.isF32()))
+      return "operands must be bf16, f16 or f32";
+    if (element.isF32()) {
+      if (tiling.blockM % kThreadTile != 0 ||
+          tiling.blockN % kThreadTile != 0 || tiling.stages != 1 ||
+          tiling.threads !=
+              tiling.blockM / kThreadTile * (tiling.blockN / kThreadTile) ||
+          tiling.blockK * tiling.blockM % tiling.threads != 0 ||
+          tiling.blockK * tiling.blockN % tiling.threads != 0)
+        return "the tiling is not one of the FFMA kernel's";
+    } else {
+      if (tiling.blockM % (16 * tiling.warpsM) != 0 ||
+          tiling.blockN % (16 * tiling.warpsN) != 0 ||
+          tiling.blockK % 16 != 0 || tiling.stages < 2 ||
+          tiling.threads != tiling.warpsM * tiling.warpsN * 32)
+        return "the tiling is not one of mma.sync tiles";
+      if (problem.k % 8 != 0)
+        return "K must be a multiple of 8";
+      auto lhs = lhsTileShape(), rhs = rhsTileShape();
+      for (auto [rows, columns] : {lhs, rhs})
+        if (rows * columns / 8 % tiling.threads != 0)
+          return "operand tiles must split evenly over the threads";
+    }
     if (tiling.blockM * tiling.blockN / emitter.getWidth() % tiling.threads !=
         0)
       return "the epilogue's vectors must split evenly over the threads";
@@ -353,23 +375,99 @@ private:
     gpu::BarrierOp::create(b);
   }
 
-  void buildEpilogue() {
+  /// FFMA kernel: copies k-step `firstK` of one operand into its K-major
+  /// shared tile (`width` elements along M or N per k), zeros past K and
+  /// `otherLimit`. `kIsRow`: the operand's rows in memory are K. Threads
+  /// walk memory's contiguous dim, so the global loads coalesce.
+  void loadSimtTile(Value tile, Value source, Value base, bool kIsRow,
+                    Value firstK, Value firstOther, int64_t otherLimit,
+                    int64_t width) {
+    int64_t blockK = tiling.blockK;
+    int64_t rowStride = kIsRow ? otherLimit : problem.k;
+    int64_t perThread = blockK * width / tiling.threads;
+    for (int64_t i = 0; i < perThread; ++i) {
+      Value e = add(tid, i * tiling.threads);
+      Value k = kIsRow ? div(e, width) : rem(e, blockK);
+      Value other = kIsRow ? rem(e, width) : div(e, blockK);
+      Value globalK = add(firstK, k);
+      Value globalOther = add(firstOther, other);
+      Value valid = arith::AndIOp::create(b, less(globalK, problem.k),
+                                          less(globalOther, otherLimit));
+      Value at = kIsRow ? add(mul(globalK, rowStride), globalOther)
+                        : add(mul(globalOther, rowStride), globalK);
+      at = arith::SelectOp::create(b, valid, add(base, at), idx(0));
+      Value value = memref::LoadOp::create(b, source, ValueRange{at});
+      value = arith::SelectOp::create(b, valid, value, f32Constant(b, 0));
+      memref::StoreOp::create(b, value, tile, ValueRange{k, other});
+    }
+  }
+
+  /// The exact-fp32 kernel: each thread accumulates a kThreadTile square
+  /// of the tile with FFMA from K-major shared tiles (load, barrier,
+  /// multiply, barrier per k-step).
+  void buildSimtMainLoop() {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                                 gpu::AddressSpace::Workgroup);
-    int64_t rowLength = tiling.blockN + kGemmAccumulatorRowPad;
-    Value tile = memref::ViewOp::create(
-        b,
-        MemRefType::get({tiling.blockM, rowLength}, b.getF32Type(), AffineMap(),
-                        workgroup),
-        shared, idx(0), ValueRange{});
-    // C fragment (mi, ni): c0, c1 at row g, columns 2t, 2t + 1; c2, c3 at
-    // row g + 8.
+    shared = gpu::DynamicSharedMemoryOp::create(
+        b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
+                           workgroup));
+    int64_t blockK = tiling.blockK;
+    auto tileView = [&](int64_t width, int64_t offset) {
+      auto type = MemRefType::get({blockK, width + 1}, b.getF32Type(),
+                                  AffineMap(), workgroup);
+      return memref::ViewOp::create(b, type, shared, idx(offset), ValueRange{});
+    };
+    Value lhsShared = tileView(tiling.blockM, 0);
+    Value rhsShared = tileView(tiling.blockN, blockK * (tiling.blockM + 1) * 4);
+    int64_t threadsN = tiling.blockN / kThreadTile;
+    threadRow = mul(div(tid, threadsN), kThreadTile);
+    threadColumn = mul(rem(tid, threadsN), kThreadTile);
+    Value lhs = emitter.getMemRef(matmul.getLhs());
+    Value rhs = emitter.getMemRef(matmul.getRhs());
+    Value lhsBase = mul(batch, problem.lhsBatchStride);
+    Value rhsBase = mul(batch, problem.rhsBatchStride);
+
+    SmallVector<Value> init(kThreadTile * kThreadTile, f32Constant(b, 0));
+    auto loop = scf::ForOp::create(b, idx(0), idx(kSteps()), idx(1), init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value firstK = mul(loop.getInductionVar(), blockK);
+      loadSimtTile(lhsShared, lhs, lhsBase, problem.transposeLhs, firstK,
+                   tileRow, problem.m, tiling.blockM);
+      loadSimtTile(rhsShared, rhs, rhsBase, !problem.transposeRhs, firstK,
+                   tileColumn, problem.n, tiling.blockN);
+      gpu::BarrierOp::create(b);
+      SmallVector<Value> acc(loop.getRegionIterArgs());
+      for (int64_t k = 0; k < blockK; ++k) {
+        SmallVector<Value> a, bValues;
+        for (int64_t i = 0; i < kThreadTile; ++i) {
+          a.push_back(memref::LoadOp::create(
+              b, lhsShared, ValueRange{idx(k), add(threadRow, i)}));
+          bValues.push_back(memref::LoadOp::create(
+              b, rhsShared, ValueRange{idx(k), add(threadColumn, i)}));
+        }
+        for (int64_t i = 0; i < kThreadTile; ++i)
+          for (int64_t j = 0; j < kThreadTile; ++j) {
+            Value &c = acc[i * kThreadTile + j];
+            c = math::FmaOp::create(b, a[i], bValues[j], c);
+          }
+      }
+      // The next k-step overwrites the tiles.
+      gpu::BarrierOp::create(b);
+      scf::YieldOp::create(b, acc);
+    }
+    accumulators.assign(loop.getResults().begin(), loop.getResults().end());
+  }
+
+  /// Writes the tensor-core kernel's C fragments to the f32 `tile`: fragment
+  /// (mi, ni) holds c0, c1 at row g, columns 2t, 2t + 1 and c2, c3 at row
+  /// g + 8.
+  void stageFragments(Value tile) {
     int64_t tilesN = warpTileN() / 8;
     Value lane = rem(tid, 32);
     Value fragmentRow = add(warpRow, div(lane, 4));
     Value fragmentColumn = add(warpColumn, mul(rem(lane, 4), 2));
-    // Scalar shared-memory accesses: the kernels-to-PTX pipeline lowers
-    // vector ops before it maps GPU address spaces.
     for (int64_t i = 0; i * 4 < static_cast<int64_t>(accumulators.size());
          ++i) {
       Value row = add(fragmentRow, i / tilesN * 16);
@@ -379,6 +477,32 @@ private:
             b, accumulators[4 * i + e], tile,
             ValueRange{add(row, e / 2 * 8), add(column, e % 2)});
     }
+  }
+
+  /// Writes the FFMA kernel's kThreadTile square to the f32 `tile`.
+  void stageThreadTile(Value tile) {
+    for (int64_t i = 0; i < kThreadTile; ++i)
+      for (int64_t j = 0; j < kThreadTile; ++j)
+        memref::StoreOp::create(
+            b, accumulators[i * kThreadTile + j], tile,
+            ValueRange{add(threadRow, i), add(threadColumn, j)});
+  }
+
+  void buildEpilogue() {
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    int64_t rowLength = tiling.blockN + kGemmAccumulatorRowPad;
+    Value tile = memref::ViewOp::create(
+        b,
+        MemRefType::get({tiling.blockM, rowLength}, b.getF32Type(), AffineMap(),
+                        workgroup),
+        shared, idx(0), ValueRange{});
+    // Scalar shared-memory accesses: the kernels-to-PTX pipeline lowers
+    // vector ops before it maps GPU address spaces.
+    if (element.isF32())
+      stageThreadTile(tile);
+    else
+      stageFragments(tile);
     gpu::BarrierOp::create(b);
 
     int64_t width = emitter.getWidth();
@@ -429,7 +553,7 @@ private:
   OperandTile lhsTile, rhsTile;
   SmallVector<Value> accumulators;
   Value shared, tid, laneMatrix, laneRow, warpRow, warpColumn, tileRow,
-      tileColumn, batch;
+      tileColumn, batch, threadRow, threadColumn;
 };
 } // namespace
 

@@ -10,7 +10,8 @@
 // bf16/f16 operands with f32 accumulators, operands staged through a
 // multi-stage cp.async ring and read with ldmatrix, and the kernel's
 // elementwise ops run on the accumulator tile before it is written
-// (docs/codegen.md).
+// (docs/codegen.md). f32 operands run on an exact-fp32 FFMA kernel with the
+// same epilogue.
 //
 //===----------------------------------------------------------------------===//
 

@@ -74,6 +74,8 @@ struct GemmCase {
   int64_t batch = 1;
   int64_t m = 16, n = 16, k = 16;
   bool f16 = false;
+  /// f32 operands: the FFMA kernel.
+  bool f32 = false;
   bool transposeLhs = false, transposeRhs = true;
   /// rhs has the batch dims too (a batched GEMM).
   bool batchedRhs = false;
@@ -133,7 +135,7 @@ protected:
 
   /// The MLIR function of `c`: matmul then its epilogue.
   std::string source(const GemmCase &c) {
-    std::string t = c.f16 ? "f16" : "bf16";
+    std::string t = c.f32 ? "f32" : c.f16 ? "f16" : "bf16";
     auto tensor = [&](ArrayRef<int64_t> dims, StringRef element) {
       std::string text = "tensor<";
       for (int64_t d : dims)
@@ -510,6 +512,32 @@ TEST_F(GemmKernelTest, BatchedTransposedLhsOverSharedRhsMatches) {
   EXPECT_EQ(tiling.grid[2], 2);
 }
 
+// f32 operands run on the FFMA kernel: exact fp32 (f32 tolerance), any K,
+// unaligned rows.
+TEST_F(GemmKernelTest, F32FfmaWithBiasAndErfGeluMatches) {
+  GemmCase c = ragged(Epilogue::BiasGeluErf);
+  c.f32 = true;
+  c.n = 45;
+  c.k = 20;
+  GemmTiling tiling = check(c, a100);
+  EXPECT_EQ(tiling.blockK, 16);
+  EXPECT_EQ(tiling.threads, 256);
+}
+
+TEST_F(GemmKernelTest, F32FfmaBatchedTransposedOperandsMatch) {
+  GemmCase c = ragged(Epilogue::BiasResidual);
+  c.f32 = true;
+  c.batch = 2;
+  c.batchedRhs = true;
+  c.transposeLhs = true;
+  c.transposeRhs = false;
+  c.m = 70;
+  c.n = 67;
+  c.k = 37;
+  GemmTiling tiling = check(c, h100);
+  EXPECT_EQ(tiling.grid, (std::array<int64_t, 3>{2, 2, 2}));
+}
+
 // Every tile configuration, on ragged M and N with more k-steps than
 // stages (K = 200: 7 k-steps, the last one partial).
 TEST_F(GemmKernelTest, EveryTileConfigurationMatches) {
@@ -553,19 +581,26 @@ TEST_F(GemmKernelTest, PtxOfEveryTileConfigurationAssemblesWithoutSpills) {
   registerAllExtensions(registry);
   registerAllGPUToLLVMIRTranslations(registry);
   context->appendDialectRegistry(registry);
+  // The tensor-core tiles, then the FFMA kernel's.
+  SmallVector<std::pair<GemmTileShape, bool>> configurations;
+  for (const GemmTileShape &shape : getGemmTileShapes())
+    configurations.push_back({shape, false});
+  configurations.push_back({getGemmSimtTileShape(), true});
   for (auto [target, arch, features] : {std::tuple{&h100, "sm_90a", "+ptx80"},
                                         std::tuple{&a100, "sm_80", "+ptx70"}})
-    for (const GemmTileShape &shape : getGemmTileShapes())
+    for (auto [shape, f32] : configurations)
       for (bool transposeRhs : {true, false}) {
-        std::string name = llvm::formatv(
-            "{0} {1}x{2}, {3} stages, rhs {4}", arch, shape.blockM,
-            shape.blockN, shape.stages, transposeRhs ? "[N, K]" : "[K, N]");
+        std::string name =
+            llvm::formatv("{0} {1} {2}x{3}, {4} stages, rhs {5}", arch,
+                          f32 ? "f32" : "bf16", shape.blockM, shape.blockN,
+                          shape.stages, transposeRhs ? "[N, K]" : "[K, N]");
         SCOPED_TRACE(name);
         GemmCase c;
         c.m = c.n = 256;
         c.k = 256;
         c.epilogue = Epilogue::BiasGeluErf;
         c.transposeRhs = transposeRhs;
+        c.f32 = f32;
         c.shape = shape;
         OwningOpRef<ModuleOp> module =
             parseSourceString<ModuleOp>(source(c), context.get());
@@ -593,9 +628,13 @@ TEST_F(GemmKernelTest, PtxOfEveryTileConfigurationAssemblesWithoutSpills) {
         for (auto binary : kernels->getOps<gpu::BinaryOp>())
           for (Attribute object : binary.getObjects())
             ptx += cast<gpu::ObjectAttr>(object).getObject().getValue().str();
-        EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos);
-        EXPECT_NE(ptx.find("ldmatrix"), std::string::npos);
-        EXPECT_NE(ptx.find("cp.async.cg.shared.global"), std::string::npos);
+        if (f32) {
+          EXPECT_NE(ptx.find("fma.rn.f32"), std::string::npos);
+        } else {
+          EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos);
+          EXPECT_NE(ptx.find("ldmatrix"), std::string::npos);
+          EXPECT_NE(ptx.find("cp.async.cg.shared.global"), std::string::npos);
+        }
 
         SmallString<64> ptxPath, logPath;
         ASSERT_FALSE(
