@@ -60,15 +60,18 @@ namespace {
 constexpr int64_t kThreadTile = 4;
 
 /// Elements per epilogue vector: the widest run of up to 8 (128 bits of a
-/// 16-bit output) that never straddles a row or a broadcast input's period.
+/// 16-bit output) that never straddles a row or a broadcast epilogue
+/// input's period (the matmul's operands are not read by the epilogue).
 int64_t getEpilogueWidth(const KernelAnalysis &analysis) {
+  auto matmul = cast<MatmulOp>(analysis.anchor);
   int64_t width = 8;
   auto divides = [&](int64_t extent) { return extent % width == 0; };
   while (width > 1) {
     bool fits = divides(analysis.gemm.n);
     for (const KernelInput &input : analysis.inputs)
-      if (input.pattern == AccessPattern::Suffix ||
-          input.pattern == AccessPattern::Outer)
+      if (input.value != matmul.getLhs() && input.value != matmul.getRhs() &&
+          (input.pattern == AccessPattern::Suffix ||
+           input.pattern == AccessPattern::Outer))
         fits = fits && divides(input.innerElements);
     if (fits)
       break;
@@ -77,9 +80,9 @@ int64_t getEpilogueWidth(const KernelAnalysis &analysis) {
   return width;
 }
 
-/// One operand tile's place in memory and in the ring: tile rows
-/// [firstRow, firstRow + rows) and columns [firstColumn, firstColumn +
-/// columns) of a row-major matrix of `rowLimit` x `columnLimit` elements.
+/// One operand's ring of `rows` x `columns` shared tiles and its source: a
+/// row-major matrix of `rowLimit` rows of `columnLimit` elements starting at
+/// element `base` (this block's batch).
 struct OperandTile {
   Value ring, source, base;
   int64_t rows, columns;

@@ -559,6 +559,32 @@ TEST_F(GemmKernelTest, EveryTileConfigurationMatches) {
   }
 }
 
+// An analysis the kernel cannot run gets one error at the matmul, no kernel.
+TEST_F(GemmKernelTest, TilingWithTooLittleSharedMemoryIsRefused) {
+  GemmCase c = ragged(Epilogue::Bias);
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source(c), context.get());
+  ASSERT_TRUE(module);
+  KernelAnalysis analysis =
+      analyze(*module->getOps<func::FuncOp>().begin(), c, h100);
+  analysis.tiling.sharedBytes = 1024;
+  std::string message;
+  ScopedDiagnosticHandler handler(context.get(), [&](Diagnostic &diagnostic) {
+    message = diagnostic.str();
+    return success();
+  });
+  OpBuilder builder(context.get());
+  OwningOpRef<ModuleOp> kernels = ModuleOp::create(builder.getUnknownLoc());
+  builder.setInsertionPointToStart(kernels->getBody());
+  auto gpuModule =
+      gpu::GPUModuleOp::create(builder, builder.getUnknownLoc(), "kernels");
+  EXPECT_TRUE(
+      failed(emitGemmKernel(gpuModule, "gemm", analysis, analysis.outputs)));
+  EXPECT_EQ(message, "cannot generate the GEMM kernel: the tiling's shared "
+                     "memory is too small");
+  EXPECT_TRUE(gpuModule.getBody()->without_terminator().empty());
+}
+
 TEST_F(GemmKernelTest, WrongReferenceIsCaught) {
   EXPECT_NONFATAL_FAILURE(check(ragged(Epilogue::Bias), h100,
                                 [](std::vector<std::vector<double>> &expected) {
