@@ -236,8 +236,19 @@ FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
 FailureOr<GemmTiling> memwall::chooseGemmTiling(const GemmProblem &problem,
                                                 const GPUTarget &target,
                                                 int64_t epilogueValues,
-                                                std::string *whyNot) {
+                                                std::string *whyNot,
+                                                bool wholeRows) {
+  auto holdsRows = [&](const GemmTileShape &shape) {
+    return !wholeRows || shape.blockN >= problem.n;
+  };
+  std::string rowsWhy = "a norm in the epilogue needs whole rows in one "
+                        "tile, but N = " +
+                        std::to_string(problem.n) + " exceeds every tile";
   if (isSimt(problem)) {
+    if (!holdsRows(getGemmSimtTileShape())) {
+      fail(whyNot, "the generated GEMM has no tile that fits: " + rowsWhy);
+      return failure();
+    }
     FailureOr<GemmTiling> tiling = getGemmTiling(
         problem, target, epilogueValues, getGemmSimtTileShape(), whyNot);
     if (failed(tiling) && whyNot)
@@ -249,6 +260,11 @@ FailureOr<GemmTiling> memwall::chooseGemmTiling(const GemmProblem &problem,
   double bestCost = std::numeric_limits<double>::infinity();
   std::string firstWhy;
   for (const GemmTileShape &shape : getGemmTileShapes()) {
+    if (!holdsRows(shape)) {
+      if (firstWhy.empty())
+        firstWhy = rowsWhy;
+      continue;
+    }
     std::string why;
     FailureOr<GemmTiling> tiling =
         getGemmTiling(problem, target, epilogueValues, shape, &why);

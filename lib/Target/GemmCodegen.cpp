@@ -29,7 +29,11 @@
 // lowers vector ops before it maps GPU address spaces), adds the matmul's bias,
 // evaluates the elementwise ops with ElementwiseEmitter at flat index (z·M +
 // row)·N + column and stores every output with one vector store per run; runs
-// past M or N are skipped.
+// past M or N are skipped. With a layer_norm or rms_norm in the epilogue
+// (the tile then holds whole rows) this runs twice around per-row
+// statistics: pass 1 up to the norm's input, written back to the tile; one
+// warp per row puts mean and 1/sqrt(var + eps) in the row's padding; pass 2
+// the norm and the ops after it.
 //
 // f32 operands (exact fp32, as PyTorch without TF32): the FFMA kernel. Each
 // k-step of 16 is loaded (coalesced, zeros past the edges) into K-major
@@ -211,9 +215,38 @@ private:
       if (it == analysis.inputs.end() || it->pattern != AccessPattern::Suffix)
         return "the matmul's bias must be a kernel input indexed by column";
     }
+    Operation *norm = getRowNorm();
     for (Operation *op : analysis.ops)
-      if (op != matmul && !isa<ElementwiseOpInterface>(op))
-        return "the epilogue may hold elementwise ops only";
+      if (op != matmul && op != norm && !isa<ElementwiseOpInterface>(op))
+        return "the epilogue may hold elementwise ops and one layer_norm or "
+               "rms_norm only";
+    if (norm) {
+      if (problem.n > tiling.blockN)
+        return "a norm in the epilogue needs whole rows in one tile (N <= "
+               "blockN)";
+      if (tiling.blockM % (tiling.threads / 32) != 0)
+        return "a norm in the epilogue needs the tile's rows to split evenly "
+               "over the warps";
+      Operation *input = norm->getOperand(0).getDefiningOp();
+      if (!llvm::is_contained(analysis.ops, input))
+        return "a norm in the epilogue must normalize a value it computes";
+      // Pass 2 knows the norm's input and result, kernel inputs and what it
+      // computes after the norm.
+      for (Operation *op : analysis.ops) {
+        if (op == matmul || !norm->isBeforeInBlock(op))
+          continue;
+        for (Value operand : op->getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          if (def && llvm::is_contained(analysis.ops, def) && def != norm &&
+              def != input && !norm->isBeforeInBlock(def))
+            return "ops after a norm in the epilogue may read only the norm's "
+                   "input and result, kernel inputs and later ops";
+        }
+      }
+      for (Operation *op : analysis.ops)
+        if (op != norm && isa<LayerNormOp, RmsNormOp>(op))
+          return "the epilogue may hold one norm";
+    }
     return "";
   }
 
@@ -508,13 +541,105 @@ private:
       stageFragments(tile);
     gpu::BarrierOp::create(b);
 
+    Operation *norm = getRowNorm();
+    SmallVector<Operation *> beforeNorm, afterNorm;
+    for (Operation *op : analysis.ops) {
+      if (op == matmul || op == norm)
+        continue;
+      (norm && norm->isBeforeInBlock(op) ? afterNorm : beforeNorm)
+          .push_back(op);
+    }
+    auto computedAfterNorm = [&](Value output) {
+      Operation *def = output.getDefiningOp();
+      return norm && (def == norm || llvm::is_contained(afterNorm, def));
+    };
+
+    // Pass 1: the product, its bias and the ops before any norm; outputs
+    // known by then are stored, a norm's input goes back to the tile.
+    forEachVector(tile, [&](Value row, Value column, Value flat) {
+      int64_t width = emitter.getWidth();
+      DenseMap<Value, Lanes> lanes;
+      Lanes result = readTile(tile, row, column);
+      if (Value bias = matmul.getBias()) {
+        Lanes biasLanes = emitter.lanesOf(bias, flat, lanes);
+        for (int64_t l = 0; l < width; ++l)
+          result[l] = arith::AddFOp::create(b, result[l], biasLanes[l]);
+      }
+      lanes[matmul.getResult()] = result;
+      emitter.evaluate(beforeNorm, flat, lanes);
+      for (Value output : outputs)
+        if (!computedAfterNorm(output))
+          emitter.storeOutput(output, emitter.lanesOf(output, flat, lanes),
+                              flat);
+      if (!norm)
+        return;
+      Lanes x = emitter.lanesOf(norm->getOperand(0), flat, lanes);
+      for (int64_t l = 0; l < width; ++l)
+        memref::StoreOp::create(b, x[l], tile, ValueRange{row, add(column, l)});
+    });
+    if (!norm)
+      return;
+
+    // Each row's statistics into its padding, then pass 2: the norm and the
+    // ops after it.
+    gpu::BarrierOp::create(b);
+    buildRowStatistics(tile, norm);
+    gpu::BarrierOp::create(b);
+    forEachVector(tile, [&](Value row, Value column, Value flat) {
+      DenseMap<Value, Lanes> lanes;
+      Lanes x = readTile(tile, row, column);
+      lanes[norm->getOperand(0)] = x;
+      Value mean =
+          memref::LoadOp::create(b, tile, ValueRange{row, idx(tiling.blockN)});
+      Value rstd = memref::LoadOp::create(
+          b, tile, ValueRange{row, idx(tiling.blockN + 1)});
+      Lanes weight = emitter.lanesOf(norm->getOperand(1), flat, lanes);
+      Lanes normBias;
+      if (auto layerNorm = dyn_cast<LayerNormOp>(norm))
+        if (Value bias = layerNorm.getBias())
+          normBias = emitter.lanesOf(bias, flat, lanes);
+      Lanes y;
+      for (auto [l, value] : llvm::enumerate(x)) {
+        Value v = arith::MulFOp::create(
+            b, arith::SubFOp::create(b, value, mean), rstd);
+        v = arith::MulFOp::create(b, v, weight[l]);
+        if (!normBias.empty())
+          v = arith::AddFOp::create(b, v, normBias[l]);
+        y.push_back(v);
+      }
+      lanes[norm->getResult(0)] = y;
+      emitter.evaluate(afterNorm, flat, lanes);
+      for (Value output : outputs)
+        if (computedAfterNorm(output))
+          emitter.storeOutput(output, emitter.lanesOf(output, flat, lanes),
+                              flat);
+    });
+  }
+
+  /// The layer_norm or rms_norm of the epilogue, or null.
+  Operation *getRowNorm() {
+    for (Operation *op : analysis.ops)
+      if (isa<LayerNormOp, RmsNormOp>(op))
+        return op;
+    return nullptr;
+  }
+
+  Lanes readTile(Value tile, Value row, Value column) {
+    Lanes lanes;
+    for (int64_t l = 0; l < emitter.getWidth(); ++l)
+      lanes.push_back(
+          memref::LoadOp::create(b, tile, ValueRange{row, add(column, l)}));
+    return lanes;
+  }
+
+  /// Runs `body` at every run of `width` elements of the tile inside M x N:
+  /// thread t takes runs t, t + threads, ... in row-major order.
+  void
+  forEachVector(Value tile,
+                function_ref<void(Value row, Value column, Value flat)> body) {
     int64_t width = emitter.getWidth();
     int64_t vectorsPerRow = tiling.blockN / width;
     int64_t passes = tiling.blockM * vectorsPerRow / tiling.threads;
-    SmallVector<Operation *> epilogueOps;
-    for (Operation *op : analysis.ops)
-      if (op != matmul)
-        epilogueOps.push_back(op);
     auto loop = scf::ForOp::create(b, idx(0), idx(passes), idx(1));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -529,20 +654,73 @@ private:
     b.setInsertionPointToStart(guardValid.thenBlock());
     Value flat = add(mul(add(mul(batch, problem.m), globalRow), problem.n),
                      globalColumn);
-    DenseMap<Value, Lanes> lanes;
-    Lanes result;
-    for (int64_t l = 0; l < width; ++l)
-      result.push_back(
-          memref::LoadOp::create(b, tile, ValueRange{row, add(column, l)}));
-    if (Value bias = matmul.getBias()) {
-      Lanes biasLanes = emitter.lanesOf(bias, flat, lanes);
-      for (int64_t l = 0; l < width; ++l)
-        result[l] = arith::AddFOp::create(b, result[l], biasLanes[l]);
+    body(row, column, flat);
+  }
+
+  /// Sum over the warp, in every lane.
+  Value warpSum(Value x) {
+    for (int64_t offset = 16; offset >= 1; offset /= 2) {
+      Value other =
+          gpu::ShuffleOp::create(b, x, offset, 32, gpu::ShuffleMode::XOR)
+              .getShuffleResult();
+      x = arith::AddFOp::create(b, x, other);
     }
-    lanes[matmul.getResult()] = result;
-    emitter.evaluate(epilogueOps, flat, lanes);
-    for (Value output : outputs)
-      emitter.storeOutput(output, emitter.lanesOf(output, flat, lanes), flat);
+    return x;
+  }
+
+  /// One warp per row: the mean (0 for rms_norm) and 1/sqrt(variance +
+  /// epsilon) (of the mean square for rms_norm) of the norm's input over
+  /// the row's N columns, written to columns blockN and blockN + 1.
+  void buildRowStatistics(Value tile, Operation *norm) {
+    int64_t warps = tiling.threads / 32;
+    Value lane = rem(tid, 32);
+    Value warp = div(tid, 32);
+    auto loop =
+        scf::ForOp::create(b, idx(0), idx(tiling.blockM / warps), idx(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value row = add(mul(loop.getInductionVar(), warps), warp);
+    // This lane's columns lane, lane + 32, ...; columns past N read 0.
+    SmallVector<Value> values, valid;
+    for (int64_t c = 0; c < problem.n; c += 32) {
+      Value column = add(lane, c);
+      valid.push_back(less(column, problem.n));
+      Value at = arith::SelectOp::create(b, valid.back(), column, idx(0));
+      Value v = memref::LoadOp::create(b, tile, ValueRange{row, at});
+      values.push_back(
+          arith::SelectOp::create(b, valid.back(), v, f32Constant(b, 0)));
+    }
+    Value count = f32Constant(b, static_cast<double>(problem.n));
+    auto sumOf = [&](function_ref<Value(Value)> transform) {
+      Value partial = f32Constant(b, 0);
+      for (auto [v, isValid] : llvm::zip(values, valid))
+        partial = arith::AddFOp::create(
+            b, partial,
+            arith::SelectOp::create(b, isValid, transform(v),
+                                    f32Constant(b, 0)));
+      return arith::DivFOp::create(b, warpSum(partial), count);
+    };
+    Value mean = f32Constant(b, 0);
+    double epsilon;
+    if (auto layerNorm = dyn_cast<LayerNormOp>(norm)) {
+      epsilon = layerNorm.getEpsilon().convertToDouble();
+      mean = sumOf([](Value v) { return v; });
+    } else {
+      epsilon = cast<RmsNormOp>(norm).getEpsilon().convertToDouble();
+    }
+    Value variance = sumOf([&](Value v) {
+      Value d = arith::SubFOp::create(b, v, mean);
+      return Value(arith::MulFOp::create(b, d, d));
+    });
+    Value rstd = math::RsqrtOp::create(
+        b, arith::AddFOp::create(b, variance, f32Constant(b, epsilon)));
+    Value isFirst =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, idx(0));
+    auto store = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(store.thenBlock());
+    memref::StoreOp::create(b, mean, tile, ValueRange{row, idx(tiling.blockN)});
+    memref::StoreOp::create(b, rstd, tile,
+                            ValueRange{row, idx(tiling.blockN + 1)});
   }
 
   ImplicitLocOpBuilder b;

@@ -219,6 +219,22 @@ TEST_F(GemmTilingTest, BatchIsOnGridZ) {
   EXPECT_EQ(tiling->grid[1], llvm::divideCeil(37, tiling->blockM));
 }
 
+// A norm in the epilogue: only tiles as wide as N. N = 200 leaves 128x256.
+TEST_F(GemmTilingTest, WholeRowsTakeATileAsWideAsN) {
+  FailureOr<GemmTiling> tiling =
+      chooseGemmTiling(bf16Problem(4096, 200, 256), target, 1, nullptr,
+                       /*wholeRows=*/true);
+  ASSERT_TRUE(succeeded(tiling));
+  EXPECT_EQ(tiling->blockN, 256);
+  EXPECT_EQ(tiling->grid[0], 1);
+  std::string why;
+  EXPECT_TRUE(failed(chooseGemmTiling(bf16Problem(4096, 300, 256), target, 1,
+                                      &why, /*wholeRows=*/true)));
+  EXPECT_EQ(why, "the generated GEMM has no tile that fits: a norm in the "
+                 "epilogue needs whole rows in one tile, but N = 300 exceeds "
+                 "every tile");
+}
+
 TEST_F(GemmTilingTest, TooLittleSharedMemoryIsRefused) {
   target.sharedMemoryPerSMBytes = 16 * 1024;
   std::string why;

@@ -67,6 +67,11 @@ enum class Epilogue {
   MidChainOutput,
   /// silu(x) + a scalar.
   SiluScalar,
+  /// bias, residual add, layer_norm (weight and bias); the residual sum is
+  /// an output too.
+  BiasResidualLayerNorm,
+  /// rms_norm, then a scale.
+  RmsNormScale,
 };
 
 struct GemmCase {
@@ -80,8 +85,10 @@ struct GemmCase {
   /// rhs has the batch dims too (a batched GEMM).
   bool batchedRhs = false;
   Epilogue epilogue = Epilogue::None;
-  /// The tiling to generate; chooseGemmTiling's when unset.
+  /// The tiling to generate; chooseGemmTiling's when unset (asked for
+  /// whole rows with `wholeRows`).
   std::optional<GemmTileShape> shape;
+  bool wholeRows = false;
 };
 
 /// A tensor's contents: the values (rounded to its element type, for the
@@ -165,7 +172,8 @@ protected:
                    (c.transposeRhs ? "transpose_rhs" : "") + "}";
     bool hasBias = c.epilogue != Epilogue::None &&
                    c.epilogue != Epilogue::ScaleCast &&
-                   c.epilogue != Epilogue::SiluScalar;
+                   c.epilogue != Epilogue::SiluScalar &&
+                   c.epilogue != Epilogue::RmsNormScale;
     std::string args = "%a: " + lhs + ", %w: " + rhs;
     if (hasBias)
       args += ", %bias: " + bias;
@@ -207,6 +215,22 @@ protected:
       returned = "%r, %t";
       break;
     }
+    case Epilogue::BiasResidualLayerNorm:
+      args += ", %res: " + result + ", %g: " + bias + ", %beta: " + bias;
+      body += "  %s = memwall.add %r, %res : " + result + ", " + result +
+              " -> " + result + "\n" + "  %n = memwall.layer_norm %s, %g, " +
+              "%beta eps 1.000000e-05 : " + result + ", " + bias + ", " + bias +
+              "\n";
+      results = result + ", " + result;
+      returned = "%s, %n";
+      break;
+    case Epilogue::RmsNormScale:
+      args += ", %g: " + bias;
+      body += "  %n = memwall.rms_norm %r, %g eps 1.000000e-06 : " + result +
+              ", " + bias + "\n" +
+              "  %o = memwall.scale %n by 2.000000e+00 : " + result + "\n";
+      returned = "%o";
+      break;
     case Epilogue::SiluScalar: {
       std::string scalar = tensor({}, t);
       args += ", %s0: " + scalar;
@@ -283,7 +307,8 @@ protected:
     FailureOr<GemmTiling> tiling =
         c.shape
             ? getGemmTiling(*problem, target, epilogueValues, *c.shape, &why)
-            : chooseGemmTiling(*problem, target, epilogueValues, &why);
+            : chooseGemmTiling(*problem, target, epilogueValues, &why,
+                               c.wholeRows);
     EXPECT_TRUE(succeeded(tiling)) << why;
     analysis.tiling = *tiling;
     return analysis;
@@ -297,7 +322,10 @@ protected:
     int64_t batches = c.batch;
     const std::vector<double> &a = inputs[0].values, &w = inputs[1].values;
     std::vector<std::vector<double>> outputs(
-        c.epilogue == Epilogue::MidChainOutput ? 2 : 1);
+        c.epilogue == Epilogue::MidChainOutput ||
+                c.epilogue == Epilogue::BiasResidualLayerNorm
+            ? 2
+            : 1);
     for (int64_t z = 0; z < batches; ++z)
       for (int64_t i = 0; i < c.m; ++i)
         for (int64_t j = 0; j < c.n; ++j) {
@@ -342,8 +370,42 @@ protected:
           case Epilogue::SiluScalar:
             outputs[0].push_back(x / (1 + std::exp(-x)) + inputs[2].values[0]);
             break;
+          case Epilogue::BiasResidualLayerNorm:
+            outputs[0].push_back(x + inputs[2].values[j] +
+                                 inputs[3].values[flat]);
+            break;
+          case Epilogue::RmsNormScale:
+            outputs[0].push_back(x);
+            break;
           }
         }
+    // Norms over each row of N.
+    if (c.epilogue == Epilogue::BiasResidualLayerNorm ||
+        c.epilogue == Epilogue::RmsNormScale) {
+      bool layerNorm = c.epilogue == Epilogue::BiasResidualLayerNorm;
+      const std::vector<double> &x = outputs[0];
+      std::vector<double> normalized(x.size());
+      for (size_t row = 0; row * c.n < x.size(); ++row) {
+        const double *v = &x[row * c.n];
+        double mean = 0, variance = 0;
+        if (layerNorm) {
+          for (int64_t j = 0; j < c.n; ++j)
+            mean += v[j] / c.n;
+        }
+        for (int64_t j = 0; j < c.n; ++j)
+          variance += (v[j] - mean) * (v[j] - mean) / c.n;
+        double rstd = 1 / std::sqrt(variance + (layerNorm ? 1e-5 : 1e-6));
+        for (int64_t j = 0; j < c.n; ++j)
+          normalized[row * c.n + j] =
+              layerNorm ? (v[j] - mean) * rstd * inputs[4].values[j] +
+                              inputs[5].values[j]
+                        : 2 * v[j] * rstd * inputs[2].values[j];
+      }
+      if (layerNorm)
+        outputs[1] = normalized;
+      else
+        outputs[0] = normalized;
+    }
     return outputs;
   }
 
@@ -536,6 +598,38 @@ TEST_F(GemmKernelTest, F32FfmaBatchedTransposedOperandsMatch) {
   c.k = 37;
   GemmTiling tiling = check(c, h100);
   EXPECT_EQ(tiling.grid, (std::array<int64_t, 3>{2, 2, 2}));
+}
+
+// A norm in the epilogue when the tile holds whole rows (N <= blockN): the
+// residual stream and its LayerNorm from one kernel.
+TEST_F(GemmKernelTest, ResidualAndLayerNormOfWholeRowsMatch) {
+  GemmCase c = ragged(Epilogue::BiasResidualLayerNorm);
+  c.shape = GemmTileShape{64, 128, 2, 2, 3};
+  check(c, h100);
+}
+
+TEST_F(GemmKernelTest, RmsNormOfBatchedWholeRowsMatches) {
+  GemmCase c = ragged(Epilogue::RmsNormScale);
+  c.batch = 2;
+  c.f16 = true;
+  c.n = 200;
+  c.shape = GemmTileShape{128, 256, 2, 4, 3};
+  check(c, a100);
+}
+
+TEST_F(GemmKernelTest, F32FfmaRmsNormMatches) {
+  GemmCase c = ragged(Epilogue::RmsNormScale);
+  c.f32 = true;
+  c.n = 45;
+  check(c, h100);
+}
+
+// The tile chooseGemmTiling gives a norm: N = 72 needs blockN >= 128.
+TEST_F(GemmKernelTest, LayerNormOnTheChosenWholeRowTileMatches) {
+  GemmCase c = ragged(Epilogue::BiasResidualLayerNorm);
+  c.wholeRows = true;
+  GemmTiling tiling = check(c, a100);
+  EXPECT_GE(tiling.blockN, 72);
 }
 
 // Every tile configuration, on ragged M and N with more k-steps than

@@ -116,11 +116,14 @@ GemmTileShape getGemmSimtTileShape();
 /// the epilogue keeps live (for the register estimate). Among the shapes that
 /// fit it takes the one whose busiest SM has the least work, work weighed by
 /// the tile's operand reuse; a deeper ring only when K is long (at least 8
-/// k-steps) and it costs no resident CTA.
+/// k-steps) and it costs no resident CTA. `wholeRows`: the epilogue holds a
+/// layer_norm or rms_norm over N, so one tile must hold whole rows (blockN >=
+/// N; refused for N beyond the widest tile).
 llvm::FailureOr<GemmTiling> chooseGemmTiling(const GemmProblem &problem,
                                              const GPUTarget &target,
                                              int64_t epilogueValues,
-                                             std::string *whyNot = nullptr);
+                                             std::string *whyNot = nullptr,
+                                             bool wholeRows = false);
 
 } // namespace memwall
 
