@@ -21,6 +21,10 @@ using namespace memwall;
 namespace {
 /// K elements of one pipeline stage: two m16n8k16 steps.
 constexpr int64_t kBlockK = 32;
+/// The FFMA kernel (f32 operands): K elements per shared tile, and each
+/// thread's square of outputs.
+constexpr int64_t kSimtBlockK = 16;
+constexpr int64_t kSimtThreadTile = 4;
 /// Registers every thread needs beyond fragments and accumulators (tile
 /// addresses, loop state, indices). With the fragments of both k16 steps of
 /// a stage this keeps every configuration free of spills under .maxnreg
@@ -36,6 +40,10 @@ constexpr int64_t kReservedSharedPerCTA = 1024;
 /// Operand reuse at which a tile reaches half the tensor cores' rate: a
 /// tile's efficiency is reuse / (reuse + this), reuse = bm bn / (bm + bn).
 constexpr double kHalfEfficiencyReuse = 16;
+
+bool isSimt(const GemmProblem &problem) {
+  return problem.elementType && problem.elementType.isF32();
+}
 
 bool fail(std::string *whyNot, const std::string &why) {
   if (whyNot)
@@ -54,11 +62,12 @@ FailureOr<GemmProblem> memwall::getGemmProblem(MatmulOp matmul,
   auto rhs = cast<RankedTensorType>(matmul.getRhs().getType());
   GemmProblem problem;
   problem.elementType = lhs.getElementType();
-  if (!problem.elementType.isBF16() && !problem.elementType.isF16()) {
+  if (!problem.elementType.isBF16() && !problem.elementType.isF16() &&
+      !problem.elementType.isF32()) {
     std::string type;
     llvm::raw_string_ostream os(type);
     os << problem.elementType;
-    return refuse("takes bf16 or f16 operands, got " + type);
+    return refuse("takes bf16, f16 or f32 operands, got " + type);
   }
   problem.transposeLhs = matmul.getTransposeLhs();
   problem.transposeRhs = matmul.getTransposeRhs();
@@ -68,13 +77,15 @@ FailureOr<GemmProblem> memwall::getGemmProblem(MatmulOp matmul,
   problem.k = dims.k;
   if (problem.m <= 0 || problem.n <= 0 || problem.k <= 0 || dims.batch <= 0)
     return refuse("empty products run no kernel");
-  // cp.async moves 16-byte chunks from 16-byte-aligned rows.
-  if (problem.k % 8 != 0)
+  // cp.async moves 16-byte chunks from 16-byte-aligned rows (the FFMA
+  // kernel loads single elements).
+  bool chunked = !isSimt(problem);
+  if (chunked && problem.k % 8 != 0)
     return refuse("needs K a multiple of 8, got " + std::to_string(problem.k));
-  if (problem.transposeLhs && problem.m % 8 != 0)
+  if (chunked && problem.transposeLhs && problem.m % 8 != 0)
     return refuse("needs M a multiple of 8 for an lhs stored [K, M], got " +
                   std::to_string(problem.m));
-  if (!problem.transposeRhs && problem.n % 8 != 0)
+  if (chunked && !problem.transposeRhs && problem.n % 8 != 0)
     return refuse("needs N a multiple of 8 for an rhs stored [K, N], got " +
                   std::to_string(problem.n));
 
@@ -106,6 +117,10 @@ FailureOr<GemmProblem> memwall::getGemmProblem(MatmulOp matmul,
 
 int64_t memwall::getGemmStageBytes(const GemmProblem &problem, int64_t blockM,
                                    int64_t blockN, int64_t blockK) {
+  // The FFMA kernel stores both tiles K-major, rows padded by one element
+  // (its transposing stores then hit distinct banks).
+  if (isSimt(problem))
+    return blockK * (blockM + 1 + blockN + 1) * 4;
   // Each operand tile is stored as it lies in memory, rows padded.
   int64_t lhsElements = problem.transposeLhs
                             ? blockK * (blockM + kGemmOperandRowPad)
@@ -130,6 +145,8 @@ ArrayRef<GemmTileShape> memwall::getGemmTileShapes() {
   return shapes;
 }
 
+GemmTileShape memwall::getGemmSimtTileShape() { return {64, 64, 2, 4, 1}; }
+
 FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
                                              const GPUTarget &target,
                                              int64_t epilogueValues,
@@ -138,14 +155,15 @@ FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
   GemmTiling tiling;
   tiling.blockM = shape.blockM;
   tiling.blockN = shape.blockN;
-  tiling.blockK = kBlockK;
+  bool simt = isSimt(problem);
+  tiling.blockK = simt ? kSimtBlockK : kBlockK;
   tiling.warpsM = shape.warpsM;
   tiling.warpsN = shape.warpsN;
   tiling.stages = shape.stages;
   tiling.threads = shape.warpsM * shape.warpsN * 32;
   tiling.sharedBytes =
       std::max(shape.stages * getGemmStageBytes(problem, shape.blockM,
-                                                shape.blockN, kBlockK),
+                                                shape.blockN, tiling.blockK),
                getGemmAccumulatorBytes(shape.blockM, shape.blockN));
   auto tileName = [&] {
     return std::to_string(shape.blockM) + "x" + std::to_string(shape.blockN) +
@@ -171,6 +189,10 @@ FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
   int64_t fragments = warpTileM / 16 * 4 + warpTileN / 8 * 2;
   int64_t mainLoop =
       warpTileM * warpTileN / 32 + kBlockK / 16 * fragments + kBaseRegisters;
+  // FFMA: the thread's outputs and one k's row and column of operands.
+  if (simt)
+    mainLoop = kSimtThreadTile * kSimtThreadTile + 2 * kSimtThreadTile +
+               kBaseRegisters;
   int64_t epilogue =
       kBaseRegisters +
       (CheckedInt(std::max<int64_t>(epilogueValues, 1)) * 8).saturated();
@@ -214,12 +236,35 @@ FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
 FailureOr<GemmTiling> memwall::chooseGemmTiling(const GemmProblem &problem,
                                                 const GPUTarget &target,
                                                 int64_t epilogueValues,
-                                                std::string *whyNot) {
+                                                std::string *whyNot,
+                                                bool wholeRows) {
+  auto holdsRows = [&](const GemmTileShape &shape) {
+    return !wholeRows || shape.blockN >= problem.n;
+  };
+  std::string rowsWhy = "a norm in the epilogue needs whole rows in one "
+                        "tile, but N = " +
+                        std::to_string(problem.n) + " exceeds every tile";
+  if (isSimt(problem)) {
+    if (!holdsRows(getGemmSimtTileShape())) {
+      fail(whyNot, "the generated GEMM has no tile that fits: " + rowsWhy);
+      return failure();
+    }
+    FailureOr<GemmTiling> tiling = getGemmTiling(
+        problem, target, epilogueValues, getGemmSimtTileShape(), whyNot);
+    if (failed(tiling) && whyNot)
+      *whyNot = "the generated GEMM has no tile that fits: " + *whyNot;
+    return tiling;
+  }
   int64_t kSteps = llvm::divideCeil(problem.k, kBlockK);
   std::optional<GemmTiling> best;
   double bestCost = std::numeric_limits<double>::infinity();
   std::string firstWhy;
   for (const GemmTileShape &shape : getGemmTileShapes()) {
+    if (!holdsRows(shape)) {
+      if (firstWhy.empty())
+        firstWhy = rowsWhy;
+      continue;
+    }
     std::string why;
     FailureOr<GemmTiling> tiling =
         getGemmTiling(problem, target, epilogueValues, shape, &why);

@@ -29,7 +29,16 @@
 // lowers vector ops before it maps GPU address spaces), adds the matmul's bias,
 // evaluates the elementwise ops with ElementwiseEmitter at flat index (z·M +
 // row)·N + column and stores every output with one vector store per run; runs
-// past M or N are skipped.
+// past M or N are skipped. With a layer_norm or rms_norm in the epilogue
+// (the tile then holds whole rows) this runs twice around per-row
+// statistics: pass 1 up to the norm's input, written back to the tile; one
+// warp per row puts mean and 1/sqrt(var + eps) in the row's padding; pass 2
+// the norm and the ops after it.
+//
+// f32 operands (exact fp32, as PyTorch without TF32): the FFMA kernel. Each
+// k-step of 16 is loaded (coalesced, zeros past the edges) into K-major
+// shared tiles, a barrier, each thread accumulates a 4x4 square of the tile
+// with fma.rn.f32, a barrier; the epilogue is the same.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +49,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -50,16 +60,22 @@ using namespace mlir;
 using namespace memwall;
 
 namespace {
+/// The FFMA kernel's outputs per thread along M and along N.
+constexpr int64_t kThreadTile = 4;
+
 /// Elements per epilogue vector: the widest run of up to 8 (128 bits of a
-/// 16-bit output) that never straddles a row or a broadcast input's period.
+/// 16-bit output) that never straddles a row or a broadcast epilogue
+/// input's period (the matmul's operands are not read by the epilogue).
 int64_t getEpilogueWidth(const KernelAnalysis &analysis) {
+  auto matmul = cast<MatmulOp>(analysis.anchor);
   int64_t width = 8;
   auto divides = [&](int64_t extent) { return extent % width == 0; };
   while (width > 1) {
     bool fits = divides(analysis.gemm.n);
     for (const KernelInput &input : analysis.inputs)
-      if (input.pattern == AccessPattern::Suffix ||
-          input.pattern == AccessPattern::Outer)
+      if (input.value != matmul.getLhs() && input.value != matmul.getRhs() &&
+          (input.pattern == AccessPattern::Suffix ||
+           input.pattern == AccessPattern::Outer))
         fits = fits && divides(input.innerElements);
     if (fits)
       break;
@@ -68,9 +84,9 @@ int64_t getEpilogueWidth(const KernelAnalysis &analysis) {
   return width;
 }
 
-/// One operand tile's place in memory and in the ring: tile rows
-/// [firstRow, firstRow + rows) and columns [firstColumn, firstColumn +
-/// columns) of a row-major matrix of `rowLimit` x `columnLimit` elements.
+/// One operand's ring of `rows` x `columns` shared tiles and its source: a
+/// row-major matrix of `rowLimit` rows of `columnLimit` elements starting at
+/// element `base` (this block's batch).
 struct OperandTile {
   Value ring, source, base;
   int64_t rows, columns;
@@ -119,7 +135,10 @@ public:
     tileRow = mul(gpu::BlockIdOp::create(b, gpu::Dimension::y), tiling.blockM);
     batch = gpu::BlockIdOp::create(b, gpu::Dimension::z);
 
-    buildMainLoop();
+    if (element.isF32())
+      buildSimtMainLoop();
+    else
+      buildMainLoop();
     buildEpilogue();
     gpu::ReturnOp::create(b);
     return func;
@@ -151,19 +170,29 @@ private:
 
   /// Why the analysis is not one this builder can emit ("" when it is).
   std::string whyCannotBuild() {
-    if (!element || (!element.isBF16() && !element.isF16()))
-      return "operands must be bf16 or f16";
-    if (tiling.blockM % (16 * tiling.warpsM) != 0 ||
-        tiling.blockN % (16 * tiling.warpsN) != 0 || tiling.blockK % 16 != 0 ||
-        tiling.stages < 2 ||
-        tiling.threads != tiling.warpsM * tiling.warpsN * 32)
-      return "the tiling is not one of mma.sync tiles";
-    if (problem.k % 8 != 0)
-      return "K must be a multiple of 8";
-    auto lhs = lhsTileShape(), rhs = rhsTileShape();
-    for (auto [rows, columns] : {lhs, rhs})
-      if (rows * columns / 8 % tiling.threads != 0)
-        return "operand tiles must split evenly over the threads";
+    if (!element || (!element.isBF16() && !element.isF16() && !element.isF32()))
+      return "operands must be bf16, f16 or f32";
+    if (element.isF32()) {
+      if (tiling.blockM % kThreadTile != 0 ||
+          tiling.blockN % kThreadTile != 0 || tiling.stages != 1 ||
+          tiling.threads !=
+              tiling.blockM / kThreadTile * (tiling.blockN / kThreadTile) ||
+          tiling.blockK * tiling.blockM % tiling.threads != 0 ||
+          tiling.blockK * tiling.blockN % tiling.threads != 0)
+        return "the tiling is not one of the FFMA kernel's";
+    } else {
+      if (tiling.blockM % (16 * tiling.warpsM) != 0 ||
+          tiling.blockN % (16 * tiling.warpsN) != 0 ||
+          tiling.blockK % 16 != 0 || tiling.stages < 2 ||
+          tiling.threads != tiling.warpsM * tiling.warpsN * 32)
+        return "the tiling is not one of mma.sync tiles";
+      if (problem.k % 8 != 0)
+        return "K must be a multiple of 8";
+      auto lhs = lhsTileShape(), rhs = rhsTileShape();
+      for (auto [rows, columns] : {lhs, rhs})
+        if (rows * columns / 8 % tiling.threads != 0)
+          return "operand tiles must split evenly over the threads";
+    }
     if (tiling.blockM * tiling.blockN / emitter.getWidth() % tiling.threads !=
         0)
       return "the epilogue's vectors must split evenly over the threads";
@@ -186,9 +215,38 @@ private:
       if (it == analysis.inputs.end() || it->pattern != AccessPattern::Suffix)
         return "the matmul's bias must be a kernel input indexed by column";
     }
+    Operation *norm = getRowNorm();
     for (Operation *op : analysis.ops)
-      if (op != matmul && !isa<ElementwiseOpInterface>(op))
-        return "the epilogue may hold elementwise ops only";
+      if (op != matmul && op != norm && !isa<ElementwiseOpInterface>(op))
+        return "the epilogue may hold elementwise ops and one layer_norm or "
+               "rms_norm only";
+    if (norm) {
+      if (problem.n > tiling.blockN)
+        return "a norm in the epilogue needs whole rows in one tile (N <= "
+               "blockN)";
+      if (tiling.blockM % (tiling.threads / 32) != 0)
+        return "a norm in the epilogue needs the tile's rows to split evenly "
+               "over the warps";
+      Operation *input = norm->getOperand(0).getDefiningOp();
+      if (!llvm::is_contained(analysis.ops, input))
+        return "a norm in the epilogue must normalize a value it computes";
+      // Pass 2 knows the norm's input and result, kernel inputs and what it
+      // computes after the norm.
+      for (Operation *op : analysis.ops) {
+        if (op == matmul || !norm->isBeforeInBlock(op))
+          continue;
+        for (Value operand : op->getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          if (def && llvm::is_contained(analysis.ops, def) && def != norm &&
+              def != input && !norm->isBeforeInBlock(def))
+            return "ops after a norm in the epilogue may read only the norm's "
+                   "input and result, kernel inputs and later ops";
+        }
+      }
+      for (Operation *op : analysis.ops)
+        if (op != norm && isa<LayerNormOp, RmsNormOp>(op))
+          return "the epilogue may hold one norm";
+    }
     return "";
   }
 
@@ -353,23 +411,99 @@ private:
     gpu::BarrierOp::create(b);
   }
 
-  void buildEpilogue() {
+  /// FFMA kernel: copies k-step `firstK` of one operand into its K-major
+  /// shared tile (`width` elements along M or N per k), zeros past K and
+  /// `otherLimit`. `kIsRow`: the operand's rows in memory are K. Threads
+  /// walk memory's contiguous dim, so the global loads coalesce.
+  void loadSimtTile(Value tile, Value source, Value base, bool kIsRow,
+                    Value firstK, Value firstOther, int64_t otherLimit,
+                    int64_t width) {
+    int64_t blockK = tiling.blockK;
+    int64_t rowStride = kIsRow ? otherLimit : problem.k;
+    int64_t perThread = blockK * width / tiling.threads;
+    for (int64_t i = 0; i < perThread; ++i) {
+      Value e = add(tid, i * tiling.threads);
+      Value k = kIsRow ? div(e, width) : rem(e, blockK);
+      Value other = kIsRow ? rem(e, width) : div(e, blockK);
+      Value globalK = add(firstK, k);
+      Value globalOther = add(firstOther, other);
+      Value valid = arith::AndIOp::create(b, less(globalK, problem.k),
+                                          less(globalOther, otherLimit));
+      Value at = kIsRow ? add(mul(globalK, rowStride), globalOther)
+                        : add(mul(globalOther, rowStride), globalK);
+      at = arith::SelectOp::create(b, valid, add(base, at), idx(0));
+      Value value = memref::LoadOp::create(b, source, ValueRange{at});
+      value = arith::SelectOp::create(b, valid, value, f32Constant(b, 0));
+      memref::StoreOp::create(b, value, tile, ValueRange{k, other});
+    }
+  }
+
+  /// The exact-fp32 kernel: each thread accumulates a kThreadTile square
+  /// of the tile with FFMA from K-major shared tiles (load, barrier,
+  /// multiply, barrier per k-step).
+  void buildSimtMainLoop() {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                                 gpu::AddressSpace::Workgroup);
-    int64_t rowLength = tiling.blockN + kGemmAccumulatorRowPad;
-    Value tile = memref::ViewOp::create(
-        b,
-        MemRefType::get({tiling.blockM, rowLength}, b.getF32Type(), AffineMap(),
-                        workgroup),
-        shared, idx(0), ValueRange{});
-    // C fragment (mi, ni): c0, c1 at row g, columns 2t, 2t + 1; c2, c3 at
-    // row g + 8.
+    shared = gpu::DynamicSharedMemoryOp::create(
+        b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
+                           workgroup));
+    int64_t blockK = tiling.blockK;
+    auto tileView = [&](int64_t width, int64_t offset) {
+      auto type = MemRefType::get({blockK, width + 1}, b.getF32Type(),
+                                  AffineMap(), workgroup);
+      return memref::ViewOp::create(b, type, shared, idx(offset), ValueRange{});
+    };
+    Value lhsShared = tileView(tiling.blockM, 0);
+    Value rhsShared = tileView(tiling.blockN, blockK * (tiling.blockM + 1) * 4);
+    int64_t threadsN = tiling.blockN / kThreadTile;
+    threadRow = mul(div(tid, threadsN), kThreadTile);
+    threadColumn = mul(rem(tid, threadsN), kThreadTile);
+    Value lhs = emitter.getMemRef(matmul.getLhs());
+    Value rhs = emitter.getMemRef(matmul.getRhs());
+    Value lhsBase = mul(batch, problem.lhsBatchStride);
+    Value rhsBase = mul(batch, problem.rhsBatchStride);
+
+    SmallVector<Value> init(kThreadTile * kThreadTile, f32Constant(b, 0));
+    auto loop = scf::ForOp::create(b, idx(0), idx(kSteps()), idx(1), init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value firstK = mul(loop.getInductionVar(), blockK);
+      loadSimtTile(lhsShared, lhs, lhsBase, problem.transposeLhs, firstK,
+                   tileRow, problem.m, tiling.blockM);
+      loadSimtTile(rhsShared, rhs, rhsBase, !problem.transposeRhs, firstK,
+                   tileColumn, problem.n, tiling.blockN);
+      gpu::BarrierOp::create(b);
+      SmallVector<Value> acc(loop.getRegionIterArgs());
+      for (int64_t k = 0; k < blockK; ++k) {
+        SmallVector<Value> a, bValues;
+        for (int64_t i = 0; i < kThreadTile; ++i) {
+          a.push_back(memref::LoadOp::create(
+              b, lhsShared, ValueRange{idx(k), add(threadRow, i)}));
+          bValues.push_back(memref::LoadOp::create(
+              b, rhsShared, ValueRange{idx(k), add(threadColumn, i)}));
+        }
+        for (int64_t i = 0; i < kThreadTile; ++i)
+          for (int64_t j = 0; j < kThreadTile; ++j) {
+            Value &c = acc[i * kThreadTile + j];
+            c = math::FmaOp::create(b, a[i], bValues[j], c);
+          }
+      }
+      // The next k-step overwrites the tiles.
+      gpu::BarrierOp::create(b);
+      scf::YieldOp::create(b, acc);
+    }
+    accumulators.assign(loop.getResults().begin(), loop.getResults().end());
+  }
+
+  /// Writes the tensor-core kernel's C fragments to the f32 `tile`: fragment
+  /// (mi, ni) holds c0, c1 at row g, columns 2t, 2t + 1 and c2, c3 at row
+  /// g + 8.
+  void stageFragments(Value tile) {
     int64_t tilesN = warpTileN() / 8;
     Value lane = rem(tid, 32);
     Value fragmentRow = add(warpRow, div(lane, 4));
     Value fragmentColumn = add(warpColumn, mul(rem(lane, 4), 2));
-    // Scalar shared-memory accesses: the kernels-to-PTX pipeline lowers
-    // vector ops before it maps GPU address spaces.
     for (int64_t i = 0; i * 4 < static_cast<int64_t>(accumulators.size());
          ++i) {
       Value row = add(fragmentRow, i / tilesN * 16);
@@ -379,15 +513,133 @@ private:
             b, accumulators[4 * i + e], tile,
             ValueRange{add(row, e / 2 * 8), add(column, e % 2)});
     }
+  }
+
+  /// Writes the FFMA kernel's kThreadTile square to the f32 `tile`.
+  void stageThreadTile(Value tile) {
+    for (int64_t i = 0; i < kThreadTile; ++i)
+      for (int64_t j = 0; j < kThreadTile; ++j)
+        memref::StoreOp::create(
+            b, accumulators[i * kThreadTile + j], tile,
+            ValueRange{add(threadRow, i), add(threadColumn, j)});
+  }
+
+  void buildEpilogue() {
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    int64_t rowLength = tiling.blockN + kGemmAccumulatorRowPad;
+    Value tile = memref::ViewOp::create(
+        b,
+        MemRefType::get({tiling.blockM, rowLength}, b.getF32Type(), AffineMap(),
+                        workgroup),
+        shared, idx(0), ValueRange{});
+    // Scalar shared-memory accesses: the kernels-to-PTX pipeline lowers
+    // vector ops before it maps GPU address spaces.
+    if (element.isF32())
+      stageThreadTile(tile);
+    else
+      stageFragments(tile);
     gpu::BarrierOp::create(b);
 
+    Operation *norm = getRowNorm();
+    SmallVector<Operation *> beforeNorm, afterNorm;
+    for (Operation *op : analysis.ops) {
+      if (op == matmul || op == norm)
+        continue;
+      (norm && norm->isBeforeInBlock(op) ? afterNorm : beforeNorm)
+          .push_back(op);
+    }
+    auto computedAfterNorm = [&](Value output) {
+      Operation *def = output.getDefiningOp();
+      return norm && (def == norm || llvm::is_contained(afterNorm, def));
+    };
+
+    // Pass 1: the product, its bias and the ops before any norm; outputs
+    // known by then are stored, a norm's input goes back to the tile.
+    forEachVector(tile, [&](Value row, Value column, Value flat) {
+      int64_t width = emitter.getWidth();
+      DenseMap<Value, Lanes> lanes;
+      Lanes result = readTile(tile, row, column);
+      if (Value bias = matmul.getBias()) {
+        Lanes biasLanes = emitter.lanesOf(bias, flat, lanes);
+        for (int64_t l = 0; l < width; ++l)
+          result[l] = arith::AddFOp::create(b, result[l], biasLanes[l]);
+      }
+      lanes[matmul.getResult()] = result;
+      emitter.evaluate(beforeNorm, flat, lanes);
+      for (Value output : outputs)
+        if (!computedAfterNorm(output))
+          emitter.storeOutput(output, emitter.lanesOf(output, flat, lanes),
+                              flat);
+      if (!norm)
+        return;
+      Lanes x = emitter.lanesOf(norm->getOperand(0), flat, lanes);
+      for (int64_t l = 0; l < width; ++l)
+        memref::StoreOp::create(b, x[l], tile, ValueRange{row, add(column, l)});
+    });
+    if (!norm)
+      return;
+
+    // Each row's statistics into its padding, then pass 2: the norm and the
+    // ops after it.
+    gpu::BarrierOp::create(b);
+    buildRowStatistics(tile, norm);
+    gpu::BarrierOp::create(b);
+    forEachVector(tile, [&](Value row, Value column, Value flat) {
+      DenseMap<Value, Lanes> lanes;
+      Lanes x = readTile(tile, row, column);
+      lanes[norm->getOperand(0)] = x;
+      Value mean =
+          memref::LoadOp::create(b, tile, ValueRange{row, idx(tiling.blockN)});
+      Value rstd = memref::LoadOp::create(
+          b, tile, ValueRange{row, idx(tiling.blockN + 1)});
+      Lanes weight = emitter.lanesOf(norm->getOperand(1), flat, lanes);
+      Lanes normBias;
+      if (auto layerNorm = dyn_cast<LayerNormOp>(norm))
+        if (Value bias = layerNorm.getBias())
+          normBias = emitter.lanesOf(bias, flat, lanes);
+      Lanes y;
+      for (auto [l, value] : llvm::enumerate(x)) {
+        Value v = arith::MulFOp::create(
+            b, arith::SubFOp::create(b, value, mean), rstd);
+        v = arith::MulFOp::create(b, v, weight[l]);
+        if (!normBias.empty())
+          v = arith::AddFOp::create(b, v, normBias[l]);
+        y.push_back(v);
+      }
+      lanes[norm->getResult(0)] = y;
+      emitter.evaluate(afterNorm, flat, lanes);
+      for (Value output : outputs)
+        if (computedAfterNorm(output))
+          emitter.storeOutput(output, emitter.lanesOf(output, flat, lanes),
+                              flat);
+    });
+  }
+
+  /// The layer_norm or rms_norm of the epilogue, or null.
+  Operation *getRowNorm() {
+    for (Operation *op : analysis.ops)
+      if (isa<LayerNormOp, RmsNormOp>(op))
+        return op;
+    return nullptr;
+  }
+
+  Lanes readTile(Value tile, Value row, Value column) {
+    Lanes lanes;
+    for (int64_t l = 0; l < emitter.getWidth(); ++l)
+      lanes.push_back(
+          memref::LoadOp::create(b, tile, ValueRange{row, add(column, l)}));
+    return lanes;
+  }
+
+  /// Runs `body` at every run of `width` elements of the tile inside M x N:
+  /// thread t takes runs t, t + threads, ... in row-major order.
+  void
+  forEachVector(Value tile,
+                function_ref<void(Value row, Value column, Value flat)> body) {
     int64_t width = emitter.getWidth();
     int64_t vectorsPerRow = tiling.blockN / width;
     int64_t passes = tiling.blockM * vectorsPerRow / tiling.threads;
-    SmallVector<Operation *> epilogueOps;
-    for (Operation *op : analysis.ops)
-      if (op != matmul)
-        epilogueOps.push_back(op);
     auto loop = scf::ForOp::create(b, idx(0), idx(passes), idx(1));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -402,20 +654,73 @@ private:
     b.setInsertionPointToStart(guardValid.thenBlock());
     Value flat = add(mul(add(mul(batch, problem.m), globalRow), problem.n),
                      globalColumn);
-    DenseMap<Value, Lanes> lanes;
-    Lanes result;
-    for (int64_t l = 0; l < width; ++l)
-      result.push_back(
-          memref::LoadOp::create(b, tile, ValueRange{row, add(column, l)}));
-    if (Value bias = matmul.getBias()) {
-      Lanes biasLanes = emitter.lanesOf(bias, flat, lanes);
-      for (int64_t l = 0; l < width; ++l)
-        result[l] = arith::AddFOp::create(b, result[l], biasLanes[l]);
+    body(row, column, flat);
+  }
+
+  /// Sum over the warp, in every lane.
+  Value warpSum(Value x) {
+    for (int64_t offset = 16; offset >= 1; offset /= 2) {
+      Value other =
+          gpu::ShuffleOp::create(b, x, offset, 32, gpu::ShuffleMode::XOR)
+              .getShuffleResult();
+      x = arith::AddFOp::create(b, x, other);
     }
-    lanes[matmul.getResult()] = result;
-    emitter.evaluate(epilogueOps, flat, lanes);
-    for (Value output : outputs)
-      emitter.storeOutput(output, emitter.lanesOf(output, flat, lanes), flat);
+    return x;
+  }
+
+  /// One warp per row: the mean (0 for rms_norm) and 1/sqrt(variance +
+  /// epsilon) (of the mean square for rms_norm) of the norm's input over
+  /// the row's N columns, written to columns blockN and blockN + 1.
+  void buildRowStatistics(Value tile, Operation *norm) {
+    int64_t warps = tiling.threads / 32;
+    Value lane = rem(tid, 32);
+    Value warp = div(tid, 32);
+    auto loop =
+        scf::ForOp::create(b, idx(0), idx(tiling.blockM / warps), idx(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value row = add(mul(loop.getInductionVar(), warps), warp);
+    // This lane's columns lane, lane + 32, ...; columns past N read 0.
+    SmallVector<Value> values, valid;
+    for (int64_t c = 0; c < problem.n; c += 32) {
+      Value column = add(lane, c);
+      valid.push_back(less(column, problem.n));
+      Value at = arith::SelectOp::create(b, valid.back(), column, idx(0));
+      Value v = memref::LoadOp::create(b, tile, ValueRange{row, at});
+      values.push_back(
+          arith::SelectOp::create(b, valid.back(), v, f32Constant(b, 0)));
+    }
+    Value count = f32Constant(b, static_cast<double>(problem.n));
+    auto sumOf = [&](function_ref<Value(Value)> transform) {
+      Value partial = f32Constant(b, 0);
+      for (auto [v, isValid] : llvm::zip(values, valid))
+        partial = arith::AddFOp::create(
+            b, partial,
+            arith::SelectOp::create(b, isValid, transform(v),
+                                    f32Constant(b, 0)));
+      return arith::DivFOp::create(b, warpSum(partial), count);
+    };
+    Value mean = f32Constant(b, 0);
+    double epsilon;
+    if (auto layerNorm = dyn_cast<LayerNormOp>(norm)) {
+      epsilon = layerNorm.getEpsilon().convertToDouble();
+      mean = sumOf([](Value v) { return v; });
+    } else {
+      epsilon = cast<RmsNormOp>(norm).getEpsilon().convertToDouble();
+    }
+    Value variance = sumOf([&](Value v) {
+      Value d = arith::SubFOp::create(b, v, mean);
+      return Value(arith::MulFOp::create(b, d, d));
+    });
+    Value rstd = math::RsqrtOp::create(
+        b, arith::AddFOp::create(b, variance, f32Constant(b, epsilon)));
+    Value isFirst =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, idx(0));
+    auto store = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(store.thenBlock());
+    memref::StoreOp::create(b, mean, tile, ValueRange{row, idx(tiling.blockN)});
+    memref::StoreOp::create(b, rstd, tile,
+                            ValueRange{row, idx(tiling.blockN + 1)});
   }
 
   ImplicitLocOpBuilder b;
@@ -429,7 +734,7 @@ private:
   OperandTile lhsTile, rhsTile;
   SmallVector<Value> accumulators;
   Value shared, tid, laneMatrix, laneRow, warpRow, warpColumn, tileRow,
-      tileColumn, batch;
+      tileColumn, batch, threadRow, threadColumn;
 };
 } // namespace
 

@@ -10,7 +10,8 @@
 // bf16/f16 operands with f32 accumulators, operands staged through a
 // multi-stage cp.async ring and read with ldmatrix, and the kernel's
 // elementwise ops run on the accumulator tile before it is written
-// (docs/codegen.md).
+// (docs/codegen.md). f32 operands run on an exact-fp32 FFMA kernel with the
+// same epilogue.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +25,9 @@
 namespace memwall {
 
 /// Appends the GEMM kernel of `analysis` (anchor: the matmul; ops: the
-/// matmul and its elementwise epilogue; gemm and tiling set) to `gpuModule`
+/// matmul and its elementwise epilogue, optionally with one layer_norm or
+/// rms_norm over N when the tiling holds whole rows; gemm and tiling set) to
+/// `gpuModule`
 /// as `name`. Parameters: the analysis' inputs in order, then `outputs`, all
 /// flat 1-D memrefs. Launch it with grid tiling.grid, tiling.threads threads
 /// and tiling.sharedBytes bytes of dynamic shared memory. Fails (with an

@@ -114,12 +114,33 @@ TEST_F(GemmTilingTest, KNotMultipleOf8IsRefused) {
   EXPECT_EQ(why, "the generated GEMM: needs K a multiple of 8, got 20");
 }
 
-TEST_F(GemmTilingTest, F32OperandsAreRefused) {
-  MatmulOp matmul = parseMatmul("tensor<16x32xf32>", "tensor<32x24xf32>",
-                                "tensor<16x24xf32>");
+TEST_F(GemmTilingTest, IntegerOperandsAreRefused) {
+  MatmulOp matmul =
+      parseMatmul("tensor<16x32xi8>", "tensor<32x24xi8>", "tensor<16x24xi32>");
   std::string why;
   EXPECT_TRUE(failed(getGemmProblem(matmul, &why)));
-  EXPECT_EQ(why, "the generated GEMM: takes bf16 or f16 operands, got f32");
+  EXPECT_EQ(why, "the generated GEMM: takes bf16, f16 or f32 operands, got i8");
+}
+
+// f32 runs on the FFMA kernel, which loads single elements: any K.
+TEST_F(GemmTilingTest, F32OperandsTakeTheFfmaTile) {
+  MatmulOp matmul = parseMatmul("tensor<16x20xf32>", "tensor<20x24xf32>",
+                                "tensor<16x24xf32>");
+  FailureOr<GemmProblem> problem = getGemmProblem(matmul);
+  ASSERT_TRUE(succeeded(problem));
+  FailureOr<GemmTiling> tiling = chooseGemmTiling(*problem, target, 1);
+  ASSERT_TRUE(succeeded(tiling));
+  EXPECT_EQ(tiling->blockM, 64);
+  EXPECT_EQ(tiling->blockN, 64);
+  EXPECT_EQ(tiling->blockK, 16);
+  EXPECT_EQ(tiling->threads, 256);
+  EXPECT_EQ(tiling->stages, 1);
+  // The 64 x (64 + 8) f32 accumulator tile outweighs the two K-major
+  // 16 x 65 operand tiles (8320 bytes).
+  EXPECT_EQ(tiling->sharedBytes, 18432);
+  // 16 outputs + 8 operands + 40.
+  EXPECT_EQ(tiling->registersPerThread, 64);
+  EXPECT_EQ(tiling->grid, (std::array<int64_t, 3>{1, 1, 1}));
 }
 
 TEST_F(GemmTilingTest, RowMajorRhsNeedsAlignedRows) {
@@ -196,6 +217,22 @@ TEST_F(GemmTilingTest, BatchIsOnGridZ) {
   EXPECT_EQ(tiling->grid[2], 3);
   EXPECT_EQ(tiling->grid[0], llvm::divideCeil(72, tiling->blockN));
   EXPECT_EQ(tiling->grid[1], llvm::divideCeil(37, tiling->blockM));
+}
+
+// A norm in the epilogue: only tiles as wide as N. N = 200 leaves 128x256.
+TEST_F(GemmTilingTest, WholeRowsTakeATileAsWideAsN) {
+  FailureOr<GemmTiling> tiling =
+      chooseGemmTiling(bf16Problem(4096, 200, 256), target, 1, nullptr,
+                       /*wholeRows=*/true);
+  ASSERT_TRUE(succeeded(tiling));
+  EXPECT_EQ(tiling->blockN, 256);
+  EXPECT_EQ(tiling->grid[0], 1);
+  std::string why;
+  EXPECT_TRUE(failed(chooseGemmTiling(bf16Problem(4096, 300, 256), target, 1,
+                                      &why, /*wholeRows=*/true)));
+  EXPECT_EQ(why, "the generated GEMM has no tile that fits: a norm in the "
+                 "epilogue needs whole rows in one tile, but N = 300 exceeds "
+                 "every tile");
 }
 
 TEST_F(GemmTilingTest, TooLittleSharedMemoryIsRefused) {

@@ -67,6 +67,11 @@ enum class Epilogue {
   MidChainOutput,
   /// silu(x) + a scalar.
   SiluScalar,
+  /// bias, residual add, layer_norm (weight and bias); the residual sum is
+  /// an output too.
+  BiasResidualLayerNorm,
+  /// rms_norm, then a scale.
+  RmsNormScale,
 };
 
 struct GemmCase {
@@ -74,12 +79,16 @@ struct GemmCase {
   int64_t batch = 1;
   int64_t m = 16, n = 16, k = 16;
   bool f16 = false;
+  /// f32 operands: the FFMA kernel.
+  bool f32 = false;
   bool transposeLhs = false, transposeRhs = true;
   /// rhs has the batch dims too (a batched GEMM).
   bool batchedRhs = false;
   Epilogue epilogue = Epilogue::None;
-  /// The tiling to generate; chooseGemmTiling's when unset.
+  /// The tiling to generate; chooseGemmTiling's when unset (asked for
+  /// whole rows with `wholeRows`).
   std::optional<GemmTileShape> shape;
+  bool wholeRows = false;
 };
 
 /// A tensor's contents: the values (rounded to its element type, for the
@@ -133,7 +142,7 @@ protected:
 
   /// The MLIR function of `c`: matmul then its epilogue.
   std::string source(const GemmCase &c) {
-    std::string t = c.f16 ? "f16" : "bf16";
+    std::string t = c.f32 ? "f32" : c.f16 ? "f16" : "bf16";
     auto tensor = [&](ArrayRef<int64_t> dims, StringRef element) {
       std::string text = "tensor<";
       for (int64_t d : dims)
@@ -163,7 +172,8 @@ protected:
                    (c.transposeRhs ? "transpose_rhs" : "") + "}";
     bool hasBias = c.epilogue != Epilogue::None &&
                    c.epilogue != Epilogue::ScaleCast &&
-                   c.epilogue != Epilogue::SiluScalar;
+                   c.epilogue != Epilogue::SiluScalar &&
+                   c.epilogue != Epilogue::RmsNormScale;
     std::string args = "%a: " + lhs + ", %w: " + rhs;
     if (hasBias)
       args += ", %bias: " + bias;
@@ -205,6 +215,22 @@ protected:
       returned = "%r, %t";
       break;
     }
+    case Epilogue::BiasResidualLayerNorm:
+      args += ", %res: " + result + ", %g: " + bias + ", %beta: " + bias;
+      body += "  %s = memwall.add %r, %res : " + result + ", " + result +
+              " -> " + result + "\n" + "  %n = memwall.layer_norm %s, %g, " +
+              "%beta eps 1.000000e-05 : " + result + ", " + bias + ", " + bias +
+              "\n";
+      results = result + ", " + result;
+      returned = "%s, %n";
+      break;
+    case Epilogue::RmsNormScale:
+      args += ", %g: " + bias;
+      body += "  %n = memwall.rms_norm %r, %g eps 1.000000e-06 : " + result +
+              ", " + bias + "\n" +
+              "  %o = memwall.scale %n by 2.000000e+00 : " + result + "\n";
+      returned = "%o";
+      break;
     case Epilogue::SiluScalar: {
       std::string scalar = tensor({}, t);
       args += ", %s0: " + scalar;
@@ -281,7 +307,8 @@ protected:
     FailureOr<GemmTiling> tiling =
         c.shape
             ? getGemmTiling(*problem, target, epilogueValues, *c.shape, &why)
-            : chooseGemmTiling(*problem, target, epilogueValues, &why);
+            : chooseGemmTiling(*problem, target, epilogueValues, &why,
+                               c.wholeRows);
     EXPECT_TRUE(succeeded(tiling)) << why;
     analysis.tiling = *tiling;
     return analysis;
@@ -295,7 +322,10 @@ protected:
     int64_t batches = c.batch;
     const std::vector<double> &a = inputs[0].values, &w = inputs[1].values;
     std::vector<std::vector<double>> outputs(
-        c.epilogue == Epilogue::MidChainOutput ? 2 : 1);
+        c.epilogue == Epilogue::MidChainOutput ||
+                c.epilogue == Epilogue::BiasResidualLayerNorm
+            ? 2
+            : 1);
     for (int64_t z = 0; z < batches; ++z)
       for (int64_t i = 0; i < c.m; ++i)
         for (int64_t j = 0; j < c.n; ++j) {
@@ -340,8 +370,42 @@ protected:
           case Epilogue::SiluScalar:
             outputs[0].push_back(x / (1 + std::exp(-x)) + inputs[2].values[0]);
             break;
+          case Epilogue::BiasResidualLayerNorm:
+            outputs[0].push_back(x + inputs[2].values[j] +
+                                 inputs[3].values[flat]);
+            break;
+          case Epilogue::RmsNormScale:
+            outputs[0].push_back(x);
+            break;
           }
         }
+    // Norms over each row of N.
+    if (c.epilogue == Epilogue::BiasResidualLayerNorm ||
+        c.epilogue == Epilogue::RmsNormScale) {
+      bool layerNorm = c.epilogue == Epilogue::BiasResidualLayerNorm;
+      const std::vector<double> &x = outputs[0];
+      std::vector<double> normalized(x.size());
+      for (size_t row = 0; row * c.n < x.size(); ++row) {
+        const double *v = &x[row * c.n];
+        double mean = 0, variance = 0;
+        if (layerNorm) {
+          for (int64_t j = 0; j < c.n; ++j)
+            mean += v[j] / c.n;
+        }
+        for (int64_t j = 0; j < c.n; ++j)
+          variance += (v[j] - mean) * (v[j] - mean) / c.n;
+        double rstd = 1 / std::sqrt(variance + (layerNorm ? 1e-5 : 1e-6));
+        for (int64_t j = 0; j < c.n; ++j)
+          normalized[row * c.n + j] =
+              layerNorm ? (v[j] - mean) * rstd * inputs[4].values[j] +
+                              inputs[5].values[j]
+                        : 2 * v[j] * rstd * inputs[2].values[j];
+      }
+      if (layerNorm)
+        outputs[1] = normalized;
+      else
+        outputs[0] = normalized;
+    }
     return outputs;
   }
 
@@ -510,6 +574,64 @@ TEST_F(GemmKernelTest, BatchedTransposedLhsOverSharedRhsMatches) {
   EXPECT_EQ(tiling.grid[2], 2);
 }
 
+// f32 operands run on the FFMA kernel: exact fp32 (f32 tolerance), any K,
+// unaligned rows.
+TEST_F(GemmKernelTest, F32FfmaWithBiasAndErfGeluMatches) {
+  GemmCase c = ragged(Epilogue::BiasGeluErf);
+  c.f32 = true;
+  c.n = 45;
+  c.k = 20;
+  GemmTiling tiling = check(c, a100);
+  EXPECT_EQ(tiling.blockK, 16);
+  EXPECT_EQ(tiling.threads, 256);
+}
+
+TEST_F(GemmKernelTest, F32FfmaBatchedTransposedOperandsMatch) {
+  GemmCase c = ragged(Epilogue::BiasResidual);
+  c.f32 = true;
+  c.batch = 2;
+  c.batchedRhs = true;
+  c.transposeLhs = true;
+  c.transposeRhs = false;
+  c.m = 70;
+  c.n = 67;
+  c.k = 37;
+  GemmTiling tiling = check(c, h100);
+  EXPECT_EQ(tiling.grid, (std::array<int64_t, 3>{2, 2, 2}));
+}
+
+// A norm in the epilogue when the tile holds whole rows (N <= blockN): the
+// residual stream and its LayerNorm from one kernel.
+TEST_F(GemmKernelTest, ResidualAndLayerNormOfWholeRowsMatch) {
+  GemmCase c = ragged(Epilogue::BiasResidualLayerNorm);
+  c.shape = GemmTileShape{64, 128, 2, 2, 3};
+  check(c, h100);
+}
+
+TEST_F(GemmKernelTest, RmsNormOfBatchedWholeRowsMatches) {
+  GemmCase c = ragged(Epilogue::RmsNormScale);
+  c.batch = 2;
+  c.f16 = true;
+  c.n = 200;
+  c.shape = GemmTileShape{128, 256, 2, 4, 3};
+  check(c, a100);
+}
+
+TEST_F(GemmKernelTest, F32FfmaRmsNormMatches) {
+  GemmCase c = ragged(Epilogue::RmsNormScale);
+  c.f32 = true;
+  c.n = 45;
+  check(c, h100);
+}
+
+// The tile chooseGemmTiling gives a norm: N = 72 needs blockN >= 128.
+TEST_F(GemmKernelTest, LayerNormOnTheChosenWholeRowTileMatches) {
+  GemmCase c = ragged(Epilogue::BiasResidualLayerNorm);
+  c.wholeRows = true;
+  GemmTiling tiling = check(c, a100);
+  EXPECT_GE(tiling.blockN, 72);
+}
+
 // Every tile configuration, on ragged M and N with more k-steps than
 // stages (K = 200: 7 k-steps, the last one partial).
 TEST_F(GemmKernelTest, EveryTileConfigurationMatches) {
@@ -529,6 +651,32 @@ TEST_F(GemmKernelTest, EveryTileConfigurationMatches) {
     c.shape = shape;
     check(c, h100);
   }
+}
+
+// An analysis the kernel cannot run gets one error at the matmul, no kernel.
+TEST_F(GemmKernelTest, TilingWithTooLittleSharedMemoryIsRefused) {
+  GemmCase c = ragged(Epilogue::Bias);
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source(c), context.get());
+  ASSERT_TRUE(module);
+  KernelAnalysis analysis =
+      analyze(*module->getOps<func::FuncOp>().begin(), c, h100);
+  analysis.tiling.sharedBytes = 1024;
+  std::string message;
+  ScopedDiagnosticHandler handler(context.get(), [&](Diagnostic &diagnostic) {
+    message = diagnostic.str();
+    return success();
+  });
+  OpBuilder builder(context.get());
+  OwningOpRef<ModuleOp> kernels = ModuleOp::create(builder.getUnknownLoc());
+  builder.setInsertionPointToStart(kernels->getBody());
+  auto gpuModule =
+      gpu::GPUModuleOp::create(builder, builder.getUnknownLoc(), "kernels");
+  EXPECT_TRUE(
+      failed(emitGemmKernel(gpuModule, "gemm", analysis, analysis.outputs)));
+  EXPECT_EQ(message, "cannot generate the GEMM kernel: the tiling's shared "
+                     "memory is too small");
+  EXPECT_TRUE(gpuModule.getBody()->without_terminator().empty());
 }
 
 TEST_F(GemmKernelTest, WrongReferenceIsCaught) {
@@ -553,19 +701,26 @@ TEST_F(GemmKernelTest, PtxOfEveryTileConfigurationAssemblesWithoutSpills) {
   registerAllExtensions(registry);
   registerAllGPUToLLVMIRTranslations(registry);
   context->appendDialectRegistry(registry);
+  // The tensor-core tiles, then the FFMA kernel's.
+  SmallVector<std::pair<GemmTileShape, bool>> configurations;
+  for (const GemmTileShape &shape : getGemmTileShapes())
+    configurations.push_back({shape, false});
+  configurations.push_back({getGemmSimtTileShape(), true});
   for (auto [target, arch, features] : {std::tuple{&h100, "sm_90a", "+ptx80"},
                                         std::tuple{&a100, "sm_80", "+ptx70"}})
-    for (const GemmTileShape &shape : getGemmTileShapes())
+    for (auto [shape, f32] : configurations)
       for (bool transposeRhs : {true, false}) {
-        std::string name = llvm::formatv(
-            "{0} {1}x{2}, {3} stages, rhs {4}", arch, shape.blockM,
-            shape.blockN, shape.stages, transposeRhs ? "[N, K]" : "[K, N]");
+        std::string name =
+            llvm::formatv("{0} {1} {2}x{3}, {4} stages, rhs {5}", arch,
+                          f32 ? "f32" : "bf16", shape.blockM, shape.blockN,
+                          shape.stages, transposeRhs ? "[N, K]" : "[K, N]");
         SCOPED_TRACE(name);
         GemmCase c;
         c.m = c.n = 256;
         c.k = 256;
         c.epilogue = Epilogue::BiasGeluErf;
         c.transposeRhs = transposeRhs;
+        c.f32 = f32;
         c.shape = shape;
         OwningOpRef<ModuleOp> module =
             parseSourceString<ModuleOp>(source(c), context.get());
@@ -593,9 +748,13 @@ TEST_F(GemmKernelTest, PtxOfEveryTileConfigurationAssemblesWithoutSpills) {
         for (auto binary : kernels->getOps<gpu::BinaryOp>())
           for (Attribute object : binary.getObjects())
             ptx += cast<gpu::ObjectAttr>(object).getObject().getValue().str();
-        EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos);
-        EXPECT_NE(ptx.find("ldmatrix"), std::string::npos);
-        EXPECT_NE(ptx.find("cp.async.cg.shared.global"), std::string::npos);
+        if (f32) {
+          EXPECT_NE(ptx.find("fma.rn.f32"), std::string::npos);
+        } else {
+          EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos);
+          EXPECT_NE(ptx.find("ldmatrix"), std::string::npos);
+          EXPECT_NE(ptx.find("cp.async.cg.shared.global"), std::string::npos);
+        }
 
         SmallString<64> ptxPath, logPath;
         ASSERT_FALSE(

@@ -38,7 +38,8 @@ struct GemmProblem {
   /// lhs batch dims are folded into m when rhs is rank 2 (and lhs is not
   /// transposed).
   int64_t m = 0, n = 0, k = 0;
-  /// Operand type: bf16 or f16 (fp32 accumulation).
+  /// Operand type: bf16 or f16 (tensor cores, fp32 accumulation), or f32
+  /// (the exact-fp32 FFMA kernel).
   mlir::Type elementType;
   /// lhs is [K, M] (else [M, K]); rhs is [N, K] (else [K, N]).
   bool transposeLhs = false, transposeRhs = false;
@@ -47,8 +48,10 @@ struct GemmProblem {
 };
 
 /// The problem, or failure with why the generated kernel cannot run it
-/// (f32/fp8/int operands, K not a multiple of 8, a strided operand's rows not
-/// 16-byte aligned, batch dims that broadcast other than a rank-2 operand).
+/// (fp8/int operands; for 16-bit operands K not a multiple of 8 or a
+/// strided operand's rows not 16-byte aligned; batch dims that broadcast
+/// other than a rank-2 operand). f32 operands run on the FFMA kernel (exact
+/// fp32, CUDA cores: cost it at the FP32 peak, not the tensor cores').
 llvm::FailureOr<GemmProblem> getGemmProblem(MatmulOp matmul,
                                             std::string *whyNot = nullptr);
 
@@ -91,7 +94,7 @@ struct GemmTileShape {
 
 /// Every tile configuration the kernel can be generated with, largest tile
 /// first: 128x256 (2x4 warps), 128x128, 128x64, 64x128, 64x64 (2x2 warps),
-/// each with a 3- or a 4-stage ring (blockK = 32).
+/// each with a 3- or a 4-stage ring (blockK = 32): the tensor-core kernel's.
 llvm::ArrayRef<GemmTileShape> getGemmTileShapes();
 
 /// The tiling `shape` gives `problem` on `target` (grid, resources,
@@ -103,16 +106,24 @@ llvm::FailureOr<GemmTiling> getGemmTiling(const GemmProblem &problem,
                                           const GemmTileShape &shape,
                                           std::string *whyNot = nullptr);
 
+/// The FFMA kernel's tile (f32 operands): 64x64 outputs, 256 threads each
+/// computing a 4x4 square, K in steps of 16 through shared memory (stages =
+/// 1: load, barrier, multiply, barrier).
+GemmTileShape getGemmSimtTileShape();
+
 /// Chooses the tiling for `problem` on `target` (wave quantization,
 /// occupancy, shared memory per SM); `epilogueValues` = per-element values
 /// the epilogue keeps live (for the register estimate). Among the shapes that
 /// fit it takes the one whose busiest SM has the least work, work weighed by
 /// the tile's operand reuse; a deeper ring only when K is long (at least 8
-/// k-steps) and it costs no resident CTA.
+/// k-steps) and it costs no resident CTA. `wholeRows`: the epilogue holds a
+/// layer_norm or rms_norm over N, so one tile must hold whole rows (blockN >=
+/// N; refused for N beyond the widest tile).
 llvm::FailureOr<GemmTiling> chooseGemmTiling(const GemmProblem &problem,
                                              const GPUTarget &target,
                                              int64_t epilogueValues,
-                                             std::string *whyNot = nullptr);
+                                             std::string *whyNot = nullptr,
+                                             bool wholeRows = false);
 
 } // namespace memwall
 
