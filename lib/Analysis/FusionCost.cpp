@@ -454,6 +454,13 @@ private:
     FailureOr<GemmProblem> problem = getGemmProblem(matmul, &why);
     if (failed(problem))
       return fail(whyNot, why);
+    // The f32 kernel runs on CUDA cores (FFMA) and is not tuned; its rate is
+    // not modelled, so only --gemm=memwall chooses it.
+    if (problem->elementType.isF32() &&
+        getGemmBackendOf(matmul) != GemmBackend::Generated)
+      return fail(whyNot, "the generated GEMM: f32 operands run on its FFMA "
+                          "kernel only with --gemm=memwall (its rate is not "
+                          "modelled)");
     ArrayRef<int64_t> shape = analysis.iterationShape;
     for (Operation *op : analysis.ops)
       if (op != analysis.anchor &&

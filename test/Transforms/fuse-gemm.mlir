@@ -81,9 +81,13 @@ func.func @untileable_k(%x: tensor<256x30xbf16>, %w: tensor<30x512xbf16>) -> ten
 
 // -----
 
-// f32 operands run only on cuBLASLt for now.
+// f32 operands: the generated GEMM's f32 kernel (FFMA on CUDA cores) is not
+// modelled, so auto keeps cuBLASLt; --gemm=memwall runs it.
+// AUTO-LABEL: func.func @f32_linear
+// AUTO: memwall.fusion matmul_epilogue(
 // MEMWALL-LABEL: func.func @f32_linear
-// MEMWALL: memwall.fusion matmul_epilogue(
+// MEMWALL: memwall.fusion gemm(
+// REPORT: matmul_epilogue {{.*}}: cuBLASLt: the generated GEMM: f32 operands run on its FFMA kernel only with --gemm=memwall
 func.func @f32_linear(%x: tensor<128x64xf32>, %w: tensor<64x64xf32>) -> tensor<128x64xf32> {
   %0 = memwall.matmul %x, %w : tensor<128x64xf32>, tensor<64x64xf32> -> tensor<128x64xf32>
   %1 = memwall.relu %0 : tensor<128x64xf32>

@@ -277,7 +277,7 @@ protected:
   KernelAnalysis analyze(func::FuncOp func, const GemmCase &c,
                          const GPUTarget &target) {
     KernelAnalysis analysis;
-    analysis.kind = FusionKind::MatmulEpilogue;
+    analysis.kind = FusionKind::Gemm;
     MatmulOp matmul;
     for (Operation &op : func.getBody().front()) {
       if (isa<func::ReturnOp>(op)) {
