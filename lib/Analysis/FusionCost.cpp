@@ -153,9 +153,14 @@ private:
       if (!isAnchor)
         return fail(whyNot, "'" + op->getName().getStringRef() +
                                 "' does not run in a generated kernel");
-      if (analysis.anchor)
-        return fail(whyNot, "a kernel holds at most one row reduction or "
-                            "matmul");
+      if (analysis.anchor) {
+        if (!isGemmRowNorm(op))
+          return fail(whyNot, "a kernel holds at most one row reduction or "
+                              "matmul (or a matmul and a layer_norm or "
+                              "rms_norm of its result's rows)");
+        rowNorm = op;
+        continue;
+      }
       analysis.anchor = op;
     }
     if (!analysis.anchor) {
@@ -181,6 +186,19 @@ private:
       analysis.iterationShape.assign(shape.begin(), shape.end());
     }
     return true;
+  }
+
+  /// Whether `op`, after the anchor, is the one row norm memwall's GEMM can
+  /// run in its epilogue: a layer_norm or rms_norm over the last dim of the
+  /// matmul's result shape, of a value computed in the kernel.
+  bool isGemmRowNorm(Operation *op) {
+    auto matmul = dyn_cast<MatmulOp>(analysis.anchor);
+    if (!matmul || rowNorm || !isa<LayerNormOp, RmsNormOp>(op))
+      return false;
+    Value input = op->getOperand(0);
+    Operation *def = input.getDefiningOp();
+    return def && members.contains(def) &&
+           tensorType(input).getShape() == matmul.getType().getShape();
   }
 
   static int64_t computeElements(ArrayRef<int64_t> shape) {
@@ -491,12 +509,21 @@ private:
                         "] in a way codegen indexes");
       input = *access;
     }
+    // A norm needs whole rows in one CTA; wider than a tile, its input waits
+    // in a row buffer of its tensor's element type.
+    int64_t rowBufferElementBytes =
+        rowNorm ? getElementByteSize(
+                      tensorType(rowNorm->getOperand(0)).getElementType())
+                : 0;
     FailureOr<GemmTiling> tiling =
-        chooseGemmTiling(*problem, target, countLiveValues(), &why);
+        chooseGemmTiling(*problem, target, countLiveValues(), &why,
+                         /*wholeRows=*/rowNorm != nullptr,
+                         rowBufferElementBytes);
     if (failed(tiling))
       return fail(whyNot, why);
     analysis.gemm = *problem;
     analysis.tiling = *tiling;
+    addRowChunkRereads();
     KernelGeometry &geometry = analysis.geometry;
     geometry.threadsPerBlock = tiling->threads;
     geometry.gridSize = tiling->grid[0] * tiling->grid[1] * tiling->grid[2];
@@ -507,10 +534,40 @@ private:
     return true;
   }
 
+  /// A row-chunked GEMM (a norm over N wider than the tile) reads each CTA's
+  /// A tile once per column chunk. While the CTAs running at once keep
+  /// their A tiles (and B) within L2, the re-reads are L2 hits; otherwise
+  /// each is DRAM traffic again.
+  void addRowChunkRereads() {
+    const GemmTiling &tiling = analysis.tiling;
+    if (tiling.rowChunks <= 1)
+      return;
+    auto matmul = cast<MatmulOp>(analysis.anchor);
+    const GemmProblem &problem = analysis.gemm;
+    int64_t elementBytes = getElementByteSize(problem.elementType);
+    int64_t ctas = tiling.grid[0] * tiling.grid[1] * tiling.grid[2];
+    int64_t resident = std::min<int64_t>(
+        ctas, tiling.ctasPerSM * static_cast<int64_t>(target.smCount));
+    CheckedInt working = CheckedInt(resident) * tiling.blockM * problem.k *
+                             elementBytes +
+                         CheckedInt::fromSaturated(
+                             getGemmOperandBytes(matmul.getRhs()));
+    if (!working.overflowed() &&
+        *working.get() <= static_cast<int64_t>(target.l2Bytes))
+      return;
+    analysis.bytesRead =
+        (CheckedInt(analysis.bytesRead) +
+         CheckedInt::fromSaturated(getGemmOperandBytes(matmul.getLhs())) *
+             (tiling.rowChunks - 1))
+            .saturated();
+  }
+
   /// Matmul plus what cuBLASLt's epilogue applies: a bias, a residual add
   /// (beta = 1), then relu or tanh-GELU, as a single-use chain.
   bool analyzeGemm() {
     auto matmul = cast<MatmulOp>(analysis.anchor);
+    if (rowNorm)
+      return fail(whyNot, "cuBLASLt has no layer_norm or rms_norm epilogue");
     Type elementType = matmul.getLhs().getType().getElementType();
     if (!isa<Float32Type, BFloat16Type, Float16Type>(elementType))
       return fail(whyNot, "only f32, bf16 and f16 matmuls run through "
@@ -605,6 +662,8 @@ private:
   std::string *whyNot;
   KernelAnalysis analysis;
   llvm::SmallPtrSet<Operation *, 16> members;
+  /// A layer_norm or rms_norm in a matmul's epilogue (memwall's GEMM only).
+  Operation *rowNorm = nullptr;
 };
 } // namespace
 

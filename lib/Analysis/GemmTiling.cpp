@@ -50,6 +50,21 @@ bool fail(std::string *whyNot, const std::string &why) {
     *whyNot = why;
   return false;
 }
+
+/// Shared memory of `shape`: the ring or the accumulator tile, whichever is
+/// larger, then (row-chunked) the row buffer, 16-byte aligned.
+int64_t getSharedBytes(const GemmProblem &problem, const GemmTileShape &shape,
+                       int64_t rowBufferBytes) {
+  int64_t blockK = isSimt(problem) ? kSimtBlockK : kBlockK;
+  int64_t ringOrTile = std::max(
+      shape.stages *
+          getGemmStageBytes(problem, shape.blockM, shape.blockN, blockK),
+      getGemmAccumulatorBytes(shape.blockM, shape.blockN));
+  if (rowBufferBytes == 0)
+    return ringOrTile;
+  return (CheckedInt(llvm::alignTo(ringOrTile, 16)) + rowBufferBytes)
+      .saturated();
+}
 } // namespace
 
 FailureOr<GemmProblem> memwall::getGemmProblem(MatmulOp matmul,
@@ -135,6 +150,13 @@ int64_t memwall::getGemmAccumulatorBytes(int64_t blockM, int64_t blockN) {
   return blockM * (blockN + kGemmAccumulatorRowPad) * 4;
 }
 
+int64_t memwall::getGemmRowBufferBytes(int64_t blockM, int64_t n,
+                                       int64_t elementBytes) {
+  return (CheckedInt(blockM) * (CheckedInt(n) + kGemmRowBufferPad) *
+          elementBytes)
+      .saturated();
+}
+
 ArrayRef<GemmTileShape> memwall::getGemmTileShapes() {
   static const GemmTileShape shapes[] = {
       {128, 256, 2, 4, 3}, {128, 256, 2, 4, 4}, {128, 128, 2, 2, 3},
@@ -151,7 +173,8 @@ FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
                                              const GPUTarget &target,
                                              int64_t epilogueValues,
                                              const GemmTileShape &shape,
-                                             std::string *whyNot) {
+                                             std::string *whyNot,
+                                             int64_t rowBufferElementBytes) {
   GemmTiling tiling;
   tiling.blockM = shape.blockM;
   tiling.blockN = shape.blockN;
@@ -161,10 +184,15 @@ FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
   tiling.warpsN = shape.warpsN;
   tiling.stages = shape.stages;
   tiling.threads = shape.warpsM * shape.warpsN * 32;
-  tiling.sharedBytes =
-      std::max(shape.stages * getGemmStageBytes(problem, shape.blockM,
-                                                shape.blockN, tiling.blockK),
-               getGemmAccumulatorBytes(shape.blockM, shape.blockN));
+  // Whole rows wider than the tile: one CTA loops over the row's column
+  // chunks, the norm's input kept in a row buffer after the ring.
+  bool rowChunked = rowBufferElementBytes > 0 && problem.n > shape.blockN;
+  if (rowChunked) {
+    tiling.rowChunks = llvm::divideCeil(problem.n, shape.blockN);
+    tiling.rowBufferBytes = getGemmRowBufferBytes(shape.blockM, problem.n,
+                                                  rowBufferElementBytes);
+  }
+  tiling.sharedBytes = getSharedBytes(problem, shape, tiling.rowBufferBytes);
   auto tileName = [&] {
     return std::to_string(shape.blockM) + "x" + std::to_string(shape.blockN) +
            " tile";
@@ -172,9 +200,16 @@ FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
   int64_t sharedLimit = static_cast<int64_t>(target.sharedMemoryPerSMBytes) -
                         kReservedSharedPerCTA;
   if (tiling.sharedBytes > sharedLimit) {
+    std::string rowBuffer =
+        rowChunked
+            ? " (" + std::to_string(tiling.rowBufferBytes) +
+                  " of them the row buffer of " + std::to_string(shape.blockM) +
+                  " rows of N = " + std::to_string(problem.n) + ")"
+            : "";
     fail(whyNot, "a " + tileName() + " needs " +
                      std::to_string(tiling.sharedBytes) +
-                     " bytes of shared memory, more than the " +
+                     " bytes of shared memory" + rowBuffer +
+                     ", more than the " +
                      std::to_string(std::max<int64_t>(sharedLimit, 0)) +
                      " a CTA can have");
     return failure();
@@ -205,7 +240,8 @@ FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
     return failure();
   }
 
-  int64_t tilesN = llvm::divideCeil(problem.n, shape.blockN);
+  int64_t tilesN =
+      rowChunked ? 1 : llvm::divideCeil(problem.n, shape.blockN);
   int64_t tilesM = llvm::divideCeil(problem.m, shape.blockM);
   tiling.grid = {tilesN, tilesM, problem.batch};
   if (tilesN > std::numeric_limits<int32_t>::max() || tilesM > 65535 ||
@@ -237,20 +273,29 @@ FailureOr<GemmTiling> memwall::chooseGemmTiling(const GemmProblem &problem,
                                                 const GPUTarget &target,
                                                 int64_t epilogueValues,
                                                 std::string *whyNot,
-                                                bool wholeRows) {
+                                                bool wholeRows,
+                                                int64_t rowBufferElementBytes) {
+  // Whole rows beyond the widest tile: every tile, row-chunked.
+  int64_t widest = getGemmSimtTileShape().blockN;
+  if (!isSimt(problem))
+    for (const GemmTileShape &shape : getGemmTileShapes())
+      widest = std::max(widest, shape.blockN);
+  bool rowChunked = wholeRows && problem.n > widest;
+  int64_t rowBytes = 0;
+  if (rowChunked)
+    rowBytes = rowBufferElementBytes > 0
+                   ? rowBufferElementBytes
+                   : problem.elementType.getIntOrFloatBitWidth() / 8;
   auto holdsRows = [&](const GemmTileShape &shape) {
-    return !wholeRows || shape.blockN >= problem.n;
+    return !wholeRows || rowChunked || shape.blockN >= problem.n;
   };
   std::string rowsWhy = "a norm in the epilogue needs whole rows in one "
                         "tile, but N = " +
                         std::to_string(problem.n) + " exceeds every tile";
   if (isSimt(problem)) {
-    if (!holdsRows(getGemmSimtTileShape())) {
-      fail(whyNot, "the generated GEMM has no tile that fits: " + rowsWhy);
-      return failure();
-    }
-    FailureOr<GemmTiling> tiling = getGemmTiling(
-        problem, target, epilogueValues, getGemmSimtTileShape(), whyNot);
+    FailureOr<GemmTiling> tiling =
+        getGemmTiling(problem, target, epilogueValues, getGemmSimtTileShape(),
+                      whyNot, rowBytes);
     if (failed(tiling) && whyNot)
       *whyNot = "the generated GEMM has no tile that fits: " + *whyNot;
     return tiling;
@@ -258,7 +303,10 @@ FailureOr<GemmTiling> memwall::chooseGemmTiling(const GemmProblem &problem,
   int64_t kSteps = llvm::divideCeil(problem.k, kBlockK);
   std::optional<GemmTiling> best;
   double bestCost = std::numeric_limits<double>::infinity();
-  std::string firstWhy;
+  // Row-chunked, the refusal names the smallest shared memory any tile
+  // needs.
+  std::string firstWhy, smallestWhy;
+  int64_t smallestBytes = std::numeric_limits<int64_t>::max();
   for (const GemmTileShape &shape : getGemmTileShapes()) {
     if (!holdsRows(shape)) {
       if (firstWhy.empty())
@@ -267,10 +315,18 @@ FailureOr<GemmTiling> memwall::chooseGemmTiling(const GemmProblem &problem,
     }
     std::string why;
     FailureOr<GemmTiling> tiling =
-        getGemmTiling(problem, target, epilogueValues, shape, &why);
+        getGemmTiling(problem, target, epilogueValues, shape, &why, rowBytes);
     if (failed(tiling)) {
       if (firstWhy.empty())
         firstWhy = why;
+      int64_t bytes = getSharedBytes(
+          problem, shape,
+          rowChunked ? getGemmRowBufferBytes(shape.blockM, problem.n, rowBytes)
+                     : 0);
+      if (bytes < smallestBytes) {
+        smallestBytes = bytes;
+        smallestWhy = why;
+      }
       continue;
     }
     if (shape.stages == 4) {
@@ -283,21 +339,28 @@ FailureOr<GemmTiling> memwall::chooseGemmTiling(const GemmProblem &problem,
       continue;
     }
     // Work of the busiest SM: its tiles, each weighed by how well the tile
-    // reuses its operands.
+    // reuses its operands (a row-chunked CTA computes rowChunks tiles,
+    // re-reading A's tile for each).
     double tiles = static_cast<double>(tiling->grid[0]) * tiling->grid[1] *
                    tiling->grid[2];
     double perSM = std::ceil(tiles / std::max(target.smCount, 1u));
     double reuse = static_cast<double>(shape.blockM * shape.blockN) /
                    (shape.blockM + shape.blockN);
     double efficiency = reuse / (reuse + kHalfEfficiencyReuse);
-    double cost = perSM * shape.blockM * shape.blockN / efficiency;
+    double cost = perSM * shape.blockM * shape.blockN * tiling->rowChunks /
+                  efficiency;
     if (cost < bestCost) {
       bestCost = cost;
       best = *tiling;
     }
   }
   if (!best) {
-    fail(whyNot, "the generated GEMM has no tile that fits: " + firstWhy);
+    fail(whyNot, "the generated GEMM has no tile that fits: " +
+                     (rowChunked ? "a norm over N = " +
+                                       std::to_string(problem.n) +
+                                       " needs whole rows in one CTA, and " +
+                                       smallestWhy
+                                 : firstWhy));
     return failure();
   }
   return *best;

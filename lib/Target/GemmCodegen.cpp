@@ -35,6 +35,14 @@
 // warp per row puts mean and 1/sqrt(var + eps) in the row's padding; pass 2
 // the norm and the ops after it.
 //
+// Row-chunked (a norm over N wider than the tile; tiling.rowChunks > 1,
+// grid.x = 1): the block owns blockM whole rows and runs the main loop and
+// pass 1 once per blockN-wide column chunk (A's tile is re-read each time),
+// writing the norm's input, in its tensor's element type, to a row buffer
+// [blockM, N + pad] after the ring's bytes. Then one warp per row computes
+// the statistics from the buffer (mean, then the centred variance, each a
+// loop over the row's columns), and pass 2 runs over [blockM, N] from it.
+//
 // f32 operands (exact fp32, as PyTorch without TF32): the FFMA kernel. Each
 // k-step of 16 is loaded (coalesced, zeros past the edges) into K-major
 // shared tiles, a barrier, each thread accumulates a 4x4 square of the tile
@@ -135,11 +143,12 @@ public:
     tileRow = mul(gpu::BlockIdOp::create(b, gpu::Dimension::y), tiling.blockM);
     batch = gpu::BlockIdOp::create(b, gpu::Dimension::z);
 
-    if (element.isF32())
-      buildSimtMainLoop();
-    else
-      buildMainLoop();
-    buildEpilogue();
+    if (tiling.rowChunks > 1) {
+      buildRowChunkedKernel();
+    } else {
+      buildAnyMainLoop();
+      buildEpilogue();
+    }
     gpu::ReturnOp::create(b);
     return func;
   }
@@ -166,6 +175,25 @@ private:
   std::pair<int64_t, int64_t> rhsTileShape() const {
     return problem.transposeRhs ? std::pair{tiling.blockN, tiling.blockK}
                                 : std::pair{tiling.blockK, tiling.blockN};
+  }
+
+  void buildAnyMainLoop() {
+    if (element.isF32())
+      buildSimtMainLoop();
+    else
+      buildMainLoop();
+  }
+
+  /// The dynamic shared memory, created once (the row-chunked kernel runs
+  /// the main loop once per chunk).
+  void createSharedMemory() {
+    if (shared)
+      return;
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    shared = gpu::DynamicSharedMemoryOp::create(
+        b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
+                           workgroup));
   }
 
   /// Why the analysis is not one this builder can emit ("" when it is).
@@ -199,8 +227,11 @@ private:
     int64_t ring =
         tiling.stages *
         getGemmStageBytes(problem, tiling.blockM, tiling.blockN, tiling.blockK);
-    if (std::max(ring, getGemmAccumulatorBytes(tiling.blockM, tiling.blockN)) >
-        tiling.sharedBytes)
+    int64_t ringOrTile =
+        std::max(ring, getGemmAccumulatorBytes(tiling.blockM, tiling.blockN));
+    if (tiling.rowChunks > 1)
+      ringOrTile = llvm::alignTo(ringOrTile, 16) + tiling.rowBufferBytes;
+    if (ringOrTile > tiling.sharedBytes)
       return "the tiling's shared memory is too small";
     auto inputIndex = [&](Value value) {
       return llvm::find_if(analysis.inputs, [&](const KernelInput &input) {
@@ -220,10 +251,22 @@ private:
       if (op != matmul && op != norm && !isa<ElementwiseOpInterface>(op))
         return "the epilogue may hold elementwise ops and one layer_norm or "
                "rms_norm only";
+    if (tiling.rowChunks > 1 && !norm)
+      return "only a norm in the epilogue runs row-chunked";
     if (norm) {
-      if (problem.n > tiling.blockN)
+      if (tiling.rowChunks > 1) {
+        int64_t bufferBytes = getRowBufferType().getIntOrFloatBitWidth() / 8;
+        if (tiling.rowChunks != llvm::divideCeil(problem.n, tiling.blockN) ||
+            tiling.grid[0] != 1 ||
+            tiling.rowBufferBytes !=
+                getGemmRowBufferBytes(tiling.blockM, problem.n, bufferBytes))
+          return "a row-chunked norm needs one CTA per block of rows, "
+                 "ceil(N / blockN) chunks and a row buffer of blockM x (N + "
+                 "pad) elements of the norm input's type";
+      } else if (problem.n > tiling.blockN) {
         return "a norm in the epilogue needs whole rows in one tile (N <= "
-               "blockN)";
+               "blockN) or a row-chunked tiling";
+      }
       if (tiling.blockM % (tiling.threads / 32) != 0)
         return "a norm in the epilogue needs the tile's rows to split evenly "
                "over the warps";
@@ -347,9 +390,7 @@ private:
   void buildMainLoop() {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                                 gpu::AddressSpace::Workgroup);
-    shared = gpu::DynamicSharedMemoryOp::create(
-        b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
-                           workgroup));
+    createSharedMemory();
     auto ring = [&](std::pair<int64_t, int64_t> shape, int64_t offset) {
       auto type = MemRefType::get(
           {tiling.stages, shape.first, shape.second + kGemmOperandRowPad},
@@ -444,9 +485,7 @@ private:
   void buildSimtMainLoop() {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                                 gpu::AddressSpace::Workgroup);
-    shared = gpu::DynamicSharedMemoryOp::create(
-        b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
-                           workgroup));
+    createSharedMemory();
     int64_t blockK = tiling.blockK;
     auto tileView = [&](int64_t width, int64_t offset) {
       auto type = MemRefType::get({blockK, width + 1}, b.getF32Type(),
@@ -524,7 +563,10 @@ private:
             ValueRange{add(threadRow, i), add(threadColumn, j)});
   }
 
-  void buildEpilogue() {
+  /// The f32 accumulator tile in shared memory (the ring's bytes, rows
+  /// padded), written from the accumulators; every thread's part is visible
+  /// on return.
+  Value stageAccumulatorTile() {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                                 gpu::AddressSpace::Workgroup);
     int64_t rowLength = tiling.blockN + kGemmAccumulatorRowPad;
@@ -540,23 +582,37 @@ private:
     else
       stageFragments(tile);
     gpu::BarrierOp::create(b);
+    return tile;
+  }
 
-    Operation *norm = getRowNorm();
-    SmallVector<Operation *> beforeNorm, afterNorm;
+  /// The epilogue's ops other than the matmul and the norm, split at the
+  /// norm.
+  void splitAtNorm(Operation *norm, SmallVectorImpl<Operation *> &beforeNorm,
+                   SmallVectorImpl<Operation *> &afterNorm) {
     for (Operation *op : analysis.ops) {
       if (op == matmul || op == norm)
         continue;
       (norm && norm->isBeforeInBlock(op) ? afterNorm : beforeNorm)
           .push_back(op);
     }
-    auto computedAfterNorm = [&](Value output) {
-      Operation *def = output.getDefiningOp();
-      return norm && (def == norm || llvm::is_contained(afterNorm, def));
-    };
+  }
 
-    // Pass 1: the product, its bias and the ops before any norm; outputs
-    // known by then are stored, a norm's input goes back to the tile.
-    forEachVector(tile, [&](Value row, Value column, Value flat) {
+  bool isComputedAfterNorm(Value output, Operation *norm,
+                           ArrayRef<Operation *> afterNorm) {
+    Operation *def = output.getDefiningOp();
+    return norm && (def == norm || llvm::is_contained(afterNorm, def));
+  }
+
+  /// Pass 1 over the tile at columns tileColumn..: the product, its bias
+  /// and the ops before any norm; outputs known by then are stored, and the
+  /// norm's input goes to `keepNormInput(row, column, lanes)` (tile
+  /// coordinates).
+  void buildPassOne(
+      Value tile, Operation *norm, ArrayRef<Operation *> beforeNorm,
+      ArrayRef<Operation *> afterNorm,
+      function_ref<void(Value row, Value column, const Lanes &x)>
+          keepNormInput) {
+    forEachVector(tiling.blockN, [&](Value row, Value column, Value flat) {
       int64_t width = emitter.getWidth();
       DenseMap<Value, Lanes> lanes;
       Lanes result = readTile(tile, row, column);
@@ -568,15 +624,60 @@ private:
       lanes[matmul.getResult()] = result;
       emitter.evaluate(beforeNorm, flat, lanes);
       for (Value output : outputs)
-        if (!computedAfterNorm(output))
+        if (!isComputedAfterNorm(output, norm, afterNorm))
           emitter.storeOutput(output, emitter.lanesOf(output, flat, lanes),
                               flat);
-      if (!norm)
-        return;
-      Lanes x = emitter.lanesOf(norm->getOperand(0), flat, lanes);
-      for (int64_t l = 0; l < width; ++l)
-        memref::StoreOp::create(b, x[l], tile, ValueRange{row, add(column, l)});
+      if (norm)
+        keepNormInput(row, column,
+                      emitter.lanesOf(norm->getOperand(0), flat, lanes));
     });
+  }
+
+  /// Pass 2 at one vector: the norm of `x` with the row's statistics from
+  /// the accumulator tile's padding, the ops after it, and their outputs.
+  void buildPassTwo(Value tile, Operation *norm,
+                    ArrayRef<Operation *> afterNorm, Value row, Value flat,
+                    const Lanes &x) {
+    DenseMap<Value, Lanes> lanes;
+    lanes[norm->getOperand(0)] = x;
+    Value mean =
+        memref::LoadOp::create(b, tile, ValueRange{row, idx(tiling.blockN)});
+    Value rstd = memref::LoadOp::create(
+        b, tile, ValueRange{row, idx(tiling.blockN + 1)});
+    Lanes weight = emitter.lanesOf(norm->getOperand(1), flat, lanes);
+    Lanes normBias;
+    if (auto layerNorm = dyn_cast<LayerNormOp>(norm))
+      if (Value bias = layerNorm.getBias())
+        normBias = emitter.lanesOf(bias, flat, lanes);
+    Lanes y;
+    for (auto [l, value] : llvm::enumerate(x)) {
+      Value v = arith::MulFOp::create(
+          b, arith::SubFOp::create(b, value, mean), rstd);
+      v = arith::MulFOp::create(b, v, weight[l]);
+      if (!normBias.empty())
+        v = arith::AddFOp::create(b, v, normBias[l]);
+      y.push_back(v);
+    }
+    lanes[norm->getResult(0)] = y;
+    emitter.evaluate(afterNorm, flat, lanes);
+    for (Value output : outputs)
+      if (isComputedAfterNorm(output, norm, afterNorm))
+        emitter.storeOutput(output, emitter.lanesOf(output, flat, lanes),
+                            flat);
+  }
+
+  void buildEpilogue() {
+    Value tile = stageAccumulatorTile();
+    Operation *norm = getRowNorm();
+    SmallVector<Operation *> beforeNorm, afterNorm;
+    splitAtNorm(norm, beforeNorm, afterNorm);
+    // Pass 1; a norm's input goes back to the tile.
+    buildPassOne(tile, norm, beforeNorm, afterNorm,
+                 [&](Value row, Value column, const Lanes &x) {
+                   for (int64_t l = 0; l < emitter.getWidth(); ++l)
+                     memref::StoreOp::create(b, x[l], tile,
+                                             ValueRange{row, add(column, l)});
+                 });
     if (!norm)
       return;
 
@@ -585,35 +686,76 @@ private:
     gpu::BarrierOp::create(b);
     buildRowStatistics(tile, norm);
     gpu::BarrierOp::create(b);
-    forEachVector(tile, [&](Value row, Value column, Value flat) {
-      DenseMap<Value, Lanes> lanes;
-      Lanes x = readTile(tile, row, column);
-      lanes[norm->getOperand(0)] = x;
-      Value mean =
-          memref::LoadOp::create(b, tile, ValueRange{row, idx(tiling.blockN)});
-      Value rstd = memref::LoadOp::create(
-          b, tile, ValueRange{row, idx(tiling.blockN + 1)});
-      Lanes weight = emitter.lanesOf(norm->getOperand(1), flat, lanes);
-      Lanes normBias;
-      if (auto layerNorm = dyn_cast<LayerNormOp>(norm))
-        if (Value bias = layerNorm.getBias())
-          normBias = emitter.lanesOf(bias, flat, lanes);
-      Lanes y;
-      for (auto [l, value] : llvm::enumerate(x)) {
-        Value v = arith::MulFOp::create(
-            b, arith::SubFOp::create(b, value, mean), rstd);
-        v = arith::MulFOp::create(b, v, weight[l]);
-        if (!normBias.empty())
-          v = arith::AddFOp::create(b, v, normBias[l]);
-        y.push_back(v);
-      }
-      lanes[norm->getResult(0)] = y;
-      emitter.evaluate(afterNorm, flat, lanes);
-      for (Value output : outputs)
-        if (computedAfterNorm(output))
-          emitter.storeOutput(output, emitter.lanesOf(output, flat, lanes),
-                              flat);
+    forEachVector(tiling.blockN, [&](Value row, Value column, Value flat) {
+      buildPassTwo(tile, norm, afterNorm, row, flat,
+                   readTile(tile, row, column));
     });
+  }
+
+  /// Rows wider than the tile (N > blockN, grid.x = 1): the CTA runs the
+  /// main loop and pass 1 once per blockN-wide column chunk (re-reading
+  /// A's tile), keeping the norm's input in the row buffer [blockM, N +
+  /// pad] of its tensor's element type after the ring; then the row
+  /// statistics from the buffer and pass 2 over [blockM, N].
+  void buildRowChunkedKernel() {
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    createSharedMemory();
+    Operation *norm = getRowNorm();
+    SmallVector<Operation *> beforeNorm, afterNorm;
+    splitAtNorm(norm, beforeNorm, afterNorm);
+    Type bufferType = getRowBufferType();
+    Value rowBuffer = memref::ViewOp::create(
+        b,
+        MemRefType::get({tiling.blockM, problem.n + kGemmRowBufferPad},
+                        bufferType, AffineMap(), workgroup),
+        shared, idx(tiling.sharedBytes - tiling.rowBufferBytes), ValueRange{});
+
+    auto chunks = scf::ForOp::create(b, idx(0), idx(tiling.rowChunks), idx(1));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(chunks.getBody());
+      tileColumn = mul(chunks.getInductionVar(), tiling.blockN);
+      buildAnyMainLoop();
+      Value tile = stageAccumulatorTile();
+      buildPassOne(tile, norm, beforeNorm, afterNorm,
+                   [&](Value row, Value column, const Lanes &x) {
+                     Value bufferColumn = add(tileColumn, column);
+                     for (int64_t l = 0; l < emitter.getWidth(); ++l)
+                       memref::StoreOp::create(
+                           b, emitter.fromF32(x[l], bufferType), rowBuffer,
+                           ValueRange{row, add(bufferColumn, l)});
+                   });
+      // Every warp is done with the tile before the next chunk's copies
+      // overwrite it; after the last chunk the row buffer is complete.
+      gpu::BarrierOp::create(b);
+    }
+    tileColumn = idx(0);
+
+    // The statistics go to the accumulator tile's row padding.
+    Value tile = memref::ViewOp::create(
+        b,
+        MemRefType::get({tiling.blockM, tiling.blockN + kGemmAccumulatorRowPad},
+                        b.getF32Type(), AffineMap(), workgroup),
+        shared, idx(0), ValueRange{});
+    buildRowBufferStatistics(rowBuffer, tile, norm);
+    gpu::BarrierOp::create(b);
+    forEachVector(problem.n, [&](Value row, Value column, Value flat) {
+      Lanes x;
+      for (int64_t l = 0; l < emitter.getWidth(); ++l)
+        x.push_back(emitter.toF32(memref::LoadOp::create(
+            b, rowBuffer, ValueRange{row, add(column, l)})));
+      buildPassTwo(tile, norm, afterNorm, row, flat, x);
+    });
+  }
+
+  /// The row buffer's element type: what the unfused graph would store for
+  /// the norm's input.
+  Type getRowBufferType() {
+    Operation *norm = getRowNorm();
+    return norm ? cast<RankedTensorType>(norm->getOperand(0).getType())
+                      .getElementType()
+                : Type();
   }
 
   /// The layer_norm or rms_norm of the epilogue, or null.
@@ -632,14 +774,16 @@ private:
     return lanes;
   }
 
-  /// Runs `body` at every run of `width` elements of the tile inside M x N:
-  /// thread t takes runs t, t + threads, ... in row-major order.
+  /// Runs `body` at every run of `width` elements of the block's rows and
+  /// `columns` columns from tileColumn, inside M x N: thread t takes runs t,
+  /// t + threads, ... in row-major order.
   void
-  forEachVector(Value tile,
+  forEachVector(int64_t columns,
                 function_ref<void(Value row, Value column, Value flat)> body) {
     int64_t width = emitter.getWidth();
-    int64_t vectorsPerRow = tiling.blockN / width;
-    int64_t passes = tiling.blockM * vectorsPerRow / tiling.threads;
+    int64_t vectorsPerRow = columns / width;
+    int64_t vectors = tiling.blockM * vectorsPerRow;
+    int64_t passes = llvm::divideCeil(vectors, tiling.threads);
     auto loop = scf::ForOp::create(b, idx(0), idx(passes), idx(1));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -650,6 +794,9 @@ private:
     Value globalColumn = add(tileColumn, column);
     Value valid = arith::AndIOp::create(b, less(globalRow, problem.m),
                                         less(globalColumn, problem.n));
+    // The last pass of a run count the threads do not divide.
+    if (vectors % tiling.threads != 0)
+      valid = arith::AndIOp::create(b, valid, less(vectorIndex, vectors));
     auto guardValid = scf::IfOp::create(b, valid, /*withElseRegion=*/false);
     b.setInsertionPointToStart(guardValid.thenBlock());
     Value flat = add(mul(add(mul(batch, problem.m), globalRow), problem.n),
@@ -701,26 +848,87 @@ private:
       return arith::DivFOp::create(b, warpSum(partial), count);
     };
     Value mean = f32Constant(b, 0);
-    double epsilon;
-    if (auto layerNorm = dyn_cast<LayerNormOp>(norm)) {
-      epsilon = layerNorm.getEpsilon().convertToDouble();
+    double epsilon = getEpsilon(norm);
+    if (isa<LayerNormOp>(norm))
       mean = sumOf([](Value v) { return v; });
-    } else {
-      epsilon = cast<RmsNormOp>(norm).getEpsilon().convertToDouble();
-    }
     Value variance = sumOf([&](Value v) {
       Value d = arith::SubFOp::create(b, v, mean);
       return Value(arith::MulFOp::create(b, d, d));
     });
+    storeRowStatistics(tile, row, lane, mean, variance, epsilon);
+  }
+
+  /// Lane 0 writes the row's mean and 1/sqrt(variance + epsilon) to the
+  /// tile's columns blockN and blockN + 1.
+  void storeRowStatistics(Value tile, Value row, Value lane, Value mean,
+                          Value variance, double epsilon) {
     Value rstd = math::RsqrtOp::create(
         b, arith::AddFOp::create(b, variance, f32Constant(b, epsilon)));
     Value isFirst =
         arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, idx(0));
     auto store = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(store.thenBlock());
     memref::StoreOp::create(b, mean, tile, ValueRange{row, idx(tiling.blockN)});
     memref::StoreOp::create(b, rstd, tile,
                             ValueRange{row, idx(tiling.blockN + 1)});
+  }
+
+  /// The row-chunked kernel's statistics: one warp per row (rows past M
+  /// skipped), exact two passes over the row buffer's N columns (the mean,
+  /// then the centred variance; the mean square for rms_norm), lane l
+  /// summing columns l, l + 32, ...; written as
+  /// buildRowStatistics writes them.
+  void buildRowBufferStatistics(Value rowBuffer, Value tile, Operation *norm) {
+    int64_t warps = tiling.threads / 32;
+    Value lane = rem(tid, 32);
+    Value warp = div(tid, 32);
+    auto loop = scf::ForOp::create(
+        b, idx(0), idx(llvm::divideCeil(tiling.blockM, warps)), idx(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value row = add(mul(loop.getInductionVar(), warps), warp);
+    // Uniform per warp, so the shuffles below stay convergent.
+    Value inside = arith::AndIOp::create(b, less(row, tiling.blockM),
+                                         less(add(tileRow, row), problem.m));
+    auto rowGuard = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(rowGuard.thenBlock());
+    Value count = f32Constant(b, static_cast<double>(problem.n));
+    // Uniform trip counts; columns past N add nothing.
+    auto meanOf = [&](function_ref<Value(Value)> transform) {
+      auto columns = scf::ForOp::create(
+          b, idx(0), idx(llvm::alignTo(problem.n, 32)), idx(32),
+          ValueRange{f32Constant(b, 0)});
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(columns.getBody());
+        Value column = add(columns.getInductionVar(), lane);
+        Value valid = less(column, problem.n);
+        Value at = arith::SelectOp::create(b, valid, column, idx(0));
+        Value x = emitter.toF32(
+            memref::LoadOp::create(b, rowBuffer, ValueRange{row, at}));
+        Value term = arith::SelectOp::create(b, valid, transform(x),
+                                             f32Constant(b, 0));
+        scf::YieldOp::create(
+            b, ValueRange{arith::AddFOp::create(
+                   b, columns.getRegionIterArgs()[0], term)});
+      }
+      return arith::DivFOp::create(b, warpSum(columns.getResult(0)), count);
+    };
+    Value mean = f32Constant(b, 0);
+    if (isa<LayerNormOp>(norm))
+      mean = meanOf([](Value x) { return x; });
+    Value variance = meanOf([&](Value x) {
+      Value d = arith::SubFOp::create(b, x, mean);
+      return Value(arith::MulFOp::create(b, d, d));
+    });
+    storeRowStatistics(tile, row, lane, mean, variance, getEpsilon(norm));
+  }
+
+  static double getEpsilon(Operation *norm) {
+    if (auto layerNorm = dyn_cast<LayerNormOp>(norm))
+      return layerNorm.getEpsilon().convertToDouble();
+    return cast<RmsNormOp>(norm).getEpsilon().convertToDouble();
   }
 
   ImplicitLocOpBuilder b;

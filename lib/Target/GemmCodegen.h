@@ -26,8 +26,8 @@ namespace memwall {
 
 /// Appends the GEMM kernel of `analysis` (anchor: the matmul; ops: the
 /// matmul and its elementwise epilogue, optionally with one layer_norm or
-/// rms_norm over N when the tiling holds whole rows; gemm and tiling set) to
-/// `gpuModule`
+/// rms_norm over N when the tiling holds whole rows, in one tile or
+/// row-chunked; gemm and tiling set) to `gpuModule`
 /// as `name`. Parameters: the analysis' inputs in order, then `outputs`, all
 /// flat 1-D memrefs. Launch it with grid tiling.grid, tiling.threads threads
 /// and tiling.sharedBytes bytes of dynamic shared memory. Fails (with an

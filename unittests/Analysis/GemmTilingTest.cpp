@@ -227,12 +227,47 @@ TEST_F(GemmTilingTest, WholeRowsTakeATileAsWideAsN) {
   ASSERT_TRUE(succeeded(tiling));
   EXPECT_EQ(tiling->blockN, 256);
   EXPECT_EQ(tiling->grid[0], 1);
+  EXPECT_EQ(tiling->rowChunks, 1);
+  EXPECT_EQ(tiling->rowBufferBytes, 0);
+}
+
+// N = 300 exceeds every tile: every shape row-chunked. 64 row tiles on 100
+// SMs put one CTA on the busiest SM whatever the shape, so the least work
+// per CTA wins: 64x64 (5 chunks of reuse 32, 64·64·5 / (32/48) = 30720)
+// over 64x128 (3 chunks, 33792). Shared memory: its 3-stage ring (3 x
+// (64 + 64) x 40 x 2 = 30720 bytes) and the row buffer, 64 x (300 + 8)
+// bf16 = 39424.
+TEST_F(GemmTilingTest, WholeRowsWiderThanEveryTileRunRowChunked) {
+  FailureOr<GemmTiling> tiling =
+      chooseGemmTiling(bf16Problem(4096, 300, 256), target, 1, nullptr,
+                       /*wholeRows=*/true);
+  ASSERT_TRUE(succeeded(tiling));
+  EXPECT_EQ(tiling->blockM, 64);
+  EXPECT_EQ(tiling->blockN, 64);
+  EXPECT_EQ(tiling->stages, 3);
+  EXPECT_EQ(tiling->rowChunks, 5);
+  EXPECT_EQ(tiling->grid, (std::array<int64_t, 3>{1, 64, 1}));
+  EXPECT_EQ(tiling->rowBufferBytes, 39424);
+  EXPECT_EQ(tiling->sharedBytes, 30720 + 39424);
+  // An f32 norm input takes twice the row buffer.
+  FailureOr<GemmTiling> wide =
+      chooseGemmTiling(bf16Problem(4096, 300, 256), target, 1, nullptr,
+                       /*wholeRows=*/true, /*rowBufferElementBytes=*/4);
+  ASSERT_TRUE(succeeded(wide));
+  EXPECT_EQ(wide->rowBufferBytes, wide->blockM * 308 * 4);
+}
+
+// N = 4096 bf16: even the smallest tile's row buffer, 64 x (4096 + 8) x 2 =
+// 525312 bytes, is beyond a CTA's shared memory.
+TEST_F(GemmTilingTest, RowBufferBeyondSharedMemoryIsRefused) {
   std::string why;
-  EXPECT_TRUE(failed(chooseGemmTiling(bf16Problem(4096, 300, 256), target, 1,
-                                      &why, /*wholeRows=*/true)));
-  EXPECT_EQ(why, "the generated GEMM has no tile that fits: a norm in the "
-                 "epilogue needs whole rows in one tile, but N = 300 exceeds "
-                 "every tile");
+  EXPECT_TRUE(failed(chooseGemmTiling(bf16Problem(16384, 4096, 4096), target,
+                                      1, &why, /*wholeRows=*/true)));
+  EXPECT_EQ(why, "the generated GEMM has no tile that fits: a norm over N = "
+                 "4096 needs whole rows in one CTA, and a 64x64 tile needs "
+                 "556032 bytes of shared memory (525312 of them the row "
+                 "buffer of 64 rows of N = 4096), more than the 232448 a CTA "
+                 "can have");
 }
 
 TEST_F(GemmTilingTest, TooLittleSharedMemoryIsRefused) {

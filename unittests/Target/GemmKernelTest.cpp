@@ -72,6 +72,8 @@ enum class Epilogue {
   BiasResidualLayerNorm,
   /// rms_norm, then a scale.
   RmsNormScale,
+  /// bias, layer_norm with a weight and no bias.
+  BiasLayerNormWithoutBias,
 };
 
 struct GemmCase {
@@ -86,7 +88,8 @@ struct GemmCase {
   bool batchedRhs = false;
   Epilogue epilogue = Epilogue::None;
   /// The tiling to generate; chooseGemmTiling's when unset (asked for
-  /// whole rows with `wholeRows`).
+  /// whole rows with `wholeRows`; a given shape narrower than N then runs
+  /// row-chunked).
   std::optional<GemmTileShape> shape;
   bool wholeRows = false;
 };
@@ -224,6 +227,12 @@ protected:
       results = result + ", " + result;
       returned = "%s, %n";
       break;
+    case Epilogue::BiasLayerNormWithoutBias:
+      args += ", %g: " + bias;
+      body += "  %n = memwall.layer_norm %r, %g eps 1.000000e-05 : " + result +
+              ", " + bias + "\n";
+      returned = "%n";
+      break;
     case Epilogue::RmsNormScale:
       args += ", %g: " + bias;
       body += "  %n = memwall.rms_norm %r, %g eps 1.000000e-06 : " + result +
@@ -304,11 +313,12 @@ protected:
     EXPECT_TRUE(succeeded(problem)) << why;
     analysis.gemm = *problem;
     int64_t epilogueValues = static_cast<int64_t>(analysis.ops.size());
+    int64_t rowBufferBytes = c.wholeRows ? (c.f32 ? 4 : 2) : 0;
     FailureOr<GemmTiling> tiling =
-        c.shape
-            ? getGemmTiling(*problem, target, epilogueValues, *c.shape, &why)
-            : chooseGemmTiling(*problem, target, epilogueValues, &why,
-                               c.wholeRows);
+        c.shape ? getGemmTiling(*problem, target, epilogueValues, *c.shape,
+                                &why, rowBufferBytes)
+                : chooseGemmTiling(*problem, target, epilogueValues, &why,
+                                   c.wholeRows);
     EXPECT_TRUE(succeeded(tiling)) << why;
     analysis.tiling = *tiling;
     return analysis;
@@ -316,9 +326,12 @@ protected:
 
   /// The function's outputs computed in double from the rounded inputs,
   /// with the epilogue in exact arithmetic on the unrounded product (as the
-  /// kernel keeps it in f32).
+  /// kernel keeps it in f32). `roundNormInput`: a norm's input is rounded to
+  /// the element type first (the row-chunked kernel's row buffer holds it
+  /// as the unfused graph would store it).
   std::vector<std::vector<double>>
-  reference(const GemmCase &c, const std::vector<TensorData> &inputs) {
+  reference(const GemmCase &c, const std::vector<TensorData> &inputs,
+            bool roundNormInput = false) {
     int64_t batches = c.batch;
     const std::vector<double> &a = inputs[0].values, &w = inputs[1].values;
     std::vector<std::vector<double>> outputs(
@@ -377,13 +390,21 @@ protected:
           case Epilogue::RmsNormScale:
             outputs[0].push_back(x);
             break;
+          case Epilogue::BiasLayerNormWithoutBias:
+            outputs[0].push_back(x + inputs[2].values[j]);
+            break;
           }
         }
     // Norms over each row of N.
     if (c.epilogue == Epilogue::BiasResidualLayerNorm ||
-        c.epilogue == Epilogue::RmsNormScale) {
-      bool layerNorm = c.epilogue == Epilogue::BiasResidualLayerNorm;
-      const std::vector<double> &x = outputs[0];
+        c.epilogue == Epilogue::RmsNormScale ||
+        c.epilogue == Epilogue::BiasLayerNormWithoutBias) {
+      bool layerNorm = c.epilogue != Epilogue::RmsNormScale;
+      std::vector<double> x = outputs[0];
+      if (roundNormInput && !c.f32)
+        for (double &v : x)
+          v = c.f16 ? simt::f16ToFloat(simt::floatToF16(v))
+                    : simt::bf16ToFloat(simt::floatToBf16(v));
       std::vector<double> normalized(x.size());
       for (size_t row = 0; row * c.n < x.size(); ++row) {
         const double *v = &x[row * c.n];
@@ -397,11 +418,13 @@ protected:
         double rstd = 1 / std::sqrt(variance + (layerNorm ? 1e-5 : 1e-6));
         for (int64_t j = 0; j < c.n; ++j)
           normalized[row * c.n + j] =
-              layerNorm ? (v[j] - mean) * rstd * inputs[4].values[j] +
-                              inputs[5].values[j]
-                        : 2 * v[j] * rstd * inputs[2].values[j];
+              c.epilogue == Epilogue::BiasResidualLayerNorm
+                  ? (v[j] - mean) * rstd * inputs[4].values[j] +
+                        inputs[5].values[j]
+              : layerNorm ? (v[j] - mean) * rstd * inputs[3].values[j]
+                          : 2 * v[j] * rstd * inputs[2].values[j];
       }
-      if (layerNorm)
+      if (c.epilogue == Epilogue::BiasResidualLayerNorm)
         outputs[1] = normalized;
       else
         outputs[0] = normalized;
@@ -461,7 +484,8 @@ protected:
     llvm::Error error = simt::runKernel(*kernel, launch, args);
     EXPECT_FALSE(error) << llvm::toString(std::move(error));
 
-    std::vector<std::vector<double>> expected = reference(c, inputs);
+    std::vector<std::vector<double>> expected =
+        reference(c, inputs, analysis.tiling.rowChunks > 1);
     if (corruptReference)
       corruptReference(expected);
     for (auto [o, output] : llvm::enumerate(analysis.outputs)) {
@@ -471,6 +495,10 @@ protected:
       double relative = element.isF32()   ? 1e-5
                         : element.isF16() ? 1.0 / 1024
                                           : 1.0 / 128;
+      // Row-chunked, the norm's input is rounded to 16 bits from f32 in the
+      // kernel and from double here: where the two round apart, one more ulp.
+      if (analysis.tiling.rowChunks > 1 && !element.isF32())
+        relative *= 2;
       int64_t mismatches = 0;
       std::string firstMismatches;
       for (auto [i, want] : llvm::enumerate(expected[o])) {
@@ -632,6 +660,69 @@ TEST_F(GemmKernelTest, LayerNormOnTheChosenWholeRowTileMatches) {
   EXPECT_GE(tiling.blockN, 72);
 }
 
+// Rows wider than every tile: the CTA owns blockM whole rows and loops over
+// the column chunks, the norm's input waiting in the shared row buffer (in
+// the element type: the reference rounds it too).
+TEST_F(GemmKernelTest, RowChunkedResidualAndLayerNormWriteBothOutputs) {
+  GemmCase c = ragged(Epilogue::BiasResidualLayerNorm);
+  c.n = 264;
+  c.wholeRows = true;
+  GemmTiling tiling = check(c, h100);
+  EXPECT_GT(tiling.rowChunks, 1);
+  EXPECT_EQ(tiling.grid[0], 1);
+  EXPECT_EQ(tiling.rowBufferBytes, tiling.blockM * (264 + 8) * 2);
+}
+
+TEST_F(GemmKernelTest, RowChunkedLayerNormWithoutBiasOnRaggedChunksMatches) {
+  GemmCase c = ragged(Epilogue::BiasLayerNormWithoutBias);
+  c.m = 70;
+  c.n = 1000;
+  c.wholeRows = true;
+  GemmTiling tiling = check(c, a100);
+  EXPECT_EQ(tiling.rowChunks, llvm::divideCeil(1000, tiling.blockN));
+}
+
+TEST_F(GemmKernelTest, RowChunkedRmsNormOfBatchedF16RowsMatches) {
+  GemmCase c = ragged(Epilogue::RmsNormScale);
+  c.batch = 2;
+  c.batchedRhs = true;
+  c.f16 = true;
+  c.n = 320;
+  c.wholeRows = true;
+  GemmTiling tiling = check(c, h100);
+  EXPECT_EQ(tiling.grid[2], 2);
+  EXPECT_GT(tiling.rowChunks, 1);
+}
+
+TEST_F(GemmKernelTest, RowChunkedF32FfmaLayerNormMatches) {
+  GemmCase c = ragged(Epilogue::BiasResidualLayerNorm);
+  c.f32 = true;
+  c.n = 100;
+  c.k = 37;
+  c.wholeRows = true;
+  GemmTiling tiling = check(c, h100);
+  EXPECT_EQ(tiling.rowChunks, 2);
+  EXPECT_EQ(tiling.rowBufferBytes, 64 * (100 + 8) * 4);
+}
+
+// Every tensor-core tile row-chunked, N not a multiple of blockN, more
+// rows than one tile and more k-steps than stages.
+TEST_F(GemmKernelTest, EveryTileConfigurationRowChunkedMatches) {
+  for (const GemmTileShape &shape : getGemmTileShapes()) {
+    SCOPED_TRACE(llvm::formatv("{0}x{1}, {2} stages", shape.blockM,
+                               shape.blockN, shape.stages)
+                     .str());
+    GemmCase c = ragged(Epilogue::BiasResidualLayerNorm);
+    c.m = shape.blockM + 5;
+    c.n = shape.blockN + 24;
+    c.k = 136;
+    c.f16 = shape.stages == 4;
+    c.shape = shape;
+    c.wholeRows = true;
+    EXPECT_EQ(check(c, h100).rowChunks, 2);
+  }
+}
+
 // Every tile configuration, on ragged M and N with more k-steps than
 // stages (K = 200: 7 k-steps, the last one partial).
 TEST_F(GemmKernelTest, EveryTileConfigurationMatches) {
@@ -687,9 +778,10 @@ TEST_F(GemmKernelTest, WrongReferenceIsCaught) {
                           "element 2663");
 }
 
-// The PTX of every tile configuration (both operand layouts) assembles for
-// sm_90a and sm_80 without spills, in at most the registers the tiling
-// estimates.
+// The PTX of every tile configuration (both operand layouts), and of the
+// row-chunked LayerNorm kernel (N = 512 over a 64x128 tile, and the FFMA
+// kernel's), assembles for sm_90a and sm_80 without spills, in at most the
+// registers the tiling estimates.
 TEST_F(GemmKernelTest, PtxOfEveryTileConfigurationAssemblesWithoutSpills) {
   std::string ptxas = "/usr/local/cuda/bin/ptxas";
   if (!llvm::sys::fs::can_execute(ptxas))
@@ -701,24 +793,32 @@ TEST_F(GemmKernelTest, PtxOfEveryTileConfigurationAssemblesWithoutSpills) {
   registerAllExtensions(registry);
   registerAllGPUToLLVMIRTranslations(registry);
   context->appendDialectRegistry(registry);
-  // The tensor-core tiles, then the FFMA kernel's.
-  SmallVector<std::pair<GemmTileShape, bool>> configurations;
+  // The tensor-core tiles, then the FFMA kernel's; then row-chunked.
+  SmallVector<std::tuple<GemmTileShape, bool, bool>> configurations;
   for (const GemmTileShape &shape : getGemmTileShapes())
-    configurations.push_back({shape, false});
-  configurations.push_back({getGemmSimtTileShape(), true});
+    configurations.push_back({shape, false, false});
+  configurations.push_back({getGemmSimtTileShape(), true, false});
+  configurations.push_back({GemmTileShape{64, 128, 2, 2, 3}, false, true});
+  configurations.push_back({getGemmSimtTileShape(), true, true});
   for (auto [target, arch, features] : {std::tuple{&h100, "sm_90a", "+ptx80"},
                                         std::tuple{&a100, "sm_80", "+ptx70"}})
-    for (auto [shape, f32] : configurations)
+    for (auto [shape, f32, rowChunked] : configurations)
       for (bool transposeRhs : {true, false}) {
-        std::string name =
-            llvm::formatv("{0} {1} {2}x{3}, {4} stages, rhs {5}", arch,
-                          f32 ? "f32" : "bf16", shape.blockM, shape.blockN,
-                          shape.stages, transposeRhs ? "[N, K]" : "[K, N]");
+        std::string name = llvm::formatv(
+            "{0} {1} {2}x{3}, {4} stages, rhs {5}{6}", arch,
+            f32 ? "f32" : "bf16", shape.blockM, shape.blockN, shape.stages,
+            transposeRhs ? "[N, K]" : "[K, N]",
+            rowChunked ? ", row-chunked LayerNorm" : "");
         SCOPED_TRACE(name);
         GemmCase c;
         c.m = c.n = 256;
         c.k = 256;
         c.epilogue = Epilogue::BiasGeluErf;
+        if (rowChunked) {
+          c.n = 512;
+          c.epilogue = Epilogue::BiasResidualLayerNorm;
+          c.wholeRows = true;
+        }
         c.transposeRhs = transposeRhs;
         c.f32 = f32;
         c.shape = shape;

@@ -70,6 +70,13 @@ struct GemmTiling {
   double waveEfficiency = 0;
   /// CTAs resident on one SM.
   int64_t ctasPerSM = 0;
+  /// Row-chunked whole-row epilogue (a norm over N > blockN): each CTA owns
+  /// blockM whole rows (grid.x = 1) and runs the main loop once per
+  /// blockN-wide column chunk, keeping the norm's input in a shared-memory
+  /// row buffer of rowBufferBytes (included in sharedBytes, after the
+  /// ring/accumulator bytes). 1 and 0 otherwise.
+  int64_t rowChunks = 1;
+  int64_t rowBufferBytes = 0;
 };
 
 /// Padding, in 16-bit elements, of every operand row in shared memory: 16
@@ -79,6 +86,14 @@ inline constexpr int64_t kGemmOperandRowPad = 8;
 /// shared memory for the epilogue: a warp's fragment stores hit each bank
 /// at most twice.
 inline constexpr int64_t kGemmAccumulatorRowPad = 8;
+
+/// Padding, in elements, of every row of the row-chunked epilogue's row
+/// buffer: 16 bytes of a 16-bit row keep each row's start 16-byte aligned.
+inline constexpr int64_t kGemmRowBufferPad = 8;
+
+/// Bytes of the row-chunked epilogue's row buffer: blockM rows of N
+/// (+ padding) elements of `elementBytes` bytes (the norm input's type).
+int64_t getGemmRowBufferBytes(int64_t blockM, int64_t n, int64_t elementBytes);
 
 /// Bytes of one pipeline stage (lhs and rhs tiles) and of the staged f32
 /// accumulator tile; the kernel's shared memory is
@@ -99,12 +114,15 @@ llvm::ArrayRef<GemmTileShape> getGemmTileShapes();
 
 /// The tiling `shape` gives `problem` on `target` (grid, resources,
 /// occupancy, wave efficiency), or failure when it does not fit (shared
-/// memory per CTA, registers, grid limits).
+/// memory per CTA, registers, grid limits). `rowBufferElementBytes` > 0
+/// with N > blockN: the row-chunked whole-row epilogue, its row buffer in
+/// elements of that size.
 llvm::FailureOr<GemmTiling> getGemmTiling(const GemmProblem &problem,
                                           const GPUTarget &target,
                                           int64_t epilogueValues,
                                           const GemmTileShape &shape,
-                                          std::string *whyNot = nullptr);
+                                          std::string *whyNot = nullptr,
+                                          int64_t rowBufferElementBytes = 0);
 
 /// The FFMA kernel's tile (f32 operands): 64x64 outputs, 256 threads each
 /// computing a 4x4 square, K in steps of 16 through shared memory (stages =
@@ -117,13 +135,19 @@ GemmTileShape getGemmSimtTileShape();
 /// fit it takes the one whose busiest SM has the least work, work weighed by
 /// the tile's operand reuse; a deeper ring only when K is long (at least 8
 /// k-steps) and it costs no resident CTA. `wholeRows`: the epilogue holds a
-/// layer_norm or rms_norm over N, so one tile must hold whole rows (blockN >=
-/// N; refused for N beyond the widest tile).
+/// layer_norm or rms_norm over N, so one CTA must own whole rows: a tile
+/// with blockN >= N, else (N beyond the widest tile) a row-chunked tiling
+/// whose ring/accumulator and row buffer (elements of
+/// `rowBufferElementBytes`, the operands' size when 0) fit the shared memory
+/// of a CTA, weighed as every tile by its busiest SM's work and operand
+/// reuse (A's tile is re-read once per chunk); refused, naming the bytes,
+/// when none fits.
 llvm::FailureOr<GemmTiling> chooseGemmTiling(const GemmProblem &problem,
                                              const GPUTarget &target,
                                              int64_t epilogueValues,
                                              std::string *whyNot = nullptr,
-                                             bool wholeRows = false);
+                                             bool wholeRows = false,
+                                             int64_t rowBufferElementBytes = 0);
 
 } // namespace memwall
 

@@ -1,0 +1,19 @@
+// The seed workload's shape at 96 rows and a width of 320, wider than every
+// GEMM tile (memwall-compile --gemm=memwall): fc2's bias and LayerNorm run
+// in the row-chunked epilogue, fc1's bias and erf GELU in the other GEMM.
+module @gemm_row_norm {
+  func.func @main(
+      %x: tensor<96x128xbf16> {memwall.kind = #memwall.arg_kind<input>} loc("x"),
+      %w1: tensor<320x128xbf16> {memwall.kind = #memwall.arg_kind<weight>} loc("fc1.weight"),
+      %b1: tensor<320xbf16> {memwall.kind = #memwall.arg_kind<weight>} loc("fc1.bias"),
+      %w2: tensor<320x320xbf16> {memwall.kind = #memwall.arg_kind<weight>} loc("fc2.weight"),
+      %b2: tensor<320xbf16> {memwall.kind = #memwall.arg_kind<weight>} loc("fc2.bias"),
+      %g: tensor<320xbf16> {memwall.kind = #memwall.arg_kind<weight>} loc("ln.weight"),
+      %be: tensor<320xbf16> {memwall.kind = #memwall.arg_kind<weight>} loc("ln.bias")) -> tensor<96x320xbf16> {
+    %0 = memwall.matmul %x, %w1 bias %b1 {transpose_rhs} : tensor<96x128xbf16>, tensor<320x128xbf16>, tensor<320xbf16> -> tensor<96x320xbf16> loc("fc1")
+    %1 = memwall.gelu %0 : tensor<96x320xbf16> loc("gelu")
+    %2 = memwall.matmul %1, %w2 bias %b2 {transpose_rhs} : tensor<96x320xbf16>, tensor<320x320xbf16>, tensor<320xbf16> -> tensor<96x320xbf16> loc("fc2")
+    %3 = memwall.layer_norm %2, %g, %be eps 1.000000e-05 : tensor<96x320xbf16>, tensor<320xbf16>, tensor<320xbf16> loc("ln")
+    return %3 : tensor<96x320xbf16>
+  }
+}
