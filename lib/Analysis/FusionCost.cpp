@@ -524,6 +524,14 @@ private:
     analysis.gemm = *problem;
     analysis.tiling = *tiling;
     addRowChunkRereads();
+    // The generated GEMM's efficiency is that of the tile it chooses; held
+    // to whole rows, it runs at the ratio of the two tilings' work.
+    if (tiling->rowChunks > 1)
+      if (FailureOr<GemmTiling> free =
+              chooseGemmTiling(*problem, target, countLiveValues());
+          succeeded(free))
+        tileFraction = std::min(1.0, getGemmTilingCost(*free, target) /
+                                         getGemmTilingCost(*tiling, target));
     KernelGeometry &geometry = analysis.geometry;
     geometry.threadsPerBlock = tiling->threads;
     geometry.gridSize = tiling->grid[0] * tiling->grid[1] * tiling->grid[2];
@@ -635,8 +643,10 @@ private:
     if (analysis.kind == FusionKind::MatmulEpilogue ||
         analysis.kind == FusionKind::Gemm) {
       work = cast<CostOpInterface>(analysis.anchor).getKernelWork(target);
-      if (analysis.kind == FusionKind::Gemm)
+      if (analysis.kind == FusionKind::Gemm) {
         work.unit = ComputeUnit::GeneratedGemm;
+        work.computeFraction = tileFraction;
+      }
     } else {
       work.bandwidthFraction =
           std::min(1.0, analysis.geometry.occupancy / kFullBandwidthOccupancy);
@@ -664,6 +674,9 @@ private:
   llvm::SmallPtrSet<Operation *, 16> members;
   /// A layer_norm or rms_norm in a matmul's epilogue (memwall's GEMM only).
   Operation *rowNorm = nullptr;
+  /// The generated GEMM's tiling's work against the one it would choose
+  /// without a norm (below 1 when row-chunked).
+  double tileFraction = 1;
 };
 } // namespace
 

@@ -269,6 +269,20 @@ FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
   return tiling;
 }
 
+double memwall::getGemmTilingCost(const GemmTiling &tiling,
+                                  const GPUTarget &target) {
+  // Work of the busiest SM: its tiles, each weighed by how well the tile
+  // reuses its operands (a row-chunked CTA computes rowChunks tiles,
+  // re-reading A's tile for each).
+  double tiles =
+      static_cast<double>(tiling.grid[0]) * tiling.grid[1] * tiling.grid[2];
+  double perSM = std::ceil(tiles / std::max(target.smCount, 1u));
+  double reuse = static_cast<double>(tiling.blockM * tiling.blockN) /
+                 (tiling.blockM + tiling.blockN);
+  double efficiency = reuse / (reuse + kHalfEfficiencyReuse);
+  return perSM * tiling.blockM * tiling.blockN * tiling.rowChunks / efficiency;
+}
+
 FailureOr<GemmTiling> memwall::chooseGemmTiling(const GemmProblem &problem,
                                                 const GPUTarget &target,
                                                 int64_t epilogueValues,
@@ -338,17 +352,7 @@ FailureOr<GemmTiling> memwall::chooseGemmTiling(const GemmProblem &problem,
       best = *tiling;
       continue;
     }
-    // Work of the busiest SM: its tiles, each weighed by how well the tile
-    // reuses its operands (a row-chunked CTA computes rowChunks tiles,
-    // re-reading A's tile for each).
-    double tiles = static_cast<double>(tiling->grid[0]) * tiling->grid[1] *
-                   tiling->grid[2];
-    double perSM = std::ceil(tiles / std::max(target.smCount, 1u));
-    double reuse = static_cast<double>(shape.blockM * shape.blockN) /
-                   (shape.blockM + shape.blockN);
-    double efficiency = reuse / (reuse + kHalfEfficiencyReuse);
-    double cost = perSM * shape.blockM * shape.blockN * tiling->rowChunks /
-                  efficiency;
+    double cost = getGemmTilingCost(*tiling, target);
     if (cost < bestCost) {
       bestCost = cost;
       best = *tiling;

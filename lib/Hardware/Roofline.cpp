@@ -57,7 +57,8 @@ RooflineEstimate memwall::estimateKernelTime(const KernelWork &work,
   double bytes = totalBytes(work);
   estimate.intensity = bytes > 0 ? work.flops / bytes : 0;
   double rate = target.peakFor(work.precision) *
-                computeEfficiency(work.unit, work.gemmShape, target);
+                computeEfficiency(work.unit, work.gemmShape, target) *
+                std::clamp(work.computeFraction, 1e-3, 1.0);
   estimate.computeSeconds = work.flops / rate;
   // A kernel no block of which fits an SM (occupancy 0) still runs; the
   // floor keeps its time finite rather than infinite or NaN.

@@ -93,3 +93,70 @@ func.func @f32_linear(%x: tensor<128x64xf32>, %w: tensor<64x64xf32>) -> tensor<1
   %1 = memwall.relu %0 : tensor<128x64xf32>
   return %1 : tensor<128x64xf32>
 }
+
+// -----
+
+// A LayerNorm-family norm over N wider than every tile (512 > 256) runs in
+// the generated GEMM's row-chunked epilogue: one CTA owns 64 whole rows,
+// loops over the column chunks and keeps the norm's input in shared memory,
+// so the [M, N] product is never written. K = 256 keeps the GEMM close to
+// memory-bound: the saved round trip outweighs the slower main loop.
+// AUTO-LABEL: func.func @rms_norm_wider_than_a_tile
+// AUTO: memwall.fusion gemm(%arg0, %arg1, %arg2, %arg3)
+// AUTO-NEXT: ^bb0
+// AUTO-NEXT: memwall.matmul
+// AUTO-NEXT: memwall.rms_norm
+// AUTO-NEXT: memwall.yield
+// CUBLAS-LABEL: func.func @rms_norm_wider_than_a_tile
+// CUBLAS-NOT: memwall.fusion
+// CUBLAS: memwall.matmul
+// CUBLAS-NEXT: memwall.rms_norm
+// REPORT: fusion: 2 kernels -> 1
+// REPORT: gemm {{.*}}: memwall gemm: cuBLASLt cannot run it: cuBLASLt has no layer_norm or rms_norm epilogue
+func.func @rms_norm_wider_than_a_tile(%x: tensor<65536x256xbf16>, %w: tensor<512x256xbf16>, %b: tensor<512xbf16>, %g: tensor<512xbf16>) -> tensor<65536x512xbf16> {
+  %0 = memwall.matmul %x, %w bias %b {transpose_rhs} : tensor<65536x256xbf16>, tensor<512x256xbf16>, tensor<512xbf16> -> tensor<65536x512xbf16>
+  %1 = memwall.rms_norm %0, %g eps 1.000000e-06 : tensor<65536x512xbf16>, tensor<512xbf16>
+  return %1 : tensor<65536x512xbf16>
+}
+
+// -----
+
+// The 65536x1024 seed's second layer: the row buffer (64 rows of 1024 bf16
+// = 132 KB) limits the tile to 64x128, whose main loop is 14% slower than
+// the 128x256 tile the GEMM alone takes; at the generated GEMM's 0.55 of
+// the peak (cuBLAS 0.775) the fused kernel (296 us) loses to cuBLASLt plus
+// the LayerNorm kernel (184 + 91 us), so auto keeps the norm apart (the
+// residual add goes to cuBLASLt's epilogue); --gemm=memwall fuses all three,
+// the residual stream and its norm from one kernel.
+// AUTO-LABEL: func.func @seed_second_layer
+// AUTO: memwall.fusion matmul_epilogue(
+// AUTO: memwall.yield
+// AUTO-NEXT: }
+// AUTO-NEXT: memwall.layer_norm
+// MEMWALL-LABEL: func.func @seed_second_layer
+// MEMWALL: memwall.fusion gemm(
+// MEMWALL: memwall.matmul
+// MEMWALL-NEXT: memwall.add
+// MEMWALL-NEXT: memwall.layer_norm
+// MEMWALL-NEXT: memwall.yield {{.*}}, {{.*}} :
+// REPORT: fusion: 3 kernels -> 2
+func.func @seed_second_layer(%x: tensor<65536x1024xbf16>, %w: tensor<1024x1024xbf16>, %b: tensor<1024xbf16>, %r: tensor<65536x1024xbf16>, %g: tensor<1024xbf16>, %be: tensor<1024xbf16>) -> (tensor<65536x1024xbf16>, tensor<65536x1024xbf16>) {
+  %0 = memwall.matmul %x, %w bias %b {transpose_rhs} : tensor<65536x1024xbf16>, tensor<1024x1024xbf16>, tensor<1024xbf16> -> tensor<65536x1024xbf16>
+  %1 = memwall.add %0, %r : tensor<65536x1024xbf16>, tensor<65536x1024xbf16> -> tensor<65536x1024xbf16>
+  %2 = memwall.layer_norm %1, %g, %be eps 1.000000e-05 : tensor<65536x1024xbf16>, tensor<1024xbf16>, tensor<1024xbf16>
+  return %1, %2 : tensor<65536x1024xbf16>, tensor<65536x1024xbf16>
+}
+
+// -----
+
+// N = 4096 bf16: 64 rows of the row buffer alone are 525 KB, beyond a
+// CTA's shared memory, so even --gemm=memwall leaves the LayerNorm alone.
+// MEMWALL-LABEL: func.func @norm_too_wide_for_the_row_buffer
+// MEMWALL-NOT: memwall.fusion
+// MEMWALL: memwall.matmul
+// MEMWALL-NEXT: memwall.layer_norm
+func.func @norm_too_wide_for_the_row_buffer(%x: tensor<16384x4096xbf16>, %w: tensor<4096x4096xbf16>, %b: tensor<4096xbf16>, %g: tensor<4096xbf16>, %be: tensor<4096xbf16>) -> tensor<16384x4096xbf16> {
+  %0 = memwall.matmul %x, %w bias %b {transpose_rhs} : tensor<16384x4096xbf16>, tensor<4096x4096xbf16>, tensor<4096xbf16> -> tensor<16384x4096xbf16>
+  %1 = memwall.layer_norm %0, %g, %be eps 1.000000e-05 : tensor<16384x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16>
+  return %1 : tensor<16384x4096xbf16>
+}

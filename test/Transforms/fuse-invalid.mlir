@@ -65,3 +65,16 @@ func.func @argument_types(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   }
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+func.func @gemm_with_softmax(%x: tensor<16x16xbf16>, %w: tensor<16x16xbf16>) -> tensor<16x16xbf16> {
+  // expected-error @below {{a gemm fusion holds exactly one matmul and at most one row reduction, a layer_norm or rms_norm}}
+  %0 = memwall.fusion gemm (%x, %w) : (tensor<16x16xbf16>, tensor<16x16xbf16>) -> tensor<16x16xbf16> {
+  ^bb0(%a: tensor<16x16xbf16>, %b: tensor<16x16xbf16>):
+    %1 = memwall.matmul %a, %b : tensor<16x16xbf16>, tensor<16x16xbf16> -> tensor<16x16xbf16>
+    %2 = memwall.softmax %1 : tensor<16x16xbf16>
+    memwall.yield %2 : tensor<16x16xbf16>
+  }
+  return %0 : tensor<16x16xbf16>
+}

@@ -124,6 +124,10 @@ llvm::FailureOr<GemmTiling> getGemmTiling(const GemmProblem &problem,
                                           std::string *whyNot = nullptr,
                                           int64_t rowBufferElementBytes = 0);
 
+/// The work chooseGemmTiling weighs a tiling by: the busiest SM's tiles,
+/// each weighed by the tile's operand reuse (lower is faster).
+double getGemmTilingCost(const GemmTiling &tiling, const GPUTarget &target);
+
 /// The FFMA kernel's tile (f32 operands): 64x64 outputs, 256 threads each
 /// computing a 4x4 square, K in steps of 16 through shared memory (stages =
 /// 1: load, barrier, multiply, barrier).

@@ -53,6 +53,10 @@ struct KernelWork {
   /// Fraction of the achievable bandwidth the kernel's geometry sustains
   /// (below 1 for generated kernels at low occupancy; docs/fusion.md).
   double bandwidthFraction = 1;
+  /// Fraction of the compute unit's efficiency the kernel's tiling reaches
+  /// (below 1 for a generated GEMM held to a worse tile than it would
+  /// choose, e.g. the row-chunked norm epilogue's; docs/fusion.md).
+  double computeFraction = 1;
   /// False for pure metadata (a reshape of a contiguous tensor): no launch,
   /// no time.
   bool launchesKernel = true;

@@ -38,8 +38,10 @@ LogicalResult FusionOp::verify() {
   auto yield = cast<YieldOp>(block.getTerminator());
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError("yielded types must be the result types");
-  unsigned matmuls = 0, rowReductions = 0, others = 0;
+  unsigned matmuls = 0, rowReductions = 0, norms = 0, others = 0;
   for (Operation &op : block.without_terminator()) {
+    if (isa<LayerNormOp, RmsNormOp>(op))
+      ++norms;
     if (isa<MatmulOp>(op))
       ++matmuls;
     else if (isRowReductionOp(&op))
@@ -63,11 +65,15 @@ LogicalResult FusionOp::verify() {
                          "reduction and no matmul");
     break;
   case FusionKind::MatmulEpilogue:
-  case FusionKind::Gemm:
     if (matmuls != 1 || rowReductions)
-      return emitOpError("a ")
-             << stringifyFusionKind(getKind())
-             << " fusion holds exactly one matmul and no row reduction";
+      return emitOpError("a matmul_epilogue fusion holds exactly one matmul "
+                         "and no row reduction");
+    break;
+  case FusionKind::Gemm:
+    // memwall's GEMM runs one layer_norm or rms_norm in its epilogue.
+    if (matmuls != 1 || rowReductions > 1 || rowReductions != norms)
+      return emitOpError("a gemm fusion holds exactly one matmul and at most "
+                         "one row reduction, a layer_norm or rms_norm");
     break;
   }
   return success();
