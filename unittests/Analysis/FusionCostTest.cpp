@@ -259,5 +259,87 @@ TEST_F(FusionCostTest, TwoRowReductionsCannotShareAKernel) {
                              "%1 = memwall.softmax %0 : tensor<4x8xf32>");
   std::string whyNot;
   EXPECT_TRUE(failed(analyzeKernel(ops, target, &whyNot)));
-  EXPECT_EQ(whyNot, "a kernel holds at most one row reduction or matmul");
+  EXPECT_EQ(whyNot, "a kernel holds at most one row reduction or matmul (or "
+                    "a matmul and a layer_norm or rms_norm of its result's "
+                    "rows)");
+}
+
+// A matmul and an rms_norm over its rows (N = 512, wider than every tile):
+// only the generated GEMM runs it, row-chunked (grid.x = 1, a row buffer of
+// bf16), writing the norm alone. The 100 CTAs' A tiles fit the 50 MiB L2,
+// so A's re-reads per chunk are no DRAM traffic; in a 256 KiB L2 they are.
+TEST_F(FusionCostTest, MatmulAndRmsNormRunRowChunkedInTheGeneratedGemm) {
+  SmallVector<Operation *> ops = parseOps(
+      "%x: tensor<4096x64xbf16>, %w: tensor<512x64xbf16>, %g: "
+      "tensor<512xbf16>",
+      "%0 = memwall.matmul %x, %w {transpose_rhs} : tensor<4096x64xbf16>, "
+      "tensor<512x64xbf16> -> tensor<4096x512xbf16>\n"
+      "%1 = memwall.rms_norm %0, %g eps 1.000000e-06 : tensor<4096x512xbf16>, "
+      "tensor<512xbf16>");
+  FailureOr<KernelAnalysis> kernel = analyzeKernel(ops, target);
+  ASSERT_TRUE(succeeded(kernel));
+  EXPECT_EQ(kernel->kind, FusionKind::Gemm);
+  EXPECT_EQ(kernel->gemmChoice, "memwall gemm: cuBLASLt cannot run it: "
+                                "cuBLASLt has no layer_norm or rms_norm "
+                                "epilogue");
+  const GemmTiling &tiling = kernel->tiling;
+  EXPECT_EQ(tiling.rowChunks, llvm::divideCeil(512, tiling.blockN));
+  EXPECT_GT(tiling.rowChunks, 1);
+  EXPECT_EQ(tiling.grid[0], 1);
+  EXPECT_EQ(tiling.rowBufferBytes, tiling.blockM * (512 + 8) * 2);
+  ASSERT_EQ(kernel->outputs.size(), 1u);
+  EXPECT_EQ(kernel->outputs[0], ops[1]->getResult(0));
+  int64_t lhsBytes = 4096 * 64 * 2;
+  EXPECT_EQ(kernel->bytesRead, lhsBytes + 512 * 64 * 2 + 512 * 2);
+  EXPECT_EQ(kernel->bytesWritten, 4096 * 512 * 2);
+
+  // 64 CTAs' A tiles (64 x 64 bf16 each) and B are 576 KiB.
+  target.l2Bytes = 256 << 10;
+  FailureOr<KernelAnalysis> smallL2 = analyzeKernel(ops, target);
+  ASSERT_TRUE(succeeded(smallL2));
+  EXPECT_EQ(smallL2->bytesRead,
+            kernel->bytesRead + (smallL2->tiling.rowChunks - 1) * lhsBytes);
+}
+
+// Held to 64-row tiles by its row buffer, the row-chunked GEMM runs at the
+// chooser's ratio of its work to the free tile's: never faster than the
+// generated GEMM with the norm apart.
+TEST_F(FusionCostTest, RowChunkedGemmRunsAtItsTilesEfficiency) {
+  SmallVector<Operation *> ops = parseOps(
+      "%x: tensor<65536x1024xbf16>, %w: tensor<1024x1024xbf16>, %g: "
+      "tensor<1024xbf16>",
+      "%0 = memwall.matmul %x, %w {transpose_rhs} : tensor<65536x1024xbf16>, "
+      "tensor<1024x1024xbf16> -> tensor<65536x1024xbf16>\n"
+      "%1 = memwall.rms_norm %0, %g eps 1.000000e-06 : "
+      "tensor<65536x1024xbf16>, tensor<1024xbf16>");
+  FailureOr<KernelAnalysis> fused = analyzeKernel(ops, target);
+  setGemmBackend("memwall");
+  FailureOr<KernelAnalysis> alone = analyzeKernel({ops[0]}, target);
+  ASSERT_TRUE(succeeded(fused) && succeeded(alone));
+  EXPECT_EQ(fused->tiling.blockM, 64);
+  EXPECT_LT(fused->work.computeFraction, 1);
+  EXPECT_EQ(alone->work.computeFraction, 1);
+  EXPECT_NEAR(fused->estimate.computeSeconds * fused->work.computeFraction,
+              alone->estimate.computeSeconds, 1e-2 * alone->timeSeconds);
+}
+
+// N = 4096 bf16: 64 rows of the row buffer alone exceed a CTA's shared
+// memory; neither kernel can run the norm in the epilogue, and why says so.
+TEST_F(FusionCostTest, NormTooWideForTheRowBufferIsNotFused) {
+  SmallVector<Operation *> ops = parseOps(
+      "%x: tensor<256x64xbf16>, %w: tensor<4096x64xbf16>, %g: "
+      "tensor<4096xbf16>",
+      "%0 = memwall.matmul %x, %w {transpose_rhs} : tensor<256x64xbf16>, "
+      "tensor<4096x64xbf16> -> tensor<256x4096xbf16>\n"
+      "%1 = memwall.layer_norm %0, %g eps 1.000000e-05 : "
+      "tensor<256x4096xbf16>, tensor<4096xbf16>");
+  std::string whyNot;
+  EXPECT_TRUE(failed(analyzeKernel(ops, target, &whyNot)));
+  EXPECT_NE(whyNot.find("cuBLASLt has no layer_norm or rms_norm epilogue"),
+            std::string::npos)
+      << whyNot;
+  EXPECT_NE(whyNot.find("525312 of them the row buffer of 64 rows of N = "
+                        "4096"),
+            std::string::npos)
+      << whyNot;
 }
