@@ -84,6 +84,17 @@ public:
         base = "arg" + std::to_string(argument.getArgNumber());
     } else {
       Operation *op = value.getDefiningOp();
+      // A multi-output fusion's result is named as the op inside that
+      // computes it (as the unfused reference graph names it).
+      if (auto fusion = dyn_cast<FusionOp>(op); fusion && op->getNumResults() > 1)
+        if (Operation *inner = fusion.getBodyBlock()
+                                   .getTerminator()
+                                   ->getOperand(cast<OpResult>(value)
+                                                    .getResultNumber())
+                                   .getDefiningOp();
+            inner && inner->getBlock() == &fusion.getBodyBlock() &&
+            inner->getNumResults() == 1)
+          op = inner;
       std::string loc = formatLocationForReport(op->getLoc());
       base = loc == "?" || loc.find(':') != std::string::npos
                  ? "v" + std::to_string(names.size())

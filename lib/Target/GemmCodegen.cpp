@@ -621,6 +621,11 @@ private:
         for (int64_t l = 0; l < width; ++l)
           result[l] = arith::AddFOp::create(b, result[l], biasLanes[l]);
       }
+      // Ahead of a norm, which magnifies every difference by 1/σ, the product
+      // is rounded to its element type as the unfused graph stores it.
+      if (norm)
+        for (Value &lane : result)
+          lane = emitter.toF32(emitter.fromF32(lane, element));
       lanes[matmul.getResult()] = result;
       emitter.evaluate(beforeNorm, flat, lanes);
       for (Value output : outputs)
@@ -671,12 +676,16 @@ private:
     Operation *norm = getRowNorm();
     SmallVector<Operation *> beforeNorm, afterNorm;
     splitAtNorm(norm, beforeNorm, afterNorm);
-    // Pass 1; a norm's input goes back to the tile.
+    // Pass 1; a norm's input goes back to the tile, rounded to its tensor's
+    // element type as the unfused graph would store it.
+    Type normInputType = getRowBufferType();
     buildPassOne(tile, norm, beforeNorm, afterNorm,
                  [&](Value row, Value column, const Lanes &x) {
                    for (int64_t l = 0; l < emitter.getWidth(); ++l)
-                     memref::StoreOp::create(b, x[l], tile,
-                                             ValueRange{row, add(column, l)});
+                     memref::StoreOp::create(
+                         b,
+                         emitter.toF32(emitter.fromF32(x[l], normInputType)),
+                         tile, ValueRange{row, add(column, l)});
                  });
     if (!norm)
       return;
@@ -749,8 +758,8 @@ private:
     });
   }
 
-  /// The row buffer's element type: what the unfused graph would store for
-  /// the norm's input.
+  /// The norm input's element type (of the row buffer): what the unfused
+  /// graph would store for it.
   Type getRowBufferType() {
     Operation *norm = getRowNorm();
     return norm ? cast<RankedTensorType>(norm->getOperand(0).getType())
