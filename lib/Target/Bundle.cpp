@@ -394,47 +394,20 @@ memwall::getLaunchTensorMap(Value arg) {
   map.shape.assign(view.getShape().begin(), view.getShape().end());
   map.strides.assign(strides.begin(), strides.end());
   map.box.assign(box.begin(), box.end());
-  switch (type.getSwizzle()) {
-  case nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE:
-    map.swizzle = "none";
-    break;
-  case nvgpu::TensorMapSwizzleKind::SWIZZLE_32B:
-    map.swizzle = "32b";
-    break;
-  case nvgpu::TensorMapSwizzleKind::SWIZZLE_64B:
-    map.swizzle = "64b";
-    break;
-  case nvgpu::TensorMapSwizzleKind::SWIZZLE_128B:
-    map.swizzle = "128b";
-    break;
-  }
-  switch (type.getL2promo()) {
-  case nvgpu::TensorMapL2PromoKind::L2PROMO_NONE:
-    map.l2Promotion = "none";
-    break;
-  case nvgpu::TensorMapL2PromoKind::L2PROMO_64B:
-    map.l2Promotion = "64b";
-    break;
-  case nvgpu::TensorMapL2PromoKind::L2PROMO_128B:
-    map.l2Promotion = "128b";
-    break;
-  case nvgpu::TensorMapL2PromoKind::L2PROMO_256B:
-    map.l2Promotion = "256b";
-    break;
-  }
-  map.oobFill =
-      type.getOob() == nvgpu::TensorMapOOBKind::OOB_NAN ? "nan" : "zero";
-  switch (type.getInterleave()) {
-  case nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE:
-    map.interleave = "none";
-    break;
-  case nvgpu::TensorMapInterleaveKind::INTERLEAVE_16B:
-    map.interleave = "16b";
-    break;
-  case nvgpu::TensorMapInterleaveKind::INTERLEAVE_32B:
-    map.interleave = "32b";
-    break;
-  }
+  // Upstream's names ("swizzle_128b", "none", ...) less their prefix are
+  // the manifest's.
+  auto manifestName = [](StringRef name, StringRef prefix) {
+    name.consume_front(prefix);
+    return name.str();
+  };
+  map.swizzle = manifestName(
+      nvgpu::stringifyTensorMapSwizzleKind(type.getSwizzle()), "swizzle_");
+  map.l2Promotion = manifestName(
+      nvgpu::stringifyTensorMapL2PromoKind(type.getL2promo()), "l2promo_");
+  map.oobFill = nvgpu::stringifyTensorMapOOBKind(type.getOob()).str();
+  map.interleave = manifestName(
+      nvgpu::stringifyTensorMapInterleaveKind(type.getInterleave()),
+      "interleave_");
   return std::optional<BundleTensorMap>(std::move(map));
 }
 
