@@ -63,11 +63,16 @@ LogicalResult FusionOp::verify() {
                          "reduction and no matmul");
     break;
   case FusionKind::MatmulEpilogue:
-  case FusionKind::Gemm:
     if (matmuls != 1 || rowReductions)
       return emitOpError("a ")
              << stringifyFusionKind(getKind())
              << " fusion holds exactly one matmul and no row reduction";
+    break;
+  case FusionKind::Gemm:
+    // Two matmuls: a dual GEMM (FusionCost.h, siblingMatmul).
+    if (matmuls < 1 || matmuls > 2 || rowReductions)
+      return emitOpError("a gemm fusion holds one matmul (or two sharing "
+                         "their lhs) and no row reduction");
     break;
   }
   return success();
