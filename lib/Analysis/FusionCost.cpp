@@ -161,7 +161,7 @@ private:
       }
       if (analysis.anchor)
         return fail(whyNot, "a kernel holds at most one row reduction or "
-                            "matmul (or two matmuls as a dual GEMM)");
+                            "matmul");
       analysis.anchor = op;
     }
     if (analysis.siblingMatmul &&
