@@ -120,7 +120,7 @@ int64_t memwall::getGemmStageBytes(const GemmProblem &problem, int64_t blockM,
   // The FFMA kernel stores both tiles K-major, rows padded by one element
   // (its transposing stores then hit distinct banks).
   if (isSimt(problem))
-    return blockK * (blockM + 1 + blockN + 1) * 4;
+    return blockK * (blockM + 1 + problem.rhsOperands * (blockN + 1)) * 4;
   // Each operand tile is stored as it lies in memory, rows padded.
   int64_t lhsElements = problem.transposeLhs
                             ? blockK * (blockM + kGemmOperandRowPad)
@@ -128,11 +128,12 @@ int64_t memwall::getGemmStageBytes(const GemmProblem &problem, int64_t blockM,
   int64_t rhsElements = problem.transposeRhs
                             ? blockN * (blockK + kGemmOperandRowPad)
                             : blockK * (blockN + kGemmOperandRowPad);
-  return (lhsElements + rhsElements) * 2;
+  return (lhsElements + problem.rhsOperands * rhsElements) * 2;
 }
 
-int64_t memwall::getGemmAccumulatorBytes(int64_t blockM, int64_t blockN) {
-  return blockM * (blockN + kGemmAccumulatorRowPad) * 4;
+int64_t memwall::getGemmAccumulatorBytes(int64_t blockM, int64_t blockN,
+                                         int64_t rhsOperands) {
+  return rhsOperands * blockM * (blockN + kGemmAccumulatorRowPad) * 4;
 }
 
 ArrayRef<GemmTileShape> memwall::getGemmTileShapes() {
@@ -164,7 +165,8 @@ FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
   tiling.sharedBytes =
       std::max(shape.stages * getGemmStageBytes(problem, shape.blockM,
                                                 shape.blockN, tiling.blockK),
-               getGemmAccumulatorBytes(shape.blockM, shape.blockN));
+               getGemmAccumulatorBytes(shape.blockM, shape.blockN,
+                                       problem.rhsOperands));
   auto tileName = [&] {
     return std::to_string(shape.blockM) + "x" + std::to_string(shape.blockN) +
            " tile";
@@ -180,23 +182,31 @@ FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
     return failure();
   }
 
-  // Registers: the warp tile's f32 accumulators and the fragments of a
-  // stage's two k16 steps in the main loop; the epilogue's live f32 values
-  // of one 8-element vector after it (the accumulators are in shared memory
-  // then).
+  // Registers: the warp tile's f32 accumulators (one set per rhs) and the
+  // fragments of a stage's two k16 steps in the main loop; the epilogue's
+  // live f32 values of one 8-element vector after it (the accumulators are
+  // in shared memory then).
+  int64_t rhsOperands = problem.rhsOperands;
   int64_t warpTileM = shape.blockM / shape.warpsM;
   int64_t warpTileN = shape.blockN / shape.warpsN;
-  int64_t fragments = warpTileM / 16 * 4 + warpTileN / 8 * 2;
-  int64_t mainLoop =
-      warpTileM * warpTileN / 32 + kBlockK / 16 * fragments + kBaseRegisters;
+  int64_t fragments = warpTileM / 16 * 4 + rhsOperands * (warpTileN / 8 * 2);
+  int64_t mainLoop = rhsOperands * (warpTileM * warpTileN / 32) +
+                     kBlockK / 16 * fragments + kBaseRegisters;
   // FFMA: the thread's outputs and one k's row and column of operands.
   if (simt)
-    mainLoop = kSimtThreadTile * kSimtThreadTile + 2 * kSimtThreadTile +
-               kBaseRegisters;
+    mainLoop = rhsOperands * kSimtThreadTile * kSimtThreadTile +
+               (1 + rhsOperands) * kSimtThreadTile + kBaseRegisters;
   int64_t epilogue =
       kBaseRegisters +
       (CheckedInt(std::max<int64_t>(epilogueValues, 1)) * 8).saturated();
   tiling.registersPerThread = llvm::alignTo(std::max(mainLoop, epilogue), 8);
+  if (mainLoop > 255) {
+    fail(whyNot, "a " + tileName() + " holds " + std::to_string(rhsOperands) +
+                     " accumulator sets in an estimated " +
+                     std::to_string(mainLoop) +
+                     " registers per thread (at most 255)");
+    return failure();
+  }
   if (tiling.registersPerThread > 255) {
     fail(whyNot, "its epilogue keeps " + std::to_string(epilogueValues) +
                      " values per element live, an estimated " +
@@ -283,14 +293,16 @@ FailureOr<GemmTiling> memwall::chooseGemmTiling(const GemmProblem &problem,
       continue;
     }
     // Work of the busiest SM: its tiles, each weighed by how well the tile
-    // reuses its operands.
+    // reuses its operands (a dual GEMM's tile is blockM x 2 blockN of
+    // outputs from one lhs tile).
     double tiles = static_cast<double>(tiling->grid[0]) * tiling->grid[1] *
                    tiling->grid[2];
     double perSM = std::ceil(tiles / std::max(target.smCount, 1u));
-    double reuse = static_cast<double>(shape.blockM * shape.blockN) /
-                   (shape.blockM + shape.blockN);
+    int64_t outputColumns = problem.rhsOperands * shape.blockN;
+    double reuse = static_cast<double>(shape.blockM * outputColumns) /
+                   (shape.blockM + outputColumns);
     double efficiency = reuse / (reuse + kHalfEfficiencyReuse);
-    double cost = perSM * shape.blockM * shape.blockN / efficiency;
+    double cost = perSM * shape.blockM * outputColumns / efficiency;
     if (cost < bestCost) {
       bestCost = cost;
       best = *tiling;

@@ -35,6 +35,12 @@
 // warp per row puts mean and 1/sqrt(var + eps) in the row's padding; pass 2
 // the norm and the ops after it.
 //
+// A dual GEMM (KernelAnalysis::siblingMatmul: two matmuls of one lhs, e.g.
+// Llama's gate and up projections) has a second rhs ring filled in the same
+// cp.async group, multiplies every ldmatrix'd A fragment by both rhs into
+// two accumulator sets, and stages both tiles for the epilogue, which reads
+// each product (plus its bias) as a value.
+//
 // f32 operands (exact fp32, as PyTorch without TF32): the FFMA kernel. Each
 // k-step of 16 is loaded (coalesced, zeros past the edges) into K-major
 // shared tiles, a barrier, each thread accumulates a 4x4 square of the tile
@@ -68,12 +74,14 @@ constexpr int64_t kThreadTile = 4;
 /// input's period (the matmul's operands are not read by the epilogue).
 int64_t getEpilogueWidth(const KernelAnalysis &analysis) {
   auto matmul = cast<MatmulOp>(analysis.anchor);
+  auto sibling = dyn_cast_or_null<MatmulOp>(analysis.siblingMatmul);
   int64_t width = 8;
   auto divides = [&](int64_t extent) { return extent % width == 0; };
   while (width > 1) {
     bool fits = divides(analysis.gemm.n);
     for (const KernelInput &input : analysis.inputs)
       if (input.value != matmul.getLhs() && input.value != matmul.getRhs() &&
+          (!sibling || input.value != sibling.getRhs()) &&
           (input.pattern == AccessPattern::Suffix ||
            input.pattern == AccessPattern::Outer))
         fits = fits && divides(input.innerElements);
@@ -101,6 +109,7 @@ public:
         analysis(analysis), problem(analysis.gemm), tiling(analysis.tiling),
         outputs(outputs), element(problem.elementType),
         matmul(cast<MatmulOp>(analysis.anchor)),
+        sibling(dyn_cast_or_null<MatmulOp>(analysis.siblingMatmul)),
         emitter(b, analysis.inputs, getEpilogueWidth(analysis)) {
     b.setInsertionPointToEnd(gpuModule.getBody());
   }
@@ -196,10 +205,15 @@ private:
     if (tiling.blockM * tiling.blockN / emitter.getWidth() % tiling.threads !=
         0)
       return "the epilogue's vectors must split evenly over the threads";
+    if (problem.rhsOperands != (sibling ? 2 : 1))
+      return "the problem's rhs count must match the analysis' matmuls";
+    if (sibling && element.isF32())
+      return "a dual GEMM runs on the tensor-core kernel only";
     int64_t ring =
         tiling.stages *
         getGemmStageBytes(problem, tiling.blockM, tiling.blockN, tiling.blockK);
-    if (std::max(ring, getGemmAccumulatorBytes(tiling.blockM, tiling.blockN)) >
+    if (std::max(ring, getGemmAccumulatorBytes(tiling.blockM, tiling.blockN,
+                                               problem.rhsOperands)) >
         tiling.sharedBytes)
       return "the tiling's shared memory is too small";
     auto inputIndex = [&](Value value) {
@@ -207,19 +221,29 @@ private:
         return input.value == value;
       });
     };
-    if (inputIndex(matmul.getLhs()) == analysis.inputs.end() ||
-        inputIndex(matmul.getRhs()) == analysis.inputs.end())
-      return "the matmul's operands must be kernel inputs";
-    if (Value bias = matmul.getBias()) {
-      auto it = inputIndex(bias);
-      if (it == analysis.inputs.end() || it->pattern != AccessPattern::Suffix)
-        return "the matmul's bias must be a kernel input indexed by column";
+    for (MatmulOp product : {matmul, sibling}) {
+      if (!product)
+        continue;
+      if (inputIndex(product.getLhs()) == analysis.inputs.end() ||
+          inputIndex(product.getRhs()) == analysis.inputs.end())
+        return "the matmul's operands must be kernel inputs";
+      if (Value bias = product.getBias()) {
+        auto it = inputIndex(bias);
+        if (it == analysis.inputs.end() ||
+            it->pattern != AccessPattern::Suffix)
+          return "the matmul's bias must be a kernel input indexed by column";
+      }
     }
+    if (sibling && sibling.getLhs() != matmul.getLhs())
+      return "a dual GEMM's matmuls must share their lhs";
     Operation *norm = getRowNorm();
     for (Operation *op : analysis.ops)
-      if (op != matmul && op != norm && !isa<ElementwiseOpInterface>(op))
+      if (op != matmul && op != sibling && op != norm &&
+          !isa<ElementwiseOpInterface>(op))
         return "the epilogue may hold elementwise ops and one layer_norm or "
                "rms_norm only";
+    if (norm && sibling)
+      return "a dual GEMM's epilogue may not hold a norm";
     if (norm) {
       if (problem.n > tiling.blockN)
         return "a norm in the epilogue needs whole rows in one tile (N <= "
@@ -287,12 +311,16 @@ private:
     SmallVector<Value> tokens;
     loadOperand(lhsTile, slot, step, problem.transposeLhs, tileRow, tokens);
     loadOperand(rhsTile, slot, step, !problem.transposeRhs, tileColumn, tokens);
+    if (sibling)
+      loadOperand(siblingRhsTile, slot, step, !problem.transposeRhs, tileColumn,
+                  tokens);
     return nvgpu::DeviceAsyncCreateGroupOp::create(
         b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
   }
 
-  /// Multiplies ring slot `slot` into the accumulators ([mi][ni] m16n8
-  /// fragments of this warp's tile).
+  /// Multiplies ring slot `slot` into the accumulators ([set][mi][ni] m16n8
+  /// fragments of this warp's tile, one set per rhs): each A fragment is
+  /// loaded once for every rhs.
   void multiplySlot(Value slot, SmallVectorImpl<std::array<Value, 4>> &acc) {
     int64_t tilesM = warpTileM() / 16, tilesN = warpTileN() / 8;
     // Lane offsets inside a 16x16 block: the matrix pairs ldmatrix.x4
@@ -321,27 +349,39 @@ private:
       }
       for (int64_t pair = 0; pair < tilesN / 2; ++pair) {
         Value n = add(warpColumn, pair * 16);
-        // B's four matrices: (n +0, k +0), (n +0, k +8), (n +8, k +0),
-        // (n +8, k +8): b0, b1 of n-tile 2·pair, then of 2·pair + 1.
-        std::array<Value, 4> bFragments =
-            problem.transposeRhs
-                ? ldmatrixX4(
-                      b, rhsTile.ring,
-                      ValueRange{slot, add(n, high), add(lowColumn, ks * 16)},
-                      /*transpose=*/false, element)
-                : ldmatrixX4(
-                      b, rhsTile.ring,
-                      ValueRange{slot, add(low, ks * 16), add(n, highColumn)},
-                      /*transpose=*/true, element);
-        for (int64_t mi = 0; mi < tilesM; ++mi)
-          for (int64_t half = 0; half < 2; ++half) {
-            std::array<Value, 4> &c = acc[mi * tilesN + 2 * pair + half];
-            c = mmaM16N8K16(b, a[mi],
-                            {bFragments[2 * half], bFragments[2 * half + 1]}, c,
-                            element);
-          }
+        for (auto [set, rhs] : llvm::enumerate(getRhsTiles())) {
+          // B's four matrices: (n +0, k +0), (n +0, k +8), (n +8, k +0),
+          // (n +8, k +8): b0, b1 of n-tile 2·pair, then of 2·pair + 1.
+          std::array<Value, 4> bFragments =
+              problem.transposeRhs
+                  ? ldmatrixX4(
+                        b, rhs->ring,
+                        ValueRange{slot, add(n, high), add(lowColumn, ks * 16)},
+                        /*transpose=*/false, element)
+                  : ldmatrixX4(
+                        b, rhs->ring,
+                        ValueRange{slot, add(low, ks * 16), add(n, highColumn)},
+                        /*transpose=*/true, element);
+          int64_t first = static_cast<int64_t>(set) * tilesM * tilesN;
+          for (int64_t mi = 0; mi < tilesM; ++mi)
+            for (int64_t half = 0; half < 2; ++half) {
+              std::array<Value, 4> &c =
+                  acc[first + mi * tilesN + 2 * pair + half];
+              c = mmaM16N8K16(b, a[mi],
+                              {bFragments[2 * half], bFragments[2 * half + 1]},
+                              c, element);
+            }
+        }
       }
     }
+  }
+
+  /// The rhs rings: the matmul's, then a dual GEMM's sibling's.
+  SmallVector<const OperandTile *, 2> getRhsTiles() const {
+    SmallVector<const OperandTile *, 2> tiles{&rhsTile};
+    if (sibling)
+      tiles.push_back(&siblingRhsTile);
+    return tiles;
   }
 
   void buildMainLoop() {
@@ -376,13 +416,24 @@ private:
                rhsColumns,
                problem.transposeRhs ? problem.n : problem.k,
                rhsColumnLimit};
+    if (sibling) {
+      // The sibling's rhs has the same shape and layout; its ring follows.
+      siblingRhsTile = rhsTile;
+      siblingRhsTile.ring =
+          ring(rhsTileShape(),
+               lhsRingBytes +
+                   tiling.stages * rhsRows * (rhsColumns + kGemmOperandRowPad) *
+                       2);
+      siblingRhsTile.source = emitter.getMemRef(sibling.getRhs());
+    }
 
     // Prologue: k-steps 0 .. stages - 2 in flight.
     Value pending;
     for (int64_t s = 0; s + 1 < tiling.stages; ++s)
       pending = loadStage(idx(s), idx(s));
 
-    int64_t fragments = warpTileM() / 16 * (warpTileN() / 8);
+    int64_t fragments =
+        problem.rhsOperands * (warpTileM() / 16) * (warpTileN() / 8);
     SmallVector<Value> init(fragments * 4, f32Constant(b, 0));
     auto loop = scf::ForOp::create(b, idx(0), idx(kSteps()), idx(1), init);
     {
@@ -496,21 +547,20 @@ private:
     accumulators.assign(loop.getResults().begin(), loop.getResults().end());
   }
 
-  /// Writes the tensor-core kernel's C fragments to the f32 `tile`: fragment
-  /// (mi, ni) holds c0, c1 at row g, columns 2t, 2t + 1 and c2, c3 at row
-  /// g + 8.
-  void stageFragments(Value tile) {
+  /// Writes the tensor-core kernel's C fragments `values` (one accumulator
+  /// set) to the f32 `tile`: fragment (mi, ni) holds c0, c1 at row g,
+  /// columns 2t, 2t + 1 and c2, c3 at row g + 8.
+  void stageFragments(Value tile, ArrayRef<Value> values) {
     int64_t tilesN = warpTileN() / 8;
     Value lane = rem(tid, 32);
     Value fragmentRow = add(warpRow, div(lane, 4));
     Value fragmentColumn = add(warpColumn, mul(rem(lane, 4), 2));
-    for (int64_t i = 0; i * 4 < static_cast<int64_t>(accumulators.size());
-         ++i) {
+    for (int64_t i = 0; i * 4 < static_cast<int64_t>(values.size()); ++i) {
       Value row = add(fragmentRow, i / tilesN * 16);
       Value column = add(fragmentColumn, i % tilesN * 8);
       for (int64_t e = 0; e < 4; ++e)
         memref::StoreOp::create(
-            b, accumulators[4 * i + e], tile,
+            b, values[4 * i + e], tile,
             ValueRange{add(row, e / 2 * 8), add(column, e % 2)});
     }
   }
@@ -535,16 +585,29 @@ private:
         shared, idx(0), ValueRange{});
     // Scalar shared-memory accesses: the kernels-to-PTX pipeline lowers
     // vector ops before it maps GPU address spaces.
+    // A dual GEMM stages its sibling's accumulators in a second tile.
+    Value siblingTile;
+    ArrayRef<Value> products = accumulators;
+    if (sibling) {
+      siblingTile = memref::ViewOp::create(
+          b, cast<MemRefType>(tile.getType()), shared,
+          idx(getGemmAccumulatorBytes(tiling.blockM, tiling.blockN)),
+          ValueRange{});
+      products = products.take_front(accumulators.size() / 2);
+    }
     if (element.isF32())
       stageThreadTile(tile);
     else
-      stageFragments(tile);
+      stageFragments(tile, products);
+    if (sibling)
+      stageFragments(siblingTile,
+                     ArrayRef<Value>(accumulators).drop_front(products.size()));
     gpu::BarrierOp::create(b);
 
     Operation *norm = getRowNorm();
     SmallVector<Operation *> beforeNorm, afterNorm;
     for (Operation *op : analysis.ops) {
-      if (op == matmul || op == norm)
+      if (op == matmul || op == sibling || op == norm)
         continue;
       (norm && norm->isBeforeInBlock(op) ? afterNorm : beforeNorm)
           .push_back(op);
@@ -554,18 +617,17 @@ private:
       return norm && (def == norm || llvm::is_contained(afterNorm, def));
     };
 
-    // Pass 1: the product, its bias and the ops before any norm; outputs
+    // Pass 1: the product(s), bias(es) and the ops before any norm; outputs
     // known by then are stored, a norm's input goes back to the tile.
     forEachVector(tile, [&](Value row, Value column, Value flat) {
       int64_t width = emitter.getWidth();
       DenseMap<Value, Lanes> lanes;
-      Lanes result = readTile(tile, row, column);
-      if (Value bias = matmul.getBias()) {
-        Lanes biasLanes = emitter.lanesOf(bias, flat, lanes);
-        for (int64_t l = 0; l < width; ++l)
-          result[l] = arith::AddFOp::create(b, result[l], biasLanes[l]);
+      Lanes product = readProduct(matmul, tile, row, column, flat, lanes);
+      lanes[matmul.getResult()] = std::move(product);
+      if (sibling) {
+        product = readProduct(sibling, siblingTile, row, column, flat, lanes);
+        lanes[sibling.getResult()] = std::move(product);
       }
-      lanes[matmul.getResult()] = result;
       emitter.evaluate(beforeNorm, flat, lanes);
       for (Value output : outputs)
         if (!computedAfterNorm(output))
@@ -622,6 +684,19 @@ private:
       if (isa<LayerNormOp, RmsNormOp>(op))
         return op;
     return nullptr;
+  }
+
+  /// `product`'s result at (row, column) of its staged `tile`, plus its
+  /// bias.
+  Lanes readProduct(MatmulOp product, Value tile, Value row, Value column,
+                    Value flat, DenseMap<Value, Lanes> &lanes) {
+    Lanes result = readTile(tile, row, column);
+    if (Value bias = product.getBias()) {
+      Lanes biasLanes = emitter.lanesOf(bias, flat, lanes);
+      for (auto [value, biasValue] : llvm::zip_equal(result, biasLanes))
+        value = arith::AddFOp::create(b, value, biasValue);
+    }
+    return result;
   }
 
   Lanes readTile(Value tile, Value row, Value column) {
@@ -730,8 +805,10 @@ private:
   ArrayRef<Value> outputs;
   Type element;
   MatmulOp matmul;
+  /// A dual GEMM's second matmul (same lhs), or null.
+  MatmulOp sibling;
   ElementwiseEmitter emitter;
-  OperandTile lhsTile, rhsTile;
+  OperandTile lhsTile, rhsTile, siblingRhsTile;
   SmallVector<Value> accumulators;
   Value shared, tid, laneMatrix, laneRow, warpRow, warpColumn, tileRow,
       tileColumn, batch, threadRow, threadColumn;

@@ -65,3 +65,18 @@ func.func @argument_types(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   }
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+// Two matmuls share a gemm fusion only as a dual GEMM, reading one lhs.
+func.func @dual_gemm_with_two_lhs(%x: tensor<16x32xbf16>, %y: tensor<16x32xbf16>, %w: tensor<32x64xbf16>) -> tensor<16x64xbf16> {
+  // expected-error @below {{a gemm fusion holds one matmul (or two sharing their lhs) and no row reduction}}
+  %0 = memwall.fusion gemm (%x, %y, %w) : (tensor<16x32xbf16>, tensor<16x32xbf16>, tensor<32x64xbf16>) -> tensor<16x64xbf16> {
+  ^bb0(%a: tensor<16x32xbf16>, %b: tensor<16x32xbf16>, %c: tensor<32x64xbf16>):
+    %1 = memwall.matmul %a, %c : tensor<16x32xbf16>, tensor<32x64xbf16> -> tensor<16x64xbf16>
+    %2 = memwall.matmul %b, %c : tensor<16x32xbf16>, tensor<32x64xbf16> -> tensor<16x64xbf16>
+    %3 = memwall.swiglu %1, %2 : tensor<16x64xbf16>
+    memwall.yield %3 : tensor<16x64xbf16>
+  }
+  return %0 : tensor<16x64xbf16>
+}

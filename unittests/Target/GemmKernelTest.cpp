@@ -72,7 +72,15 @@ enum class Epilogue {
   BiasResidualLayerNorm,
   /// rms_norm, then a scale.
   RmsNormScale,
+  /// A dual GEMM: silu(x·Wg) * (x·Wu), the SwiGLU of Llama's MLP.
+  SwiGlu,
+  /// The same with a bias on each product.
+  BiasSwiGlu,
 };
+
+bool isDual(Epilogue epilogue) {
+  return epilogue == Epilogue::SwiGlu || epilogue == Epilogue::BiasSwiGlu;
+}
 
 struct GemmCase {
   /// lhs batch (folded into M when rhs is rank 2, else GEMMs on grid.z).
@@ -173,7 +181,8 @@ protected:
     bool hasBias = c.epilogue != Epilogue::None &&
                    c.epilogue != Epilogue::ScaleCast &&
                    c.epilogue != Epilogue::SiluScalar &&
-                   c.epilogue != Epilogue::RmsNormScale;
+                   c.epilogue != Epilogue::RmsNormScale &&
+                   c.epilogue != Epilogue::SwiGlu;
     std::string args = "%a: " + lhs + ", %w: " + rhs;
     if (hasBias)
       args += ", %bias: " + bias;
@@ -231,6 +240,21 @@ protected:
               "  %o = memwall.scale %n by 2.000000e+00 : " + result + "\n";
       returned = "%o";
       break;
+    case Epilogue::SwiGlu:
+    case Epilogue::BiasSwiGlu:
+      // The up projection: the same lhs and layouts, its own weight (and
+      // bias).
+      args += ", %wu: " + rhs;
+      if (hasBias)
+        args += ", %bu: " + bias;
+      body += "  %u = memwall.matmul %a, %wu" +
+              std::string(hasBias ? " bias %bu " : " ") + attributes + " : " +
+              lhs + ", " + rhs + (hasBias ? ", " + bias : "") + " -> " +
+              result + "\n" + "  %s = memwall.silu %r : " + result + "\n" +
+              "  %o = memwall.mul %s, %u : " + result + ", " + result +
+              " -> " + result + "\n";
+      returned = "%o";
+      break;
     case Epilogue::SiluScalar: {
       std::string scalar = tensor({}, t);
       args += ", %s0: " + scalar;
@@ -284,8 +308,13 @@ protected:
         analysis.outputs.append(op.operand_begin(), op.operand_end());
         continue;
       }
-      if (auto found = dyn_cast<MatmulOp>(op))
-        matmul = found;
+      // The first matmul is the anchor, a second one its dual sibling.
+      if (auto found = dyn_cast<MatmulOp>(op)) {
+        if (matmul)
+          analysis.siblingMatmul = found;
+        else
+          matmul = found;
+      }
       analysis.ops.push_back(&op);
     }
     analysis.anchor = matmul;
@@ -302,6 +331,8 @@ protected:
     std::string why;
     FailureOr<GemmProblem> problem = getGemmProblem(matmul, &why);
     EXPECT_TRUE(succeeded(problem)) << why;
+    if (analysis.siblingMatmul)
+      problem->rhsOperands = 2;
     analysis.gemm = *problem;
     int64_t epilogueValues = static_cast<int64_t>(analysis.ops.size());
     FailureOr<GemmTiling> tiling =
@@ -321,6 +352,11 @@ protected:
   reference(const GemmCase &c, const std::vector<TensorData> &inputs) {
     int64_t batches = c.batch;
     const std::vector<double> &a = inputs[0].values, &w = inputs[1].values;
+    // A dual GEMM's inputs: lhs, gate weight, (gate bias,) up weight, (up
+    // bias).
+    bool dualBias = c.epilogue == Epilogue::BiasSwiGlu;
+    const std::vector<double> *up =
+        isDual(c.epilogue) ? &inputs[dualBias ? 3 : 2].values : nullptr;
     std::vector<std::vector<double>> outputs(
         c.epilogue == Epilogue::MidChainOutput ||
                 c.epilogue == Epilogue::BiasResidualLayerNorm
@@ -329,14 +365,16 @@ protected:
     for (int64_t z = 0; z < batches; ++z)
       for (int64_t i = 0; i < c.m; ++i)
         for (int64_t j = 0; j < c.n; ++j) {
-          double x = 0;
+          double x = 0, y = 0;
           for (int64_t kk = 0; kk < c.k; ++kk) {
             double lhs = c.transposeLhs ? a[(z * c.k + kk) * c.m + i]
                                         : a[(z * c.m + i) * c.k + kk];
             int64_t rz = c.batchedRhs ? z : 0;
-            double rhs = c.transposeRhs ? w[(rz * c.n + j) * c.k + kk]
-                                        : w[(rz * c.k + kk) * c.n + j];
-            x += lhs * rhs;
+            int64_t at = c.transposeRhs ? (rz * c.n + j) * c.k + kk
+                                        : (rz * c.k + kk) * c.n + j;
+            x += lhs * w[at];
+            if (up)
+              y += lhs * (*up)[at];
           }
           int64_t flat = (z * c.m + i) * c.n + j;
           switch (c.epilogue) {
@@ -377,6 +415,15 @@ protected:
           case Epilogue::RmsNormScale:
             outputs[0].push_back(x);
             break;
+          case Epilogue::SwiGlu:
+          case Epilogue::BiasSwiGlu: {
+            if (dualBias) {
+              x += inputs[2].values[j];
+              y += inputs[4].values[j];
+            }
+            outputs[0].push_back(x / (1 + std::exp(-x)) * y);
+            break;
+          }
           }
         }
     // Norms over each row of N.
@@ -485,6 +532,17 @@ protected:
       EXPECT_EQ(mismatches, 0) << "output " << o << firstMismatches;
     }
     return analysis.tiling;
+  }
+
+  /// Whether a dual GEMM (bf16, 256x256x256) can take `shape` on `target`.
+  bool dualFits(const GemmTileShape &shape, const GPUTarget &target,
+                std::string *why = nullptr) {
+    GemmProblem problem;
+    problem.m = problem.n = problem.k = 256;
+    problem.elementType = BFloat16Type::get(context.get());
+    problem.transposeRhs = true;
+    problem.rhsOperands = 2;
+    return succeeded(getGemmTiling(problem, target, 4, shape, why));
   }
 
   std::unique_ptr<MLIRContext> context;
@@ -653,6 +711,69 @@ TEST_F(GemmKernelTest, EveryTileConfigurationMatches) {
   }
 }
 
+// A dual GEMM (Llama's gate and up projections, both reading x): one lhs
+// ring, two rhs rings and accumulator sets, SwiGLU in the epilogue.
+TEST_F(GemmKernelTest, DualGemmSwiGluWithRaggedMAndNMatches) {
+  check(ragged(Epilogue::SwiGlu), h100);
+}
+
+TEST_F(GemmKernelTest, DualGemmBiasesAndRowMajorRhsMatch) {
+  GemmCase c = ragged(Epilogue::BiasSwiGlu);
+  c.transposeRhs = false;
+  c.f16 = true;
+  check(c, a100);
+}
+
+TEST_F(GemmKernelTest, DualGemmTransposedLhsMatches) {
+  GemmCase c = ragged(Epilogue::BiasSwiGlu);
+  c.m = 40;
+  c.transposeLhs = true;
+  check(c, h100);
+}
+
+TEST_F(GemmKernelTest, DualGemmBatchedOnGridZMatches) {
+  GemmCase c = ragged(Epilogue::BiasSwiGlu);
+  c.batch = 2;
+  c.batchedRhs = true;
+  GemmTiling tiling = check(c, h100);
+  EXPECT_EQ(tiling.grid[2], 2);
+}
+
+// Two accumulator sets: the 64x64 warp tiles of 128x256 and 128x128 would
+// hold 256 accumulator registers per thread (and 128x256's two staged f32
+// tiles 270 KB), so a dual takes the other tiles, each checked on ragged M
+// and N with more k-steps than stages.
+TEST_F(GemmKernelTest, DualGemmOnEveryTileItCanTakeMatches) {
+  int64_t taken = 0;
+  for (const GemmTileShape &shape : getGemmTileShapes()) {
+    SCOPED_TRACE(llvm::formatv("{0}x{1}, {2} stages", shape.blockM,
+                               shape.blockN, shape.stages)
+                     .str());
+    std::string why;
+    if (!dualFits(shape, h100, &why)) {
+      EXPECT_EQ(shape.blockM, 128);
+      EXPECT_GE(shape.blockN, 128);
+      // 128x256's two f32 staging tiles exceed shared memory first.
+      EXPECT_NE(why.find(shape.blockN == 256 ? "bytes of shared memory"
+                                             : "2 accumulator sets"),
+                std::string::npos)
+          << why;
+      continue;
+    }
+    ++taken;
+    GemmCase c;
+    c.m = shape.blockM + 3;
+    c.transposeRhs = shape.stages == 3;
+    c.n = shape.blockN + (c.transposeRhs ? 10 : 24);
+    c.k = 200;
+    c.epilogue = Epilogue::BiasSwiGlu;
+    c.f16 = shape.blockN == 64;
+    c.shape = shape;
+    check(c, h100);
+  }
+  EXPECT_EQ(taken, 6);
+}
+
 // An analysis the kernel cannot run gets one error at the matmul, no kernel.
 TEST_F(GemmKernelTest, TilingWithTooLittleSharedMemoryIsRefused) {
   GemmCase c = ragged(Epilogue::Bias);
@@ -701,24 +822,32 @@ TEST_F(GemmKernelTest, PtxOfEveryTileConfigurationAssemblesWithoutSpills) {
   registerAllExtensions(registry);
   registerAllGPUToLLVMIRTranslations(registry);
   context->appendDialectRegistry(registry);
-  // The tensor-core tiles, then the FFMA kernel's.
-  SmallVector<std::pair<GemmTileShape, bool>> configurations;
+  // The tensor-core tiles, the FFMA kernel's, then the tiles a dual GEMM
+  // takes (with a SwiGLU epilogue).
+  struct Configuration {
+    GemmTileShape shape;
+    bool f32 = false, dual = false;
+  };
+  SmallVector<Configuration> configurations;
   for (const GemmTileShape &shape : getGemmTileShapes())
-    configurations.push_back({shape, false});
+    configurations.push_back({shape});
   configurations.push_back({getGemmSimtTileShape(), true});
+  for (const GemmTileShape &shape : getGemmTileShapes())
+    if (dualFits(shape, h100) && dualFits(shape, a100))
+      configurations.push_back({shape, false, true});
   for (auto [target, arch, features] : {std::tuple{&h100, "sm_90a", "+ptx80"},
                                         std::tuple{&a100, "sm_80", "+ptx70"}})
-    for (auto [shape, f32] : configurations)
+    for (auto [shape, f32, dual] : configurations)
       for (bool transposeRhs : {true, false}) {
-        std::string name =
-            llvm::formatv("{0} {1} {2}x{3}, {4} stages, rhs {5}", arch,
-                          f32 ? "f32" : "bf16", shape.blockM, shape.blockN,
-                          shape.stages, transposeRhs ? "[N, K]" : "[K, N]");
+        std::string name = llvm::formatv(
+            "{0} {1}{2} {3}x{4}, {5} stages, rhs {6}", arch,
+            f32 ? "f32" : "bf16", dual ? " dual" : "", shape.blockM,
+            shape.blockN, shape.stages, transposeRhs ? "[N, K]" : "[K, N]");
         SCOPED_TRACE(name);
         GemmCase c;
         c.m = c.n = 256;
         c.k = 256;
-        c.epilogue = Epilogue::BiasGeluErf;
+        c.epilogue = dual ? Epilogue::BiasSwiGlu : Epilogue::BiasGeluErf;
         c.transposeRhs = transposeRhs;
         c.f32 = f32;
         c.shape = shape;

@@ -45,6 +45,9 @@ struct GemmProblem {
   bool transposeLhs = false, transposeRhs = false;
   /// Elements between consecutive GEMMs' operands; 0 = broadcast operand.
   int64_t lhsBatchStride = 0, rhsBatchStride = 0;
+  /// Products of the shared lhs: 1, or 2 for a dual GEMM (a second rhs of
+  /// the same shape and layout, with its own accumulators).
+  int64_t rhsOperands = 1;
 };
 
 /// The problem, or failure with why the generated kernel cannot run it
@@ -80,12 +83,13 @@ inline constexpr int64_t kGemmOperandRowPad = 8;
 /// at most twice.
 inline constexpr int64_t kGemmAccumulatorRowPad = 8;
 
-/// Bytes of one pipeline stage (lhs and rhs tiles) and of the staged f32
-/// accumulator tile; the kernel's shared memory is
+/// Bytes of one pipeline stage (the lhs tile and every rhs tile) and of the
+/// staged f32 accumulator tiles (one per rhs); the kernel's shared memory is
 /// max(stages x stage bytes, accumulator bytes).
 int64_t getGemmStageBytes(const GemmProblem &problem, int64_t blockM,
                           int64_t blockN, int64_t blockK);
-int64_t getGemmAccumulatorBytes(int64_t blockM, int64_t blockN);
+int64_t getGemmAccumulatorBytes(int64_t blockM, int64_t blockN,
+                                int64_t rhsOperands = 1);
 
 /// One tile configuration chooseGemmTiling considers.
 struct GemmTileShape {

@@ -39,10 +39,14 @@ LogicalResult FusionOp::verify() {
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError("yielded types must be the result types");
   unsigned matmuls = 0, rowReductions = 0, others = 0;
+  Value matmulLhs;
+  bool lhsDiffers = false;
   for (Operation &op : block.without_terminator()) {
-    if (isa<MatmulOp>(op))
+    if (auto matmul = dyn_cast<MatmulOp>(op)) {
+      lhsDiffers |= matmulLhs && matmul.getLhs() != matmulLhs;
+      matmulLhs = matmul.getLhs();
       ++matmuls;
-    else if (isRowReductionOp(&op))
+    } else if (isRowReductionOp(&op))
       ++rowReductions;
     else if (!isElementwiseOp(&op))
       return op.emitOpError("cannot be fused: only elementwise ops, one row "
@@ -63,11 +67,16 @@ LogicalResult FusionOp::verify() {
                          "reduction and no matmul");
     break;
   case FusionKind::MatmulEpilogue:
-  case FusionKind::Gemm:
     if (matmuls != 1 || rowReductions)
       return emitOpError("a ")
              << stringifyFusionKind(getKind())
              << " fusion holds exactly one matmul and no row reduction";
+    break;
+  case FusionKind::Gemm:
+    // Two matmuls: a dual GEMM (FusionCost.h, siblingMatmul).
+    if (matmuls < 1 || matmuls > 2 || lhsDiffers || rowReductions)
+      return emitOpError("a gemm fusion holds one matmul (or two sharing "
+                         "their lhs) and no row reduction");
     break;
   }
   return success();
