@@ -26,13 +26,22 @@ include "mlir/Interfaces/ViewLikeInterface.td"
 class MemWall_HostOp<string mnemonic, list<Trait> traits = []>
     : Op<MemWall_Dialect, mnemonic, traits>;
 
+// A TMA tensor map a kernel takes (`!nvgpu.tensormap.descriptor`, built by
+// nvgpu.tma.create.descriptor over a buffer), named without including NVGPU.
+def MemWall_TensorMapArg : Type<
+    CPred<"$_self.getAbstractType().getName() == "
+          "\"nvgpu.tensormap.descriptor\"">,
+    "nvgpu tensor map descriptor">;
+
 def MemWall_LaunchOp : MemWall_HostOp<"launch"> {
   let summary = "a bundle step that launches a generated kernel";
   let description = [{
     Runs `kernel` (a `gpu.func` of `gpu.module @kernels`, or after lowering
     the PTX function of that name) on `args`, with the launch and predicted
     time memwall-configure-kernels chose. `ops` are the locations of the
-    source ops the step implements.
+    source ops the step implements. A tensor-map parameter takes the
+    `!nvgpu.tensormap.descriptor` that `nvgpu.tma.create.descriptor` builds
+    over a `memref.cast` to unranked of a ranked view of a buffer.
 
     ```mlir
     memwall.launch @kernels::@kernel0_elementwise(%arg0, %0)
@@ -42,7 +51,8 @@ def MemWall_LaunchOp : MemWall_HostOp<"launch"> {
     ```
   }];
   let arguments = (ins SymbolRefAttr:$kernel,
-                       Variadic<AnyStaticShapeMemRef>:$args,
+                       Variadic<AnyTypeOf<[AnyStaticShapeMemRef,
+                                           MemWall_TensorMapArg]>>:$args,
                        DenseI64ArrayAttr:$grid, DenseI64ArrayAttr:$block,
                        I64Attr:$shared_bytes, StrArrayAttr:$ops,
                        F64Attr:$predicted_seconds);
