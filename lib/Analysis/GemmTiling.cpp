@@ -175,6 +175,10 @@ std::string memwall::whyNotWgmmaGemm(const GemmProblem &problem,
                                      const GPUTarget &target) {
   if (target.smArch != "sm_90a")
     return "wgmma needs sm_90a, the target is " + target.smArch;
+  return whyNotWgmmaGemm(problem);
+}
+
+std::string memwall::whyNotWgmmaGemm(const GemmProblem &problem) {
   if (!problem.elementType ||
       !(problem.elementType.isBF16() || problem.elementType.isF16()))
     return "wgmma runs bf16 or f16 operands";

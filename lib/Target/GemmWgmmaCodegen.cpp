@@ -259,13 +259,8 @@ memwall::getGemmWgmmaOperandMapType(MLIRContext *context,
 
 std::string memwall::whyCannotBuildGemmWgmma(const GemmProblem &problem,
                                              const GemmTiling &tiling) {
-  if (!problem.elementType ||
-      !(problem.elementType.isBF16() || problem.elementType.isF16()))
-    return "wgmma runs bf16 or f16 operands";
-  if (problem.transposeLhs)
-    return "wgmma reads lhs K-major: lhs must be [M, K]";
-  if (problem.batch != 1)
-    return "the wgmma kernel runs one GEMM";
+  if (std::string why = whyNotWgmmaGemm(problem); !why.empty())
+    return why;
   if (tiling.blockK != kGemmWgmmaBlockK || tiling.threads != 128 ||
       tiling.blockM % kWgmmaM != 0 || tiling.blockM > 256 ||
       tiling.blockN % 64 != 0 || tiling.blockN > 256 || tiling.stages < 2 ||

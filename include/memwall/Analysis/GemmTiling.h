@@ -165,6 +165,8 @@ llvm::ArrayRef<GemmTileShape> getGemmWgmmaTileShapes();
 /// are fine). rhs may be [N, K] or [K, N] (wgmma's transposed B).
 std::string whyNotWgmmaGemm(const GemmProblem &problem,
                             const GPUTarget &target);
+/// The same without the target: what the problem alone rules out.
+std::string whyNotWgmmaGemm(const GemmProblem &problem);
 
 /// Whether `op` or an ancestor carries kGemmWgmmaAttrName (MemWallTarget.h).
 bool isGemmWgmmaRequested(mlir::Operation *op);
