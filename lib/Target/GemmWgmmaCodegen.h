@@ -62,8 +62,8 @@ GemmWgmmaMainLoop buildGemmWgmmaMainLoop(mlir::ImplicitLocOpBuilder &b,
 
 /// Writes the accumulators to `tile` (blockM x (blockN + pad) f32 at the
 /// start of `loop.shared`) through a dense staging tile after it, as
-/// nvgpu.warpgroup.mma.store writes only dense 64 x blockN destinations.
-/// Ends with a barrier.
+/// nvgpu.warpgroup.mma.store writes only dense 64 x blockN destinations
+/// (a barrier between the two; the caller's barrier follows the copy).
 void stageGemmWgmmaAccumulators(mlir::ImplicitLocOpBuilder &b,
                                 const GemmTiling &tiling,
                                 const GemmWgmmaMainLoop &loop, mlir::Value tid,
