@@ -10,6 +10,7 @@
 #include "memwall/Support/CheckedInt.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -50,6 +51,21 @@ bool fail(std::string *whyNot, const std::string &why) {
     *whyNot = why;
   return false;
 }
+
+/// Work of the busiest SM under `tiling`: its tiles, each weighed by how
+/// well the tile reuses its operands (a dual GEMM's tile is blockM x 2
+/// blockN of outputs from one lhs tile).
+double getBusiestSMWork(const GemmTiling &tiling, const GemmProblem &problem,
+                        const GPUTarget &target) {
+  double tiles =
+      static_cast<double>(tiling.grid[0]) * tiling.grid[1] * tiling.grid[2];
+  double perSM = std::ceil(tiles / std::max(target.smCount, 1u));
+  int64_t outputColumns = problem.rhsOperands * tiling.blockN;
+  double reuse = static_cast<double>(tiling.blockM * outputColumns) /
+                 (tiling.blockM + outputColumns);
+  double efficiency = reuse / (reuse + kHalfEfficiencyReuse);
+  return perSM * tiling.blockM * outputColumns / efficiency;
+}
 } // namespace
 
 FailureOr<GemmProblem> memwall::getGemmProblem(MatmulOp matmul,
@@ -88,6 +104,7 @@ FailureOr<GemmProblem> memwall::getGemmProblem(MatmulOp matmul,
   if (chunked && !problem.transposeRhs && problem.n % 8 != 0)
     return refuse("needs N a multiple of 8 for an rhs stored [K, N], got " +
                   std::to_string(problem.n));
+  problem.wgmmaRequested = isGemmWgmmaRequested(matmul);
 
   ArrayRef<int64_t> lhsBatch = lhs.getShape().drop_back(2);
   ArrayRef<int64_t> rhsBatch = rhs.getShape().drop_back(2);
@@ -136,6 +153,56 @@ int64_t memwall::getGemmAccumulatorBytes(int64_t blockM, int64_t blockN,
   return rhsOperands * blockM * (blockN + kGemmAccumulatorRowPad) * 4;
 }
 
+/// The wgmma kernel's shared memory: the alignment slack, then the larger of
+/// the ring (unpadded swizzled tiles) and the epilogue's staging (the dense
+/// tile warpgroup.mma.store writes, then the padded accumulator tile).
+static int64_t getGemmWgmmaSharedBytes(int64_t blockM, int64_t blockN,
+                                       int64_t stages) {
+  int64_t ring = stages * (blockM + blockN) * kGemmWgmmaBlockK * 2;
+  int64_t staging =
+      getGemmAccumulatorBytes(blockM, blockN) + blockM * blockN * 4;
+  return kGemmWgmmaAlignmentSlack + std::max(ring, staging);
+}
+
+ArrayRef<GemmTileShape> memwall::getGemmWgmmaTileShapes() {
+  constexpr GemmVariant wgmma = GemmVariant::Wgmma;
+  static const GemmTileShape shapes[] = {
+      {128, 128, 4, 1, 3, wgmma}, {128, 128, 4, 1, 4, wgmma},
+      {64, 256, 4, 1, 3, wgmma},  {64, 256, 4, 1, 4, wgmma},
+      {128, 64, 4, 1, 3, wgmma},  {128, 64, 4, 1, 4, wgmma},
+      {64, 128, 4, 1, 3, wgmma},  {64, 128, 4, 1, 4, wgmma},
+  };
+  return shapes;
+}
+
+std::string memwall::whyNotWgmmaGemm(const GemmProblem &problem,
+                                     const GPUTarget &target) {
+  if (target.smArch != "sm_90a")
+    return "wgmma needs sm_90a, the target is " + target.smArch;
+  return whyNotWgmmaGemm(problem);
+}
+
+std::string memwall::whyNotWgmmaGemm(const GemmProblem &problem) {
+  if (!problem.elementType ||
+      !(problem.elementType.isBF16() || problem.elementType.isF16()))
+    return "wgmma runs bf16 or f16 operands";
+  if (problem.transposeLhs)
+    return "wgmma reads lhs K-major: lhs must be [M, K]";
+  if (problem.batch != 1)
+    return "the wgmma kernel runs one GEMM (batched operands run on "
+           "mma.sync)";
+  if (problem.rhsOperands != 1)
+    return "the wgmma kernel has no dual (two-rhs) main loop";
+  return "";
+}
+
+bool memwall::isGemmWgmmaRequested(Operation *op) {
+  for (; op; op = op->getParentOp())
+    if (op->hasAttr(kGemmWgmmaAttrName))
+      return true;
+  return false;
+}
+
 ArrayRef<GemmTileShape> memwall::getGemmTileShapes() {
   static const GemmTileShape shapes[] = {
       {128, 256, 2, 4, 3}, {128, 256, 2, 4, 4}, {128, 128, 2, 2, 3},
@@ -157,16 +224,26 @@ FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
   tiling.blockM = shape.blockM;
   tiling.blockN = shape.blockN;
   bool simt = isSimt(problem);
-  tiling.blockK = simt ? kSimtBlockK : kBlockK;
+  bool wgmma = !simt && shape.variant == GemmVariant::Wgmma;
+  tiling.variant = simt ? GemmVariant::Simt : shape.variant;
+  if (wgmma) {
+    if (std::string why = whyNotWgmmaGemm(problem, target); !why.empty()) {
+      fail(whyNot, why);
+      return failure();
+    }
+  }
+  tiling.blockK = simt ? kSimtBlockK : wgmma ? kGemmWgmmaBlockK : kBlockK;
   tiling.warpsM = shape.warpsM;
   tiling.warpsN = shape.warpsN;
   tiling.stages = shape.stages;
   tiling.threads = shape.warpsM * shape.warpsN * 32;
   tiling.sharedBytes =
-      std::max(shape.stages * getGemmStageBytes(problem, shape.blockM,
-                                                shape.blockN, tiling.blockK),
-               getGemmAccumulatorBytes(shape.blockM, shape.blockN,
-                                       problem.rhsOperands));
+      wgmma ? getGemmWgmmaSharedBytes(shape.blockM, shape.blockN, shape.stages)
+            : std::max(shape.stages * getGemmStageBytes(problem, shape.blockM,
+                                                        shape.blockN,
+                                                        tiling.blockK),
+                       getGemmAccumulatorBytes(shape.blockM, shape.blockN,
+                                               problem.rhsOperands));
   auto tileName = [&] {
     return std::to_string(shape.blockM) + "x" + std::to_string(shape.blockN) +
            " tile";
@@ -196,6 +273,9 @@ FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
   if (simt)
     mainLoop = rhsOperands * kSimtThreadTile * kSimtThreadTile +
                (1 + rhsOperands) * kSimtThreadTile + kBaseRegisters;
+  // wgmma: the warpgroup's accumulators; the operands stay in shared memory.
+  if (wgmma)
+    mainLoop = shape.blockM * shape.blockN / tiling.threads + kBaseRegisters;
   int64_t epilogue =
       kBaseRegisters +
       (CheckedInt(std::max<int64_t>(epilogueValues, 1)) * 8).saturated();
@@ -265,11 +345,21 @@ FailureOr<GemmTiling> memwall::chooseGemmTiling(const GemmProblem &problem,
       *whyNot = "the generated GEMM has no tile that fits: " + *whyNot;
     return tiling;
   }
-  int64_t kSteps = llvm::divideCeil(problem.k, kBlockK);
   std::optional<GemmTiling> best;
   double bestCost = std::numeric_limits<double>::infinity();
   std::string firstWhy;
-  for (const GemmTileShape &shape : getGemmTileShapes()) {
+  // The wgmma kernel's shapes first when asked for; mma.sync's when none of
+  // them fits.
+  SmallVector<GemmTileShape> shapes;
+  if (problem.wgmmaRequested && whyNotWgmmaGemm(problem, target).empty())
+    llvm::append_range(shapes, getGemmWgmmaTileShapes());
+  llvm::append_range(shapes, getGemmTileShapes());
+  for (const GemmTileShape &shape : shapes) {
+    if (best && shape.variant != best->variant)
+      break;
+    int64_t kSteps = llvm::divideCeil(
+        problem.k,
+        shape.variant == GemmVariant::Wgmma ? kGemmWgmmaBlockK : kBlockK);
     if (!holdsRows(shape)) {
       if (firstWhy.empty())
         firstWhy = rowsWhy;
@@ -292,17 +382,7 @@ FailureOr<GemmTiling> memwall::chooseGemmTiling(const GemmProblem &problem,
       best = *tiling;
       continue;
     }
-    // Work of the busiest SM: its tiles, each weighed by how well the tile
-    // reuses its operands (a dual GEMM's tile is blockM x 2 blockN of
-    // outputs from one lhs tile).
-    double tiles = static_cast<double>(tiling->grid[0]) * tiling->grid[1] *
-                   tiling->grid[2];
-    double perSM = std::ceil(tiles / std::max(target.smCount, 1u));
-    int64_t outputColumns = problem.rhsOperands * shape.blockN;
-    double reuse = static_cast<double>(shape.blockM * outputColumns) /
-                   (shape.blockM + outputColumns);
-    double efficiency = reuse / (reuse + kHalfEfficiencyReuse);
-    double cost = perSM * shape.blockM * outputColumns / efficiency;
+    double cost = getBusiestSMWork(*tiling, problem, target);
     if (cost < bestCost) {
       bestCost = cost;
       best = *tiling;

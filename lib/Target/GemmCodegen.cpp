@@ -50,6 +50,7 @@
 
 #include "GemmCodegen.h"
 #include "ElementwiseEmitter.h"
+#include "GemmWgmmaCodegen.h"
 #include "KernelBuilding.h"
 #include "MmaBuilding.h"
 
@@ -119,7 +120,7 @@ public:
       return matmul.emitError("cannot generate the GEMM kernel: ") << why;
     SmallVector<Type> params;
     for (const KernelInput &input : analysis.inputs)
-      params.push_back(flatMemRefType(input.value));
+      params.push_back(parameterType(input.value));
     for (Value output : outputs)
       params.push_back(flatMemRefType(output));
     gpu::GPUFuncOp func = createKernel(b, name, params, tiling.threads);
@@ -144,10 +145,16 @@ public:
     tileRow = mul(gpu::BlockIdOp::create(b, gpu::Dimension::y), tiling.blockM);
     batch = gpu::BlockIdOp::create(b, gpu::Dimension::z);
 
-    if (element.isF32())
+    if (element.isF32()) {
       buildSimtMainLoop();
-    else
+    } else if (isWgmma()) {
+      wgmmaLoop = buildGemmWgmmaMainLoop(
+          b, problem, tiling, emitter.getMemRef(matmul.getLhs()),
+          emitter.getMemRef(matmul.getRhs()), tid, tileRow, tileColumn);
+      shared = wgmmaLoop.shared;
+    } else {
       buildMainLoop();
+    }
     buildEpilogue();
     gpu::ReturnOp::create(b);
     return func;
@@ -162,6 +169,18 @@ private:
   Value rem(Value x, int64_t c) { return arith::RemUIOp::create(b, x, idx(c)); }
   Value less(Value x, int64_t c) {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, idx(c));
+  }
+
+  bool isWgmma() const { return tiling.variant == GemmVariant::Wgmma; }
+
+  /// A kernel input's parameter: a flat memref, or for the wgmma kernel's
+  /// operands a tensor map (the host builds it with
+  /// nvgpu.tma.create.descriptor).
+  Type parameterType(Value input) {
+    if (isWgmma() && (input == matmul.getLhs() || input == matmul.getRhs()))
+      return getGemmWgmmaOperandMapType(b.getContext(), problem, tiling,
+                                        input == matmul.getLhs());
+    return flatMemRefType(input);
   }
 
   int64_t warpTileM() const { return tiling.blockM / tiling.warpsM; }
@@ -181,7 +200,13 @@ private:
   std::string whyCannotBuild() {
     if (!element || (!element.isBF16() && !element.isF16() && !element.isF32()))
       return "operands must be bf16, f16 or f32";
-    if (element.isF32()) {
+    if (isWgmma()) {
+      if (std::string why = whyCannotBuildGemmWgmma(problem, tiling);
+          !why.empty())
+        return why;
+      if (sibling)
+        return "the wgmma kernel has no dual (two-rhs) main loop";
+    } else if (element.isF32()) {
       if (tiling.blockM % kThreadTile != 0 ||
           tiling.blockN % kThreadTile != 0 || tiling.stages != 1 ||
           tiling.threads !=
@@ -212,9 +237,10 @@ private:
     int64_t ring =
         tiling.stages *
         getGemmStageBytes(problem, tiling.blockM, tiling.blockN, tiling.blockK);
-    if (std::max(ring, getGemmAccumulatorBytes(tiling.blockM, tiling.blockN,
+    if (!isWgmma() &&
+        std::max(ring, getGemmAccumulatorBytes(tiling.blockM, tiling.blockN,
                                                problem.rhsOperands)) >
-        tiling.sharedBytes)
+            tiling.sharedBytes)
       return "the tiling's shared memory is too small";
     auto inputIndex = [&](Value value) {
       return llvm::find_if(analysis.inputs, [&](const KernelInput &input) {
@@ -597,6 +623,8 @@ private:
     }
     if (element.isF32())
       stageThreadTile(tile);
+    else if (isWgmma())
+      stageGemmWgmmaAccumulators(b, tiling, wgmmaLoop, tid, tile);
     else
       stageFragments(tile, products);
     if (sibling)
@@ -810,6 +838,7 @@ private:
   ElementwiseEmitter emitter;
   OperandTile lhsTile, rhsTile, siblingRhsTile;
   SmallVector<Value> accumulators;
+  GemmWgmmaMainLoop wgmmaLoop;
   Value shared, tid, laneMatrix, laneRow, warpRow, warpColumn, tileRow,
       tileColumn, batch, threadRow, threadColumn;
 };

@@ -27,6 +27,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
@@ -97,6 +98,8 @@ struct GemmCase {
   /// whole rows with `wholeRows`).
   std::optional<GemmTileShape> shape;
   bool wholeRows = false;
+  /// Opt into the sm_90a wgmma kernel (GemmProblem::wgmmaRequested).
+  bool wgmma = false;
 };
 
 /// A tensor's contents: the values (rounded to its element type, for the
@@ -333,6 +336,7 @@ protected:
     EXPECT_TRUE(succeeded(problem)) << why;
     if (analysis.siblingMatmul)
       problem->rhsOperands = 2;
+    problem->wgmmaRequested = c.wgmma;
     analysis.gemm = *problem;
     int64_t epilogueValues = static_cast<int64_t>(analysis.ops.size());
     FailureOr<GemmTiling> tiling =
@@ -505,6 +509,18 @@ protected:
     launch.grid = analysis.tiling.grid;
     launch.block = {analysis.tiling.threads, 1, 1};
     launch.dynamicSharedBytes = analysis.tiling.sharedBytes;
+    // The wgmma kernel's operands: tensor maps over the inputs as row-major
+    // matrices, as the host builds them.
+    for (auto [i, type] : llvm::enumerate(kernel->getArgumentTypes()))
+      if (isa<nvgpu::TensorMapDescriptorType>(type)) {
+        auto tensor =
+            cast<RankedTensorType>(analysis.inputs[i].value.getType());
+        int64_t columns = tensor.getShape().back();
+        launch.tensorMaps.push_back(
+            {static_cast<unsigned>(i),
+             {tensor.getNumElements() / columns, columns},
+             {}});
+      }
     llvm::Error error = simt::runKernel(*kernel, launch, args);
     EXPECT_FALSE(error) << llvm::toString(std::move(error));
 
@@ -545,11 +561,95 @@ protected:
     return succeeded(getGemmTiling(problem, target, 4, shape, why));
   }
 
+  /// The PTX of `c`'s kernel on `target`, through the kernels-to-PTX
+  /// pipeline as memwall-compile runs it (registerPtxLowering first);
+  /// `analysis` receives the kernel's analysis. Empty on a failure.
+  std::string lowerToPtx(const GemmCase &c, const GPUTarget &target,
+                         KernelAnalysis &analysis) {
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source(c), context.get());
+    EXPECT_TRUE(module);
+    if (!module)
+      return "";
+    analysis = analyze(*module->getOps<func::FuncOp>().begin(), c, target);
+    OpBuilder builder(context.get());
+    OwningOpRef<ModuleOp> kernels = ModuleOp::create(builder.getUnknownLoc());
+    (*kernels)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                        builder.getUnitAttr());
+    builder.setInsertionPointToStart(kernels->getBody());
+    auto targetAttr = NVVM::NVVMTargetAttr::get(
+        context.get(), /*optLevel=*/3, "nvptx64-nvidia-cuda", target.smArch,
+        target.smArch == "sm_80" ? "+ptx70" : "+ptx80");
+    auto gpuModule =
+        gpu::GPUModuleOp::create(builder, builder.getUnknownLoc(), "kernels",
+                                 builder.getArrayAttr({targetAttr}));
+    bool emitted = succeeded(
+        emitGemmKernel(gpuModule, "gemm", analysis, analysis.outputs));
+    EXPECT_TRUE(emitted);
+    PassManager pm(context.get());
+    buildKernelsToPTXPipeline(pm, "");
+    bool lowered = emitted && succeeded(pm.run(*kernels));
+    EXPECT_TRUE(lowered);
+    if (!lowered)
+      return "";
+    std::string ptx;
+    for (auto binary : kernels->getOps<gpu::BinaryOp>())
+      for (Attribute object : binary.getObjects())
+        ptx += cast<gpu::ObjectAttr>(object).getObject().getValue().str();
+    return ptx;
+  }
+
   std::unique_ptr<MLIRContext> context;
   std::mt19937 rng{1234};
   const GPUTarget &h100 = *lookupBuiltinGPUTarget("h100-sxm");
   const GPUTarget &a100 = *lookupBuiltinGPUTarget("a100-80gb");
 };
+
+/// What memwall-compile registers for the PTX pipeline: the to-LLVM
+/// conversion interfaces, the NVVM target and the LLVM IR translations.
+void registerPtxLowering(MLIRContext &context) {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllGPUToLLVMIRTranslations(registry);
+  context.appendDialectRegistry(registry);
+}
+
+/// ptxas, where the CUDA toolkit is installed.
+std::optional<std::string> findPtxas() {
+  std::string ptxas = "/usr/local/cuda/bin/ptxas";
+  if (!llvm::sys::fs::can_execute(ptxas))
+    return std::nullopt;
+  return ptxas;
+}
+
+/// Runs `ptxas -arch=<arch> -v` on `ptx`, writing the cubin to `cubin`
+/// (/dev/null when empty); returns its exit status and output.
+std::pair<int, std::string> assemble(StringRef ptxas, StringRef ptx,
+                                     StringRef arch, StringRef cubin = "") {
+  SmallString<64> ptxPath, logPath;
+  if (llvm::sys::fs::createTemporaryFile("gemm", "ptx", ptxPath) ||
+      llvm::sys::fs::createTemporaryFile("gemm", "log", logPath))
+    return {-1, "cannot create temporary files"};
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(ptxPath, ec);
+    os << ptx;
+  }
+  std::optional<StringRef> redirects[] = {std::nullopt, logPath.str(),
+                                          logPath.str()};
+  std::string output = cubin.empty() ? "/dev/null" : cubin.str();
+  int rc = llvm::sys::ExecuteAndWait(
+      ptxas,
+      {ptxas, ("-arch=" + arch).str(), "-v", ptxPath.str().str(), "-o",
+       output},
+      std::nullopt, redirects);
+  auto log = llvm::MemoryBuffer::getFile(logPath);
+  std::string text = log ? (*log)->getBuffer().str() : "no ptxas log";
+  llvm::sys::fs::remove(ptxPath);
+  llvm::sys::fs::remove(logPath);
+  return {rc, text};
+}
 
 GemmCase ragged(Epilogue epilogue) {
   GemmCase c;
@@ -812,16 +912,10 @@ TEST_F(GemmKernelTest, WrongReferenceIsCaught) {
 // sm_90a and sm_80 without spills, in at most the registers the tiling
 // estimates.
 TEST_F(GemmKernelTest, PtxOfEveryTileConfigurationAssemblesWithoutSpills) {
-  std::string ptxas = "/usr/local/cuda/bin/ptxas";
-  if (!llvm::sys::fs::can_execute(ptxas))
+  std::optional<std::string> ptxas = findPtxas();
+  if (!ptxas)
     GTEST_SKIP() << "no ptxas";
-  // What memwall-compile registers: the to-LLVM conversion interfaces,
-  // the NVVM target and the LLVM IR translations.
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registerAllGPUToLLVMIRTranslations(registry);
-  context->appendDialectRegistry(registry);
+  registerPtxLowering(*context);
   // The tensor-core tiles, the FFMA kernel's, then the tiles a dual GEMM
   // takes (with a SwiGLU epilogue).
   struct Configuration {
@@ -835,8 +929,8 @@ TEST_F(GemmKernelTest, PtxOfEveryTileConfigurationAssemblesWithoutSpills) {
   for (const GemmTileShape &shape : getGemmTileShapes())
     if (dualFits(shape, h100) && dualFits(shape, a100))
       configurations.push_back({shape, false, true});
-  for (auto [target, arch, features] : {std::tuple{&h100, "sm_90a", "+ptx80"},
-                                        std::tuple{&a100, "sm_80", "+ptx70"}})
+  for (auto [target, arch] :
+       {std::pair{&h100, "sm_90a"}, std::pair{&a100, "sm_80"}})
     for (auto [shape, f32, dual] : configurations)
       for (bool transposeRhs : {true, false}) {
         std::string name = llvm::formatv(
@@ -851,32 +945,9 @@ TEST_F(GemmKernelTest, PtxOfEveryTileConfigurationAssemblesWithoutSpills) {
         c.transposeRhs = transposeRhs;
         c.f32 = f32;
         c.shape = shape;
-        OwningOpRef<ModuleOp> module =
-            parseSourceString<ModuleOp>(source(c), context.get());
-        ASSERT_TRUE(module);
-        KernelAnalysis analysis =
-            analyze(*module->getOps<func::FuncOp>().begin(), c, *target);
-        OpBuilder builder(context.get());
-        OwningOpRef<ModuleOp> kernels =
-            ModuleOp::create(builder.getUnknownLoc());
-        (*kernels)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                            builder.getUnitAttr());
-        builder.setInsertionPointToStart(kernels->getBody());
-        auto targetAttr =
-            NVVM::NVVMTargetAttr::get(context.get(), /*optLevel=*/3,
-                                      "nvptx64-nvidia-cuda", arch, features);
-        auto gpuModule = gpu::GPUModuleOp::create(
-            builder, builder.getUnknownLoc(), "kernels",
-            builder.getArrayAttr({targetAttr}));
-        ASSERT_TRUE(succeeded(
-            emitGemmKernel(gpuModule, "gemm", analysis, analysis.outputs)));
-        PassManager pm(context.get());
-        buildKernelsToPTXPipeline(pm, "");
-        ASSERT_TRUE(succeeded(pm.run(*kernels)));
-        std::string ptx;
-        for (auto binary : kernels->getOps<gpu::BinaryOp>())
-          for (Attribute object : binary.getObjects())
-            ptx += cast<gpu::ObjectAttr>(object).getObject().getValue().str();
+        KernelAnalysis analysis;
+        std::string ptx = lowerToPtx(c, *target, analysis);
+        ASSERT_FALSE(ptx.empty());
         if (f32) {
           EXPECT_NE(ptx.find("fma.rn.f32"), std::string::npos);
         } else {
@@ -884,30 +955,7 @@ TEST_F(GemmKernelTest, PtxOfEveryTileConfigurationAssemblesWithoutSpills) {
           EXPECT_NE(ptx.find("ldmatrix"), std::string::npos);
           EXPECT_NE(ptx.find("cp.async.cg.shared.global"), std::string::npos);
         }
-
-        SmallString<64> ptxPath, logPath;
-        ASSERT_FALSE(
-            llvm::sys::fs::createTemporaryFile("gemm", "ptx", ptxPath));
-        ASSERT_FALSE(
-            llvm::sys::fs::createTemporaryFile("gemm", "log", logPath));
-        {
-          std::error_code ec;
-          llvm::raw_fd_ostream os(ptxPath, ec);
-          ASSERT_FALSE(ec);
-          os << ptx;
-        }
-        std::optional<StringRef> redirects[] = {std::nullopt, logPath.str(),
-                                                logPath.str()};
-        int rc = llvm::sys::ExecuteAndWait(ptxas,
-                                           {ptxas, std::string("-arch=") + arch,
-                                            "-v", ptxPath.str().str(), "-o",
-                                            "/dev/null"},
-                                           std::nullopt, redirects);
-        auto log = llvm::MemoryBuffer::getFile(logPath);
-        ASSERT_TRUE(bool(log));
-        std::string text = (*log)->getBuffer().str();
-        llvm::sys::fs::remove(ptxPath);
-        llvm::sys::fs::remove(logPath);
+        auto [rc, text] = assemble(*ptxas, ptx, arch);
         ASSERT_EQ(rc, 0) << text;
         EXPECT_NE(text.find("0 bytes spill stores, 0 bytes spill loads"),
                   std::string::npos)
@@ -920,4 +968,197 @@ TEST_F(GemmKernelTest, PtxOfEveryTileConfigurationAssemblesWithoutSpills) {
           llvm::errs() << name << ": " << registers << " registers (estimate "
                        << analysis.tiling.registersPerThread << ")\n";
       }
+}
+
+//===----------------------------------------------------------------------===//
+// sm_90a: wgmma from TMA-loaded swizzled tiles
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A wgmma case ragged in M, N and K against `shape`: two row tiles, two
+/// column tiles (N a multiple of 8 for a [K, N] rhs), and K = 296, five
+/// k-steps of 64 (the ring wraps at 3 and at 4 stages) of which the last
+/// is zero-filled past K.
+GemmCase raggedWgmma(const GemmTileShape &shape, Epilogue epilogue) {
+  GemmCase c;
+  c.m = shape.blockM + 37;
+  c.n = shape.blockN + 24;
+  c.k = 296;
+  c.epilogue = epilogue;
+  c.wgmma = true;
+  c.shape = shape;
+  return c;
+}
+} // namespace
+
+TEST_F(GemmKernelTest, WgmmaIsChosenOnlyWhenRequestedOnSm90a) {
+  GemmCase c;
+  c.m = 1000;
+  c.n = 512;
+  c.k = 512;
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source(c), context.get());
+  ASSERT_TRUE(module);
+  auto func = *module->getOps<func::FuncOp>().begin();
+  EXPECT_EQ(analyze(func, c, h100).tiling.variant, GemmVariant::MmaSync);
+  c.wgmma = true;
+  KernelAnalysis hopper = analyze(func, c, h100);
+  EXPECT_EQ(hopper.tiling.variant, GemmVariant::Wgmma);
+  EXPECT_EQ(hopper.tiling.blockK, kGemmWgmmaBlockK);
+  EXPECT_EQ(hopper.tiling.threads, 128);
+  // The ring's tiles start 1024-byte aligned.
+  EXPECT_EQ(hopper.tiling.sharedBytes % 1024, 0);
+  EXPECT_EQ(analyze(func, c, a100).tiling.variant, GemmVariant::MmaSync);
+}
+
+TEST_F(GemmKernelTest, WgmmaRequestOnAnLhsStoredKByMFallsBackToMmaSync) {
+  GemmCase c = ragged(Epilogue::Bias);
+  c.transposeLhs = true;
+  c.m = 40;
+  c.wgmma = true;
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source(c), context.get());
+  ASSERT_TRUE(module);
+  KernelAnalysis analysis =
+      analyze(*module->getOps<func::FuncOp>().begin(), c, h100);
+  EXPECT_EQ(analysis.tiling.variant, GemmVariant::MmaSync);
+  EXPECT_EQ(whyNotWgmmaGemm(analysis.gemm, h100),
+            "wgmma reads lhs K-major: lhs must be [M, K]");
+  EXPECT_EQ(whyNotWgmmaGemm(analysis.gemm, a100),
+            "wgmma needs sm_90a, the target is sm_80");
+  check(c, h100);
+}
+
+TEST_F(GemmKernelTest, WgmmaEveryTileConfigurationMatches) {
+  for (const GemmTileShape &shape : getGemmWgmmaTileShapes()) {
+    SCOPED_TRACE(llvm::formatv("{0}x{1}, {2} stages", shape.blockM,
+                               shape.blockN, shape.stages)
+                     .str());
+    GemmCase c = raggedWgmma(shape, Epilogue::BiasGeluErf);
+    // Both rhs layouts, both element types.
+    c.transposeRhs = shape.stages == 3;
+    c.f16 = shape.blockN != 128;
+    EXPECT_EQ(check(c, h100).variant, GemmVariant::Wgmma);
+  }
+}
+
+TEST_F(GemmKernelTest, WgmmaRowMajorRhsWithBiasAndResidualMatches) {
+  GemmCase c = raggedWgmma(getGemmWgmmaTileShapes().front(),
+                           Epilogue::BiasResidual);
+  c.transposeRhs = false;
+  EXPECT_EQ(check(c, h100).variant, GemmVariant::Wgmma);
+}
+
+TEST_F(GemmKernelTest, WgmmaChosenTileWithLinearLayerBatchAndLayerNormMatches) {
+  GemmCase c = ragged(Epilogue::BiasResidualLayerNorm);
+  c.batch = 3;
+  c.m = 50;
+  c.n = 200;
+  c.k = 136;
+  c.f16 = true;
+  c.wgmma = true;
+  c.wholeRows = true;
+  GemmTiling tiling = check(c, h100);
+  EXPECT_EQ(tiling.variant, GemmVariant::Wgmma);
+  EXPECT_GE(tiling.blockN, 200);
+}
+
+TEST_F(GemmKernelTest, WgmmaKernelTakesItsOperandsAsSwizzledTensorMaps) {
+  GemmCase c = raggedWgmma(getGemmWgmmaTileShapes().front(), Epilogue::Bias);
+  c.transposeRhs = false;
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source(c), context.get());
+  ASSERT_TRUE(module);
+  KernelAnalysis analysis =
+      analyze(*module->getOps<func::FuncOp>().begin(), c, h100);
+  OpBuilder builder(context.get());
+  OwningOpRef<ModuleOp> kernels = ModuleOp::create(builder.getUnknownLoc());
+  builder.setInsertionPointToStart(kernels->getBody());
+  auto gpuModule =
+      gpu::GPUModuleOp::create(builder, builder.getUnknownLoc(), "kernels");
+  FailureOr<gpu::GPUFuncOp> kernel =
+      emitGemmKernel(gpuModule, "gemm", analysis, analysis.outputs);
+  ASSERT_TRUE(succeeded(kernel));
+  std::string params;
+  llvm::raw_string_ostream os(params);
+  llvm::interleaveComma(kernel->getArgumentTypes(), os);
+  EXPECT_EQ(params,
+            "!nvgpu.tensormap.descriptor<tensor = memref<128x64xbf16, 3>, "
+            "swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, "
+            "interleave = none>, !nvgpu.tensormap.descriptor<tensor = "
+            "memref<64x64xbf16, 3>, swizzle = swizzle_128b, l2promo = "
+            "l2promo_256b, oob = zero, interleave = none>, memref<152xbf16>, "
+            "memref<25080xbf16>");
+}
+
+// Every wgmma configuration lowers to PTX that ptxas accepts for sm_90a
+// without spills; with cuobjdump (CUDA's, or PyPI's nvidia-cuda-cuobjdump and
+// nvidia-cuda-nvdisasm on PATH) the SASS runs HGMMA.
+TEST_F(GemmKernelTest, WgmmaPtxOfEveryConfigurationAssemblesToHgmma) {
+  std::optional<std::string> ptxas = findPtxas();
+  if (!ptxas)
+    GTEST_SKIP() << "no ptxas";
+  std::string cuobjdump = "/usr/local/cuda/bin/cuobjdump";
+  if (!llvm::sys::fs::can_execute(cuobjdump)) {
+    llvm::ErrorOr<std::string> found =
+        llvm::sys::findProgramByName("cuobjdump");
+    cuobjdump = found ? *found : "";
+  }
+  registerPtxLowering(*context);
+  for (const GemmTileShape &shape : getGemmWgmmaTileShapes())
+    for (bool transposeRhs : {true, false}) {
+      std::string name = llvm::formatv("{0}x{1}, {2} stages, rhs {3}",
+                                       shape.blockM, shape.blockN, shape.stages,
+                                       transposeRhs ? "[N, K]" : "[K, N]");
+      SCOPED_TRACE(name);
+      GemmCase c;
+      c.m = c.n = c.k = 512;
+      c.epilogue = Epilogue::BiasGeluErf;
+      c.transposeRhs = transposeRhs;
+      c.f16 = !transposeRhs;
+      c.wgmma = true;
+      c.shape = shape;
+      KernelAnalysis analysis;
+      std::string ptx = lowerToPtx(c, h100, analysis);
+      ASSERT_FALSE(ptx.empty());
+      EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n" +
+                         std::to_string(shape.blockN) + "k16.f32"),
+                std::string::npos);
+      EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d"), std::string::npos);
+      EXPECT_NE(ptx.find("mbarrier.try_wait.parity"), std::string::npos);
+      SmallString<64> cubin;
+      ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("gemm", "cubin", cubin));
+      auto [rc, text] = assemble(*ptxas, ptx, "sm_90a", cubin);
+      ASSERT_EQ(rc, 0) << text;
+      EXPECT_NE(text.find("0 bytes spill stores, 0 bytes spill loads"),
+                std::string::npos)
+          << text;
+      if (getenv("GEMM_PTXAS_VERBOSE"))
+        llvm::errs() << name << ": " << text << "\n";
+      if (!cuobjdump.empty()) {
+        SmallString<64> sassPath;
+        ASSERT_FALSE(
+            llvm::sys::fs::createTemporaryFile("gemm", "sass", sassPath));
+        std::optional<StringRef> redirects[] = {std::nullopt, sassPath.str(),
+                                                sassPath.str()};
+        int dumped = llvm::sys::ExecuteAndWait(
+            cuobjdump, {cuobjdump, "--dump-sass", cubin.str()}, std::nullopt,
+            redirects);
+        auto sass = llvm::MemoryBuffer::getFile(sassPath);
+        ASSERT_TRUE(bool(sass));
+        std::string text = (*sass)->getBuffer().str();
+        llvm::sys::fs::remove(sassPath);
+        ASSERT_EQ(dumped, 0) << text;
+        // f16 inputs are HGMMA's default: no suffix after the F32 result.
+        std::string hgmma = llvm::formatv("HGMMA.64x{0}x16.F32{1}",
+                                          shape.blockN, c.f16 ? " " : ".BF16");
+        EXPECT_NE(text.find(hgmma), std::string::npos) << hgmma;
+        EXPECT_NE(text.find("UTMALDG.2D"), std::string::npos);
+        if (getenv("GEMM_PTXAS_VERBOSE"))
+          for (StringRef line : llvm::split(text, '\n'))
+            if (line.contains("HGMMA"))
+              llvm::errs() << name << ": " << line.trim() << "\n";
+      }
+      llvm::sys::fs::remove(cubin);
+    }
 }

@@ -18,6 +18,7 @@
 #define MEMWALL_ANALYSIS_GEMMTILING_H
 
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 #include "memwall/Hardware/GPUTarget.h"
 
 #include "mlir/IR/Types.h"
@@ -48,6 +49,9 @@ struct GemmProblem {
   /// Products of the shared lhs: 1, or 2 for a dual GEMM (a second rhs of
   /// the same shape and layout, with its own accumulators).
   int64_t rhsOperands = 1;
+  /// The matmul opted into the wgmma kernel (kGemmWgmmaAttrName):
+  /// chooseGemmTiling tries its shapes first where whyNotWgmmaGemm allows.
+  bool wgmmaRequested = false;
 };
 
 /// The problem, or failure with why the generated kernel cannot run it
@@ -58,8 +62,21 @@ struct GemmProblem {
 llvm::FailureOr<GemmProblem> getGemmProblem(MatmulOp matmul,
                                             std::string *whyNot = nullptr);
 
+/// The main loop the generated GEMM runs (docs/codegen.md).
+enum class GemmVariant {
+  /// mma.sync.m16n8k16 on ldmatrix fragments of a cp.async ring (sm_80 and
+  /// later).
+  MmaSync,
+  /// sm_90a: wgmma.mma_async m64nNk16 from 128B-swizzled shared tiles that
+  /// TMA loads, completing on one mbarrier per ring stage.
+  Wgmma,
+  /// f32 operands: exact-fp32 FFMA on CUDA cores.
+  Simt,
+};
+
 /// Tile configuration, launch geometry and resources of the generated GEMM.
 struct GemmTiling {
+  GemmVariant variant = GemmVariant::MmaSync;
   /// CTA tile (blockM x blockN, blockK per pipeline stage), the warp grid
   /// over it and the cp.async ring depth.
   int64_t blockM = 0, blockN = 0, blockK = 0, warpsM = 0, warpsN = 0,
@@ -94,6 +111,7 @@ int64_t getGemmAccumulatorBytes(int64_t blockM, int64_t blockN,
 /// One tile configuration chooseGemmTiling considers.
 struct GemmTileShape {
   int64_t blockM, blockN, warpsM, warpsN, stages;
+  GemmVariant variant = GemmVariant::MmaSync;
 };
 
 /// Every tile configuration the kernel can be generated with, largest tile
@@ -120,7 +138,9 @@ GemmTileShape getGemmSimtTileShape();
 /// the epilogue keeps live (for the register estimate). Among the shapes that
 /// fit it takes the one whose busiest SM has the least work, work weighed by
 /// the tile's operand reuse; a deeper ring only when K is long (at least 8
-/// k-steps) and it costs no resident CTA. `wholeRows`: the epilogue holds a
+/// k-steps) and it costs no resident CTA. With `problem.wgmmaRequested` on
+/// sm_90a the wgmma kernel's shapes come first, the mma.sync ones only when
+/// none fits. `wholeRows`: the epilogue holds a
 /// layer_norm or rms_norm over N, so one tile must hold whole rows (blockN >=
 /// N; refused for N beyond the widest tile).
 llvm::FailureOr<GemmTiling> chooseGemmTiling(const GemmProblem &problem,
@@ -128,6 +148,32 @@ llvm::FailureOr<GemmTiling> chooseGemmTiling(const GemmProblem &problem,
                                              int64_t epilogueValues,
                                              std::string *whyNot = nullptr,
                                              bool wholeRows = false);
+
+/// The wgmma kernel (sm_90a, bf16/f16): one consumer warpgroup holds the
+/// tile as blockM / 64 accumulators of 64 x blockN; K advances 64 elements
+/// (one 128-byte swizzle span) per ring stage.
+inline constexpr int64_t kGemmWgmmaBlockK = 64;
+/// Shared memory the wgmma kernel asks beyond its tiles, to align them to the
+/// 1024-byte period of the 128B swizzle (the dynamic shared memory base is
+/// only 16-byte aligned behind the static mbarriers).
+inline constexpr int64_t kGemmWgmmaAlignmentSlack = 1024;
+
+/// Every tile configuration of the wgmma kernel, largest first: 128x128,
+/// 64x256, 128x64, 64x128 (one warpgroup, accumulators of at most 128 f32
+/// registers per thread), each with a 3- or a 4-stage ring.
+llvm::ArrayRef<GemmTileShape> getGemmWgmmaTileShapes();
+
+/// Why the wgmma kernel cannot run `problem` on `target` ("" when it can):
+/// it needs sm_90a, bf16/f16 operands, lhs [M, K] (K-major for wgmma's A
+/// from shared memory) and one GEMM (batch 1; lhs batch dims folded into M
+/// are fine). rhs may be [N, K] or [K, N] (wgmma's transposed B).
+std::string whyNotWgmmaGemm(const GemmProblem &problem,
+                            const GPUTarget &target);
+/// The same without the target: what the problem alone rules out.
+std::string whyNotWgmmaGemm(const GemmProblem &problem);
+
+/// Whether `op` or an ancestor carries kGemmWgmmaAttrName (MemWallTarget.h).
+bool isGemmWgmmaRequested(mlir::Operation *op);
 
 } // namespace memwall
 
