@@ -153,6 +153,12 @@ private:
       if (!isAnchor)
         return fail(whyNot, "'" + op->getName().getStringRef() +
                                 "' does not run in a generated kernel");
+      // A second matmul may join a first as a dual GEMM.
+      if (isa_and_nonnull<MatmulOp>(analysis.anchor) && isa<MatmulOp>(op) &&
+          !analysis.siblingMatmul) {
+        analysis.siblingMatmul = op;
+        continue;
+      }
       if (analysis.anchor) {
         if (!isGemmRowNorm(op))
           return fail(whyNot, "a kernel holds at most one row reduction or "
@@ -163,6 +169,13 @@ private:
       }
       analysis.anchor = op;
     }
+    if (analysis.siblingMatmul &&
+        !isDualGemm(cast<MatmulOp>(analysis.anchor),
+                    cast<MatmulOp>(analysis.siblingMatmul)))
+      return false;
+    if (analysis.siblingMatmul && rowNorm)
+      return fail(whyNot, "a dual GEMM has no layer_norm or rms_norm "
+                          "epilogue");
     if (!analysis.anchor) {
       analysis.kind = FusionKind::Elementwise;
       analysis.iterationShape.assign(
@@ -199,6 +212,33 @@ private:
     Operation *def = input.getDefiningOp();
     return def && members.contains(def) &&
            tensorType(input).getShape() == matmul.getType().getShape();
+  }
+
+  /// Whether two matmuls can share a kernel as a dual GEMM: one lhs, one
+  /// result type, the same rhs type and layouts, and neither reads a value
+  /// the kernel computes (the other's result included).
+  bool isDualGemm(MatmulOp first, MatmulOp second) {
+    auto refuse = [&](const Twine &why) {
+      return fail(whyNot, "two matmuls share a kernel only as a dual GEMM, "
+                          "but " +
+                              why);
+    };
+    if (first.getLhs() != second.getLhs())
+      return refuse("their lhs differ");
+    if (first.getType() != second.getType())
+      return refuse("their results differ in shape or type");
+    if (first.getRhs().getType() != second.getRhs().getType() ||
+        first.getTransposeLhs() != second.getTransposeLhs() ||
+        first.getTransposeRhs() != second.getTransposeRhs())
+      return refuse("their rhs differ in shape, type or layout");
+    // Both products start in the main loop: their operands come from
+    // memory (this also keeps either from reading the other's result).
+    for (MatmulOp matmul : {first, second})
+      for (Value operand : matmul->getOperands())
+        if (Operation *def = operand.getDefiningOp();
+            def && members.contains(def))
+          return refuse("one reads a value computed in the kernel");
+    return true;
   }
 
   static int64_t computeElements(ArrayRef<int64_t> shape) {
@@ -479,9 +519,28 @@ private:
       return fail(whyNot, "the generated GEMM: f32 operands run on its FFMA "
                           "kernel only with --gemm=memwall (its rate is not "
                           "modelled)");
+    auto sibling = dyn_cast_or_null<MatmulOp>(analysis.siblingMatmul);
+    if (sibling) {
+      // isDualGemm matched the operand types and layouts, so the sibling
+      // asks the same problem of a second rhs.
+      if (failed(getGemmProblem(sibling, &why)))
+        return fail(whyNot, why);
+      if (problem->elementType.isF32())
+        return fail(whyNot, "the generated GEMM: a dual GEMM needs bf16 or "
+                            "f16 operands (the FFMA kernel holds one "
+                            "product)");
+      problem->rhsOperands = 2;
+    }
+    auto isMatmul = [&](Operation *op) {
+      return op == analysis.anchor || op == analysis.siblingMatmul;
+    };
+    auto isMatmulBias = [&](Value value) {
+      return value == matmul.getBias() ||
+             (sibling && value == sibling.getBias());
+    };
     ArrayRef<int64_t> shape = analysis.iterationShape;
     for (Operation *op : analysis.ops)
-      if (op != analysis.anchor &&
+      if (!isMatmul(op) &&
           tensorType(op->getResult(0)).getShape() != shape)
         return fail(whyNot,
                     "the generated GEMM: an epilogue value of shape [" +
@@ -490,12 +549,12 @@ private:
     for (KernelInput &input : analysis.inputs) {
       bool readByEpilogue =
           llvm::any_of(input.value.getUsers(), [&](Operation *user) {
-            return user != analysis.anchor && members.contains(user);
+            return !isMatmul(user) && members.contains(user);
           });
       if (!readByEpilogue) {
-        // Operands only the main loop reads: the bias is a suffix [N].
-        input.pattern = input.value == matmul.getBias() ? AccessPattern::Suffix
-                                                        : AccessPattern::Full;
+        // Operands only the main loop reads: a bias is a suffix [N].
+        input.pattern = isMatmulBias(input.value) ? AccessPattern::Suffix
+                                                  : AccessPattern::Full;
         input.innerElements =
             input.pattern == AccessPattern::Suffix ? shape.back() : 1;
         continue;
@@ -530,8 +589,9 @@ private:
       if (FailureOr<GemmTiling> free =
               chooseGemmTiling(*problem, target, countLiveValues());
           succeeded(free))
-        tileFraction = std::min(1.0, getGemmTilingCost(*free, target) /
-                                         getGemmTilingCost(*tiling, target));
+        tileFraction =
+            std::min(1.0, getGemmTilingCost(*free, *problem, target) /
+                              getGemmTilingCost(*tiling, *problem, target));
     KernelGeometry &geometry = analysis.geometry;
     geometry.threadsPerBlock = tiling->threads;
     geometry.gridSize = tiling->grid[0] * tiling->grid[1] * tiling->grid[2];
@@ -576,6 +636,8 @@ private:
     auto matmul = cast<MatmulOp>(analysis.anchor);
     if (rowNorm)
       return fail(whyNot, "cuBLASLt has no layer_norm or rms_norm epilogue");
+    if (analysis.siblingMatmul)
+      return fail(whyNot, "cuBLASLt runs one matmul per call");
     Type elementType = matmul.getLhs().getType().getElementType();
     if (!isa<Float32Type, BFloat16Type, Float16Type>(elementType))
       return fail(whyNot, "only f32, bf16 and f16 matmuls run through "
@@ -646,6 +708,12 @@ private:
       if (analysis.kind == FusionKind::Gemm) {
         work.unit = ComputeUnit::GeneratedGemm;
         work.computeFraction = tileFraction;
+      }
+      // A dual GEMM's shape class is that of the product with both rhs
+      // side by side (N doubled).
+      if (analysis.siblingMatmul) {
+        MatmulOp::Dims dims = cast<MatmulOp>(analysis.anchor).getDims();
+        work.gemmShape = classifyGemm(dims.batch, dims.m, 2 * dims.n, dims.k);
       }
     } else {
       work.bandwidthFraction =

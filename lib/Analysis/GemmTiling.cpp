@@ -10,6 +10,7 @@
 #include "memwall/Support/CheckedInt.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -51,15 +52,17 @@ bool fail(std::string *whyNot, const std::string &why) {
   return false;
 }
 
-/// Shared memory of `shape`: the ring or the accumulator tile, whichever is
-/// larger, then (row-chunked) the row buffer, 16-byte aligned.
+/// Shared memory of the mma.sync or FFMA kernel's `shape`: the ring or the
+/// accumulator tiles (one per rhs), whichever is larger, then (row-chunked)
+/// the row buffer, 16-byte aligned.
 int64_t getSharedBytes(const GemmProblem &problem, const GemmTileShape &shape,
                        int64_t rowBufferBytes) {
   int64_t blockK = isSimt(problem) ? kSimtBlockK : kBlockK;
   int64_t ringOrTile = std::max(
       shape.stages *
           getGemmStageBytes(problem, shape.blockM, shape.blockN, blockK),
-      getGemmAccumulatorBytes(shape.blockM, shape.blockN));
+      getGemmAccumulatorBytes(shape.blockM, shape.blockN,
+                              problem.rhsOperands));
   if (rowBufferBytes == 0)
     return ringOrTile;
   return (CheckedInt(llvm::alignTo(ringOrTile, 16)) + rowBufferBytes)
@@ -103,6 +106,7 @@ FailureOr<GemmProblem> memwall::getGemmProblem(MatmulOp matmul,
   if (chunked && !problem.transposeRhs && problem.n % 8 != 0)
     return refuse("needs N a multiple of 8 for an rhs stored [K, N], got " +
                   std::to_string(problem.n));
+  problem.wgmmaRequested = isGemmWgmmaRequested(matmul);
 
   ArrayRef<int64_t> lhsBatch = lhs.getShape().drop_back(2);
   ArrayRef<int64_t> rhsBatch = rhs.getShape().drop_back(2);
@@ -135,7 +139,7 @@ int64_t memwall::getGemmStageBytes(const GemmProblem &problem, int64_t blockM,
   // The FFMA kernel stores both tiles K-major, rows padded by one element
   // (its transposing stores then hit distinct banks).
   if (isSimt(problem))
-    return blockK * (blockM + 1 + blockN + 1) * 4;
+    return blockK * (blockM + 1 + problem.rhsOperands * (blockN + 1)) * 4;
   // Each operand tile is stored as it lies in memory, rows padded.
   int64_t lhsElements = problem.transposeLhs
                             ? blockK * (blockM + kGemmOperandRowPad)
@@ -143,11 +147,62 @@ int64_t memwall::getGemmStageBytes(const GemmProblem &problem, int64_t blockM,
   int64_t rhsElements = problem.transposeRhs
                             ? blockN * (blockK + kGemmOperandRowPad)
                             : blockK * (blockN + kGemmOperandRowPad);
-  return (lhsElements + rhsElements) * 2;
+  return (lhsElements + problem.rhsOperands * rhsElements) * 2;
 }
 
-int64_t memwall::getGemmAccumulatorBytes(int64_t blockM, int64_t blockN) {
-  return blockM * (blockN + kGemmAccumulatorRowPad) * 4;
+int64_t memwall::getGemmAccumulatorBytes(int64_t blockM, int64_t blockN,
+                                         int64_t rhsOperands) {
+  return rhsOperands * blockM * (blockN + kGemmAccumulatorRowPad) * 4;
+}
+
+/// The wgmma kernel's shared memory: the alignment slack, then the larger of
+/// the ring (unpadded swizzled tiles) and the epilogue's staging (the dense
+/// tile warpgroup.mma.store writes, then the padded accumulator tile).
+static int64_t getGemmWgmmaSharedBytes(int64_t blockM, int64_t blockN,
+                                       int64_t stages) {
+  int64_t ring = stages * (blockM + blockN) * kGemmWgmmaBlockK * 2;
+  int64_t staging =
+      getGemmAccumulatorBytes(blockM, blockN) + blockM * blockN * 4;
+  return kGemmWgmmaAlignmentSlack + std::max(ring, staging);
+}
+
+ArrayRef<GemmTileShape> memwall::getGemmWgmmaTileShapes() {
+  constexpr GemmVariant wgmma = GemmVariant::Wgmma;
+  static const GemmTileShape shapes[] = {
+      {128, 128, 4, 1, 3, wgmma}, {128, 128, 4, 1, 4, wgmma},
+      {64, 256, 4, 1, 3, wgmma},  {64, 256, 4, 1, 4, wgmma},
+      {128, 64, 4, 1, 3, wgmma},  {128, 64, 4, 1, 4, wgmma},
+      {64, 128, 4, 1, 3, wgmma},  {64, 128, 4, 1, 4, wgmma},
+  };
+  return shapes;
+}
+
+std::string memwall::whyNotWgmmaGemm(const GemmProblem &problem,
+                                     const GPUTarget &target) {
+  if (target.smArch != "sm_90a")
+    return "wgmma needs sm_90a, the target is " + target.smArch;
+  return whyNotWgmmaGemm(problem);
+}
+
+std::string memwall::whyNotWgmmaGemm(const GemmProblem &problem) {
+  if (!problem.elementType ||
+      !(problem.elementType.isBF16() || problem.elementType.isF16()))
+    return "wgmma runs bf16 or f16 operands";
+  if (problem.transposeLhs)
+    return "wgmma reads lhs K-major: lhs must be [M, K]";
+  if (problem.batch != 1)
+    return "the wgmma kernel runs one GEMM (batched operands run on "
+           "mma.sync)";
+  if (problem.rhsOperands != 1)
+    return "the wgmma kernel has no dual (two-rhs) main loop";
+  return "";
+}
+
+bool memwall::isGemmWgmmaRequested(Operation *op) {
+  for (; op; op = op->getParentOp())
+    if (op->hasAttr(kGemmWgmmaAttrName))
+      return true;
+  return false;
 }
 
 int64_t memwall::getGemmRowBufferBytes(int64_t blockM, int64_t n,
@@ -179,7 +234,15 @@ FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
   tiling.blockM = shape.blockM;
   tiling.blockN = shape.blockN;
   bool simt = isSimt(problem);
-  tiling.blockK = simt ? kSimtBlockK : kBlockK;
+  bool wgmma = !simt && shape.variant == GemmVariant::Wgmma;
+  tiling.variant = simt ? GemmVariant::Simt : shape.variant;
+  if (wgmma) {
+    if (std::string why = whyNotWgmmaGemm(problem, target); !why.empty()) {
+      fail(whyNot, why);
+      return failure();
+    }
+  }
+  tiling.blockK = simt ? kSimtBlockK : wgmma ? kGemmWgmmaBlockK : kBlockK;
   tiling.warpsM = shape.warpsM;
   tiling.warpsN = shape.warpsN;
   tiling.stages = shape.stages;
@@ -188,11 +251,20 @@ FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
   // chunks, the norm's input kept in a row buffer after the ring.
   bool rowChunked = rowBufferElementBytes > 0 && problem.n > shape.blockN;
   if (rowChunked) {
+    if (wgmma) {
+      fail(whyNot, "the wgmma kernel has no row-chunk loop: a norm over N = " +
+                       std::to_string(problem.n) + " needs whole rows in one " +
+                       std::to_string(shape.blockM) + "x" +
+                       std::to_string(shape.blockN) + " tile");
+      return failure();
+    }
     tiling.rowChunks = llvm::divideCeil(problem.n, shape.blockN);
     tiling.rowBufferBytes = getGemmRowBufferBytes(shape.blockM, problem.n,
                                                   rowBufferElementBytes);
   }
-  tiling.sharedBytes = getSharedBytes(problem, shape, tiling.rowBufferBytes);
+  tiling.sharedBytes =
+      wgmma ? getGemmWgmmaSharedBytes(shape.blockM, shape.blockN, shape.stages)
+            : getSharedBytes(problem, shape, tiling.rowBufferBytes);
   auto tileName = [&] {
     return std::to_string(shape.blockM) + "x" + std::to_string(shape.blockN) +
            " tile";
@@ -215,23 +287,34 @@ FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
     return failure();
   }
 
-  // Registers: the warp tile's f32 accumulators and the fragments of a
-  // stage's two k16 steps in the main loop; the epilogue's live f32 values
-  // of one 8-element vector after it (the accumulators are in shared memory
-  // then).
+  // Registers: the warp tile's f32 accumulators (one set per rhs) and the
+  // fragments of a stage's two k16 steps in the main loop; the epilogue's
+  // live f32 values of one 8-element vector after it (the accumulators are
+  // in shared memory then).
+  int64_t rhsOperands = problem.rhsOperands;
   int64_t warpTileM = shape.blockM / shape.warpsM;
   int64_t warpTileN = shape.blockN / shape.warpsN;
-  int64_t fragments = warpTileM / 16 * 4 + warpTileN / 8 * 2;
-  int64_t mainLoop =
-      warpTileM * warpTileN / 32 + kBlockK / 16 * fragments + kBaseRegisters;
+  int64_t fragments = warpTileM / 16 * 4 + rhsOperands * (warpTileN / 8 * 2);
+  int64_t mainLoop = rhsOperands * (warpTileM * warpTileN / 32) +
+                     kBlockK / 16 * fragments + kBaseRegisters;
   // FFMA: the thread's outputs and one k's row and column of operands.
   if (simt)
-    mainLoop = kSimtThreadTile * kSimtThreadTile + 2 * kSimtThreadTile +
-               kBaseRegisters;
+    mainLoop = rhsOperands * kSimtThreadTile * kSimtThreadTile +
+               (1 + rhsOperands) * kSimtThreadTile + kBaseRegisters;
+  // wgmma: the warpgroup's accumulators; the operands stay in shared memory.
+  if (wgmma)
+    mainLoop = shape.blockM * shape.blockN / tiling.threads + kBaseRegisters;
   int64_t epilogue =
       kBaseRegisters +
       (CheckedInt(std::max<int64_t>(epilogueValues, 1)) * 8).saturated();
   tiling.registersPerThread = llvm::alignTo(std::max(mainLoop, epilogue), 8);
+  if (mainLoop > 255) {
+    fail(whyNot, "a " + tileName() + " holds " + std::to_string(rhsOperands) +
+                     " accumulator sets in an estimated " +
+                     std::to_string(mainLoop) +
+                     " registers per thread (at most 255)");
+    return failure();
+  }
   if (tiling.registersPerThread > 255) {
     fail(whyNot, "its epilogue keeps " + std::to_string(epilogueValues) +
                      " values per element live, an estimated " +
@@ -270,17 +353,21 @@ FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
 }
 
 double memwall::getGemmTilingCost(const GemmTiling &tiling,
+                                  const GemmProblem &problem,
                                   const GPUTarget &target) {
   // Work of the busiest SM: its tiles, each weighed by how well the tile
-  // reuses its operands (a row-chunked CTA computes rowChunks tiles,
+  // reuses its operands (a dual GEMM's tile is blockM x 2 blockN of outputs
+  // from one lhs tile; a row-chunked CTA computes rowChunks tiles,
   // re-reading A's tile for each).
   double tiles =
       static_cast<double>(tiling.grid[0]) * tiling.grid[1] * tiling.grid[2];
   double perSM = std::ceil(tiles / std::max(target.smCount, 1u));
-  double reuse = static_cast<double>(tiling.blockM * tiling.blockN) /
-                 (tiling.blockM + tiling.blockN);
+  int64_t outputColumns = problem.rhsOperands * tiling.blockN;
+  double reuse = static_cast<double>(tiling.blockM * outputColumns) /
+                 (tiling.blockM + outputColumns);
   double efficiency = reuse / (reuse + kHalfEfficiencyReuse);
-  return perSM * tiling.blockM * tiling.blockN * tiling.rowChunks / efficiency;
+  return perSM * tiling.blockM * outputColumns * tiling.rowChunks /
+         efficiency;
 }
 
 FailureOr<GemmTiling> memwall::chooseGemmTiling(const GemmProblem &problem,
@@ -314,14 +401,24 @@ FailureOr<GemmTiling> memwall::chooseGemmTiling(const GemmProblem &problem,
       *whyNot = "the generated GEMM has no tile that fits: " + *whyNot;
     return tiling;
   }
-  int64_t kSteps = llvm::divideCeil(problem.k, kBlockK);
   std::optional<GemmTiling> best;
   double bestCost = std::numeric_limits<double>::infinity();
   // Row-chunked, the refusal names the smallest shared memory any tile
   // needs.
   std::string firstWhy, smallestWhy;
   int64_t smallestBytes = std::numeric_limits<int64_t>::max();
-  for (const GemmTileShape &shape : getGemmTileShapes()) {
+  // The wgmma kernel's shapes first when asked for; mma.sync's when none of
+  // them fits.
+  SmallVector<GemmTileShape> shapes;
+  if (problem.wgmmaRequested && whyNotWgmmaGemm(problem, target).empty())
+    llvm::append_range(shapes, getGemmWgmmaTileShapes());
+  llvm::append_range(shapes, getGemmTileShapes());
+  for (const GemmTileShape &shape : shapes) {
+    if (best && shape.variant != best->variant)
+      break;
+    bool wgmma = shape.variant == GemmVariant::Wgmma;
+    int64_t kSteps =
+        llvm::divideCeil(problem.k, wgmma ? kGemmWgmmaBlockK : kBlockK);
     if (!holdsRows(shape)) {
       if (firstWhy.empty())
         firstWhy = rowsWhy;
@@ -333,6 +430,8 @@ FailureOr<GemmTiling> memwall::chooseGemmTiling(const GemmProblem &problem,
     if (failed(tiling)) {
       if (firstWhy.empty())
         firstWhy = why;
+      if (wgmma)
+        continue;
       int64_t bytes = getSharedBytes(
           problem, shape,
           rowChunked ? getGemmRowBufferBytes(shape.blockM, problem.n, rowBytes)
@@ -352,7 +451,7 @@ FailureOr<GemmTiling> memwall::chooseGemmTiling(const GemmProblem &problem,
       best = *tiling;
       continue;
     }
-    double cost = getGemmTilingCost(*tiling, target);
+    double cost = getGemmTilingCost(*tiling, problem, target);
     if (cost < bestCost) {
       bestCost = cost;
       best = *tiling;

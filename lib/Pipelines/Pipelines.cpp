@@ -17,6 +17,7 @@
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
@@ -246,8 +247,13 @@ void memwall::buildKernelsToPTXPipeline(OpPassManager &pm, StringRef cudaPath) {
   // target and lowers the host too; these kernels are already outlined and
   // targeted, and the host is memwall-run.
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
-  kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(createTensorMapParamsToPointers());
+  // Before scf-to-cf: NVGPUToNVVM converts scf.for's iter_args (a wgmma
+  // accumulator's) but not the block arguments cf would leave.
   kernels.addPass(createConvertNVGPUToNVVMPass());
+  kernels.addPass(createSCFToControlFlowPass());
+  // The mbarrier and TMA ops NVGPUToNVVM emits are inline PTX.
+  kernels.addPass(createConvertNVVMToLLVMPass());
   kernels.addPass(createConvertVectorToLLVMPass());
   ConvertGpuOpsToNVVMOpsOptions toNVVM;
   toNVVM.useBarePtrCallConv = true;

@@ -155,6 +155,12 @@ std::string simulator::simulateBundle(const Manifest &manifest,
     launch.grid = kernel.grid;
     launch.block = kernel.block;
     launch.dynamicSharedBytes = kernel.sharedBytes;
+    // A tensor map argument's bytes are its buffer's; the map's view of
+    // them is the manifest's (box and swizzle come from the kernel's
+    // descriptor type).
+    for (const TensorMap &map : kernel.tensorMaps)
+      launch.tensorMaps.push_back(
+          {static_cast<unsigned>(map.arg), map.shape, map.strides});
     if (llvm::Error error = simt::runKernel(func, launch, args))
       return "step '" + step.name + "': " + llvm::toString(std::move(error));
     if (afterStep)

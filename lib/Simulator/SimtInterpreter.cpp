@@ -810,6 +810,20 @@ llvm::Error Interpreter::execOp(Operation *op, const llvm::BitVector &mask) {
     memrefs[o.getResult()] = m;
     return llvm::Error::success();
   }
+  if (auto o = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(op)) {
+    // Shared buffers start 1024-byte aligned (runKernel): a shared address
+    // is its offset. Global addresses are not modelled.
+    auto m = getMemRef(op, o.getSource());
+    if (!m)
+      return m.takeError();
+    if (!buffers[m->buffer].shared)
+      return fail(op, "only shared memory addresses are modelled");
+    Slot s(1, numThreads);
+    for (unsigned t : mask.set_bits())
+      s.at(t, 0) = static_cast<uint64_t>(m->byteOffset);
+    slots[o.getResult()] = std::move(s);
+    return llvm::Error::success();
+  }
   if (auto o = dyn_cast<gpu::ShuffleOp>(op))
     return execShuffle(o, mask);
   if (auto o = dyn_cast<arith::ConstantOp>(op))

@@ -28,8 +28,10 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
@@ -354,6 +356,72 @@ SmallVector<Value> memwall::getBundleBuffers(func::FuncOp function) {
   return buffers;
 }
 
+Value memwall::getLaunchBuffer(Value arg) {
+  auto create = arg.getDefiningOp<nvgpu::TmaCreateDescriptorOp>();
+  if (!create)
+    return arg;
+  Value view = create.getTensor();
+  while (Operation *def = view.getDefiningOp()) {
+    auto viewLike = dyn_cast<ViewLikeOpInterface>(def);
+    // memwall.view is a buffer of its own (an alias the arena places).
+    if (!viewLike || isa<ViewOp>(def))
+      break;
+    view = viewLike.getViewSource();
+  }
+  return view;
+}
+
+FailureOr<std::optional<BundleTensorMap>>
+memwall::getLaunchTensorMap(Value arg) {
+  auto create = arg.getDefiningOp<nvgpu::TmaCreateDescriptorOp>();
+  if (!create)
+    return std::optional<BundleTensorMap>();
+  auto cast = create.getTensor().getDefiningOp<memref::CastOp>();
+  auto view =
+      cast ? dyn_cast<MemRefType>(cast.getSource().getType()) : MemRefType();
+  if (!view)
+    return create.emitError("a tensor map of the bundle must describe a "
+                            "ranked view of a buffer (memref.cast to an "
+                            "unranked memref)");
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  if (failed(view.getStridesAndOffset(strides, offset)) || offset != 0 ||
+      llvm::any_of(strides, ShapedType::isDynamic) || strides.back() != 1)
+    return create.emitError("the tensor map's view ")
+           << view << " must have static strides, the innermost 1, and no "
+           << "offset";
+  nvgpu::TensorMapDescriptorType type = create.getTensorMap().getType();
+  ArrayRef<int64_t> box = type.getTensor().getShape();
+  SmallVector<int64_t> boxOperands;
+  for (Value extent : create.getBoxDimensions())
+    if (std::optional<int64_t> constant = getConstantIntValue(extent))
+      boxOperands.push_back(*constant);
+  if (box.size() != static_cast<size_t>(view.getRank()) ||
+      ArrayRef<int64_t>(boxOperands) != box)
+    return create.emitError("the tensor map's box must be constants equal to "
+                            "its type's tensor shape, one per dim of ")
+           << view;
+  BundleTensorMap map;
+  map.shape.assign(view.getShape().begin(), view.getShape().end());
+  map.strides.assign(strides.begin(), strides.end());
+  map.box.assign(box.begin(), box.end());
+  // Upstream's names ("swizzle_128b", "none", ...) less their prefix are
+  // the manifest's.
+  auto manifestName = [](StringRef name, StringRef prefix) {
+    name.consume_front(prefix);
+    return name.str();
+  };
+  map.swizzle = manifestName(
+      nvgpu::stringifyTensorMapSwizzleKind(type.getSwizzle()), "swizzle_");
+  map.l2Promotion = manifestName(
+      nvgpu::stringifyTensorMapL2PromoKind(type.getL2promo()), "l2promo_");
+  map.oobFill = nvgpu::stringifyTensorMapOOBKind(type.getOob()).str();
+  map.interleave = manifestName(
+      nvgpu::stringifyTensorMapInterleaveKind(type.getInterleave()),
+      "interleave_");
+  return std::optional<BundleTensorMap>(std::move(map));
+}
+
 int64_t memwall::getBufferByteSize(Value buffer) {
   auto type = cast<MemRefType>(buffer.getType());
   return getTensorByteSize(
@@ -449,8 +517,16 @@ FailureOr<Bundle> memwall::readLoweredBundle(ModuleOp module,
       llvm::copy(launch.getGrid(), step.grid.begin());
       llvm::copy(launch.getBlock(), step.block.begin());
       step.sharedBytes = launch.getSharedBytes();
-      for (Value arg : launch.getArgs())
-        step.args.push_back(bufferIndex(arg));
+      for (auto [i, arg] : llvm::enumerate(launch.getArgs())) {
+        FailureOr<std::optional<BundleTensorMap>> map = getLaunchTensorMap(arg);
+        if (failed(map))
+          return failure();
+        if (*map) {
+          (*map)->arg = static_cast<int>(i);
+          step.tensorMaps.push_back(std::move(**map));
+        }
+        step.args.push_back(bufferIndex(getLaunchBuffer(arg)));
+      }
       bundle.steps.push_back(step);
     } else if (auto gemm = dyn_cast<GemmOp>(op)) {
       GemmConfigAttr config = gemm.getConfig();

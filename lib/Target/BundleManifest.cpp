@@ -97,6 +97,25 @@ void memwall::writeManifest(const Bundle &bundle, llvm::raw_ostream &os) {
           object[kernel::block.key] = dim3(step.block);
           object[kernel::sharedBytes.key] = step.sharedBytes;
           object[kernel::args.key] = std::move(args);
+          if (!step.tensorMaps.empty()) {
+            namespace map = schema::tensorMap;
+            llvm::json::Array maps;
+            for (const BundleTensorMap &tensorMap : step.tensorMaps)
+              maps.push_back(llvm::json::Object{
+                  {map::arg.key, tensorMap.arg},
+                  {map::shape.key, llvm::json::Array(tensorMap.shape)},
+                  {map::strides.key, llvm::json::Array(tensorMap.strides)},
+                  {map::box.key, llvm::json::Array(tensorMap.box)},
+                  {map::swizzle.key,
+                   enumValue(map::swizzle, tensorMap.swizzle)},
+                  {map::l2Promotion.key,
+                   enumValue(map::l2Promotion, tensorMap.l2Promotion)},
+                  {map::oobFill.key,
+                   enumValue(map::oobFill, tensorMap.oobFill)},
+                  {map::interleave.key,
+                   enumValue(map::interleave, tensorMap.interleave)}});
+            object[kernel::tensorMaps.key] = std::move(maps);
+          }
         } else {
           namespace gemm = schema::gemmStep;
           object[gemm::a.key] = bufferName(step.a);

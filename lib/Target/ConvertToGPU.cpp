@@ -73,6 +73,9 @@ struct ConvertToGPUPass
     ConversionTarget legal(*ctx);
     legal.addLegalDialect<memref::MemRefDialect, gpu::GPUDialect>();
     legal.addLegalOp<LaunchOp, GemmOp, ViewOp>();
+    // A tensor-map launch operand (KernelPatterns.cpp): the descriptor and
+    // its box sizes.
+    legal.addLegalOp<nvgpu::TmaCreateDescriptorOp, arith::ConstantOp>();
     // Ops inside a fusion go with it; only configured ops are steps.
     legal.addDynamicallyLegalDialect<MemWallDialect>([](Operation *op) {
       return !op->hasAttr(MemWallDialect::kKernelConfigAttrName);

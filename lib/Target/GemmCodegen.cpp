@@ -43,6 +43,12 @@
 // the statistics from the buffer (mean, then the centred variance, each a
 // loop over the row's columns), and pass 2 runs over [blockM, N] from it.
 //
+// A dual GEMM (KernelAnalysis::siblingMatmul: two matmuls of one lhs, e.g.
+// Llama's gate and up projections) has a second rhs ring filled in the same
+// cp.async group, multiplies every ldmatrix'd A fragment by both rhs into
+// two accumulator sets, and stages both tiles for the epilogue, which reads
+// each product (plus its bias) as a value.
+//
 // f32 operands (exact fp32, as PyTorch without TF32): the FFMA kernel. Each
 // k-step of 16 is loaded (coalesced, zeros past the edges) into K-major
 // shared tiles, a barrier, each thread accumulates a 4x4 square of the tile
@@ -52,6 +58,7 @@
 
 #include "GemmCodegen.h"
 #include "ElementwiseEmitter.h"
+#include "GemmWgmmaCodegen.h"
 #include "KernelBuilding.h"
 #include "MmaBuilding.h"
 
@@ -76,12 +83,14 @@ constexpr int64_t kThreadTile = 4;
 /// input's period (the matmul's operands are not read by the epilogue).
 int64_t getEpilogueWidth(const KernelAnalysis &analysis) {
   auto matmul = cast<MatmulOp>(analysis.anchor);
+  auto sibling = dyn_cast_or_null<MatmulOp>(analysis.siblingMatmul);
   int64_t width = 8;
   auto divides = [&](int64_t extent) { return extent % width == 0; };
   while (width > 1) {
     bool fits = divides(analysis.gemm.n);
     for (const KernelInput &input : analysis.inputs)
       if (input.value != matmul.getLhs() && input.value != matmul.getRhs() &&
+          (!sibling || input.value != sibling.getRhs()) &&
           (input.pattern == AccessPattern::Suffix ||
            input.pattern == AccessPattern::Outer))
         fits = fits && divides(input.innerElements);
@@ -109,6 +118,7 @@ public:
         analysis(analysis), problem(analysis.gemm), tiling(analysis.tiling),
         outputs(outputs), element(problem.elementType),
         matmul(cast<MatmulOp>(analysis.anchor)),
+        sibling(dyn_cast_or_null<MatmulOp>(analysis.siblingMatmul)),
         emitter(b, analysis.inputs, getEpilogueWidth(analysis)) {
     b.setInsertionPointToEnd(gpuModule.getBody());
   }
@@ -118,7 +128,7 @@ public:
       return matmul.emitError("cannot generate the GEMM kernel: ") << why;
     SmallVector<Type> params;
     for (const KernelInput &input : analysis.inputs)
-      params.push_back(flatMemRefType(input.value));
+      params.push_back(parameterType(input.value));
     for (Value output : outputs)
       params.push_back(flatMemRefType(output));
     gpu::GPUFuncOp func = createKernel(b, name, params, tiling.threads);
@@ -164,6 +174,18 @@ private:
     return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, idx(c));
   }
 
+  bool isWgmma() const { return tiling.variant == GemmVariant::Wgmma; }
+
+  /// A kernel input's parameter: a flat memref, or for the wgmma kernel's
+  /// operands a tensor map (the host builds it with
+  /// nvgpu.tma.create.descriptor).
+  Type parameterType(Value input) {
+    if (isWgmma() && (input == matmul.getLhs() || input == matmul.getRhs()))
+      return getGemmWgmmaOperandMapType(b.getContext(), problem, tiling,
+                                        input == matmul.getLhs());
+    return flatMemRefType(input);
+  }
+
   int64_t warpTileM() const { return tiling.blockM / tiling.warpsM; }
   int64_t warpTileN() const { return tiling.blockN / tiling.warpsN; }
   int64_t kSteps() const { return llvm::divideCeil(problem.k, tiling.blockK); }
@@ -178,10 +200,16 @@ private:
   }
 
   void buildAnyMainLoop() {
-    if (element.isF32())
+    if (element.isF32()) {
       buildSimtMainLoop();
-    else
+    } else if (isWgmma()) {
+      wgmmaLoop = buildGemmWgmmaMainLoop(
+          b, problem, tiling, emitter.getMemRef(matmul.getLhs()),
+          emitter.getMemRef(matmul.getRhs()), tid, tileRow, tileColumn);
+      shared = wgmmaLoop.shared;
+    } else {
       buildMainLoop();
+    }
   }
 
   /// The dynamic shared memory, created once (the row-chunked kernel runs
@@ -200,7 +228,15 @@ private:
   std::string whyCannotBuild() {
     if (!element || (!element.isBF16() && !element.isF16() && !element.isF32()))
       return "operands must be bf16, f16 or f32";
-    if (element.isF32()) {
+    if (isWgmma()) {
+      if (std::string why = whyCannotBuildGemmWgmma(problem, tiling);
+          !why.empty())
+        return why;
+      if (sibling)
+        return "the wgmma kernel has no dual (two-rhs) main loop";
+      if (tiling.rowChunks > 1)
+        return "the wgmma kernel has no row-chunk loop";
+    } else if (element.isF32()) {
       if (tiling.blockM % kThreadTile != 0 ||
           tiling.blockN % kThreadTile != 0 || tiling.stages != 1 ||
           tiling.threads !=
@@ -224,39 +260,55 @@ private:
     if (tiling.blockM * tiling.blockN / emitter.getWidth() % tiling.threads !=
         0)
       return "the epilogue's vectors must split evenly over the threads";
+    if (problem.rhsOperands != (sibling ? 2 : 1))
+      return "the problem's rhs count must match the analysis' matmuls";
+    if (sibling && element.isF32())
+      return "a dual GEMM runs on the tensor-core kernel only";
     int64_t ring =
         tiling.stages *
         getGemmStageBytes(problem, tiling.blockM, tiling.blockN, tiling.blockK);
     int64_t ringOrTile =
-        std::max(ring, getGemmAccumulatorBytes(tiling.blockM, tiling.blockN));
+        std::max(ring, getGemmAccumulatorBytes(tiling.blockM, tiling.blockN,
+                                               problem.rhsOperands));
     if (tiling.rowChunks > 1)
       ringOrTile = llvm::alignTo(ringOrTile, 16) + tiling.rowBufferBytes;
-    if (ringOrTile > tiling.sharedBytes)
+    if (!isWgmma() && ringOrTile > tiling.sharedBytes)
       return "the tiling's shared memory is too small";
     auto inputIndex = [&](Value value) {
       return llvm::find_if(analysis.inputs, [&](const KernelInput &input) {
         return input.value == value;
       });
     };
-    if (inputIndex(matmul.getLhs()) == analysis.inputs.end() ||
-        inputIndex(matmul.getRhs()) == analysis.inputs.end())
-      return "the matmul's operands must be kernel inputs";
-    if (Value bias = matmul.getBias()) {
-      auto it = inputIndex(bias);
-      if (it == analysis.inputs.end() || it->pattern != AccessPattern::Suffix)
-        return "the matmul's bias must be a kernel input indexed by column";
+    for (MatmulOp product : {matmul, sibling}) {
+      if (!product)
+        continue;
+      if (inputIndex(product.getLhs()) == analysis.inputs.end() ||
+          inputIndex(product.getRhs()) == analysis.inputs.end())
+        return "the matmul's operands must be kernel inputs";
+      if (Value bias = product.getBias()) {
+        auto it = inputIndex(bias);
+        if (it == analysis.inputs.end() ||
+            it->pattern != AccessPattern::Suffix)
+          return "the matmul's bias must be a kernel input indexed by column";
+      }
     }
+    if (sibling && sibling.getLhs() != matmul.getLhs())
+      return "a dual GEMM's matmuls must share their lhs";
     Operation *norm = getRowNorm();
     for (Operation *op : analysis.ops)
-      if (op != matmul && op != norm && !isa<ElementwiseOpInterface>(op))
+      if (op != matmul && op != sibling && op != norm &&
+          !isa<ElementwiseOpInterface>(op))
         return "the epilogue may hold elementwise ops and one layer_norm or "
                "rms_norm only";
     if (tiling.rowChunks > 1 && !norm)
       return "only a norm in the epilogue runs row-chunked";
+    if (norm && sibling)
+      return "a dual GEMM's epilogue may not hold a norm";
     if (norm) {
       if (tiling.rowChunks > 1) {
         int64_t bufferBytes = getRowBufferType().getIntOrFloatBitWidth() / 8;
-        if (tiling.rowChunks != llvm::divideCeil(problem.n, tiling.blockN) ||
+        if (tiling.rowChunks !=
+                llvm::divideCeilSigned(problem.n, tiling.blockN) ||
             tiling.grid[0] != 1 ||
             tiling.rowBufferBytes !=
                 getGemmRowBufferBytes(tiling.blockM, problem.n, bufferBytes))
@@ -330,12 +382,16 @@ private:
     SmallVector<Value> tokens;
     loadOperand(lhsTile, slot, step, problem.transposeLhs, tileRow, tokens);
     loadOperand(rhsTile, slot, step, !problem.transposeRhs, tileColumn, tokens);
+    if (sibling)
+      loadOperand(siblingRhsTile, slot, step, !problem.transposeRhs, tileColumn,
+                  tokens);
     return nvgpu::DeviceAsyncCreateGroupOp::create(
         b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
   }
 
-  /// Multiplies ring slot `slot` into the accumulators ([mi][ni] m16n8
-  /// fragments of this warp's tile).
+  /// Multiplies ring slot `slot` into the accumulators ([set][mi][ni] m16n8
+  /// fragments of this warp's tile, one set per rhs): each A fragment is
+  /// loaded once for every rhs.
   void multiplySlot(Value slot, SmallVectorImpl<std::array<Value, 4>> &acc) {
     int64_t tilesM = warpTileM() / 16, tilesN = warpTileN() / 8;
     // Lane offsets inside a 16x16 block: the matrix pairs ldmatrix.x4
@@ -364,27 +420,39 @@ private:
       }
       for (int64_t pair = 0; pair < tilesN / 2; ++pair) {
         Value n = add(warpColumn, pair * 16);
-        // B's four matrices: (n +0, k +0), (n +0, k +8), (n +8, k +0),
-        // (n +8, k +8): b0, b1 of n-tile 2·pair, then of 2·pair + 1.
-        std::array<Value, 4> bFragments =
-            problem.transposeRhs
-                ? ldmatrixX4(
-                      b, rhsTile.ring,
-                      ValueRange{slot, add(n, high), add(lowColumn, ks * 16)},
-                      /*transpose=*/false, element)
-                : ldmatrixX4(
-                      b, rhsTile.ring,
-                      ValueRange{slot, add(low, ks * 16), add(n, highColumn)},
-                      /*transpose=*/true, element);
-        for (int64_t mi = 0; mi < tilesM; ++mi)
-          for (int64_t half = 0; half < 2; ++half) {
-            std::array<Value, 4> &c = acc[mi * tilesN + 2 * pair + half];
-            c = mmaM16N8K16(b, a[mi],
-                            {bFragments[2 * half], bFragments[2 * half + 1]}, c,
-                            element);
-          }
+        for (auto [set, rhs] : llvm::enumerate(getRhsTiles())) {
+          // B's four matrices: (n +0, k +0), (n +0, k +8), (n +8, k +0),
+          // (n +8, k +8): b0, b1 of n-tile 2·pair, then of 2·pair + 1.
+          std::array<Value, 4> bFragments =
+              problem.transposeRhs
+                  ? ldmatrixX4(
+                        b, rhs->ring,
+                        ValueRange{slot, add(n, high), add(lowColumn, ks * 16)},
+                        /*transpose=*/false, element)
+                  : ldmatrixX4(
+                        b, rhs->ring,
+                        ValueRange{slot, add(low, ks * 16), add(n, highColumn)},
+                        /*transpose=*/true, element);
+          int64_t first = static_cast<int64_t>(set) * tilesM * tilesN;
+          for (int64_t mi = 0; mi < tilesM; ++mi)
+            for (int64_t half = 0; half < 2; ++half) {
+              std::array<Value, 4> &c =
+                  acc[first + mi * tilesN + 2 * pair + half];
+              c = mmaM16N8K16(b, a[mi],
+                              {bFragments[2 * half], bFragments[2 * half + 1]},
+                              c, element);
+            }
+        }
       }
     }
+  }
+
+  /// The rhs rings: the matmul's, then a dual GEMM's sibling's.
+  SmallVector<const OperandTile *, 2> getRhsTiles() const {
+    SmallVector<const OperandTile *, 2> tiles{&rhsTile};
+    if (sibling)
+      tiles.push_back(&siblingRhsTile);
+    return tiles;
   }
 
   void buildMainLoop() {
@@ -417,13 +485,24 @@ private:
                rhsColumns,
                problem.transposeRhs ? problem.n : problem.k,
                rhsColumnLimit};
+    if (sibling) {
+      // The sibling's rhs has the same shape and layout; its ring follows.
+      siblingRhsTile = rhsTile;
+      siblingRhsTile.ring =
+          ring(rhsTileShape(),
+               lhsRingBytes +
+                   tiling.stages * rhsRows * (rhsColumns + kGemmOperandRowPad) *
+                       2);
+      siblingRhsTile.source = emitter.getMemRef(sibling.getRhs());
+    }
 
     // Prologue: k-steps 0 .. stages - 2 in flight.
     Value pending;
     for (int64_t s = 0; s + 1 < tiling.stages; ++s)
       pending = loadStage(idx(s), idx(s));
 
-    int64_t fragments = warpTileM() / 16 * (warpTileN() / 8);
+    int64_t fragments =
+        problem.rhsOperands * (warpTileM() / 16) * (warpTileN() / 8);
     SmallVector<Value> init(fragments * 4, f32Constant(b, 0));
     auto loop = scf::ForOp::create(b, idx(0), idx(kSteps()), idx(1), init);
     {
@@ -535,21 +614,20 @@ private:
     accumulators.assign(loop.getResults().begin(), loop.getResults().end());
   }
 
-  /// Writes the tensor-core kernel's C fragments to the f32 `tile`: fragment
-  /// (mi, ni) holds c0, c1 at row g, columns 2t, 2t + 1 and c2, c3 at row
-  /// g + 8.
-  void stageFragments(Value tile) {
+  /// Writes the tensor-core kernel's C fragments `values` (one accumulator
+  /// set) to the f32 `tile`: fragment (mi, ni) holds c0, c1 at row g,
+  /// columns 2t, 2t + 1 and c2, c3 at row g + 8.
+  void stageFragments(Value tile, ArrayRef<Value> values) {
     int64_t tilesN = warpTileN() / 8;
     Value lane = rem(tid, 32);
     Value fragmentRow = add(warpRow, div(lane, 4));
     Value fragmentColumn = add(warpColumn, mul(rem(lane, 4), 2));
-    for (int64_t i = 0; i * 4 < static_cast<int64_t>(accumulators.size());
-         ++i) {
+    for (int64_t i = 0; i * 4 < static_cast<int64_t>(values.size()); ++i) {
       Value row = add(fragmentRow, i / tilesN * 16);
       Value column = add(fragmentColumn, i % tilesN * 8);
       for (int64_t e = 0; e < 4; ++e)
         memref::StoreOp::create(
-            b, accumulators[4 * i + e], tile,
+            b, values[4 * i + e], tile,
             ValueRange{add(row, e / 2 * 8), add(column, e % 2)});
     }
   }
@@ -563,10 +641,10 @@ private:
             ValueRange{add(threadRow, i), add(threadColumn, j)});
   }
 
-  /// The f32 accumulator tile in shared memory (the ring's bytes, rows
-  /// padded), written from the accumulators; every thread's part is visible
-  /// on return.
-  Value stageAccumulatorTile() {
+  /// The f32 accumulator tiles in shared memory (the ring's bytes, rows
+  /// padded; a dual GEMM's sibling's after the matmul's), written from the
+  /// accumulators; every thread's part is visible on return.
+  SmallVector<Value, 2> stageAccumulatorTiles() {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                                 gpu::AddressSpace::Workgroup);
     int64_t rowLength = tiling.blockN + kGemmAccumulatorRowPad;
@@ -577,12 +655,29 @@ private:
         shared, idx(0), ValueRange{});
     // Scalar shared-memory accesses: the kernels-to-PTX pipeline lowers
     // vector ops before it maps GPU address spaces.
+    // A dual GEMM stages its sibling's accumulators in a second tile.
+    Value siblingTile;
+    ArrayRef<Value> products = accumulators;
+    if (sibling) {
+      siblingTile = memref::ViewOp::create(
+          b, cast<MemRefType>(tile.getType()), shared,
+          idx(getGemmAccumulatorBytes(tiling.blockM, tiling.blockN)),
+          ValueRange{});
+      products = products.take_front(accumulators.size() / 2);
+    }
     if (element.isF32())
       stageThreadTile(tile);
+    else if (isWgmma())
+      stageGemmWgmmaAccumulators(b, tiling, wgmmaLoop, tid, tile);
     else
-      stageFragments(tile);
+      stageFragments(tile, products);
+    if (sibling)
+      stageFragments(siblingTile,
+                     ArrayRef<Value>(accumulators).drop_front(products.size()));
     gpu::BarrierOp::create(b);
-    return tile;
+    if (sibling)
+      return {tile, siblingTile};
+    return {tile};
   }
 
   /// The epilogue's ops other than the matmul and the norm, split at the
@@ -590,7 +685,7 @@ private:
   void splitAtNorm(Operation *norm, SmallVectorImpl<Operation *> &beforeNorm,
                    SmallVectorImpl<Operation *> &afterNorm) {
     for (Operation *op : analysis.ops) {
-      if (op == matmul || op == norm)
+      if (op == matmul || op == sibling || op == norm)
         continue;
       (norm && norm->isBeforeInBlock(op) ? afterNorm : beforeNorm)
           .push_back(op);
@@ -603,30 +698,28 @@ private:
     return norm && (def == norm || llvm::is_contained(afterNorm, def));
   }
 
-  /// Pass 1 over the tile at columns tileColumn..: the product, its bias
-  /// and the ops before any norm; outputs known by then are stored, and the
-  /// norm's input goes to `keepNormInput(row, column, lanes)` (tile
-  /// coordinates).
+  /// Pass 1 over the staged `tiles` (one per rhs) at columns tileColumn..:
+  /// the product(s), bias(es) and the ops before any norm; outputs known by
+  /// then are stored, and the norm's input goes to `keepNormInput(row,
+  /// column, lanes)` (tile coordinates).
   void buildPassOne(
-      Value tile, Operation *norm, ArrayRef<Operation *> beforeNorm,
+      ArrayRef<Value> tiles, Operation *norm, ArrayRef<Operation *> beforeNorm,
       ArrayRef<Operation *> afterNorm,
       function_ref<void(Value row, Value column, const Lanes &x)>
           keepNormInput) {
     forEachVector(tiling.blockN, [&](Value row, Value column, Value flat) {
-      int64_t width = emitter.getWidth();
       DenseMap<Value, Lanes> lanes;
-      Lanes result = readTile(tile, row, column);
-      if (Value bias = matmul.getBias()) {
-        Lanes biasLanes = emitter.lanesOf(bias, flat, lanes);
-        for (int64_t l = 0; l < width; ++l)
-          result[l] = arith::AddFOp::create(b, result[l], biasLanes[l]);
-      }
+      Lanes product = readProduct(matmul, tiles[0], row, column, flat, lanes);
       // Ahead of a norm, which magnifies every difference by 1/σ, the product
       // is rounded to its element type as the unfused graph stores it.
       if (norm)
-        for (Value &lane : result)
+        for (Value &lane : product)
           lane = emitter.toF32(emitter.fromF32(lane, element));
-      lanes[matmul.getResult()] = result;
+      lanes[matmul.getResult()] = std::move(product);
+      if (sibling) {
+        product = readProduct(sibling, tiles[1], row, column, flat, lanes);
+        lanes[sibling.getResult()] = std::move(product);
+      }
       emitter.evaluate(beforeNorm, flat, lanes);
       for (Value output : outputs)
         if (!isComputedAfterNorm(output, norm, afterNorm))
@@ -672,14 +765,15 @@ private:
   }
 
   void buildEpilogue() {
-    Value tile = stageAccumulatorTile();
+    SmallVector<Value, 2> tiles = stageAccumulatorTiles();
+    Value tile = tiles.front();
     Operation *norm = getRowNorm();
     SmallVector<Operation *> beforeNorm, afterNorm;
     splitAtNorm(norm, beforeNorm, afterNorm);
     // Pass 1; a norm's input goes back to the tile, rounded to its tensor's
     // element type as the unfused graph would store it.
     Type normInputType = getRowBufferType();
-    buildPassOne(tile, norm, beforeNorm, afterNorm,
+    buildPassOne(tiles, norm, beforeNorm, afterNorm,
                  [&](Value row, Value column, const Lanes &x) {
                    for (int64_t l = 0; l < emitter.getWidth(); ++l)
                      memref::StoreOp::create(
@@ -726,8 +820,7 @@ private:
       b.setInsertionPointToStart(chunks.getBody());
       tileColumn = mul(chunks.getInductionVar(), tiling.blockN);
       buildAnyMainLoop();
-      Value tile = stageAccumulatorTile();
-      buildPassOne(tile, norm, beforeNorm, afterNorm,
+      buildPassOne(stageAccumulatorTiles(), norm, beforeNorm, afterNorm,
                    [&](Value row, Value column, const Lanes &x) {
                      Value bufferColumn = add(tileColumn, column);
                      for (int64_t l = 0; l < emitter.getWidth(); ++l)
@@ -773,6 +866,19 @@ private:
       if (isa<LayerNormOp, RmsNormOp>(op))
         return op;
     return nullptr;
+  }
+
+  /// `product`'s result at (row, column) of its staged `tile`, plus its
+  /// bias.
+  Lanes readProduct(MatmulOp product, Value tile, Value row, Value column,
+                    Value flat, DenseMap<Value, Lanes> &lanes) {
+    Lanes result = readTile(tile, row, column);
+    if (Value bias = product.getBias()) {
+      Lanes biasLanes = emitter.lanesOf(bias, flat, lanes);
+      for (auto [value, biasValue] : llvm::zip_equal(result, biasLanes))
+        value = arith::AddFOp::create(b, value, biasValue);
+    }
+    return result;
   }
 
   Lanes readTile(Value tile, Value row, Value column) {
@@ -947,9 +1053,12 @@ private:
   ArrayRef<Value> outputs;
   Type element;
   MatmulOp matmul;
+  /// A dual GEMM's second matmul (same lhs), or null.
+  MatmulOp sibling;
   ElementwiseEmitter emitter;
-  OperandTile lhsTile, rhsTile;
+  OperandTile lhsTile, rhsTile, siblingRhsTile;
   SmallVector<Value> accumulators;
+  GemmWgmmaMainLoop wgmmaLoop;
   Value shared, tid, laneMatrix, laneRow, warpRow, warpColumn, tileRow,
       tileColumn, batch, threadRow, threadColumn;
 };

@@ -17,7 +17,12 @@
 #include "memwall/Analysis/FusionCost.h"
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+
+#include <algorithm>
 
 using namespace mlir;
 using namespace memwall;
@@ -103,6 +108,39 @@ protected:
   const KernelLoweringState &state;
 };
 
+/// The launch operand of a kernel parameter of type `param`: `buffer`, or
+/// for a tensor map the descriptor nvgpu.tma.create.descriptor builds over
+/// `buffer` viewed row-major with the map's rank (leading dims folded into
+/// the outermost one, e.g. an lhs [B, T, K] as [B·T, K]) and cast to
+/// unranked, the box from the map's type. memwall's bundle reads the tensor
+/// map's global shape and strides back from that view.
+static Value getLaunchOperand(OpBuilder &b, Location loc, Value buffer,
+                              Type param) {
+  auto mapType = dyn_cast<nvgpu::TensorMapDescriptorType>(param);
+  if (!mapType)
+    return buffer;
+  auto type = cast<MemRefType>(buffer.getType());
+  ArrayRef<int64_t> box = mapType.getTensor().getShape();
+  int64_t inner = static_cast<int64_t>(box.size()) - 1;
+  SmallVector<int64_t> shape(type.getShape().take_back(inner));
+  shape.insert(shape.begin(), type.getNumElements() /
+                                  std::max<int64_t>(1, computeProduct(shape)));
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  Type element = type.getElementType();
+  Value view = memref::ReinterpretCastOp::create(
+      b, loc, MemRefType::get(shape, element), buffer, /*offset=*/0, shape,
+      strides);
+  Value unranked = memref::CastOp::create(
+      b, loc, UnrankedMemRefType::get(element, /*memorySpace=*/0), view);
+  SmallVector<Value> boxSizes;
+  for (int64_t size : box)
+    boxSizes.push_back(arith::ConstantIndexOp::create(b, loc, size));
+  return nvgpu::TmaCreateDescriptorOp::create(b, loc, mapType, unranked,
+                                              boxSizes);
+}
+
 /// Fusions and lone ops run as one generated kernel (KernelCodegen.h):
 /// the analysis the fusion cost model made, again.
 class AnalyzedKernelLowering : public StepLowering {
@@ -137,8 +175,10 @@ protected:
     if (failed(kernel))
       return failure();
     SmallVector<Value> args, written;
-    for (const KernelInput &input : analysis->inputs)
-      args.push_back(buffers.lookup(input.value));
+    for (auto [input, param] :
+         llvm::zip(analysis->inputs, kernel->getArgumentTypes()))
+      args.push_back(getLaunchOperand(rewriter, op->getLoc(),
+                                      buffers.lookup(input.value), param));
     for (Value result : results) {
       written.push_back(allocate(rewriter, op->getLoc(), result));
       args.push_back(written.back());

@@ -61,8 +61,9 @@ struct PlanArenaPass : public memwall::impl::PlanArenaBase<PlanArenaPass> {
         buffer.firstStep = buffers[buffer.aliasOf].firstStep;
         buffer.lastStep = step;
       } else if (isa<LaunchOp, GemmOp>(op)) {
+        // A tensor map argument uses the buffer it describes.
         for (Value operand : op.getOperands())
-          use(bufferOf.lookup(operand));
+          use(bufferOf.lookup(getLaunchBuffer(operand)));
         ++step;
       } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
         // Returned buffers live to the end (with the buffer a view names).

@@ -101,6 +101,8 @@ Status CudaDriver::load() {
   resolve(library, eventDestroy, {"cuEventDestroy_v2"}, error);
   if (!error.empty())
     return Status(ErrorCode::NoDevice, "libcuda.so.1 is too old: " + error);
+  std::string optional;
+  resolve(library, tensorMapEncodeTiled, {"cuTensorMapEncodeTiled"}, optional);
   return Status();
 }
 

@@ -66,6 +66,8 @@ struct PreparedStep {
   CUfunction function = nullptr;
   std::vector<CUdeviceptr> argValues;
   std::vector<void *> params; // pointers into argValues
+  /// Device copies of the step's encoded tensor maps (argValues point here).
+  std::vector<CUdeviceptr> tensorMaps;
   // gemm
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t layoutA = nullptr, layoutB = nullptr,
@@ -122,6 +124,8 @@ private:
   Status loadModules();
   Status allocateArena();
   Status prepareKernel(const Step &step, PreparedStep &out);
+  Status encodeTensorMap(const std::string &context, const Buffer &buffer,
+                         const TensorMap &map, CUdeviceptr &address);
   Status prepareGemm(const Step &step, PreparedStep &out);
   Status createLayout(const MatrixLayoutPlan &plan, DType dtype,
                       const std::string &stepName,
@@ -142,6 +146,8 @@ GpuSession::~GpuSession() {
   if (!cu.init)
     return; // the driver never loaded
   for (PreparedStep &step : prepared) {
+    for (CUdeviceptr map : step.tensorMaps)
+      cu.memFree(map);
     if (step.desc)
       lt.matmulDescDestroy(step.desc);
     for (cublasLtMatrixLayout_t layout :
@@ -294,9 +300,92 @@ Status GpuSession::prepareKernel(const Step &step, PreparedStep &out) {
   }
   for (const std::string &arg : kernel.args)
     out.argValues.push_back(addressOf(arg));
+  // A tensor map argument passes the map's device address instead.
+  for (const TensorMap &map : kernel.tensorMaps) {
+    CUdeviceptr address = 0;
+    if (Status error = encodeTensorMap(
+            context + ": tensor map of argument " + std::to_string(map.arg),
+            *manifest.findBuffer(kernel.args[map.arg]), map, address);
+        !error.ok())
+      return error;
+    out.tensorMaps.push_back(address);
+    out.argValues[map.arg] = address;
+  }
   // Filled after argValues is complete, so the pointers stay valid.
   for (CUdeviceptr &value : out.argValues)
     out.params.push_back(&value);
+  return {};
+}
+
+// The manifest's tensor map enums are listed in the driver's order.
+static_assert(static_cast<int>(TensorMapSwizzle::Bytes128) ==
+              CU_TENSOR_MAP_SWIZZLE_128B);
+static_assert(static_cast<int>(TensorMapL2Promotion::Bytes256) ==
+              CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+static_assert(static_cast<int>(TensorMapOobFill::Nan) ==
+              CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA);
+static_assert(static_cast<int>(TensorMapInterleave::Bytes32) ==
+              CU_TENSOR_MAP_INTERLEAVE_32B);
+
+/// The driver's element type of a tensor map over `dtype`.
+static CUtensorMapDataType tensorMapDataType(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  case DType::BF16:
+    return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  case DType::F16:
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  case DType::I32:
+    return CU_TENSOR_MAP_DATA_TYPE_INT32;
+  case DType::I64:
+    return CU_TENSOR_MAP_DATA_TYPE_INT64;
+  default: // i8, fp8 and i1 storage: bytes
+    return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  }
+}
+
+Status GpuSession::encodeTensorMap(const std::string &context,
+                                   const Buffer &buffer, const TensorMap &map,
+                                   CUdeviceptr &address) {
+  if (!cu.tensorMapEncodeTiled)
+    return cudaFailure(context + ": the driver has no cuTensorMapEncodeTiled "
+                                 "(TMA needs a CUDA 12 driver or later)");
+  // The driver lists dims innermost first; strides in bytes, without the
+  // innermost (the element).
+  size_t rank = map.shape.size();
+  int64_t elementBytes = reference::dtypeBytes(buffer.dtype);
+  std::vector<cuuint64_t> dims(rank), strides(rank > 1 ? rank - 1 : 1);
+  std::vector<cuuint32_t> box(rank), elementStrides(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    size_t inner = rank - 1 - i;
+    dims[i] = static_cast<cuuint64_t>(map.shape[inner]);
+    box[i] = static_cast<cuuint32_t>(map.box[inner]);
+    if (i > 0)
+      strides[i - 1] =
+          static_cast<cuuint64_t>(map.strides[inner] * elementBytes);
+  }
+  CUtensorMap encoded;
+  CUresult status = cu.tensorMapEncodeTiled(
+      &encoded, tensorMapDataType(buffer.dtype), static_cast<cuuint32_t>(rank),
+      reinterpret_cast<void *>(addressOf(buffer.name)), dims.data(),
+      strides.data(), box.data(), elementStrides.data(),
+      static_cast<CUtensorMapInterleave>(map.interleave),
+      static_cast<CUtensorMapSwizzle>(map.swizzle),
+      static_cast<CUtensorMapL2promotion>(map.l2Promotion),
+      static_cast<CUtensorMapFloatOOBfill>(map.oobFill));
+  if (status != CUDA_SUCCESS)
+    return cudaFailure(context + ": cuTensorMapEncodeTiled", status);
+  // The kernel reads the map from global memory (cuMemAlloc is 256-byte
+  // aligned; TMA needs 64).
+  if (status = cu.memAlloc(&address, sizeof(encoded)); status != CUDA_SUCCESS)
+    return cudaFailure(context + ": cuMemAlloc of the tensor map", status);
+  if (status = cu.memcpyHtoD(address, &encoded, sizeof(encoded));
+      status != CUDA_SUCCESS) {
+    cu.memFree(address);
+    address = 0;
+    return cudaFailure(context + ": copying the tensor map", status);
+  }
   return {};
 }
 

@@ -796,6 +796,66 @@ Status validateGemm(const Manifest &manifest, const GemmStep &gemm) {
   return Status();
 }
 
+// What cuTensorMapEncodeTiled accepts (CUDA driver API): rank 1..5; extents
+// 1..2^32; strides multiples of 16 bytes below 2^40 (the innermost is the
+// element); box extents 1..256 with the innermost box a multiple of 16
+// bytes, and no wider than the swizzle span; and the view must lie inside
+// its buffer (base 16-byte aligned: buffers are kBufferAlignment-aligned).
+Status validateTensorMap(const Buffer &buffer, const TensorMap &map,
+                         const std::string &context) {
+  size_t rank = map.shape.size();
+  if (rank < 1 || rank > 5)
+    return invalid(context + ": rank " + std::to_string(rank) +
+                   ", expected 1..5");
+  if (map.strides.size() != rank || map.box.size() != rank)
+    return invalid(context + ": shape, strides and box must have " +
+                   std::to_string(rank) + " entries each");
+  if (map.interleave != TensorMapInterleave::None)
+    return invalid(context + ": interleaved tensor maps are not supported");
+  int64_t elementBytes = reference::dtypeBytes(buffer.dtype);
+  if (map.strides.back() != 1)
+    return invalid(context + ": the innermost stride must be 1");
+  // The last element's offset, checked against the buffer without overflow.
+  int64_t lastElement = 0;
+  for (size_t i = 0; i < rank; ++i) {
+    std::string dim = " of dim " + std::to_string(i);
+    if (map.shape[i] < 1 || map.shape[i] > (int64_t(1) << 32))
+      return invalid(context + ": extent " + std::to_string(map.shape[i]) +
+                     dim + ", expected 1..2^32");
+    if (map.box[i] < 1 || map.box[i] > 256)
+      return invalid(context + ": box extent " + std::to_string(map.box[i]) +
+                     dim + ", expected 1..256");
+    if (map.strides[i] < 1 || map.strides[i] > (int64_t(1) << 40) / 16)
+      return invalid(context + ": stride " + std::to_string(map.strides[i]) +
+                     dim + " out of range");
+    if (i + 1 < rank && map.strides[i] * elementBytes % 16 != 0)
+      return invalid(context + ": stride" + dim + " is " +
+                     std::to_string(map.strides[i] * elementBytes) +
+                     " bytes, not a multiple of 16");
+    if (map.strides[i] > 0 &&
+        map.shape[i] - 1 > (INT64_MAX - lastElement) / map.strides[i])
+      return invalid(context + ": the view overflows int64");
+    lastElement += (map.shape[i] - 1) * map.strides[i];
+  }
+  if (lastElement >= buffer.bytes / elementBytes)
+    return invalid(context + ": the view " + shapeString(map.shape) +
+                   " reaches element " + std::to_string(lastElement) +
+                   " of buffer '" + buffer.name + "', which has " +
+                   std::to_string(buffer.bytes / elementBytes));
+  int64_t innerBoxBytes = map.box.back() * elementBytes;
+  if (innerBoxBytes % 16 != 0)
+    return invalid(context + ": the innermost box is " +
+                   std::to_string(innerBoxBytes) +
+                   " bytes, not a multiple of 16");
+  static const int64_t kSwizzleSpan[] = {0, 32, 64, 128};
+  int64_t span = kSwizzleSpan[static_cast<int>(map.swizzle)];
+  if (span && innerBoxBytes > span)
+    return invalid(context + ": the innermost box (" +
+                   std::to_string(innerBoxBytes) + " bytes) exceeds the " +
+                   std::to_string(span) + "-byte swizzle span");
+  return Status();
+}
+
 Status validateKernel(const Manifest &manifest, const Step &step) {
   std::string context = "step '" + step.name + "'";
   const KernelStep &kernel = step.kernel;
@@ -825,6 +885,22 @@ Status validateKernel(const Manifest &manifest, const Step &step) {
   for (const std::string &arg : kernel.args)
     if (!manifest.findBuffer(arg))
       return invalid(context + ": argument names unknown buffer '" + arg + "'");
+  std::vector<bool> mapped(kernel.args.size(), false);
+  for (const TensorMap &map : kernel.tensorMaps) {
+    if (map.arg < 0 || map.arg >= static_cast<int64_t>(kernel.args.size()))
+      return invalid(context + ": tensor map of argument " +
+                     std::to_string(map.arg) + ", but the kernel has " +
+                     std::to_string(kernel.args.size()));
+    if (mapped[map.arg])
+      return invalid(context + ": argument " + std::to_string(map.arg) +
+                     " has two tensor maps");
+    mapped[map.arg] = true;
+    if (Status status = validateTensorMap(
+            *manifest.findBuffer(kernel.args[map.arg]), map,
+            context + ": tensor map of argument " + std::to_string(map.arg));
+        !status.ok())
+      return status;
+  }
   return Status();
 }
 

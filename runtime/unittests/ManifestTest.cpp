@@ -251,6 +251,113 @@ TEST(ManifestValidate, KernelArgumentNamesMissingBuffer) {
                 "step 'relu_1': argument names unknown buffer 'nope'");
 }
 
+// The relu step with its input passed as a tensor map of t ([4, 16] f32).
+const char *kTensorMapStep =
+    R"("args": ["t", "out"], "tensor_maps": [ { "arg": 0, "shape": [4, 16],
+      "strides": [16, 1], "box": [2, 8], "swizzle": "32b",
+      "l2_promotion": "128b", "oob_fill": "zero", "interleave": "none" } ],)";
+
+Manifest manifestWithTensorMap() {
+  std::string text = kValidManifest;
+  std::string from = R"("args": ["t", "out"],)";
+  text.replace(text.find(from), from.size(), kTensorMapStep);
+  Manifest manifest;
+  EXPECT_EQ(parseText(text, manifest), "");
+  return manifest;
+}
+
+TEST(ManifestParse, TensorMapsAreReadWithTheirEnums) {
+  Manifest manifest = manifestWithTensorMap();
+  EXPECT_EQ(validateManifest(manifest).message(), "");
+  ASSERT_EQ(manifest.steps[1].kernel.tensorMaps.size(), 1u);
+  const TensorMap &map = manifest.steps[1].kernel.tensorMaps[0];
+  EXPECT_EQ(map.arg, 0);
+  EXPECT_EQ(map.shape, (std::vector<int64_t>{4, 16}));
+  EXPECT_EQ(map.strides, (std::vector<int64_t>{16, 1}));
+  EXPECT_EQ(map.box, (std::vector<int64_t>{2, 8}));
+  EXPECT_EQ(map.swizzle, TensorMapSwizzle::Bytes32);
+  EXPECT_EQ(map.l2Promotion, TensorMapL2Promotion::Bytes128);
+  EXPECT_EQ(map.oobFill, TensorMapOobFill::Zero);
+  EXPECT_EQ(map.interleave, TensorMapInterleave::None);
+  // Steps without the field have none.
+  EXPECT_TRUE(validManifest().steps[1].kernel.tensorMaps.empty());
+}
+
+TEST(ManifestValidate, TensorMapsTheDriverWouldRefuse) {
+  auto expectMapInvalid = [](auto edit, const std::string &expected) {
+    Manifest manifest = manifestWithTensorMap();
+    edit(manifest.steps[1].kernel.tensorMaps[0]);
+    expectInvalid(manifest,
+                  "step 'relu_1': tensor map of argument " + expected);
+  };
+  expectMapInvalid([](TensorMap &map) { map.arg = 2; },
+                   "2, but the kernel has 2");
+  expectMapInvalid([](TensorMap &map) { map.box = {2}; },
+                   "0: shape, strides and box must have 2 entries each");
+  // 3 f32 = 12 bytes: the innermost box must be whole 16-byte units.
+  expectMapInvalid(
+      [](TensorMap &map) {
+        map.box = {2, 3};
+      },
+      "0: the innermost box is 12 bytes, not a multiple of 16");
+  // 16 f32 = 64 bytes do not fit the 32-byte swizzle span.
+  expectMapInvalid(
+      [](TensorMap &map) {
+        map.box = {2, 16};
+      },
+      "0: the innermost box (64 bytes) exceeds the 32-byte "
+      "swizzle span");
+  expectMapInvalid(
+      [](TensorMap &map) {
+        map.strides = {10, 1};
+      },
+      "0: stride of dim 0 is 40 bytes, not a multiple of 16");
+  expectMapInvalid(
+      [](TensorMap &map) {
+        map.strides = {16, 2};
+      },
+      "0: the innermost stride must be 1");
+  expectMapInvalid(
+      [](TensorMap &map) {
+        map.box = {512, 4};
+      },
+      "0: box extent 512 of dim 0, expected 1..256");
+  // A view past the end of t (64 elements).
+  expectMapInvalid(
+      [](TensorMap &map) {
+        map.shape = {5, 16};
+      },
+      "0: the view [5, 16] reaches element 79 of buffer 't', which "
+      "has 64");
+  expectMapInvalid(
+      [](TensorMap &map) {
+        map.shape = {INT64_C(1) << 32, 16};
+        map.strides = {INT64_C(1) << 37, 1};
+      },
+      "0: stride 137438953472 of dim 0 out of range");
+  expectMapInvalid(
+      [](TensorMap &map) { map.interleave = TensorMapInterleave::Bytes16; },
+      "0: interleaved tensor maps are not supported");
+  Manifest twice = manifestWithTensorMap();
+  twice.steps[1].kernel.tensorMaps.push_back(
+      twice.steps[1].kernel.tensorMaps[0]);
+  expectInvalid(twice, "step 'relu_1': argument 0 has two tensor maps");
+}
+
+TEST(ManifestParse, UnknownSwizzleNamesTheChoices) {
+  std::string text = kValidManifest;
+  std::string from = R"("args": ["t", "out"],)";
+  std::string step = kTensorMapStep;
+  step.replace(step.find("\"32b\""), 5, "\"16b\"");
+  text.replace(text.find(from), from.size(), step);
+  Manifest manifest;
+  std::string error = parseText(text, manifest);
+  EXPECT_NE(error.find("unknown swizzle \"16b\" (expected none, 32b, 64b "
+                       "or 128b)"),
+            std::string::npos)
+      << error;
+}
+
 TEST(ManifestValidate, GemmOperandNamesMissingBuffer) {
   Manifest manifest = validManifest();
   manifest.steps[0].gemm.a = "nope";

@@ -26,8 +26,10 @@
 // CHECK: memwall.launch @kernels::@kernel1_elementwise
 // CHECK: gpu.module @kernels
 // CHECK: gpu.func @kernel1_elementwise
-// CHECK: IR Dump After SCFToControlFlowPass (convert-scf-to-cf)
+// CHECK: IR Dump After TensorMapParamsToPointers (memwall-tensor-map-params-to-pointers)
 // CHECK: IR Dump After ConvertNVGPUToNVVMPass (convert-nvgpu-to-nvvm)
+// CHECK: IR Dump After SCFToControlFlowPass (convert-scf-to-cf)
+// CHECK: IR Dump After ConvertNVVMToLLVMPass (convert-nvvm-to-llvm)
 // CHECK: IR Dump After ConvertVectorToLLVMPass (convert-vector-to-llvm)
 // CHECK: IR Dump After ConvertGpuOpsToNVVMOps (convert-gpu-to-nvvm)
 // CHECK: IR Dump After Canonicalizer (canonicalize)

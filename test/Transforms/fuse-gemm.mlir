@@ -4,6 +4,8 @@
 // RUN: memwall-opt %s --split-input-file --fuse --target=h100-sxm --gemm=cublaslt | FileCheck %s --check-prefix=CUBLAS
 // RUN: memwall-opt %s --split-input-file --fuse --target=h100-sxm --gemm=memwall | FileCheck %s --check-prefix=MEMWALL
 // RUN: memwall-opt %s --split-input-file --fuse --target=h100-sxm --report=- -o /dev/null | FileCheck %s --check-prefix=REPORT
+// The generated GEMM calibrated at cuBLAS's rate (0.775 of the peak):
+// RUN: memwall-opt %s --split-input-file --fuse --target=h100-sxm --target-file=%S/Inputs/generated-gemm-as-cublas.json --report=- -o /dev/null | FileCheck %s --check-prefix=PARITY
 
 // The 65536x1024 seed's first layer: an erf GELU is no cuBLASLt epilogue,
 // and moving it into the generated GEMM saves its 256 MB round trip, more
@@ -121,6 +123,63 @@ func.func @rms_norm_wider_than_a_tile(%x: tensor<65536x256xbf16>, %w: tensor<512
 
 // -----
 
+// A Llama-2-7B MLP on 2048 tokens: gate and up read the same x, so they run
+// as one dual GEMM whose epilogue computes SwiGLU; down carries the
+// residual add: 2 kernels. On h100-sxm auto keeps cuBLASLt: the products
+// are compute-bound, the bytes the dual saves hide under compute, and the
+// generated mma.sync main loop is assumed at 0.55 of the peak against
+// cuBLAS's 0.775. With the generated GEMM as fast as cuBLAS, auto merges.
+// MEMWALL-LABEL: func.func @llama_mlp
+// MEMWALL: memwall.fusion gemm(%arg0, %arg2, %arg3)
+// MEMWALL-NEXT: ^bb0
+// MEMWALL-NEXT: memwall.matmul
+// MEMWALL-NEXT: memwall.matmul
+// MEMWALL-NEXT: memwall.swiglu
+// MEMWALL-NEXT: memwall.yield
+// MEMWALL: memwall.fusion gemm(
+// MEMWALL-NEXT: ^bb0
+// MEMWALL-NEXT: memwall.matmul
+// MEMWALL-NEXT: memwall.add
+// AUTO-LABEL: func.func @llama_mlp
+// AUTO: memwall.matmul
+// AUTO-NEXT: memwall.matmul
+// AUTO-NEXT: memwall.swiglu
+// REPORT: fusion: 5 kernels -> 4
+// PARITY: fusion: 5 kernels -> 2
+// PARITY: gemm mlp.gate+mlp.up+mlp.swiglu: memwall gemm: cuBLASLt cannot run it: cuBLASLt runs one matmul per call
+func.func @llama_mlp(%x: tensor<2048x4096xbf16>, %r: tensor<2048x4096xbf16>, %wg: tensor<11008x4096xbf16>, %wu: tensor<11008x4096xbf16>, %wd: tensor<4096x11008xbf16>) -> tensor<2048x4096xbf16> {
+  %0 = memwall.matmul %x, %wg {transpose_rhs} : tensor<2048x4096xbf16>, tensor<11008x4096xbf16> -> tensor<2048x11008xbf16> loc("mlp.gate")
+  %1 = memwall.matmul %x, %wu {transpose_rhs} : tensor<2048x4096xbf16>, tensor<11008x4096xbf16> -> tensor<2048x11008xbf16> loc("mlp.up")
+  %2 = memwall.swiglu %0, %1 : tensor<2048x11008xbf16> loc("mlp.swiglu")
+  %3 = memwall.matmul %2, %wd {transpose_rhs} : tensor<2048x11008xbf16>, tensor<4096x11008xbf16> -> tensor<2048x4096xbf16> loc("mlp.down")
+  %4 = memwall.add %r, %3 : tensor<2048x4096xbf16>, tensor<2048x4096xbf16> -> tensor<2048x4096xbf16> loc("mlp.residual")
+  return %4 : tensor<2048x4096xbf16>
+}
+
+// -----
+
+// The same MLP on 16 tokens (decode) reads its weights at the memory
+// wall: the dual GEMM saves a launch and SwiGLU's round trip at no cost, so
+// auto takes it on h100-sxm.
+// AUTO-LABEL: func.func @llama_mlp_decode
+// AUTO: memwall.fusion gemm(%arg0, %arg2, %arg3)
+// AUTO-NEXT: ^bb0
+// AUTO-NEXT: memwall.matmul
+// AUTO-NEXT: memwall.matmul
+// AUTO-NEXT: memwall.swiglu
+// AUTO-NEXT: memwall.yield
+// REPORT: gemm mlp.gate+mlp.up+mlp.swiglu: memwall gemm: cuBLASLt cannot run it: cuBLASLt runs one matmul per call
+func.func @llama_mlp_decode(%x: tensor<16x4096xbf16>, %r: tensor<16x4096xbf16>, %wg: tensor<11008x4096xbf16>, %wu: tensor<11008x4096xbf16>, %wd: tensor<4096x11008xbf16>) -> tensor<16x4096xbf16> {
+  %0 = memwall.matmul %x, %wg {transpose_rhs} : tensor<16x4096xbf16>, tensor<11008x4096xbf16> -> tensor<16x11008xbf16> loc("mlp.gate")
+  %1 = memwall.matmul %x, %wu {transpose_rhs} : tensor<16x4096xbf16>, tensor<11008x4096xbf16> -> tensor<16x11008xbf16> loc("mlp.up")
+  %2 = memwall.swiglu %0, %1 : tensor<16x11008xbf16> loc("mlp.swiglu")
+  %3 = memwall.matmul %2, %wd {transpose_rhs} : tensor<16x11008xbf16>, tensor<4096x11008xbf16> -> tensor<16x4096xbf16> loc("mlp.down")
+  %4 = memwall.add %r, %3 : tensor<16x4096xbf16>, tensor<16x4096xbf16> -> tensor<16x4096xbf16> loc("mlp.residual")
+  return %4 : tensor<16x4096xbf16>
+}
+
+// -----
+
 // The 65536x1024 seed's second layer: the row buffer (64 rows of 1024 bf16
 // = 132 KB) limits the tile to 64x128, whose main loop is 14% slower than
 // the 128x256 tile the GEMM alone takes; at the generated GEMM's 0.55 of
@@ -149,6 +208,23 @@ func.func @seed_second_layer(%x: tensor<65536x1024xbf16>, %w: tensor<1024x1024xb
 
 // -----
 
+// Matmuls of different lhs are no dual GEMM: the SwiGLU joins one of them.
+// MEMWALL-LABEL: func.func @different_lhs_is_no_dual
+// MEMWALL: %[[UP:.*]] = memwall.matmul %arg1, %arg3
+// MEMWALL: memwall.fusion gemm(%arg0, %arg2, %[[UP]])
+// MEMWALL-NEXT: ^bb0
+// MEMWALL-NEXT: memwall.matmul
+// MEMWALL-NEXT: memwall.swiglu
+// MEMWALL-NEXT: memwall.yield
+func.func @different_lhs_is_no_dual(%x: tensor<256x512xbf16>, %y: tensor<256x512xbf16>, %wg: tensor<1024x512xbf16>, %wu: tensor<1024x512xbf16>) -> tensor<256x1024xbf16> {
+  %0 = memwall.matmul %x, %wg {transpose_rhs} : tensor<256x512xbf16>, tensor<1024x512xbf16> -> tensor<256x1024xbf16>
+  %1 = memwall.matmul %y, %wu {transpose_rhs} : tensor<256x512xbf16>, tensor<1024x512xbf16> -> tensor<256x1024xbf16>
+  %2 = memwall.swiglu %0, %1 : tensor<256x1024xbf16>
+  return %2 : tensor<256x1024xbf16>
+}
+
+// -----
+
 // N = 4096 bf16: 64 rows of the row buffer alone are 525 KB, beyond a
 // CTA's shared memory, so even --gemm=memwall leaves the LayerNorm alone.
 // MEMWALL-LABEL: func.func @norm_too_wide_for_the_row_buffer
@@ -159,4 +235,19 @@ func.func @norm_too_wide_for_the_row_buffer(%x: tensor<16384x4096xbf16>, %w: ten
   %0 = memwall.matmul %x, %w bias %b {transpose_rhs} : tensor<16384x4096xbf16>, tensor<4096x4096xbf16>, tensor<4096xbf16> -> tensor<16384x4096xbf16>
   %1 = memwall.layer_norm %0, %g, %be eps 1.000000e-05 : tensor<16384x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16>
   return %1 : tensor<16384x4096xbf16>
+}
+
+// -----
+
+// One lhs, but products of different widths are no dual GEMM either: each
+// stays its own kernel.
+// MEMWALL-LABEL: func.func @different_shapes_are_no_dual
+// MEMWALL-NOT: memwall.fusion
+// MEMWALL: memwall.matmul
+// MEMWALL-NEXT: memwall.matmul
+// MEMWALL-NEXT: return
+func.func @different_shapes_are_no_dual(%x: tensor<256x512xbf16>, %wa: tensor<1024x512xbf16>, %wb: tensor<512x512xbf16>) -> (tensor<256x1024xbf16>, tensor<256x512xbf16>) {
+  %0 = memwall.matmul %x, %wa {transpose_rhs} : tensor<256x512xbf16>, tensor<1024x512xbf16> -> tensor<256x1024xbf16>
+  %1 = memwall.matmul %x, %wb {transpose_rhs} : tensor<256x512xbf16>, tensor<512x512xbf16> -> tensor<256x512xbf16>
+  return %0, %1 : tensor<256x1024xbf16>, tensor<256x512xbf16>
 }

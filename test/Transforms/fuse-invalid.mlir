@@ -69,7 +69,7 @@ func.func @argument_types(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @gemm_with_softmax(%x: tensor<16x16xbf16>, %w: tensor<16x16xbf16>) -> tensor<16x16xbf16> {
-  // expected-error @below {{a gemm fusion holds exactly one matmul and at most one row reduction, a layer_norm or rms_norm}}
+  // expected-error @below {{a gemm fusion holds one matmul and at most one row reduction, a layer_norm or rms_norm, or two matmuls sharing their lhs and no row reduction}}
   %0 = memwall.fusion gemm (%x, %w) : (tensor<16x16xbf16>, tensor<16x16xbf16>) -> tensor<16x16xbf16> {
   ^bb0(%a: tensor<16x16xbf16>, %b: tensor<16x16xbf16>):
     %1 = memwall.matmul %a, %b : tensor<16x16xbf16>, tensor<16x16xbf16> -> tensor<16x16xbf16>
@@ -77,4 +77,35 @@ func.func @gemm_with_softmax(%x: tensor<16x16xbf16>, %w: tensor<16x16xbf16>) -> 
     memwall.yield %2 : tensor<16x16xbf16>
   }
   return %0 : tensor<16x16xbf16>
+}
+
+// -----
+
+// Two matmuls share a gemm fusion only as a dual GEMM, reading one lhs.
+func.func @dual_gemm_with_two_lhs(%x: tensor<16x32xbf16>, %y: tensor<16x32xbf16>, %w: tensor<32x64xbf16>) -> tensor<16x64xbf16> {
+  // expected-error @below {{a gemm fusion holds one matmul and at most one row reduction, a layer_norm or rms_norm, or two matmuls sharing their lhs and no row reduction}}
+  %0 = memwall.fusion gemm (%x, %y, %w) : (tensor<16x32xbf16>, tensor<16x32xbf16>, tensor<32x64xbf16>) -> tensor<16x64xbf16> {
+  ^bb0(%a: tensor<16x32xbf16>, %b: tensor<16x32xbf16>, %c: tensor<32x64xbf16>):
+    %1 = memwall.matmul %a, %c : tensor<16x32xbf16>, tensor<32x64xbf16> -> tensor<16x64xbf16>
+    %2 = memwall.matmul %b, %c : tensor<16x32xbf16>, tensor<32x64xbf16> -> tensor<16x64xbf16>
+    %3 = memwall.swiglu %1, %2 : tensor<16x64xbf16>
+    memwall.yield %3 : tensor<16x64xbf16>
+  }
+  return %0 : tensor<16x64xbf16>
+}
+
+// -----
+
+// A dual GEMM has no norm epilogue.
+func.func @dual_gemm_with_norm(%x: tensor<16x32xbf16>, %wg: tensor<32x64xbf16>, %wu: tensor<32x64xbf16>, %g: tensor<64xbf16>) -> tensor<16x64xbf16> {
+  // expected-error @below {{a gemm fusion holds one matmul and at most one row reduction, a layer_norm or rms_norm, or two matmuls sharing their lhs and no row reduction}}
+  %0 = memwall.fusion gemm (%x, %wg, %wu, %g) : (tensor<16x32xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<64xbf16>) -> tensor<16x64xbf16> {
+  ^bb0(%a: tensor<16x32xbf16>, %b: tensor<32x64xbf16>, %c: tensor<32x64xbf16>, %d: tensor<64xbf16>):
+    %1 = memwall.matmul %a, %b : tensor<16x32xbf16>, tensor<32x64xbf16> -> tensor<16x64xbf16>
+    %2 = memwall.matmul %a, %c : tensor<16x32xbf16>, tensor<32x64xbf16> -> tensor<16x64xbf16>
+    %3 = memwall.swiglu %1, %2 : tensor<16x64xbf16>
+    %4 = memwall.rms_norm %3, %d eps 1.000000e-06 : tensor<16x64xbf16>, tensor<64xbf16>
+    memwall.yield %4 : tensor<16x64xbf16>
+  }
+  return %0 : tensor<16x64xbf16>
 }

@@ -343,3 +343,149 @@ TEST_F(FusionCostTest, NormTooWideForTheRowBufferIsNotFused) {
             std::string::npos)
       << whyNot;
 }
+
+// Llama's gate and up projections read the same x: one dual GEMM kernel
+// computes both (x loaded once per tile) with SwiGLU as its epilogue.
+// cuBLASLt runs one matmul per call, so the generated GEMM runs it, at the
+// skinny class's 0.5 (M = 16). Decode-shaped, it reads its weights at the
+// memory wall: x once (128 KiB) + both weights (2 x 86 MiB), the SwiGLU
+// written, in less time than the two GEMMs and the SwiGLU kernel apart.
+TEST_F(FusionCostTest, DualGemmReadsTheSharedLhsOnceAndBeatsSeparateKernels) {
+  SmallVector<Operation *> ops = parseOps(
+      "%x: tensor<16x4096xbf16>, %wg: tensor<11008x4096xbf16>, "
+      "%wu: tensor<11008x4096xbf16>",
+      "%0 = memwall.matmul %x, %wg {transpose_rhs} : tensor<16x4096xbf16>, "
+      "tensor<11008x4096xbf16> -> tensor<16x11008xbf16>\n"
+      "%1 = memwall.matmul %x, %wu {transpose_rhs} : tensor<16x4096xbf16>, "
+      "tensor<11008x4096xbf16> -> tensor<16x11008xbf16>\n"
+      "%2 = memwall.swiglu %0, %1 : tensor<16x11008xbf16>");
+  FailureOr<KernelAnalysis> dual = analyzeKernel(ops, target);
+  ASSERT_TRUE(succeeded(dual));
+  EXPECT_EQ(dual->kind, FusionKind::Gemm);
+  EXPECT_EQ(dual->anchor, ops[0]);
+  EXPECT_EQ(dual->siblingMatmul, ops[1]);
+  EXPECT_EQ(dual->gemm.rhsOperands, 2);
+  EXPECT_EQ(dual->gemmChoice, "memwall gemm: cuBLASLt cannot run it: cuBLASLt "
+                              "runs one matmul per call");
+  ASSERT_EQ(dual->inputs.size(), 3u);
+  ASSERT_EQ(dual->outputs.size(), 1u);
+  EXPECT_EQ(dual->outputs[0], ops[2]->getResult(0));
+  double weight = 11008.0 * 4096 * 2;
+  EXPECT_EQ(dual->bytesRead, 16 * 4096 * 2 + 2 * weight);
+  EXPECT_EQ(dual->bytesWritten, 16 * 11008 * 2);
+  int64_t swigluFlops = cast<CostOpInterface>(ops[2]).getFlops();
+  EXPECT_EQ(dual->flops, 2 * (2 * 16 * 4096 * 11008LL) + swigluFlops);
+  double compute = dual->flops / 50e12;
+  double memory = (dual->bytesRead + dual->bytesWritten) / 1e12;
+  EXPECT_NEAR(dual->timeSeconds,
+              std::pow(std::pow(compute, 4) + std::pow(memory, 4), 0.25) +
+                  2e-6,
+              1e-9);
+  double apart = 0;
+  for (Operation *op : ops)
+    apart += analyzeKernel({op}, target)->timeSeconds;
+  EXPECT_LT(dual->timeSeconds, apart);
+}
+
+// Compute-bound (4096^3 each), the dual GEMM runs both products at the
+// generated GEMM's 0.5 where cuBLASLt runs each at 1.0: apart is faster,
+// so memwall-fuse leaves them apart (the saved traffic hides under compute).
+TEST_F(FusionCostTest, ComputeBoundDualGemmLosesToFasterCuBLASLt) {
+  SmallVector<Operation *> ops = parseOps(
+      "%x: tensor<4096x4096xbf16>, %wg: tensor<4096x4096xbf16>, "
+      "%wu: tensor<4096x4096xbf16>",
+      "%0 = memwall.matmul %x, %wg : tensor<4096x4096xbf16>, "
+      "tensor<4096x4096xbf16> -> tensor<4096x4096xbf16>\n"
+      "%1 = memwall.matmul %x, %wu : tensor<4096x4096xbf16>, "
+      "tensor<4096x4096xbf16> -> tensor<4096x4096xbf16>\n"
+      "%2 = memwall.swiglu %0, %1 : tensor<4096x4096xbf16>");
+  FailureOr<KernelAnalysis> dual = analyzeKernel(ops, target);
+  ASSERT_TRUE(succeeded(dual));
+  EXPECT_EQ(dual->kind, FusionKind::Gemm);
+  // Two accumulator sets leave out the 128x256 and 128x128 tiles.
+  EXPECT_LT(dual->tiling.blockM * dual->tiling.blockN, 128 * 128);
+  double apart = 0;
+  for (Operation *op : ops)
+    apart += analyzeKernel({op}, target)->timeSeconds;
+  EXPECT_GT(dual->timeSeconds, apart);
+}
+
+TEST_F(FusionCostTest, DualGemmIsNoCuBLASLtCall) {
+  SmallVector<Operation *> ops =
+      parseOps("%x: tensor<64x64xbf16>, %a: tensor<64x64xbf16>, "
+               "%b: tensor<64x64xbf16>",
+               "%0 = memwall.matmul %x, %a : tensor<64x64xbf16>, "
+               "tensor<64x64xbf16> -> tensor<64x64xbf16>\n"
+               "%1 = memwall.matmul %x, %b : tensor<64x64xbf16>, "
+               "tensor<64x64xbf16> -> tensor<64x64xbf16>");
+  setGemmBackend("cublaslt");
+  std::string why;
+  EXPECT_TRUE(failed(analyzeKernel(ops, target, &why)));
+  EXPECT_EQ(why, "cuBLASLt runs one matmul per call");
+}
+
+// A dual GEMM's epilogue has no norm (no row buffer for two products).
+TEST_F(FusionCostTest, DualGemmWithANormIsRefused) {
+  SmallVector<Operation *> ops =
+      parseOps("%x: tensor<64x64xbf16>, %a: tensor<64x64xbf16>, "
+               "%b: tensor<64x64xbf16>, %g: tensor<64xbf16>",
+               "%0 = memwall.matmul %x, %a : tensor<64x64xbf16>, "
+               "tensor<64x64xbf16> -> tensor<64x64xbf16>\n"
+               "%1 = memwall.matmul %x, %b : tensor<64x64xbf16>, "
+               "tensor<64x64xbf16> -> tensor<64x64xbf16>\n"
+               "%2 = memwall.swiglu %0, %1 : tensor<64x64xbf16>\n"
+               "%3 = memwall.rms_norm %2, %g eps 1.000000e-06 : "
+               "tensor<64x64xbf16>, tensor<64xbf16>");
+  setGemmBackend("memwall");
+  std::string why;
+  EXPECT_TRUE(failed(analyzeKernel(ops, target, &why)));
+  EXPECT_EQ(why, "a dual GEMM has no layer_norm or rms_norm epilogue");
+}
+
+TEST_F(FusionCostTest, F32DualGemmIsRefused) {
+  SmallVector<Operation *> ops =
+      parseOps("%x: tensor<64x64xf32>, %a: tensor<64x64xf32>, "
+               "%b: tensor<64x64xf32>",
+               "%0 = memwall.matmul %x, %a : tensor<64x64xf32>, "
+               "tensor<64x64xf32> -> tensor<64x64xf32>\n"
+               "%1 = memwall.matmul %x, %b : tensor<64x64xf32>, "
+               "tensor<64x64xf32> -> tensor<64x64xf32>");
+  setGemmBackend("memwall");
+  std::string why;
+  EXPECT_TRUE(failed(analyzeKernel(ops, target, &why)));
+  EXPECT_EQ(why, "the generated GEMM: a dual GEMM needs bf16 or f16 operands "
+                 "(the FFMA kernel holds one product)");
+}
+
+// Two matmuls share a kernel only as a dual GEMM.
+TEST_F(FusionCostTest, MatmulsThatAreNoDualGemmCannotShareAKernel) {
+  auto whyNot = [&](StringRef args, StringRef body) {
+    SmallVector<Operation *> ops = parseOps(args, body);
+    std::string why;
+    EXPECT_TRUE(failed(analyzeKernel(ops, target, &why)));
+    return why;
+  };
+  EXPECT_EQ(whyNot("%x: tensor<64x64xbf16>, %y: tensor<64x64xbf16>, "
+                   "%a: tensor<64x64xbf16>",
+                   "%0 = memwall.matmul %x, %a : tensor<64x64xbf16>, "
+                   "tensor<64x64xbf16> -> tensor<64x64xbf16>\n"
+                   "%1 = memwall.matmul %y, %a : tensor<64x64xbf16>, "
+                   "tensor<64x64xbf16> -> tensor<64x64xbf16>"),
+            "two matmuls share a kernel only as a dual GEMM, but their lhs "
+            "differ");
+  EXPECT_EQ(whyNot("%x: tensor<64x64xbf16>, %a: tensor<64x64xbf16>, "
+                   "%b: tensor<64x128xbf16>",
+                   "%0 = memwall.matmul %x, %a : tensor<64x64xbf16>, "
+                   "tensor<64x64xbf16> -> tensor<64x64xbf16>\n"
+                   "%1 = memwall.matmul %x, %b : tensor<64x64xbf16>, "
+                   "tensor<64x128xbf16> -> tensor<64x128xbf16>"),
+            "two matmuls share a kernel only as a dual GEMM, but their "
+            "results differ in shape or type");
+  EXPECT_EQ(whyNot("%x: tensor<64x64xbf16>, %a: tensor<64x64xbf16>",
+                   "%0 = memwall.matmul %x, %a : tensor<64x64xbf16>, "
+                   "tensor<64x64xbf16> -> tensor<64x64xbf16>\n"
+                   "%1 = memwall.matmul %x, %0 : tensor<64x64xbf16>, "
+                   "tensor<64x64xbf16> -> tensor<64x64xbf16>"),
+            "two matmuls share a kernel only as a dual GEMM, but one reads a "
+            "value computed in the kernel");
+}

@@ -297,3 +297,38 @@ TEST_F(GemmTilingTest, TransposedOperandTilesAreStoredAsInMemory) {
   problem.transposeRhs = false;
   EXPECT_EQ(getGemmStageBytes(problem, 128, 128, 32), 2 * 32 * 136 * 2);
 }
+
+// The wgmma kernel has no chunk loop: asked for, it refuses a norm over
+// N = 300 (beyond every tile), naming why, and the rows run row-chunked on
+// mma.sync as without it.
+TEST_F(GemmTilingTest, WgmmaRefusesRowChunksAndMmaSyncRunsThem) {
+  target.smArch = "sm_90a";
+  GemmProblem problem = bf16Problem(4096, 300, 256);
+  problem.wgmmaRequested = true;
+  std::string why;
+  EXPECT_TRUE(failed(getGemmTiling(problem, target, 1,
+                                   getGemmWgmmaTileShapes().front(), &why,
+                                   /*rowBufferElementBytes=*/2)));
+  EXPECT_EQ(why, "the wgmma kernel has no row-chunk loop: a norm over N = "
+                 "300 needs whole rows in one 128x128 tile");
+  FailureOr<GemmTiling> tiling =
+      chooseGemmTiling(problem, target, 1, nullptr, /*wholeRows=*/true);
+  ASSERT_TRUE(succeeded(tiling));
+  EXPECT_EQ(tiling->variant, GemmVariant::MmaSync);
+  EXPECT_EQ(tiling->rowChunks, 5);
+}
+
+// The chooser's work counts a dual's 2·blockN output columns in the tile's
+// reuse and a row-chunked CTA's rowChunks tiles: one 64x64 CTA of 5 chunks
+// on the busiest SM is 64·64·5 / (32/48) = 30720; as a dual, reuse
+// 64·128/192 = 128/3, 64·128·5 / ((128/3) / (128/3 + 16)) = 56320.
+TEST_F(GemmTilingTest, TilingCostWeighsDualColumnsAndRowChunks) {
+  GemmTiling tiling;
+  tiling.blockM = tiling.blockN = 64;
+  tiling.grid = {1, 64, 1};
+  tiling.rowChunks = 5;
+  GemmProblem problem = bf16Problem(4096, 300, 256);
+  EXPECT_DOUBLE_EQ(getGemmTilingCost(tiling, problem, target), 30720);
+  problem.rhsOperands = 2;
+  EXPECT_DOUBLE_EQ(getGemmTilingCost(tiling, problem, target), 56320);
+}

@@ -1250,6 +1250,41 @@ TEST(SimtInterpreter, WgmmaKLoopOverTmaTilesWithMbarrierPhasesMatchesCpuGemm) {
     ASSERT_NEAR(D[i], ref[i], 1e-4) << "row " << i / 64 << " col " << i % 64;
 }
 
+// Shared memory starts 1024-byte aligned: a view's address is its offset
+// (what a kernel aligning its swizzled tiles computes); global addresses are
+// not modelled.
+TEST(SimtInterpreter, AlignedPointerOfSharedMemoryIsItsOffset) {
+  Kernel k = load(R"mlir(
+gpu.func @k(%out: memref<1xindex>, %global: memref<4xf32>) kernel {
+  %c0 = arith.constant 0 : index
+  %c48 = arith.constant 48 : index
+  %dsm = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+  %view = memref.view %dsm[%c48][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4xf32, #gpu.address_space<workgroup>>
+  %address = memref.extract_aligned_pointer_as_index %view : memref<4xf32, #gpu.address_space<workgroup>> -> index
+  memref.store %address, %out[%c0] : memref<1xindex>
+  gpu.return
+}
+)mlir");
+  std::vector<int64_t> out(1, -1);
+  std::vector<float> global(4);
+  ASSERT_EQ(run(k, threads(1, 1, 64), {bytes(out), bytes(global)}), "");
+  EXPECT_EQ(out[0], 48);
+}
+
+TEST(SimtInterpreter, AlignedPointerOfGlobalMemoryIsAnError) {
+  Kernel k = load(R"mlir(
+gpu.func @k(%out: memref<1xindex>) kernel {
+  %address = memref.extract_aligned_pointer_as_index %out : memref<1xindex> -> index
+  gpu.return
+}
+)mlir");
+  std::vector<int64_t> out(1);
+  std::string err = run(k, threads(1), {bytes(out)});
+  EXPECT_NE(err.find("only shared memory addresses are modelled"),
+            std::string::npos)
+      << err;
+}
+
 TEST(SimtInterpreter, Bf16AndF16ConversionsRoundToNearestEven) {
   // 1 + 2^-8 is halfway between bf16 1.0 and 1 + 2^-7: ties to even (1.0).
   EXPECT_EQ(floatToBf16(1.0f + std::ldexp(1.0f, -8)), 0x3F80);

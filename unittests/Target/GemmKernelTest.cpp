@@ -27,6 +27,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
@@ -74,7 +75,15 @@ enum class Epilogue {
   RmsNormScale,
   /// bias, layer_norm with a weight and no bias.
   BiasLayerNormWithoutBias,
+  /// A dual GEMM: silu(x·Wg) * (x·Wu), the SwiGLU of Llama's MLP.
+  SwiGlu,
+  /// The same with a bias on each product.
+  BiasSwiGlu,
 };
+
+bool isDual(Epilogue epilogue) {
+  return epilogue == Epilogue::SwiGlu || epilogue == Epilogue::BiasSwiGlu;
+}
 
 struct GemmCase {
   /// lhs batch (folded into M when rhs is rank 2, else GEMMs on grid.z).
@@ -92,6 +101,8 @@ struct GemmCase {
   /// row-chunked).
   std::optional<GemmTileShape> shape;
   bool wholeRows = false;
+  /// Opt into the sm_90a wgmma kernel (GemmProblem::wgmmaRequested).
+  bool wgmma = false;
 };
 
 /// A tensor's contents: the values (rounded to its element type, for the
@@ -176,7 +187,8 @@ protected:
     bool hasBias = c.epilogue != Epilogue::None &&
                    c.epilogue != Epilogue::ScaleCast &&
                    c.epilogue != Epilogue::SiluScalar &&
-                   c.epilogue != Epilogue::RmsNormScale;
+                   c.epilogue != Epilogue::RmsNormScale &&
+                   c.epilogue != Epilogue::SwiGlu;
     std::string args = "%a: " + lhs + ", %w: " + rhs;
     if (hasBias)
       args += ", %bias: " + bias;
@@ -240,6 +252,21 @@ protected:
               "  %o = memwall.scale %n by 2.000000e+00 : " + result + "\n";
       returned = "%o";
       break;
+    case Epilogue::SwiGlu:
+    case Epilogue::BiasSwiGlu:
+      // The up projection: the same lhs and layouts, its own weight (and
+      // bias).
+      args += ", %wu: " + rhs;
+      if (hasBias)
+        args += ", %bu: " + bias;
+      body += "  %u = memwall.matmul %a, %wu" +
+              std::string(hasBias ? " bias %bu " : " ") + attributes + " : " +
+              lhs + ", " + rhs + (hasBias ? ", " + bias : "") + " -> " +
+              result + "\n" + "  %s = memwall.silu %r : " + result + "\n" +
+              "  %o = memwall.mul %s, %u : " + result + ", " + result +
+              " -> " + result + "\n";
+      returned = "%o";
+      break;
     case Epilogue::SiluScalar: {
       std::string scalar = tensor({}, t);
       args += ", %s0: " + scalar;
@@ -293,8 +320,13 @@ protected:
         analysis.outputs.append(op.operand_begin(), op.operand_end());
         continue;
       }
-      if (auto found = dyn_cast<MatmulOp>(op))
-        matmul = found;
+      // The first matmul is the anchor, a second one its dual sibling.
+      if (auto found = dyn_cast<MatmulOp>(op)) {
+        if (matmul)
+          analysis.siblingMatmul = found;
+        else
+          matmul = found;
+      }
       analysis.ops.push_back(&op);
     }
     analysis.anchor = matmul;
@@ -311,6 +343,9 @@ protected:
     std::string why;
     FailureOr<GemmProblem> problem = getGemmProblem(matmul, &why);
     EXPECT_TRUE(succeeded(problem)) << why;
+    if (analysis.siblingMatmul)
+      problem->rhsOperands = 2;
+    problem->wgmmaRequested = c.wgmma;
     analysis.gemm = *problem;
     int64_t epilogueValues = static_cast<int64_t>(analysis.ops.size());
     int64_t rowBufferBytes = c.wholeRows ? (c.f32 ? 4 : 2) : 0;
@@ -333,6 +368,11 @@ protected:
   reference(const GemmCase &c, const std::vector<TensorData> &inputs) {
     int64_t batches = c.batch;
     const std::vector<double> &a = inputs[0].values, &w = inputs[1].values;
+    // A dual GEMM's inputs: lhs, gate weight, (gate bias,) up weight, (up
+    // bias).
+    bool dualBias = c.epilogue == Epilogue::BiasSwiGlu;
+    const std::vector<double> *up =
+        isDual(c.epilogue) ? &inputs[dualBias ? 3 : 2].values : nullptr;
     std::vector<std::vector<double>> outputs(
         c.epilogue == Epilogue::MidChainOutput ||
                 c.epilogue == Epilogue::BiasResidualLayerNorm
@@ -341,14 +381,16 @@ protected:
     for (int64_t z = 0; z < batches; ++z)
       for (int64_t i = 0; i < c.m; ++i)
         for (int64_t j = 0; j < c.n; ++j) {
-          double x = 0;
+          double x = 0, y = 0;
           for (int64_t kk = 0; kk < c.k; ++kk) {
             double lhs = c.transposeLhs ? a[(z * c.k + kk) * c.m + i]
                                         : a[(z * c.m + i) * c.k + kk];
             int64_t rz = c.batchedRhs ? z : 0;
-            double rhs = c.transposeRhs ? w[(rz * c.n + j) * c.k + kk]
-                                        : w[(rz * c.k + kk) * c.n + j];
-            x += lhs * rhs;
+            int64_t at = c.transposeRhs ? (rz * c.n + j) * c.k + kk
+                                        : (rz * c.k + kk) * c.n + j;
+            x += lhs * w[at];
+            if (up)
+              y += lhs * (*up)[at];
           }
           int64_t flat = (z * c.m + i) * c.n + j;
           // Ahead of a norm the kernel rounds the product (with its bias)
@@ -400,6 +442,15 @@ protected:
           case Epilogue::BiasLayerNormWithoutBias:
             outputs[0].push_back(rounded(x + inputs[2].values[j]));
             break;
+          case Epilogue::SwiGlu:
+          case Epilogue::BiasSwiGlu: {
+            if (dualBias) {
+              x += inputs[2].values[j];
+              y += inputs[4].values[j];
+            }
+            outputs[0].push_back(x / (1 + std::exp(-x)) * y);
+            break;
+          }
           }
         }
     // Norms over each row of N.
@@ -488,6 +539,18 @@ protected:
     launch.grid = analysis.tiling.grid;
     launch.block = {analysis.tiling.threads, 1, 1};
     launch.dynamicSharedBytes = analysis.tiling.sharedBytes;
+    // The wgmma kernel's operands: tensor maps over the inputs as row-major
+    // matrices, as the host builds them.
+    for (auto [i, type] : llvm::enumerate(kernel->getArgumentTypes()))
+      if (isa<nvgpu::TensorMapDescriptorType>(type)) {
+        auto tensor =
+            cast<RankedTensorType>(analysis.inputs[i].value.getType());
+        int64_t columns = tensor.getShape().back();
+        launch.tensorMaps.push_back(
+            {static_cast<unsigned>(i),
+             {tensor.getNumElements() / columns, columns},
+             {}});
+      }
     llvm::Error error = simt::runKernel(*kernel, launch, args);
     EXPECT_FALSE(error) << llvm::toString(std::move(error));
 
@@ -524,11 +587,106 @@ protected:
     return analysis.tiling;
   }
 
+  /// Whether a dual GEMM (bf16, 256x256x256) can take `shape` on `target`.
+  bool dualFits(const GemmTileShape &shape, const GPUTarget &target,
+                std::string *why = nullptr) {
+    GemmProblem problem;
+    problem.m = problem.n = problem.k = 256;
+    problem.elementType = BFloat16Type::get(context.get());
+    problem.transposeRhs = true;
+    problem.rhsOperands = 2;
+    return succeeded(getGemmTiling(problem, target, 4, shape, why));
+  }
+
+  /// The PTX of `c`'s kernel on `target`, through the kernels-to-PTX
+  /// pipeline as memwall-compile runs it (registerPtxLowering first);
+  /// `analysis` receives the kernel's analysis. Empty on a failure.
+  std::string lowerToPtx(const GemmCase &c, const GPUTarget &target,
+                         KernelAnalysis &analysis) {
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source(c), context.get());
+    EXPECT_TRUE(module);
+    if (!module)
+      return "";
+    analysis = analyze(*module->getOps<func::FuncOp>().begin(), c, target);
+    OpBuilder builder(context.get());
+    OwningOpRef<ModuleOp> kernels = ModuleOp::create(builder.getUnknownLoc());
+    (*kernels)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                        builder.getUnitAttr());
+    builder.setInsertionPointToStart(kernels->getBody());
+    auto targetAttr = NVVM::NVVMTargetAttr::get(
+        context.get(), /*optLevel=*/3, "nvptx64-nvidia-cuda", target.smArch,
+        target.smArch == "sm_80" ? "+ptx70" : "+ptx80");
+    auto gpuModule =
+        gpu::GPUModuleOp::create(builder, builder.getUnknownLoc(), "kernels",
+                                 builder.getArrayAttr({targetAttr}));
+    bool emitted = succeeded(
+        emitGemmKernel(gpuModule, "gemm", analysis, analysis.outputs));
+    EXPECT_TRUE(emitted);
+    PassManager pm(context.get());
+    buildKernelsToPTXPipeline(pm, "");
+    bool lowered = emitted && succeeded(pm.run(*kernels));
+    EXPECT_TRUE(lowered);
+    if (!lowered)
+      return "";
+    std::string ptx;
+    for (auto binary : kernels->getOps<gpu::BinaryOp>())
+      for (Attribute object : binary.getObjects())
+        ptx += cast<gpu::ObjectAttr>(object).getObject().getValue().str();
+    return ptx;
+  }
+
   std::unique_ptr<MLIRContext> context;
   std::mt19937 rng{1234};
   const GPUTarget &h100 = *lookupBuiltinGPUTarget("h100-sxm");
   const GPUTarget &a100 = *lookupBuiltinGPUTarget("a100-80gb");
 };
+
+/// What memwall-compile registers for the PTX pipeline: the to-LLVM
+/// conversion interfaces, the NVVM target and the LLVM IR translations.
+void registerPtxLowering(MLIRContext &context) {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllGPUToLLVMIRTranslations(registry);
+  context.appendDialectRegistry(registry);
+}
+
+/// ptxas, where the CUDA toolkit is installed.
+std::optional<std::string> findPtxas() {
+  std::string ptxas = "/usr/local/cuda/bin/ptxas";
+  if (!llvm::sys::fs::can_execute(ptxas))
+    return std::nullopt;
+  return ptxas;
+}
+
+/// Runs `ptxas -arch=<arch> -v` on `ptx`, writing the cubin to `cubin`
+/// (/dev/null when empty); returns its exit status and output.
+std::pair<int, std::string> assemble(StringRef ptxas, StringRef ptx,
+                                     StringRef arch, StringRef cubin = "") {
+  SmallString<64> ptxPath, logPath;
+  if (llvm::sys::fs::createTemporaryFile("gemm", "ptx", ptxPath) ||
+      llvm::sys::fs::createTemporaryFile("gemm", "log", logPath))
+    return {-1, "cannot create temporary files"};
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(ptxPath, ec);
+    os << ptx;
+  }
+  std::optional<StringRef> redirects[] = {std::nullopt, logPath.str(),
+                                          logPath.str()};
+  std::string output = cubin.empty() ? "/dev/null" : cubin.str();
+  int rc = llvm::sys::ExecuteAndWait(
+      ptxas,
+      {ptxas, ("-arch=" + arch).str(), "-v", ptxPath.str().str(), "-o",
+       output},
+      std::nullopt, redirects);
+  auto log = llvm::MemoryBuffer::getFile(logPath);
+  std::string text = log ? (*log)->getBuffer().str() : "no ptxas log";
+  llvm::sys::fs::remove(ptxPath);
+  llvm::sys::fs::remove(logPath);
+  return {rc, text};
+}
 
 GemmCase ragged(Epilogue epilogue) {
   GemmCase c;
@@ -753,6 +911,69 @@ TEST_F(GemmKernelTest, EveryTileConfigurationMatches) {
   }
 }
 
+// A dual GEMM (Llama's gate and up projections, both reading x): one lhs
+// ring, two rhs rings and accumulator sets, SwiGLU in the epilogue.
+TEST_F(GemmKernelTest, DualGemmSwiGluWithRaggedMAndNMatches) {
+  check(ragged(Epilogue::SwiGlu), h100);
+}
+
+TEST_F(GemmKernelTest, DualGemmBiasesAndRowMajorRhsMatch) {
+  GemmCase c = ragged(Epilogue::BiasSwiGlu);
+  c.transposeRhs = false;
+  c.f16 = true;
+  check(c, a100);
+}
+
+TEST_F(GemmKernelTest, DualGemmTransposedLhsMatches) {
+  GemmCase c = ragged(Epilogue::BiasSwiGlu);
+  c.m = 40;
+  c.transposeLhs = true;
+  check(c, h100);
+}
+
+TEST_F(GemmKernelTest, DualGemmBatchedOnGridZMatches) {
+  GemmCase c = ragged(Epilogue::BiasSwiGlu);
+  c.batch = 2;
+  c.batchedRhs = true;
+  GemmTiling tiling = check(c, h100);
+  EXPECT_EQ(tiling.grid[2], 2);
+}
+
+// Two accumulator sets: the 64x64 warp tiles of 128x256 and 128x128 would
+// hold 256 accumulator registers per thread (and 128x256's two staged f32
+// tiles 270 KB), so a dual takes the other tiles, each checked on ragged M
+// and N with more k-steps than stages.
+TEST_F(GemmKernelTest, DualGemmOnEveryTileItCanTakeMatches) {
+  int64_t taken = 0;
+  for (const GemmTileShape &shape : getGemmTileShapes()) {
+    SCOPED_TRACE(llvm::formatv("{0}x{1}, {2} stages", shape.blockM,
+                               shape.blockN, shape.stages)
+                     .str());
+    std::string why;
+    if (!dualFits(shape, h100, &why)) {
+      EXPECT_EQ(shape.blockM, 128);
+      EXPECT_GE(shape.blockN, 128);
+      // 128x256's two f32 staging tiles exceed shared memory first.
+      EXPECT_NE(why.find(shape.blockN == 256 ? "bytes of shared memory"
+                                             : "2 accumulator sets"),
+                std::string::npos)
+          << why;
+      continue;
+    }
+    ++taken;
+    GemmCase c;
+    c.m = shape.blockM + 3;
+    c.transposeRhs = shape.stages == 3;
+    c.n = shape.blockN + (c.transposeRhs ? 10 : 24);
+    c.k = 200;
+    c.epilogue = Epilogue::BiasSwiGlu;
+    c.f16 = shape.blockN == 64;
+    c.shape = shape;
+    check(c, h100);
+  }
+  EXPECT_EQ(taken, 6);
+}
+
 // An analysis the kernel cannot run gets one error at the matmul, no kernel.
 TEST_F(GemmKernelTest, TilingWithTooLittleSharedMemoryIsRefused) {
   GemmCase c = ragged(Epilogue::Bias);
@@ -792,37 +1013,40 @@ TEST_F(GemmKernelTest, WrongReferenceIsCaught) {
 // kernel's), assembles for sm_90a and sm_80 without spills, in at most the
 // registers the tiling estimates.
 TEST_F(GemmKernelTest, PtxOfEveryTileConfigurationAssemblesWithoutSpills) {
-  std::string ptxas = "/usr/local/cuda/bin/ptxas";
-  if (!llvm::sys::fs::can_execute(ptxas))
+  std::optional<std::string> ptxas = findPtxas();
+  if (!ptxas)
     GTEST_SKIP() << "no ptxas";
-  // What memwall-compile registers: the to-LLVM conversion interfaces,
-  // the NVVM target and the LLVM IR translations.
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registerAllGPUToLLVMIRTranslations(registry);
-  context->appendDialectRegistry(registry);
-  // The tensor-core tiles, then the FFMA kernel's; then row-chunked.
-  SmallVector<std::tuple<GemmTileShape, bool, bool>> configurations;
+  registerPtxLowering(*context);
+  // The tensor-core tiles, the FFMA kernel's, the tiles a dual GEMM takes
+  // (with a SwiGLU epilogue), then row-chunked LayerNorm.
+  struct Configuration {
+    GemmTileShape shape;
+    bool f32 = false, dual = false, rowChunked = false;
+  };
+  SmallVector<Configuration> configurations;
   for (const GemmTileShape &shape : getGemmTileShapes())
-    configurations.push_back({shape, false, false});
-  configurations.push_back({getGemmSimtTileShape(), true, false});
-  configurations.push_back({GemmTileShape{64, 128, 2, 2, 3}, false, true});
-  configurations.push_back({getGemmSimtTileShape(), true, true});
-  for (auto [target, arch, features] : {std::tuple{&h100, "sm_90a", "+ptx80"},
-                                        std::tuple{&a100, "sm_80", "+ptx70"}})
-    for (auto [shape, f32, rowChunked] : configurations)
+    configurations.push_back({shape});
+  configurations.push_back({getGemmSimtTileShape(), true});
+  for (const GemmTileShape &shape : getGemmTileShapes())
+    if (dualFits(shape, h100) && dualFits(shape, a100))
+      configurations.push_back({shape, false, true});
+  configurations.push_back({GemmTileShape{64, 128, 2, 2, 3}, false, false,
+                            true});
+  configurations.push_back({getGemmSimtTileShape(), true, false, true});
+  for (auto [target, arch] :
+       {std::pair{&h100, "sm_90a"}, std::pair{&a100, "sm_80"}})
+    for (auto [shape, f32, dual, rowChunked] : configurations)
       for (bool transposeRhs : {true, false}) {
         std::string name = llvm::formatv(
-            "{0} {1} {2}x{3}, {4} stages, rhs {5}{6}", arch,
-            f32 ? "f32" : "bf16", shape.blockM, shape.blockN, shape.stages,
-            transposeRhs ? "[N, K]" : "[K, N]",
+            "{0} {1}{2} {3}x{4}, {5} stages, rhs {6}{7}", arch,
+            f32 ? "f32" : "bf16", dual ? " dual" : "", shape.blockM,
+            shape.blockN, shape.stages, transposeRhs ? "[N, K]" : "[K, N]",
             rowChunked ? ", row-chunked LayerNorm" : "");
         SCOPED_TRACE(name);
         GemmCase c;
         c.m = c.n = 256;
         c.k = 256;
-        c.epilogue = Epilogue::BiasGeluErf;
+        c.epilogue = dual ? Epilogue::BiasSwiGlu : Epilogue::BiasGeluErf;
         if (rowChunked) {
           c.n = 512;
           c.epilogue = Epilogue::BiasResidualLayerNorm;
@@ -831,32 +1055,9 @@ TEST_F(GemmKernelTest, PtxOfEveryTileConfigurationAssemblesWithoutSpills) {
         c.transposeRhs = transposeRhs;
         c.f32 = f32;
         c.shape = shape;
-        OwningOpRef<ModuleOp> module =
-            parseSourceString<ModuleOp>(source(c), context.get());
-        ASSERT_TRUE(module);
-        KernelAnalysis analysis =
-            analyze(*module->getOps<func::FuncOp>().begin(), c, *target);
-        OpBuilder builder(context.get());
-        OwningOpRef<ModuleOp> kernels =
-            ModuleOp::create(builder.getUnknownLoc());
-        (*kernels)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                            builder.getUnitAttr());
-        builder.setInsertionPointToStart(kernels->getBody());
-        auto targetAttr =
-            NVVM::NVVMTargetAttr::get(context.get(), /*optLevel=*/3,
-                                      "nvptx64-nvidia-cuda", arch, features);
-        auto gpuModule = gpu::GPUModuleOp::create(
-            builder, builder.getUnknownLoc(), "kernels",
-            builder.getArrayAttr({targetAttr}));
-        ASSERT_TRUE(succeeded(
-            emitGemmKernel(gpuModule, "gemm", analysis, analysis.outputs)));
-        PassManager pm(context.get());
-        buildKernelsToPTXPipeline(pm, "");
-        ASSERT_TRUE(succeeded(pm.run(*kernels)));
-        std::string ptx;
-        for (auto binary : kernels->getOps<gpu::BinaryOp>())
-          for (Attribute object : binary.getObjects())
-            ptx += cast<gpu::ObjectAttr>(object).getObject().getValue().str();
+        KernelAnalysis analysis;
+        std::string ptx = lowerToPtx(c, *target, analysis);
+        ASSERT_FALSE(ptx.empty());
         if (f32) {
           EXPECT_NE(ptx.find("fma.rn.f32"), std::string::npos);
         } else {
@@ -864,30 +1065,7 @@ TEST_F(GemmKernelTest, PtxOfEveryTileConfigurationAssemblesWithoutSpills) {
           EXPECT_NE(ptx.find("ldmatrix"), std::string::npos);
           EXPECT_NE(ptx.find("cp.async.cg.shared.global"), std::string::npos);
         }
-
-        SmallString<64> ptxPath, logPath;
-        ASSERT_FALSE(
-            llvm::sys::fs::createTemporaryFile("gemm", "ptx", ptxPath));
-        ASSERT_FALSE(
-            llvm::sys::fs::createTemporaryFile("gemm", "log", logPath));
-        {
-          std::error_code ec;
-          llvm::raw_fd_ostream os(ptxPath, ec);
-          ASSERT_FALSE(ec);
-          os << ptx;
-        }
-        std::optional<StringRef> redirects[] = {std::nullopt, logPath.str(),
-                                                logPath.str()};
-        int rc = llvm::sys::ExecuteAndWait(ptxas,
-                                           {ptxas, std::string("-arch=") + arch,
-                                            "-v", ptxPath.str().str(), "-o",
-                                            "/dev/null"},
-                                           std::nullopt, redirects);
-        auto log = llvm::MemoryBuffer::getFile(logPath);
-        ASSERT_TRUE(bool(log));
-        std::string text = (*log)->getBuffer().str();
-        llvm::sys::fs::remove(ptxPath);
-        llvm::sys::fs::remove(logPath);
+        auto [rc, text] = assemble(*ptxas, ptx, arch);
         ASSERT_EQ(rc, 0) << text;
         EXPECT_NE(text.find("0 bytes spill stores, 0 bytes spill loads"),
                   std::string::npos)
@@ -900,4 +1078,197 @@ TEST_F(GemmKernelTest, PtxOfEveryTileConfigurationAssemblesWithoutSpills) {
           llvm::errs() << name << ": " << registers << " registers (estimate "
                        << analysis.tiling.registersPerThread << ")\n";
       }
+}
+
+//===----------------------------------------------------------------------===//
+// sm_90a: wgmma from TMA-loaded swizzled tiles
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A wgmma case ragged in M, N and K against `shape`: two row tiles, two
+/// column tiles (N a multiple of 8 for a [K, N] rhs), and K = 296, five
+/// k-steps of 64 (the ring wraps at 3 and at 4 stages) of which the last
+/// is zero-filled past K.
+GemmCase raggedWgmma(const GemmTileShape &shape, Epilogue epilogue) {
+  GemmCase c;
+  c.m = shape.blockM + 37;
+  c.n = shape.blockN + 24;
+  c.k = 296;
+  c.epilogue = epilogue;
+  c.wgmma = true;
+  c.shape = shape;
+  return c;
+}
+} // namespace
+
+TEST_F(GemmKernelTest, WgmmaIsChosenOnlyWhenRequestedOnSm90a) {
+  GemmCase c;
+  c.m = 1000;
+  c.n = 512;
+  c.k = 512;
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source(c), context.get());
+  ASSERT_TRUE(module);
+  auto func = *module->getOps<func::FuncOp>().begin();
+  EXPECT_EQ(analyze(func, c, h100).tiling.variant, GemmVariant::MmaSync);
+  c.wgmma = true;
+  KernelAnalysis hopper = analyze(func, c, h100);
+  EXPECT_EQ(hopper.tiling.variant, GemmVariant::Wgmma);
+  EXPECT_EQ(hopper.tiling.blockK, kGemmWgmmaBlockK);
+  EXPECT_EQ(hopper.tiling.threads, 128);
+  // The ring's tiles start 1024-byte aligned.
+  EXPECT_EQ(hopper.tiling.sharedBytes % 1024, 0);
+  EXPECT_EQ(analyze(func, c, a100).tiling.variant, GemmVariant::MmaSync);
+}
+
+TEST_F(GemmKernelTest, WgmmaRequestOnAnLhsStoredKByMFallsBackToMmaSync) {
+  GemmCase c = ragged(Epilogue::Bias);
+  c.transposeLhs = true;
+  c.m = 40;
+  c.wgmma = true;
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source(c), context.get());
+  ASSERT_TRUE(module);
+  KernelAnalysis analysis =
+      analyze(*module->getOps<func::FuncOp>().begin(), c, h100);
+  EXPECT_EQ(analysis.tiling.variant, GemmVariant::MmaSync);
+  EXPECT_EQ(whyNotWgmmaGemm(analysis.gemm, h100),
+            "wgmma reads lhs K-major: lhs must be [M, K]");
+  EXPECT_EQ(whyNotWgmmaGemm(analysis.gemm, a100),
+            "wgmma needs sm_90a, the target is sm_80");
+  check(c, h100);
+}
+
+TEST_F(GemmKernelTest, WgmmaEveryTileConfigurationMatches) {
+  for (const GemmTileShape &shape : getGemmWgmmaTileShapes()) {
+    SCOPED_TRACE(llvm::formatv("{0}x{1}, {2} stages", shape.blockM,
+                               shape.blockN, shape.stages)
+                     .str());
+    GemmCase c = raggedWgmma(shape, Epilogue::BiasGeluErf);
+    // Both rhs layouts, both element types.
+    c.transposeRhs = shape.stages == 3;
+    c.f16 = shape.blockN != 128;
+    EXPECT_EQ(check(c, h100).variant, GemmVariant::Wgmma);
+  }
+}
+
+TEST_F(GemmKernelTest, WgmmaRowMajorRhsWithBiasAndResidualMatches) {
+  GemmCase c = raggedWgmma(getGemmWgmmaTileShapes().front(),
+                           Epilogue::BiasResidual);
+  c.transposeRhs = false;
+  EXPECT_EQ(check(c, h100).variant, GemmVariant::Wgmma);
+}
+
+TEST_F(GemmKernelTest, WgmmaChosenTileWithLinearLayerBatchAndLayerNormMatches) {
+  GemmCase c = ragged(Epilogue::BiasResidualLayerNorm);
+  c.batch = 3;
+  c.m = 50;
+  c.n = 200;
+  c.k = 136;
+  c.f16 = true;
+  c.wgmma = true;
+  c.wholeRows = true;
+  GemmTiling tiling = check(c, h100);
+  EXPECT_EQ(tiling.variant, GemmVariant::Wgmma);
+  EXPECT_GE(tiling.blockN, 200);
+}
+
+TEST_F(GemmKernelTest, WgmmaKernelTakesItsOperandsAsSwizzledTensorMaps) {
+  GemmCase c = raggedWgmma(getGemmWgmmaTileShapes().front(), Epilogue::Bias);
+  c.transposeRhs = false;
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source(c), context.get());
+  ASSERT_TRUE(module);
+  KernelAnalysis analysis =
+      analyze(*module->getOps<func::FuncOp>().begin(), c, h100);
+  OpBuilder builder(context.get());
+  OwningOpRef<ModuleOp> kernels = ModuleOp::create(builder.getUnknownLoc());
+  builder.setInsertionPointToStart(kernels->getBody());
+  auto gpuModule =
+      gpu::GPUModuleOp::create(builder, builder.getUnknownLoc(), "kernels");
+  FailureOr<gpu::GPUFuncOp> kernel =
+      emitGemmKernel(gpuModule, "gemm", analysis, analysis.outputs);
+  ASSERT_TRUE(succeeded(kernel));
+  std::string params;
+  llvm::raw_string_ostream os(params);
+  llvm::interleaveComma(kernel->getArgumentTypes(), os);
+  EXPECT_EQ(params,
+            "!nvgpu.tensormap.descriptor<tensor = memref<128x64xbf16, 3>, "
+            "swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, "
+            "interleave = none>, !nvgpu.tensormap.descriptor<tensor = "
+            "memref<64x64xbf16, 3>, swizzle = swizzle_128b, l2promo = "
+            "l2promo_256b, oob = zero, interleave = none>, memref<152xbf16>, "
+            "memref<25080xbf16>");
+}
+
+// Every wgmma configuration lowers to PTX that ptxas accepts for sm_90a
+// without spills; with cuobjdump (CUDA's, or PyPI's nvidia-cuda-cuobjdump and
+// nvidia-cuda-nvdisasm on PATH) the SASS runs HGMMA.
+TEST_F(GemmKernelTest, WgmmaPtxOfEveryConfigurationAssemblesToHgmma) {
+  std::optional<std::string> ptxas = findPtxas();
+  if (!ptxas)
+    GTEST_SKIP() << "no ptxas";
+  std::string cuobjdump = "/usr/local/cuda/bin/cuobjdump";
+  if (!llvm::sys::fs::can_execute(cuobjdump)) {
+    llvm::ErrorOr<std::string> found =
+        llvm::sys::findProgramByName("cuobjdump");
+    cuobjdump = found ? *found : "";
+  }
+  registerPtxLowering(*context);
+  for (const GemmTileShape &shape : getGemmWgmmaTileShapes())
+    for (bool transposeRhs : {true, false}) {
+      std::string name = llvm::formatv("{0}x{1}, {2} stages, rhs {3}",
+                                       shape.blockM, shape.blockN, shape.stages,
+                                       transposeRhs ? "[N, K]" : "[K, N]");
+      SCOPED_TRACE(name);
+      GemmCase c;
+      c.m = c.n = c.k = 512;
+      c.epilogue = Epilogue::BiasGeluErf;
+      c.transposeRhs = transposeRhs;
+      c.f16 = !transposeRhs;
+      c.wgmma = true;
+      c.shape = shape;
+      KernelAnalysis analysis;
+      std::string ptx = lowerToPtx(c, h100, analysis);
+      ASSERT_FALSE(ptx.empty());
+      EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n" +
+                         std::to_string(shape.blockN) + "k16.f32"),
+                std::string::npos);
+      EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d"), std::string::npos);
+      EXPECT_NE(ptx.find("mbarrier.try_wait.parity"), std::string::npos);
+      SmallString<64> cubin;
+      ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("gemm", "cubin", cubin));
+      auto [rc, text] = assemble(*ptxas, ptx, "sm_90a", cubin);
+      ASSERT_EQ(rc, 0) << text;
+      EXPECT_NE(text.find("0 bytes spill stores, 0 bytes spill loads"),
+                std::string::npos)
+          << text;
+      if (getenv("GEMM_PTXAS_VERBOSE"))
+        llvm::errs() << name << ": " << text << "\n";
+      if (!cuobjdump.empty()) {
+        SmallString<64> sassPath;
+        ASSERT_FALSE(
+            llvm::sys::fs::createTemporaryFile("gemm", "sass", sassPath));
+        std::optional<StringRef> redirects[] = {std::nullopt, sassPath.str(),
+                                                sassPath.str()};
+        int dumped = llvm::sys::ExecuteAndWait(
+            cuobjdump, {cuobjdump, "--dump-sass", cubin.str()}, std::nullopt,
+            redirects);
+        auto sass = llvm::MemoryBuffer::getFile(sassPath);
+        ASSERT_TRUE(bool(sass));
+        std::string text = (*sass)->getBuffer().str();
+        llvm::sys::fs::remove(sassPath);
+        ASSERT_EQ(dumped, 0) << text;
+        // f16 inputs are HGMMA's default: no suffix after the F32 result.
+        std::string hgmma = llvm::formatv("HGMMA.64x{0}x16.F32{1}",
+                                          shape.blockN, c.f16 ? " " : ".BF16");
+        EXPECT_NE(text.find(hgmma), std::string::npos) << hgmma;
+        EXPECT_NE(text.find("UTMALDG.2D"), std::string::npos);
+        if (getenv("GEMM_PTXAS_VERBOSE"))
+          for (StringRef line : llvm::split(text, '\n'))
+            if (line.contains("HGMMA"))
+              llvm::errs() << name << ": " << line.trim() << "\n";
+      }
+      llvm::sys::fs::remove(cubin);
+    }
 }

@@ -81,6 +81,11 @@ struct KernelAnalysis {
   /// The row reduction (Reduction) or matmul (MatmulEpilogue, Gemm); null
   /// for Elementwise.
   mlir::Operation *anchor = nullptr;
+  /// Gemm: a second matmul with the anchor's lhs, result shape and operand
+  /// layouts (a dual GEMM, e.g. Llama's gate and up projections): each lhs
+  /// tile is loaded once for both products, and the epilogue reads both
+  /// results. Null otherwise; the anchor is the earlier of the two.
+  mlir::Operation *siblingMatmul = nullptr;
   /// Ops in program order.
   llvm::SmallVector<mlir::Operation *> ops;
   /// Values read from memory, in order of first use, each once.

@@ -18,6 +18,7 @@
 #define MEMWALL_ANALYSIS_GEMMTILING_H
 
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 #include "memwall/Hardware/GPUTarget.h"
 
 #include "mlir/IR/Types.h"
@@ -45,6 +46,12 @@ struct GemmProblem {
   bool transposeLhs = false, transposeRhs = false;
   /// Elements between consecutive GEMMs' operands; 0 = broadcast operand.
   int64_t lhsBatchStride = 0, rhsBatchStride = 0;
+  /// Products of the shared lhs: 1, or 2 for a dual GEMM (a second rhs of
+  /// the same shape and layout, with its own accumulators).
+  int64_t rhsOperands = 1;
+  /// The matmul opted into the wgmma kernel (kGemmWgmmaAttrName):
+  /// chooseGemmTiling tries its shapes first where whyNotWgmmaGemm allows.
+  bool wgmmaRequested = false;
 };
 
 /// The problem, or failure with why the generated kernel cannot run it
@@ -55,8 +62,21 @@ struct GemmProblem {
 llvm::FailureOr<GemmProblem> getGemmProblem(MatmulOp matmul,
                                             std::string *whyNot = nullptr);
 
+/// The main loop the generated GEMM runs (docs/codegen.md).
+enum class GemmVariant {
+  /// mma.sync.m16n8k16 on ldmatrix fragments of a cp.async ring (sm_80 and
+  /// later).
+  MmaSync,
+  /// sm_90a: wgmma.mma_async m64nNk16 from 128B-swizzled shared tiles that
+  /// TMA loads, completing on one mbarrier per ring stage.
+  Wgmma,
+  /// f32 operands: exact-fp32 FFMA on CUDA cores.
+  Simt,
+};
+
 /// Tile configuration, launch geometry and resources of the generated GEMM.
 struct GemmTiling {
+  GemmVariant variant = GemmVariant::MmaSync;
   /// CTA tile (blockM x blockN, blockK per pipeline stage), the warp grid
   /// over it and the cp.async ring depth.
   int64_t blockM = 0, blockN = 0, blockK = 0, warpsM = 0, warpsN = 0,
@@ -95,16 +115,18 @@ inline constexpr int64_t kGemmRowBufferPad = 8;
 /// (+ padding) elements of `elementBytes` bytes (the norm input's type).
 int64_t getGemmRowBufferBytes(int64_t blockM, int64_t n, int64_t elementBytes);
 
-/// Bytes of one pipeline stage (lhs and rhs tiles) and of the staged f32
-/// accumulator tile; the kernel's shared memory is
+/// Bytes of one pipeline stage (the lhs tile and every rhs tile) and of the
+/// staged f32 accumulator tiles (one per rhs); the kernel's shared memory is
 /// max(stages x stage bytes, accumulator bytes).
 int64_t getGemmStageBytes(const GemmProblem &problem, int64_t blockM,
                           int64_t blockN, int64_t blockK);
-int64_t getGemmAccumulatorBytes(int64_t blockM, int64_t blockN);
+int64_t getGemmAccumulatorBytes(int64_t blockM, int64_t blockN,
+                                int64_t rhsOperands = 1);
 
 /// One tile configuration chooseGemmTiling considers.
 struct GemmTileShape {
   int64_t blockM, blockN, warpsM, warpsN, stages;
+  GemmVariant variant = GemmVariant::MmaSync;
 };
 
 /// Every tile configuration the kernel can be generated with, largest tile
@@ -124,9 +146,11 @@ llvm::FailureOr<GemmTiling> getGemmTiling(const GemmProblem &problem,
                                           std::string *whyNot = nullptr,
                                           int64_t rowBufferElementBytes = 0);
 
-/// The work chooseGemmTiling weighs a tiling by: the busiest SM's tiles,
-/// each weighed by the tile's operand reuse (lower is faster).
-double getGemmTilingCost(const GemmTiling &tiling, const GPUTarget &target);
+/// The work chooseGemmTiling weighs a tiling by: the busiest SM's tiles
+/// (rowChunks per row-chunked CTA), each weighed by the tile's operand reuse
+/// over its outputs (rhsOperands x blockN columns); lower is faster.
+double getGemmTilingCost(const GemmTiling &tiling, const GemmProblem &problem,
+                         const GPUTarget &target);
 
 /// The FFMA kernel's tile (f32 operands): 64x64 outputs, 256 threads each
 /// computing a 4x4 square, K in steps of 16 through shared memory (stages =
@@ -138,7 +162,9 @@ GemmTileShape getGemmSimtTileShape();
 /// the epilogue keeps live (for the register estimate). Among the shapes that
 /// fit it takes the one whose busiest SM has the least work, work weighed by
 /// the tile's operand reuse; a deeper ring only when K is long (at least 8
-/// k-steps) and it costs no resident CTA. `wholeRows`: the epilogue holds a
+/// k-steps) and it costs no resident CTA. With `problem.wgmmaRequested` on
+/// sm_90a the wgmma kernel's shapes come first, the mma.sync ones only when
+/// none fits. `wholeRows`: the epilogue holds a
 /// layer_norm or rms_norm over N, so one CTA must own whole rows: a tile
 /// with blockN >= N, else (N beyond the widest tile) a row-chunked tiling
 /// whose ring/accumulator and row buffer (elements of
@@ -152,6 +178,32 @@ llvm::FailureOr<GemmTiling> chooseGemmTiling(const GemmProblem &problem,
                                              std::string *whyNot = nullptr,
                                              bool wholeRows = false,
                                              int64_t rowBufferElementBytes = 0);
+
+/// The wgmma kernel (sm_90a, bf16/f16): one consumer warpgroup holds the
+/// tile as blockM / 64 accumulators of 64 x blockN; K advances 64 elements
+/// (one 128-byte swizzle span) per ring stage.
+inline constexpr int64_t kGemmWgmmaBlockK = 64;
+/// Shared memory the wgmma kernel asks beyond its tiles, to align them to the
+/// 1024-byte period of the 128B swizzle (the dynamic shared memory base is
+/// only 16-byte aligned behind the static mbarriers).
+inline constexpr int64_t kGemmWgmmaAlignmentSlack = 1024;
+
+/// Every tile configuration of the wgmma kernel, largest first: 128x128,
+/// 64x256, 128x64, 64x128 (one warpgroup, accumulators of at most 128 f32
+/// registers per thread), each with a 3- or a 4-stage ring.
+llvm::ArrayRef<GemmTileShape> getGemmWgmmaTileShapes();
+
+/// Why the wgmma kernel cannot run `problem` on `target` ("" when it can):
+/// it needs sm_90a, bf16/f16 operands, lhs [M, K] (K-major for wgmma's A
+/// from shared memory) and one GEMM (batch 1; lhs batch dims folded into M
+/// are fine). rhs may be [N, K] or [K, N] (wgmma's transposed B).
+std::string whyNotWgmmaGemm(const GemmProblem &problem,
+                            const GPUTarget &target);
+/// The same without the target: what the problem alone rules out.
+std::string whyNotWgmmaGemm(const GemmProblem &problem);
+
+/// Whether `op` or an ancestor carries kGemmWgmmaAttrName (MemWallTarget.h).
+bool isGemmWgmmaRequested(mlir::Operation *op);
 
 } // namespace memwall
 

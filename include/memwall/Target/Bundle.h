@@ -1,4 +1,5 @@
-//===- Bundle.h - Compile a memwall function into a runnable bundle --*- C++ -*-===//
+//===- Bundle.h - Compile a memwall function into a runnable bundle --*- C++
+//-*-===//
 //
 // Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
 // See the LICENSE file for license information.
@@ -24,6 +25,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,20 @@ struct BundleBuffer {
   int aliasOf = -1;
 };
 
+/// A kernel argument passed as a TMA tensor map of its buffer (the launch
+/// operand is `nvgpu.tma.create.descriptor` over a view of the buffer).
+struct BundleTensorMap {
+  /// Index into BundleStep::args (which holds the buffer).
+  int arg = -1;
+  /// Global extents and element strides of the view, outermost first; the
+  /// box of one TMA load, outermost first.
+  std::vector<int64_t> shape, strides, box;
+  /// Manifest names: "none"/"32b"/"64b"/"128b"; "none"/"64b"/"128b"/"256b";
+  /// "zero"/"nan"; "none"/"16b"/"32b".
+  std::string swizzle = "none", l2Promotion = "none", oobFill = "zero",
+              interleave = "none";
+};
+
 struct BundleStep {
   std::string kind; // "kernel" or "gemm"
   std::string name;
@@ -54,6 +70,7 @@ struct BundleStep {
   std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
   int64_t sharedBytes = 0;
   std::vector<int> args;
+  std::vector<BundleTensorMap> tensorMaps;
   // gemm (row-major, docs/bundle-format.md)
   int a = -1, b = -1, c = -1, bias = -1, d = -1;
   int64_t m = 0, n = 0, k = 0, batch = 1;
@@ -115,6 +132,19 @@ llvm::SmallVector<mlir::Value> getBundleBuffers(mlir::func::FuncOp function);
 
 /// The bytes of a buffer (a memref of the bundle).
 int64_t getBufferByteSize(mlir::Value buffer);
+
+/// The buffer a memwall.launch argument passes: the argument itself, or for
+/// a TMA tensor map (`nvgpu.tma.create.descriptor`) the buffer under the
+/// views it was built on.
+mlir::Value getLaunchBuffer(mlir::Value arg);
+
+/// The tensor map argument `arg` of a launch passes, or std::nullopt when
+/// it passes a buffer. Fails (with an error at the descriptor) on a map the
+/// bundle cannot describe: not built over `memref.cast` of a ranked view of
+/// a buffer with static unit-innermost strides and no offset, or whose box
+/// disagrees with its type.
+mlir::FailureOr<std::optional<BundleTensorMap>>
+getLaunchTensorMap(mlir::Value arg);
 
 /// The bundle of a lowered module: its steps, buffers placed in the arena
 /// (memwall-plan-arena), reference graph (memwall-export-reference), and

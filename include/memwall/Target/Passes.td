@@ -92,4 +92,20 @@ def SerializeBundle : Pass<"memwall-serialize-bundle", "mlir::ModuleOp"> {
   ];
 }
 
+def TensorMapParamsToPointers
+    : Pass<"memwall-tensor-map-params-to-pointers", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Pass kernels' tensor maps as pointers, for the PTX pipeline";
+  let description = [{
+    Gives every `!nvgpu.tensormap.descriptor` parameter of a `gpu.func` the
+    type `!llvm.ptr` (the generic address of the 128-byte CUtensorMap in
+    global memory, as NVGPUToNVVM lowers the descriptor type), its uses
+    reading it through a `builtin.unrealized_conversion_cast` that
+    convert-nvgpu-to-nvvm and reconcile-unrealized-casts fold away:
+    convert-gpu-to-nvvm's type converter knows no NVGPU type, so without
+    this a kernel with tensor-map parameters does not lower. Kernels
+    without them are not changed.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // MEMWALL_TARGET_PASSES_TD

@@ -91,6 +91,28 @@ inline constexpr const char *kEpilogueNames[] = {
 inline constexpr EnumSpec kEpilogues{"epilogue", kEpilogueNames,
                                      std::size(kEpilogueNames)};
 
+inline constexpr const char *kTensorMapSwizzleNames[] = {"none", "32b", "64b",
+                                                         "128b"};
+inline constexpr EnumSpec kTensorMapSwizzles{"swizzle", kTensorMapSwizzleNames,
+                                             std::size(kTensorMapSwizzleNames)};
+
+inline constexpr const char *kTensorMapL2PromotionNames[] = {"none", "64b",
+                                                             "128b", "256b"};
+inline constexpr EnumSpec kTensorMapL2Promotions{
+    "l2 promotion", kTensorMapL2PromotionNames,
+    std::size(kTensorMapL2PromotionNames)};
+
+inline constexpr const char *kTensorMapOobFillNames[] = {"zero", "nan"};
+inline constexpr EnumSpec kTensorMapOobFills{"out-of-bounds fill",
+                                             kTensorMapOobFillNames,
+                                             std::size(kTensorMapOobFillNames)};
+
+inline constexpr const char *kTensorMapInterleaveNames[] = {"none", "16b",
+                                                            "32b"};
+inline constexpr EnumSpec kTensorMapInterleaves{
+    "interleave", kTensorMapInterleaveNames,
+    std::size(kTensorMapInterleaveNames)};
+
 struct Field {
   const char *key;
   FieldKind kind;

@@ -58,6 +58,9 @@ struct CudaDriver {
   decltype(&::cuEventRecord) eventRecord = nullptr;
   decltype(&::cuEventElapsedTime) eventElapsedTime = nullptr;
   decltype(&::cuEventDestroy) eventDestroy = nullptr;
+  /// Optional (CUDA 12.0 drivers and later): null when the driver lacks it;
+  /// only bundles with TMA tensor maps need it.
+  decltype(&::cuTensorMapEncodeTiled) tensorMapEncodeTiled = nullptr;
 
   /// dlopens libcuda.so.1 and resolves every entry point. Fails with
   /// NoDevice when the library is missing, or too old to have a symbol.

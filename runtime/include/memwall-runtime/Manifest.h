@@ -61,6 +61,30 @@ struct Module {
   std::string file; // relative to the bundle directory
 };
 
+/// In the order of schema::kTensorMapSwizzles (and of CUtensorMapSwizzle).
+enum class TensorMapSwizzle { None, Bytes32, Bytes64, Bytes128 };
+/// In the order of schema::kTensorMapL2Promotions (CUtensorMapL2promotion).
+enum class TensorMapL2Promotion { None, Bytes64, Bytes128, Bytes256 };
+/// In the order of schema::kTensorMapOobFills (CUtensorMapFloatOOBfill).
+enum class TensorMapOobFill { Zero, Nan };
+/// In the order of schema::kTensorMapInterleaves (CUtensorMapInterleave).
+enum class TensorMapInterleave { None, Bytes16, Bytes32 };
+
+/// A kernel argument passed as a TMA tensor map of its buffer
+/// (docs/bundle-format.md): memwall-run encodes it with
+/// cuTensorMapEncodeTiled and passes the map's device address.
+struct TensorMap {
+  /// Index into KernelStep::args; that argument's buffer is the tensor.
+  int64_t arg = 0;
+  /// Global extents and element strides, outermost first (the innermost
+  /// stride is 1); the box copied per TMA load, outermost first.
+  std::vector<int64_t> shape, strides, box;
+  TensorMapSwizzle swizzle = TensorMapSwizzle::None;
+  TensorMapL2Promotion l2Promotion = TensorMapL2Promotion::None;
+  TensorMapOobFill oobFill = TensorMapOobFill::Zero;
+  TensorMapInterleave interleave = TensorMapInterleave::None;
+};
+
 struct KernelStep {
   std::string module;
   std::string function;
@@ -68,6 +92,8 @@ struct KernelStep {
   std::array<int64_t, 3> block = {1, 1, 1};
   int64_t sharedBytes = 0;
   std::vector<std::string> args;
+  /// The arguments passed as tensor maps instead of buffer addresses.
+  std::vector<TensorMap> tensorMaps;
 };
 
 /// In the order of schema::kEpilogues, which names them.

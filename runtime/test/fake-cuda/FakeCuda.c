@@ -188,7 +188,8 @@ CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image,
 CUresult CUDAAPI cuModuleGetFunction(CUfunction *function, CUmodule module,
                                      const char *name) {
   (void)module;
-  if (strcmp(name, "add_f32_8") != 0 && strcmp(name, "scale2_f32_8") != 0)
+  if (strcmp(name, "add_f32_8") != 0 && strcmp(name, "add_tma_f32_8") != 0 &&
+      strcmp(name, "scale2_f32_8") != 0)
     return CUDA_ERROR_NOT_FOUND;
   if (functionCount == 64)
     return CUDA_ERROR_OUT_OF_MEMORY;
@@ -218,6 +219,69 @@ static float *argument(void **params, int index) {
   return (float *)(uintptr_t) * (CUdeviceptr *)params[index];
 }
 
+/* What the fake cuTensorMapEncodeTiled stores in the opaque CUtensorMap:
+ * the arguments as given, so that the fake kernel can check them. */
+typedef struct {
+  unsigned long long magic;
+  void *address;
+  unsigned rank;
+  unsigned dataType, interleave, swizzle, l2Promotion, oobFill;
+  /* 32 bits, to fit 128 bytes: the test's extents and strides are small. */
+  cuuint32_t dims[5], strides[4], box[5], elementStrides[5];
+} FakeTensorMap;
+#define FAKE_TENSOR_MAP_MAGIC 0x70614d726f736e54ULL
+
+CUresult CUDAAPI cuTensorMapEncodeTiled(
+    CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType,
+    cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim,
+    const cuuint64_t *globalStrides, const cuuint32_t *boxDim,
+    const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,
+    CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,
+    CUtensorMapFloatOOBfill oobFill) {
+  _Static_assert(sizeof(FakeTensorMap) <= sizeof(CUtensorMap),
+                 "the fake map fits the opaque one");
+  if (tensorRank < 1 || tensorRank > 5 || ((uintptr_t)globalAddress & 15))
+    return CUDA_ERROR_INVALID_VALUE;
+  FakeTensorMap map;
+  memset(&map, 0, sizeof(map));
+  map.magic = FAKE_TENSOR_MAP_MAGIC;
+  map.address = globalAddress;
+  map.rank = tensorRank;
+  map.dataType = tensorDataType;
+  map.interleave = interleave;
+  map.swizzle = swizzle;
+  map.l2Promotion = l2Promotion;
+  map.oobFill = oobFill;
+  for (cuuint32_t i = 0; i < tensorRank; ++i) {
+    map.dims[i] = (cuuint32_t)globalDim[i];
+    map.box[i] = boxDim[i];
+    map.elementStrides[i] = elementStrides[i];
+    if (i + 1 < tensorRank)
+      map.strides[i] = (cuuint32_t)globalStrides[i];
+  }
+  memset(tensorMap, 0, sizeof(*tensorMap));
+  memcpy(tensorMap, &map, sizeof(map));
+  return CUDA_SUCCESS;
+}
+
+/* The x of add_tma_f32_8: the tensor map must be Inputs/tma-add's, encoded
+ * innermost first ([4, 2] elements, rows 16 bytes apart, box [4, 1]). */
+static float *tensorMapArgument(void **params, int index) {
+  const FakeTensorMap *map =
+      (const FakeTensorMap *)(uintptr_t) * (CUdeviceptr *)params[index];
+  if (map->magic != FAKE_TENSOR_MAP_MAGIC || map->rank != 2 ||
+      map->dataType != CU_TENSOR_MAP_DATA_TYPE_FLOAT32 || map->dims[0] != 4 ||
+      map->dims[1] != 2 || map->strides[0] != 16 || map->box[0] != 4 ||
+      map->box[1] != 1 || map->elementStrides[0] != 1 ||
+      map->elementStrides[1] != 1 ||
+      map->interleave != CU_TENSOR_MAP_INTERLEAVE_NONE ||
+      map->swizzle != CU_TENSOR_MAP_SWIZZLE_NONE ||
+      map->l2Promotion != CU_TENSOR_MAP_L2_PROMOTION_L2_256B ||
+      map->oobFill != CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+    return NULL;
+  return (float *)map->address;
+}
+
 CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned gridX,
                                 unsigned gridY, unsigned gridZ, unsigned blockX,
                                 unsigned blockY, unsigned blockZ,
@@ -228,9 +292,14 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned gridX,
   if (gridX * blockX < 8)
     return CUDA_ERROR_INVALID_VALUE;
   int wrong = getenv("FAKE_CUDA_WRONG_RESULTS") != NULL;
-  if (strcmp(function->name, "add_f32_8") == 0) {
-    float *x = argument(params, 0), *y = argument(params, 1),
-          *t = argument(params, 2);
+  if (strcmp(function->name, "add_f32_8") == 0 ||
+      strcmp(function->name, "add_tma_f32_8") == 0) {
+    float *x = strcmp(function->name, "add_f32_8") == 0
+                   ? argument(params, 0)
+                   : tensorMapArgument(params, 0);
+    float *y = argument(params, 1), *t = argument(params, 2);
+    if (!x)
+      return CUDA_ERROR_INVALID_VALUE;
     for (int i = 0; i < 8; ++i)
       t[i] = wrong ? x[i] - y[i] : x[i] + y[i];
   } else {

@@ -110,6 +110,8 @@ LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
                  isa<IntegerAttr>(attr.getValue()) ? "" : "an integer")
           .Case(kArgumentOffsetsAttrName,
                 isa<DenseI64ArrayAttr>(attr.getValue()) ? "" : "an array<i64>")
+          .Case(kGemmWgmmaAttrName,
+                isa<UnitAttr>(attr.getValue()) ? "" : "a unit attribute")
           .Default("?");
   if (expected.empty())
     return success();

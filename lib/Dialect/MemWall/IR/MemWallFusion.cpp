@@ -39,12 +39,16 @@ LogicalResult FusionOp::verify() {
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError("yielded types must be the result types");
   unsigned matmuls = 0, rowReductions = 0, norms = 0, others = 0;
+  Value matmulLhs;
+  bool lhsDiffers = false;
   for (Operation &op : block.without_terminator()) {
     if (isa<LayerNormOp, RmsNormOp>(op))
       ++norms;
-    if (isa<MatmulOp>(op))
+    if (auto matmul = dyn_cast<MatmulOp>(op)) {
+      lhsDiffers |= matmulLhs && matmul.getLhs() != matmulLhs;
+      matmulLhs = matmul.getLhs();
       ++matmuls;
-    else if (isRowReductionOp(&op))
+    } else if (isRowReductionOp(&op))
       ++rowReductions;
     else if (!isElementwiseOp(&op))
       return op.emitOpError("cannot be fused: only elementwise ops, one row "
@@ -69,12 +73,18 @@ LogicalResult FusionOp::verify() {
       return emitOpError("a matmul_epilogue fusion holds exactly one matmul "
                          "and no row reduction");
     break;
-  case FusionKind::Gemm:
-    // memwall's GEMM runs one layer_norm or rms_norm in its epilogue.
-    if (matmuls != 1 || rowReductions > 1 || rowReductions != norms)
-      return emitOpError("a gemm fusion holds exactly one matmul and at most "
-                         "one row reduction, a layer_norm or rms_norm");
+  case FusionKind::Gemm: {
+    // memwall's GEMM runs one layer_norm or rms_norm in its epilogue, or two
+    // matmuls sharing their lhs as a dual GEMM (FusionCost.h,
+    // siblingMatmul), which has no norm epilogue.
+    bool single = matmuls == 1 && rowReductions <= 1 && rowReductions == norms;
+    bool dual = matmuls == 2 && !lhsDiffers && rowReductions == 0;
+    if (!single && !dual)
+      return emitOpError("a gemm fusion holds one matmul and at most one row "
+                         "reduction, a layer_norm or rms_norm, or two "
+                         "matmuls sharing their lhs and no row reduction");
     break;
+  }
   }
   return success();
 }

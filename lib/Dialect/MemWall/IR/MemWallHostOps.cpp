@@ -8,6 +8,7 @@
 
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 

@@ -26,13 +26,22 @@ include "mlir/Interfaces/ViewLikeInterface.td"
 class MemWall_HostOp<string mnemonic, list<Trait> traits = []>
     : Op<MemWall_Dialect, mnemonic, traits>;
 
+// A TMA tensor map (`!nvgpu.tensormap.descriptor`) built on the host by
+// `nvgpu.tma.create.descriptor` over a buffer: the bundle records it as a
+// tensor map of that buffer, which memwall-run encodes before the launch.
+def MemWall_TensorMapDescriptor : Type<
+    CPred<"::llvm::isa<::mlir::nvgpu::TensorMapDescriptorType>($_self)">,
+    "TMA tensor map descriptor">;
+
 def MemWall_LaunchOp : MemWall_HostOp<"launch"> {
   let summary = "a bundle step that launches a generated kernel";
   let description = [{
     Runs `kernel` (a `gpu.func` of `gpu.module @kernels`, or after lowering
     the PTX function of that name) on `args`, with the launch and predicted
     time memwall-configure-kernels chose. `ops` are the locations of the
-    source ops the step implements.
+    source ops the step implements. An argument is a buffer, or a TMA tensor
+    map of a buffer (`nvgpu.tma.create.descriptor` over a ranked view of
+    it, cast to an unranked memref) for kernels that load by TMA.
 
     ```mlir
     memwall.launch @kernels::@kernel0_elementwise(%arg0, %0)
@@ -42,7 +51,8 @@ def MemWall_LaunchOp : MemWall_HostOp<"launch"> {
     ```
   }];
   let arguments = (ins SymbolRefAttr:$kernel,
-                       Variadic<AnyStaticShapeMemRef>:$args,
+                       Variadic<AnyTypeOf<[AnyStaticShapeMemRef,
+                                          MemWall_TensorMapDescriptor]>>:$args,
                        DenseI64ArrayAttr:$grid, DenseI64ArrayAttr:$block,
                        I64Attr:$shared_bytes, StrArrayAttr:$ops,
                        F64Attr:$predicted_seconds);

@@ -38,6 +38,13 @@ mlir::FailureOr<GPUTarget> getTargetOf(mlir::Operation *op);
 /// generated GEMM wherever it can run). Set by memwall-set-target{gemm=...}.
 constexpr llvm::StringLiteral kGemmBackendAttrName = "memwall.gemm";
 
+/// The unit attribute, on a module (or any ancestor of a matmul), that opts
+/// the generated GEMM into its sm_90a wgmma + TMA kernel (GemmTiling.h) where
+/// the target is sm_90a. That kernel takes its operands as tensor maps,
+/// which bundles and memwall-run learn to pass separately: until then only
+/// tests and explicit runs ask for it.
+constexpr llvm::StringLiteral kGemmWgmmaAttrName = "memwall.gemm_wgmma";
+
 /// The GEMM backend policy of `op`'s nearest ancestor that names one; Auto
 /// when none does (or the attribute is not one of the three names, which
 /// memwall-set-target never writes).

@@ -1,0 +1,321 @@
+//===- GemmWgmmaCodegen.cpp - The sm_90a GEMM main loop -------------------===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// One warpgroup (128 threads) computes the blockM x blockN tile as blockM /
+// 64 accumulators of 64 x blockN f32 (wgmma's m64nNk16 D fragments).
+//
+// Shared memory, from its first 1024-byte aligned byte (the dynamic shared
+// memory base is 16-byte aligned only, behind the static mbarriers; the
+// 128B swizzle repeats every 1024 bytes and TMA and wgmma both apply it to
+// the address): `stages` lhs slots of blockM x 64, then `stages` rhs slots
+// (blockN x 64 of an [N, K] rhs, K-major; blockN / 64 boxes of 64 x 64 of a
+// [K, N] rhs, N-major), every row 128 bytes, 128B-swizzled as TMA writes
+// them. One mbarrier per slot (arrival count 1).
+//
+// Pipeline (MLIR's NVGPU tutorial, chapter 5: no producer warp, as the
+// lockstep interpreter runs one control flow): thread 0 issues k-steps
+// 0 .. stages - 2 (expect_tx of the stage's bytes, then the TMA loads, which
+// zero-fill past M, N and K). K-step k waits on its slot's mbarrier with
+// parity (k / stages) % 2, then issues per k16 and per 64-row block one
+// nvgpu.warpgroup.mma (fence, wgmma.mma_async, commit) whose
+// wgmma.wait_group lets the current stage's groups stay in flight while
+// forcing the previous stage's to complete; the slot those read is then
+// free, and thread 0 refills it with k-step k + stages - 1. The operands'
+// descriptors are generated per k16 (A 32 bytes further along its 128-byte
+// rows; B 32 bytes along K-major rows or 16 rows down N-major ones), as
+// NVGPUToNVVM advances descriptors only within the shapes it was written
+// for.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GemmWgmmaCodegen.h"
+#include "KernelBuilding.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace memwall;
+
+namespace {
+/// Bytes of one row of a swizzled tile: the 128B swizzle span, 64 16-bit
+/// elements.
+constexpr int64_t kRowBytes = 128;
+/// The wgmma instruction's M and K (bf16/f16).
+constexpr int64_t kWgmmaM = 64, kWgmmaK = 16;
+/// Bound on one try_wait's suspend time hint, in nanoseconds.
+constexpr int64_t kWaitTicks = 10000000;
+
+MemRefType sharedType(MLIRContext *context, ArrayRef<int64_t> shape,
+                      Type element) {
+  return MemRefType::get(shape, element, AffineMap(),
+                         gpu::AddressSpaceAttr::get(
+                             context, gpu::AddressSpace::Workgroup));
+}
+
+class MainLoopBuilder {
+public:
+  MainLoopBuilder(ImplicitLocOpBuilder &b, const GemmProblem &problem,
+                  const GemmTiling &tiling, Value lhsMap, Value rhsMap,
+                  Value tid, Value tileRow, Value tileColumn)
+      : b(b), problem(problem), tiling(tiling), lhsMap(lhsMap), rhsMap(rhsMap),
+        tid(tid), tileRow(tileRow), tileColumn(tileColumn),
+        element(problem.elementType) {}
+
+  GemmWgmmaMainLoop build() {
+    GemmWgmmaMainLoop result;
+    result.shared = alignSharedMemory();
+    shared = result.shared;
+    Value isThread0 =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idx(0));
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    barriers = nvgpu::MBarrierCreateOp::create(
+        b, nvgpu::MBarrierGroupType::get(b.getContext(), workgroup,
+                                         tiling.stages));
+    for (int64_t s = 0; s < tiling.stages; ++s)
+      nvgpu::MBarrierInitOp::create(b, barriers, idx(1), idx(s), isThread0);
+    // The initialized barriers are visible to the TMA unit and every thread.
+    NVVM::FenceMbarrierInitOp::create(b);
+    gpu::BarrierOp::create(b);
+
+    int64_t kSteps = llvm::divideCeil(problem.k, tiling.blockK);
+    auto issueIfBefore = [&](Value step) {
+      Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, step,
+                                            idx(kSteps));
+      issueStage(rem(step, tiling.stages), step,
+                 arith::AndIOp::create(b, isThread0, inRange));
+    };
+    for (int64_t s = 0; s + 1 < tiling.stages; ++s)
+      issueIfBefore(idx(s));
+
+    int64_t blocks = tiling.blockM / kWgmmaM;
+    auto accumulatorType = nvgpu::WarpgroupAccumulatorType::get(
+        b.getContext(),
+        VectorType::get({kWgmmaM, tiling.blockN}, b.getF32Type()));
+    SmallVector<Value> init;
+    for (int64_t i = 0; i < blocks; ++i)
+      init.push_back(
+          nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, accumulatorType));
+    auto loop = scf::ForOp::create(b, idx(0), idx(kSteps), idx(1), init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value step = loop.getInductionVar();
+      Value slot = rem(step, tiling.stages);
+      Value parity = arith::IndexCastOp::create(
+          b, b.getI1Type(), rem(div(step, tiling.stages), 2));
+      nvgpu::MBarrierTryWaitParityOp::create(b, barriers, parity,
+                                             idx(kWaitTicks), slot);
+      SmallVector<Value> acc(loop.getRegionIterArgs());
+      multiplySlot(slot, acc, accumulatorType);
+      // Every wgmma of the previous k-step has completed: its slot is free.
+      issueIfBefore(add(step, tiling.stages - 1));
+      scf::YieldOp::create(b, acc);
+    }
+    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
+    // The epilogue reuses the ring.
+    gpu::BarrierOp::create(b);
+    result.accumulators.assign(loop.getResults().begin(),
+                               loop.getResults().end());
+    return result;
+  }
+
+private:
+  Value idx(int64_t value) { return indexConstant(b, value); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value add(Value x, int64_t c) { return add(x, idx(c)); }
+  Value mul(Value x, int64_t c) { return arith::MulIOp::create(b, x, idx(c)); }
+  Value div(Value x, int64_t c) { return arith::DivUIOp::create(b, x, idx(c)); }
+  Value rem(Value x, int64_t c) { return arith::RemUIOp::create(b, x, idx(c)); }
+
+  /// Bytes of one lhs and one rhs ring slot.
+  int64_t lhsSlotBytes() const { return tiling.blockM * kRowBytes; }
+  int64_t rhsSlotBytes() const { return tiling.blockN * kRowBytes; }
+
+  /// The dynamic shared memory from its first 1024-byte aligned byte.
+  Value alignSharedMemory() {
+    auto bytes = sharedType(b.getContext(), {ShapedType::kDynamic},
+                            b.getI8Type());
+    Value raw = gpu::DynamicSharedMemoryOp::create(b, bytes);
+    Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, raw);
+    Value pad = rem(arith::SubIOp::create(b, idx(kGemmWgmmaAlignmentSlack),
+                                          rem(address, kGemmWgmmaAlignmentSlack)),
+                    kGemmWgmmaAlignmentSlack);
+    return memref::ViewOp::create(
+        b, bytes, raw, pad,
+        ValueRange{idx(tiling.sharedBytes - kGemmWgmmaAlignmentSlack)});
+  }
+
+  /// A view of `shape` at byte `offset` of the aligned shared memory.
+  Value view(Value offset, ArrayRef<int64_t> shape, Type type) {
+    return memref::ViewOp::create(
+        b, sharedType(b.getContext(), shape, type), shared, offset,
+        ValueRange{});
+  }
+  Value lhsSlot(Value slot) { return mul(slot, lhsSlotBytes()); }
+  Value rhsSlot(Value slot) {
+    return add(mul(slot, rhsSlotBytes()), tiling.stages * lhsSlotBytes());
+  }
+
+  /// Thread 0 (where `predicate`) loads k-step `step` into ring slot
+  /// `slot`, completing on the slot's mbarrier.
+  void issueStage(Value slot, Value step, Value predicate) {
+    int64_t bytes = (tiling.blockM + tiling.blockN) * tiling.blockK * 2;
+    nvgpu::MBarrierArriveExpectTxOp::create(b, barriers, idx(bytes), slot,
+                                            predicate);
+    Value firstK = mul(step, tiling.blockK);
+    auto load = [&](Value map, Value offset, ValueRange coordinates) {
+      auto box = cast<nvgpu::TensorMapDescriptorType>(map.getType())
+                     .getTensor()
+                     .getShape();
+      nvgpu::TmaAsyncLoadOp::create(b, view(offset, box, element), barriers,
+                                    map, coordinates, slot,
+                                    /*multicastMask=*/Value(), predicate);
+    };
+    // Coordinates innermost first.
+    load(lhsMap, lhsSlot(slot), {firstK, tileRow});
+    if (problem.transposeRhs) {
+      load(rhsMap, rhsSlot(slot), {firstK, tileColumn});
+      return;
+    }
+    for (int64_t j = 0; j < tiling.blockN / 64; ++j)
+      load(rhsMap, add(rhsSlot(slot), j * 64 * kRowBytes),
+           {add(tileColumn, j * 64), firstK});
+  }
+
+  /// Accumulates ring slot `slot` into `acc`: per k16 one wgmma per 64-row
+  /// block.
+  void multiplySlot(Value slot, SmallVectorImpl<Value> &acc,
+                    Type accumulatorType) {
+    int64_t k16Steps = tiling.blockK / kWgmmaK;
+    int64_t groupsPerStage = k16Steps * static_cast<int64_t>(acc.size());
+    auto descriptor = [&](Value offset, ArrayRef<int64_t> shape, Value map) {
+      Value tensor = view(offset, shape, element);
+      return nvgpu::WarpgroupGenerateDescriptorOp::create(
+          b,
+          nvgpu::WarpgroupMatrixDescriptorType::get(
+              b.getContext(), cast<MemRefType>(tensor.getType())),
+          tensor, map);
+    };
+    for (int64_t kk = 0; kk < k16Steps; ++kk) {
+      // B's k16 rows: 32 bytes along K-major rows, or 16 rows of 128 bytes
+      // down N-major ones.
+      int64_t bStep = problem.transposeRhs ? kk * kWgmmaK * 2
+                                           : kk * kWgmmaK * kRowBytes;
+      Value descriptorB = descriptor(add(rhsSlot(slot), bStep),
+                                     {kWgmmaK, tiling.blockN}, rhsMap);
+      for (auto [block, value] : llvm::enumerate(acc)) {
+        int64_t aStep = block * kWgmmaM * kRowBytes + kk * kWgmmaK * 2;
+        Value descriptorA = descriptor(add(lhsSlot(slot), aStep),
+                                       {kWgmmaM, kWgmmaK}, lhsMap);
+        value = nvgpu::WarpgroupMmaOp::create(
+            b, accumulatorType, descriptorA, descriptorB,
+            static_cast<uint64_t>(groupsPerStage), /*transposeA=*/UnitAttr(),
+            problem.transposeRhs ? UnitAttr() : b.getUnitAttr(), value);
+      }
+    }
+  }
+
+  ImplicitLocOpBuilder &b;
+  const GemmProblem &problem;
+  const GemmTiling &tiling;
+  Value lhsMap, rhsMap, tid, tileRow, tileColumn;
+  Type element;
+  Value shared, barriers;
+};
+} // namespace
+
+nvgpu::TensorMapDescriptorType
+memwall::getGemmWgmmaOperandMapType(MLIRContext *context,
+                                    const GemmProblem &problem,
+                                    const GemmTiling &tiling, bool isLhs) {
+  SmallVector<int64_t, 2> box;
+  if (isLhs)
+    box = {tiling.blockM, tiling.blockK};
+  else if (problem.transposeRhs)
+    box = {tiling.blockN, tiling.blockK};
+  else
+    box = {tiling.blockK, 64};
+  auto tensor = MemRefType::get(box, problem.elementType, AffineMap(),
+                                IntegerAttr::get(IntegerType::get(context, 64),
+                                                 3));
+  return nvgpu::TensorMapDescriptorType::get(
+      context, tensor, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+      nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
+      nvgpu::TensorMapOOBKind::OOB_ZERO,
+      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+}
+
+std::string memwall::whyCannotBuildGemmWgmma(const GemmProblem &problem,
+                                             const GemmTiling &tiling) {
+  if (std::string why = whyNotWgmmaGemm(problem); !why.empty())
+    return why;
+  if (tiling.blockK != kGemmWgmmaBlockK || tiling.threads != 128 ||
+      tiling.blockM % kWgmmaM != 0 || tiling.blockM > 256 ||
+      tiling.blockN % 64 != 0 || tiling.blockN > 256 || tiling.stages < 2 ||
+      tiling.blockM * tiling.blockN / 128 > 128)
+    return "the tiling is not one of the wgmma kernel's";
+  int64_t ring = tiling.stages * (tiling.blockM + tiling.blockN) * kRowBytes;
+  int64_t staging = getGemmAccumulatorBytes(tiling.blockM, tiling.blockN) +
+                    tiling.blockM * tiling.blockN * 4;
+  if (tiling.sharedBytes < kGemmWgmmaAlignmentSlack + std::max(ring, staging))
+    return "the tiling's shared memory is too small";
+  return "";
+}
+
+GemmWgmmaMainLoop memwall::buildGemmWgmmaMainLoop(
+    ImplicitLocOpBuilder &b, const GemmProblem &problem,
+    const GemmTiling &tiling, Value lhsMap, Value rhsMap, Value tid,
+    Value tileRow, Value tileColumn) {
+  return MainLoopBuilder(b, problem, tiling, lhsMap, rhsMap, tid, tileRow,
+                         tileColumn)
+      .build();
+}
+
+void memwall::stageGemmWgmmaAccumulators(ImplicitLocOpBuilder &b,
+                                         const GemmTiling &tiling,
+                                         const GemmWgmmaMainLoop &loop,
+                                         Value tid, Value tile) {
+  MLIRContext *context = b.getContext();
+  Type f32 = b.getF32Type();
+  int64_t dense = getGemmAccumulatorBytes(tiling.blockM, tiling.blockN);
+  for (auto [block, accumulator] : llvm::enumerate(loop.accumulators)) {
+    int64_t offset = dense + block * kWgmmaM * tiling.blockN * 4;
+    Value destination = memref::ViewOp::create(
+        b, sharedType(context, {kWgmmaM, tiling.blockN}, f32), loop.shared,
+        indexConstant(b, offset), ValueRange{});
+    nvgpu::WarpgroupMmaStoreOp::create(b, accumulator, destination);
+  }
+  gpu::BarrierOp::create(b);
+  Value staged = memref::ViewOp::create(
+      b, sharedType(context, {tiling.blockM, tiling.blockN}, f32), loop.shared,
+      indexConstant(b, dense), ValueRange{});
+  int64_t passes = tiling.blockM * tiling.blockN / tiling.threads;
+  auto copy = scf::ForOp::create(b, indexConstant(b, 0),
+                                 indexConstant(b, passes),
+                                 indexConstant(b, 1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(copy.getBody());
+  Value element = arith::AddIOp::create(
+      b,
+      arith::MulIOp::create(b, copy.getInductionVar(),
+                            indexConstant(b, tiling.threads)),
+      tid);
+  Value row =
+      arith::DivUIOp::create(b, element, indexConstant(b, tiling.blockN));
+  Value column =
+      arith::RemUIOp::create(b, element, indexConstant(b, tiling.blockN));
+  Value value = memref::LoadOp::create(b, staged, ValueRange{row, column});
+  memref::StoreOp::create(b, value, tile, ValueRange{row, column});
+}
