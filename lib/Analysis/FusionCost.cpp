@@ -27,9 +27,6 @@ using namespace mlir;
 using namespace memwall;
 
 namespace {
-constexpr int64_t kMaxThreadsPerSM = 2048;
-constexpr int64_t kRegistersPerSM = 65536;
-constexpr int64_t kMaxBlocksPerSM = 32;
 constexpr int64_t kWarpSize = 32;
 /// Registers a kernel needs besides the data it holds: indices, pointers,
 /// loop state.
@@ -106,9 +103,8 @@ double occupancyOf(int64_t threads, int64_t registers, int64_t shared,
   int64_t byThreads = kMaxThreadsPerSM / std::max<int64_t>(1, threads);
   int64_t byShared =
       shared > 0 ? static_cast<int64_t>(target.sharedMemoryPerSMBytes) / shared
-                 : kMaxBlocksPerSM;
-  int64_t blocks =
-      std::min({byRegisters, byThreads, byShared, kMaxBlocksPerSM});
+                 : kMaxCTAsPerSM;
+  int64_t blocks = std::min({byRegisters, byThreads, byShared, kMaxCTAsPerSM});
   return static_cast<double>(blocks * threads) / kMaxThreadsPerSM;
 }
 
@@ -540,8 +536,7 @@ private:
     };
     ArrayRef<int64_t> shape = analysis.iterationShape;
     for (Operation *op : analysis.ops)
-      if (!isMatmul(op) &&
-          tensorType(op->getResult(0)).getShape() != shape)
+      if (!isMatmul(op) && tensorType(op->getResult(0)).getShape() != shape)
         return fail(whyNot,
                     "the generated GEMM: an epilogue value of shape [" +
                         shapeString(tensorType(op->getResult(0)).getShape()) +
@@ -574,10 +569,9 @@ private:
         rowNorm ? getElementByteSize(
                       tensorType(rowNorm->getOperand(0)).getElementType())
                 : 0;
-    FailureOr<GemmTiling> tiling =
-        chooseGemmTiling(*problem, target, countLiveValues(), &why,
-                         /*wholeRows=*/rowNorm != nullptr,
-                         rowBufferElementBytes);
+    FailureOr<GemmTiling> tiling = chooseGemmTiling(
+        *problem, target, countLiveValues(), &why,
+        /*wholeRows=*/rowNorm != nullptr, rowBufferElementBytes);
     if (failed(tiling))
       return fail(whyNot, why);
     analysis.gemm = *problem;
@@ -616,10 +610,9 @@ private:
     int64_t ctas = tiling.grid[0] * tiling.grid[1] * tiling.grid[2];
     int64_t resident = std::min<int64_t>(
         ctas, tiling.ctasPerSM * static_cast<int64_t>(target.smCount));
-    CheckedInt working = CheckedInt(resident) * tiling.blockM * problem.k *
-                             elementBytes +
-                         CheckedInt::fromSaturated(
-                             getGemmOperandBytes(matmul.getRhs()));
+    CheckedInt working =
+        CheckedInt(resident) * tiling.blockM * problem.k * elementBytes +
+        CheckedInt::fromSaturated(getGemmOperandBytes(matmul.getRhs()));
     if (!working.overflowed() &&
         *working.get() <= static_cast<int64_t>(target.l2Bytes))
       return;

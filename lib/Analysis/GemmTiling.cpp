@@ -31,10 +31,6 @@ constexpr int64_t kSimtThreadTile = 4;
 /// a stage this keeps every configuration free of spills under .maxnreg
 /// (ptxas -v on sm_80 and sm_90a, GemmKernelTest).
 constexpr int64_t kBaseRegisters = 40;
-/// Registers and threads an SM holds (sm_80 and sm_90).
-constexpr int64_t kRegistersPerSM = 65536;
-constexpr int64_t kThreadsPerSM = 2048;
-constexpr int64_t kCTAsPerSM = 32;
 /// Shared memory CUDA reserves per CTA (and takes off the SM's total for
 /// the per-CTA maximum: 227 KiB of 228 on sm_90, 163 of 164 on sm_80).
 constexpr int64_t kReservedSharedPerCTA = 1024;
@@ -61,8 +57,7 @@ int64_t getSharedBytes(const GemmProblem &problem, const GemmTileShape &shape,
   int64_t ringOrTile = std::max(
       shape.stages *
           getGemmStageBytes(problem, shape.blockM, shape.blockN, blockK),
-      getGemmAccumulatorBytes(shape.blockM, shape.blockN,
-                              problem.rhsOperands));
+      getGemmAccumulatorBytes(shape.blockM, shape.blockN, problem.rhsOperands));
   if (rowBufferBytes == 0)
     return ringOrTile;
   return (CheckedInt(llvm::alignTo(ringOrTile, 16)) + rowBufferBytes)
@@ -224,12 +219,10 @@ ArrayRef<GemmTileShape> memwall::getGemmTileShapes() {
 
 GemmTileShape memwall::getGemmSimtTileShape() { return {64, 64, 2, 4, 1}; }
 
-FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
-                                             const GPUTarget &target,
-                                             int64_t epilogueValues,
-                                             const GemmTileShape &shape,
-                                             std::string *whyNot,
-                                             int64_t rowBufferElementBytes) {
+FailureOr<GemmTiling>
+memwall::getGemmTiling(const GemmProblem &problem, const GPUTarget &target,
+                       int64_t epilogueValues, const GemmTileShape &shape,
+                       std::string *whyNot, int64_t rowBufferElementBytes) {
   GemmTiling tiling;
   tiling.blockM = shape.blockM;
   tiling.blockN = shape.blockN;
@@ -259,8 +252,8 @@ FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
       return failure();
     }
     tiling.rowChunks = llvm::divideCeil(problem.n, shape.blockN);
-    tiling.rowBufferBytes = getGemmRowBufferBytes(shape.blockM, problem.n,
-                                                  rowBufferElementBytes);
+    tiling.rowBufferBytes =
+        getGemmRowBufferBytes(shape.blockM, problem.n, rowBufferElementBytes);
   }
   tiling.sharedBytes =
       wgmma ? getGemmWgmmaSharedBytes(shape.blockM, shape.blockN, shape.stages)
@@ -278,12 +271,11 @@ FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
                   " of them the row buffer of " + std::to_string(shape.blockM) +
                   " rows of N = " + std::to_string(problem.n) + ")"
             : "";
-    fail(whyNot, "a " + tileName() + " needs " +
-                     std::to_string(tiling.sharedBytes) +
-                     " bytes of shared memory" + rowBuffer +
-                     ", more than the " +
-                     std::to_string(std::max<int64_t>(sharedLimit, 0)) +
-                     " a CTA can have");
+    fail(whyNot,
+         "a " + tileName() + " needs " + std::to_string(tiling.sharedBytes) +
+             " bytes of shared memory" + rowBuffer + ", more than the " +
+             std::to_string(std::max<int64_t>(sharedLimit, 0)) +
+             " a CTA can have");
     return failure();
   }
 
@@ -323,8 +315,7 @@ FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
     return failure();
   }
 
-  int64_t tilesN =
-      rowChunked ? 1 : llvm::divideCeil(problem.n, shape.blockN);
+  int64_t tilesN = rowChunked ? 1 : llvm::divideCeil(problem.n, shape.blockN);
   int64_t tilesM = llvm::divideCeil(problem.m, shape.blockM);
   tiling.grid = {tilesN, tilesM, problem.batch};
   if (tilesN > std::numeric_limits<int32_t>::max() || tilesM > 65535 ||
@@ -340,10 +331,11 @@ FailureOr<GemmTiling> memwall::getGemmTiling(const GemmProblem &problem,
                            (tiling.sharedBytes + kReservedSharedPerCTA);
   int64_t byRegisters =
       kRegistersPerSM / (tiling.registersPerThread * tiling.threads);
-  tiling.ctasPerSM = std::min({bySharedMemory, byRegisters,
-                               kThreadsPerSM / tiling.threads, kCTAsPerSM});
+  tiling.ctasPerSM =
+      std::min({bySharedMemory, byRegisters, kMaxThreadsPerSM / tiling.threads,
+                kMaxCTAsPerSM});
   tiling.occupancy =
-      static_cast<double>(tiling.ctasPerSM * tiling.threads) / kThreadsPerSM;
+      static_cast<double>(tiling.ctasPerSM * tiling.threads) / kMaxThreadsPerSM;
   double tiles = static_cast<double>(tilesN) * tilesM * problem.batch;
   double concurrent =
       static_cast<double>(tiling.ctasPerSM) * std::max(target.smCount, 1u);
@@ -366,16 +358,13 @@ double memwall::getGemmTilingCost(const GemmTiling &tiling,
   double reuse = static_cast<double>(tiling.blockM * outputColumns) /
                  (tiling.blockM + outputColumns);
   double efficiency = reuse / (reuse + kHalfEfficiencyReuse);
-  return perSM * tiling.blockM * outputColumns * tiling.rowChunks /
-         efficiency;
+  return perSM * tiling.blockM * outputColumns * tiling.rowChunks / efficiency;
 }
 
-FailureOr<GemmTiling> memwall::chooseGemmTiling(const GemmProblem &problem,
-                                                const GPUTarget &target,
-                                                int64_t epilogueValues,
-                                                std::string *whyNot,
-                                                bool wholeRows,
-                                                int64_t rowBufferElementBytes) {
+FailureOr<GemmTiling>
+memwall::chooseGemmTiling(const GemmProblem &problem, const GPUTarget &target,
+                          int64_t epilogueValues, std::string *whyNot,
+                          bool wholeRows, int64_t rowBufferElementBytes) {
   // Whole rows beyond the widest tile: every tile, row-chunked.
   int64_t widest = getGemmSimtTileShape().blockN;
   if (!isSimt(problem))
@@ -458,12 +447,12 @@ FailureOr<GemmTiling> memwall::chooseGemmTiling(const GemmProblem &problem,
     }
   }
   if (!best) {
-    fail(whyNot, "the generated GEMM has no tile that fits: " +
-                     (rowChunked ? "a norm over N = " +
-                                       std::to_string(problem.n) +
-                                       " needs whole rows in one CTA, and " +
-                                       smallestWhy
-                                 : firstWhy));
+    fail(whyNot,
+         "the generated GEMM has no tile that fits: " +
+             (rowChunked
+                  ? "a norm over N = " + std::to_string(problem.n) +
+                        " needs whole rows in one CTA, and " + smallestWhy
+                  : firstWhy));
     return failure();
   }
   return *best;

@@ -86,6 +86,13 @@ struct Interconnect {
   unsigned gpusPerNode = 8;
 };
 
+/// Per-SM limits every target memwall generates kernels for shares (sm_80
+/// and sm_90; CUDA's occupancy calculator): the register file, resident
+/// threads and resident CTAs.
+inline constexpr int64_t kRegistersPerSM = 65536;
+inline constexpr int64_t kMaxThreadsPerSM = 2048;
+inline constexpr int64_t kMaxCTAsPerSM = 32;
+
 struct GPUTarget {
   /// Lowercase, dash-separated identifier used by --target (e.g. "h100-sxm").
   std::string name;
