@@ -557,6 +557,18 @@ def run(args, selected):
         },
         "workloads": [],
     }
+    # The ceiling of every memory-bound kernel: a device-to-device copy of
+    # 1 GiB, bytes read plus bytes written.
+    src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda").random_()
+    dst = torch.empty_like(src)
+    copy_ms = time_ms(lambda a, b: b.copy_(a), (src, dst), args.warmup,
+                      args.iters)
+    doc["device_copy"] = {"bytes": 2 * src.numel(), "ms": copy_ms,
+                          "GBps": rate(2 * src.numel(), copy_ms, 1e9)}
+    print("device copy (1 GiB): %.4f ms, %.1f GB/s read+written" % (
+        copy_ms, doc["device_copy"]["GBps"]), flush=True)
+    del src, dst
+    torch.cuda.empty_cache()
     # Attention first: it has no torch.compile run and takes seconds, so
     # the --time-budget cannot skip it and run.sh's timeout does not cut it.
     for w in selected:

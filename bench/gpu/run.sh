@@ -20,7 +20,7 @@
 # PYTHON (default python3), DEADLINE_S (default 540: torch.compile runs are
 # skipped, and PyTorch stopped, so that the whole run ends by then),
 # NO_CHECK (space-separated bundle names timed without --check; empty:
-# check every bundle).
+# check every bundle), RUN_TIMEOUT_S (default 300: one memwall-run's limit).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -29,6 +29,7 @@ build="${MEMWALL_RT_BUILD:-build-rt}"
 iters="${ITERS:-50}"
 python="${PYTHON:-python3}"
 deadline="${DEADLINE_S:-540}"
+run_timeout="${RUN_TIMEOUT_S:-300}"
 no_check="${NO_CHECK-attention_b4_h32_s4096_d128_bf16 attention_b4_h32_s4096_d128_causal_bf16 attention_b1_h32_s16384_d128_causal_bf16}"
 bundles="$root/bench/gpu/bundles"
 mkdir -p "$OUT/memwall"
@@ -82,7 +83,7 @@ for dir in "${bundle_dirs[@]}"; do
   case "$name" in
     attention_*) [ -n "$check" ] && check="--check --rtol=0.02" ;;
   esac
-  timeout 300 "$build/bin/memwall-run" "$dir" --inputs=random $check \
+  timeout "$run_timeout" "$build/bin/memwall-run" "$dir" --inputs=random $check \
     --iters="$iters" --report="$OUT/memwall/$name.json" \
     > "$OUT/memwall/$name.log" 2>&1 || rc=$?
   echo "$name $rc" >> "$codes"
@@ -98,7 +99,7 @@ log "PyTorch (torch.compile budget ${budget}s, limit ${limit}s) -> $OUT/pytorch.
 torch_rc=0
 timeout "$limit" "$python" bench/gpu/pytorch_bench.py --out "$OUT/pytorch.json" \
   --iters="$iters" --time-budget="$budget" > "$OUT/pytorch.log" 2>&1 || torch_rc=$?
-grep -v '^ ' "$OUT/pytorch.log" | grep -E 'eager|error|Error' | head -n 40 || true
+grep -v '^ ' "$OUT/pytorch.log" | grep -E 'device copy|eager|error|Error' | head -n 40 || true
 log "PyTorch: exit $torch_rc"
 [ "$torch_rc" -eq 0 ] || status=1
 
