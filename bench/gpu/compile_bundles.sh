@@ -8,7 +8,8 @@
 # --target=h100-sxm. GEMM workloads (gemm_*, mlp_*, the seed models) are
 # also compiled with --gemm=memwall and --gemm=cublaslt into
 # <name>.memwall/ and <name>.cublaslt/, so one run times memwall's generated
-# GEMM beside cuBLASLt, and with the sm_90a wgmma kernel into <name>.wgmma/. The bundles are git-ignored build outputs (never
+# GEMM (wgmma on sm_90a) beside cuBLASLt, and the mma.sync kernel into
+# <name>.mmasync/. The bundles are git-ignored build outputs (never
 # committed): carry them to the GPU machine (device run carry=
 # ["bench/gpu/bundles"]); bench/gpu/run.sh runs them there.
 #   bench/gpu/compile_bundles.sh [build-dir]     (default: build)
@@ -47,14 +48,15 @@ for src in "${sources[@]}"; do
     gemm_*|mlp_*|memory_bound_model_*_bf16)
       compile_one "$src" "$name.memwall" --gemm=memwall
       compile_one "$src" "$name.cublaslt" --gemm=cublaslt
-      # The sm_90a wgmma + TMA kernel is opt-in (a module unit attribute)
-      # until it is calibrated: <name>.wgmma runs it on the GPU.
-      sed -E 's/^module @([A-Za-z0-9_]+) \{/module @\1 attributes {memwall.gemm_wgmma} {/' \
-        "$src" > "$tmp/$name.wgmma.mlir"
-      grep -q 'memwall.gemm_wgmma' "$tmp/$name.wgmma.mlir" || {
+      # --gemm=memwall runs the sm_90a wgmma + TMA kernel where it applies;
+      # <name>.mmasync/ keeps the mma.sync kernel (memwall.gemm_wgmma =
+      # false) to time the two side by side.
+      sed -E 's/^module @([A-Za-z0-9_]+) \{/module @\1 attributes {memwall.gemm_wgmma = false} {/' \
+        "$src" > "$tmp/$name.mmasync.mlir"
+      grep -q 'memwall.gemm_wgmma' "$tmp/$name.mmasync.mlir" || {
         echo "compile_bundles.sh: error: no 'module @NAME {' line in $src" >&2
         exit 1
       }
-      compile_one "$tmp/$name.wgmma.mlir" "$name.wgmma" --gemm=memwall ;;
+      compile_one "$tmp/$name.mmasync.mlir" "$name.mmasync" --gemm=memwall ;;
   esac
 done

@@ -586,6 +586,7 @@ private:
         tileFraction =
             std::min(1.0, getGemmTilingCost(*free, *problem, target) /
                               getGemmTilingCost(*tiling, *problem, target));
+    tileFraction *= getGemmVariantRelativeRate(*tiling, target);
     KernelGeometry &geometry = analysis.geometry;
     geometry.threadsPerBlock = tiling->threads;
     geometry.gridSize = tiling->grid[0] * tiling->grid[1] * tiling->grid[2];

@@ -11,6 +11,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -195,9 +196,29 @@ std::string memwall::whyNotWgmmaGemm(const GemmProblem &problem) {
 
 bool memwall::isGemmWgmmaRequested(Operation *op) {
   for (; op; op = op->getParentOp())
-    if (op->hasAttr(kGemmWgmmaAttrName))
-      return true;
-  return false;
+    if (Attribute attr = op->getAttr(kGemmWgmmaAttrName)) {
+      auto flag = dyn_cast<BoolAttr>(attr);
+      return !flag || flag.getValue();
+    }
+  return true;
+}
+
+// Measured on an H100 SXM (docs/PERFORMANCE.md, 2026-11-24): the mma.sync
+// kernel's time over the wgmma kernel's on the same GEMMs (8192^3 0.59,
+// 16384x4096x4096 0.53, GPT-2 MLP fc 0.75 and proj 0.70, 65536x1024x1024
+// with GELU 0.68): the median.
+constexpr double kMmaSyncOnHopperRelative = 0.68;
+
+double memwall::getGemmVariantRelativeRate(const GemmTiling &tiling,
+                                           const GPUTarget &target) {
+  if (tiling.variant != GemmVariant::MmaSync)
+    return 1;
+  StringRef arch = target.smArch;
+  unsigned major = 0;
+  if (arch.consume_front("sm_") &&
+      !arch.take_while(llvm::isDigit).getAsInteger(10, major) && major >= 90)
+    return kMmaSyncOnHopperRelative;
+  return 1;
 }
 
 int64_t memwall::getGemmRowBufferBytes(int64_t blockM, int64_t n,

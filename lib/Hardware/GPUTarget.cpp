@@ -326,14 +326,19 @@ constexpr double kAttentionFraction = 356 / 989.4;
 // FlashAttention-2 on an A100 reaches 50-73% of the bf16 peak forward (FA2
 // paper, Fig. 4); 0.6 is the middle of that range.
 constexpr double kAttentionFractionAmpere = 0.6;
-// memwall's generated GEMM (mma.sync + ldmatrix + cp.async; docs/codegen.md)
-// is not measured yet. Assumed: on Ampere and Ada mma.sync is the tensor
-// cores' native path, so a well-pipelined kernel reaches 0.9 of cuBLAS; on
-// Hopper and later cuBLAS uses wgmma + TMA and mma.sync tops out near 60% of
-// the peak (../shared/docs/kernels.md), so the large class is 0.55.
+// memwall's generated GEMM (docs/codegen.md). Hopper and later: the wgmma +
+// TMA kernel, measured on an H100 SXM (docs/PERFORMANCE.md, 2026-11-24) at
+// 0.55 and 0.60 of the bf16 peak on 8192^3 and 16384x4096x4096 but 0.30-0.40
+// with K = 768-3072 and an epilogue (GPT-2 MLP, 65536x1024x1024 + GELU):
+// the large class is the median of the five, 0.40; the small class is
+// assumed at the same ratio to cuBLAS's small figure as before (0.3), the
+// skinny one as cuBLAS's. mma.sync on Hopper runs at a measured fraction of
+// that (GemmTiling.h, getGemmVariantRelativeRate). Ampere and Ada: assumed,
+// mma.sync is the tensor cores' native path there, so a well-pipelined kernel
+// reaches 0.9 of cuBLAS.
 constexpr double kGeneratedGemmRelativeAmpere = 0.9;
 constexpr std::array<double, kNumGemmShapeClasses>
-    kGeneratedGemmFractionsHopper = {0.55, 0.4, 0.25};
+    kGeneratedGemmFractionsHopper = {0.40, 0.3, 0.25};
 
 /// The generated GEMM's assumed fractions on `smArch`, given cuBLAS's.
 std::array<double, kNumGemmShapeClasses>

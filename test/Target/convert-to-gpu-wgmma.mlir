@@ -1,11 +1,12 @@
-// With memwall.gemm_wgmma on an sm_90a target the generated GEMM runs the
-// wgmma + TMA kernel: lhs and rhs are tensor-map parameters, and each launch
+// On an sm_90a target the generated GEMM runs the wgmma + TMA kernel (the
+// default; memwall.gemm_wgmma says so explicitly): lhs and rhs are tensor-map parameters, and each launch
 // operand is nvgpu.tma.create.descriptor over memref.cast (unranked) of the
 // buffer viewed as the row-major matrix the map addresses, with the box from
 // the parameter's type. Other parameters stay buffers.
 // RUN: memwall-opt %s --pass-pipeline='builtin.module(memwall-set-target,func.func(memwall-configure-kernels),memwall-convert-to-gpu)' | FileCheck %s
-// Without the attribute the mma.sync kernel takes flat buffers.
-// RUN: sed 's/, memwall.gemm_wgmma//' %s | memwall-opt --pass-pipeline='builtin.module(memwall-set-target,func.func(memwall-configure-kernels),memwall-convert-to-gpu)' | FileCheck %s --check-prefix=MMASYNC
+// RUN: sed 's/, memwall.gemm_wgmma//' %s | memwall-opt --pass-pipeline='builtin.module(memwall-set-target,func.func(memwall-configure-kernels),memwall-convert-to-gpu)' | FileCheck %s
+// With memwall.gemm_wgmma = false the mma.sync kernel takes flat buffers.
+// RUN: sed 's/, memwall.gemm_wgmma/, memwall.gemm_wgmma = false/' %s | memwall-opt --pass-pipeline='builtin.module(memwall-set-target,func.func(memwall-configure-kernels),memwall-convert-to-gpu)' | FileCheck %s --check-prefix=MMASYNC
 
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %[[X:[^:]*]]: memref<2x150x512xbf16> {{.*}}, %[[W:[^:]*]]: memref<384x512xbf16> {{.*}}, %[[B:[^:]*]]: memref<384xbf16> {{.*}}, %[[V:[^:]*]]: memref<512x256xbf16>

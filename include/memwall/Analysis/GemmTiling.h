@@ -49,8 +49,9 @@ struct GemmProblem {
   /// Products of the shared lhs: 1, or 2 for a dual GEMM (a second rhs of
   /// the same shape and layout, with its own accumulators).
   int64_t rhsOperands = 1;
-  /// The matmul opted into the wgmma kernel (kGemmWgmmaAttrName):
-  /// chooseGemmTiling tries its shapes first where whyNotWgmmaGemm allows.
+  /// The wgmma kernel may run it (kGemmWgmmaAttrName, on unless an
+  /// enclosing op sets it false): chooseGemmTiling tries its shapes first
+  /// where whyNotWgmmaGemm allows.
   bool wgmmaRequested = false;
 };
 
@@ -202,8 +203,16 @@ std::string whyNotWgmmaGemm(const GemmProblem &problem,
 /// The same without the target: what the problem alone rules out.
 std::string whyNotWgmmaGemm(const GemmProblem &problem);
 
-/// Whether `op` or an ancestor carries kGemmWgmmaAttrName (MemWallTarget.h).
+/// Whether the wgmma kernel may run `op`: the nearest kGemmWgmmaAttrName
+/// (MemWallTarget.h) on it or an ancestor, true when none says.
 bool isGemmWgmmaRequested(mlir::Operation *op);
+
+/// The generated kernel's rate relative to the target's
+/// generated_gemm_efficiency, which is that of the kernel memwall prefers
+/// there: mma.sync on sm_90+ (where wgmma is preferred) runs at the measured
+/// ratio of the two kernels (kMmaSyncOnHopperRelative), everything else 1.
+double getGemmVariantRelativeRate(const GemmTiling &tiling,
+                                  const GPUTarget &target);
 
 } // namespace memwall
 

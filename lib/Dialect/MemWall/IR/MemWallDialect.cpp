@@ -111,7 +111,9 @@ LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
           .Case(kArgumentOffsetsAttrName,
                 isa<DenseI64ArrayAttr>(attr.getValue()) ? "" : "an array<i64>")
           .Case(kGemmWgmmaAttrName,
-                isa<UnitAttr>(attr.getValue()) ? "" : "a unit attribute")
+                isa<UnitAttr, BoolAttr>(attr.getValue())
+                    ? ""
+                    : "a unit or boolean attribute")
           .Default("?");
   if (expected.empty())
     return success();

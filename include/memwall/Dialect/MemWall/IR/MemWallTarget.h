@@ -40,9 +40,9 @@ constexpr llvm::StringLiteral kGemmBackendAttrName = "memwall.gemm";
 
 /// The unit attribute, on a module (or any ancestor of a matmul), that opts
 /// the generated GEMM into its sm_90a wgmma + TMA kernel (GemmTiling.h) where
-/// the target is sm_90a. That kernel takes its operands as tensor maps,
-/// which bundles and memwall-run learn to pass separately: until then only
-/// tests and explicit runs ask for it.
+/// the target is sm_90a. That is the default since it ran on an H100
+/// (docs/PERFORMANCE.md: 1.7x the mma.sync kernel's rate on large GEMMs);
+/// `memwall.gemm_wgmma = false` keeps a module (or op) on mma.sync.
 constexpr llvm::StringLiteral kGemmWgmmaAttrName = "memwall.gemm_wgmma";
 
 /// The GEMM backend policy of `op`'s nearest ancestor that names one; Auto
