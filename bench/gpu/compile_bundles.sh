@@ -13,6 +13,9 @@
 # committed): carry them to the GPU machine (device run carry=
 # ["bench/gpu/bundles"]); bench/gpu/run.sh runs them there.
 #   bench/gpu/compile_bundles.sh [build-dir]     (default: build)
+# Environment: BUNDLES_DIR (default bench/gpu/bundles), MEMWALL_TARGET_FILE
+# (a calibration file: compile with --target-file instead of the built-in
+# h100-sxm; bench/gpu/prediction_ratios.py compares the two).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${1:-build}"
@@ -26,7 +29,9 @@ if [ ! -x "$compile" ]; then
   exit 1
 fi
 
-bundles="$root/bench/gpu/bundles"
+bundles="${BUNDLES_DIR:-$root/bench/gpu/bundles}"
+target=(--target=h100-sxm)
+[ -z "${MEMWALL_TARGET_FILE:-}" ] || target=(--target-file="$MEMWALL_TARGET_FILE")
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 rm -rf "$bundles"
@@ -37,7 +42,7 @@ sources=("$root"/bench/gpu/ops/*.mlir "$root"/examples/memory_bound_model_*.mlir
 compile_one() { # source bundle-name [flags...]
   local src=$1 name=$2
   shift 2
-  "$compile" "$src" --target=h100-sxm "$@" -o "$bundles/$name"
+  "$compile" "$src" "${target[@]}" "$@" -o "$bundles/$name"
   steps="$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(len(m["steps"]), "steps,", "arena", m["arena_bytes"], "bytes")' "$bundles/$name/manifest.json")"
   printf '%-50s %s\n' "$name" "$steps"
 }

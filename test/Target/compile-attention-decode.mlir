@@ -2,9 +2,9 @@
 // A decode step (one query token, a 4000-token f16 KV cache, 32 query heads
 // over 8 KV heads) runs flash-decoding: the 4 query heads of a KV head share
 // one 16-row block (one warp), so 8 blocks fill a fraction of the SMs and
-// the 63 key blocks are split in 17 ranges (memwall-tile-attention's choice:
-// about one wave), whose fp32 partial outputs and log-sum-exps a second
-// kernel combines.
+// the 63 key blocks are split in 63 ranges (memwall-tile-attention's choice:
+// up to 4 waves for decode-shaped blocks, which stream K and V), whose fp32
+// partial outputs and log-sum-exps a second kernel combines.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: memwall-compile %s -o %t/b
 // RUN: %PYTHON %S/summarize_bundle.py %t/b/manifest.json | FileCheck %s
@@ -12,12 +12,12 @@
 // RUN: memwall-compile %s --emit=gpu | FileCheck %s --check-prefix=GPU
 // RUN: memwall-run %t/b --reference-only | FileCheck %s --check-prefix=REF
 
-// 17 x 32 x 128 fp32 partial outputs, 17 x 32 partial log-sum-exps.
-// CHECK: buffer kernel0_attention_partial_out f32 [17, 1, 32, 1, 128] 278528 intermediate
-// CHECK: buffer kernel0_attention_partial_lse f32 [17, 1, 32, 1] 2176 intermediate
+// 63 x 32 x 128 fp32 partial outputs, 63 x 32 partial log-sum-exps.
+// CHECK: buffer kernel0_attention_partial_out f32 [63, 1, 32, 1, 128] 1032192 intermediate
+// CHECK: buffer kernel0_attention_partial_lse f32 [63, 1, 32, 1] 8064 intermediate
 // 16 query rows (one warp) instead of 128; tiles 16x64 (block_kv from the pass):
 // 2 B x (16 + 64 + 64) x (128 + 8) = 39168 bytes.
-// CHECK: kernel kernel0_attention grid=[1, 8, 17] block=[32, 1, 1] shared=39168 args=q,k,v,kernel0_attention_partial_out,kernel0_attention_partial_lse
+// CHECK: kernel kernel0_attention grid=[1, 8, 63] block=[32, 1, 1] shared=39168 args=q,k,v,kernel0_attention_partial_out,kernel0_attention_partial_lse
 // 4096 output elements, one thread each.
 // CHECK: kernel kernel1_attention_combine grid=[32, 1, 1] block=[128, 1, 1] args=kernel0_attention_partial_out,kernel0_attention_partial_lse,attn#0,attn#1
 

@@ -25,10 +25,11 @@ func.func @head_dim_64(%q: tensor<4x12x512x64xf16>) -> tensor<4x12x512x64xf16> {
 // -----
 
 // Decode over a 4096-token cache: 32 heads x 1 query block fill 32 of 132
-// SMs, so the 64 key blocks are split 5 ways (flash-decoding): 160 blocks,
-// about one wave.
+// SMs, so the 64 key blocks are split (flash-decoding). A block of one query
+// row streams K and V, so the splits fill about 4 waves of SMs (one wave
+// kept too few bytes in flight on an H100): 17 ways, 544 blocks.
 // CHECK-LABEL: func.func @decode_split_kv
-// CHECK: memwall.flash_attention {{.*}} causal scale {{.*}} block_q 128 block_kv 64 splits 5
+// CHECK: memwall.flash_attention {{.*}} causal scale {{.*}} block_q 128 block_kv 64 splits 17
 func.func @decode_split_kv(%q: tensor<1x32x1x128xbf16>, %k: tensor<1x32x4096x128xbf16>) -> tensor<1x32x1x128xbf16> {
   %o = memwall.attention %q, %k, %k causal : tensor<1x32x1x128xbf16>, tensor<1x32x4096x128xbf16>, tensor<1x32x4096x128xbf16> -> tensor<1x32x1x128xbf16>
   return %o : tensor<1x32x1x128xbf16>

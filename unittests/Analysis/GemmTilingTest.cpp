@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memwall/Analysis/GemmTiling.h"
+#include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 #include "memwall/Registration.h"
 
 #include "TestTargets.h"
@@ -331,4 +332,41 @@ TEST_F(GemmTilingTest, TilingCostWeighsDualColumnsAndRowChunks) {
   EXPECT_DOUBLE_EQ(getGemmTilingCost(tiling, problem, target), 30720);
   problem.rhsOperands = 2;
   EXPECT_DOUBLE_EQ(getGemmTilingCost(tiling, problem, target), 56320);
+}
+
+// On sm_90a the wgmma kernel is the default: a matmul may take it unless it
+// or an enclosing op sets memwall.gemm_wgmma = false (the unit attribute
+// and true say yes).
+TEST_F(GemmTilingTest, WgmmaIsTheDefaultUnlessAnOpSaysFalse) {
+  MatmulOp plain = parseMatmul("tensor<64x32xbf16>", "tensor<32x16xbf16>",
+                               "tensor<64x16xbf16>");
+  ASSERT_TRUE(plain);
+  EXPECT_TRUE(isGemmWgmmaRequested(plain));
+  module->getOperation()->setAttr(kGemmWgmmaAttrName,
+                                  BoolAttr::get(&context, false));
+  EXPECT_FALSE(isGemmWgmmaRequested(plain));
+  // The nearest op that says decides.
+  plain->setAttr(kGemmWgmmaAttrName, UnitAttr::get(&context));
+  EXPECT_TRUE(isGemmWgmmaRequested(plain));
+  plain->setAttr(kGemmWgmmaAttrName, BoolAttr::get(&context, false));
+  module->getOperation()->setAttr(kGemmWgmmaAttrName,
+                                  BoolAttr::get(&context, true));
+  EXPECT_FALSE(isGemmWgmmaRequested(plain));
+}
+
+// The generated GEMM's efficiency is the preferred kernel's: on sm_90+ the
+// mma.sync kernel runs at the measured 0.68 of the wgmma kernel's rate; on
+// Ampere mma.sync is the preferred kernel.
+TEST_F(GemmTilingTest, MmaSyncOnHopperRunsAtItsMeasuredShareOfWgmma) {
+  GemmTiling mmaSync, wgmma;
+  wgmma.variant = GemmVariant::Wgmma;
+  target.smArch = "sm_90a";
+  EXPECT_EQ(getGemmVariantRelativeRate(mmaSync, target), 0.68);
+  EXPECT_EQ(getGemmVariantRelativeRate(wgmma, target), 1);
+  target.smArch = "sm_100a";
+  EXPECT_EQ(getGemmVariantRelativeRate(mmaSync, target), 0.68);
+  target.smArch = "sm_80";
+  EXPECT_EQ(getGemmVariantRelativeRate(mmaSync, target), 1);
+  target.smArch = "";
+  EXPECT_EQ(getGemmVariantRelativeRate(mmaSync, target), 1);
 }

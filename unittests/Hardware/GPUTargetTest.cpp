@@ -445,8 +445,9 @@ TEST(GPUTargetAchievableTest, GeneratedGemmFractionsFollowTheArchitecture) {
   const GPUTarget *a100 = lookupBuiltinGPUTarget("a100-80gb");
   ASSERT_NE(h100, nullptr);
   ASSERT_NE(a100, nullptr);
-  EXPECT_EQ(h100->achievable.generatedGemmEfficiency[0], 0.55);
-  EXPECT_EQ(h100->achievable.generatedGemmEfficiency[1], 0.4);
+  // Hopper: the wgmma kernel's measured fractions (docs/targets.md).
+  EXPECT_EQ(h100->achievable.generatedGemmEfficiency[0], 0.40);
+  EXPECT_EQ(h100->achievable.generatedGemmEfficiency[1], 0.3);
   EXPECT_EQ(h100->achievable.generatedGemmEfficiency[2], 0.25);
   for (unsigned index = 0; index < kNumGemmShapeClasses; ++index)
     EXPECT_DOUBLE_EQ(a100->achievable.generatedGemmEfficiency[index],
@@ -459,7 +460,7 @@ TEST(GPUTargetAchievableTest, GeneratedGemmFractionsFollowTheArchitecture) {
   ASSERT_TRUE(static_cast<bool>(calibrated))
       << llvm::toString(calibrated.takeError());
   EXPECT_EQ(calibrated->achievable.generatedGemmEfficiency[0], 0.7);
-  EXPECT_EQ(calibrated->achievable.generatedGemmEfficiency[1], 0.4);
+  EXPECT_EQ(calibrated->achievable.generatedGemmEfficiency[1], 0.3);
   // Without a base they follow sm_arch: sm_80 gives 0.9 of the file's
   // cuBLAS fractions.
   llvm::Expected<GPUTarget> ampere = parseGPUTargetJSON(
