@@ -294,6 +294,9 @@ def render(args, pytorch, rows):
                     "%.1f" % (meas * 1e6) if meas is not None else "-",
                     "%.2f" % (meas / pred) if pred and meas else "-"))
 
+    if step_rows:
+        out += render_memory(step_rows)
+
     errors = [(r["name"], r["torch"]["compile_error"]) for r in rows
               if r["torch"] and r["torch"].get("compile_error")]
     for r in attention_rows:
@@ -316,6 +319,41 @@ def render(args, pytorch, rows):
         for name, text in errors:
             out.append("- %s: %s" % (name, text.splitlines()[0][:300]))
     return "\n".join(out) + "\n"
+
+
+# The CUDA driver maps device allocations in 2 MiB pages.
+ALLOCATION_PAGE = 2 << 20
+
+
+def pages(nbytes):
+    return -(-nbytes // ALLOCATION_PAGE) * ALLOCATION_PAGE
+
+
+def render_memory(step_rows):
+    """Measured peak device memory (free memory before the run minus its
+    least during the run) against the bundle's prediction: the arena plus
+    cuBLASLt's workspace, also rounded up to the driver's 2 MiB pages (each
+    is one allocation)."""
+    out = ["", "### Peak device memory: measured against predicted", "",
+           "Predicted = arena (the plan's peak) + cuBLASLt workspace; in "
+           "pages = each rounded up to the driver's 2 MiB allocation "
+           "granularity. Ratio = measured / predicted.", "",
+           "| workload | predicted MiB | in pages MiB | measured MiB | "
+           "ratio | ratio to pages |", "|---|---:|---:|---:|---:|---:|"]
+    for row in step_rows:
+        memory = row["report"].get("memory") or {}
+        arena = memory.get("arena_bytes")
+        measured = memory.get("measured_peak_bytes")
+        if arena is None or not measured:
+            continue
+        workspace = memory.get("workspace_bytes") or 0
+        predicted = arena + workspace
+        paged = pages(arena) + (pages(workspace) if workspace else 0)
+        out.append("| %s | %.2f | %.2f | %.2f | %.3f | %.3f |" % (
+            row["name"], predicted / 2**20, paged / 2**20, measured / 2**20,
+            measured / predicted if predicted else 0,
+            measured / paged if paged else 0))
+    return out
 
 
 ATTENTION_COLUMNS = (("flash", "SDPA flash"), ("cudnn", "SDPA cuDNN"),
