@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memwall-runtime/Calibrate.h"
 #include "memwall-runtime/Executor.h"
 
 namespace memwall::runtime {
@@ -19,6 +20,14 @@ namespace memwall::runtime {
 Status runOnGpu(const Manifest &, const std::vector<HostInput> &,
                 const GpuRunOptions &, GpuRunResult &result) {
   result = GpuRunResult();
+  return Status(ErrorCode::NoDevice,
+                "memwall-run was built without the CUDA headers (CMake "
+                "found no CUDA toolkit)");
+}
+
+Status measureDeviceRates(int, const std::function<Status(const std::string &)> &,
+                          DeviceRates &rates) {
+  rates = DeviceRates();
   return Status(ErrorCode::NoDevice,
                 "memwall-run was built without the CUDA headers (CMake "
                 "found no CUDA toolkit)");
