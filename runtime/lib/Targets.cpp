@@ -42,6 +42,12 @@ std::string builtinTargetNames() {
   return names;
 }
 
+bool isTargetName(const std::string &name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  });
+}
+
 std::string builtinTargetForDevice(const std::string &deviceName) {
   auto has = [&](const char *part) {
     return deviceName.find(part) != std::string::npos;

@@ -34,6 +34,10 @@ const BuiltinTargetFigures *findBuiltinTarget(const std::string &name);
 /// "a100-40gb, a100-80gb, ...".
 std::string builtinTargetNames();
 
+/// A valid target name (what users type after --target=): lowercase letters,
+/// digits and dashes, as GPUTarget::validate requires.
+bool isTargetName(const std::string &name);
+
 /// The built-in target a device of this name (cuDeviceGetName) is, or ""
 /// when memwall has none for it.
 std::string builtinTargetForDevice(const std::string &deviceName);
