@@ -60,8 +60,8 @@ Status timeGemms(DType dtype, int iters, double peakFlops,
   const std::vector<GemmShape> &shapes = calibrationGemmShapes();
   int64_t elements = 0;
   for (const GemmShape &shape : shapes)
-    elements = std::max({elements, shape.m * shape.k, shape.k * shape.n,
-                         shape.m * shape.n});
+    elements = std::max(
+        {elements, shape.m * shape.k, shape.k * shape.n, shape.m * shape.n});
   int64_t regionBytes = elements * reference::dtypeBytes(dtype);
   regionBytes = (regionBytes + kBufferAlignment - 1) / kBufferAlignment *
                 kBufferAlignment;
@@ -171,8 +171,8 @@ Status calibrate(const CalibrateOptions &options, Calibration &result) {
                         builtinTargetNames() + ")");
     return Status();
   };
-  if (Status error = measureDeviceRates(options.iters, chooseBase,
-                                        result.rates);
+  if (Status error =
+          measureDeviceRates(options.iters, chooseBase, result.rates);
       !error.ok())
     return error;
   const BuiltinTargetFigures *base = findBuiltinTarget(result.base);
@@ -180,14 +180,13 @@ Status calibrate(const CalibrateOptions &options, Calibration &result) {
   result.datasheetBandwidth = base->memoryBandwidth;
   result.bf16PeakFlops = base->bf16PeakFlops;
   result.fp16PeakFlops = base->fp16PeakFlops;
-  result.copyBytesPerS =
-      2.0 * static_cast<double>(result.rates.copyBytes) / result.rates.copyTimeS;
+  result.copyBytesPerS = 2.0 * static_cast<double>(result.rates.copyBytes) /
+                         result.rates.copyTimeS;
   int version = result.rates.driverVersion;
-  result.calibration =
-      "memwall-run --calibrate on " + result.rates.device + ", driver " +
-      std::to_string(version / 1000) + "." +
-      std::to_string(version % 1000 / 10) + ", " +
-      (options.date.empty() ? today() : options.date);
+  result.calibration = "memwall-run --calibrate on " + result.rates.device +
+                       ", driver " + std::to_string(version / 1000) + "." +
+                       std::to_string(version % 1000 / 10) + ", " +
+                       (options.date.empty() ? today() : options.date);
 
   for (auto [dtype, peak] : {std::pair{DType::BF16, result.bf16PeakFlops},
                              std::pair{DType::F16, result.fp16PeakFlops}})
@@ -342,8 +341,9 @@ void printCalibrationTable(FILE *out, const Calibration &calibration) {
   const DeviceRates &rates = calibration.rates;
   std::fprintf(out, "device: %s (sm_%d%d), base %s\n", rates.device.c_str(),
                rates.major, rates.minor, calibration.base.c_str());
-  std::fprintf(out, "copy: %.1f GB/s (%lld-byte device copy, read + write; "
-                    "datasheet %.1f GB/s)\n",
+  std::fprintf(out,
+               "copy: %.1f GB/s (%lld-byte device copy, read + write; "
+               "datasheet %.1f GB/s)\n",
                calibration.copyBytesPerS * 1e-9,
                static_cast<long long>(rates.copyBytes),
                calibration.datasheetBandwidth * 1e-9);
@@ -359,17 +359,19 @@ void printCalibrationTable(FILE *out, const Calibration &calibration) {
   for (auto [name, efficiency] :
        {std::pair{"bf16", &calibration.bf16Efficiency},
         std::pair{"f16", &calibration.fp16Efficiency}})
-    std::fprintf(out, "gemm efficiency %s (median per class): large %.3f "
-                      "small %.3f skinny %.3f\n",
+    std::fprintf(out,
+                 "gemm efficiency %s (median per class): large %.3f "
+                 "small %.3f skinny %.3f\n",
                  name, (*efficiency)[0], (*efficiency)[1], (*efficiency)[2]);
-  std::fprintf(out, "launch: %.3f us per kernel on a stream", 
+  std::fprintf(out, "launch: %.3f us per kernel on a stream",
                rates.kernelLaunchS * 1e6);
   if (rates.hasGraphs)
     std::fprintf(out, ", %.3f us in a CUDA graph (%d launches)\n",
                  rates.graphKernelLaunchS * 1e6, kCalibrationLaunches);
   else
-    std::fprintf(out, "; the driver has no stream capture: no graph figure "
-                      "(%d launches)\n",
+    std::fprintf(out,
+                 "; the driver has no stream capture: no graph figure "
+                 "(%d launches)\n",
                  kCalibrationLaunches);
 }
 

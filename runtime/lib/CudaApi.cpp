@@ -106,8 +106,7 @@ Status CudaDriver::load() {
   resolve(library, tensorMapEncodeTiled, {"cuTensorMapEncodeTiled"}, optional);
   resolve(library, streamBeginCapture, {"cuStreamBeginCapture_v2"}, optional);
   resolve(library, streamEndCapture, {"cuStreamEndCapture"}, optional);
-  resolve(library, graphInstantiate, {"cuGraphInstantiateWithFlags"},
-          optional);
+  resolve(library, graphInstantiate, {"cuGraphInstantiateWithFlags"}, optional);
   resolve(library, graphLaunch, {"cuGraphLaunch"}, optional);
   resolve(library, graphExecDestroy, {"cuGraphExecDestroy"}, optional);
   resolve(library, graphDestroy, {"cuGraphDestroy"}, optional);
@@ -149,8 +148,7 @@ Status openFirstDevice(CudaDriver &cu, OpenedDevice &opened) {
   if (CUresult status = cu.deviceGet(&opened.device, 0); status != CUDA_SUCCESS)
     return failure("cuDeviceGet(0)", status);
   char name[256] = {0};
-  if (CUresult status =
-          cu.deviceGetName(name, sizeof(name) - 1, opened.device);
+  if (CUresult status = cu.deviceGetName(name, sizeof(name) - 1, opened.device);
       status != CUDA_SUCCESS)
     return failure("cuDeviceGetName", status);
   opened.name = name;

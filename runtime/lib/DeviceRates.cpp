@@ -55,8 +55,8 @@ private:
   }
   /// Median seconds of `enqueue` between two events, over `iters` samples
   /// after one warm-up.
-  Status time(const std::string &what,
-              const std::function<CUresult()> &enqueue, double &seconds);
+  Status time(const std::string &what, const std::function<CUresult()> &enqueue,
+              double &seconds);
   Status measureCopy(DeviceRates &rates);
   Status measureLaunches(DeviceRates &rates);
 };
@@ -126,12 +126,12 @@ Status RateSession::measureCopy(DeviceRates &rates) {
   // The memset runs on the legacy stream, which `stream` does not wait for.
   if (CUresult status = cu.ctxSynchronize(); status != CUDA_SUCCESS)
     return failure("cuMemsetD8 of the copy source", status);
-  if (Status error = time("the device copy",
-                          [&] {
-                            return cu.memcpyDtoDAsync(destination, source,
-                                                      bytes, stream);
-                          },
-                          rates.copyTimeS);
+  if (Status error = time(
+          "the device copy",
+          [&] {
+            return cu.memcpyDtoDAsync(destination, source, bytes, stream);
+          },
+          rates.copyTimeS);
       !error.ok())
     return error;
   // Free now: the GEMMs that follow need the memory.
@@ -159,7 +159,8 @@ Status RateSession::measureLaunches(DeviceRates &rates) {
                        : error;
   }
   CUfunction function = nullptr;
-  if (CUresult status = cu.moduleGetFunction(&function, module, "memwall_empty");
+  if (CUresult status =
+          cu.moduleGetFunction(&function, module, "memwall_empty");
       status != CUDA_SUCCESS)
     return failure("the empty kernel's function", status);
   auto launchAll = [&] {
@@ -197,18 +198,18 @@ Status RateSession::measureLaunches(DeviceRates &rates) {
     graphExec = nullptr;
     return failure("cuGraphInstantiate", status);
   }
-  if (Status error =
-          time("replaying the empty kernel's graph",
-               [&] { return cu.graphLaunch(graphExec, stream); }, seconds);
+  if (Status error = time(
+          "replaying the empty kernel's graph",
+          [&] { return cu.graphLaunch(graphExec, stream); }, seconds);
       !error.ok())
     return error;
   rates.graphKernelLaunchS = seconds / kCalibrationLaunches;
   return {};
 }
 
-Status RateSession::run(
-    const std::function<Status(const std::string &)> &onDevice,
-    DeviceRates &rates) {
+Status
+RateSession::run(const std::function<Status(const std::string &)> &onDevice,
+                 DeviceRates &rates) {
   if (Status error = openFirstDevice(cu, opened); !error.ok())
     return error;
   rates.device = opened.name;
@@ -239,9 +240,10 @@ Status RateSession::run(
 
 } // namespace
 
-Status measureDeviceRates(
-    int iters, const std::function<Status(const std::string &)> &onDevice,
-    DeviceRates &rates) {
+Status
+measureDeviceRates(int iters,
+                   const std::function<Status(const std::string &)> &onDevice,
+                   DeviceRates &rates) {
   rates = DeviceRates();
   RateSession session(iters);
   return session.run(onDevice, rates);

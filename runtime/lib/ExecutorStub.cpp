@@ -17,20 +17,25 @@
 
 namespace memwall::runtime {
 
-Status runOnGpu(const Manifest &, const std::vector<HostInput> &,
-                const GpuRunOptions &, GpuRunResult &result) {
-  result = GpuRunResult();
+namespace {
+Status noCudaHeaders() {
   return Status(ErrorCode::NoDevice,
                 "memwall-run was built without the CUDA headers (CMake "
                 "found no CUDA toolkit)");
 }
+} // namespace
 
-Status measureDeviceRates(int, const std::function<Status(const std::string &)> &,
+Status runOnGpu(const Manifest &, const std::vector<HostInput> &,
+                const GpuRunOptions &, GpuRunResult &result) {
+  result = GpuRunResult();
+  return noCudaHeaders();
+}
+
+Status measureDeviceRates(int,
+                          const std::function<Status(const std::string &)> &,
                           DeviceRates &rates) {
   rates = DeviceRates();
-  return Status(ErrorCode::NoDevice,
-                "memwall-run was built without the CUDA headers (CMake "
-                "found no CUDA toolkit)");
+  return noCudaHeaders();
 }
 
 } // namespace memwall::runtime

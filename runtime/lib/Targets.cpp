@@ -56,7 +56,7 @@ std::string builtinTargetForDevice(const std::string &deviceName) {
   // "NVIDIA H100 NVL" (no built-in), "NVIDIA A100-SXM4-40GB",
   // "NVIDIA A100 80GB PCIe", "NVIDIA GeForce RTX 4090", ...
   if (has("H100"))
-    return has("PCIe") ? "h100-pcie"
+    return has("PCIe")                 ? "h100-pcie"
            : has("HBM3") || has("SXM") ? "h100-sxm"
                                        : "";
   if (has("H200"))

@@ -234,7 +234,8 @@ int parseOptions(int argc, char **argv, Options &options) {
                       options.bundleDir + "')");
   if (calibrating && !options.bundleOnly.empty())
     return usageError("--calibrate cannot be combined with " +
-                      options.bundleOnly.front() + " (an option of bundle "
+                      options.bundleOnly.front() +
+                      " (an option of bundle "
                       "runs)");
   if (options.bundleDir.empty() && !calibrating)
     return usageError("no bundle directory given");
@@ -271,17 +272,16 @@ int calibrate(const Options &options) {
     return error("--calibrate: " + status.message());
   printCalibrationTable(stdout, calibration);
   if (!options.reportPath.empty())
-    if (Status written = writeOutputFile(options.reportPath,
-                                         calibrationReportJson(calibration),
-                                         "report");
+    if (Status written = writeOutputFile(
+            options.reportPath, calibrationReportJson(calibration), "report");
         !written.ok())
       return error(written);
   if (std::string refused = checkCalibration(calibration); !refused.empty())
     return error("--calibrate: " + refused + "; '" + options.calibratePath +
                  "' not written");
-  if (Status written = writeOutputFile(options.calibratePath,
-                                       calibrationTargetJson(calibration),
-                                       "target file");
+  if (Status written =
+          writeOutputFile(options.calibratePath,
+                          calibrationTargetJson(calibration), "target file");
       !written.ok())
     return error(written);
   std::printf("wrote %s (target '%s', base '%s')\n",

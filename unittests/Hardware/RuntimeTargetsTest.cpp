@@ -51,21 +51,19 @@ TEST(RuntimeTargets, GemmShapeClassesMatchClassifyGemm) {
   shapes.push_back({65, 4096, 4096});
   shapes.push_back({4096, 64, 4096});
   for (const runtime::GemmShape &shape : shapes) {
-    SCOPED_TRACE(std::to_string(shape.m) + "x" + std::to_string(shape.n) +
-                 "x" + std::to_string(shape.k));
-    EXPECT_EQ(std::string(runtime::gemmShapeClass(1, shape.m, shape.n,
-                                                  shape.k)),
-              stringifyGemmShapeClass(classifyGemm(1, shape.m, shape.n,
-                                                   shape.k))
-                  .str());
+    SCOPED_TRACE(std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" +
+                 std::to_string(shape.k));
+    EXPECT_EQ(
+        std::string(runtime::gemmShapeClass(1, shape.m, shape.n, shape.k)),
+        stringifyGemmShapeClass(classifyGemm(1, shape.m, shape.n, shape.k))
+            .str());
   }
 }
 
 TEST(RuntimeTargets, CalibrationGridCoversEveryClass) {
   unsigned counts[kNumGemmShapeClasses] = {0, 0, 0};
   for (const runtime::GemmShape &shape : runtime::calibrationGemmShapes())
-    ++counts[static_cast<unsigned>(classifyGemm(1, shape.m, shape.n,
-                                                shape.k))];
+    ++counts[static_cast<unsigned>(classifyGemm(1, shape.m, shape.n, shape.k))];
   for (unsigned count : counts)
     EXPECT_GE(count, 3u);
 }
@@ -92,13 +90,12 @@ TEST(RuntimeTargets, CalibrationFileParses) {
   EXPECT_EQ(runtime::checkCalibration(calibration), "");
   llvm::Expected<GPUTarget> target = parseGPUTargetJSON(
       runtime::calibrationTargetJson(calibration), "calibration.json");
-  ASSERT_TRUE(static_cast<bool>(target))
-      << llvm::toString(target.takeError());
+  ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
   EXPECT_EQ(target->name, "h100-sxm-measured");
   EXPECT_EQ(target->baseName, "h100-sxm");
   EXPECT_EQ(target->achievable.memoryBandwidth, 3.0e12);
-  EXPECT_EQ(target->achievable.gemmEfficiency[static_cast<unsigned>(
-                GemmShapeClass::Skinny)],
+  EXPECT_EQ(target->achievable
+                .gemmEfficiency[static_cast<unsigned>(GemmShapeClass::Skinny)],
             0.3);
   EXPECT_EQ(target->kernelLaunchSeconds, 2.2e-6);
   EXPECT_EQ(target->graphKernelLaunchSeconds, 0.9e-6);

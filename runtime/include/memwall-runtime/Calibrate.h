@@ -21,6 +21,7 @@
 #include "memwall-runtime/Status.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
@@ -48,9 +49,10 @@ struct DeviceRates {
 /// before anything is measured), then times the copy, the stream launches
 /// and the graph launches, each `iters` times after a warm-up. Fails like
 /// runOnGpu.
-Status measureDeviceRates(
-    int iters, const std::function<Status(const std::string &)> &onDevice,
-    DeviceRates &rates);
+Status
+measureDeviceRates(int iters,
+                   const std::function<Status(const std::string &)> &onDevice,
+                   DeviceRates &rates);
 
 struct GemmShape {
   int64_t m, n, k;
