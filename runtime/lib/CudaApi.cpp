@@ -84,6 +84,7 @@ Status CudaDriver::load() {
   resolve(library, memcpyHtoD, {"cuMemcpyHtoD_v2"}, error);
   resolve(library, memcpyDtoH, {"cuMemcpyDtoH_v2"}, error);
   resolve(library, memsetD8, {"cuMemsetD8_v2"}, error);
+  resolve(library, memcpyDtoDAsync, {"cuMemcpyDtoDAsync_v2"}, error);
   resolve(library, moduleLoadDataEx, {"cuModuleLoadDataEx"}, error);
   resolve(library, moduleGetFunction, {"cuModuleGetFunction"}, error);
   resolve(library, moduleUnload, {"cuModuleUnload"}, error);
@@ -103,6 +104,12 @@ Status CudaDriver::load() {
     return Status(ErrorCode::NoDevice, "libcuda.so.1 is too old: " + error);
   std::string optional;
   resolve(library, tensorMapEncodeTiled, {"cuTensorMapEncodeTiled"}, optional);
+  resolve(library, streamBeginCapture, {"cuStreamBeginCapture_v2"}, optional);
+  resolve(library, streamEndCapture, {"cuStreamEndCapture"}, optional);
+  resolve(library, graphInstantiate, {"cuGraphInstantiateWithFlags"}, optional);
+  resolve(library, graphLaunch, {"cuGraphLaunch"}, optional);
+  resolve(library, graphExecDestroy, {"cuGraphExecDestroy"}, optional);
+  resolve(library, graphDestroy, {"cuGraphDestroy"}, optional);
   return Status();
 }
 
@@ -121,6 +128,45 @@ std::string CudaDriver::describe(CUresult result) const {
   else if (result == CUDA_ERROR_STUB_LIBRARY)
     description += ": libcuda.so.1 is the CUDA toolkit's stub, not a driver";
   return description;
+}
+
+Status openFirstDevice(CudaDriver &cu, OpenedDevice &opened) {
+  opened = OpenedDevice();
+  if (Status error = cu.load(); !error.ok())
+    return error;
+  if (CUresult status = cu.init(0); status != CUDA_SUCCESS)
+    return Status(ErrorCode::NoDevice, "cuInit failed: " + cu.describe(status));
+  int count = 0;
+  if (CUresult status = cu.deviceGetCount(&count); status != CUDA_SUCCESS)
+    return Status(ErrorCode::NoDevice,
+                  "cuDeviceGetCount failed: " + cu.describe(status));
+  if (count == 0)
+    return Status(ErrorCode::NoDevice, "the driver sees no device");
+  auto failure = [&](const std::string &what, CUresult status) {
+    return Status(ErrorCode::Cuda, what + ": " + cu.describe(status));
+  };
+  if (CUresult status = cu.deviceGet(&opened.device, 0); status != CUDA_SUCCESS)
+    return failure("cuDeviceGet(0)", status);
+  char name[256] = {0};
+  if (CUresult status = cu.deviceGetName(name, sizeof(name) - 1, opened.device);
+      status != CUDA_SUCCESS)
+    return failure("cuDeviceGetName", status);
+  opened.name = name;
+  cu.deviceGetAttribute(&opened.major,
+                        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                        opened.device);
+  cu.deviceGetAttribute(&opened.minor,
+                        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                        opened.device);
+  // The primary context is the one cuBLASLt's runtime calls use as well.
+  CUcontext context = nullptr;
+  if (CUresult status = cu.primaryCtxRetain(&context, opened.device);
+      status != CUDA_SUCCESS)
+    return failure("cuDevicePrimaryCtxRetain", status);
+  opened.context = context;
+  if (CUresult status = cu.ctxSetCurrent(context); status != CUDA_SUCCESS)
+    return failure("cuCtxSetCurrent", status);
+  return {};
 }
 
 Status CublasLt::load() {

@@ -172,37 +172,14 @@ GpuSession::~GpuSession() {
 }
 
 Status GpuSession::openDevice(GpuRunResult &result) {
-  if (Status error = cu.load(); !error.ok())
+  OpenedDevice opened;
+  Status error = openFirstDevice(cu, opened);
+  device = opened.device;
+  context = opened.context;
+  if (!error.ok())
     return error;
-  if (CUresult status = cu.init(0); status != CUDA_SUCCESS)
-    return Status(ErrorCode::NoDevice, "cuInit failed: " + cu.describe(status));
-  int count = 0;
-  if (CUresult status = cu.deviceGetCount(&count); status != CUDA_SUCCESS)
-    return Status(ErrorCode::NoDevice,
-                  "cuDeviceGetCount failed: " + cu.describe(status));
-  if (count == 0)
-    return Status(ErrorCode::NoDevice, "the driver sees no device");
-  if (CUresult status = cu.deviceGet(&device, 0); status != CUDA_SUCCESS)
-    return cudaFailure("cuDeviceGet(0)", status);
-  char name[256] = {0};
-  if (CUresult status = cu.deviceGetName(name, sizeof(name) - 1, device);
-      status != CUDA_SUCCESS)
-    return cudaFailure("cuDeviceGetName", status);
-  int major = 0, minor = 0;
-  cu.deviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                        device);
-  cu.deviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                        device);
-  result.device = std::string(name) + " (sm_" + std::to_string(major) +
-                  std::to_string(minor) + ")";
-  // The primary context is the one cuBLASLt's runtime calls use as well.
-  if (CUresult status = cu.primaryCtxRetain(&context, device);
-      status != CUDA_SUCCESS) {
-    context = nullptr;
-    return cudaFailure("cuDevicePrimaryCtxRetain", status);
-  }
-  if (CUresult status = cu.ctxSetCurrent(context); status != CUDA_SUCCESS)
-    return cudaFailure("cuCtxSetCurrent", status);
+  result.device = opened.name + " (sm_" + std::to_string(opened.major) +
+                  std::to_string(opened.minor) + ")";
   size_t total = 0;
   if (CUresult status = cu.memGetInfo(&freeBefore, &total);
       status != CUDA_SUCCESS)

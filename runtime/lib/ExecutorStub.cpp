@@ -12,16 +12,30 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memwall-runtime/Calibrate.h"
 #include "memwall-runtime/Executor.h"
 
 namespace memwall::runtime {
 
-Status runOnGpu(const Manifest &, const std::vector<HostInput> &,
-                const GpuRunOptions &, GpuRunResult &result) {
-  result = GpuRunResult();
+namespace {
+Status noCudaHeaders() {
   return Status(ErrorCode::NoDevice,
                 "memwall-run was built without the CUDA headers (CMake "
                 "found no CUDA toolkit)");
+}
+} // namespace
+
+Status runOnGpu(const Manifest &, const std::vector<HostInput> &,
+                const GpuRunOptions &, GpuRunResult &result) {
+  result = GpuRunResult();
+  return noCudaHeaders();
+}
+
+Status measureDeviceRates(int,
+                          const std::function<Status(const std::string &)> &,
+                          DeviceRates &rates) {
+  rates = DeviceRates();
+  return noCudaHeaders();
 }
 
 } // namespace memwall::runtime

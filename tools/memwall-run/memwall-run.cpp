@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memwall-runtime/Calibrate.h"
 #include "memwall-runtime/Check.h"
 #include "memwall-version.h"
 
@@ -22,6 +23,7 @@
 #include "memwall-runtime/Manifest.h"
 #include "memwall-runtime/OutputFile.h"
 #include "memwall-runtime/Report.h"
+#include "memwall-runtime/Targets.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -46,7 +48,10 @@ enum ExitCode {
 constexpr const char *kUsage =
     "usage: memwall-run BUNDLE_DIR [--inputs=FILE|random] [--check]\n"
     "                   [--iters=N] [--report=FILE.json] [--reference-only]\n"
-    "                   [--dump-outputs=DIR] [--seed=N] [--rtol=X]\n";
+    "                   [--dump-outputs=DIR] [--seed=N] [--rtol=X]\n"
+    "       memwall-run --calibrate=FILE.json [--calibrate-base=NAME]\n"
+    "                   [--calibrate-name=NAME] [--iters=N] "
+    "[--report=FILE.json]\n";
 
 constexpr const char *kHelp =
     "Runs a memwall bundle (manifest.json + kernels.ptx) on the GPU and\n"
@@ -70,10 +75,23 @@ constexpr const char *kHelp =
     "                        and print statistics of every output\n"
     "  --dump-outputs=DIR    write every output to DIR/<name>.bin and\n"
     "                        DIR/outputs.json (the inputs-file format)\n"
+    "  --calibrate=FILE.json measure this GPU with memwall's runtime (device\n"
+    "                        copy bandwidth, cuBLASLt bf16/f16 GEMM rates on\n"
+    "                        a grid of shapes, empty-kernel launch overhead\n"
+    "                        on a stream and in a CUDA graph), print a table\n"
+    "                        and write a target file for --target-file\n"
+    "                        (docs/targets.md, \"Calibration files\"); no\n"
+    "                        BUNDLE_DIR. --iters sets the timed repetitions\n"
+    "                        and --report writes every raw measurement\n"
+    "  --calibrate-base=NAME the built-in target the file refines (default:\n"
+    "                        chosen from the device's name)\n"
+    "  --calibrate-name=NAME the file's target name (default <base>-measured)\n"
     "  --help                this text\n"
     "  --version             memwall's version and commit\n"
     "\n"
-    "Exit codes: 0 ok, 1 error, 2 usage error, 3 no CUDA driver or device,\n"
+    "Exit codes: 0 ok, 1 error (with --calibrate: a failed measurement, or\n"
+    "a figure above the base's datasheet: no file written), 2 usage error,\n"
+    "3 no CUDA driver or device,\n"
     "4 --check found an output out of tolerance.\n";
 
 struct Options {
@@ -86,6 +104,9 @@ struct Options {
   std::string dumpDir;
   uint64_t seed = 0;
   double rtol = 0; // 0: the dtype's tolerance
+  std::string calibratePath, calibrateBase, calibrateName;
+  /// Options given that only a bundle run takes, for --calibrate's message.
+  std::vector<std::string> bundleOnly;
 };
 
 int usageError(const std::string &message) {
@@ -124,6 +145,9 @@ int parseOptions(int argc, char **argv, Options &options) {
       return true;
     };
     std::string value;
+    auto bundleOnly = [&] {
+      options.bundleOnly.push_back(arg.substr(0, arg.find('=')));
+    };
     if (arg == "--help" || arg == "-h") {
       std::printf("%s\n%s", kUsage, kHelp);
       return kExitOk;
@@ -137,9 +161,27 @@ int parseOptions(int argc, char **argv, Options &options) {
     }
     if (arg == "--check") {
       options.check = true;
+      bundleOnly();
     } else if (arg == "--reference-only") {
       options.referenceOnly = true;
+      bundleOnly();
+    } else if (valueOf("--calibrate", value)) {
+      if (value.empty())
+        return usageError("--calibrate needs a file name");
+      options.calibratePath = value;
+    } else if (valueOf("--calibrate-base", value)) {
+      if (!findBuiltinTarget(value))
+        return usageError("--calibrate-base must name a built-in target (" +
+                          builtinTargetNames() + "), not '" + value + "'");
+      options.calibrateBase = value;
+    } else if (valueOf("--calibrate-name", value)) {
+      if (!isTargetName(value))
+        return usageError("--calibrate-name must be lowercase letters, "
+                          "digits and dashes, not '" +
+                          value + "'");
+      options.calibrateName = value;
     } else if (valueOf("--inputs", value)) {
+      bundleOnly();
       if (value.empty())
         return usageError("--inputs needs a file or 'random'");
       options.inputs = value;
@@ -155,10 +197,12 @@ int parseOptions(int argc, char **argv, Options &options) {
         return usageError("--report needs a file name");
       options.reportPath = value;
     } else if (valueOf("--dump-outputs", value)) {
+      bundleOnly();
       if (value.empty())
         return usageError("--dump-outputs needs a directory");
       options.dumpDir = value;
     } else if (valueOf("--rtol", value)) {
+      bundleOnly();
       char *end = nullptr;
       options.rtol = std::strtod(value.c_str(), &end);
       if (value.empty() || *end != '\0' || !(options.rtol > 0) ||
@@ -166,6 +210,7 @@ int parseOptions(int argc, char **argv, Options &options) {
         return usageError("--rtol must be a number in (0, 1), not '" + value +
                           "'");
     } else if (valueOf("--seed", value)) {
+      bundleOnly();
       if (!parseUnsigned(value, options.seed))
         return usageError("--seed must be a non-negative integer, not '" +
                           value + "'");
@@ -178,7 +223,21 @@ int parseOptions(int argc, char **argv, Options &options) {
                         options.bundleDir + "' and '" + arg + "')");
     }
   }
-  if (options.bundleDir.empty())
+  bool calibrating = !options.calibratePath.empty();
+  if (!calibrating &&
+      (!options.calibrateBase.empty() || !options.calibrateName.empty()))
+    return usageError("--calibrate-base and --calibrate-name need "
+                      "--calibrate=FILE.json");
+  if (calibrating && !options.bundleDir.empty())
+    return usageError("--calibrate measures the GPU, not a bundle: it takes "
+                      "no bundle directory ('" +
+                      options.bundleDir + "')");
+  if (calibrating && !options.bundleOnly.empty())
+    return usageError("--calibrate cannot be combined with " +
+                      options.bundleOnly.front() +
+                      " (an option of bundle "
+                      "runs)");
+  if (options.bundleDir.empty() && !calibrating)
     return usageError("no bundle directory given");
   if (options.referenceOnly && (options.check || !options.reportPath.empty()))
     return usageError("--reference-only runs no GPU: it cannot be combined "
@@ -193,10 +252,50 @@ std::vector<std::string> outputNames(const Manifest &manifest) {
   return names;
 }
 
+/// --calibrate: measures, prints the table, writes the report and, when the
+/// target parser would accept it, the target file.
+int calibrate(const Options &options) {
+  CalibrateOptions calibrateOptions;
+  calibrateOptions.base = options.calibrateBase;
+  calibrateOptions.name = options.calibrateName;
+  calibrateOptions.iters = options.iters;
+  Calibration calibration;
+  Status status = memwall::runtime::calibrate(calibrateOptions, calibration);
+  if (status.code() == ErrorCode::NoDevice) {
+    std::fprintf(stderr,
+                 "memwall-run: error: no CUDA driver/device: %s; --calibrate "
+                 "measures a GPU and needs one\n",
+                 status.message().c_str());
+    return kExitNoDevice;
+  }
+  if (!status.ok())
+    return error("--calibrate: " + status.message());
+  printCalibrationTable(stdout, calibration);
+  if (!options.reportPath.empty())
+    if (Status written = writeOutputFile(
+            options.reportPath, calibrationReportJson(calibration), "report");
+        !written.ok())
+      return error(written);
+  if (std::string refused = checkCalibration(calibration); !refused.empty())
+    return error("--calibrate: " + refused + "; '" + options.calibratePath +
+                 "' not written");
+  if (Status written =
+          writeOutputFile(options.calibratePath,
+                          calibrationTargetJson(calibration), "target file");
+      !written.ok())
+    return error(written);
+  std::printf("wrote %s (target '%s', base '%s')\n",
+              options.calibratePath.c_str(), calibration.name.c_str(),
+              calibration.base.c_str());
+  return kExitOk;
+}
+
 int run(int argc, char **argv) {
   Options options;
   if (int exitCode = parseOptions(argc, argv, options); exitCode >= 0)
     return exitCode;
+  if (!options.calibratePath.empty())
+    return calibrate(options);
 
   Manifest manifest;
   if (Status status = loadManifest(options.bundleDir, manifest); !status.ok())

@@ -46,6 +46,7 @@ struct CudaDriver {
   decltype(&::cuMemcpyHtoD) memcpyHtoD = nullptr;
   decltype(&::cuMemcpyDtoH) memcpyDtoH = nullptr;
   decltype(&::cuMemsetD8) memsetD8 = nullptr;
+  decltype(&::cuMemcpyDtoDAsync) memcpyDtoDAsync = nullptr;
   decltype(&::cuModuleLoadDataEx) moduleLoadDataEx = nullptr;
   decltype(&::cuModuleGetFunction) moduleGetFunction = nullptr;
   decltype(&::cuModuleUnload) moduleUnload = nullptr;
@@ -61,6 +62,19 @@ struct CudaDriver {
   /// Optional (CUDA 12.0 drivers and later): null when the driver lacks it;
   /// only bundles with TMA tensor maps need it.
   decltype(&::cuTensorMapEncodeTiled) tensorMapEncodeTiled = nullptr;
+  /// Optional (stream capture into CUDA graphs): null when the driver lacks
+  /// them; only --calibrate's graph launch measurement needs them.
+  decltype(&::cuStreamBeginCapture) streamBeginCapture = nullptr;
+  decltype(&::cuStreamEndCapture) streamEndCapture = nullptr;
+  decltype(&::cuGraphInstantiate) graphInstantiate = nullptr;
+  decltype(&::cuGraphLaunch) graphLaunch = nullptr;
+  decltype(&::cuGraphExecDestroy) graphExecDestroy = nullptr;
+  decltype(&::cuGraphDestroy) graphDestroy = nullptr;
+
+  bool hasGraphs() const {
+    return streamBeginCapture && streamEndCapture && graphInstantiate &&
+           graphLaunch && graphExecDestroy && graphDestroy;
+  }
 
   /// dlopens libcuda.so.1 and resolves every entry point. Fails with
   /// NoDevice when the library is missing, or too old to have a symbol.
@@ -68,6 +82,19 @@ struct CudaDriver {
   /// "CUDA_ERROR_OUT_OF_MEMORY (2): out of memory".
   std::string describe(CUresult result) const;
 };
+
+/// The first device, with its primary context retained and made current.
+struct OpenedDevice {
+  CUdevice device = 0;
+  CUcontext context = nullptr; // release with primaryCtxRelease(device)
+  std::string name;            // "NVIDIA H100 80GB HBM3"
+  int major = 0, minor = 0;    // compute capability
+};
+
+/// Loads `cu`, initializes it and opens device 0. Fails with NoDevice when
+/// there is no driver, cuInit fails or there is no device; with Cuda
+/// otherwise. On failure `opened.context` is null.
+Status openFirstDevice(CudaDriver &cu, OpenedDevice &opened);
 
 struct CublasLt {
   decltype(&::cublasLtCreate) create = nullptr;

@@ -43,6 +43,8 @@ enum class ErrorCode {
   Cuda,
   /// cuBLASLt could not be loaded, or a cuBLASLt call failed.
   CuBLAS,
+  /// The device is not one the command knows (--calibrate's base).
+  Unsupported,
 };
 
 /// The code's name, for tests and debugging ("InvalidManifest", ...).
@@ -68,6 +70,8 @@ inline const char *errorCodeName(ErrorCode code) {
     return "Cuda";
   case ErrorCode::CuBLAS:
     return "CuBLAS";
+  case ErrorCode::Unsupported:
+    return "Unsupported";
   }
   return "?";
 }

@@ -8,6 +8,13 @@
  * under cuda.h's names gives them the versioned symbols (cuMemAlloc_v2, ...)
  * that memwall-run looks up, as the real driver exports them.
  *
+ * Time is a fake clock that device work advances (fakeCudaAdvanceClock, also
+ * called by FakeCublasLt.c) at rates close to an H100 SXM's, so that
+ * memwall-run --calibrate measures plausible figures: a test kernel takes
+ * 0.5 ms, the empty kernel 2 us (1 us replayed from a graph), a device copy
+ * runs at 2.8e12 bytes/s counting read and write. Built with
+ * FAKE_CUDA_NO_GRAPHS it lacks the stream capture entry points.
+ *
  * Knobs (environment): FAKE_CUDA_FREE_BYTES caps the free memory reported;
  * FAKE_CUDA_WRONG_RESULTS=1 makes add_f32_8 subtract (to fail --check); a
  * module whose PTX contains FAKE_JIT_ERROR fails to load with a JIT log.
@@ -23,7 +30,15 @@
 
 static const size_t kTotalBytes = (size_t)80 << 30;
 static size_t allocatedBytes = 0;
+/* Fake nanoseconds. */
 static unsigned long long eventClock = 0;
+/* Empty kernels launched while the stream captures; in one graph at most. */
+static int capturing = 0;
+static unsigned long long capturedLaunches = 0;
+
+void fakeCudaAdvanceClock(unsigned long long nanoseconds) {
+  eventClock += nanoseconds;
+}
 static int initialized = 0;
 
 /* Every allocation is prefixed by its size, so that cuMemFree can count. */
@@ -189,7 +204,7 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *function, CUmodule module,
                                      const char *name) {
   (void)module;
   if (strcmp(name, "add_f32_8") != 0 && strcmp(name, "add_tma_f32_8") != 0 &&
-      strcmp(name, "scale2_f32_8") != 0)
+      strcmp(name, "scale2_f32_8") != 0 && strcmp(name, "memwall_empty") != 0)
     return CUDA_ERROR_NOT_FOUND;
   if (functionCount == 64)
     return CUDA_ERROR_OUT_OF_MEMORY;
@@ -289,6 +304,13 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned gridX,
                                 void **params, void **extra) {
   (void)gridY, (void)gridZ, (void)blockY, (void)blockZ, (void)sharedBytes;
   (void)stream, (void)extra;
+  if (strcmp(function->name, "memwall_empty") == 0) {
+    if (capturing)
+      ++capturedLaunches;
+    else
+      eventClock += 2000;
+    return CUDA_SUCCESS;
+  }
   if (gridX * blockX < 8)
     return CUDA_ERROR_INVALID_VALUE;
   int wrong = getenv("FAKE_CUDA_WRONG_RESULTS") != NULL;
@@ -307,7 +329,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned gridX,
     for (int i = 0; i < 8; ++i)
       u[i] = 2 * t[i];
   }
-  ++eventClock;
+  eventClock += 500000;
   return CUDA_SUCCESS;
 }
 
@@ -339,12 +361,76 @@ CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream) {
   return CUDA_SUCCESS;
 }
 
-/* Every launch takes half a fake millisecond (exact in float). */
 CUresult CUDAAPI cuEventElapsedTime(float *milliseconds, CUevent start,
                                     CUevent end) {
-  *milliseconds = (float)(end->time - start->time) * 0.5f;
+  *milliseconds = (float)((double)(end->time - start->time) / 1e6);
   return CUDA_SUCCESS;
 }
+
+/* Copies above 64 MiB copy only their first 64 MiB: --calibrate's 1 GiB copy
+ * is timed, its bytes never checked, and whole copies would take seconds. */
+CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr destination, CUdeviceptr source,
+                                   size_t bytes, CUstream stream) {
+  (void)stream;
+  size_t limit = (size_t)64 << 20;
+  memmove((void *)(uintptr_t)destination, (const void *)(uintptr_t)source,
+          bytes < limit ? bytes : limit);
+  eventClock += (unsigned long long)(2.0 * (double)bytes / 2800.0);
+  return CUDA_SUCCESS;
+}
+
+#ifndef FAKE_CUDA_NO_GRAPHS
+struct CUgraph_st {
+  unsigned long long launches;
+};
+struct CUgraphExec_st {
+  unsigned long long launches;
+};
+
+CUresult CUDAAPI cuStreamBeginCapture(CUstream stream,
+                                      CUstreamCaptureMode mode) {
+  (void)stream, (void)mode;
+  if (capturing)
+    return CUDA_ERROR_ILLEGAL_STATE;
+  capturing = 1;
+  capturedLaunches = 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamEndCapture(CUstream stream, CUgraph *graph) {
+  (void)stream;
+  if (!capturing)
+    return CUDA_ERROR_ILLEGAL_STATE;
+  capturing = 0;
+  *graph = calloc(1, sizeof(struct CUgraph_st));
+  (*graph)->launches = capturedLaunches;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphInstantiate(CUgraphExec *exec, CUgraph graph,
+                                    unsigned long long flags) {
+  (void)flags;
+  *exec = calloc(1, sizeof(struct CUgraphExec_st));
+  (*exec)->launches = graph->launches;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphLaunch(CUgraphExec exec, CUstream stream) {
+  (void)stream;
+  eventClock += 1000 * exec->launches;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec exec) {
+  free(exec);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphDestroy(CUgraph graph) {
+  free(graph);
+  return CUDA_SUCCESS;
+}
+#endif
 
 CUresult CUDAAPI cuEventDestroy(CUevent event) {
   free(event);
