@@ -79,9 +79,11 @@ for dir in "${bundle_dirs[@]}"; do
     *" $name "*) check= ;;
   esac
   # bf16 attention rounds P before P·V (as FlashAttention-2 does): rows that
-  # see few keys land ~3 ulps from the fp64 reference (docs/attention.md).
+  # see few keys land a few ulps from the fp64 reference (docs/attention.md).
+  # On an H100, SDPA's own flash and cuDNN kernels land 0.0277 from it by the
+  # same measure on B1 H8 S1024 D64 causal (bench/gpu/attention_error.py).
   case "$name" in
-    attention_*) [ -n "$check" ] && check="--check --rtol=0.02" ;;
+    attention_*) [ -n "$check" ] && check="--check --rtol=0.03" ;;
   esac
   timeout "$run_timeout" "$build/bin/memwall-run" "$dir" --inputs=random $check \
     --iters="$iters" --report="$OUT/memwall/$name.json" \

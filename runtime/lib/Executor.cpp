@@ -667,8 +667,14 @@ Status GpuSession::run(const std::vector<HostInput> &inputs,
     return status;
   };
 
-  // Per-step times: an event pair around every step.
+  // Per-step times (an event pair around every step) and the whole sequence
+  // (without the events between its launches), alternating run by run: a
+  // GPU's clocks drop under sustained load within milliseconds, so two
+  // loops one after the other would time the sequence on a hotter GPU.
   std::vector<std::vector<double>> stepSamples(stepCount);
+  std::vector<double> totalSamples;
+  CUevent sequenceStart = events[2 * stepCount],
+          sequenceEnd = events[2 * stepCount + 1];
   for (int iteration = 0; iteration < options.iters; ++iteration) {
     for (size_t i = 0; i < stepCount; ++i) {
       if (CUresult status = cu.eventRecord(events[2 * i], stream);
@@ -690,14 +696,7 @@ Status GpuSession::run(const std::vector<HostInput> &inputs,
         return cudaFailure("cuEventElapsedTime", status);
       stepSamples[i].push_back(seconds);
     }
-  }
 
-  // The whole sequence, timed separately: without the per-step events
-  // between its launches.
-  std::vector<double> totalSamples;
-  CUevent sequenceStart = events[2 * stepCount],
-          sequenceEnd = events[2 * stepCount + 1];
-  for (int iteration = 0; iteration < options.iters; ++iteration) {
     if (CUresult status = cu.eventRecord(sequenceStart, stream);
         status != CUDA_SUCCESS)
       return cudaFailure("cuEventRecord", status);

@@ -279,4 +279,46 @@ TEST_F(CheckPlanTest, IsolatedStepsAreJudgedAtTheTolerance) {
   EXPECT_EQ(describeFailures({}, outputs), "");
 }
 
+// A fused kernel keeps intermediates in f32 where the reference rounds each
+// op: a step may land as far from the reference as 1.5 x the reference's
+// own error against the f32 evaluation, and no farther.
+TEST_F(CheckPlanTest, IsolatedStepsMayDriftAsFarAsTheReferenceFromF32) {
+  std::map<std::string, Tensor> values = {
+      {"a", tensor(DType::F32, {1, 2, 3, 4})},
+      {"c", tensor(DType::F32, {5, 6, 7, 8})},
+      {"m", tensor(DType::F32, {1, 1, 1, 1})},
+      {"v", tensor(DType::F32, {2, 2, 2, 2})}};
+  // The f32 evaluation of v differs by 0.2 in one element: the reference's
+  // own error is 0.2 / max(2.2, rms) = 1/11, so the bound is 1.5/11.
+  std::map<std::string, Tensor> f32 = values;
+  f32["v"] = tensor(DType::F32, {2.2, 2, 2, 2});
+  std::vector<StepBuffers> plan = planStepBuffers(manifest);
+  auto tailWrote = [&](double first) {
+    std::vector<std::vector<Tensor>> written = {
+        {tensor(DType::F32, {1, 2, 3, 4})},
+        {tensor(DType::F32, {5, 6, 7, 8})},
+        {},
+        {tensor(DType::F32, {1, 1, 1, 1})},
+        {tensor(DType::F32, {first, 2, 2, 2})}};
+    written[1][0].shape = {4, 1};
+    return checkIsolatedSteps(manifest, plan, written, values, /*rtol=*/0,
+                              &f32)[3];
+  };
+  StepCheck within = tailWrote(2.26); // 0.26 / 2 = 0.13
+  EXPECT_NEAR(within.comparison.tolerance, 1.5 / 11, 1e-12);
+  EXPECT_TRUE(within.comparison.passed);
+  StepCheck beyond = tailWrote(2.28); // 0.14
+  EXPECT_FALSE(beyond.comparison.passed);
+  // Where the reference equals its f32 evaluation the dtype's tolerance
+  // stays.
+  std::map<std::string, Tensor> exact = values;
+  std::vector<std::vector<Tensor>> written = {
+      {tensor(DType::F32, {1, 2, 3, 4})}, {tensor(DType::F32, {5, 6, 7, 8})},
+      {}, {tensor(DType::F32, {1, 1, 1, 1})}, {tensor(DType::F32, {2, 2, 2, 2})}};
+  written[1][0].shape = {4, 1};
+  EXPECT_EQ(checkIsolatedSteps(manifest, plan, written, values, 0, &exact)[3]
+                .comparison.tolerance,
+            1e-5);
+}
+
 } // namespace

@@ -337,7 +337,7 @@ int run(int argc, char **argv) {
   std::vector<StepBuffers> stepPlan;
   if (options.check) {
     if (Status status = evaluateCheckReference(
-            manifest, inputs, /*keepF32Values=*/false, checkReference);
+            manifest, inputs, /*keepF32Values=*/true, checkReference);
         !status.ok())
       return error(status);
     stepPlan = planStepBuffers(manifest);
@@ -371,7 +371,8 @@ int run(int argc, char **argv) {
         checkOutputs(manifest, gpu.outputs, checkReference, options.rtol);
     report.stepChecks =
         checkIsolatedSteps(manifest, stepPlan, gpu.isolatedOutputs,
-                           checkReference.values, options.rtol);
+                           checkReference.values, options.rtol,
+                           &checkReference.f32Values);
     passed = allPassed(report.checks) && allPassed(report.stepChecks);
   }
 

@@ -221,7 +221,8 @@ int main(int argc, char **argv) {
 
   runtime::CheckReference reference;
   if (runtime::Status status = runtime::evaluateCheckReference(
-          manifest, inputs, /*keepF32Values=*/compareSteps, reference);
+          manifest, inputs, /*keepF32Values=*/compareSteps || runIsolated,
+          reference);
       !status.ok())
     return error(status.message());
   std::vector<runtime::StepBuffers> plan = runtime::planStepBuffers(manifest);
@@ -248,8 +249,8 @@ int main(int argc, char **argv) {
             runtime::isolatedPass(plan, reference.values), written, showStep);
         !message.empty())
       return fail(message);
-    stepChecks = runtime::checkIsolatedSteps(manifest, plan, written,
-                                             reference.values, rtol);
+    stepChecks = runtime::checkIsolatedSteps(
+        manifest, plan, written, reference.values, rtol, &reference.f32Values);
   }
 
   // 2. End to end; with --compare-steps every step's writes judged like

@@ -99,10 +99,16 @@ struct StepCheck {
 /// The per-step gate: `written[i][j]` is what step i wrote into
 /// `plan[i].writes[j]` when run on reference inputs; each must be within the
 /// tolerance of its dtype (`rtol` > 0 replaces it) of the reference value.
+/// With `f32Values` (the reference evaluated in f32), as end to end: within
+/// max(tolerance, kReferenceErrorFactor x the reference value's own error
+/// against the f32 one). A fused kernel keeps its intermediates in f32 where
+/// the reference rounds each op's result to the storage dtype, so it may land
+/// as far from the reference as the reference is from exact arithmetic.
 std::vector<StepCheck> checkIsolatedSteps(
     const Manifest &manifest, const std::vector<StepBuffers> &plan,
     const std::vector<std::vector<reference::Tensor>> &written,
-    const std::map<std::string, reference::Tensor> &values, double rtol);
+    const std::map<std::string, reference::Tensor> &values, double rtol,
+    const std::map<std::string, reference::Tensor> *f32Values = nullptr);
 
 /// One value judged end to end.
 struct OutputCheck {
