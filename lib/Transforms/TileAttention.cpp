@@ -83,10 +83,9 @@ std::optional<Tiles> chooseTiles(AttentionOp op, const GPUTarget &target) {
   // kernel streams K and V, and one wave of single-warp blocks keeps too few
   // bytes in flight (measured on an H100: 136 blocks, 1.26 TB/s). Several
   // waves of splits let each SM interleave blocks' loads with their math.
-  int64_t waves =
-      groupRows.saturated() * kDecodeRowsFraction <= tiles.blockQ
-          ? kDecodeSplitWaves
-          : 1;
+  int64_t waves = groupRows.saturated() * kDecodeRowsFraction <= tiles.blockQ
+                      ? kDecodeSplitWaves
+                      : 1;
   // No query rows (an empty batch or head count) launch no blocks to split.
   if (queryBlocks && *queryBlocks > 0 && *queryBlocks < sms && keyBlocks > 1)
     tiles.splits = std::min<int64_t>(

@@ -116,8 +116,8 @@ std::vector<StepCheck> checkIsolatedSteps(
       check.step = manifest.steps[i].name;
       check.buffer = write.buffer->name;
       check.dtype = write.buffer->dtype;
-      double tolerance = rtol > 0 ? rtol
-                                  : reference::defaultTolerance(check.dtype);
+      double tolerance =
+          rtol > 0 ? rtol : reference::defaultTolerance(check.dtype);
       if (f32Values)
         if (auto f32 = f32Values->find(write.value); f32 != f32Values->end()) {
           reference::Tensor exact = f32->second;

@@ -313,8 +313,11 @@ TEST_F(CheckPlanTest, IsolatedStepsMayDriftAsFarAsTheReferenceFromF32) {
   // stays.
   std::map<std::string, Tensor> exact = values;
   std::vector<std::vector<Tensor>> written = {
-      {tensor(DType::F32, {1, 2, 3, 4})}, {tensor(DType::F32, {5, 6, 7, 8})},
-      {}, {tensor(DType::F32, {1, 1, 1, 1})}, {tensor(DType::F32, {2, 2, 2, 2})}};
+      {tensor(DType::F32, {1, 2, 3, 4})},
+      {tensor(DType::F32, {5, 6, 7, 8})},
+      {},
+      {tensor(DType::F32, {1, 1, 1, 1})},
+      {tensor(DType::F32, {2, 2, 2, 2})}};
   written[1][0].shape = {4, 1};
   EXPECT_EQ(checkIsolatedSteps(manifest, plan, written, values, 0, &exact)[3]
                 .comparison.tolerance,

@@ -369,10 +369,9 @@ int run(int argc, char **argv) {
     report.checked = true;
     report.checks =
         checkOutputs(manifest, gpu.outputs, checkReference, options.rtol);
-    report.stepChecks =
-        checkIsolatedSteps(manifest, stepPlan, gpu.isolatedOutputs,
-                           checkReference.values, options.rtol,
-                           &checkReference.f32Values);
+    report.stepChecks = checkIsolatedSteps(
+        manifest, stepPlan, gpu.isolatedOutputs, checkReference.values,
+        options.rtol, &checkReference.f32Values);
     passed = allPassed(report.checks) && allPassed(report.stepChecks);
   }
 
