@@ -8,8 +8,8 @@
 # --target=h100-sxm. GEMM workloads (gemm_*, mlp_*, the seed models) are
 # also compiled with --gemm=memwall and --gemm=cublaslt into
 # <name>.memwall/ and <name>.cublaslt/, so one run times memwall's generated
-# GEMM (wgmma on sm_90a) beside cuBLASLt, and the mma.sync kernel into
-# <name>.mmasync/. The bundles are git-ignored build outputs (never
+# GEMM (wgmma on sm_90a) beside cuBLASLt, the mma.sync kernel into
+# <name>.mmasync/ and the warp-specialized wgmma kernel into <name>.ws/. The bundles are git-ignored build outputs (never
 # committed): carry them to the GPU machine (device run carry=
 # ["bench/gpu/bundles"]); bench/gpu/run.sh runs them there.
 #   bench/gpu/compile_bundles.sh [build-dir]     (default: build)
@@ -62,6 +62,11 @@ for src in "${sources[@]}"; do
         echo "compile_bundles.sh: error: no 'module @NAME {' line in $src" >&2
         exit 1
       }
-      compile_one "$tmp/$name.mmasync.mlir" "$name.mmasync" --gemm=memwall ;;
+      compile_one "$tmp/$name.mmasync.mlir" "$name.mmasync" --gemm=memwall
+      # <name>.ws/: the warp-specialized wgmma kernel (a TMA producer
+      # warpgroup, two consumers; opt-in until it has run on an H100).
+      sed -E 's/^module @([A-Za-z0-9_]+) \{/module @\1 attributes {memwall.gemm_warp_specialized} {/' \
+        "$src" > "$tmp/$name.ws.mlir"
+      compile_one "$tmp/$name.ws.mlir" "$name.ws" --gemm=memwall ;;
   esac
 done

@@ -11,7 +11,6 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -103,6 +102,7 @@ FailureOr<GemmProblem> memwall::getGemmProblem(MatmulOp matmul,
     return refuse("needs N a multiple of 8 for an rhs stored [K, N], got " +
                   std::to_string(problem.n));
   problem.wgmmaRequested = isGemmWgmmaRequested(matmul);
+  problem.warpSpecializedRequested = isGemmWarpSpecializedRequested(matmul);
 
   ArrayRef<int64_t> lhsBatch = lhs.getShape().drop_back(2);
   ArrayRef<int64_t> rhsBatch = rhs.getShape().drop_back(2);
@@ -151,15 +151,37 @@ int64_t memwall::getGemmAccumulatorBytes(int64_t blockM, int64_t blockN,
   return rhsOperands * blockM * (blockN + kGemmAccumulatorRowPad) * 4;
 }
 
-/// The wgmma kernel's shared memory: the alignment slack, then the larger of
-/// the ring (unpadded swizzled tiles) and the epilogue's staging (the dense
-/// tile warpgroup.mma.store writes, then the padded accumulator tile).
+/// The wgmma kernels' shared memory: the alignment slack, then the larger of
+/// the ring (unpadded swizzled tiles) and the epilogue's staging: the padded
+/// accumulator tile and the dense tile warpgroup.mma.store writes, or for the
+/// warp-specialized kernel only the dense tile (the epilogue reads it) and
+/// blockM x 2 f32 of norm statistics.
 static int64_t getGemmWgmmaSharedBytes(int64_t blockM, int64_t blockN,
-                                       int64_t stages) {
+                                       int64_t stages, bool warpSpecialized) {
   int64_t ring = stages * (blockM + blockN) * kGemmWgmmaBlockK * 2;
-  int64_t staging =
-      getGemmAccumulatorBytes(blockM, blockN) + blockM * blockN * 4;
+  int64_t dense = blockM * blockN * 4;
+  int64_t staging = warpSpecialized
+                        ? dense + blockM * 2 * 4
+                        : getGemmAccumulatorBytes(blockM, blockN) + dense;
   return kGemmWgmmaAlignmentSlack + std::max(ring, staging);
+}
+
+ArrayRef<GemmTileShape> memwall::getGemmWarpSpecializedTileShapes() {
+  constexpr GemmVariant ws = GemmVariant::WgmmaWarpSpecialized;
+  // warpsM = 8: the two consumer warpgroups' warps, stacked along M.
+  static const GemmTileShape shapes[] = {
+      {128, 256, 8, 1, 3, ws},
+      {128, 256, 8, 1, 4, ws},
+      {128, 128, 8, 1, 3, ws},
+      {128, 128, 8, 1, 4, ws},
+  };
+  return shapes;
+}
+
+std::array<int64_t, 3> memwall::getGemmBlockSize(const GemmTiling &tiling) {
+  if (tiling.variant == GemmVariant::WgmmaWarpSpecialized)
+    return {128, (tiling.threads + tiling.producerThreads) / 128, 1};
+  return {tiling.threads, 1, 1};
 }
 
 ArrayRef<GemmTileShape> memwall::getGemmWgmmaTileShapes() {
@@ -203,8 +225,17 @@ bool memwall::isGemmWgmmaRequested(Operation *op) {
   return true;
 }
 
+bool memwall::isGemmWarpSpecializedRequested(Operation *op) {
+  for (; op; op = op->getParentOp())
+    if (Attribute attr = op->getAttr(kGemmWarpSpecializedAttrName)) {
+      auto flag = dyn_cast<BoolAttr>(attr);
+      return !flag || flag.getValue();
+    }
+  return false;
+}
+
 // Measured on an H100 SXM (docs/PERFORMANCE.md, 2026-11-24): the mma.sync
-// kernel's time over the wgmma kernel's on the same GEMMs (8192^3 0.59,
+// kernel's rate over the wgmma kernel's on the same GEMMs (8192^3 0.59,
 // 16384x4096x4096 0.53, GPT-2 MLP fc 0.75 and proj 0.70, 65536x1024x1024
 // with GELU 0.68): the median.
 constexpr double kMmaSyncOnHopperRelative = 0.68;
@@ -213,12 +244,7 @@ double memwall::getGemmVariantRelativeRate(const GemmTiling &tiling,
                                            const GPUTarget &target) {
   if (tiling.variant != GemmVariant::MmaSync)
     return 1;
-  StringRef arch = target.smArch;
-  unsigned major = 0;
-  if (arch.consume_front("sm_") &&
-      !arch.take_while(llvm::isDigit).getAsInteger(10, major) && major >= 90)
-    return kMmaSyncOnHopperRelative;
-  return 1;
+  return getSmArchNumber(target.smArch) >= 90 ? kMmaSyncOnHopperRelative : 1;
 }
 
 int64_t memwall::getGemmRowBufferBytes(int64_t blockM, int64_t n,
@@ -248,7 +274,10 @@ memwall::getGemmTiling(const GemmProblem &problem, const GPUTarget &target,
   tiling.blockM = shape.blockM;
   tiling.blockN = shape.blockN;
   bool simt = isSimt(problem);
-  bool wgmma = !simt && shape.variant == GemmVariant::Wgmma;
+  bool warpSpecialized =
+      !simt && shape.variant == GemmVariant::WgmmaWarpSpecialized;
+  bool wgmma =
+      warpSpecialized || (!simt && shape.variant == GemmVariant::Wgmma);
   tiling.variant = simt ? GemmVariant::Simt : shape.variant;
   if (wgmma) {
     if (std::string why = whyNotWgmmaGemm(problem, target); !why.empty()) {
@@ -261,6 +290,8 @@ memwall::getGemmTiling(const GemmProblem &problem, const GPUTarget &target,
   tiling.warpsN = shape.warpsN;
   tiling.stages = shape.stages;
   tiling.threads = shape.warpsM * shape.warpsN * 32;
+  if (warpSpecialized)
+    tiling.producerThreads = 128;
   // Whole rows wider than the tile: one CTA loops over the row's column
   // chunks, the norm's input kept in a row buffer after the ring.
   bool rowChunked = rowBufferElementBytes > 0 && problem.n > shape.blockN;
@@ -277,7 +308,8 @@ memwall::getGemmTiling(const GemmProblem &problem, const GPUTarget &target,
         getGemmRowBufferBytes(shape.blockM, problem.n, rowBufferElementBytes);
   }
   tiling.sharedBytes =
-      wgmma ? getGemmWgmmaSharedBytes(shape.blockM, shape.blockN, shape.stages)
+      wgmma ? getGemmWgmmaSharedBytes(shape.blockM, shape.blockN, shape.stages,
+                                      warpSpecialized)
             : getSharedBytes(problem, shape, tiling.rowBufferBytes);
   auto tileName = [&] {
     return std::to_string(shape.blockM) + "x" + std::to_string(shape.blockN) +
@@ -321,6 +353,19 @@ memwall::getGemmTiling(const GemmProblem &problem, const GPUTarget &target,
       kBaseRegisters +
       (CheckedInt(std::max<int64_t>(epilogueValues, 1)) * 8).saturated();
   tiling.registersPerThread = llvm::alignTo(std::max(mainLoop, epilogue), 8);
+  if (warpSpecialized) {
+    // The consumers run the main loop and the epilogue after setmaxnreg.inc;
+    // every thread launches with the 384-thread share.
+    if (tiling.registersPerThread > kGemmWarpSpecializedConsumerRegisters) {
+      fail(whyNot, "a warp-specialized " + tileName() + " needs an estimated " +
+                       std::to_string(tiling.registersPerThread) +
+                       " registers per consumer thread (at most " +
+                       std::to_string(kGemmWarpSpecializedConsumerRegisters) +
+                       ")");
+      return failure();
+    }
+    tiling.registersPerThread = kGemmWarpSpecializedLaunchRegisters;
+  }
   if (mainLoop > 255) {
     fail(whyNot, "a " + tileName() + " holds " + std::to_string(rhsOperands) +
                      " accumulator sets in an estimated " +
@@ -350,13 +395,13 @@ memwall::getGemmTiling(const GemmProblem &problem, const GPUTarget &target,
 
   int64_t bySharedMemory = static_cast<int64_t>(target.sharedMemoryPerSMBytes) /
                            (tiling.sharedBytes + kReservedSharedPerCTA);
+  int64_t launched = tiling.threads + tiling.producerThreads;
   int64_t byRegisters =
-      kRegistersPerSM / (tiling.registersPerThread * tiling.threads);
-  tiling.ctasPerSM =
-      std::min({bySharedMemory, byRegisters, kMaxThreadsPerSM / tiling.threads,
-                kMaxCTAsPerSM});
+      kRegistersPerSM / (tiling.registersPerThread * launched);
+  tiling.ctasPerSM = std::min({bySharedMemory, byRegisters,
+                               kMaxThreadsPerSM / launched, kMaxCTAsPerSM});
   tiling.occupancy =
-      static_cast<double>(tiling.ctasPerSM * tiling.threads) / kMaxThreadsPerSM;
+      static_cast<double>(tiling.ctasPerSM * launched) / kMaxThreadsPerSM;
   double tiles = static_cast<double>(tilesN) * tilesM * problem.batch;
   double concurrent =
       static_cast<double>(tiling.ctasPerSM) * std::max(target.smCount, 1u);
@@ -420,13 +465,17 @@ memwall::chooseGemmTiling(const GemmProblem &problem, const GPUTarget &target,
   // The wgmma kernel's shapes first when asked for; mma.sync's when none of
   // them fits.
   SmallVector<GemmTileShape> shapes;
-  if (problem.wgmmaRequested && whyNotWgmmaGemm(problem, target).empty())
+  if (problem.wgmmaRequested && whyNotWgmmaGemm(problem, target).empty()) {
+    if (problem.warpSpecializedRequested && !rowChunked)
+      llvm::append_range(shapes, getGemmWarpSpecializedTileShapes());
     llvm::append_range(shapes, getGemmWgmmaTileShapes());
+  }
   llvm::append_range(shapes, getGemmTileShapes());
   for (const GemmTileShape &shape : shapes) {
     if (best && shape.variant != best->variant)
       break;
-    bool wgmma = shape.variant == GemmVariant::Wgmma;
+    bool wgmma = shape.variant == GemmVariant::Wgmma ||
+                 shape.variant == GemmVariant::WgmmaWarpSpecialized;
     int64_t kSteps =
         llvm::divideCeil(problem.k, wgmma ? kGemmWgmmaBlockK : kBlockK);
     if (!holdsRows(shape)) {

@@ -344,10 +344,7 @@ constexpr std::array<double, kNumGemmShapeClasses>
 std::array<double, kNumGemmShapeClasses>
 generatedGemmFractions(llvm::StringRef smArch,
                        const std::array<double, kNumGemmShapeClasses> &cublas) {
-  unsigned major = 0;
-  if (smArch.consume_front("sm_"))
-    smArch.take_while(llvm::isDigit).getAsInteger(10, major);
-  if (major >= 90)
+  if (getSmArchNumber(smArch) >= 90)
     return kGeneratedGemmFractionsHopper;
   std::array<double, kNumGemmShapeClasses> fractions;
   for (unsigned index = 0; index < kNumGemmShapeClasses; ++index)
@@ -688,4 +685,12 @@ memwall::resolveGPUTarget(llvm::StringRef targetName,
     return *target;
   return makeError("unknown target '" + targetName +
                    "'; valid targets: " + listBuiltinNames());
+}
+
+unsigned memwall::getSmArchNumber(llvm::StringRef smArch) {
+  unsigned number = 0;
+  if (!smArch.consume_front("sm_") ||
+      smArch.take_while(llvm::isDigit).getAsInteger(10, number))
+    return 0;
+  return number;
 }

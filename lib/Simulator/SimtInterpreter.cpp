@@ -20,6 +20,18 @@
 // lowering addresses it, so swizzle or descriptor mistakes give wrong
 // numbers here as they would on the GPU.
 //
+// Warp-specialized kernels cannot run in lockstep: a producer warpgroup
+// waits on mbarriers its consumers arrive at, and the other way round. An
+// scf.if whose condition splits the block at warpgroup granularity and whose
+// branches may wait on an mbarrier therefore runs its else branch as a
+// separate "runner" (an OS thread). Exactly one runner executes at a time;
+// a runner whose mbarrier wait cannot complete hands over to the next one,
+// so the interleaving is deterministic, and when every runner waits with no
+// op executed in between the kernel has deadlocked (reported as such). An
+// mbarrier phase completed by arrivals of several threads orders their
+// earlier shared memory accesses before the waiters' later ones, as a
+// barrier among them would (the race checks treat it as an epoch boundary).
+//
 //===----------------------------------------------------------------------===//
 
 #include "memwall/Simulator/SimtInterpreter.h"
@@ -43,12 +55,16 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 using namespace mlir;
 
@@ -311,6 +327,111 @@ struct WgmmaDesc {
   int64_t start = 0, leadingBytes = 0, strideBytes = 0, swizzleBytes = 0;
 };
 
+/// The runners of one block (see the file comment): runner 0 is the
+/// calling thread; spawn() adds one per warpgroup-divergent branch. The
+/// runner holding `current` executes; everything else waits on `changed`.
+class Runners {
+public:
+  ~Runners() {
+    for (std::thread &thread : threads)
+      if (thread.joinable())
+        thread.join();
+    for (State &state : states)
+      llvm::consumeError(std::move(state.error));
+  }
+
+  /// Starts `body` on a new runner, which first waits for its turn; returns
+  /// its id. The body's error is kept for join().
+  int spawn(std::function<llvm::Error()> body) {
+    std::unique_lock<std::mutex> lock(mutex);
+    int id = static_cast<int>(states.size());
+    states.emplace_back();
+    threads.emplace_back([this, id, body = std::move(body)] {
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        changed.wait(lock, [&] { return current == id; });
+      }
+      llvm::Error error = body();
+      if (error)
+        markFailed(id);
+      std::unique_lock<std::mutex> lock(mutex);
+      states[id].error = std::move(error);
+      states[id].finished = true;
+      passOn(id);
+    });
+    return id;
+  }
+
+  /// Hands over to the next unfinished runner and waits for the turn to
+  /// come back; false (at once) when no other runner is unfinished.
+  bool yield() {
+    std::unique_lock<std::mutex> lock(mutex);
+    int self = current;
+    if (!passOn(self))
+      return false;
+    changed.wait(lock, [&] { return current == self; });
+    return true;
+  }
+
+  /// Waits (yielding) until runner `id` finished; returns its error.
+  llvm::Error join(int id) {
+    while (true) {
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        if (states[id].finished)
+          break;
+      }
+      yield();
+    }
+    threads[id - 1].join();
+    std::unique_lock<std::mutex> lock(mutex);
+    return std::move(states[id].error);
+  }
+
+  /// The runner executing now.
+  int self() {
+    std::unique_lock<std::mutex> lock(mutex);
+    return current;
+  }
+
+  /// Runner `id` failed: the others stop at their next wait.
+  void markFailed(int id) {
+    if (!aborted.exchange(true))
+      firstFailed = id;
+  }
+
+  std::atomic<bool> aborted{false};
+  /// The runner whose error is the cause when several fail.
+  std::atomic<int> firstFailed{-1};
+
+private:
+  struct State {
+    bool finished = false;
+    llvm::Error error = llvm::Error::success();
+  };
+
+  /// Gives the turn to the first unfinished runner after `self` (wrapping
+  /// around, itself excluded); false when there is none. Holds `mutex`.
+  bool passOn(int self) {
+    int count = static_cast<int>(states.size());
+    for (int step = 1; step < count; ++step) {
+      int next = (self + step) % count;
+      if (!states[next].finished) {
+        current = next;
+        changed.notify_all();
+        return true;
+      }
+    }
+    return false;
+  }
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  int current = 0;
+  std::deque<State> states = std::deque<State>(1);
+  std::deque<std::thread> threads;
+};
+
 class Interpreter {
 public:
   Interpreter(gpu::GPUFuncOp func, const LaunchConfig &config)
@@ -327,6 +448,7 @@ private:
   llvm::Error execBlock(Block &block, const llvm::BitVector &mask,
                         SmallVectorImpl<Value> *yielded);
   llvm::Error execOp(Operation *op, const llvm::BitVector &mask);
+  llvm::Error dispatchOp(Operation *op, const llvm::BitVector &mask);
 
   // Value access.
   const Slot *lookup(Value v) const {
@@ -387,7 +509,8 @@ private:
                           const llvm::BitVector &mask);
   llvm::Error execTmaStore(nvgpu::TmaAsyncStoreOp op,
                            const llvm::BitVector &mask);
-  llvm::Error execWgmmaDescriptor(nvgpu::WarpgroupGenerateDescriptorOp op);
+  llvm::Error execWgmmaDescriptor(nvgpu::WarpgroupGenerateDescriptorOp op,
+                                  const llvm::BitVector &mask);
   llvm::Error checkFullWarpgroups(Operation *op, const llvm::BitVector &mask);
   llvm::Error execWgmma(nvgpu::WarpgroupMmaOp op, const llvm::BitVector &mask);
   llvm::Error execWgmmaStore(nvgpu::WarpgroupMmaStoreOp op,
@@ -409,8 +532,45 @@ private:
   llvm::DenseMap<Value, TensorMapVal> tensorMaps;
   llvm::DenseMap<Value, unsigned> barrierGroups; // into `mbarriers`
   std::vector<std::vector<MBarrier>> mbarriers;
-  llvm::DenseMap<Value, WgmmaDesc> wgmmaDescs;
-  uint64_t wgmmaCommitted = 0, wgmmaCompleted = 0;
+  /// Per warpgroup (the same for all where the matrix view is uniform).
+  llvm::DenseMap<Value, SmallVector<WgmmaDesc, 4>> wgmmaDescs;
+  /// memref.view results whose byte shift differs between warpgroups (one
+  /// view per warpgroup; `memrefs` does not hold them): a warp-specialized
+  /// kernel's consumers address their own rows. Only warpgroup ops take them.
+  llvm::DenseMap<Value, SmallVector<MemRefVal, 4>> warpgroupMemrefs;
+  /// The view of `v` warpgroup `warpgroup` sees.
+  llvm::Expected<MemRefVal> getWarpgroupMemRef(Operation *op, Value v,
+                                               int64_t warpgroup);
+  /// Per warpgroup: wgmma groups committed and known complete.
+  std::vector<uint64_t> wgmmaCommitted, wgmmaCompleted;
+  /// Shared memory an uncompleted wgmma group reads (the hardware reads it
+  /// until wgmma.wait_group retires the group): bytes lo..hi of a buffer.
+  struct WgmmaRead {
+    int64_t warpgroup;
+    uint64_t group;
+    unsigned buffer;
+    int64_t lo, hi;
+  };
+  std::vector<WgmmaRead> wgmmaReads;
+  /// Fails when a write to bytes off..off+n of `buffer` lands on what an
+  /// uncompleted wgmma group reads.
+  llvm::Error checkWgmmaReads(Operation *op, unsigned buffer, int64_t off,
+                              int64_t n, int64_t t);
+  /// Warpgroup-divergent branches that may wait on an mbarrier (cached).
+  llvm::DenseMap<Operation *, bool> mayWait;
+  /// Ops executed so far, by every runner: a runner that waited a whole
+  /// round without it changing is deadlocked.
+  uint64_t progress = 0;
+  /// The op being executed completed an mbarrier phase by arrivals.
+  bool released = false;
+  std::unique_ptr<Runners> runners;
+
+  /// Marks wgmma groups complete down to `allowed` outstanding in every
+  /// warpgroup with a thread in `mask`.
+  void completeWgmmaGroups(const llvm::BitVector &mask, uint64_t allowed);
+  /// Whether `then` and `otherwise` split the block along warpgroups.
+  bool splitsWarpgroups(const llvm::BitVector &then,
+                        const llvm::BitVector &otherwise) const;
 };
 
 llvm::Error Interpreter::fail(Operation *op, const Twine &message) {
@@ -433,9 +593,21 @@ llvm::Expected<MemRefVal> Interpreter::getMemRef(Operation *op, Value v) {
   auto it = memrefs.find(v);
   if (it != memrefs.end())
     return it->second;
+  if (warpgroupMemrefs.count(v))
+    return fail(op, "a view whose offset differs between warpgroups feeds "
+                    "only warpgroup ops (nvgpu.warpgroup.generate.descriptor, "
+                    "nvgpu.warpgroup.mma.store)");
   return fail(op, "memref operand does not come from a kernel argument, "
                   "workgroup attribution, dynamic shared memory or "
                   "memref.view");
+}
+
+llvm::Expected<MemRefVal>
+Interpreter::getWarpgroupMemRef(Operation *op, Value v, int64_t warpgroup) {
+  auto it = warpgroupMemrefs.find(v);
+  if (it != warpgroupMemrefs.end())
+    return it->second[warpgroup];
+  return getMemRef(op, v);
 }
 
 llvm::Expected<SmallVector<int64_t>>
@@ -559,7 +731,15 @@ llvm::Error Interpreter::runBlock() {
   barrierGroups.clear();
   mbarriers.clear();
   wgmmaDescs.clear();
-  wgmmaCommitted = wgmmaCompleted = 0;
+  warpgroupMemrefs.clear();
+  int64_t warpgroups = (numThreads + kWarpgroupSize - 1) / kWarpgroupSize;
+  wgmmaCommitted.assign(warpgroups, 0);
+  wgmmaCompleted.assign(warpgroups, 0);
+  wgmmaReads.clear();
+  mayWait.clear();
+  progress = 0;
+  released = false;
+  runners = std::make_unique<Runners>();
 
   auto addShared = [&](std::string name, int64_t size) {
     Buffer buf;
@@ -653,6 +833,9 @@ llvm::Error Interpreter::checkShared(Operation *op, unsigned bufIdx,
   if (!buf.shared)
     return llvm::Error::success();
   const char *verb = kind == Access::Read ? "reads" : "writes";
+  if (kind != Access::Read)
+    if (llvm::Error e = checkWgmmaReads(op, bufIdx, off, n, t))
+      return e;
   for (int64_t i = off; i < off + n; ++i) {
     ByteState &s = buf.state[i];
     auto where = llvm::formatv("byte {0} of {1}", i, buf.name).str();
@@ -754,6 +937,21 @@ void Interpreter::completeGroup(int64_t t, std::vector<PendingCopy> &group) {
 //===----------------------------------------------------------------------===//
 
 llvm::Error Interpreter::execOp(Operation *op, const llvm::BitVector &mask) {
+  ++progress;
+  if (llvm::Error e = dispatchOp(op, mask))
+    return e;
+  // A phase completed by arrivals may unblock a waiter: let it run now, the
+  // earliest the hardware could, so a slot released too early is refilled
+  // while its readers are still in flight.
+  if (released) {
+    released = false;
+    runners->yield();
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error Interpreter::dispatchOp(Operation *op,
+                                    const llvm::BitVector &mask) {
   // Regions with no active thread are skipped by their parents; ops always
   // see at least one active thread.
   int64_t bx = config.block[0], by = config.block[1];
@@ -798,6 +996,23 @@ llvm::Error Interpreter::execOp(Operation *op, const llvm::BitVector &mask) {
       return fail(op, llvm::formatv("gpu.barrier reached by {0} of {1} "
                                     "threads (barrier under divergence)",
                                     mask.count(), numThreads));
+    ++epoch;
+    return llvm::Error::success();
+  }
+  if (auto o = dyn_cast<NVVM::BarrierOp>(op)) {
+    // bar.sync id, count: the threads that reach it must be exactly
+    // `count` (all of the block without one), all of them in this runner.
+    int64_t expected = numThreads;
+    if (Value count = o.getNumberOfThreads()) {
+      auto n = uniformInt(op, count, mask);
+      if (!n)
+        return n.takeError();
+      expected = *n;
+    }
+    if (o.getReductionOp() || static_cast<int64_t>(mask.count()) != expected)
+      return fail(op, llvm::formatv("nvvm.barrier for {0} threads reached by "
+                                    "{1} (partial barrier, or a reduction)",
+                                    expected, mask.count()));
     ++epoch;
     return llvm::Error::success();
   }
@@ -1416,10 +1631,36 @@ llvm::Error Interpreter::execIf(scf::IfOp op, const llvm::BitVector &mask) {
     }
     return llvm::Error::success();
   };
-  if (llvm::Error e = runBranch(op.getThenRegion(), thenMask))
-    return e;
-  if (llvm::Error e = runBranch(op.getElseRegion(), elseMask))
-    return e;
+  auto [cached, inserted] = mayWait.try_emplace(op, false);
+  if (inserted)
+    cached->second = op->walk([](nvgpu::MBarrierTryWaitParityOp) {
+                         return WalkResult::interrupt();
+                       }).wasInterrupted();
+  if (cached->second && splitsWarpgroups(thenMask, elseMask)) {
+    // Warp specialization: the else branch runs beside this one.
+    int self = runners->self();
+    int other = runners->spawn([&]() -> llvm::Error {
+      return runBranch(op.getElseRegion(), elseMask);
+    });
+    llvm::Error error = runBranch(op.getThenRegion(), thenMask);
+    if (error)
+      runners->markFailed(self);
+    llvm::Error otherError = runners->join(other);
+    // Report the cause, not the wait another runner's failure broke.
+    if (error && otherError && runners->firstFailed != self)
+      std::swap(error, otherError);
+    if (error) {
+      llvm::consumeError(std::move(otherError));
+      return error;
+    }
+    if (otherError)
+      return otherError;
+  } else {
+    if (llvm::Error e = runBranch(op.getThenRegion(), thenMask))
+      return e;
+    if (llvm::Error e = runBranch(op.getElseRegion(), elseMask))
+      return e;
+  }
   for (auto [res, s] : llvm::zip(op.getResults(), results))
     slots[res] = std::move(s);
   return llvm::Error::success();
@@ -1477,15 +1718,11 @@ llvm::Error Interpreter::execView(memref::ViewOp op,
   auto src = getMemRef(op, op.getSource());
   if (!src)
     return src.takeError();
-  auto shift = uniformInt(op, op.getByteShift(), mask);
-  if (!shift)
-    return shift.takeError();
   MemRefType type = op.getType();
   MemRefVal m;
   m.buffer = src->buffer;
   m.elemType = type.getElementType();
   m.elemBytes = byteWidth(m.elemType);
-  m.byteOffset = src->byteOffset + *shift;
   auto sizes = op.getSizes().begin();
   int64_t elems = 1;
   for (int64_t d : type.getShape()) {
@@ -1499,12 +1736,55 @@ llvm::Error Interpreter::execView(memref::ViewOp op,
     elems *= d;
   }
   int64_t srcBytes = src->shape[0] * src->elemBytes;
-  if (*shift < 0 || *shift + elems * m.elemBytes > srcBytes)
-    return fail(op, llvm::formatv("view of {0} bytes at byte shift {1} "
-                                  "exceeds the {2}-byte source ({3})",
-                                  elems * m.elemBytes, *shift, srcBytes,
-                                  buffers[m.buffer].name));
-  memrefs[op.getResult()] = m;
+  auto viewAt = [&](int64_t shift) -> llvm::Expected<MemRefVal> {
+    if (shift < 0 || shift + elems * m.elemBytes > srcBytes)
+      return fail(op, llvm::formatv("view of {0} bytes at byte shift {1} "
+                                    "exceeds the {2}-byte source ({3})",
+                                    elems * m.elemBytes, shift, srcBytes,
+                                    buffers[m.buffer].name));
+    MemRefVal view = m;
+    view.byteOffset = src->byteOffset + shift;
+    return view;
+  };
+  auto shifts = get(op, op.getByteShift());
+  if (!shifts)
+    return shifts.takeError();
+  // One shift per warpgroup (uniform within each); usually one for all.
+  SmallVector<std::optional<int64_t>, 4> perWarpgroup(
+      (numThreads + kWarpgroupSize - 1) / kWarpgroupSize);
+  bool uniform = true;
+  std::optional<int64_t> first;
+  for (unsigned t : mask.set_bits()) {
+    int64_t shift = signExtend((*shifts)->at(t, 0), 64);
+    std::optional<int64_t> &mine = perWarpgroup[t / kWarpgroupSize];
+    if (mine && *mine != shift)
+      return fail(op, llvm::formatv("the byte shift must be uniform within a "
+                                    "warpgroup, but thread {0} has {1} where "
+                                    "its warpgroup has {2}",
+                                    t, shift, *mine));
+    mine = shift;
+    uniform &= !first || *first == shift;
+    first = first.value_or(shift);
+  }
+  warpgroupMemrefs.erase(op.getResult());
+  if (uniform) {
+    auto view = viewAt(*first);
+    if (!view)
+      return view.takeError();
+    memrefs[op.getResult()] = *view;
+    return llvm::Error::success();
+  }
+  memrefs.erase(op.getResult());
+  SmallVector<MemRefVal, 4> views(perWarpgroup.size());
+  for (auto [warpgroup, shift] : llvm::enumerate(perWarpgroup)) {
+    if (!shift)
+      continue;
+    auto view = viewAt(*shift);
+    if (!view)
+      return view.takeError();
+    views[warpgroup] = *view;
+  }
+  warpgroupMemrefs[op.getResult()] = std::move(views);
   return llvm::Error::success();
 }
 
@@ -2033,7 +2313,13 @@ llvm::Error Interpreter::arrive(Operation *op, MBarrier &barrier, int64_t count,
     return fail(op, llvm::formatv("thread {0}: more arrivals than the "
                                   "mbarrier's expected count {1}",
                                   t, barrier.expected));
+  uint64_t phase = barrier.phase;
   completePhaseIfDone(barrier);
+  // Several threads' arrivals order their accesses before the waiters'.
+  if (barrier.phase != phase && barrier.expected > 1) {
+    ++epoch;
+    released = true;
+  }
   return llvm::Error::success();
 }
 
@@ -2061,25 +2347,41 @@ llvm::Error Interpreter::execTryWait(nvgpu::MBarrierTryWaitParityOp op,
   auto parity = get(op, op.getPhaseParity());
   if (!parity)
     return parity.takeError();
+  // A copy: other runners may grow `slots` while this one waits.
+  Slot parities = **parity;
   for (unsigned t : mask.set_bits()) {
     auto barrier = barrierOf(op, op.getBarriers(), op.getMbarId(), t);
     if (!barrier)
       return barrier.takeError();
     MBarrier &b = **barrier;
-    uint64_t p = (*parity)->at(t, 0) & 1;
+    uint64_t p = parities.at(t, 0) & 1;
     // Waiting for the phase of parity p: done once the current phase has the
-    // other parity. Blocked, the thread lets in-flight TMA loads land; no
-    // other thread of the block runs while it waits in lockstep.
+    // other parity. Blocked, the thread lets in-flight TMA loads land; other
+    // runners (warp specialization) go while it waits; in lockstep no other
+    // thread of the block runs.
     if ((b.phase & 1) != p)
       continue;
     deliver(b);
-    if ((b.phase & 1) == p)
-      return fail(
-          op, llvm::formatv("deadlock: thread {0} waits for phase {1} (parity "
-                            "{2}) of an mbarrier that can never complete it: "
-                            "{3} arrival(s) and {4} transaction byte(s) still "
-                            "missing after every issued TMA load landed",
-                            t, b.phase, p, b.pending, b.txCount));
+    // Blocked: let the other runners go until the phase completes or a
+    // whole round of them executes nothing.
+    for (MBarrier *now = &b; (now->phase & 1) == p;) {
+      uint64_t seen = progress;
+      if (!runners->yield() || progress == seen || runners->aborted)
+        return fail(op,
+                    llvm::formatv(
+                        "deadlock: thread {0} waits for phase {1} (parity "
+                        "{2}) of an mbarrier that can never complete it: "
+                        "{3} arrival(s) and {4} transaction byte(s) still "
+                        "missing after every issued TMA load landed{5}",
+                        t, now->phase, p, now->pending, now->txCount,
+                        runners->aborted ? " (another warpgroup failed)" : ""));
+      // Other runners may have grown the containers: look it up again.
+      auto again = barrierOf(op, op.getBarriers(), op.getMbarId(), t);
+      if (!again)
+        return again.takeError();
+      now = *again;
+      deliver(*now);
+    }
   }
   return llvm::Error::success();
 }
@@ -2276,16 +2578,8 @@ llvm::Error Interpreter::execTmaStore(nvgpu::TmaAsyncStoreOp op,
 }
 
 llvm::Error
-Interpreter::execWgmmaDescriptor(nvgpu::WarpgroupGenerateDescriptorOp op) {
-  auto m = getMemRef(op, op.getTensor());
-  if (!m)
-    return m.takeError();
-  if (!buffers[m->buffer].shared)
-    return fail(op, "the matrix must be in shared memory");
-  if (m->byteOffset % 16)
-    return fail(op, llvm::formatv("matrix start at byte {0} is not 16-byte "
-                                  "aligned",
-                                  m->byteOffset));
+Interpreter::execWgmmaDescriptor(nvgpu::WarpgroupGenerateDescriptorOp op,
+                                 const llvm::BitVector &mask) {
   // The fields MLIR 22's lowering encodes (in 16-byte units, as here in
   // bytes): the stride byte offset is 8 rows of the swizzle span, the
   // leading byte offset the tensor map box's rows times that span.
@@ -2293,13 +2587,27 @@ Interpreter::execWgmmaDescriptor(nvgpu::WarpgroupGenerateDescriptorOp op) {
   int64_t sw = swizzleBytesOf(mapType.getSwizzle());
   int64_t layout = sw ? sw : 1;
   int64_t sizeN = mapType.getTensor().getDimSize(0);
-  WgmmaDesc desc;
-  desc.buffer = m->buffer;
-  desc.start = m->byteOffset;
-  desc.strideBytes = ((layout << 3) >> 4) << 4;
-  desc.leadingBytes = ((sizeN * layout) >> 4) << 4;
-  desc.swizzleBytes = sw;
-  wgmmaDescs[op.getDescriptor()] = desc;
+  SmallVector<WgmmaDesc, 4> descs((numThreads + kWarpgroupSize - 1) /
+                                  kWarpgroupSize);
+  for (auto [warpgroup, desc] : llvm::enumerate(descs)) {
+    if (!mask[warpgroup * kWarpgroupSize])
+      continue;
+    auto m = getWarpgroupMemRef(op, op.getTensor(), warpgroup);
+    if (!m)
+      return m.takeError();
+    if (!buffers[m->buffer].shared)
+      return fail(op, "the matrix must be in shared memory");
+    if (m->byteOffset % 16)
+      return fail(op, llvm::formatv("matrix start at byte {0} is not 16-byte "
+                                    "aligned",
+                                    m->byteOffset));
+    desc.buffer = m->buffer;
+    desc.start = m->byteOffset;
+    desc.strideBytes = ((layout << 3) >> 4) << 4;
+    desc.leadingBytes = ((sizeN * layout) >> 4) << 4;
+    desc.swizzleBytes = sw;
+  }
+  wgmmaDescs[op.getDescriptor()] = std::move(descs);
   return llvm::Error::success();
 }
 
@@ -2372,17 +2680,23 @@ llvm::Error Interpreter::execWgmma(nvgpu::WarpgroupMmaOp op,
     return accIn.takeError();
 
   Slot result = **accIn;
-  result.wgmmaGroup = ++wgmmaCommitted;
+  for (int64_t base = 0; base < numThreads; base += kWarpgroupSize)
+    if (mask[base])
+      result.wgmmaGroup = ++wgmmaCommitted[base / kWarpgroupSize];
   int64_t regsPerBlock = totalN / 2;
   float a[64][16];
   std::vector<std::array<float, 16>> bT(totalN); // bT[n][k]
   // Loads element (x, k) of an operand through its descriptor; `reader` is
   // the warpgroup's first thread, for the race checks.
+  // The bytes each operand's reads span, per warpgroup (0: A, 1: B).
+  std::array<int64_t, 2> readLo, readHi;
   auto readOperand = [&](const WgmmaDesc &d, int64_t start, bool kMajor,
-                         int64_t x, int64_t k,
-                         int64_t reader) -> llvm::Expected<float> {
+                         int64_t x, int64_t k, int64_t reader,
+                         int operand) -> llvm::Expected<float> {
     int64_t off =
         swizzle(wgmmaElementAddress(d, start, kMajor, x, k), d.swizzleBytes);
+    readLo[operand] = std::min(readLo[operand], off);
+    readHi[operand] = std::max(readHi[operand], off + 1);
     Buffer &buf = buffers[d.buffer];
     if (off < 0 || off + 2 > buf.size)
       return fail(op, llvm::formatv("descriptor reads byte {0} outside the "
@@ -2397,6 +2711,11 @@ llvm::Error Interpreter::execWgmma(nvgpu::WarpgroupMmaOp op,
   for (int64_t base = 0; base < numThreads; base += kWarpgroupSize) {
     if (!mask[base])
       continue;
+    // This warpgroup's descriptors.
+    const WgmmaDesc &a0 = descA->second[base / kWarpgroupSize];
+    const WgmmaDesc &b0 = descB->second[base / kWarpgroupSize];
+    readLo.fill(std::numeric_limits<int64_t>::max());
+    readHi.fill(std::numeric_limits<int64_t>::min());
     // The lowering's instruction sequence: one m64nNk16 per (i, k), the
     // descriptors advanced as NVGPUToNVVM's iterateDescriptorA/B do.
     for (int64_t i = 0; i < totalM / 64; ++i) {
@@ -2405,16 +2724,14 @@ llvm::Error Interpreter::execWgmma(nvgpu::WarpgroupMmaOp op,
         int64_t stepB = (typeB.getDimSize(0) * 16 * k * 2) >> 4 << 4;
         for (int64_t r = 0; r < 64; ++r)
           for (int64_t kk = 0; kk < 16; ++kk) {
-            auto v = readOperand(descA->second, descA->second.start + stepA,
-                                 kMajorA, r, kk, base);
+            auto v = readOperand(a0, a0.start + stepA, kMajorA, r, kk, base, 0);
             if (!v)
               return v.takeError();
             a[r][kk] = *v;
           }
         for (int64_t n = 0; n < totalN; ++n)
           for (int64_t kk = 0; kk < 16; ++kk) {
-            auto v = readOperand(descB->second, descB->second.start + stepB,
-                                 kMajorB, n, kk, base);
+            auto v = readOperand(b0, b0.start + stepB, kMajorB, n, kk, base, 1);
             if (!v)
               return v.takeError();
             bT[n][kk] = *v;
@@ -2438,11 +2755,14 @@ llvm::Error Interpreter::execWgmma(nvgpu::WarpgroupMmaOp op,
         }
       }
     }
+    int64_t warpgroup = base / kWarpgroupSize;
+    wgmmaReads.push_back({warpgroup, wgmmaCommitted[warpgroup], a0.buffer,
+                          readLo[0], readHi[0]});
+    wgmmaReads.push_back({warpgroup, wgmmaCommitted[warpgroup], b0.buffer,
+                          readLo[1], readHi[1]});
   }
   // The lowering ends with wgmma.wait_group(waitGroup).
-  wgmmaCompleted = std::max(
-      wgmmaCompleted,
-      wgmmaCommitted - std::min<uint64_t>(wgmmaCommitted, op.getWaitGroup()));
+  completeWgmmaGroups(mask, op.getWaitGroup());
   slots[op.getMatrixD()] = std::move(result);
   return llvm::Error::success();
 }
@@ -2454,19 +2774,23 @@ llvm::Error Interpreter::execWgmmaStore(nvgpu::WarpgroupMmaStoreOp op,
   auto acc = get(op, op.getMatrixD());
   if (!acc)
     return acc.takeError();
-  if ((*acc)->wgmmaGroup > wgmmaCompleted)
-    return fail(op, "reads an accumulator whose wgmma group is still in "
-                    "flight (missing nvvm.wgmma.wait.group.sync.aligned?)");
-  auto m = getMemRef(op, op.getDstMemref());
-  if (!m)
-    return m.takeError();
-  if (m->shape.size() != 2 || !m->elemType.isF32())
-    return fail(op, "the destination must be a 2-D f32 memref");
+  for (int64_t base = 0; base < numThreads; base += kWarpgroupSize)
+    if (mask[base] &&
+        (*acc)->wgmmaGroup > wgmmaCompleted[base / kWarpgroupSize])
+      return fail(op, "reads an accumulator whose wgmma group is still in "
+                      "flight (missing nvvm.wgmma.wait.group.sync.aligned?)");
   VectorType accType = op.getMatrixD().getType().getFragmented();
   int64_t regsPerBlock = accType.getDimSize(1) / 2;
   int64_t blocks = accType.getDimSize(0) / 64;
-  Buffer &buf = buffers[m->buffer];
   for (unsigned t : mask.set_bits()) {
+    // Each warpgroup's own destination where the view differs per
+    // warpgroup.
+    auto m = getWarpgroupMemRef(op, op.getDstMemref(), t / kWarpgroupSize);
+    if (!m)
+      return m.takeError();
+    if (m->shape.size() != 2 || !m->elemType.isF32())
+      return fail(op, "the destination must be a 2-D f32 memref");
+    Buffer &buf = buffers[m->buffer];
     // As NVGPUToNVVM stores it: from threadIdx.x, each 64-row block
     // `regsPerBlock` rows below the previous one.
     int64_t tidx = t % config.block[0];
@@ -2487,6 +2811,51 @@ llvm::Error Interpreter::execWgmmaStore(nvgpu::WarpgroupMmaStoreOp op,
     }
   }
   return llvm::Error::success();
+}
+
+llvm::Error Interpreter::checkWgmmaReads(Operation *op, unsigned buffer,
+                                         int64_t off, int64_t n, int64_t t) {
+  llvm::erase_if(wgmmaReads, [&](const WgmmaRead &read) {
+    return read.group <= wgmmaCompleted[read.warpgroup];
+  });
+  for (const WgmmaRead &read : wgmmaReads)
+    if (read.buffer == buffer && off < read.hi && read.lo < off + n)
+      return fail(op,
+                  llvm::formatv("thread {0} writes byte {1} of {2}, which "
+                                "wgmma group {3} of warpgroup {4} still "
+                                "reads (the buffer is reused before "
+                                "wgmma.wait_group retired the group)",
+                                t, std::max(off, read.lo), buffers[buffer].name,
+                                read.group, read.warpgroup));
+  return llvm::Error::success();
+}
+
+void Interpreter::completeWgmmaGroups(const llvm::BitVector &mask,
+                                      uint64_t allowed) {
+  for (int64_t base = 0; base < numThreads; base += kWarpgroupSize) {
+    if (!mask[base])
+      continue;
+    uint64_t &done = wgmmaCompleted[base / kWarpgroupSize];
+    uint64_t committed = wgmmaCommitted[base / kWarpgroupSize];
+    done = std::max(done, committed - std::min(committed, allowed));
+  }
+}
+
+bool Interpreter::splitsWarpgroups(const llvm::BitVector &then,
+                                   const llvm::BitVector &otherwise) const {
+  if (then.none() || otherwise.none())
+    return false;
+  for (int64_t base = 0; base < numThreads; base += kWarpgroupSize) {
+    int64_t end = std::min(base + kWarpgroupSize, numThreads);
+    bool inThen = false, inElse = false;
+    for (int64_t t = base; t < end; ++t) {
+      inThen |= then[t];
+      inElse |= otherwise[t];
+    }
+    if (inThen && inElse)
+      return false;
+  }
+  return true;
 }
 
 llvm::Error Interpreter::execHopper(Operation *op, const llvm::BitVector &mask,
@@ -2595,7 +2964,7 @@ llvm::Error Interpreter::execHopper(Operation *op, const llvm::BitVector &mask,
   if (auto o = dyn_cast<nvgpu::TmaAsyncStoreOp>(op))
     return execTmaStore(o, mask);
   if (auto o = dyn_cast<nvgpu::WarpgroupGenerateDescriptorOp>(op))
-    return execWgmmaDescriptor(o);
+    return execWgmmaDescriptor(o, mask);
   if (auto o = dyn_cast<nvgpu::WarpgroupMmaInitAccumulatorOp>(op)) {
     slots[o.getMatrixC()] =
         Slot(numEntries(o.getMatrixC().getType()), numThreads);
@@ -2606,11 +2975,13 @@ llvm::Error Interpreter::execHopper(Operation *op, const llvm::BitVector &mask,
   if (auto o = dyn_cast<nvgpu::WarpgroupMmaStoreOp>(op))
     return execWgmmaStore(o, mask);
   if (auto o = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op)) {
-    uint64_t allowed = o.getGroup();
-    wgmmaCompleted = std::max(
-        wgmmaCompleted, wgmmaCommitted - std::min(wgmmaCommitted, allowed));
+    completeWgmmaGroups(mask, o.getGroup());
     return llvm::Error::success();
   }
+  if (isa<NVVM::SetMaxRegisterOp>(op))
+    // Moves registers between warpgroups: no effect on values, but the
+    // whole warpgroup executes it (.sync.aligned).
+    return checkFullWarpgroups(op, mask);
   // Ordering and cache hints with no effect on values here: nvgpu's
   // warpgroup.mma already fences and commits, bulk stores complete at once.
   if (isa<nvgpu::TmaPrefetchOp, nvgpu::TmaFenceOp, NVVM::WgmmaFenceAlignedOp,

@@ -142,11 +142,12 @@ AttentionKernelPlan memwall::planAttentionKernel(FlashAttentionOp op) {
 }
 
 namespace {
-class AttentionKernelBuilder {
+class AttentionKernelBuilder : IndexArithmetic {
 public:
   AttentionKernelBuilder(gpu::GPUModuleOp gpuModule, FlashAttentionOp op,
                          const AttentionKernelPlan &plan)
-      : b(op.getLoc(), gpuModule.getContext()), op(op), s(op), plan(plan) {
+      : IndexArithmetic(b), b(op.getLoc(), gpuModule.getContext()), op(op),
+        s(op), plan(plan) {
     b.setInsertionPointToEnd(gpuModule.getBody());
   }
 
@@ -486,12 +487,7 @@ private:
   MemRefType flat(int64_t elements, Type element) {
     return flatMemRefType(elements, element);
   }
-  Value idx(int64_t value) { return indexConstant(b, value); }
   Value f32(double value) { return f32Constant(b, value); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value mul(Value x, int64_t c) { return arith::MulIOp::create(b, x, idx(c)); }
-  Value div(Value x, int64_t c) { return arith::DivUIOp::create(b, x, idx(c)); }
-  Value rem(Value x, int64_t c) { return arith::RemUIOp::create(b, x, idx(c)); }
 
   /// Issues cp.async for a `rows` x `width` tile whose first row is row
   /// `firstRow` of `source` (rows of `width` elements); rows at or beyond

@@ -105,7 +105,7 @@ private:
       if (failed(checkGrid(op, tiling.grid)))
         return failure();
       return attach(op, KernelFamily::GeneratedGemm, kernelName("gemm"),
-                    tiling.grid, {tiling.threads, 1, 1}, tiling.sharedBytes,
+                    tiling.grid, getGemmBlockSize(tiling), tiling.sharedBytes,
                     analysis->timeSeconds);
     }
     const KernelGeometry &geometry = analysis->geometry;

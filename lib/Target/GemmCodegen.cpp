@@ -110,11 +110,12 @@ struct OperandTile {
   int64_t rowLimit, columnLimit;
 };
 
-class GemmKernelBuilder {
+class GemmKernelBuilder : IndexArithmetic {
 public:
   GemmKernelBuilder(gpu::GPUModuleOp gpuModule, const KernelAnalysis &analysis,
                     ArrayRef<Value> outputs)
-      : b(analysis.anchor->getLoc(), gpuModule.getContext()),
+      : IndexArithmetic(b),
+        b(analysis.anchor->getLoc(), gpuModule.getContext()),
         analysis(analysis), problem(analysis.gemm), tiling(analysis.tiling),
         outputs(outputs), element(problem.elementType),
         matmul(cast<MatmulOp>(analysis.anchor)),
@@ -131,7 +132,8 @@ public:
       params.push_back(parameterType(input.value));
     for (Value output : outputs)
       params.push_back(flatMemRefType(output));
-    gpu::GPUFuncOp func = createKernel(b, name, params, tiling.threads);
+    gpu::GPUFuncOp func =
+        createKernel(b, name, params, getGemmBlockSize(tiling));
     // The register budget the tiling's occupancy assumes (.maxnreg).
     func->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
                   b.getI32IntegerAttr(tiling.registersPerThread));
@@ -142,6 +144,10 @@ public:
       emitter.setMemRef(output, entry.getArgument(analysis.inputs.size() + i));
 
     tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+    // The warp-specialized kernel's blocks are 128 x warpgroups: consumers
+    // are threads 0..255 of the row-major linear index.
+    if (isWarpSpecialized())
+      tid = add(tid, mul(gpu::ThreadIdOp::create(b, gpu::Dimension::y), 128));
     Value lane = rem(tid, 32);
     Value warp = div(tid, 32);
     laneMatrix = div(lane, 8);
@@ -159,22 +165,29 @@ public:
       buildAnyMainLoop();
       buildEpilogue();
     }
+    // The warp-specialized epilogue ran in the consumers' branch.
+    if (wgmmaLoop.producerSplit)
+      b.setInsertionPointAfter(wgmmaLoop.producerSplit);
     gpu::ReturnOp::create(b);
     return func;
   }
 
 private:
-  Value idx(int64_t value) { return indexConstant(b, value); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value add(Value x, int64_t c) { return add(x, idx(c)); }
-  Value mul(Value x, int64_t c) { return arith::MulIOp::create(b, x, idx(c)); }
-  Value div(Value x, int64_t c) { return arith::DivUIOp::create(b, x, idx(c)); }
-  Value rem(Value x, int64_t c) { return arith::RemUIOp::create(b, x, idx(c)); }
-  Value less(Value x, int64_t c) {
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, idx(c));
+  /// Either wgmma main loop (plain or warp-specialized).
+  bool isWgmma() const { return isGemmWgmmaVariant(tiling); }
+  bool isWarpSpecialized() const {
+    return tiling.variant == GemmVariant::WgmmaWarpSpecialized;
   }
 
-  bool isWgmma() const { return tiling.variant == GemmVariant::Wgmma; }
+  /// A barrier of every thread that runs the epilogue: the CTA's, or the
+  /// warp-specialized kernel's consumer warpgroups' (its producer never
+  /// reaches the epilogue).
+  void syncThreads() {
+    if (isWarpSpecialized())
+      buildGemmConsumerBarrier(b);
+    else
+      gpu::BarrierOp::create(b);
+  }
 
   /// A kernel input's parameter: a flat memref, or for the wgmma kernel's
   /// operands a tensor map (the host builds it with
@@ -515,7 +528,7 @@ private:
       // The wait counts this thread's groups; the token only orders it.
       nvgpu::DeviceAsyncWaitOp::create(b, pending,
                                        b.getI32IntegerAttr(tiling.stages - 2));
-      gpu::BarrierOp::create(b);
+      syncThreads();
       Value next = add(step, tiling.stages - 1);
       loadStage(rem(next, tiling.stages), next);
       multiplySlot(rem(step, tiling.stages), acc);
@@ -528,7 +541,7 @@ private:
     // The accumulator tile overwrites the ring: every copy (the zero-filled
     // ones past K included) must have landed and every warp be done.
     nvgpu::DeviceAsyncWaitOp::create(b, pending, b.getI32IntegerAttr(0));
-    gpu::BarrierOp::create(b);
+    syncThreads();
   }
 
   /// FFMA kernel: copies k-step `firstK` of one operand into its K-major
@@ -591,7 +604,7 @@ private:
                    tileRow, problem.m, tiling.blockM);
       loadSimtTile(rhsShared, rhs, rhsBase, !problem.transposeRhs, firstK,
                    tileColumn, problem.n, tiling.blockN);
-      gpu::BarrierOp::create(b);
+      syncThreads();
       SmallVector<Value> acc(loop.getRegionIterArgs());
       for (int64_t k = 0; k < blockK; ++k) {
         SmallVector<Value> a, bValues;
@@ -608,7 +621,7 @@ private:
           }
       }
       // The next k-step overwrites the tiles.
-      gpu::BarrierOp::create(b);
+      syncThreads();
       scf::YieldOp::create(b, acc);
     }
     accumulators.assign(loop.getResults().begin(), loop.getResults().end());
@@ -645,6 +658,9 @@ private:
   /// padded; a dual GEMM's sibling's after the matmul's), written from the
   /// accumulators; every thread's part is visible on return.
   SmallVector<Value, 2> stageAccumulatorTiles() {
+    // The warp-specialized main loop staged them itself (dense rows).
+    if (isWarpSpecialized())
+      return {wgmmaLoop.stagedTile};
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                                 gpu::AddressSpace::Workgroup);
     int64_t rowLength = tiling.blockN + kGemmAccumulatorRowPad;
@@ -674,7 +690,7 @@ private:
     if (sibling)
       stageFragments(siblingTile,
                      ArrayRef<Value>(accumulators).drop_front(products.size()));
-    gpu::BarrierOp::create(b);
+    syncThreads();
     if (sibling)
       return {tile, siblingTile};
     return {tile};
@@ -738,10 +754,11 @@ private:
                     const Lanes &x) {
     DenseMap<Value, Lanes> lanes;
     lanes[norm->getOperand(0)] = x;
+    auto [statistics, column] = statisticsOf(tile);
     Value mean =
-        memref::LoadOp::create(b, tile, ValueRange{row, idx(tiling.blockN)});
-    Value rstd = memref::LoadOp::create(
-        b, tile, ValueRange{row, idx(tiling.blockN + 1)});
+        memref::LoadOp::create(b, statistics, ValueRange{row, idx(column)});
+    Value rstd =
+        memref::LoadOp::create(b, statistics, ValueRange{row, idx(column + 1)});
     Lanes weight = emitter.lanesOf(norm->getOperand(1), flat, lanes);
     Lanes normBias;
     if (auto layerNorm = dyn_cast<LayerNormOp>(norm))
@@ -786,9 +803,9 @@ private:
 
     // Each row's statistics into its padding, then pass 2: the norm and the
     // ops after it.
-    gpu::BarrierOp::create(b);
+    syncThreads();
     buildRowStatistics(tile, norm);
-    gpu::BarrierOp::create(b);
+    syncThreads();
     forEachVector(tiling.blockN, [&](Value row, Value column, Value flat) {
       buildPassTwo(tile, norm, afterNorm, row, flat,
                    readTile(tile, row, column));
@@ -830,7 +847,7 @@ private:
                    });
       // Every warp is done with the tile before the next chunk's copies
       // overwrite it; after the last chunk the row buffer is complete.
-      gpu::BarrierOp::create(b);
+      syncThreads();
     }
     tileColumn = idx(0);
 
@@ -841,7 +858,7 @@ private:
                         b.getF32Type(), AffineMap(), workgroup),
         shared, idx(0), ValueRange{});
     buildRowBufferStatistics(rowBuffer, tile, norm);
-    gpu::BarrierOp::create(b);
+    syncThreads();
     forEachVector(problem.n, [&](Value row, Value column, Value flat) {
       Lanes x;
       for (int64_t l = 0; l < emitter.getWidth(); ++l)
@@ -984,9 +1001,19 @@ private:
     auto store = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(store.thenBlock());
-    memref::StoreOp::create(b, mean, tile, ValueRange{row, idx(tiling.blockN)});
-    memref::StoreOp::create(b, rstd, tile,
-                            ValueRange{row, idx(tiling.blockN + 1)});
+    auto [statistics, column] = statisticsOf(tile);
+    memref::StoreOp::create(b, mean, statistics, ValueRange{row, idx(column)});
+    memref::StoreOp::create(b, rstd, statistics,
+                            ValueRange{row, idx(column + 1)});
+  }
+
+  /// Where a norm's row statistics (mean, 1/σ) go: the accumulator tile's
+  /// padding columns blockN and blockN + 1, or the warp-specialized
+  /// kernel's statistics tile (its staged tile has no padding).
+  std::pair<Value, int64_t> statisticsOf(Value tile) {
+    if (wgmmaLoop.statistics)
+      return {wgmmaLoop.statistics, 0};
+    return {tile, tiling.blockN};
   }
 
   /// The row-chunked kernel's statistics: one warp per row (rows past M

@@ -31,6 +31,24 @@
 // NVGPUToNVVM advances descriptors only within the shapes it was written
 // for.
 //
+// The warp-specialized form (GemmVariant::WgmmaWarpSpecialized, CUTLASS's
+// sm90 "cooperative" kernel): blocks of 128 x 3 threads, threadIdx.y the
+// warpgroup. Warpgroup 2, the producer, gives registers back
+// (setmaxnreg.dec) and runs the loads: k-step s waits until both consumers
+// released the slot's previous k-step on the slot's "empty" mbarrier
+// (arrival count 256), then one thread arms the "full" mbarrier and issues
+// the TMA loads. Warpgroups 0 and 1 take registers (setmaxnreg.inc) and run
+// the k-loop, each over rows 64·y.. of the tile (A's descriptors offset by
+// the warpgroup; one copy of the loop: a copy per warpgroup makes ptxas
+// serialize the wgmma and spill the 128x256 tile's accumulators): wait on
+// "full", four wgmma k16 steps, and once wait_group lets the previous
+// k-step's wgmma complete every consumer thread arrives on that k-step's
+// "empty". Once both consumers retired their last wgmma (a "done" mbarrier
+// of 256 arrivals) each stores its accumulators to its rows of a dense f32
+// tile over the ring, which the epilogue reads (the norm statistics in a
+// blockM x 2 tile after it). The producer never reaches the epilogue: it
+// runs on the 256 consumer threads, synchronized by named barrier 1.
+//
 //===----------------------------------------------------------------------===//
 
 #include "GemmWgmmaCodegen.h"
@@ -63,14 +81,18 @@ MemRefType sharedType(MLIRContext *context, ArrayRef<int64_t> shape,
                              context, gpu::AddressSpace::Workgroup));
 }
 
-class MainLoopBuilder {
+/// Named barrier of the warp-specialized kernel's consumer warpgroups.
+constexpr int32_t kConsumerBarrierId = 1;
+constexpr int64_t kConsumerThreads = 256;
+
+class MainLoopBuilder : IndexArithmetic {
 public:
   MainLoopBuilder(ImplicitLocOpBuilder &b, const GemmProblem &problem,
                   const GemmTiling &tiling, Value lhsMap, Value rhsMap,
                   Value tid, Value tileRow, Value tileColumn)
-      : b(b), problem(problem), tiling(tiling), lhsMap(lhsMap), rhsMap(rhsMap),
-        tid(tid), tileRow(tileRow), tileColumn(tileColumn),
-        element(problem.elementType) {}
+      : IndexArithmetic(b), b(b), problem(problem), tiling(tiling),
+        lhsMap(lhsMap), rhsMap(rhsMap), tid(tid), tileRow(tileRow),
+        tileColumn(tileColumn), element(problem.elementType) {}
 
   GemmWgmmaMainLoop build() {
     GemmWgmmaMainLoop result;
@@ -131,14 +153,132 @@ public:
     return result;
   }
 
-private:
-  Value idx(int64_t value) { return indexConstant(b, value); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value add(Value x, int64_t c) { return add(x, idx(c)); }
-  Value mul(Value x, int64_t c) { return arith::MulIOp::create(b, x, idx(c)); }
-  Value div(Value x, int64_t c) { return arith::DivUIOp::create(b, x, idx(c)); }
-  Value rem(Value x, int64_t c) { return arith::RemUIOp::create(b, x, idx(c)); }
+  /// The warp-specialized loop; `b` is left in the consumers' branch.
+  GemmWgmmaMainLoop buildWarpSpecialized(Value warpgroup) {
+    GemmWgmmaMainLoop result;
+    result.shared = alignSharedMemory();
+    result.warpgroup = warpgroup;
+    shared = result.shared;
+    MLIRContext *context = b.getContext();
+    Value isThread0 =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idx(0));
+    auto workgroup =
+        gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
+    auto groupType =
+        nvgpu::MBarrierGroupType::get(context, workgroup, tiling.stages);
+    barriers = nvgpu::MBarrierCreateOp::create(b, groupType);
+    Value empty = nvgpu::MBarrierCreateOp::create(b, groupType);
+    for (int64_t s = 0; s < tiling.stages; ++s) {
+      nvgpu::MBarrierInitOp::create(b, barriers, idx(1), idx(s), isThread0);
+      nvgpu::MBarrierInitOp::create(b, empty, idx(kConsumerThreads), idx(s),
+                                    isThread0);
+    }
+    NVVM::FenceMbarrierInitOp::create(b);
+    gpu::BarrierOp::create(b);
 
+    int64_t kSteps = llvm::divideCeil(problem.k, tiling.blockK);
+    auto setMaxRegisters = [&](int64_t count, NVVM::SetMaxRegisterAction how) {
+      NVVM::SetMaxRegisterOp::create(
+          b, b.getI32IntegerAttr(count),
+          NVVM::SetMaxRegisterActionAttr::get(context, how));
+    };
+    Value isProducer =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, warpgroup, idx(2));
+    auto split = scf::IfOp::create(b, isProducer, /*withElseRegion=*/true);
+    result.producerSplit = split;
+
+    // The producer: k-step s into slot s % stages once its previous k-step
+    // (s - stages) was released.
+    b.setInsertionPointToStart(split.thenBlock());
+    setMaxRegisters(kGemmWarpSpecializedProducerRegisters,
+                    NVVM::SetMaxRegisterAction::decrease);
+    Value isIssuer = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid,
+                                           idx(kConsumerThreads));
+    auto produce = scf::ForOp::create(b, idx(0), idx(kSteps), idx(1));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(produce.getBody());
+      Value step = produce.getInductionVar();
+      Value slot = rem(step, tiling.stages);
+      Value reused = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, step,
+                                           idx(tiling.stages));
+      auto wait = scf::IfOp::create(b, reused, /*withElseRegion=*/false);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(wait.thenBlock());
+        // Release n of the slot (n = step / stages - 1) completes phase n.
+        Value parity = arith::IndexCastOp::create(
+            b, b.getI1Type(), rem(add(div(step, tiling.stages), 1), 2));
+        nvgpu::MBarrierTryWaitParityOp::create(b, empty, parity,
+                                               idx(kWaitTicks), slot);
+      }
+      issueStage(slot, step, isIssuer);
+    }
+
+    // The consumers: one k-loop, each warpgroup on its 64 rows of A.
+    b.setInsertionPointToStart(split.elseBlock());
+    setMaxRegisters(kGemmWarpSpecializedConsumerRegisters,
+                    NVVM::SetMaxRegisterAction::increase);
+    auto accumulatorType = nvgpu::WarpgroupAccumulatorType::get(
+        context, VectorType::get({kWgmmaM, tiling.blockN}, b.getF32Type()));
+    // Once both consumers retired every wgmma (and so every TMA load has
+    // landed), the ring is free for the staged accumulators.
+    Value done = nvgpu::MBarrierCreateOp::create(
+        b, nvgpu::MBarrierGroupType::get(context, workgroup, 1));
+    nvgpu::MBarrierInitOp::create(b, done, idx(kConsumerThreads), idx(0),
+                                  isThread0);
+    Value rowsOfA = mul(warpgroup, kWgmmaM * kRowBytes);
+    Value init =
+        nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, accumulatorType);
+    auto loop =
+        scf::ForOp::create(b, idx(0), idx(kSteps), idx(1), ValueRange{init});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value step = loop.getInductionVar();
+      Value slot = rem(step, tiling.stages);
+      Value parity = arith::IndexCastOp::create(
+          b, b.getI1Type(), rem(div(step, tiling.stages), 2));
+      nvgpu::MBarrierTryWaitParityOp::create(b, barriers, parity,
+                                             idx(kWaitTicks), slot);
+      SmallVector<Value> acc(loop.getRegionIterArgs());
+      multiplySlot(slot, acc, accumulatorType, rowsOfA);
+      // wait_group let this k-step's wgmma stay in flight and completed
+      // the previous one's: its slot may be refilled.
+      Value released =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::uge, step, idx(1));
+      auto release = scf::IfOp::create(b, released, /*withElseRegion=*/false);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(release.thenBlock());
+        Value previous = rem(add(step, tiling.stages - 1), tiling.stages);
+        nvgpu::MBarrierArriveOp::create(
+            b, nvgpu::MBarrierTokenType::get(context), empty, previous);
+      }
+      scf::YieldOp::create(b, acc);
+    }
+    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
+    nvgpu::MBarrierArriveOp::create(b, nvgpu::MBarrierTokenType::get(context),
+                                    done, idx(0));
+    nvgpu::MBarrierTryWaitParityOp::create(
+        b, done, arith::ConstantIntOp::create(b, b.getI1Type(), 0),
+        idx(kWaitTicks), idx(0));
+    // Each warpgroup's rows of the staged tile: warpgroup.mma.store indexes
+    // rows by threadIdx.x, 0..127 in each warpgroup of a 128 x 3 block.
+    nvgpu::WarpgroupMmaStoreOp::create(
+        b, loop.getResult(0),
+        view(mul(warpgroup, kWgmmaM * tiling.blockN * 4),
+             {kWgmmaM, tiling.blockN}, b.getF32Type()));
+    result.stagedTile =
+        view(idx(0), {tiling.blockM, tiling.blockN}, b.getF32Type());
+    result.statistics = view(idx(tiling.blockM * tiling.blockN * 4),
+                             {tiling.blockM, 2}, b.getF32Type());
+    // Every consumer's rows are staged before the epilogue reads any.
+    buildGemmConsumerBarrier(b);
+    return result;
+  }
+
+private:
   /// Bytes of one lhs and one rhs ring slot.
   int64_t lhsSlotBytes() const { return tiling.blockM * kRowBytes; }
   int64_t rhsSlotBytes() const { return tiling.blockN * kRowBytes; }
@@ -196,8 +336,10 @@ private:
 
   /// Accumulates ring slot `slot` into `acc`: per k16 one wgmma per 64-row
   /// block.
+  /// `rowsOfA`: bytes into the lhs slot where the first block's rows start
+  /// (a consumer warpgroup's own rows), or null for 0.
   void multiplySlot(Value slot, SmallVectorImpl<Value> &acc,
-                    Type accumulatorType) {
+                    Type accumulatorType, Value rowsOfA = Value()) {
     int64_t k16Steps = tiling.blockK / kWgmmaK;
     int64_t groupsPerStage = k16Steps * static_cast<int64_t>(acc.size());
     auto descriptor = [&](Value offset, ArrayRef<int64_t> shape, Value map) {
@@ -217,8 +359,10 @@ private:
                                      {kWgmmaK, tiling.blockN}, rhsMap);
       for (auto [block, value] : llvm::enumerate(acc)) {
         int64_t aStep = block * kWgmmaM * kRowBytes + kk * kWgmmaK * 2;
-        Value descriptorA = descriptor(add(lhsSlot(slot), aStep),
-                                       {kWgmmaM, kWgmmaK}, lhsMap);
+        Value aStart = add(lhsSlot(slot), aStep);
+        if (rowsOfA)
+          aStart = add(aStart, rowsOfA);
+        Value descriptorA = descriptor(aStart, {kWgmmaM, kWgmmaK}, lhsMap);
         value = nvgpu::WarpgroupMmaOp::create(
             b, accumulatorType, descriptorA, descriptorB,
             static_cast<uint64_t>(groupsPerStage), /*transposeA=*/UnitAttr(),
@@ -261,14 +405,26 @@ std::string memwall::whyCannotBuildGemmWgmma(const GemmProblem &problem,
                                              const GemmTiling &tiling) {
   if (std::string why = whyNotWgmmaGemm(problem); !why.empty())
     return why;
-  if (tiling.blockK != kGemmWgmmaBlockK || tiling.threads != 128 ||
-      tiling.blockM % kWgmmaM != 0 || tiling.blockM > 256 ||
-      tiling.blockN % 64 != 0 || tiling.blockN > 256 || tiling.stages < 2 ||
-      tiling.blockM * tiling.blockN / 128 > 128)
+  bool warpSpecialized = tiling.variant == GemmVariant::WgmmaWarpSpecialized;
+  if (warpSpecialized) {
+    if (tiling.blockK != kGemmWgmmaBlockK ||
+        tiling.threads != kConsumerThreads || tiling.producerThreads != 128 ||
+        tiling.blockM != 2 * kWgmmaM || tiling.blockN % 64 != 0 ||
+        tiling.blockN > 256 || tiling.stages < 2)
+      return "the tiling is not one of the warp-specialized wgmma kernel's";
+  } else if (tiling.blockK != kGemmWgmmaBlockK || tiling.threads != 128 ||
+             tiling.producerThreads != 0 || tiling.blockM % kWgmmaM != 0 ||
+             tiling.blockM > 256 || tiling.blockN % 64 != 0 ||
+             tiling.blockN > 256 || tiling.stages < 2 ||
+             tiling.blockM * tiling.blockN / 128 > 128) {
     return "the tiling is not one of the wgmma kernel's";
+  }
   int64_t ring = tiling.stages * (tiling.blockM + tiling.blockN) * kRowBytes;
-  int64_t staging = getGemmAccumulatorBytes(tiling.blockM, tiling.blockN) +
-                    tiling.blockM * tiling.blockN * 4;
+  int64_t dense = tiling.blockM * tiling.blockN * 4;
+  int64_t staging =
+      warpSpecialized
+          ? dense + tiling.blockM * 2 * 4
+          : getGemmAccumulatorBytes(tiling.blockM, tiling.blockN) + dense;
   if (tiling.sharedBytes < kGemmWgmmaAlignmentSlack + std::max(ring, staging))
     return "the tiling's shared memory is too small";
   return "";
@@ -278,9 +434,28 @@ GemmWgmmaMainLoop memwall::buildGemmWgmmaMainLoop(
     ImplicitLocOpBuilder &b, const GemmProblem &problem,
     const GemmTiling &tiling, Value lhsMap, Value rhsMap, Value tid,
     Value tileRow, Value tileColumn) {
-  return MainLoopBuilder(b, problem, tiling, lhsMap, rhsMap, tid, tileRow,
-                         tileColumn)
-      .build();
+  MainLoopBuilder builder(b, problem, tiling, lhsMap, rhsMap, tid, tileRow,
+                          tileColumn);
+  if (tiling.variant != GemmVariant::WgmmaWarpSpecialized)
+    return builder.build();
+  // threadIdx.y broadcast from lane 0 (as CUTLASS's canonical_warp_idx_sync):
+  // ptxas then knows the branches on it are warp-uniform and keeps the
+  // wgmma in them asynchronous (else C7520: "wgmma.mma_async instructions
+  // are serialized ... in divergent path").
+  Value y = arith::IndexCastOp::create(
+      b, b.getI32Type(), gpu::ThreadIdOp::create(b, gpu::Dimension::y));
+  Value uniform = gpu::ShuffleOp::create(b, y, 0, 32, gpu::ShuffleMode::IDX)
+                      .getShuffleResult();
+  return builder.buildWarpSpecialized(
+      arith::IndexCastOp::create(b, b.getIndexType(), uniform));
+}
+
+void memwall::buildGemmConsumerBarrier(ImplicitLocOpBuilder &b) {
+  auto i32 = [&](int64_t value) {
+    return arith::ConstantIntOp::create(b, b.getI32Type(), value);
+  };
+  NVVM::BarrierOp::create(b, Type(), i32(kConsumerBarrierId),
+                          i32(kConsumerThreads), {}, Value());
 }
 
 void memwall::stageGemmWgmmaAccumulators(ImplicitLocOpBuilder &b,
@@ -290,6 +465,8 @@ void memwall::stageGemmWgmmaAccumulators(ImplicitLocOpBuilder &b,
   MLIRContext *context = b.getContext();
   Type f32 = b.getF32Type();
   int64_t dense = getGemmAccumulatorBytes(tiling.blockM, tiling.blockN);
+  assert(tiling.variant == GemmVariant::Wgmma &&
+         "the warp-specialized loop stages its accumulators itself");
   for (auto [block, accumulator] : llvm::enumerate(loop.accumulators)) {
     int64_t offset = dense + block * kWgmmaM * tiling.blockN * 4;
     Value destination = memref::ViewOp::create(

@@ -9,8 +9,10 @@
 // The main loop of memwall's GEMM kernel on sm_90a (GemmVariant::Wgmma):
 // lhs and rhs tiles by TMA into 128B-swizzled shared memory, a ring of
 // stages each completing on its own mbarrier, and wgmma.mma_async (through
-// nvgpu.warpgroup.mma) from one warpgroup. GemmCodegen.cpp builds the rest
-// of the kernel (parameters, epilogue) around it.
+// nvgpu.warpgroup.mma) from one warpgroup, or (GemmVariant::
+// WgmmaWarpSpecialized) a TMA producer warpgroup feeding two consumer
+// warpgroups. GemmCodegen.cpp builds the rest of the kernel (parameters,
+// epilogue) around it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,8 +48,19 @@ struct GemmWgmmaMainLoop {
   /// The kernel's shared memory from its first 1024-byte aligned byte on
   /// (tiling.sharedBytes - kGemmWgmmaAlignmentSlack bytes).
   mlir::Value shared;
-  /// blockM / 64 accumulators of 64 x blockN, rows 64·i.. of the tile.
+  /// blockM / 64 accumulators of 64 x blockN, rows 64·i.. of the tile
+  /// (none for the warp-specialized kernel: see stagedTile).
   llvm::SmallVector<mlir::Value> accumulators;
+  /// Warp-specialized: the scf.if that splits the producer warpgroup (then)
+  /// from the consumers (else), and the warpgroup index (threadIdx.y). The
+  /// main loop leaves the builder in the consumers' branch, where the
+  /// epilogue runs.
+  mlir::Operation *producerSplit = nullptr;
+  mlir::Value warpgroup;
+  /// Warp-specialized: the accumulators, already staged (blockM x blockN
+  /// f32, dense, visible to every consumer thread), and a blockM x 2 f32
+  /// tile for a norm's row statistics.
+  mlir::Value stagedTile, statistics;
 };
 
 /// Emits the main loop at `b`'s insertion point: the tile at rows `tileRow`,
@@ -60,10 +73,15 @@ GemmWgmmaMainLoop buildGemmWgmmaMainLoop(mlir::ImplicitLocOpBuilder &b,
                                          mlir::Value tid, mlir::Value tileRow,
                                          mlir::Value tileColumn);
 
-/// Writes the accumulators to `tile` (blockM x (blockN + pad) f32 at the
-/// start of `loop.shared`) through a dense staging tile after it, as
-/// nvgpu.warpgroup.mma.store writes only dense 64 x blockN destinations
-/// (a barrier between the two; the caller's barrier follows the copy).
+/// The warp-specialized kernel's barrier of its 256 consumer threads (named
+/// barrier 1: the producer warpgroup does not take part).
+void buildGemmConsumerBarrier(mlir::ImplicitLocOpBuilder &b);
+
+/// Writes the (plain wgmma kernel's) accumulators to `tile` (blockM x
+/// (blockN + pad) f32 at the start of `loop.shared`) through a dense staging
+/// tile after it, as nvgpu.warpgroup.mma.store writes only dense 64 x blockN
+/// destinations (a barrier between the two; the caller's barrier follows the
+/// copy).
 void stageGemmWgmmaAccumulators(mlir::ImplicitLocOpBuilder &b,
                                 const GemmTiling &tiling,
                                 const GemmWgmmaMainLoop &loop, mlir::Value tid,

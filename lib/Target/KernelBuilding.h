@@ -30,6 +30,38 @@ inline mlir::Value indexConstant(mlir::ImplicitLocOpBuilder &b, int64_t value) {
   return mlir::arith::ConstantIndexOp::create(b, value);
 }
 
+/// The index arithmetic that kernel generators build addresses from
+/// (indices are never negative: unsigned division, remainder and compare).
+/// A generator derives from it, handing it the builder it owns.
+class IndexArithmetic {
+public:
+  explicit IndexArithmetic(mlir::ImplicitLocOpBuilder &builder)
+      : builder(builder) {}
+
+protected:
+  mlir::Value idx(int64_t value) { return indexConstant(builder, value); }
+  mlir::Value add(mlir::Value x, mlir::Value y) {
+    return mlir::arith::AddIOp::create(builder, x, y);
+  }
+  mlir::Value add(mlir::Value x, int64_t c) { return add(x, idx(c)); }
+  mlir::Value mul(mlir::Value x, int64_t c) {
+    return mlir::arith::MulIOp::create(builder, x, idx(c));
+  }
+  mlir::Value div(mlir::Value x, int64_t c) {
+    return mlir::arith::DivUIOp::create(builder, x, idx(c));
+  }
+  mlir::Value rem(mlir::Value x, int64_t c) {
+    return mlir::arith::RemUIOp::create(builder, x, idx(c));
+  }
+  mlir::Value less(mlir::Value x, int64_t c) {
+    return mlir::arith::CmpIOp::create(builder, mlir::arith::CmpIPredicate::ult,
+                                       x, idx(c));
+  }
+
+private:
+  mlir::ImplicitLocOpBuilder &builder;
+};
+
 inline mlir::Value f32Constant(mlir::ImplicitLocOpBuilder &b, double value) {
   return mlir::arith::ConstantFloatOp::create(
       b, b.getF32Type(), llvm::APFloat(static_cast<float>(value)));
@@ -59,20 +91,30 @@ inline std::string whyGridCannotLaunch(const std::array<int64_t, 3> &grid) {
   return "";
 }
 
-/// A kernel `name` at `b`'s insertion point, run by 1-D blocks of `threads`
+/// A kernel `name` at `b`'s insertion point, run by blocks of `block`
 /// threads; `b` is left at the start of its body.
 inline mlir::gpu::GPUFuncOp
 createKernel(mlir::ImplicitLocOpBuilder &b, llvm::StringRef name,
-             llvm::ArrayRef<mlir::Type> params, int64_t threads,
+             llvm::ArrayRef<mlir::Type> params, std::array<int64_t, 3> block,
              mlir::TypeRange workgroupAttributions = {}) {
   auto func = mlir::gpu::GPUFuncOp::create(
       b, name, b.getFunctionType(params, {}), workgroupAttributions);
   func->setAttr(mlir::gpu::GPUDialect::getKernelFuncAttrName(),
                 b.getUnitAttr());
-  func.setKnownBlockSizeAttr(
-      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+      {static_cast<int32_t>(block[0]), static_cast<int32_t>(block[1]),
+       static_cast<int32_t>(block[2])}));
   b.setInsertionPointToStart(&func.getBody().front());
   return func;
+}
+
+/// The same with 1-D blocks of `threads` threads.
+inline mlir::gpu::GPUFuncOp
+createKernel(mlir::ImplicitLocOpBuilder &b, llvm::StringRef name,
+             llvm::ArrayRef<mlir::Type> params, int64_t threads,
+             mlir::TypeRange workgroupAttributions = {}) {
+  return createKernel(b, name, params, std::array<int64_t, 3>{threads, 1, 1},
+                      workgroupAttributions);
 }
 
 /// The alignment of a vector access at a flat index that is a multiple of

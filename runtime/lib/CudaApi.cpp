@@ -130,6 +130,27 @@ std::string CudaDriver::describe(CUresult result) const {
   return description;
 }
 
+Status loadPtxModule(CudaDriver &cu, const char *ptx, CUmodule &module) {
+  // The JIT fills these with its diagnostics.
+  std::vector<char> errorLog(1 << 16, 0), infoLog(1 << 16, 0);
+  CUjit_option keys[] = {
+      CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+      CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {
+      errorLog.data(), reinterpret_cast<void *>(errorLog.size() - 1),
+      infoLog.data(), reinterpret_cast<void *>(infoLog.size() - 1)};
+  module = nullptr;
+  if (CUresult status = cu.moduleLoadDataEx(&module, ptx, 4, keys, values);
+      status != CUDA_SUCCESS) {
+    module = nullptr;
+    std::string message = "cuModuleLoadDataEx failed: " + cu.describe(status);
+    if (errorLog[0])
+      message += "\nJIT error log:\n" + std::string(errorLog.data());
+    return Status(ErrorCode::Cuda, message);
+  }
+  return {};
+}
+
 Status openFirstDevice(CudaDriver &cu, OpenedDevice &opened) {
   opened = OpenedDevice();
   if (Status error = cu.load(); !error.ok())

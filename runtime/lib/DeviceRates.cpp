@@ -143,21 +143,8 @@ Status RateSession::measureCopy(DeviceRates &rates) {
 }
 
 Status RateSession::measureLaunches(DeviceRates &rates) {
-  std::vector<char> errorLog(1 << 14, 0);
-  CUjit_option keys[] = {CU_JIT_ERROR_LOG_BUFFER,
-                         CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-  void *values[] = {errorLog.data(),
-                    reinterpret_cast<void *>(errorLog.size() - 1)};
-  if (CUresult status =
-          cu.moduleLoadDataEx(&module, kEmptyKernelPtx, 2, keys, values);
-      status != CUDA_SUCCESS) {
-    module = nullptr;
-    Status error = failure("loading the empty kernel", status);
-    return errorLog[0] ? Status(ErrorCode::Cuda, error.message() +
-                                                     "\nJIT error log:\n" +
-                                                     errorLog.data())
-                       : error;
-  }
+  if (Status error = loadPtxModule(cu, kEmptyKernelPtx, module); !error.ok())
+    return error.withPrefix("loading the empty kernel: ");
   CUfunction function = nullptr;
   if (CUresult status =
           cu.moduleGetFunction(&function, module, "memwall_empty");

@@ -201,25 +201,9 @@ Status GpuSession::loadModules() {
     std::string ptx;
     if (Status error = readFile(path, ptx); !error.ok())
       return error.withPrefix("module '" + module.name + "': ");
-    // The JIT fills these with its diagnostics.
-    std::vector<char> errorLog(1 << 16, 0), infoLog(1 << 16, 0);
-    CUjit_option keys[] = {
-        CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-        CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
-    void *values[] = {
-        errorLog.data(), reinterpret_cast<void *>(errorLog.size() - 1),
-        infoLog.data(), reinterpret_cast<void *>(infoLog.size() - 1)};
     CUmodule handle = nullptr;
-    CUresult status =
-        cu.moduleLoadDataEx(&handle, ptx.c_str(), 4, keys, values);
-    if (status != CUDA_SUCCESS) {
-      std::string message =
-          "module '" + module.name + "' (" + path +
-          "): cuModuleLoadDataEx failed: " + cu.describe(status);
-      if (errorLog[0])
-        message += "\nJIT error log:\n" + std::string(errorLog.data());
-      return cudaFailure(message);
-    }
+    if (Status error = loadPtxModule(cu, ptx.c_str(), handle); !error.ok())
+      return error.withPrefix("module '" + module.name + "' (" + path + "): ");
     modules[module.name] = handle;
   }
   return {};

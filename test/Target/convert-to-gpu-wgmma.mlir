@@ -5,6 +5,19 @@
 // the parameter's type. Other parameters stay buffers.
 // RUN: memwall-opt %s --pass-pipeline='builtin.module(memwall-set-target,func.func(memwall-configure-kernels),memwall-convert-to-gpu)' | FileCheck %s
 // RUN: sed 's/, memwall.gemm_wgmma//' %s | memwall-opt --pass-pipeline='builtin.module(memwall-set-target,func.func(memwall-configure-kernels),memwall-convert-to-gpu)' | FileCheck %s
+// memwall.gemm_warp_specialized: blocks of 128 x 3 threads (a TMA producer
+// warpgroup, two consumers), registers moved by setmaxnreg, the consumers'
+// epilogue on named barrier 1; 4 stages of 128x128 (8 k-steps) in 128 KiB.
+// RUN: sed 's/, memwall.gemm_wgmma/, memwall.gemm_wgmma, memwall.gemm_warp_specialized/' %s | memwall-opt --pass-pipeline='builtin.module(memwall-set-target,func.func(memwall-configure-kernels),memwall-convert-to-gpu)' | FileCheck %s --check-prefix=WS
+// WS: memwall.launch @kernels::@kernel0_gemm({{.*}}) grid [3, 3, 1] block [128, 3, 1] shared 132096
+// WS: gpu.func @kernel0_gemm({{.*}}known_block_size = array<i32: 128, 3, 1>, nvvm.maxnreg = 168 : i32}
+// WS: nvvm.setmaxregister decrease 40
+// WS: nvgpu.tma.async.load
+// WS: nvvm.setmaxregister increase 232
+// WS: nvgpu.warpgroup.mma
+// WS: nvgpu.mbarrier.arrive
+// WS: nvgpu.warpgroup.mma.store
+// WS: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
 // With memwall.gemm_wgmma = false the mma.sync kernel takes flat buffers.
 // RUN: sed 's/, memwall.gemm_wgmma/, memwall.gemm_wgmma = false/' %s | memwall-opt --pass-pipeline='builtin.module(memwall-set-target,func.func(memwall-configure-kernels),memwall-convert-to-gpu)' | FileCheck %s --check-prefix=MMASYNC
 

@@ -14,3 +14,9 @@ module attributes {memwall.gemm = "fastest"} {
 // expected-error @below {{'memwall.gemm' must be "auto", "cublaslt" or "memwall"}}
 module attributes {memwall.gemm = 2 : i32} {
 }
+
+// -----
+
+// expected-error @below {{'memwall.gemm_warp_specialized' must be a unit or boolean attribute}}
+module attributes {memwall.gemm_warp_specialized = 1 : i32} {
+}

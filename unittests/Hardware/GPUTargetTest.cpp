@@ -588,3 +588,13 @@ TEST(GPUTargetAchievableTest, BadRatesAreRefusedNamingTheField) {
     EXPECT_EQ(errorOf(parseGPUTargetJSON(c.json, "x.json")), c.error);
   }
 }
+
+// The arch number the cost model keys Hopper-and-later behaviour on.
+TEST(GPUTargetArchTest, SmArchNumberReadsTheDigitsAfterSm) {
+  EXPECT_EQ(getSmArchNumber("sm_90a"), 90u);
+  EXPECT_EQ(getSmArchNumber("sm_80"), 80u);
+  EXPECT_EQ(getSmArchNumber("sm_100a"), 100u);
+  EXPECT_EQ(getSmArchNumber(""), 0u);
+  EXPECT_EQ(getSmArchNumber("sm_"), 0u);
+  EXPECT_EQ(getSmArchNumber("compute_90"), 0u);
+}

@@ -1298,3 +1298,179 @@ TEST(SimtInterpreter, Bf16AndF16ConversionsRoundToNearestEven) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Warp specialization: a producer and a consumer warpgroup on full/empty
+// mbarriers, each run by its own runner
+//===----------------------------------------------------------------------===//
+
+namespace {
+// Blocks of 128 x 2: warpgroup 1 produces (TMA of k-tile kt into slot
+// kt % 2 once the consumer released the slot's previous k-tile), warpgroup
+// 0 consumes (wgmma m64n64k16 x 4 with wait_group 1, then releases the
+// previous k-tile's slot). In lockstep the producer's loop would wait for a
+// release the consumer never got to make.
+constexpr const char *kWarpSpecializedKLoop = R"mlir(
+!map = !nvgpu.tensormap.descriptor<tensor = memref<64x64xbf16, 3>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+!mbar = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, num_barriers = 2>
+!smem = memref<64x64xbf16, #gpu.address_space<workgroup>>
+!acc = !nvgpu.warpgroup.accumulator<fragmented = vector<64x64xf32>>
+!desc = !nvgpu.warpgroup.descriptor<tensor = !smem>
+gpu.func @k(%mapA: !map, %mapB: !map, %d: memref<64x64xf32>, %kTiles: memref<1xindex>) kernel {
+  %tx = gpu.thread_id x
+  %ty = gpu.thread_id y
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %c8192 = arith.constant 8192 : index
+  %c16384 = arith.constant 16384 : index
+  %ticks = arith.constant 10000000 : index
+  %first = arith.cmpi eq, %tx, %c0 : index
+  %y0 = arith.cmpi eq, %ty, %c0 : index
+  %is0 = arith.andi %first, %y0 : i1
+  %full = nvgpu.mbarrier.create -> !mbar
+  %empty = nvgpu.mbarrier.create -> !mbar
+  nvgpu.mbarrier.init %full[%c0], %c1, predicate = %is0 : !mbar
+  nvgpu.mbarrier.init %full[%c1], %c1, predicate = %is0 : !mbar
+  nvgpu.mbarrier.init %empty[%c0], %c128, predicate = %is0 : !mbar
+  nvgpu.mbarrier.init %empty[%c1], %c128, predicate = %is0 : !mbar
+  gpu.barrier
+  %dsm = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+  %n = memref.load %kTiles[%c0] : memref<1xindex>
+  %isProducer = arith.cmpi eq, %ty, %c1 : index
+  scf.if %isProducer {
+    scf.for %kt = %c0 to %n step %c1 {
+      %slot = arith.remui %kt, %c2 : index
+      %reuse = arith.cmpi uge, %kt, %c2 : index
+      scf.if %reuse {
+        %round = arith.divui %kt, %c2 : index
+        %previous = arith.subi %round, %c1 : index
+        %p = arith.index_cast %previous : index to i1
+        nvgpu.mbarrier.try_wait.parity %empty[%slot], %p, %ticks : !mbar
+      }
+      %k0 = arith.muli %kt, %c64 : index
+      %aAt = arith.muli %slot, %c16384 : index
+      %bAt = arith.addi %aAt, %c8192 : index
+      %a = memref.view %dsm[%aAt][] : memref<?xi8, #gpu.address_space<workgroup>> to !smem
+      %b = memref.view %dsm[%bAt][] : memref<?xi8, #gpu.address_space<workgroup>> to !smem
+      nvgpu.mbarrier.arrive.expect_tx %full[%slot], %c16384, predicate = %first : !mbar
+      nvgpu.tma.async.load %mapA[%k0, %c0], %full[%slot] to %a, predicate = %first : !map, !mbar -> !smem
+      nvgpu.tma.async.load %mapB[%c0, %k0], %full[%slot] to %b, predicate = %first : !map, !mbar -> !smem
+    }
+  } else {
+    %init = nvgpu.warpgroup.mma.init.accumulator -> !acc
+    %res = scf.for %kt = %c0 to %n step %c1 iter_args(%acc = %init) -> (!acc) {
+      %slot = arith.remui %kt, %c2 : index
+      %round = arith.divui %kt, %c2 : index
+      %p = arith.index_cast %round : index to i1
+      nvgpu.mbarrier.try_wait.parity %full[%slot], %p, %ticks : !mbar
+      %aAt = arith.muli %slot, %c16384 : index
+      %bAt = arith.addi %aAt, %c8192 : index
+      %a = memref.view %dsm[%aAt][] : memref<?xi8, #gpu.address_space<workgroup>> to !smem
+      %b = memref.view %dsm[%bAt][] : memref<?xi8, #gpu.address_space<workgroup>> to !smem
+      %da = nvgpu.warpgroup.generate.descriptor %a, %mapA : !smem, !map -> !desc
+      %db = nvgpu.warpgroup.generate.descriptor %b, %mapB : !smem, !map -> !desc
+      %next = nvgpu.warpgroup.mma %da, %db, %acc {transposeB, waitGroup = 1 : i64} : !desc, !desc, !acc -> !acc
+      %released = arith.cmpi uge, %kt, %c1 : index
+      scf.if %released {
+        %after = arith.addi %kt, %c1 : index
+        %previous = arith.remui %after, %c2 : index
+        %token = nvgpu.mbarrier.arrive %empty[%previous] : !mbar -> !nvgpu.mbarrier.token
+      }
+      scf.yield %next : !acc
+    }
+    nvvm.wgmma.wait.group.sync.aligned 0
+    nvgpu.warpgroup.mma.store %res, %d : !acc to memref<64x64xf32>
+  }
+  gpu.return
+}
+)mlir";
+
+constexpr int kWarpSpecializedTiles = 5, kWarpSpecializedK = 64 * 5;
+
+struct WarpSpecializedRun {
+  std::vector<uint16_t> a = toBf16(randomFloats(64 * kWarpSpecializedK, 31));
+  std::vector<uint16_t> b = toBf16(randomFloats(kWarpSpecializedK * 64, 32));
+  std::vector<float> d = std::vector<float>(64 * 64, -1.0f);
+  std::vector<int64_t> tiles = {kWarpSpecializedTiles};
+
+  std::string run(const std::string &source) {
+    Kernel k = load(source);
+    LaunchConfig config = withTensorMaps(
+        threads(128, 1, 32768),
+        {{0, {64, kWarpSpecializedK}, {}}, {1, {kWarpSpecializedK, 64}, {}}});
+    config.block = {128, 2, 1};
+    return ::run(k, config, {bytes(a), bytes(b), bytes(d), bytes(tiles)});
+  }
+};
+
+std::string replaced(std::string source, llvm::StringRef from,
+                     llvm::StringRef to) {
+  size_t at = source.find(from.str());
+  EXPECT_NE(at, std::string::npos) << from.str();
+  if (at != std::string::npos)
+    source.replace(at, from.size(), to.str());
+  return source;
+}
+} // namespace
+
+TEST(SimtInterpreter, WarpSpecializedProducerAndConsumerMatchCpuGemm) {
+  WarpSpecializedRun r;
+  ASSERT_EQ(r.run(kWarpSpecializedKLoop), "");
+  std::vector<float> ref = cpuGemm(r.a, r.b, 64, 64, kWarpSpecializedK);
+  for (int i = 0; i < 64 * 64; ++i)
+    ASSERT_NEAR(r.d[i], ref[i], 1e-4) << "row " << i / 64 << " col " << i % 64;
+}
+
+TEST(SimtInterpreter, WarpSpecializedProducerWaitingForAReleaseIsADeadlock) {
+  WarpSpecializedRun r;
+  std::string err = r.run(
+      replaced(kWarpSpecializedKLoop,
+               "%token = nvgpu.mbarrier.arrive %empty[%previous] : !mbar -> "
+               "!nvgpu.mbarrier.token",
+               ""));
+  EXPECT_NE(err.find("deadlock"), std::string::npos) << err;
+  EXPECT_NE(err.find("'nvgpu.mbarrier.try_wait.parity'"), std::string::npos)
+      << err;
+}
+
+// Releasing the k-tile whose wgmma is still in flight (wait_group 1 keeps
+// it) lets the producer overwrite what the tensor cores read.
+TEST(SimtInterpreter,
+     WarpSpecializedSlotReleasedBeforeItsWgmmaRetiredIsCaught) {
+  WarpSpecializedRun r;
+  std::string source =
+      replaced(kWarpSpecializedKLoop, "%released = arith.cmpi uge, %kt, %c1",
+               "%released = arith.cmpi uge, %kt, %c0");
+  source = replaced(source, "%after = arith.addi %kt, %c1",
+                    "%after = arith.addi %kt, %c0");
+  std::string err = r.run(source);
+  EXPECT_NE(err.find("'nvgpu.tma.async.load'"), std::string::npos) << err;
+  EXPECT_NE(err.find("which wgmma group 1 of warpgroup 0 still reads"),
+            std::string::npos)
+      << err;
+}
+
+// A named barrier counts the threads that reach it.
+TEST(SimtInterpreter, NamedBarrierReachedByFewerThreadsThanItsCountFails) {
+  Kernel k = load(R"mlir(
+gpu.func @k(%o: memref<1xf32>) kernel {
+  %tid = gpu.thread_id x
+  %c64 = arith.constant 64 : index
+  %id = arith.constant 1 : i32
+  %count = arith.constant 128 : i32
+  %low = arith.cmpi ult, %tid, %c64 : index
+  scf.if %low {
+    nvvm.barrier id = %id number_of_threads = %count
+  }
+  gpu.return
+}
+)mlir");
+  std::vector<float> o(1);
+  std::string err = ::run(k, threads(128), {bytes(o)});
+  EXPECT_NE(err.find("nvvm.barrier for 128 threads reached by 64"),
+            std::string::npos)
+      << err;
+}

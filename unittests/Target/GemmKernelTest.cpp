@@ -103,6 +103,9 @@ struct GemmCase {
   bool wholeRows = false;
   /// Opt into the sm_90a wgmma kernel (GemmProblem::wgmmaRequested).
   bool wgmma = false;
+  /// And into its warp-specialized form
+  /// (GemmProblem::warpSpecializedRequested).
+  bool warpSpecialized = false;
 };
 
 /// A tensor's contents: the values (rounded to its element type, for the
@@ -346,6 +349,7 @@ protected:
     if (analysis.siblingMatmul)
       problem->rhsOperands = 2;
     problem->wgmmaRequested = c.wgmma;
+    problem->warpSpecializedRequested = c.warpSpecialized;
     analysis.gemm = *problem;
     int64_t epilogueValues = static_cast<int64_t>(analysis.ops.size());
     int64_t rowBufferBytes = c.wholeRows ? (c.f32 ? 4 : 2) : 0;
@@ -537,7 +541,7 @@ protected:
       args.push_back(bytes);
     simt::LaunchConfig launch;
     launch.grid = analysis.tiling.grid;
-    launch.block = {analysis.tiling.threads, 1, 1};
+    launch.block = getGemmBlockSize(analysis.tiling);
     launch.dynamicSharedBytes = analysis.tiling.sharedBytes;
     // The wgmma kernel's operands: tensor maps over the inputs as row-major
     // matrices, as the host builds them.
@@ -1201,10 +1205,23 @@ TEST_F(GemmKernelTest, WgmmaKernelTakesItsOperandsAsSwizzledTensorMaps) {
             "memref<25080xbf16>");
 }
 
-// Every wgmma configuration lowers to PTX that ptxas accepts for sm_90a
-// without spills; with cuobjdump (CUDA's, or PyPI's nvidia-cuda-cuobjdump and
-// nvidia-cuda-nvdisasm on PATH) the SASS runs HGMMA.
-TEST_F(GemmKernelTest, WgmmaPtxOfEveryConfigurationAssemblesToHgmma) {
+namespace {
+/// What the SASS of a wgmma kernel must hold besides HGMMA and UTMALDG.
+struct WgmmaSassChecks {
+  std::vector<std::string> ptx, sass;
+};
+} // namespace
+
+// Lowers every configuration in `shapes` (both rhs layouts) to PTX, checks
+// that it holds wgmma, TMA and mbarrier waits (and `checks.ptx`), that
+// ptxas accepts it for sm_90a without spills and, with cuobjdump (CUDA's,
+// or PyPI's nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm on PATH), that
+// the SASS runs HGMMA (and `checks.sass`).
+static void assembleWgmmaConfigurations(
+    ArrayRef<GemmTileShape> shapes, bool warpSpecialized,
+    const WgmmaSassChecks &checks,
+    llvm::function_ref<std::string(const GemmCase &, KernelAnalysis &)>
+        lowerToPtx) {
   std::optional<std::string> ptxas = findPtxas();
   if (!ptxas)
     GTEST_SKIP() << "no ptxas";
@@ -1214,8 +1231,7 @@ TEST_F(GemmKernelTest, WgmmaPtxOfEveryConfigurationAssemblesToHgmma) {
         llvm::sys::findProgramByName("cuobjdump");
     cuobjdump = found ? *found : "";
   }
-  registerPtxLowering(*context);
-  for (const GemmTileShape &shape : getGemmWgmmaTileShapes())
+  for (const GemmTileShape &shape : shapes)
     for (bool transposeRhs : {true, false}) {
       std::string name = llvm::formatv("{0}x{1}, {2} stages, rhs {3}",
                                        shape.blockM, shape.blockN, shape.stages,
@@ -1227,15 +1243,18 @@ TEST_F(GemmKernelTest, WgmmaPtxOfEveryConfigurationAssemblesToHgmma) {
       c.transposeRhs = transposeRhs;
       c.f16 = !transposeRhs;
       c.wgmma = true;
+      c.warpSpecialized = warpSpecialized;
       c.shape = shape;
       KernelAnalysis analysis;
-      std::string ptx = lowerToPtx(c, h100, analysis);
+      std::string ptx = lowerToPtx(c, analysis);
       ASSERT_FALSE(ptx.empty());
       EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n" +
                          std::to_string(shape.blockN) + "k16.f32"),
                 std::string::npos);
       EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d"), std::string::npos);
       EXPECT_NE(ptx.find("mbarrier.try_wait.parity"), std::string::npos);
+      for (const std::string &expected : checks.ptx)
+        EXPECT_NE(ptx.find(expected), std::string::npos) << expected;
       SmallString<64> cubin;
       ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("gemm", "cubin", cubin));
       auto [rc, text] = assemble(*ptxas, ptx, "sm_90a", cubin);
@@ -1243,6 +1262,8 @@ TEST_F(GemmKernelTest, WgmmaPtxOfEveryConfigurationAssemblesToHgmma) {
       EXPECT_NE(text.find("0 bytes spill stores, 0 bytes spill loads"),
                 std::string::npos)
           << text;
+      // wgmma in a branch ptxas cannot prove warp-uniform is serialized.
+      EXPECT_EQ(text.find("C7520"), std::string::npos) << text;
       if (getenv("GEMM_PTXAS_VERBOSE"))
         llvm::errs() << name << ": " << text << "\n";
       if (!cuobjdump.empty()) {
@@ -1264,6 +1285,8 @@ TEST_F(GemmKernelTest, WgmmaPtxOfEveryConfigurationAssemblesToHgmma) {
                                           shape.blockN, c.f16 ? " " : ".BF16");
         EXPECT_NE(text.find(hgmma), std::string::npos) << hgmma;
         EXPECT_NE(text.find("UTMALDG.2D"), std::string::npos);
+        for (const std::string &expected : checks.sass)
+          EXPECT_NE(text.find(expected), std::string::npos) << expected;
         if (getenv("GEMM_PTXAS_VERBOSE"))
           for (StringRef line : llvm::split(text, '\n'))
             if (line.contains("HGMMA"))
@@ -1271,4 +1294,152 @@ TEST_F(GemmKernelTest, WgmmaPtxOfEveryConfigurationAssemblesToHgmma) {
       }
       llvm::sys::fs::remove(cubin);
     }
+}
+
+TEST_F(GemmKernelTest, WgmmaPtxOfEveryConfigurationAssemblesToHgmma) {
+  registerPtxLowering(*context);
+  assembleWgmmaConfigurations(getGemmWgmmaTileShapes(),
+                              /*warpSpecialized=*/false, {},
+                              [&](const GemmCase &c, KernelAnalysis &analysis) {
+                                return lowerToPtx(c, h100, analysis);
+                              });
+}
+
+//===----------------------------------------------------------------------===//
+// sm_90a: the warp-specialized wgmma kernel (TMA producer warpgroup, two
+// consumer warpgroups)
+//===----------------------------------------------------------------------===//
+
+namespace {
+GemmCase raggedWarpSpecialized(const GemmTileShape &shape, Epilogue epilogue) {
+  GemmCase c = raggedWgmma(shape, epilogue);
+  c.warpSpecialized = true;
+  return c;
+}
+} // namespace
+
+TEST_F(GemmKernelTest, WarpSpecializedIsChosenOnlyWhenRequestedOnSm90a) {
+  GemmCase c;
+  c.m = 1000;
+  c.n = 512;
+  c.k = 512;
+  c.wgmma = true;
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source(c), context.get());
+  ASSERT_TRUE(module);
+  auto func = *module->getOps<func::FuncOp>().begin();
+  EXPECT_EQ(analyze(func, c, h100).tiling.variant, GemmVariant::Wgmma);
+  c.warpSpecialized = true;
+  GemmTiling tiling = analyze(func, c, h100).tiling;
+  EXPECT_EQ(tiling.variant, GemmVariant::WgmmaWarpSpecialized);
+  // 256 consumer threads compute; 128 more produce; blocks of 128 x 3.
+  EXPECT_EQ(tiling.threads, 256);
+  EXPECT_EQ(tiling.producerThreads, 128);
+  EXPECT_EQ(getGemmBlockSize(tiling), (std::array<int64_t, 3>{128, 3, 1}));
+  EXPECT_EQ(tiling.blockM, 128);
+  // 384 threads launch with 65536 / 384 = 170 registers, rounded down to 8.
+  EXPECT_EQ(tiling.registersPerThread, 168);
+  EXPECT_EQ(tiling.ctasPerSM, 1);
+  EXPECT_EQ(analyze(func, c, a100).tiling.variant, GemmVariant::MmaSync);
+}
+
+TEST_F(GemmKernelTest, WarpSpecializedSharedMemoryHoldsRingOrStagedTile) {
+  GemmCase c;
+  c.m = c.n = c.k = 1024;
+  c.wgmma = c.warpSpecialized = true;
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source(c), context.get());
+  ASSERT_TRUE(module);
+  auto func = *module->getOps<func::FuncOp>().begin();
+  for (const GemmTileShape &shape : getGemmWarpSpecializedTileShapes()) {
+    SCOPED_TRACE(llvm::formatv("{0}x{1}, {2} stages", shape.blockM,
+                               shape.blockN, shape.stages)
+                     .str());
+    c.shape = shape;
+    GemmTiling tiling = analyze(func, c, h100).tiling;
+    // By hand: a stage is (128 + blockN) rows of 128 bytes; the staging is
+    // the dense 128 x blockN f32 tile and 128 x 2 f32 of norm statistics;
+    // 1024 bytes of alignment slack.
+    int64_t ring = shape.stages * (128 + shape.blockN) * 128;
+    int64_t staging = 128 * shape.blockN * 4 + 128 * 2 * 4;
+    EXPECT_EQ(tiling.sharedBytes, 1024 + std::max(ring, staging));
+  }
+}
+
+TEST_F(GemmKernelTest, WarpSpecializedEveryTileConfigurationMatches) {
+  for (const GemmTileShape &shape : getGemmWarpSpecializedTileShapes()) {
+    SCOPED_TRACE(llvm::formatv("{0}x{1}, {2} stages", shape.blockM,
+                               shape.blockN, shape.stages)
+                     .str());
+    GemmCase c = raggedWarpSpecialized(shape, Epilogue::BiasGeluErf);
+    // Both rhs layouts, both element types.
+    c.transposeRhs = shape.stages == 3;
+    c.f16 = shape.blockN != 128;
+    EXPECT_EQ(check(c, h100).variant, GemmVariant::WgmmaWarpSpecialized);
+  }
+}
+
+TEST_F(GemmKernelTest, WarpSpecializedMultiOutputEpiloguesMatch) {
+  const GemmTileShape &shape = getGemmWarpSpecializedTileShapes().front();
+  for (Epilogue epilogue : {Epilogue::BiasResidual, Epilogue::MidChainOutput,
+                            Epilogue::ScaleCast}) {
+    GemmCase c = raggedWarpSpecialized(shape, epilogue);
+    c.transposeRhs = false;
+    EXPECT_EQ(check(c, h100).variant, GemmVariant::WgmmaWarpSpecialized);
+  }
+}
+
+// A norm whose rows fit one tile runs in the consumers' epilogue, its
+// barriers the consumers' named barrier.
+TEST_F(GemmKernelTest, WarpSpecializedResidualAndLayerNormOfWholeRowsMatch) {
+  GemmCase c = ragged(Epilogue::BiasResidualLayerNorm);
+  c.m = 300;
+  c.n = 200;
+  c.k = 136;
+  c.wgmma = c.warpSpecialized = true;
+  c.wholeRows = true;
+  GemmTiling tiling = check(c, h100);
+  EXPECT_EQ(tiling.variant, GemmVariant::WgmmaWarpSpecialized);
+  EXPECT_EQ(tiling.blockN, 256);
+}
+
+// One k-step (K <= 64): the producer never waits for a release; and K long
+// enough that every slot is refilled several times.
+TEST_F(GemmKernelTest, WarpSpecializedShortAndLongKMatch) {
+  for (int64_t k : {40, 1032}) {
+    SCOPED_TRACE(k);
+    GemmCase c = raggedWarpSpecialized(getGemmWarpSpecializedTileShapes()[2],
+                                       Epilogue::Bias);
+    c.k = k;
+    EXPECT_EQ(check(c, h100).variant, GemmVariant::WgmmaWarpSpecialized);
+  }
+}
+
+TEST_F(GemmKernelTest, WarpSpecializedWrongReferenceIsCaught) {
+  GemmCase c = raggedWarpSpecialized(getGemmWarpSpecializedTileShapes()[2],
+                                     Epilogue::None);
+  // Element (100, 7) of the 165 x 152 output: a consumer warpgroup 1 row.
+  EXPECT_NONFATAL_FAILURE(check(c, h100,
+                                [](std::vector<std::vector<double>> &expected) {
+                                  expected[0][100 * 152 + 7] += 0.5;
+                                }),
+                          "element 15207");
+}
+
+// The warp-specialized kernel's PTX moves registers with setmaxnreg and
+// syncs its consumers on named barrier 1; ptxas keeps its wgmma
+// asynchronous (no C7520) and the SASS allocates and frees registers.
+TEST_F(GemmKernelTest, WarpSpecializedPtxOfEveryConfigurationAssemblesToHgmma) {
+  registerPtxLowering(*context);
+  WgmmaSassChecks checks;
+  checks.ptx = {"setmaxnreg.dec.sync.aligned.u32 \t40;",
+                "setmaxnreg.inc.sync.aligned.u32 \t232;", "bar.sync \t1, 256;",
+                "mbarrier.arrive.shared.b64"};
+  checks.sass = {"USETMAXREG.DEALLOC.CTAPOOL 0x28",
+                 "USETMAXREG.TRY_ALLOC.CTAPOOL"};
+  assembleWgmmaConfigurations(getGemmWarpSpecializedTileShapes(),
+                              /*warpSpecialized=*/true, checks,
+                              [&](const GemmCase &c, KernelAnalysis &analysis) {
+                                return lowerToPtx(c, h100, analysis);
+                              });
 }

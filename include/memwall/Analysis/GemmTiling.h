@@ -53,6 +53,10 @@ struct GemmProblem {
   /// enclosing op sets it false): chooseGemmTiling tries its shapes first
   /// where whyNotWgmmaGemm allows.
   bool wgmmaRequested = false;
+  /// The wgmma kernel's warp-specialized form is asked for
+  /// (kGemmWarpSpecializedAttrName): chooseGemmTiling tries its shapes
+  /// before the plain wgmma kernel's.
+  bool warpSpecializedRequested = false;
 };
 
 /// The problem, or failure with why the generated kernel cannot run it
@@ -73,6 +77,12 @@ enum class GemmVariant {
   Wgmma,
   /// f32 operands: exact-fp32 FFMA on CUDA cores.
   Simt,
+  /// sm_90a, warp-specialized (CUTLASS's "cooperative" sm90 kernel): a
+  /// producer warpgroup issues the TMA loads, each ring slot with a "full"
+  /// and an "empty" mbarrier, while two consumer warpgroups (setmaxnreg
+  /// moves registers to them) each own 64 rows of a 128-row tile. The block
+  /// is 128 x 3 threads: threadIdx.y is the warpgroup, consumers first.
+  WgmmaWarpSpecialized,
 };
 
 /// Tile configuration, launch geometry and resources of the generated GEMM.
@@ -82,7 +92,12 @@ struct GemmTiling {
   /// over it and the cp.async ring depth.
   int64_t blockM = 0, blockN = 0, blockK = 0, warpsM = 0, warpsN = 0,
           stages = 0;
+  /// `threads` compute (and run the epilogue); a warp-specialized kernel
+  /// launches `producerThreads` more that only issue TMA loads.
+  /// registersPerThread is the launch's .maxnreg (what every thread has
+  /// before setmaxnreg moves registers).
   int64_t threads = 0, sharedBytes = 0, registersPerThread = 0;
+  int64_t producerThreads = 0;
   /// (N tiles, M tiles, batch).
   std::array<int64_t, 3> grid{1, 1, 1};
   /// Resident threads / 2048.
@@ -99,6 +114,16 @@ struct GemmTiling {
   int64_t rowChunks = 1;
   int64_t rowBufferBytes = 0;
 };
+
+/// The launch's block: (threads, 1, 1), or for the warp-specialized kernel
+/// (128, warpgroups, 1), one warpgroup per y.
+std::array<int64_t, 3> getGemmBlockSize(const GemmTiling &tiling);
+
+/// Whether `tiling` runs a wgmma main loop (plain or warp-specialized).
+inline bool isGemmWgmmaVariant(const GemmTiling &tiling) {
+  return tiling.variant == GemmVariant::Wgmma ||
+         tiling.variant == GemmVariant::WgmmaWarpSpecialized;
+}
 
 /// Padding, in 16-bit elements, of every operand row in shared memory: 16
 /// bytes put the eight rows one ldmatrix reads in distinct banks.
@@ -194,6 +219,19 @@ inline constexpr int64_t kGemmWgmmaAlignmentSlack = 1024;
 /// registers per thread), each with a 3- or a 4-stage ring.
 llvm::ArrayRef<GemmTileShape> getGemmWgmmaTileShapes();
 
+/// The warp-specialized wgmma kernel's shapes, largest first: 128x256 and
+/// 128x128 (two consumer warpgroups of 64 rows each, accumulators of
+/// blockN / 2 f32 registers per thread), each with a 3- or a 4-stage ring.
+llvm::ArrayRef<GemmTileShape> getGemmWarpSpecializedTileShapes();
+
+/// Registers per thread of the warp-specialized kernel: at launch (the
+/// .maxnreg every thread starts with, 384 threads on 64K registers), the
+/// producer's after setmaxnreg.dec and the consumers' after setmaxnreg.inc
+/// (together the launch's registers).
+inline constexpr int64_t kGemmWarpSpecializedLaunchRegisters = 168;
+inline constexpr int64_t kGemmWarpSpecializedProducerRegisters = 40;
+inline constexpr int64_t kGemmWarpSpecializedConsumerRegisters = 232;
+
 /// Why the wgmma kernel cannot run `problem` on `target` ("" when it can):
 /// it needs sm_90a, bf16/f16 operands, lhs [M, K] (K-major for wgmma's A
 /// from shared memory) and one GEMM (batch 1; lhs batch dims folded into M
@@ -207,10 +245,16 @@ std::string whyNotWgmmaGemm(const GemmProblem &problem);
 /// (MemWallTarget.h) on it or an ancestor, true when none says.
 bool isGemmWgmmaRequested(mlir::Operation *op);
 
+/// Whether the warp-specialized wgmma kernel is asked for `op`: the nearest
+/// kGemmWarpSpecializedAttrName on it or an ancestor, false when none says.
+bool isGemmWarpSpecializedRequested(mlir::Operation *op);
+
 /// The generated kernel's rate relative to the target's
 /// generated_gemm_efficiency, which is that of the kernel memwall prefers
 /// there: mma.sync on sm_90+ (where wgmma is preferred) runs at the measured
-/// ratio of the two kernels (kMmaSyncOnHopperRelative), everything else 1.
+/// ratio of the two kernels (kMmaSyncOnHopperRelative), everything else 1
+/// (the warp-specialized kernel has not run on a GPU: it is priced as the
+/// plain wgmma kernel, an assumption, not a measurement).
 double getGemmVariantRelativeRate(const GemmTiling &tiling,
                                   const GPUTarget &target);
 

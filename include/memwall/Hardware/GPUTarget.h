@@ -162,6 +162,10 @@ llvm::ArrayRef<GPUTarget> getBuiltinGPUTargets();
 /// Looks up a built-in target by its --target name.
 const GPUTarget *lookupBuiltinGPUTarget(llvm::StringRef name);
 
+/// The number of a PTX target: 90 for "sm_90a", 80 for "sm_80"; 0 for an
+/// empty or unparsable one.
+unsigned getSmArchNumber(llvm::StringRef smArch);
+
 /// Parses a target from JSON text. `bufferName` is used in error messages,
 /// which carry a line:column where one is known. The schema is documented in
 /// docs/targets.md.

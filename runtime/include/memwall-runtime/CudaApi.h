@@ -96,6 +96,10 @@ struct OpenedDevice {
 /// otherwise. On failure `opened.context` is null.
 Status openFirstDevice(CudaDriver &cu, OpenedDevice &opened);
 
+/// JIT-compiles and loads `ptx` into `module` (null on failure). A failure
+/// (Cuda) carries the JIT's error log.
+Status loadPtxModule(CudaDriver &cu, const char *ptx, CUmodule &module);
+
 struct CublasLt {
   decltype(&::cublasLtCreate) create = nullptr;
   decltype(&::cublasLtDestroy) destroy = nullptr;

@@ -110,9 +110,10 @@ LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
                  isa<IntegerAttr>(attr.getValue()) ? "" : "an integer")
           .Case(kArgumentOffsetsAttrName,
                 isa<DenseI64ArrayAttr>(attr.getValue()) ? "" : "an array<i64>")
-          .Case(kGemmWgmmaAttrName, isa<UnitAttr, BoolAttr>(attr.getValue())
-                                        ? ""
-                                        : "a unit or boolean attribute")
+          .Cases({kGemmWgmmaAttrName, kGemmWarpSpecializedAttrName},
+                 isa<UnitAttr, BoolAttr>(attr.getValue())
+                     ? ""
+                     : "a unit or boolean attribute")
           .Default("?");
   if (expected.empty())
     return success();

@@ -45,6 +45,15 @@ constexpr llvm::StringLiteral kGemmBackendAttrName = "memwall.gemm";
 /// `memwall.gemm_wgmma = false` keeps a module (or op) on mma.sync.
 constexpr llvm::StringLiteral kGemmWgmmaAttrName = "memwall.gemm_wgmma";
 
+/// The unit attribute, on a module (or any ancestor of a matmul), that opts
+/// the sm_90a wgmma kernel into its warp-specialized form (GemmTiling.h,
+/// GemmVariant::WgmmaWarpSpecialized): a TMA producer warpgroup and two
+/// consumer warpgroups on 128x256 and 128x128 tiles. Opt-in until it has run
+/// on an H100; `memwall.gemm_warp_specialized = false` turns it off below an
+/// ancestor that turned it on.
+constexpr llvm::StringLiteral kGemmWarpSpecializedAttrName =
+    "memwall.gemm_warp_specialized";
+
 /// The GEMM backend policy of `op`'s nearest ancestor that names one; Auto
 /// when none does (or the attribute is not one of the three names, which
 /// memwall-set-target never writes).
