@@ -702,6 +702,14 @@ private:
       if (analysis.kind == FusionKind::Gemm) {
         work.unit = ComputeUnit::GeneratedGemm;
         work.computeFraction = tileFraction;
+        // Fewer CTAs than SMs stream from as many SMs only (measured on an
+        // H100: 32 CTAs of the 1x4096x4096 wgmma GEMM pulled 0.90 TB/s, a
+        // quarter of the copy rate; docs/PERFORMANCE.md).
+        const GemmTiling &tiling = analysis.tiling;
+        double ctas = static_cast<double>(tiling.grid[0]) * tiling.grid[1] *
+                      tiling.grid[2];
+        work.bandwidthFraction =
+            std::min(1.0, ctas / std::max(target.smCount, 1u));
       }
       // A dual GEMM's shape class is that of the product with both rhs
       // side by side (N doubled).
@@ -718,9 +726,43 @@ private:
     work.bytesWritten = static_cast<double>(analysis.bytesWritten);
     work.precision = analysis.precision;
     work.launchesKernel = true;
+    if (analysis.kind == FusionKind::Gemm && analysis.tiling.splitK > 1)
+      splitWork(work);
     analysis.work = work;
     analysis.estimate = estimateKernelTime(work, target);
     analysis.timeSeconds = analysis.estimate.timeSeconds;
+    if (analysis.kind == FusionKind::Gemm && analysis.tiling.splitK > 1) {
+      analysis.splitKReduce =
+          estimateKernelTime(analysis.splitKReduceWork, target);
+      analysis.timeSeconds += analysis.splitKReduce.timeSeconds;
+    }
+  }
+
+  /// Split-K: the split kernel reads the operands and writes [splitK,
+  /// rhsOperands, M, N] f32 partials; the reduce kernel reads them with the
+  /// epilogue's other inputs and writes the outputs (a memory-bound kernel on
+  /// every SM).
+  void splitWork(KernelWork &work) {
+    auto matmul = cast<MatmulOp>(analysis.anchor);
+    const GemmProblem &problem = analysis.gemm;
+    double partials =
+        static_cast<double>((CheckedInt(analysis.tiling.splitK) *
+                             problem.rhsOperands * problem.m * problem.n * 4)
+                                .saturated());
+    CheckedInt operandBytes =
+        CheckedInt::fromSaturated(getGemmOperandBytes(matmul.getLhs())) +
+        CheckedInt::fromSaturated(getGemmOperandBytes(matmul.getRhs()));
+    if (auto sibling = dyn_cast_or_null<MatmulOp>(analysis.siblingMatmul))
+      operandBytes = operandBytes + CheckedInt::fromSaturated(
+                                        getGemmOperandBytes(sibling.getRhs()));
+    double operands = static_cast<double>(operandBytes.saturated());
+    KernelWork &reduce = analysis.splitKReduceWork;
+    reduce.bytesRead = std::max(0.0, work.bytesRead - operands) + partials;
+    reduce.bytesWritten = work.bytesWritten;
+    reduce.precision = work.precision;
+    reduce.launchesKernel = true;
+    work.bytesRead = std::min(work.bytesRead, operands);
+    work.bytesWritten = partials;
   }
 
   static std::string shapeString(ArrayRef<int64_t> shape) {

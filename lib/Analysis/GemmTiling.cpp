@@ -178,6 +178,56 @@ ArrayRef<GemmTileShape> memwall::getGemmWarpSpecializedTileShapes() {
   return shapes;
 }
 
+int64_t memwall::getGemmKStepsPerSplit(const GemmTiling &tiling,
+                                       const GemmProblem &problem) {
+  int64_t steps = llvm::divideCeil(problem.k, tiling.blockK);
+  return llvm::divideCeil(steps, std::max<int64_t>(tiling.splitK, 1));
+}
+
+GemmTiling memwall::getGemmSplitKReduceTiling(const GemmTiling &tiling,
+                                              const GemmProblem &problem) {
+  GemmTiling reduce = tiling;
+  reduce.variant = GemmVariant::MmaSync;
+  reduce.splitK = 1;
+  reduce.producerThreads = 0;
+  reduce.grid[2] = 1;
+  reduce.sharedBytes = getGemmAccumulatorBytes(tiling.blockM, tiling.blockN,
+                                               problem.rhsOperands);
+  return reduce;
+}
+
+/// Splits K over grid.z where the tiles leave SMs idle (see
+/// chooseGemmTiling).
+static void splitKWhereSMsIdle(GemmTiling &tiling, const GemmProblem &problem,
+                               const GPUTarget &target) {
+  if (problem.batch != 1 || isSimt(problem) || tiling.rowChunks != 1 ||
+      (tiling.variant != GemmVariant::MmaSync &&
+       tiling.variant != GemmVariant::Wgmma))
+    return;
+  int64_t tiles = tiling.grid[0] * tiling.grid[1];
+  int64_t sms = std::max<int64_t>(target.smCount, 1);
+  if (tiles >= sms)
+    return;
+  // Enough CTAs for every SM (a memory-bound GEMM streams from each), as
+  // long as the partials' round trip (8 bytes per split and output) stays
+  // within a quarter of the operands' traffic: skinny and decode shapes.
+  int64_t steps = llvm::divideCeil(problem.k, tiling.blockK);
+  int64_t outputs = problem.rhsOperands * problem.m * problem.n;
+  int64_t operandBytes =
+      (problem.m + problem.rhsOperands * problem.n) * problem.k * 2;
+  int64_t byTraffic = operandBytes / (4 * 8 * std::max<int64_t>(outputs, 1));
+  int64_t splits = std::min<int64_t>({llvm::divideCeil(sms, tiles),
+                                      steps / kGemmMinKStepsPerSplit,
+                                      kGemmMaxSplitK, byTraffic});
+  if (splits < 2)
+    return;
+  tiling.splitK = splits;
+  tiling.grid[2] = splits;
+  double concurrent = static_cast<double>(tiling.ctasPerSM) * sms;
+  double ctas = static_cast<double>(tiles * splits);
+  tiling.waveEfficiency = ctas / (std::ceil(ctas / concurrent) * concurrent);
+}
+
 std::array<int64_t, 3> memwall::getGemmBlockSize(const GemmTiling &tiling) {
   if (tiling.variant == GemmVariant::WgmmaWarpSpecialized)
     return {128, (tiling.threads + tiling.producerThreads) / 128, 1};
@@ -525,5 +575,6 @@ memwall::chooseGemmTiling(const GemmProblem &problem, const GPUTarget &target,
                   : firstWhy));
     return failure();
   }
+  splitKWhereSMsIdle(*best, problem, target);
   return *best;
 }

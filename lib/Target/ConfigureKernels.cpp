@@ -104,6 +104,8 @@ private:
       const GemmTiling &tiling = analysis->tiling;
       if (failed(checkGrid(op, tiling.grid)))
         return failure();
+      if (tiling.splitK > 1)
+        return configureSplitKGemm(op, *analysis);
       return attach(op, KernelFamily::GeneratedGemm, kernelName("gemm"),
                     tiling.grid, getGemmBlockSize(tiling), tiling.sharedBytes,
                     analysis->timeSeconds);
@@ -178,6 +180,31 @@ private:
                        estimateKernelTime(splitWork, target).timeSeconds),
         plan.splits, combine, GemmConfigAttr());
     op->setAttr(MemWallDialect::kKernelConfigAttrName, config);
+    steps += 2;
+    return success();
+  }
+
+  /// memwall's GEMM with K split over grid.z: the split kernel writes f32
+  /// partials, the reduce kernel (its `combine`) sums them and runs the
+  /// epilogue; each priced as the fusion cost model priced it.
+  LogicalResult configureSplitKGemm(Operation *op,
+                                    const KernelAnalysis &analysis) {
+    MLIRContext *ctx = op->getContext();
+    const GemmTiling &tiling = analysis.tiling;
+    GemmTiling reduce = getGemmSplitKReduceTiling(tiling, analysis.gemm);
+    KernelConfigAttr combine = configAttr(
+        ctx, KernelFamily::GeneratedGemm, kernelName("gemm_reduce", 1),
+        reduce.grid, getGemmBlockSize(reduce), reduce.sharedBytes,
+        analysis.splitKReduce.timeSeconds);
+    std::array<int64_t, 3> block = getGemmBlockSize(tiling);
+    op->setAttr(MemWallDialect::kKernelConfigAttrName,
+                KernelConfigAttr::get(
+                    ctx, KernelFamily::GeneratedGemm, kernelName("gemm_split"),
+                    DenseI64ArrayAttr::get(ctx, tiling.grid),
+                    DenseI64ArrayAttr::get(ctx, block), tiling.sharedBytes,
+                    FloatAttr::get(Float64Type::get(ctx),
+                                   analysis.estimate.timeSeconds),
+                    tiling.splitK, combine, GemmConfigAttr()));
     steps += 2;
     return success();
   }

@@ -49,6 +49,14 @@
 // two accumulator sets, and stages both tiles for the epilogue, which reads
 // each product (plus its bias) as a value.
 //
+// Split K (tiling.splitK > 1: skinny and decode shapes whose tiles leave SMs
+// idle): block z of the split kernel runs the main loop over its own
+// k-steps (the last split's steps past K are zero-filled as any) and writes
+// its staged tiles, unrounded f32, to [splitK, rhsOperands, M, N] partials
+// (a dual GEMM writes both products); the reduce kernel, one block per
+// tile, sums the splits' partials into the staged tiles and runs the
+// epilogue as above (biases included).
+//
 // f32 operands (exact fp32, as PyTorch without TF32): the FFMA kernel. Each
 // k-step of 16 is loaded (coalesced, zeros past the edges) into K-major
 // shared tiles, a barrier, each thread accumulates a 4x4 square of the tile
@@ -113,10 +121,13 @@ struct OperandTile {
 class GemmKernelBuilder : IndexArithmetic {
 public:
   GemmKernelBuilder(gpu::GPUModuleOp gpuModule, const KernelAnalysis &analysis,
-                    ArrayRef<Value> outputs)
+                    ArrayRef<Value> outputs, GemmKernelPart part)
       : IndexArithmetic(b),
         b(analysis.anchor->getLoc(), gpuModule.getContext()),
-        analysis(analysis), problem(analysis.gemm), tiling(analysis.tiling),
+        analysis(analysis), problem(analysis.gemm), part(part),
+        tiling(part == GemmKernelPart::SplitKReduce
+                   ? getGemmSplitKReduceTiling(analysis.tiling, analysis.gemm)
+                   : analysis.tiling),
         outputs(outputs), element(problem.elementType),
         matmul(cast<MatmulOp>(analysis.anchor)),
         sibling(dyn_cast_or_null<MatmulOp>(analysis.siblingMatmul)),
@@ -127,21 +138,39 @@ public:
   FailureOr<gpu::GPUFuncOp> build(StringRef name) {
     if (std::string why = whyCannotBuild(); !why.empty())
       return matmul.emitError("cannot generate the GEMM kernel: ") << why;
+    // Split K: the reduce kernel's partials come first, the split kernel's
+    // replace the outputs.
+    auto partialsType = MemRefType::get(
+        {analysis.tiling.splitK * problem.rhsOperands * problem.m * problem.n},
+        b.getF32Type());
+    bool reduce = part == GemmKernelPart::SplitKReduce;
     SmallVector<Type> params;
+    if (reduce)
+      params.push_back(partialsType);
     for (const KernelInput &input : analysis.inputs)
       params.push_back(parameterType(input.value));
-    for (Value output : outputs)
-      params.push_back(flatMemRefType(output));
+    if (part == GemmKernelPart::SplitKPartials)
+      params.push_back(partialsType);
+    else
+      for (Value output : outputs)
+        params.push_back(flatMemRefType(output));
     gpu::GPUFuncOp func =
         createKernel(b, name, params, getGemmBlockSize(tiling));
     // The register budget the tiling's occupancy assumes (.maxnreg).
     func->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
                   b.getI32IntegerAttr(tiling.registersPerThread));
     Block &entry = func.getBody().front();
+    unsigned firstInput = reduce ? 1 : 0;
+    unsigned afterInputs = firstInput + analysis.inputs.size();
     for (auto [i, input] : llvm::enumerate(analysis.inputs))
-      emitter.setMemRef(input.value, entry.getArgument(i));
-    for (auto [i, output] : llvm::enumerate(outputs))
-      emitter.setMemRef(output, entry.getArgument(analysis.inputs.size() + i));
+      emitter.setMemRef(input.value, entry.getArgument(firstInput + i));
+    if (part == GemmKernelPart::SplitKPartials)
+      partials = entry.getArgument(afterInputs);
+    else
+      for (auto [i, output] : llvm::enumerate(outputs))
+        emitter.setMemRef(output, entry.getArgument(afterInputs + i));
+    if (reduce)
+      partials = entry.getArgument(0);
 
     tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     // The warp-specialized kernel's blocks are 128 x warpgroups: consumers
@@ -158,9 +187,23 @@ public:
         mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), tiling.blockN);
     tileRow = mul(gpu::BlockIdOp::create(b, gpu::Dimension::y), tiling.blockM);
     batch = gpu::BlockIdOp::create(b, gpu::Dimension::z);
+    kBase = idx(0);
+    if (part != GemmKernelPart::Whole) {
+      // One GEMM (batch 1); grid.z is the split.
+      split = batch;
+      batch = idx(0);
+      kBase = mul(split, kSteps() * tiling.blockK);
+    }
 
     if (tiling.rowChunks > 1) {
       buildRowChunkedKernel();
+    } else if (part == GemmKernelPart::SplitKPartials) {
+      buildAnyMainLoop();
+      writePartials(stageAccumulatorTiles());
+    } else if (part == GemmKernelPart::SplitKReduce) {
+      // No main loop: the staged tile is the sum of the partials.
+      createSharedMemory();
+      buildEpilogue();
     } else {
       buildAnyMainLoop();
       buildEpilogue();
@@ -193,7 +236,8 @@ private:
   /// operands a tensor map (the host builds it with
   /// nvgpu.tma.create.descriptor).
   Type parameterType(Value input) {
-    if (isWgmma() && (input == matmul.getLhs() || input == matmul.getRhs()))
+    if (isWgmma() && part != GemmKernelPart::SplitKReduce &&
+        (input == matmul.getLhs() || input == matmul.getRhs()))
       return getGemmWgmmaOperandMapType(b.getContext(), problem, tiling,
                                         input == matmul.getLhs());
     return flatMemRefType(input);
@@ -201,7 +245,12 @@ private:
 
   int64_t warpTileM() const { return tiling.blockM / tiling.warpsM; }
   int64_t warpTileN() const { return tiling.blockN / tiling.warpsN; }
-  int64_t kSteps() const { return llvm::divideCeil(problem.k, tiling.blockK); }
+  /// K-steps the main loop runs: all, or one split's.
+  int64_t kSteps() const {
+    return part == GemmKernelPart::SplitKPartials
+               ? getGemmKStepsPerSplit(analysis.tiling, problem)
+               : llvm::divideCeil(problem.k, tiling.blockK);
+  }
   /// Rows and columns of one ring slot of each operand, as in memory.
   std::pair<int64_t, int64_t> lhsTileShape() const {
     return problem.transposeLhs ? std::pair{tiling.blockK, tiling.blockM}
@@ -218,7 +267,8 @@ private:
     } else if (isWgmma()) {
       wgmmaLoop = buildGemmWgmmaMainLoop(
           b, problem, tiling, emitter.getMemRef(matmul.getLhs()),
-          emitter.getMemRef(matmul.getRhs()), tid, tileRow, tileColumn);
+          emitter.getMemRef(matmul.getRhs()), tid, tileRow, tileColumn, kBase,
+          kSteps());
       shared = wgmmaLoop.shared;
     } else {
       buildMainLoop();
@@ -241,6 +291,13 @@ private:
   std::string whyCannotBuild() {
     if (!element || (!element.isBF16() && !element.isF16() && !element.isF32()))
       return "operands must be bf16, f16 or f32";
+    if ((part != GemmKernelPart::Whole) != (analysis.tiling.splitK > 1))
+      return "a split-K tiling runs as its split and reduce kernels";
+    if (part != GemmKernelPart::Whole &&
+        (problem.batch != 1 || element.isF32() ||
+         analysis.tiling.rowChunks > 1 || isWarpSpecialized()))
+      return "split K runs one bf16/f16 GEMM (or dual GEMM), not "
+             "row-chunked, on the mma.sync or plain wgmma kernel";
     if (isWgmma()) {
       if (std::string why = whyCannotBuildGemmWgmma(problem, tiling);
           !why.empty())
@@ -285,7 +342,8 @@ private:
                                                problem.rhsOperands));
     if (tiling.rowChunks > 1)
       ringOrTile = llvm::alignTo(ringOrTile, 16) + tiling.rowBufferBytes;
-    if (!isWgmma() && ringOrTile > tiling.sharedBytes)
+    if (!isWgmma() && part != GemmKernelPart::SplitKReduce &&
+        ringOrTile > tiling.sharedBytes)
       return "the tiling's shared memory is too small";
     auto inputIndex = [&](Value value) {
       return llvm::find_if(analysis.inputs, [&](const KernelInput &input) {
@@ -363,7 +421,7 @@ private:
   /// `firstOther` is the tile's first row or column along M or N.
   void loadOperand(const OperandTile &tile, Value slot, Value step, bool kIsRow,
                    Value firstOther, SmallVectorImpl<Value> &tokens) {
-    Value firstK = mul(step, tiling.blockK);
+    Value firstK = add(mul(step, tiling.blockK), kBase);
     Value firstRow = kIsRow ? firstK : firstOther;
     Value firstColumn = kIsRow ? firstOther : firstK;
     int64_t chunksPerRow = tile.columns / 8;
@@ -681,19 +739,88 @@ private:
           ValueRange{});
       products = products.take_front(accumulators.size() / 2);
     }
-    if (element.isF32())
+    if (part == GemmKernelPart::SplitKReduce) {
+      sumPartials(tile, 0);
+      if (sibling)
+        sumPartials(siblingTile, 1);
+    } else if (element.isF32()) {
       stageThreadTile(tile);
-    else if (isWgmma())
+    } else if (isWgmma()) {
       stageGemmWgmmaAccumulators(b, tiling, wgmmaLoop, tid, tile);
-    else
+    } else {
       stageFragments(tile, products);
-    if (sibling)
-      stageFragments(siblingTile,
-                     ArrayRef<Value>(accumulators).drop_front(products.size()));
+      if (sibling)
+        stageFragments(
+            siblingTile,
+            ArrayRef<Value>(accumulators).drop_front(products.size()));
+    }
     syncThreads();
     if (sibling)
       return {tile, siblingTile};
     return {tile};
+  }
+
+  /// Split K: every element of the tile inside M x N, thread t taking
+  /// elements t, t + threads, ... in row-major order (consecutive threads,
+  /// consecutive columns: coalesced); `body` gets the tile's row and column
+  /// and the element's flat index in an M x N matrix, `valid` whether it is
+  /// inside.
+  void forEachTileElement(
+      function_ref<void(Value row, Value column, Value flat, Value valid)>
+          body) {
+    int64_t passes = tiling.blockM * tiling.blockN / tiling.threads;
+    auto loop = scf::ForOp::create(b, idx(0), idx(passes), idx(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value element = add(mul(loop.getInductionVar(), tiling.threads), tid);
+    Value row = div(element, tiling.blockN);
+    Value column = rem(element, tiling.blockN);
+    Value globalRow = add(tileRow, row), globalColumn = add(tileColumn, column);
+    Value valid = arith::AndIOp::create(b, less(globalRow, problem.m),
+                                        less(globalColumn, problem.n));
+    // Clamped inside, so that even an invalid element's index is in range.
+    Value flat = arith::SelectOp::create(
+        b, valid, add(mul(globalRow, problem.n), globalColumn), idx(0));
+    body(row, column, flat, valid);
+  }
+
+  /// The partials are [splitK, rhsOperands, M, N]: where product
+  /// `product` of split `split` starts.
+  Value partialsAt(Value split, int64_t product) {
+    int64_t matrix = problem.m * problem.n;
+    return add(mul(split, problem.rhsOperands * matrix), product * matrix);
+  }
+
+  /// The split kernel's staged tiles (one per product), unrounded f32, to
+  /// its split's partials.
+  void writePartials(ArrayRef<Value> tiles) {
+    for (auto [product, tile] : llvm::enumerate(tiles)) {
+      Value base = partialsAt(split, product);
+      forEachTileElement([&](Value row, Value column, Value flat, Value valid) {
+        auto inside = scf::IfOp::create(b, valid, /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(inside.thenBlock());
+        Value value = memref::LoadOp::create(b, tile, ValueRange{row, column});
+        memref::StoreOp::create(b, value, partials,
+                                ValueRange{add(base, flat)});
+      });
+    }
+  }
+
+  /// The reduce kernel's staged tile of product `product`: each element the
+  /// sum of the splits' partials (in split order), 0 outside M x N.
+  void sumPartials(Value tile, int64_t product) {
+    int64_t splits = analysis.tiling.splitK;
+    forEachTileElement([&](Value row, Value column, Value flat, Value valid) {
+      Value sum = f32Constant(b, 0);
+      for (int64_t s = 0; s < splits; ++s) {
+        Value value = memref::LoadOp::create(
+            b, partials, ValueRange{add(partialsAt(idx(s), product), flat)});
+        sum = arith::AddFOp::create(b, sum, value);
+      }
+      sum = arith::SelectOp::create(b, valid, sum, f32Constant(b, 0));
+      memref::StoreOp::create(b, sum, tile, ValueRange{row, column});
+    });
   }
 
   /// The epilogue's ops other than the matmul and the norm, split at the
@@ -1076,7 +1203,9 @@ private:
   ImplicitLocOpBuilder b;
   const KernelAnalysis &analysis;
   const GemmProblem &problem;
-  const GemmTiling &tiling;
+  GemmKernelPart part;
+  /// The reduce kernel's (no main loop) or the analysis'.
+  const GemmTiling tiling;
   ArrayRef<Value> outputs;
   Type element;
   MatmulOp matmul;
@@ -1088,15 +1217,18 @@ private:
   GemmWgmmaMainLoop wgmmaLoop;
   Value shared, tid, laneMatrix, laneRow, warpRow, warpColumn, tileRow,
       tileColumn, batch, threadRow, threadColumn;
+  /// Split K: the [splitK, rhsOperands, M, N] f32 partials, this block's
+  /// split and its first K (0 without split K).
+  Value partials, split, kBase;
 };
 } // namespace
 
 FailureOr<gpu::GPUFuncOp>
 memwall::emitGemmKernel(gpu::GPUModuleOp gpuModule, StringRef name,
-                        const KernelAnalysis &analysis,
-                        ArrayRef<Value> outputs) {
+                        const KernelAnalysis &analysis, ArrayRef<Value> outputs,
+                        GemmKernelPart part) {
   if (!isa_and_nonnull<MatmulOp>(analysis.anchor))
     return emitError(gpuModule.getLoc(),
                      "the GEMM kernel's anchor must be a memwall.matmul");
-  return GemmKernelBuilder(gpuModule, analysis, outputs).build(name);
+  return GemmKernelBuilder(gpuModule, analysis, outputs, part).build(name);
 }

@@ -32,10 +32,22 @@ namespace memwall {
 /// flat 1-D memrefs. Launch it with grid tiling.grid, tiling.threads threads
 /// and tiling.sharedBytes bytes of dynamic shared memory. Fails (with an
 /// error at the matmul) on an analysis the kernel cannot run.
+///
+/// With split K (tiling.splitK > 1) the GEMM is two kernels, `part` says
+/// which: SplitKPartials multiplies block z's k-steps
+/// (getGemmKStepsPerSplit from z times that) and writes its f32 tile to
+/// [splitK, rhsOperands, M, N] partials (parameters: the inputs, then the
+/// partials);
+/// SplitKReduce, launched as getGemmSplitKReduceTiling says, sums a tile's
+/// partials and runs the epilogue (parameters: the partials, the inputs as
+/// flat memrefs, the outputs).
+enum class GemmKernelPart { Whole, SplitKPartials, SplitKReduce };
+
 mlir::FailureOr<mlir::gpu::GPUFuncOp>
 emitGemmKernel(mlir::gpu::GPUModuleOp gpuModule, llvm::StringRef name,
                const KernelAnalysis &analysis,
-               llvm::ArrayRef<mlir::Value> outputs);
+               llvm::ArrayRef<mlir::Value> outputs,
+               GemmKernelPart part = GemmKernelPart::Whole);
 
 } // namespace memwall
 

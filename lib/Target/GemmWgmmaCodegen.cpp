@@ -89,10 +89,12 @@ class MainLoopBuilder : IndexArithmetic {
 public:
   MainLoopBuilder(ImplicitLocOpBuilder &b, const GemmProblem &problem,
                   const GemmTiling &tiling, Value lhsMap, Value rhsMap,
-                  Value tid, Value tileRow, Value tileColumn)
+                  Value tid, Value tileRow, Value tileColumn, Value firstK,
+                  int64_t kSteps)
       : IndexArithmetic(b), b(b), problem(problem), tiling(tiling),
         lhsMap(lhsMap), rhsMap(rhsMap), tid(tid), tileRow(tileRow),
-        tileColumn(tileColumn), element(problem.elementType) {}
+        tileColumn(tileColumn), firstK(firstK), kSteps(kSteps),
+        element(problem.elementType) {}
 
   GemmWgmmaMainLoop build() {
     GemmWgmmaMainLoop result;
@@ -111,7 +113,6 @@ public:
     NVVM::FenceMbarrierInitOp::create(b);
     gpu::BarrierOp::create(b);
 
-    int64_t kSteps = llvm::divideCeil(problem.k, tiling.blockK);
     auto issueIfBefore = [&](Value step) {
       Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, step,
                                             idx(kSteps));
@@ -134,11 +135,7 @@ public:
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
       Value step = loop.getInductionVar();
-      Value slot = rem(step, tiling.stages);
-      Value parity = arith::IndexCastOp::create(
-          b, b.getI1Type(), rem(div(step, tiling.stages), 2));
-      nvgpu::MBarrierTryWaitParityOp::create(b, barriers, parity,
-                                             idx(kWaitTicks), slot);
+      Value slot = waitForStage(step);
       SmallVector<Value> acc(loop.getRegionIterArgs());
       multiplySlot(slot, acc, accumulatorType);
       // Every wgmma of the previous k-step has completed: its slot is free.
@@ -176,7 +173,6 @@ public:
     NVVM::FenceMbarrierInitOp::create(b);
     gpu::BarrierOp::create(b);
 
-    int64_t kSteps = llvm::divideCeil(problem.k, tiling.blockK);
     auto setMaxRegisters = [&](int64_t count, NVVM::SetMaxRegisterAction how) {
       NVVM::SetMaxRegisterOp::create(
           b, b.getI32IntegerAttr(count),
@@ -236,11 +232,7 @@ public:
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
       Value step = loop.getInductionVar();
-      Value slot = rem(step, tiling.stages);
-      Value parity = arith::IndexCastOp::create(
-          b, b.getI1Type(), rem(div(step, tiling.stages), 2));
-      nvgpu::MBarrierTryWaitParityOp::create(b, barriers, parity,
-                                             idx(kWaitTicks), slot);
+      Value slot = waitForStage(step);
       SmallVector<Value> acc(loop.getRegionIterArgs());
       multiplySlot(slot, acc, accumulatorType, rowsOfA);
       // wait_group let this k-step's wgmma stay in flight and completed
@@ -279,6 +271,17 @@ public:
   }
 
 private:
+  /// Waits until k-step `step`'s tiles have landed in its ring slot (phase
+  /// step / stages of the slot's "full" mbarrier); returns the slot.
+  Value waitForStage(Value step) {
+    Value slot = rem(step, tiling.stages);
+    Value parity = arith::IndexCastOp::create(b, b.getI1Type(),
+                                              rem(div(step, tiling.stages), 2));
+    nvgpu::MBarrierTryWaitParityOp::create(b, barriers, parity, idx(kWaitTicks),
+                                           slot);
+    return slot;
+  }
+
   /// Bytes of one lhs and one rhs ring slot.
   int64_t lhsSlotBytes() const { return tiling.blockM * kRowBytes; }
   int64_t rhsSlotBytes() const { return tiling.blockN * kRowBytes; }
@@ -314,7 +317,7 @@ private:
     int64_t bytes = (tiling.blockM + tiling.blockN) * tiling.blockK * 2;
     nvgpu::MBarrierArriveExpectTxOp::create(b, barriers, idx(bytes), slot,
                                             predicate);
-    Value firstK = mul(step, tiling.blockK);
+    Value stepK = add(mul(step, tiling.blockK), firstK);
     auto load = [&](Value map, Value offset, ValueRange coordinates) {
       auto box = cast<nvgpu::TensorMapDescriptorType>(map.getType())
                      .getTensor()
@@ -324,14 +327,14 @@ private:
                                     /*multicastMask=*/Value(), predicate);
     };
     // Coordinates innermost first.
-    load(lhsMap, lhsSlot(slot), {firstK, tileRow});
+    load(lhsMap, lhsSlot(slot), {stepK, tileRow});
     if (problem.transposeRhs) {
-      load(rhsMap, rhsSlot(slot), {firstK, tileColumn});
+      load(rhsMap, rhsSlot(slot), {stepK, tileColumn});
       return;
     }
     for (int64_t j = 0; j < tiling.blockN / 64; ++j)
       load(rhsMap, add(rhsSlot(slot), j * 64 * kRowBytes),
-           {add(tileColumn, j * 64), firstK});
+           {add(tileColumn, j * 64), stepK});
   }
 
   /// Accumulates ring slot `slot` into `acc`: per k16 one wgmma per 64-row
@@ -374,7 +377,8 @@ private:
   ImplicitLocOpBuilder &b;
   const GemmProblem &problem;
   const GemmTiling &tiling;
-  Value lhsMap, rhsMap, tid, tileRow, tileColumn;
+  Value lhsMap, rhsMap, tid, tileRow, tileColumn, firstK;
+  int64_t kSteps;
   Type element;
   Value shared, barriers;
 };
@@ -433,9 +437,9 @@ std::string memwall::whyCannotBuildGemmWgmma(const GemmProblem &problem,
 GemmWgmmaMainLoop memwall::buildGemmWgmmaMainLoop(
     ImplicitLocOpBuilder &b, const GemmProblem &problem,
     const GemmTiling &tiling, Value lhsMap, Value rhsMap, Value tid,
-    Value tileRow, Value tileColumn) {
+    Value tileRow, Value tileColumn, Value firstK, int64_t kSteps) {
   MainLoopBuilder builder(b, problem, tiling, lhsMap, rhsMap, tid, tileRow,
-                          tileColumn);
+                          tileColumn, firstK, kSteps);
   if (tiling.variant != GemmVariant::WgmmaWarpSpecialized)
     return builder.build();
   // threadIdx.y broadcast from lane 0 (as CUTLASS's canonical_warp_idx_sync):

@@ -66,12 +66,15 @@ struct GemmWgmmaMainLoop {
 /// Emits the main loop at `b`'s insertion point: the tile at rows `tileRow`,
 /// columns `tileColumn` of the product, the operands read through the
 /// tensor-map parameters `lhsMap` and `rhsMap`; `tid` is the thread index.
+/// The loop runs `kSteps` k-steps from K index `firstK` (split K; the steps
+/// past K read zeros).
 GemmWgmmaMainLoop buildGemmWgmmaMainLoop(mlir::ImplicitLocOpBuilder &b,
                                          const GemmProblem &problem,
                                          const GemmTiling &tiling,
                                          mlir::Value lhsMap, mlir::Value rhsMap,
                                          mlir::Value tid, mlir::Value tileRow,
-                                         mlir::Value tileColumn);
+                                         mlir::Value tileColumn,
+                                         mlir::Value firstK, int64_t kSteps);
 
 /// The warp-specialized kernel's barrier of its 256 consumer threads (named
 /// barrier 1: the producer warpgroup does not take part).

@@ -167,6 +167,9 @@ protected:
     }
     if (analysis->kind == FusionKind::MatmulEpilogue)
       return lowerGemm(op, config, *analysis, buffers, results, rewriter);
+    if (analysis->kind == FusionKind::Gemm && analysis->tiling.splitK > 1)
+      return lowerSplitKGemm(op, config, *analysis, buffers, outputs, results,
+                             rewriter);
     FailureOr<gpu::GPUFuncOp> kernel =
         analysis->kind == FusionKind::Gemm
             ? emitGemmKernel(state.kernels, config.getName(), *analysis,
@@ -185,6 +188,55 @@ protected:
     }
     launch(rewriter, op->getLoc(), config, args,
            locationsOf(rewriter, analysis->ops));
+    rewriter.replaceOp(op, written);
+    return success();
+  }
+
+  /// memwall's GEMM with split K: the split kernel writes f32 partials
+  /// [splitK, rhsOperands, M, N] (an arena temporary), the reduce kernel (the
+  /// config's `combine`) sums them and runs the epilogue.
+  LogicalResult lowerSplitKGemm(Operation *op, KernelConfigAttr config,
+                                const KernelAnalysis &analysis,
+                                const DenseMap<Value, Value> &buffers,
+                                ArrayRef<Value> outputs,
+                                ArrayRef<Value> results,
+                                ConversionPatternRewriter &rewriter) const {
+    KernelConfigAttr reduce = config.getCombine();
+    if (!reduce || config.getSplits() != analysis.tiling.splitK)
+      return rewriter.notifyMatchFailure(op, "the configuration is stale");
+    Location loc = op->getLoc();
+    FailureOr<gpu::GPUFuncOp> split =
+        emitGemmKernel(state.kernels, config.getName(), analysis, outputs,
+                       GemmKernelPart::SplitKPartials);
+    if (failed(split))
+      return failure();
+    FailureOr<gpu::GPUFuncOp> sum =
+        emitGemmKernel(state.kernels, reduce.getName(), analysis, outputs,
+                       GemmKernelPart::SplitKReduce);
+    if (failed(sum))
+      return failure();
+    const GemmProblem &problem = analysis.gemm;
+    Value partials = allocate(
+        rewriter, loc,
+        RankedTensorType::get(
+            {analysis.tiling.splitK, problem.rhsOperands, problem.m, problem.n},
+            rewriter.getF32Type()),
+        (config.getName() + "_partials").str());
+    ArrayAttr ops = locationsOf(rewriter, analysis.ops);
+    SmallVector<Value> splitArgs, reduceArgs{partials}, written;
+    for (auto [input, param] :
+         llvm::zip(analysis.inputs, split->getArgumentTypes())) {
+      Value buffer = buffers.lookup(input.value);
+      splitArgs.push_back(getLaunchOperand(rewriter, loc, buffer, param));
+      reduceArgs.push_back(buffer);
+    }
+    splitArgs.push_back(partials);
+    for (Value result : results) {
+      written.push_back(allocate(rewriter, loc, result));
+      reduceArgs.push_back(written.back());
+    }
+    launch(rewriter, loc, config, splitArgs, ops);
+    launch(rewriter, loc, reduce, reduceArgs, ops);
     rewriter.replaceOp(op, written);
     return success();
   }

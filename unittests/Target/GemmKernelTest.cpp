@@ -515,11 +515,23 @@ protected:
     builder.setInsertionPointToStart(kernels->getBody());
     auto gpuModule =
         gpu::GPUModuleOp::create(builder, builder.getUnknownLoc(), "kernels");
-    FailureOr<gpu::GPUFuncOp> kernel =
-        emitGemmKernel(gpuModule, "gemm", analysis, analysis.outputs);
+    // Split K: the split kernel, then the reduce kernel.
+    bool splitK = analysis.tiling.splitK > 1;
+    FailureOr<gpu::GPUFuncOp> kernel = emitGemmKernel(
+        gpuModule, "gemm", analysis, analysis.outputs,
+        splitK ? GemmKernelPart::SplitKPartials : GemmKernelPart::Whole);
     EXPECT_TRUE(succeeded(kernel));
     if (failed(kernel))
       return {};
+    FailureOr<gpu::GPUFuncOp> reduceKernel;
+    if (splitK) {
+      reduceKernel =
+          emitGemmKernel(gpuModule, "gemm_reduce", analysis, analysis.outputs,
+                         GemmKernelPart::SplitKReduce);
+      EXPECT_TRUE(succeeded(reduceKernel));
+      if (failed(reduceKernel))
+        return {};
+    }
     EXPECT_TRUE(succeeded(verify(*kernels)));
 
     std::vector<TensorData> inputs;
@@ -534,11 +546,22 @@ protected:
       outputBytes.emplace_back(
           type.getNumElements() * type.getElementTypeBitWidth() / 8, 0xff);
     }
-    std::vector<MutableArrayRef<uint8_t>> args;
-    for (TensorData &input : inputs)
+    std::vector<MutableArrayRef<uint8_t>> args, reduceArgs;
+    // Garbage, as an arena's reused bytes would be.
+    std::vector<uint8_t> partials(analysis.tiling.splitK *
+                                      analysis.gemm.rhsOperands *
+                                      analysis.gemm.m * analysis.gemm.n * 4,
+                                  0xff);
+    if (splitK)
+      reduceArgs.push_back(partials);
+    for (TensorData &input : inputs) {
       args.push_back(input.bytes);
+      reduceArgs.push_back(input.bytes);
+    }
+    if (splitK)
+      args.push_back(partials);
     for (std::vector<uint8_t> &bytes : outputBytes)
-      args.push_back(bytes);
+      (splitK ? reduceArgs : args).push_back(bytes);
     simt::LaunchConfig launch;
     launch.grid = analysis.tiling.grid;
     launch.block = getGemmBlockSize(analysis.tiling);
@@ -557,6 +580,17 @@ protected:
       }
     llvm::Error error = simt::runKernel(*kernel, launch, args);
     EXPECT_FALSE(error) << llvm::toString(std::move(error));
+    if (splitK) {
+      GemmTiling reduce =
+          getGemmSplitKReduceTiling(analysis.tiling, analysis.gemm);
+      simt::LaunchConfig reduceLaunch;
+      reduceLaunch.grid = reduce.grid;
+      reduceLaunch.block = getGemmBlockSize(reduce);
+      reduceLaunch.dynamicSharedBytes = reduce.sharedBytes;
+      llvm::Error error =
+          simt::runKernel(*reduceKernel, reduceLaunch, reduceArgs);
+      EXPECT_FALSE(error) << llvm::toString(std::move(error));
+    }
 
     std::vector<std::vector<double>> expected = reference(c, inputs);
     if (corruptReference)
@@ -1442,4 +1476,127 @@ TEST_F(GemmKernelTest, WarpSpecializedPtxOfEveryConfigurationAssemblesToHgmma) {
                               [&](const GemmCase &c, KernelAnalysis &analysis) {
                                 return lowerToPtx(c, h100, analysis);
                               });
+}
+
+//===----------------------------------------------------------------------===//
+// Split K: skinny and decode shapes
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A decode-shaped case: 5 rows, N over a few tiles, K long.
+GemmCase decodeShaped(Epilogue epilogue) {
+  GemmCase c;
+  c.m = 5;
+  c.n = 200;
+  c.k = 1000;
+  c.epilogue = epilogue;
+  return c;
+}
+} // namespace
+
+TEST_F(GemmKernelTest, SplitKFillsTheSMsTheTilesLeaveIdle) {
+  GemmCase c = decodeShaped(Epilogue::None);
+  c.wgmma = true;
+  for (const GPUTarget *target : {&h100, &a100}) {
+    SCOPED_TRACE(target->name);
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source(c), context.get());
+    ASSERT_TRUE(module);
+    GemmTiling tiling =
+        analyze(*module->getOps<func::FuncOp>().begin(), c, *target).tiling;
+    // By hand: enough splits for every SM, each at least 4 k-steps, at
+    // most 16, the partials' 8 bytes per split and output within a quarter
+    // of the operands' (5 + 200) x 1000 x 2 bytes (12 splits).
+    int64_t tiles = tiling.grid[0] * tiling.grid[1];
+    int64_t steps = (1000 + tiling.blockK - 1) / tiling.blockK;
+    int64_t sms = target->smCount;
+    int64_t expected =
+        std::min<int64_t>({(sms + tiles - 1) / tiles, steps / 4, 16,
+                           (5 + 200) * 1000 * 2 / (4 * 8 * 5 * 200)});
+    ASSERT_GE(expected, 2);
+    EXPECT_EQ(tiling.splitK, expected);
+    EXPECT_EQ(tiling.grid[2], expected);
+    EXPECT_EQ(
+        getGemmKStepsPerSplit(
+            tiling,
+            analyze(*module->getOps<func::FuncOp>().begin(), c, *target).gemm),
+        (steps + expected - 1) / expected);
+    GemmTiling reduce = getGemmSplitKReduceTiling(
+        tiling,
+        analyze(*module->getOps<func::FuncOp>().begin(), c, *target).gemm);
+    EXPECT_EQ(reduce.grid[2], 1);
+    EXPECT_EQ(reduce.sharedBytes,
+              tiling.blockM * (tiling.blockN + kGemmAccumulatorRowPad) * 4);
+  }
+}
+
+TEST_F(GemmKernelTest, SplitKIsNotChosenWhereTilesFillTheSMs) {
+  GemmCase big;
+  big.m = big.n = 2048;
+  big.k = 1024;
+  GemmCase shortK = decodeShaped(Epilogue::None);
+  shortK.k = 64;
+  GemmCase batched = decodeShaped(Epilogue::None);
+  batched.batch = 2;
+  batched.batchedRhs = true;
+  for (const GemmCase &c : {big, shortK, batched}) {
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source(c), context.get());
+    ASSERT_TRUE(module);
+    EXPECT_EQ(
+        analyze(*module->getOps<func::FuncOp>().begin(), c, h100).tiling.splitK,
+        1);
+  }
+}
+
+TEST_F(GemmKernelTest, SplitKDecodeShapesWithEpiloguesMatch) {
+  for (bool wgmma : {true, false})
+    for (Epilogue epilogue : {Epilogue::BiasGeluErf, Epilogue::BiasResidual,
+                              Epilogue::MidChainOutput}) {
+      SCOPED_TRACE(llvm::formatv("wgmma {0}, epilogue {1}", wgmma,
+                                 static_cast<int>(epilogue))
+                       .str());
+      GemmCase c = decodeShaped(epilogue);
+      c.wgmma = wgmma;
+      c.transposeRhs = epilogue != Epilogue::BiasResidual;
+      c.f16 = epilogue == Epilogue::MidChainOutput;
+      GemmTiling tiling = check(c, h100);
+      EXPECT_GT(tiling.splitK, 1);
+      EXPECT_EQ(tiling.variant,
+                wgmma ? GemmVariant::Wgmma : GemmVariant::MmaSync);
+    }
+}
+
+TEST_F(GemmKernelTest, SplitKOnAmpereWithLayerNormOfWholeRowsMatches) {
+  GemmCase c = decodeShaped(Epilogue::BiasResidualLayerNorm);
+  c.m = 3;
+  c.n = 120;
+  c.k = 2000;
+  c.wholeRows = true;
+  GemmTiling tiling = check(c, a100);
+  EXPECT_GT(tiling.splitK, 1);
+  EXPECT_GE(tiling.blockN, 120);
+}
+
+// A partial left out of the sum is caught: the reduce kernel must read every
+// split.
+TEST_F(GemmKernelTest, SplitKWrongReferenceIsCaught) {
+  GemmCase c = decodeShaped(Epilogue::None);
+  EXPECT_NONFATAL_FAILURE(check(c, h100,
+                                [](std::vector<std::vector<double>> &expected) {
+                                  expected[0][3 * 200 + 17] += 0.5;
+                                }),
+                          "element 617");
+}
+
+// Llama's decode gate and up projections as one dual GEMM, K split: both
+// products' partials summed, SwiGLU (with both biases) in the reduce kernel.
+TEST_F(GemmKernelTest, SplitKDualGemmSwiGluMatches) {
+  for (Epilogue epilogue : {Epilogue::SwiGlu, Epilogue::BiasSwiGlu}) {
+    GemmCase c = decodeShaped(epilogue);
+    c.transposeRhs = epilogue == Epilogue::SwiGlu;
+    GemmTiling tiling = check(c, h100);
+    EXPECT_GT(tiling.splitK, 1);
+    EXPECT_EQ(tiling.variant, GemmVariant::MmaSync);
+  }
 }

@@ -118,8 +118,14 @@ struct KernelAnalysis {
   KernelWork work;
   /// estimateKernelTime(work).
   RooflineEstimate estimate;
-  /// estimate.timeSeconds.
+  /// estimate.timeSeconds; with split-K (tiling.splitK > 1) plus
+  /// splitKReduce's.
   double timeSeconds = 0;
+  /// Split-K: the second kernel, which reads the f32 partials (and the
+  /// epilogue's inputs) and writes the outputs. `work` is then the split
+  /// kernel's: the product's FLOPs and operands, the partials written.
+  KernelWork splitKReduceWork;
+  RooflineEstimate splitKReduce;
 };
 
 /// Maximum registers per thread before the kernel spills (sm_80 / sm_90).

@@ -113,7 +113,29 @@ struct GemmTiling {
   /// ring/accumulator bytes). 1 and 0 otherwise.
   int64_t rowChunks = 1;
   int64_t rowBufferBytes = 0;
+  /// Split-K (skinny and decode shapes, whose tiles leave SMs idle): grid.z
+  /// splits the K loop (batch 1), each CTA multiplying
+  /// getGemmKStepsPerSplit k-steps into f32 partial tiles of a [splitK,
+  /// rhsOperands, M, N] buffer; a second kernel sums the partials and runs
+  /// the epilogue. 1 otherwise.
+  int64_t splitK = 1;
 };
+
+/// K-steps (of blockK) each split multiplies: ceil(ceil(K / blockK) /
+/// splitK); the last split's steps past K read zeros.
+int64_t getGemmKStepsPerSplit(const GemmTiling &tiling,
+                              const GemmProblem &problem);
+
+/// The split-K reduce kernel's tiling: `tiling` with no main loop (the
+/// mma.sync layout: flat parameters), grid.z 1, the padded accumulator tiles
+/// (one per rhs of `problem`) as its shared memory.
+GemmTiling getGemmSplitKReduceTiling(const GemmTiling &tiling,
+                                     const GemmProblem &problem);
+
+/// The most splits chooseGemmTiling gives K, and the fewest k-steps a split
+/// keeps (enough to fill the ring).
+inline constexpr int64_t kGemmMaxSplitK = 16;
+inline constexpr int64_t kGemmMinKStepsPerSplit = 4;
 
 /// The launch's block: (threads, 1, 1), or for the warp-specialized kernel
 /// (128, warpgroups, 1), one warpgroup per y.
@@ -197,7 +219,12 @@ GemmTileShape getGemmSimtTileShape();
 /// `rowBufferElementBytes`, the operands' size when 0) fit the shared memory
 /// of a CTA, weighed as every tile by its busiest SM's work and operand
 /// reuse (A's tile is re-read once per chunk); refused, naming the bytes,
-/// when none fits.
+/// when none fits. Then, where the chosen tiles are fewer than the SMs
+/// (batch 1, bf16/f16, not row-chunked, not warp-specialized), K is split
+/// over grid.z: ceil(SMs / tiles) splits (every SM gets a CTA), each at
+/// least kGemmMinKStepsPerSplit k-steps, at most kGemmMaxSplitK, and at most
+/// as many as keep the f32 partials' round trip within a quarter of the
+/// operands' bytes (so only skinny and decode shapes split).
 llvm::FailureOr<GemmTiling> chooseGemmTiling(const GemmProblem &problem,
                                              const GPUTarget &target,
                                              int64_t epilogueValues,

@@ -178,7 +178,8 @@ def MemWall_KernelConfigAttr : AttrDef<MemWall_Dialect, "KernelConfig"> {
     `name` is the step's (and generated kernel's) name; `grid`, `block` and
     `sharedBytes` its launch; `predictedSeconds` the fusion cost model's
     time. A GEMM carries its cuBLASLt call in `gemm`; an attention with split
-    keys its `splits` and the `combine` kernel's own configuration. A
+    keys, or memwall's GEMM with split K, its `splits` and the `combine`
+    kernel's own configuration (the split-KV combine, the split-K reduce). A
     reshape (`view`) is no step: it names the bytes of its input.
   }];
   let parameters = (ins
