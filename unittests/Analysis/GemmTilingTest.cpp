@@ -354,6 +354,51 @@ TEST_F(GemmTilingTest, WgmmaIsTheDefaultUnlessAnOpSaysFalse) {
   EXPECT_FALSE(isGemmWgmmaRequested(plain));
 }
 
+// The warp-specialized kernel is opt-in: off unless the nearest op that says
+// (the unit attribute or true) asks for it; false below an ancestor that
+// asked turns it off again.
+TEST_F(GemmTilingTest, WarpSpecializedIsOptInAndTheNearestOpDecides) {
+  MatmulOp plain = parseMatmul("tensor<64x32xbf16>", "tensor<32x16xbf16>",
+                               "tensor<64x16xbf16>");
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(isGemmWarpSpecializedRequested(plain));
+  module->getOperation()->setAttr(kGemmWarpSpecializedAttrName,
+                                  UnitAttr::get(&context));
+  EXPECT_TRUE(isGemmWarpSpecializedRequested(plain));
+  plain->setAttr(kGemmWarpSpecializedAttrName, BoolAttr::get(&context, false));
+  EXPECT_FALSE(isGemmWarpSpecializedRequested(plain));
+  EXPECT_TRUE(getGemmProblem(plain)->wgmmaRequested);
+  EXPECT_FALSE(getGemmProblem(plain)->warpSpecializedRequested);
+}
+
+// The split-K reduce kernel's launch: the split tiling's tile and threads, no
+// main loop (flat parameters, mma.sync layout), grid.z 1, and the padded f32
+// accumulator tile of each product as its shared memory.
+TEST_F(GemmTilingTest, SplitKReduceTilingHoldsOnlyTheAccumulatorTiles) {
+  GemmTiling split;
+  split.variant = GemmVariant::Wgmma;
+  split.blockM = 128;
+  split.blockN = 64;
+  split.threads = 128;
+  split.splitK = 3;
+  split.grid = {64, 1, 3};
+  split.sharedBytes = 74752;
+  GemmProblem problem = bf16Problem(1, 4096, 4096);
+  GemmTiling reduce = getGemmSplitKReduceTiling(split, problem);
+  EXPECT_EQ(reduce.variant, GemmVariant::MmaSync);
+  EXPECT_EQ(reduce.splitK, 1);
+  EXPECT_EQ(reduce.grid, (std::array<int64_t, 3>{64, 1, 1}));
+  EXPECT_EQ(reduce.threads, 128);
+  // 128 rows of 64 + 8 floats.
+  EXPECT_EQ(reduce.sharedBytes, 128 * 72 * 4);
+  problem.rhsOperands = 2;
+  EXPECT_EQ(getGemmSplitKReduceTiling(split, problem).sharedBytes,
+            2 * 128 * 72 * 4);
+  // ceil(ceil(4096 / 64) / 3) = 22 k-steps per split.
+  split.blockK = 64;
+  EXPECT_EQ(getGemmKStepsPerSplit(split, problem), 22);
+}
+
 // The generated GEMM's efficiency is the preferred kernel's: on sm_90+ the
 // mma.sync kernel runs at the measured 0.68 of the wgmma kernel's rate; on
 // Ampere mma.sync is the preferred kernel.
