@@ -205,7 +205,11 @@ computeCost(Operation *root, const GPUTarget &target,
   FusionSummary fusion;
   root->walk<WalkOrder::PreOrder>([&](CostOpInterface op) {
     OpRecord record = makeRecord(op, cost.ops.size());
-    unsigned kernels = op.launchesKernel() ? 1 : 0;
+    // Split K launches a reduce kernel after the GEMM.
+    unsigned kernels =
+        op.launchesKernel() ? 1 + static_cast<unsigned>(std::max<int64_t>(
+                                      kernelWork(op).extraLaunches, 0))
+                            : 0;
     fusion.kernelsAfter += kernels;
     fusion.timeAfterSeconds += record.estimate.timeSeconds;
     auto fusionOp = dyn_cast<FusionOp>(op.getOperation());

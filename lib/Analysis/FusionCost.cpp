@@ -731,11 +731,6 @@ private:
     analysis.work = work;
     analysis.estimate = estimateKernelTime(work, target);
     analysis.timeSeconds = analysis.estimate.timeSeconds;
-    if (analysis.kind == FusionKind::Gemm && analysis.tiling.splitK > 1) {
-      analysis.splitKReduce =
-          estimateKernelTime(analysis.splitKReduceWork, target);
-      analysis.timeSeconds += analysis.splitKReduce.timeSeconds;
-    }
   }
 
   /// Split-K: the split kernel reads the operands and writes [splitK,
@@ -743,6 +738,7 @@ private:
   /// epilogue's other inputs and writes the outputs (a memory-bound kernel on
   /// every SM).
   void splitWork(KernelWork &work) {
+    KernelWork split = work, reduce;
     auto matmul = cast<MatmulOp>(analysis.anchor);
     const GemmProblem &problem = analysis.gemm;
     double partials =
@@ -756,13 +752,18 @@ private:
       operandBytes = operandBytes + CheckedInt::fromSaturated(
                                         getGemmOperandBytes(sibling.getRhs()));
     double operands = static_cast<double>(operandBytes.saturated());
-    KernelWork &reduce = analysis.splitKReduceWork;
     reduce.bytesRead = std::max(0.0, work.bytesRead - operands) + partials;
     reduce.bytesWritten = work.bytesWritten;
     reduce.precision = work.precision;
-    reduce.launchesKernel = true;
-    work.bytesRead = std::min(work.bytesRead, operands);
-    work.bytesWritten = partials;
+    split.bytesRead = std::min(work.bytesRead, operands);
+    split.bytesWritten = partials;
+    analysis.splitKSplit = estimateKernelTime(split, target);
+    analysis.splitKReduce = estimateKernelTime(reduce, target);
+    // One kernel's work for the report and the search: both kernels'
+    // traffic, two launches.
+    work.bytesRead = split.bytesRead + reduce.bytesRead;
+    work.bytesWritten = split.bytesWritten + reduce.bytesWritten;
+    work.extraLaunches = 1;
   }
 
   static std::string shapeString(ArrayRef<int64_t> shape) {

@@ -65,7 +65,9 @@ RooflineEstimate memwall::estimateKernelTime(const KernelWork &work,
   double fraction = std::clamp(work.bandwidthFraction, 1e-3, 1.0);
   estimate.memorySeconds =
       bytes / (target.achievable.memoryBandwidth * fraction);
-  estimate.launchSeconds = target.launchSeconds();
+  estimate.launchSeconds =
+      target.launchSeconds() *
+      static_cast<double>(1 + std::max<int64_t>(work.extraLaunches, 0));
   estimate.timeSeconds =
       softRooflineSeconds(estimate.computeSeconds, estimate.memorySeconds) +
       estimate.launchSeconds;

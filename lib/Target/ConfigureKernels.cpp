@@ -186,7 +186,8 @@ private:
 
   /// memwall's GEMM with K split over grid.z: the split kernel writes f32
   /// partials, the reduce kernel (its `combine`) sums them and runs the
-  /// epilogue; each priced as the fusion cost model priced it.
+  /// epilogue; each priced as the fusion cost model priced it (the fusion's
+  /// time is both, as one work of two launches).
   LogicalResult configureSplitKGemm(Operation *op,
                                     const KernelAnalysis &analysis) {
     MLIRContext *ctx = op->getContext();
@@ -203,7 +204,7 @@ private:
                     DenseI64ArrayAttr::get(ctx, tiling.grid),
                     DenseI64ArrayAttr::get(ctx, block), tiling.sharedBytes,
                     FloatAttr::get(Float64Type::get(ctx),
-                                   analysis.estimate.timeSeconds),
+                                   analysis.splitKSplit.timeSeconds),
                     tiling.splitK, combine, GemmConfigAttr()));
     steps += 2;
     return success();

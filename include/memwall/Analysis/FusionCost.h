@@ -118,14 +118,13 @@ struct KernelAnalysis {
   KernelWork work;
   /// estimateKernelTime(work).
   RooflineEstimate estimate;
-  /// estimate.timeSeconds; with split-K (tiling.splitK > 1) plus
-  /// splitKReduce's.
+  /// estimate.timeSeconds.
   double timeSeconds = 0;
-  /// Split-K: the second kernel, which reads the f32 partials (and the
-  /// epilogue's inputs) and writes the outputs. `work` is then the split
-  /// kernel's: the product's FLOPs and operands, the partials written.
-  KernelWork splitKReduceWork;
-  RooflineEstimate splitKReduce;
+  /// Split K (tiling.splitK > 1): `work` is both kernels' (one extra
+  /// launch), and these each kernel's: the split kernel reads the operands
+  /// and writes the f32 partials, the reduce kernel reads them (and the
+  /// epilogue's inputs) and writes the outputs.
+  RooflineEstimate splitKSplit, splitKReduce;
 };
 
 /// Maximum registers per thread before the kernel spills (sm_80 / sm_90).

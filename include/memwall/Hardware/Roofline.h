@@ -60,6 +60,9 @@ struct KernelWork {
   /// False for pure metadata (a reshape of a contiguous tensor): no launch,
   /// no time.
   bool launchesKernel = true;
+  /// Kernels launched besides the first, each one more launch cost (split
+  /// K's reduce kernel: the work is both kernels' FLOPs and traffic).
+  int64_t extraLaunches = 0;
 };
 
 inline double totalBytes(const KernelWork &work) {
@@ -73,8 +76,8 @@ struct RooflineEstimate {
   double computeSeconds = 0;
   /// bytes at the achievable bandwidth times the bandwidth fraction.
   double memorySeconds = 0;
-  /// The target's launch cost (stream or graph) when the op launches a
-  /// kernel, else 0.
+  /// The target's launch cost (stream or graph) times the kernels launched
+  /// (1 + extraLaunches), or 0 when the op launches none.
   double launchSeconds = 0;
   /// softRooflineSeconds(computeSeconds, memorySeconds) + launchSeconds.
   double timeSeconds = 0;
