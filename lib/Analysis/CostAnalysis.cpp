@@ -206,10 +206,10 @@ computeCost(Operation *root, const GPUTarget &target,
   root->walk<WalkOrder::PreOrder>([&](CostOpInterface op) {
     OpRecord record = makeRecord(op, cost.ops.size());
     // Split K launches a reduce kernel after the GEMM.
-    unsigned kernels =
-        op.launchesKernel() ? 1 + static_cast<unsigned>(std::max<int64_t>(
-                                      kernelWork(op).extraLaunches, 0))
-                            : 0;
+    unsigned kernels = op.launchesKernel()
+                           ? 1 + static_cast<unsigned>(std::max<int64_t>(
+                                     kernelWork(op).extraLaunches, 0))
+                           : 0;
     fusion.kernelsAfter += kernels;
     fusion.timeAfterSeconds += record.estimate.timeSeconds;
     auto fusionOp = dyn_cast<FusionOp>(op.getOperation());
