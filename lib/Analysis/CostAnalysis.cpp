@@ -233,7 +233,11 @@ computeCost(Operation *root, const GPUTarget &target,
         continue;
       OpRecord innerRecord = makeRecord(innerCost, 0);
       group.ops.push_back(innerRecord.loc);
-      group.kernelsBefore += innerCost.launchesKernel() ? 1 : 0;
+      group.kernelsBefore +=
+          innerCost.launchesKernel()
+              ? 1 + static_cast<unsigned>(std::max<int64_t>(
+                        kernelWork(innerCost).extraLaunches, 0))
+              : 0;
       bytesBefore += CheckedInt::fromSaturated(innerRecord.bytesRead) +
                      CheckedInt::fromSaturated(innerRecord.bytesWritten);
       group.timeBeforeSeconds += innerRecord.estimate.timeSeconds;

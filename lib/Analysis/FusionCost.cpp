@@ -464,21 +464,30 @@ private:
     auto micros = [](const KernelAnalysis &kernel) {
       return llvm::formatv("{0:f1} us", kernel.timeSeconds * 1e6).str();
     };
+    // A split-K GEMM is two kernels: say so where it runs.
+    auto splitNote = [](const KernelAnalysis &kernel) -> std::string {
+      if (kernel.tiling.splitK <= 1)
+        return "";
+      return "; K split " + std::to_string(kernel.tiling.splitK) +
+             " ways, then a reduce kernel";
+    };
     if (cublas && generated) {
       bool useGenerated = generated->timeSeconds < cublas->timeSeconds;
       KernelAnalysis &chosen = useGenerated ? *generated : *cublas;
       chosen.gemmChoice =
-          useGenerated ? "memwall gemm (" + micros(*generated) +
-                             ") over cuBLASLt (" + micros(*cublas) + ")"
-                       : "cuBLASLt (" + micros(*cublas) +
-                             ") over memwall gemm (" + micros(*generated) + ")";
+          useGenerated
+              ? "memwall gemm (" + micros(*generated) + ") over cuBLASLt (" +
+                    micros(*cublas) + ")" + splitNote(*generated)
+              : "cuBLASLt (" + micros(*cublas) + ") over memwall gemm (" +
+                    micros(*generated) + ")";
       return std::move(chosen);
     }
     if (generated) {
       generated->gemmChoice =
-          policy == GemmBackend::Generated
-              ? "memwall gemm (--gemm=memwall)"
-              : "memwall gemm: cuBLASLt cannot run it: " + whyNotCublas;
+          (policy == GemmBackend::Generated
+               ? "memwall gemm (--gemm=memwall)"
+               : "memwall gemm: cuBLASLt cannot run it: " + whyNotCublas) +
+          splitNote(*generated);
       return std::move(*generated);
     }
     if (cublas) {

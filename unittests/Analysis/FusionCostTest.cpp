@@ -368,8 +368,11 @@ TEST_F(FusionCostTest, DualGemmReadsTheSharedLhsOnceAndPaysSplitKsReduce) {
   EXPECT_EQ(dual->anchor, ops[0]);
   EXPECT_EQ(dual->siblingMatmul, ops[1]);
   EXPECT_EQ(dual->gemm.rhsOperands, 2);
-  EXPECT_EQ(dual->gemmChoice, "memwall gemm: cuBLASLt cannot run it: cuBLASLt "
-                              "runs one matmul per call");
+  EXPECT_EQ(dual->gemmChoice,
+            "memwall gemm: cuBLASLt cannot run it: cuBLASLt runs one matmul "
+            "per call; K split " +
+                std::to_string(dual->tiling.splitK) +
+                " ways, then a reduce kernel");
   ASSERT_EQ(dual->inputs.size(), 3u);
   ASSERT_EQ(dual->outputs.size(), 1u);
   EXPECT_EQ(dual->outputs[0], ops[2]->getResult(0));
