@@ -202,14 +202,17 @@ computeCost(Operation *root, const GPUTarget &target,
                        return function->hasAttr(MemWallDialect::kFusedAttrName);
                      });
                });
+  // Kernels an op launches: split K adds a reduce kernel after the GEMM.
+  auto kernelsOf = [&](CostOpInterface op) -> unsigned {
+    if (!op.launchesKernel())
+      return 0;
+    return 1 + static_cast<unsigned>(
+                   std::max<int64_t>(kernelWork(op).extraLaunches, 0));
+  };
   FusionSummary fusion;
   root->walk<WalkOrder::PreOrder>([&](CostOpInterface op) {
     OpRecord record = makeRecord(op, cost.ops.size());
-    // Split K launches a reduce kernel after the GEMM.
-    unsigned kernels = op.launchesKernel()
-                           ? 1 + static_cast<unsigned>(std::max<int64_t>(
-                                     kernelWork(op).extraLaunches, 0))
-                           : 0;
+    unsigned kernels = kernelsOf(op);
     fusion.kernelsAfter += kernels;
     fusion.timeAfterSeconds += record.estimate.timeSeconds;
     auto fusionOp = dyn_cast<FusionOp>(op.getOperation());
@@ -233,11 +236,7 @@ computeCost(Operation *root, const GPUTarget &target,
         continue;
       OpRecord innerRecord = makeRecord(innerCost, 0);
       group.ops.push_back(innerRecord.loc);
-      group.kernelsBefore +=
-          innerCost.launchesKernel()
-              ? 1 + static_cast<unsigned>(std::max<int64_t>(
-                        kernelWork(innerCost).extraLaunches, 0))
-              : 0;
+      group.kernelsBefore += kernelsOf(innerCost);
       bytesBefore += CheckedInt::fromSaturated(innerRecord.bytesRead) +
                      CheckedInt::fromSaturated(innerRecord.bytesWritten);
       group.timeBeforeSeconds += innerRecord.estimate.timeSeconds;

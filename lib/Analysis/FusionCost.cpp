@@ -712,8 +712,8 @@ private:
         work.unit = ComputeUnit::GeneratedGemm;
         work.computeFraction = tileFraction;
         // Fewer CTAs than SMs stream from as many SMs only (measured on an
-        // H100: 32 CTAs of the 1x4096x4096 wgmma GEMM pulled 0.90 TB/s, a
-        // quarter of the copy rate; docs/PERFORMANCE.md).
+        // H100: the 64 CTAs of the 1x4096x4096 wgmma GEMM pulled 0.90 TB/s,
+        // 0.30 of the copy rate; docs/PERFORMANCE.md).
         const GemmTiling &tiling = analysis.tiling;
         double ctas = static_cast<double>(tiling.grid[0]) * tiling.grid[1] *
                       tiling.grid[2];
@@ -750,10 +750,9 @@ private:
     KernelWork split = work, reduce;
     auto matmul = cast<MatmulOp>(analysis.anchor);
     const GemmProblem &problem = analysis.gemm;
-    double partials =
-        static_cast<double>((CheckedInt(analysis.tiling.splitK) *
-                             problem.rhsOperands * problem.m * problem.n * 4)
-                                .saturated());
+    double partials = static_cast<double>(
+        (CheckedInt(getGemmSplitKPartialElements(analysis.tiling, problem)) * 4)
+            .saturated());
     CheckedInt operandBytes =
         CheckedInt::fromSaturated(getGemmOperandBytes(matmul.getLhs())) +
         CheckedInt::fromSaturated(getGemmOperandBytes(matmul.getRhs()));

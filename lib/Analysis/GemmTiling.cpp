@@ -151,13 +151,8 @@ int64_t memwall::getGemmAccumulatorBytes(int64_t blockM, int64_t blockN,
   return rhsOperands * blockM * (blockN + kGemmAccumulatorRowPad) * 4;
 }
 
-/// The wgmma kernels' shared memory: the alignment slack, then the larger of
-/// the ring (unpadded swizzled tiles) and the epilogue's staging: the padded
-/// accumulator tile and the dense tile warpgroup.mma.store writes, or for the
-/// warp-specialized kernel only the dense tile (the epilogue reads it) and
-/// blockM x 2 f32 of norm statistics.
-static int64_t getGemmWgmmaSharedBytes(int64_t blockM, int64_t blockN,
-                                       int64_t stages, bool warpSpecialized) {
+int64_t memwall::getGemmWgmmaSharedBytes(int64_t blockM, int64_t blockN,
+                                         int64_t stages, bool warpSpecialized) {
   int64_t ring = stages * (blockM + blockN) * kGemmWgmmaBlockK * 2;
   int64_t dense = blockM * blockN * 4;
   int64_t staging = warpSpecialized
@@ -176,6 +171,13 @@ ArrayRef<GemmTileShape> memwall::getGemmWarpSpecializedTileShapes() {
       {128, 128, 8, 1, 4, ws},
   };
   return shapes;
+}
+
+int64_t memwall::getGemmSplitKPartialElements(const GemmTiling &tiling,
+                                              const GemmProblem &problem) {
+  return (CheckedInt(tiling.splitK) * problem.rhsOperands * problem.m *
+          problem.n)
+      .saturated();
 }
 
 int64_t memwall::getGemmKStepsPerSplit(const GemmTiling &tiling,

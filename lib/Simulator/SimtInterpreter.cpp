@@ -518,7 +518,7 @@ private:
 
   gpu::GPUFuncOp func;
   LaunchConfig config;
-  int64_t numThreads = 0;
+  int64_t numThreads = 0, numWarpgroups = 0;
   std::array<int64_t, 3> blockId{0, 0, 0};
   std::vector<Buffer> buffers;
   unsigned numGlobal = 0;
@@ -556,7 +556,7 @@ private:
   /// uncompleted wgmma group reads.
   llvm::Error checkWgmmaReads(Operation *op, unsigned buffer, int64_t off,
                               int64_t n, int64_t t);
-  /// Warpgroup-divergent branches that may wait on an mbarrier (cached).
+  /// Whether an scf.if's branches may wait on an mbarrier (per kernel).
   llvm::DenseMap<Operation *, bool> mayWait;
   /// Ops executed so far, by every runner: a runner that waited a whole
   /// round without it changing is deadlocked.
@@ -656,6 +656,8 @@ llvm::Error Interpreter::run(ArrayRef<MutableArrayRef<uint8_t>> args) {
   if (!func.isKernel())
     return fail(fop, "function is not a kernel");
   numThreads = config.block[0] * config.block[1] * config.block[2];
+  numWarpgroups = llvm::divideCeil(numThreads, kWarpgroupSize);
+  mayWait.clear();
   for (int i = 0; i < 3; ++i)
     if (config.block[i] <= 0 || config.grid[i] <= 0)
       return fail(fop, "grid and block sizes must be positive");
@@ -732,11 +734,9 @@ llvm::Error Interpreter::runBlock() {
   mbarriers.clear();
   wgmmaDescs.clear();
   warpgroupMemrefs.clear();
-  int64_t warpgroups = (numThreads + kWarpgroupSize - 1) / kWarpgroupSize;
-  wgmmaCommitted.assign(warpgroups, 0);
-  wgmmaCompleted.assign(warpgroups, 0);
+  wgmmaCommitted.assign(numWarpgroups, 0);
+  wgmmaCompleted.assign(numWarpgroups, 0);
   wgmmaReads.clear();
-  mayWait.clear();
   progress = 0;
   released = false;
   runners = std::make_unique<Runners>();
@@ -1750,8 +1750,7 @@ llvm::Error Interpreter::execView(memref::ViewOp op,
   if (!shifts)
     return shifts.takeError();
   // One shift per warpgroup (uniform within each); usually one for all.
-  SmallVector<std::optional<int64_t>, 4> perWarpgroup(
-      (numThreads + kWarpgroupSize - 1) / kWarpgroupSize);
+  SmallVector<std::optional<int64_t>, 4> perWarpgroup(numWarpgroups);
   bool uniform = true;
   std::optional<int64_t> first;
   for (unsigned t : mask.set_bits()) {
@@ -2587,8 +2586,7 @@ Interpreter::execWgmmaDescriptor(nvgpu::WarpgroupGenerateDescriptorOp op,
   int64_t sw = swizzleBytesOf(mapType.getSwizzle());
   int64_t layout = sw ? sw : 1;
   int64_t sizeN = mapType.getTensor().getDimSize(0);
-  SmallVector<WgmmaDesc, 4> descs((numThreads + kWarpgroupSize - 1) /
-                                  kWarpgroupSize);
+  SmallVector<WgmmaDesc, 4> descs(numWarpgroups);
   for (auto [warpgroup, desc] : llvm::enumerate(descs)) {
     if (!mask[warpgroup * kWarpgroupSize])
       continue;

@@ -141,7 +141,7 @@ public:
     // Split K: the reduce kernel's partials come first, the split kernel's
     // replace the outputs.
     auto partialsType = MemRefType::get(
-        {analysis.tiling.splitK * problem.rhsOperands * problem.m * problem.n},
+        {getGemmSplitKPartialElements(analysis.tiling, problem)},
         b.getF32Type());
     bool reduce = part == GemmKernelPart::SplitKReduce;
     SmallVector<Type> params;

@@ -423,13 +423,9 @@ std::string memwall::whyCannotBuildGemmWgmma(const GemmProblem &problem,
              tiling.blockM * tiling.blockN / 128 > 128) {
     return "the tiling is not one of the wgmma kernel's";
   }
-  int64_t ring = tiling.stages * (tiling.blockM + tiling.blockN) * kRowBytes;
-  int64_t dense = tiling.blockM * tiling.blockN * 4;
-  int64_t staging =
-      warpSpecialized
-          ? dense + tiling.blockM * 2 * 4
-          : getGemmAccumulatorBytes(tiling.blockM, tiling.blockN) + dense;
-  if (tiling.sharedBytes < kGemmWgmmaAlignmentSlack + std::max(ring, staging))
+  if (tiling.sharedBytes < getGemmWgmmaSharedBytes(tiling.blockM, tiling.blockN,
+                                                   tiling.stages,
+                                                   warpSpecialized))
     return "the tiling's shared memory is too small";
   return "";
 }

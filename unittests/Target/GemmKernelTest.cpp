@@ -1252,13 +1252,10 @@ struct WgmmaSassChecks {
 // or PyPI's nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm on PATH), that
 // the SASS runs HGMMA (and `checks.sass`).
 static void assembleWgmmaConfigurations(
-    ArrayRef<GemmTileShape> shapes, bool warpSpecialized,
+    StringRef ptxas, ArrayRef<GemmTileShape> shapes, bool warpSpecialized,
     const WgmmaSassChecks &checks,
     llvm::function_ref<std::string(const GemmCase &, KernelAnalysis &)>
         lowerToPtx) {
-  std::optional<std::string> ptxas = findPtxas();
-  if (!ptxas)
-    GTEST_SKIP() << "no ptxas";
   std::string cuobjdump = "/usr/local/cuda/bin/cuobjdump";
   if (!llvm::sys::fs::can_execute(cuobjdump)) {
     llvm::ErrorOr<std::string> found =
@@ -1291,7 +1288,7 @@ static void assembleWgmmaConfigurations(
         EXPECT_NE(ptx.find(expected), std::string::npos) << expected;
       SmallString<64> cubin;
       ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("gemm", "cubin", cubin));
-      auto [rc, text] = assemble(*ptxas, ptx, "sm_90a", cubin);
+      auto [rc, text] = assemble(ptxas, ptx, "sm_90a", cubin);
       ASSERT_EQ(rc, 0) << text;
       EXPECT_NE(text.find("0 bytes spill stores, 0 bytes spill loads"),
                 std::string::npos)
@@ -1331,8 +1328,11 @@ static void assembleWgmmaConfigurations(
 }
 
 TEST_F(GemmKernelTest, WgmmaPtxOfEveryConfigurationAssemblesToHgmma) {
+  std::optional<std::string> ptxas = findPtxas();
+  if (!ptxas)
+    GTEST_SKIP() << "no ptxas";
   registerPtxLowering(*context);
-  assembleWgmmaConfigurations(getGemmWgmmaTileShapes(),
+  assembleWgmmaConfigurations(*ptxas, getGemmWgmmaTileShapes(),
                               /*warpSpecialized=*/false, {},
                               [&](const GemmCase &c, KernelAnalysis &analysis) {
                                 return lowerToPtx(c, h100, analysis);
@@ -1464,6 +1464,9 @@ TEST_F(GemmKernelTest, WarpSpecializedWrongReferenceIsCaught) {
 // syncs its consumers on named barrier 1; ptxas keeps its wgmma
 // asynchronous (no C7520) and the SASS allocates and frees registers.
 TEST_F(GemmKernelTest, WarpSpecializedPtxOfEveryConfigurationAssemblesToHgmma) {
+  std::optional<std::string> ptxas = findPtxas();
+  if (!ptxas)
+    GTEST_SKIP() << "no ptxas";
   registerPtxLowering(*context);
   WgmmaSassChecks checks;
   checks.ptx = {"setmaxnreg.dec.sync.aligned.u32 \t40;",
@@ -1471,7 +1474,7 @@ TEST_F(GemmKernelTest, WarpSpecializedPtxOfEveryConfigurationAssemblesToHgmma) {
                 "mbarrier.arrive.shared.b64"};
   checks.sass = {"USETMAXREG.DEALLOC.CTAPOOL 0x28",
                  "USETMAXREG.TRY_ALLOC.CTAPOOL"};
-  assembleWgmmaConfigurations(getGemmWarpSpecializedTileShapes(),
+  assembleWgmmaConfigurations(*ptxas, getGemmWarpSpecializedTileShapes(),
                               /*warpSpecialized=*/true, checks,
                               [&](const GemmCase &c, KernelAnalysis &analysis) {
                                 return lowerToPtx(c, h100, analysis);

@@ -121,6 +121,10 @@ struct GemmTiling {
   int64_t splitK = 1;
 };
 
+/// Elements of the split-K partials: splitK x rhsOperands x M x N f32.
+int64_t getGemmSplitKPartialElements(const GemmTiling &tiling,
+                                     const GemmProblem &problem);
+
 /// K-steps (of blockK) each split multiplies: ceil(ceil(K / blockK) /
 /// splitK); the last split's steps past K read zeros.
 int64_t getGemmKStepsPerSplit(const GemmTiling &tiling,
@@ -240,6 +244,14 @@ inline constexpr int64_t kGemmWgmmaBlockK = 64;
 /// 1024-byte period of the 128B swizzle (the dynamic shared memory base is
 /// only 16-byte aligned behind the static mbarriers).
 inline constexpr int64_t kGemmWgmmaAlignmentSlack = 1024;
+
+/// The wgmma kernels' shared memory: the alignment slack, then the larger of
+/// the ring (unpadded swizzled tiles) and the epilogue's staging: the padded
+/// accumulator tile and the dense tile warpgroup.mma.store writes, or for the
+/// warp-specialized kernel only the dense tile (the epilogue reads it) and
+/// blockM x 2 f32 of norm statistics.
+int64_t getGemmWgmmaSharedBytes(int64_t blockM, int64_t blockN, int64_t stages,
+                                bool warpSpecialized);
 
 /// Every tile configuration of the wgmma kernel, largest first: 128x128,
 /// 64x256, 128x64, 64x128 (one warpgroup, accumulators of at most 128 f32
