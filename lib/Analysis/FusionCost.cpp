@@ -145,6 +145,10 @@ private:
     for (Operation *op : analysis.ops) {
       if (isElementwiseOp(op))
         continue;
+      if (auto dequantize = dyn_cast<DequantizeOp>(op)) {
+        rhsDequantize = dequantize;
+        continue;
+      }
       bool isAnchor = isRowReductionOp(op) || isa<MatmulOp>(op);
       if (!isAnchor)
         return fail(whyNot, "'" + op->getName().getStringRef() +
@@ -172,6 +176,21 @@ private:
     if (analysis.siblingMatmul && rowNorm)
       return fail(whyNot, "a dual GEMM has no layer_norm or rms_norm "
                           "epilogue");
+    // A dequantize runs as its matmul's rhs prologue: the main loop reads
+    // the stored weights and scales.
+    if (auto matmul = dyn_cast_or_null<MatmulOp>(analysis.anchor))
+      if (auto dequantize = matmul.getRhs().getDefiningOp<DequantizeOp>();
+          dequantize && !members.contains(dequantize))
+        return fail(whyNot, "a matmul runs with the dequantize of its rhs "
+                            "in one kernel");
+    if (rhsDequantize) {
+      auto matmul = dyn_cast_or_null<MatmulOp>(analysis.anchor);
+      if (!matmul || analysis.siblingMatmul ||
+          matmul.getRhs() != rhsDequantize.getResult() ||
+          !rhsDequantize.getResult().hasOneUse())
+        return fail(whyNot, "a dequantize runs in a kernel only as the rhs "
+                            "prologue of the one matmul that reads it");
+    }
     if (!analysis.anchor) {
       analysis.kind = FusionKind::Elementwise;
       analysis.iterationShape.assign(
@@ -461,6 +480,10 @@ private:
       if (cublas)
         cublas->gemmChoice = "cuBLASLt: " + whyNotGenerated;
     }
+    // Forced cuBLASLt likewise falls back where cuBLASLt cannot run the
+    // kernel (weights dequantized in the main loop).
+    if (policy == GemmBackend::CuBlasLt && !cublas && rhsDequantize)
+      attempt(FusionKind::Gemm, whyNotGenerated, generated);
     auto micros = [](const KernelAnalysis &kernel) {
       return llvm::formatv("{0:f1} us", kernel.timeSeconds * 1e6).str();
     };
@@ -536,8 +559,10 @@ private:
                             "product)");
       problem->rhsOperands = 2;
     }
+    // The matmul(s) and an rhs prologue run in the main loop.
     auto isMatmul = [&](Operation *op) {
-      return op == analysis.anchor || op == analysis.siblingMatmul;
+      return op == analysis.anchor || op == analysis.siblingMatmul ||
+             op == rhsDequantize;
     };
     auto isMatmulBias = [&](Value value) {
       return value == matmul.getBias() ||
@@ -641,6 +666,9 @@ private:
       return fail(whyNot, "cuBLASLt has no layer_norm or rms_norm epilogue");
     if (analysis.siblingMatmul)
       return fail(whyNot, "cuBLASLt runs one matmul per call");
+    if (rhsDequantize)
+      return fail(whyNot, "cuBLASLt does not dequantize weights in its main "
+                          "loop");
     Type elementType = matmul.getLhs().getType().getElementType();
     if (!isa<Float32Type, BFloat16Type, Float16Type>(elementType))
       return fail(whyNot, "only f32, bf16 and f16 matmuls run through "
@@ -787,6 +815,8 @@ private:
   llvm::SmallPtrSet<Operation *, 16> members;
   /// A layer_norm or rms_norm in a matmul's epilogue (memwall's GEMM only).
   Operation *rowNorm = nullptr;
+  /// A dequantize making the matmul's rhs (its main loop's prologue).
+  DequantizeOp rhsDequantize;
   /// The generated GEMM's tiling's work against the one it would choose
   /// without a norm (below 1 when row-chunked).
   double tileFraction = 1;

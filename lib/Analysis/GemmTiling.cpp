@@ -101,6 +101,23 @@ FailureOr<GemmProblem> memwall::getGemmProblem(MatmulOp matmul,
   if (chunked && !problem.transposeRhs && problem.n % 8 != 0)
     return refuse("needs N a multiple of 8 for an rhs stored [K, N], got " +
                   std::to_string(problem.n));
+  if (auto dequantize = matmul.getRhs().getDefiningOp<DequantizeOp>()) {
+    Type stored = dequantize.getInput().getType().getElementType();
+    if (stored.isInteger(4))
+      return refuse("dequantizes i8 and fp8 weights, not i4 (packed int4 "
+                    "is not generated yet)");
+    if (!problem.elementType.isBF16() && !problem.elementType.isF16())
+      return refuse("dequantizes weights to bf16 or f16 operands only");
+    // 16-byte cp.async chunks of 1-byte elements.
+    int64_t contiguous = problem.transposeRhs ? problem.k : problem.n;
+    if (contiguous % 16 != 0)
+      return refuse(std::string("needs ") + (problem.transposeRhs ? "K" : "N") +
+                    " a multiple of 16 for 1-byte weights, got " +
+                    std::to_string(contiguous));
+    if (rhs.getRank() != 2)
+      return refuse("dequantizes rank-2 weights only");
+    problem.rhsStorageType = stored;
+  }
   problem.wgmmaRequested = isGemmWgmmaRequested(matmul);
   problem.warpSpecializedRequested = isGemmWarpSpecializedRequested(matmul);
 
@@ -265,6 +282,9 @@ std::string memwall::whyNotWgmmaGemm(const GemmProblem &problem) {
            "mma.sync)";
   if (problem.rhsOperands != 1)
     return "the wgmma kernel has no dual (two-rhs) main loop";
+  if (problem.rhsStorageType)
+    return "the wgmma kernel multiplies tiles as TMA lands them: a "
+           "dequantized rhs runs on mma.sync";
   return "";
 }
 

@@ -39,7 +39,8 @@ MatmulOp matmulOf(Operation *op) {
 BlockArgument memwall::getRootArgument(Value value) {
   while (true) {
     if (Operation *op = value.getDefiningOp()) {
-      if (!isa<CastOp, TransposeOp, ReshapeOp, KVCacheAppendOp>(op))
+      if (!isa<CastOp, DequantizeOp, TransposeOp, ReshapeOp, KVCacheAppendOp>(
+              op))
         return nullptr;
       value = op->getOperand(0);
       continue;

@@ -31,14 +31,17 @@ using namespace memwall;
 
 namespace {
 
-/// Whether only GEMMs read `value` (directly, through a dequantize-at-use
-/// cast, or inside a fusion): the weights weight-only quantization shrinks.
+/// Whether only GEMMs read `value` (directly, through a dequantize at use,
+/// or inside a fusion): the weights weight-only quantization shrinks.
 bool readOnlyByGemms(Value value) {
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
     if (isa<MatmulOp>(user))
       continue;
     if (auto widen = dyn_cast<CastOp>(user); widen && isDequantizeAtUse(widen))
+      continue;
+    if (auto dequantize = dyn_cast<DequantizeOp>(user);
+        dequantize && isDequantizeAtUse(dequantize))
       continue;
     if (auto fusion = dyn_cast<FusionOp>(user);
         fusion && readOnlyByGemms(fusion.getBodyBlock().getArgument(

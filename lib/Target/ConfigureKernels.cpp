@@ -69,6 +69,25 @@ public:
   }
 
 private:
+  /// A dequantize runs only as the rhs prologue of memwall's GEMM: says why
+  /// this one is not in one.
+  LogicalResult explainUnfusedDequantize(DequantizeOp dequantize) {
+    auto diagnostic = dequantize.emitError(
+        "codegen runs 'memwall.dequantize' only inside the generated GEMM of "
+        "the one matmul that reads it as its rhs");
+    Value result = dequantize.getResult();
+    auto matmul = result.hasOneUse()
+                      ? dyn_cast<MatmulOp>(*result.getUsers().begin())
+                      : MatmulOp();
+    if (!matmul || matmul.getRhs() != result)
+      return diagnostic;
+    std::string whyNot;
+    if (failed(analyzeKernel({dequantize, matmul}, target, &whyNot)))
+      return diagnostic << ", and that kernel cannot run: " << whyNot;
+    return diagnostic << "; memwall-fuse puts it there (compile without "
+                         "--no-fuse)";
+  }
+
   LogicalResult configure(Operation *op) {
     if (isa<ReshapeOp>(op))
       return attach(op, KernelFamily::View, "", {}, {}, 0, 0);
@@ -92,6 +111,8 @@ private:
       if (failed(analysis))
         return op->emitError("codegen cannot run '")
                << op->getName() << "': " << whyNot;
+    } else if (auto dequantize = dyn_cast<DequantizeOp>(op)) {
+      return explainUnfusedDequantize(dequantize);
     } else {
       return op->emitError("codegen does not support '")
              << op->getName() << "' yet";

@@ -116,7 +116,13 @@ struct OperandTile {
   Value ring, source, base;
   int64_t rows, columns;
   int64_t rowLimit, columnLimit;
+  /// Elements per 16-byte cp.async chunk (16 for 1-byte stored weights).
+  int64_t chunkElements = 8;
 };
+
+/// Row padding of a ring of 1-byte stored weights: 16 bytes, as the 16-bit
+/// rings' kGemmOperandRowPad elements.
+constexpr int64_t kStoredRowPad = 16;
 
 class GemmKernelBuilder : IndexArithmetic {
 public:
@@ -131,6 +137,7 @@ public:
         outputs(outputs), element(problem.elementType),
         matmul(cast<MatmulOp>(analysis.anchor)),
         sibling(dyn_cast_or_null<MatmulOp>(analysis.siblingMatmul)),
+        rhsDequantize(matmul.getRhs().getDefiningOp<DequantizeOp>()),
         emitter(b, analysis.inputs, getEpilogueWidth(analysis)) {
     b.setInsertionPointToEnd(gpuModule.getBody());
   }
@@ -350,11 +357,19 @@ private:
         return input.value == value;
       });
     };
+    if (rhsDequantize) {
+      if (std::string why = whyCannotDequantizeRhs(); !why.empty())
+        return why;
+      if (inputIndex(rhsDequantize.getInput()) == analysis.inputs.end() ||
+          inputIndex(rhsDequantize.getScales()) == analysis.inputs.end())
+        return "the dequantize's weights and scales must be kernel inputs";
+    }
     for (MatmulOp product : {matmul, sibling}) {
       if (!product)
         continue;
       if (inputIndex(product.getLhs()) == analysis.inputs.end() ||
-          inputIndex(product.getRhs()) == analysis.inputs.end())
+          (inputIndex(product.getRhs()) == analysis.inputs.end() &&
+           !(rhsDequantize && product == matmul)))
         return "the matmul's operands must be kernel inputs";
       if (Value bias = product.getBias()) {
         auto it = inputIndex(bias);
@@ -367,7 +382,7 @@ private:
       return "a dual GEMM's matmuls must share their lhs";
     Operation *norm = getRowNorm();
     for (Operation *op : analysis.ops)
-      if (op != matmul && op != sibling && op != norm &&
+      if (op != matmul && op != sibling && op != norm && op != rhsDequantize &&
           !isa<ElementwiseOpInterface>(op))
         return "the epilogue may hold elementwise ops and one layer_norm or "
                "rms_norm only";
@@ -416,6 +431,114 @@ private:
     return "";
   }
 
+  /// Why the rhs prologue cannot be built ("" when it can).
+  std::string whyCannotDequantizeRhs() {
+    Type stored = rhsDequantize.getInput().getType().getElementType();
+    if (!stored.isInteger(8) && !isa<Float8E4M3FNType, Float8E5M2Type>(stored))
+      return "the rhs prologue dequantizes i8, f8E4M3FN or f8E5M2 weights";
+    if (isWgmma() || element.isF32() || sibling)
+      return "the rhs prologue runs in the mma.sync kernel's single-rhs main "
+             "loop";
+    if (problem.rhsStorageType != stored || problem.batch != 1 ||
+        rhsDequantize.getScales().getType().getRank() != 2)
+      return "the rhs prologue dequantizes one rank-2 weight the problem "
+             "names";
+    auto [rows, columns] = rhsTileShape();
+    if (columns % 16 != 0 || rows * columns / 16 % tiling.threads != 0 ||
+        rows * columns % tiling.threads != 0)
+      return "the stored rhs tile must split into 16-byte chunks evenly "
+             "over the threads";
+    if (getDequantizedRhsOffset() + rows * (columns + kGemmOperandRowPad) *
+                                        element.getIntOrFloatBitWidth() / 8 >
+        tiling.stages * getGemmStageBytes(problem, tiling.blockM, tiling.blockN,
+                                          tiling.blockK))
+      return "the stored ring and the dequantized tile must fit in the ring's "
+             "shared memory (3 or more stages)";
+    return "";
+  }
+
+  /// Bytes of the lhs ring (the rhs ring follows it).
+  int64_t getLhsRingBytes() const {
+    auto [rows, columns] = lhsTileShape();
+    return tiling.stages * rows * (columns + kGemmOperandRowPad) * 2;
+  }
+
+  /// Where the dequantized rhs tile starts: after the lhs ring and the
+  /// stored rhs ring (1-byte elements, rows padded by kStoredRowPad), inside
+  /// the bytes a 16-bit rhs ring would take.
+  int64_t getDequantizedRhsOffset() const {
+    auto [rows, columns] = rhsTileShape();
+    return getLhsRingBytes() + tiling.stages * rows * (columns + kStoredRowPad);
+  }
+
+  /// A stored 1-byte weight as f32: i8 converts; an fp8 byte's exponent and
+  /// mantissa go to the low bits of an f32's, and a power of two rebiases
+  /// the exponent (exact for every finite value, subnormals included; NaN
+  /// and e5m2's infinities are not preserved).
+  Value decodeStoredWeight(Value stored) {
+    Type f32 = b.getF32Type(), i32 = b.getI32Type();
+    Type type = stored.getType();
+    if (type.isInteger(8))
+      return arith::SIToFPOp::create(b, f32, stored);
+    bool e4m3 = isa<Float8E4M3FNType>(type);
+    auto constant = [&](int64_t value) {
+      return arith::ConstantIntOp::create(b, i32, value);
+    };
+    Value byte = arith::ExtUIOp::create(
+        b, i32, arith::BitcastOp::create(b, b.getI8Type(), stored));
+    Value sign = arith::ShLIOp::create(
+        b, arith::AndIOp::create(b, byte, constant(0x80)), constant(24));
+    Value magnitude =
+        arith::ShLIOp::create(b, arith::AndIOp::create(b, byte, constant(0x7F)),
+                              constant(e4m3 ? 20 : 21));
+    Value bits = arith::OrIOp::create(b, sign, magnitude);
+    // 2^(127 - 7) for e4m3's bias of 7, 2^(127 - 15) for e5m2's 15.
+    return arith::MulFOp::create(
+        b, arith::BitcastOp::create(b, f32, bits),
+        f32Constant(b, std::ldexp(1.0, e4m3 ? 120 : 112)));
+  }
+
+  /// The rhs prologue: k-step `step`'s stored tile in ring slot `slot` to
+  /// `dequantizedRhs`, each element times its block's scale in f32 and
+  /// rounded once to the operand type (as memwall.dequantize is defined).
+  /// Thread t takes elements t, t + threads, ... of the tile.
+  void dequantizeRhsSlot(Value slot, Value step) {
+    bool kIsRow = !problem.transposeRhs;
+    Value firstK = add(mul(step, tiling.blockK), kBase);
+    Value firstRow = kIsRow ? firstK : tileColumn;
+    Value firstColumn = kIsRow ? tileColumn : firstK;
+    ArrayRef<int64_t> scaleShape =
+        rhsDequantize.getScales().getType().getShape();
+    int64_t blockRows = rhsTile.rowLimit / scaleShape[0];
+    int64_t blockColumns = rhsTile.columnLimit / scaleShape[1];
+    Value scales = emitter.getMemRef(rhsDequantize.getScales());
+    int64_t perThread = rhsTile.rows * rhsTile.columns / tiling.threads;
+    for (int64_t i = 0; i < perThread; ++i) {
+      Value flat = add(tid, i * tiling.threads);
+      Value row = div(flat, rhsTile.columns);
+      Value column = rem(flat, rhsTile.columns);
+      Value stored = memref::LoadOp::create(b, rhsTile.ring,
+                                            ValueRange{slot, row, column});
+      Value sourceRow = add(firstRow, row);
+      Value sourceColumn = add(firstColumn, column);
+      // Past the weight's edge the stored byte is a zero fill: any scale.
+      Value valid =
+          arith::AndIOp::create(b, less(sourceRow, rhsTile.rowLimit),
+                                less(sourceColumn, rhsTile.columnLimit));
+      Value scaleIndex = arith::SelectOp::create(
+          b, valid,
+          add(mul(div(sourceRow, blockRows), scaleShape[1]),
+              div(sourceColumn, blockColumns)),
+          idx(0));
+      Value scale = emitter.toF32(
+          memref::LoadOp::create(b, scales, ValueRange{scaleIndex}));
+      Value product =
+          arith::MulFOp::create(b, decodeStoredWeight(stored), scale);
+      memref::StoreOp::create(b, arith::TruncFOp::create(b, element, product),
+                              dequantizedRhs, ValueRange{idx(0), row, column});
+    }
+  }
+
   /// Issues the copies of k-step `step` of one operand into ring slot
   /// `slot`. `kIsRow`: the operand's tile rows are K (columns otherwise);
   /// `firstOther` is the tile's first row or column along M or N.
@@ -424,13 +547,14 @@ private:
     Value firstK = add(mul(step, tiling.blockK), kBase);
     Value firstRow = kIsRow ? firstK : firstOther;
     Value firstColumn = kIsRow ? firstOther : firstK;
-    int64_t chunksPerRow = tile.columns / 8;
+    int64_t chunk = tile.chunkElements;
+    int64_t chunksPerRow = tile.columns / chunk;
     int64_t perThread = tile.rows * chunksPerRow / tiling.threads;
     auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
     for (int64_t i = 0; i < perThread; ++i) {
-      Value chunk = add(tid, i * tiling.threads);
-      Value row = div(chunk, chunksPerRow);
-      Value column = mul(rem(chunk, chunksPerRow), 8);
+      Value chunkIndex = add(tid, i * tiling.threads);
+      Value row = div(chunkIndex, chunksPerRow);
+      Value column = mul(rem(chunkIndex, chunksPerRow), chunk);
       Value sourceRow = add(firstRow, row);
       Value sourceColumn = add(firstColumn, column);
       Value valid = arith::AndIOp::create(b, less(sourceRow, tile.rowLimit),
@@ -440,10 +564,11 @@ private:
           b, valid,
           add(tile.base, add(mul(sourceRow, tile.columnLimit), sourceColumn)),
           idx(0));
-      Value sourceElements = arith::SelectOp::create(b, valid, idx(8), idx(0));
+      Value sourceElements =
+          arith::SelectOp::create(b, valid, idx(chunk), idx(0));
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
           b, tokenType, tile.ring, ValueRange{slot, row, column}, tile.source,
-          ValueRange{sourceIndex}, b.getIndexAttr(8), sourceElements,
+          ValueRange{sourceIndex}, b.getIndexAttr(chunk), sourceElements,
           b.getUnitAttr()));
     }
   }
@@ -463,7 +588,8 @@ private:
   /// Multiplies ring slot `slot` into the accumulators ([set][mi][ni] m16n8
   /// fragments of this warp's tile, one set per rhs): each A fragment is
   /// loaded once for every rhs.
-  void multiplySlot(Value slot, SmallVectorImpl<std::array<Value, 4>> &acc) {
+  void multiplySlot(Value slot, Value rhsSlot,
+                    SmallVectorImpl<std::array<Value, 4>> &acc) {
     int64_t tilesM = warpTileM() / 16, tilesN = warpTileN() / 8;
     // Lane offsets inside a 16x16 block: the matrix pairs ldmatrix.x4
     // addresses with (laneMatrix % 2) along one dim, (laneMatrix / 2) along
@@ -496,14 +622,14 @@ private:
           // (n +8, k +8): b0, b1 of n-tile 2·pair, then of 2·pair + 1.
           std::array<Value, 4> bFragments =
               problem.transposeRhs
-                  ? ldmatrixX4(
-                        b, rhs->ring,
-                        ValueRange{slot, add(n, high), add(lowColumn, ks * 16)},
-                        /*transpose=*/false, element)
-                  : ldmatrixX4(
-                        b, rhs->ring,
-                        ValueRange{slot, add(low, ks * 16), add(n, highColumn)},
-                        /*transpose=*/true, element);
+                  ? ldmatrixX4(b, rhsRing(*rhs),
+                               ValueRange{rhsSlot, add(n, high),
+                                          add(lowColumn, ks * 16)},
+                               /*transpose=*/false, element)
+                  : ldmatrixX4(b, rhsRing(*rhs),
+                               ValueRange{rhsSlot, add(low, ks * 16),
+                                          add(n, highColumn)},
+                               /*transpose=*/true, element);
           int64_t first = static_cast<int64_t>(set) * tilesM * tilesN;
           for (int64_t mi = 0; mi < tilesM; ++mi)
             for (int64_t half = 0; half < 2; ++half) {
@@ -518,6 +644,11 @@ private:
     }
   }
 
+  /// What mma.sync reads of `rhs`: its ring, or the dequantized tile.
+  Value rhsRing(const OperandTile &rhs) const {
+    return dequantizedRhs && &rhs == &rhsTile ? dequantizedRhs : rhs.ring;
+  }
+
   /// The rhs rings: the matmul's, then a dual GEMM's sibling's.
   SmallVector<const OperandTile *, 2> getRhsTiles() const {
     SmallVector<const OperandTile *, 2> tiles{&rhsTile};
@@ -530,16 +661,18 @@ private:
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                                 gpu::AddressSpace::Workgroup);
     createSharedMemory();
-    auto ring = [&](std::pair<int64_t, int64_t> shape, int64_t offset) {
-      auto type = MemRefType::get(
-          {tiling.stages, shape.first, shape.second + kGemmOperandRowPad},
-          element, AffineMap(), workgroup);
-      return memref::ViewOp::create(b, type, shared, idx(offset), ValueRange{});
+    auto ring = [&](std::pair<int64_t, int64_t> shape, int64_t offset,
+                    Type type = {}, int64_t stages = 0, int64_t pad = 0) {
+      auto ringType =
+          MemRefType::get({stages ? stages : tiling.stages, shape.first,
+                           shape.second + (pad ? pad : kGemmOperandRowPad)},
+                          type ? type : element, AffineMap(), workgroup);
+      return memref::ViewOp::create(b, ringType, shared, idx(offset),
+                                    ValueRange{});
     };
-    auto [lhsRows, lhsColumns] = lhsTileShape();
     auto [rhsRows, rhsColumns] = rhsTileShape();
-    int64_t lhsRingBytes =
-        tiling.stages * lhsRows * (lhsColumns + kGemmOperandRowPad) * 2;
+    int64_t lhsRingBytes = getLhsRingBytes();
+    auto [lhsRows, lhsColumns] = lhsTileShape();
     int64_t lhsColumnLimit = problem.transposeLhs ? problem.m : problem.k;
     int64_t rhsColumnLimit = problem.transposeRhs ? problem.k : problem.n;
     lhsTile = {ring(lhsTileShape(), 0),
@@ -550,12 +683,21 @@ private:
                problem.transposeLhs ? problem.k : problem.m,
                lhsColumnLimit};
     rhsTile = {ring(rhsTileShape(), lhsRingBytes),
-               emitter.getMemRef(matmul.getRhs()),
+               rhsDequantize ? Value() : emitter.getMemRef(matmul.getRhs()),
                mul(batch, problem.rhsBatchStride),
                rhsRows,
                rhsColumns,
                problem.transposeRhs ? problem.n : problem.k,
                rhsColumnLimit};
+    if (rhsDequantize) {
+      // The ring holds the stored bytes; one dequantized tile follows it.
+      rhsTile.ring = ring(rhsTileShape(), lhsRingBytes, problem.rhsStorageType,
+                          0, kStoredRowPad);
+      rhsTile.source = emitter.getMemRef(rhsDequantize.getInput());
+      rhsTile.chunkElements = 16;
+      dequantizedRhs =
+          ring(rhsTileShape(), getDequantizedRhsOffset(), element, 1);
+    }
     if (sibling) {
       // The sibling's rhs has the same shape and layout; its ring follows.
       siblingRhsTile = rhsTile;
@@ -589,7 +731,15 @@ private:
       syncThreads();
       Value next = add(step, tiling.stages - 1);
       loadStage(rem(next, tiling.stages), next);
-      multiplySlot(rem(step, tiling.stages), acc);
+      Value slot = rem(step, tiling.stages), rhsSlot = slot;
+      if (rhsDequantize) {
+        // Every warp finished the previous k-step's tile at the barrier
+        // above; this one is complete at the next.
+        dequantizeRhsSlot(slot, step);
+        syncThreads();
+        rhsSlot = idx(0);
+      }
+      multiplySlot(slot, rhsSlot, acc);
       SmallVector<Value> results;
       for (const std::array<Value, 4> &fragment : acc)
         results.append(fragment.begin(), fragment.end());
@@ -828,7 +978,7 @@ private:
   void splitAtNorm(Operation *norm, SmallVectorImpl<Operation *> &beforeNorm,
                    SmallVectorImpl<Operation *> &afterNorm) {
     for (Operation *op : analysis.ops) {
-      if (op == matmul || op == sibling || op == norm)
+      if (op == matmul || op == sibling || op == norm || op == rhsDequantize)
         continue;
       (norm && norm->isBeforeInBlock(op) ? afterNorm : beforeNorm)
           .push_back(op);
@@ -1211,8 +1361,13 @@ private:
   MatmulOp matmul;
   /// A dual GEMM's second matmul (same lhs), or null.
   MatmulOp sibling;
+  /// The dequantize making the matmul's rhs in the kernel, or null: its
+  /// ring holds the stored weights, dequantized per k-step into
+  /// `dequantizedRhs`.
+  DequantizeOp rhsDequantize;
   ElementwiseEmitter emitter;
   OperandTile lhsTile, rhsTile, siblingRhsTile;
+  Value dequantizedRhs;
   SmallVector<Value> accumulators;
   GemmWgmmaMainLoop wgmmaLoop;
   Value shared, tid, laneMatrix, laneRow, warpRow, warpColumn, tileRow,

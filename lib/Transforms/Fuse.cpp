@@ -77,12 +77,22 @@ public:
       if (!isElementwiseOp(&op) && !isRowReductionOp(&op) &&
           !isa<MatmulOp>(&op))
         continue;
-      FailureOr<KernelAnalysis> single = analyzeKernel({&op}, target);
+      // A matmul starts with the dequantize of its rhs: its main loop
+      // dequantizes the weights (one kernel, however else it fuses).
+      SmallVector<Operation *, 2> seed{&op};
+      if (auto matmul = dyn_cast<MatmulOp>(&op))
+        if (auto dequantize = matmul.getRhs().getDefiningOp<DequantizeOp>();
+            dequantize && dequantize->getBlock() == &block &&
+            dequantize.getResult().hasOneUse())
+          seed.insert(seed.begin(), dequantize);
+      FailureOr<KernelAnalysis> single = analyzeKernel(seed, target);
       if (failed(single))
         continue; // runs unfused (codegen says why, if it cannot)
-      groupOf[&op] = groups.size();
       Group group;
-      group.ops.push_back(&op);
+      for (Operation *member : seed) {
+        groupOf[member] = groups.size();
+        group.ops.push_back(member);
+      }
       group.timeSeconds = single->timeSeconds;
       secondsBefore += group.timeSeconds;
       groups.push_back(std::move(group));

@@ -157,6 +157,8 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
     // One fp8 copy per value, however many GEMMs read it (q, k and v read
     // one normalized input): what Transformer Engine casts once and saves.
     DenseMap<Value, Value> fp8Copies;
+    // Weights quantized weight-only, by argument number.
+    SmallVector<unsigned> quantized;
     for (BlockArgument arg : function.getArguments()) {
       if (!isFloatTensor(arg.getType()))
         continue;
@@ -188,19 +190,13 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
         continue;
       }
       retypeArgument(arg, withElement(arg.getType(), chosen->weights));
-      if (weightOnly) {
-        // Weight-only quantization: dequantize where the weight is used.
-        SmallVector<OpOperand *> uses;
-        for (OpOperand &use : arg.getUses())
-          uses.push_back(&use);
-        for (OpOperand *use : uses) {
-          builder.setInsertionPoint(use->getOwner());
-          Value wide = CastOp::create(builder, arg.getLoc(), arg,
-                                      TypeAttr::get(activation));
-          use->set(wide);
-        }
-      }
+      if (weightOnly)
+        quantized.push_back(arg.getArgNumber());
     }
+    // Last first: a scales argument goes right after its weight.
+    for (unsigned index : llvm::reverse(quantized))
+      if (failed(addScales(function, index, activation, builder)))
+        return failure();
     // Re-infer every op's result types in program order.
     SmallVector<Operation *> ops;
     for (Operation &op : body.without_terminator())
@@ -227,6 +223,67 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
     function.setFunctionType(FunctionType::get(
         function.getContext(), body.getArgumentTypes(),
         returnOp.getOperandTypes()));
+    return success();
+  }
+
+  /// The scales of weight `index` (a new argument after it, of the
+  /// activation type) and a dequantize at each use: one scale per output
+  /// channel, and for i4 per group of kInt4GroupSize along K, as AWQ and
+  /// GPTQ store them.
+  LogicalResult addScales(func::FuncOp function, unsigned index,
+                          Type activation, OpBuilder &builder) {
+    BlockArgument weight = function.getArgument(index);
+    auto type = cast<RankedTensorType>(weight.getType());
+    int64_t rank = type.getRank();
+    std::optional<int64_t> kAxis;
+    for (OpOperand &use : weight.getUses()) {
+      auto matmul = cast<MatmulOp>(use.getOwner());
+      bool isRhs = use.getOperandNumber() == 1;
+      bool transposed =
+          isRhs ? matmul.getTransposeRhs() : matmul.getTransposeLhs();
+      // K is the rhs's rows and the lhs's columns, unless transposed.
+      int64_t axis = (isRhs != transposed) ? rank - 2 : rank - 1;
+      if (kAxis && *kAxis != axis)
+        return matmul.emitOpError("memwall-precision: weight #")
+               << index << " is read with K along two different dims; its "
+               << "scales need one layout";
+      kAxis = axis;
+    }
+    SmallVector<int64_t> scaleShape(rank, 1);
+    int64_t channelAxis = *kAxis == rank - 1 ? rank - 2 : rank - 1;
+    scaleShape[channelAxis] = type.getDimSize(channelAxis);
+    int64_t k = type.getDimSize(*kAxis);
+    if (type.getElementType().isInteger(4) && k % kInt4GroupSize == 0)
+      scaleShape[*kAxis] = k / kInt4GroupSize;
+    auto scalesType = RankedTensorType::get(scaleShape, activation);
+    Location loc = weight.getLoc();
+    if (auto name = dyn_cast<NameLoc>(loc))
+      loc = NameLoc::get(StringAttr::get(function.getContext(),
+                                         name.getName().getValue() + ".scales"),
+                         name.getChildLoc());
+    NamedAttrList attrs;
+    attrs.append(MemWallDialect::kArgKindAttrName,
+                 ArgKindAttr::get(function.getContext(), ArgKind::Weight));
+    if (failed(function.insertArgument(
+            index + 1, scalesType, attrs.getDictionary(function.getContext()),
+            loc)))
+      return failure();
+    Value scales = function.getArgument(index + 1);
+    Location dequantizedLoc = weight.getLoc();
+    if (auto name = dyn_cast<NameLoc>(dequantizedLoc))
+      dequantizedLoc = NameLoc::get(
+          StringAttr::get(function.getContext(),
+                          name.getName().getValue() + ".dequantized"),
+          name.getChildLoc());
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : weight.getUses())
+      uses.push_back(&use);
+    for (OpOperand *use : uses) {
+      builder.setInsertionPoint(use->getOwner());
+      use->set(DequantizeOp::create(builder, dequantizedLoc,
+                                    withElement(type, activation), weight,
+                                    scales));
+    }
     return success();
   }
 

@@ -47,8 +47,16 @@ reference::Tensor randomTensor(DType dtype, const std::vector<int64_t> &shape,
   tensor.data.assign(static_cast<size_t>(count), 0.0);
   if (dtype == DType::I1)
     return tensor; // masks: false
+  SplitMix64 generator(streamSeed);
+  if (dtype == DType::I8) {
+    // i8 is quantized storage (weight-only quantization): symmetric
+    // integers in [-127, 127], as a quantizer writes them.
+    for (double &element : tensor.data)
+      element = std::floor(generator.nextUnit() * 255) - 127;
+    return tensor;
+  }
   if (!reference::isFloat(dtype)) {
-    // Integer inputs are token ids or positions: the index along the last
+    // Wider integer inputs are token ids or positions: the index along the last
     // dimension (0, 1, ..., S - 1 per row), valid ids for any vocabulary of
     // at least S rows, and positions as a prefill numbers them.
     int64_t last = shape.empty() ? 1 : std::max<int64_t>(shape.back(), 1);
@@ -66,7 +74,6 @@ reference::Tensor randomTensor(DType dtype, const std::vector<int64_t> &shape,
       high = 1.5;
     }
   }
-  SplitMix64 generator(streamSeed);
   for (double &element : tensor.data)
     element = reference::roundToDType(low + (high - low) * generator.nextUnit(),
                                       dtype);

@@ -46,6 +46,10 @@ struct GemmProblem {
   bool transposeLhs = false, transposeRhs = false;
   /// Elements between consecutive GEMMs' operands; 0 = broadcast operand.
   int64_t lhsBatchStride = 0, rhsBatchStride = 0;
+  /// The rhs as stored when a memwall.dequantize in the kernel makes it
+  /// (i8 or fp8 weights with block scales; the main loop dequantizes each
+  /// tile in shared memory), else null.
+  mlir::Type rhsStorageType;
   /// Products of the shared lhs: 1, or 2 for a dual GEMM (a second rhs of
   /// the same shape and layout, with its own accumulators).
   int64_t rhsOperands = 1;
@@ -62,8 +66,10 @@ struct GemmProblem {
 /// The problem, or failure with why the generated kernel cannot run it
 /// (fp8/int operands; for 16-bit operands K not a multiple of 8 or a
 /// strided operand's rows not 16-byte aligned; batch dims that broadcast
-/// other than a rank-2 operand). f32 operands run on the FFMA kernel (exact
-/// fp32, CUDA cores: cost it at the FP32 peak, not the tensor cores').
+/// other than a rank-2 operand; an rhs dequantized from i4, or from 1-byte
+/// storage whose rows are not a multiple of 16 elements). f32 operands run on
+/// the FFMA kernel (exact fp32, CUDA cores: cost it at the FP32 peak, not the
+/// tensor cores').
 llvm::FailureOr<GemmProblem> getGemmProblem(MatmulOp matmul,
                                             std::string *whyNot = nullptr);
 

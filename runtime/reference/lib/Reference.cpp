@@ -1365,6 +1365,43 @@ std::string evalCast(OpEval &e) {
   return "";
 }
 
+/// memwall.dequantize: each stored element times the scale of its block
+/// (the scales' dims divide the input's), in f32 as the GEMM's prologue
+/// computes it, rounded once to the result type.
+std::string evalDequantize(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(2, 2));
+  const Tensor &q = e.operand(0), &scales = e.operand(1);
+  if (scales.shape.size() != q.shape.size())
+    return e.fail("scales must have the input's rank");
+  std::vector<int64_t> block(q.shape.size());
+  for (size_t d = 0; d < q.shape.size(); ++d) {
+    if (scales.shape[d] <= 0 || q.shape[d] % scales.shape[d] != 0)
+      return e.fail("scales dim " + std::to_string(d) +
+                    " must divide the input's");
+    block[d] = q.shape[d] / scales.shape[d];
+  }
+  e.out.shape = q.shape;
+  e.out.data.resize(q.data.size());
+  DType type = e.out.dtype;
+  parallelFor(static_cast<int64_t>(q.data.size()), 1 << 15,
+              [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i) {
+                  // Row-major coordinates of i, to the scale's index.
+                  int64_t rest = i, scaleIndex = 0, scaleStride = 1;
+                  for (size_t d = q.shape.size(); d-- > 0;) {
+                    int64_t coordinate = rest % q.shape[d];
+                    rest /= q.shape[d];
+                    scaleIndex += coordinate / block[d] * scaleStride;
+                    scaleStride *= scales.shape[d];
+                  }
+                  float product = static_cast<float>(q.data[i]) *
+                                  static_cast<float>(scales.data[scaleIndex]);
+                  e.out.data[i] = roundToDType(product, type);
+                }
+              });
+  return "";
+}
+
 //===----------------------------------------------------------------------===//
 // Training: gradients and the optimizer update
 //
@@ -2237,6 +2274,7 @@ const std::map<std::string, OpDef> &evaluators() {
       {"slice", evalSlice},
       {"concat", evalConcat},
       {"cast", evalCast},
+      {"dequantize", evalDequantize},
       {"kv_cache_append", evalKVCacheAppend},
       {"activation_grad", evalActivationGrad},
       {"layer_norm_grad", {evalLayerNormGrad, 2, 3}},

@@ -1050,3 +1050,35 @@ func.func @regression_cost_infinite_time(%a: tensor<4x8xf32>) {
   %0 = memwall.relu %a {memwall.cost = #memwall.cost<flops = 1, bytes_read = 0, bytes_written = 0, intensity = 1.0, bound = memory, time_s = 0x7FF0000000000000>} : tensor<4x8xf32>
   return
 }
+
+// -----
+
+func.func @dequantize_rank(%q: tensor<16x32xi8>, %s: tensor<16xbf16>) {
+  // expected-error @below {{scales must have the input's rank (2), not 1}}
+  %0 = memwall.dequantize %q, %s : tensor<16x32xi8>, tensor<16xbf16> -> tensor<16x32xbf16>
+  return
+}
+
+// -----
+
+func.func @dequantize_blocks(%q: tensor<16x32xi8>, %s: tensor<16x3xbf16>) {
+  // expected-error @below {{scales dim 1 (3) must divide the input's (32)}}
+  %0 = memwall.dequantize %q, %s : tensor<16x32xi8>, tensor<16x3xbf16> -> tensor<16x32xbf16>
+  return
+}
+
+// -----
+
+func.func @dequantize_shape(%q: tensor<16x32xi8>, %s: tensor<16x1xbf16>) {
+  // expected-error @below {{result shape must be the input's}}
+  %0 = memwall.dequantize %q, %s : tensor<16x32xi8>, tensor<16x1xbf16> -> tensor<32x16xbf16>
+  return
+}
+
+// -----
+
+func.func @dequantize_float_storage(%q: tensor<16x32xbf16>, %s: tensor<16x1xbf16>) {
+  // expected-error @below {{operand #0 must be statically shaped tensor of 4-bit signless integer or 8-bit signless integer or f8E4M3FN type or f8E5M2 type values}}
+  %0 = memwall.dequantize %q, %s : tensor<16x32xbf16>, tensor<16x1xbf16> -> tensor<16x32xbf16>
+  return
+}

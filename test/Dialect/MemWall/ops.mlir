@@ -12,7 +12,8 @@ func.func @f(%x: tensor<4x128x768xbf16> {memwall.kind = #memwall.arg_kind<input>
              %b: tensor<3072xbf16> {memwall.kind = #memwall.arg_kind<weight>},
              %g: tensor<768xbf16>, %q: tensor<1x32x128x128xbf16>, %k: tensor<1x8x128x128xbf16>, %pos: tensor<128xi64>,
              %tab: tensor<1000x768xbf16>, %ids: tensor<4x128xi64>, %kc: tensor<1x8x100x128xbf16>, %kn: tensor<1x8x1x128xbf16>,
-             %f8a: tensor<16x32xf8E4M3FN>, %f8b: tensor<32x8xf8E4M3FN>, %i8a: tensor<16x32xi8>, %mask: tensor<1x1x128x128xi1>) {
+             %f8a: tensor<16x32xf8E4M3FN>, %f8b: tensor<32x8xf8E4M3FN>, %i8a: tensor<16x32xi8>, %mask: tensor<1x1x128x128xi1>,
+             %scales16: tensor<16x1xbf16>, %scales8: tensor<4x8xf32>) {
   %0 = memwall.matmul %x, %w bias %b : tensor<4x128x768xbf16>, tensor<768x3072xbf16>, tensor<3072xbf16> -> tensor<4x128x3072xbf16>
   // CHECK: memwall.matmul %{{.*}}, %{{.*}} bias %{{.*}} : tensor<4x128x768xbf16>, tensor<768x3072xbf16>, tensor<3072xbf16> -> tensor<4x128x3072xbf16>
   %1 = memwall.gelu %0 tanh : tensor<4x128x3072xbf16>
@@ -77,6 +78,10 @@ func.func @f(%x: tensor<4x128x768xbf16> {memwall.kind = #memwall.arg_kind<input>
   // CHECK: memwall.tanh %{{.*}} : tensor<4x128x768xbf16>
   %31 = memwall.mul %x, %x : tensor<4x128x768xbf16>, tensor<4x128x768xbf16> -> tensor<4x128x768xbf16>
   // CHECK: memwall.mul %{{.*}}, %{{.*}} : tensor<4x128x768xbf16>, tensor<4x128x768xbf16> -> tensor<4x128x768xbf16>
+  %s16 = memwall.dequantize %i8a, %scales16 : tensor<16x32xi8>, tensor<16x1xbf16> -> tensor<16x32xbf16>
+  // CHECK: memwall.dequantize %{{.*}}, %{{.*}} : tensor<16x32xi8>, tensor<16x1xbf16> -> tensor<16x32xbf16>
+  %s8 = memwall.dequantize %f8b, %scales8 : tensor<32x8xf8E4M3FN>, tensor<4x8xf32> -> tensor<32x8xf16>
+  // CHECK: memwall.dequantize %{{.*}}, %{{.*}} : tensor<32x8xf8E4M3FN>, tensor<4x8xf32> -> tensor<32x8xf16>
   return
 }
 

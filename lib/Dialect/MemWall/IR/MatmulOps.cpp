@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 //
 // The batched matmul (bf16/f16/fp8/i8 contractions) and the weight-only
-// quantized GEMM: a cast from i4/i8/fp8 storage whose only readers are
-// matmuls runs inside them, so it reads the stored bytes plus the scales.
+// quantized GEMM: a dequantize from i4/i8/fp8 storage whose only readers
+// are matmuls runs inside them, so they read the stored bytes and scales.
 // Per op: type inference, verifier, VJP, payload, aliasing, reference
 // attributes and FLOP/byte counts (formulas in docs/cost-model.md).
 //
@@ -24,12 +24,6 @@
 using namespace mlir;
 using namespace memwall;
 using namespace memwall::detail;
-
-/// Storage a weight-only quantized GEMM dequantizes from.
-static bool isQuantizedStorage(Type element) {
-  return element.isInteger(4) || element.isInteger(8) ||
-         isa<Float8E4M3FNType, Float8E5M2Type>(element);
-}
 
 /// The matmuls that read `value`, through fusion inputs; false when any
 /// other op reads it.
@@ -49,6 +43,12 @@ static bool collectMatmulUsers(Value value, SmallVectorImpl<MatmulOp> &out) {
   return true;
 }
 
+/// Storage a weight-only quantized GEMM dequantizes from.
+static bool isQuantizedStorage(Type element) {
+  return element.isInteger(4) || element.isInteger(8) ||
+         isa<Float8E4M3FNType, Float8E5M2Type>(element);
+}
+
 bool memwall::isDequantizeAtUse(CastOp cast) {
   Type from = cast.getInput().getType().getElementType();
   Type to = cast.getElementType();
@@ -60,19 +60,30 @@ bool memwall::isDequantizeAtUse(CastOp cast) {
          collectMatmulUsers(cast.getResult(), matmuls);
 }
 
+bool memwall::isDequantizeAtUse(DequantizeOp dequantize) {
+  SmallVector<MatmulOp> matmuls;
+  return !dequantize.getResult().use_empty() &&
+         collectMatmulUsers(dequantize.getResult(), matmuls);
+}
+
 int64_t memwall::getGemmOperandBytes(Value operand) {
   // Inside a fusion, a body argument is the fusion's input.
   if (auto arg = dyn_cast<BlockArgument>(operand))
     if (auto fusion = dyn_cast_or_null<FusionOp>(arg.getOwner()->getParentOp()))
       operand = fusion.getInputs()[arg.getArgNumber()];
+  if (auto dequantize = operand.getDefiningOp<DequantizeOp>();
+      dequantize && isDequantizeAtUse(dequantize))
+    return (countTensorBytes(dequantize.getInput().getType()) +
+            countTensorBytes(dequantize.getScales().getType()))
+        .saturated();
   auto cast = operand.getDefiningOp<CastOp>();
   if (!cast || !isDequantizeAtUse(cast))
     return getTensorByteSize(operand.getType());
+  // A cast's scales are implicit: priced as the scales a quantized weight
+  // carries (one per output channel, per group along K for i4).
   RankedTensorType stored = cast.getInput().getType();
   SmallVector<MatmulOp> matmuls;
   collectMatmulUsers(cast.getResult(), matmuls);
-  // Scales run along the output channels: elements / K of them, times the
-  // groups along K for i4.
   int64_t k = std::max<int64_t>(matmuls.front().getDims().k, 1);
   int64_t channels = getNumElements(stored) / k;
   int64_t groups = stored.getElementType().isInteger(4)
@@ -82,6 +93,50 @@ int64_t memwall::getGemmOperandBytes(Value operand) {
           CheckedInt(channels) * groups * kQuantScaleBytes)
       .saturated();
 }
+
+//===----------------------------------------------------------------------===//
+// DequantizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DequantizeOp::verify() {
+  ArrayRef<int64_t> stored = getInput().getType().getShape();
+  ArrayRef<int64_t> scales = getScales().getType().getShape();
+  if (getResult().getType().getShape() != stored)
+    return emitOpError("result shape must be the input's");
+  if (scales.size() != stored.size())
+    return emitOpError("scales must have the input's rank (")
+           << stored.size() << "), not " << scales.size();
+  for (auto [dim, pair] : llvm::enumerate(llvm::zip_equal(stored, scales))) {
+    auto [extent, scaleExtent] = pair;
+    if (scaleExtent <= 0 || extent % scaleExtent != 0)
+      return emitOpError("scales dim ")
+             << dim << " (" << scaleExtent << ") must divide the input's ("
+             << extent << ")";
+  }
+  return success();
+}
+
+Value DequantizeOp::getAliasedOperand(unsigned) {
+  return isDequantizeAtUse(*this) ? getInput() : Value();
+}
+
+// A dequantize at use runs inside the GEMM that reads it (the matmul is
+// charged the quantized bytes and scales): no kernel, no traffic, and its
+// multiply by the scale is not counted, as the softmax of attention is not.
+// Elsewhere it is a kernel of one multiply per element.
+int64_t DequantizeOp::getFlops() {
+  return isDequantizeAtUse(*this) ? 0 : getNumElements(getResult().getType());
+}
+
+int64_t DequantizeOp::getBytesRead() {
+  return isDequantizeAtUse(*this) ? 0 : sumOperandBytes(*this);
+}
+
+int64_t DequantizeOp::getBytesWritten() {
+  return isDequantizeAtUse(*this) ? 0 : sumResultBytes(*this);
+}
+
+bool DequantizeOp::launchesKernel() { return !isDequantizeAtUse(*this); }
 
 MathPrecision memwall::getContractionPrecision(Type elementType) {
   if (elementType.isBF16())

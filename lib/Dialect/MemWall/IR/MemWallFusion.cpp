@@ -38,7 +38,8 @@ LogicalResult FusionOp::verify() {
   auto yield = cast<YieldOp>(block.getTerminator());
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError("yielded types must be the result types");
-  unsigned matmuls = 0, rowReductions = 0, norms = 0, others = 0;
+  unsigned matmuls = 0, rowReductions = 0, norms = 0, others = 0,
+           dequantizes = 0;
   Value matmulLhs;
   bool lhsDiffers = false;
   for (Operation &op : block.without_terminator()) {
@@ -50,6 +51,8 @@ LogicalResult FusionOp::verify() {
       ++matmuls;
     } else if (isRowReductionOp(&op))
       ++rowReductions;
+    else if (isa<DequantizeOp>(op))
+      ++dequantizes;
     else if (!isElementwiseOp(&op))
       return op.emitOpError("cannot be fused: only elementwise ops, one row "
                             "reduction or one matmul run in a fusion");
@@ -58,6 +61,11 @@ LogicalResult FusionOp::verify() {
   }
   if (matmuls + rowReductions + others == 0)
     return emitOpError("body has no ops");
+  // A dequantize runs as the rhs prologue of a generated GEMM's one matmul.
+  if (dequantizes &&
+      (getKind() != FusionKind::Gemm || matmuls != 1 || dequantizes != 1))
+    return emitOpError("a dequantize is fused only into a gemm fusion of "
+                       "one matmul, as its rhs prologue");
   switch (getKind()) {
   case FusionKind::Elementwise:
     if (matmuls || rowReductions)

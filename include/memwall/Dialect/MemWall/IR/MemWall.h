@@ -160,8 +160,12 @@ constexpr int64_t kQuantScaleBytes = 2;
 /// (directly or inside a fusion). Such a cast runs inside the GEMM: no
 /// kernel, no traffic, no buffer of its own.
 bool isDequantizeAtUse(CastOp cast);
-/// Bytes a GEMM reads for `operand`: when a dequantize-at-use cast made it,
-/// the quantized bytes plus the scales, else the operand's own bytes.
+/// Whether `dequantize` is a dequantize at use: only matmuls read its
+/// result (directly or inside a fusion). It runs inside the GEMM: no kernel,
+/// no traffic, no buffer of its own.
+bool isDequantizeAtUse(DequantizeOp dequantize);
+/// Bytes a GEMM reads for `operand`: when a dequantize at use made it, the
+/// quantized bytes plus the scales, else the operand's own bytes.
 int64_t getGemmOperandBytes(mlir::Value operand);
 } // namespace memwall
 

@@ -36,6 +36,9 @@ def MemWall_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
 // I4: int4 groupwise-quantized weights (int4-weights), cast at use.
 def MemWall_AnyTensor : StaticShapeTensorOf<[F32, BF16, F16, F8E4M3FN, F8E5M2,
                                              I<4>, I8, I32, I64, I1]>;
+// Weights stored quantized (weight-only quantization).
+def MemWall_QuantizedTensor
+    : StaticShapeTensorOf<[I<4>, I8, F8E4M3FN, F8E5M2]>;
 def MemWall_MaskTensor : StaticShapeTensorOf<[I1, F32, BF16, F16]>;
 def MemWall_CastElementType : AnyTypeOf<[F32, BF16, F16, F8E4M3FN, F8E5M2, I8,
                                           I32, I64]>;
@@ -702,10 +705,11 @@ def MemWall_CastOp : MemWall_InferredOp<"cast",
     floats, saturating for fp8, truncation toward zero for float to integer).
 
     A cast that widens quantized storage (i4, i8 or an 8-bit float) and is
-    read only by matmuls is a *dequantize at use* (`isDequantizeAtUse`): the
-    GEMM dequantizes in its mainloop, so the cast launches no kernel, moves
-    no bytes and holds no buffer; the matmuls read the quantized bytes plus
-    scales (docs/cost-model.md).
+    read only by matmuls is a *dequantize at use* (`isDequantizeAtUse`) with
+    unit scales (an fp8 training step's backward reads its fp8 copies so):
+    it runs inside the GEMM, launches no kernel, moves no bytes and holds no
+    buffer. Weights quantized with scales are read through
+    `memwall.dequantize`.
 
     ```mlir
     %y = memwall.cast %x to bf16 : tensor<4x8xf32> -> tensor<4x8xbf16>
@@ -717,6 +721,39 @@ def MemWall_CastOp : MemWall_InferredOp<"cast",
   let assemblyFormat = [{
     $input `to` $element_type attr-dict `:` type($input) `->` type($result)
   }];
+}
+
+def MemWall_DequantizeOp : MemWall_Op<"dequantize", [MemWall_Aliasing],
+    ["getFlops", "getBytesRead", "getBytesWritten", "launchesKernel"]> {
+  let summary = "quantized weights times their block scales";
+  let description = [{
+    `result[i] = round(float(input[i]) * float(scales[i / block]))`, rounded
+    once to the result's element type: the weight-only quantization of AWQ,
+    GPTQ and TensorRT-LLM (symmetric, no zero point). `scales` has the
+    input's rank and each of its dims divides the input's; the quotients are
+    the block each scale covers. A weight `[N, K]` quantized per output
+    channel has scales `[N, 1]` (`[1, N]` for `[K, N]`); groups of 128 along
+    K, scales `[N, K / 128]`.
+
+    Read only by matmuls, it is a *dequantize at use* (`isDequantizeAtUse`):
+    memwall-fuse puts it in its GEMM's kernel, which dequantizes each tile
+    after loading it (docs/codegen.md), so it launches no kernel, moves no
+    bytes of its own and holds no buffer; the matmul reads the quantized
+    bytes and the scales (docs/cost-model.md).
+
+    ```mlir
+    %w = memwall.dequantize %q, %s
+        : tensor<4096x4096xi8>, tensor<4096x1xbf16> -> tensor<4096x4096xbf16>
+    ```
+  }];
+  let arguments = (ins MemWall_QuantizedTensor:$input,
+                       MemWall_ComputeTensor:$scales);
+  let results = (outs MemWall_ComputeTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scales attr-dict `:` type($input) `,` type($scales) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
