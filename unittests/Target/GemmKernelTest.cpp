@@ -106,7 +106,31 @@ struct GemmCase {
   /// And into its warp-specialized form
   /// (GemmProblem::warpSpecializedRequested).
   bool warpSpecialized = false;
+  /// The rhs stored quantized ("i8", "f8E4M3FN", "f8E5M2") and dequantized
+  /// in the kernel with scales of shape [scaleRows, scaleColumns] over the
+  /// rhs as stored (rank 2); none when empty.
+  std::string rhsStorage;
+  int64_t scaleRows = 1, scaleColumns = 1;
 };
+
+/// An fp8 byte's value, decoded independently of the kernel's bit trick:
+/// sign, exponent and mantissa by the format's definition (e4m3fn: bias 7,
+/// 3 mantissa bits; e5m2: bias 15, 2 bits).
+double decodeFp8(uint8_t byte, bool e4m3) {
+  int mantissaBits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+  int exponent = (byte & 0x7F) >> mantissaBits;
+  int mantissa = byte & ((1 << mantissaBits) - 1);
+  double magnitude = exponent == 0
+                         ? std::ldexp(mantissa, 1 - bias - mantissaBits)
+                         : std::ldexp((1 << mantissaBits) + mantissa,
+                                      exponent - bias - mantissaBits);
+  return byte & 0x80 ? -magnitude : magnitude;
+}
+
+/// Whether `byte` is a finite value of its fp8 format.
+bool isFiniteFp8(uint8_t byte, bool e4m3) {
+  return e4m3 ? (byte & 0x7F) != 0x7F : (byte & 0x7C) != 0x7C;
+}
 
 /// A tensor's contents: the values (rounded to its element type, for the
 /// reference) and their bytes (for the kernel).
@@ -129,6 +153,11 @@ protected:
     TensorData data;
     int64_t bytes = element.getIntOrFloatBitWidth() / 8;
     data.bytes.resize(elements * bytes);
+    // Quantized storage: quantizeRhs fills it.
+    if (bytes == 1) {
+      data.values.assign(elements, 0);
+      return data;
+    }
     for (int64_t i = 0; i < elements; ++i) {
       float x = uniform(rng);
       if (element.isF32()) {
@@ -160,6 +189,7 @@ protected:
   /// The MLIR function of `c`: matmul then its epilogue.
   std::string source(const GemmCase &c) {
     std::string t = c.f32 ? "f32" : c.f16 ? "f16" : "bf16";
+    std::string scalesArgument;
     auto tensor = [&](ArrayRef<int64_t> dims, StringRef element) {
       std::string text = "tensor<";
       for (int64_t d : dims)
@@ -193,12 +223,24 @@ protected:
                    c.epilogue != Epilogue::RmsNormScale &&
                    c.epilogue != Epilogue::SwiGlu;
     std::string args = "%a: " + lhs + ", %w: " + rhs;
+    std::string body;
+    if (!c.rhsStorage.empty()) {
+      std::string stored = tensor(c.transposeRhs ? withBatch(c.n, c.k, false)
+                                                 : withBatch(c.k, c.n, false),
+                                  c.rhsStorage);
+      std::string scales = tensor({c.scaleRows, c.scaleColumns}, t);
+      args = "%a: " + lhs + ", %wq: " + stored;
+      body = "  %w = memwall.dequantize %wq, %ws : " + stored + ", " + scales +
+             " -> " + rhs + "\n";
+      // Last, so the reference finds the other inputs where it expects.
+      scalesArgument = ", %ws: " + scales;
+    }
     if (hasBias)
       args += ", %bias: " + bias;
-    std::string body = "  %r = memwall.matmul %a, %w" +
-                       std::string(hasBias ? " bias %bias " : " ") +
-                       attributes + " : " + lhs + ", " + rhs +
-                       (hasBias ? ", " + bias : "") + " -> " + result + "\n";
+    body += "  %r = memwall.matmul %a, %w" +
+            std::string(hasBias ? " bias %bias " : " ") + attributes + " : " +
+            lhs + ", " + rhs + (hasBias ? ", " + bias : "") + " -> " + result +
+            "\n";
     std::string results = result, returned = "%r";
     switch (c.epilogue) {
     case Epilogue::None:
@@ -280,8 +322,8 @@ protected:
       break;
     }
     }
-    return "func.func @f(" + args + ") -> (" + results + ") {\n" + body +
-           "  return " + returned + " : " + results + "\n}";
+    return "func.func @f(" + args + scalesArgument + ") -> (" + results +
+           ") {\n" + body + "  return " + returned + " : " + results + "\n}";
   }
 
   /// How the kernel indexes `value` from the matmul's result shape.
@@ -343,6 +385,27 @@ protected:
               return input.value == operand;
             }))
           analysis.inputs.push_back(classify(operand, analysis.iterationShape));
+    if (auto dequantize = matmul.getRhs().getDefiningOp<DequantizeOp>()) {
+      // As the fusion analysis has them: read by the main loop only. The
+      // lhs first, the stored rhs second, the scales last (the reference's
+      // order of the function's arguments).
+      auto rank = [&](const KernelInput &input) {
+        if (input.value == matmul.getLhs())
+          return 0;
+        if (input.value == dequantize.getInput())
+          return 1;
+        return input.value == dequantize.getScales() ? 3 : 2;
+      };
+      llvm::stable_sort(analysis.inputs,
+                        [&](const KernelInput &x, const KernelInput &y) {
+                          return rank(x) < rank(y);
+                        });
+      for (KernelInput &input : analysis.inputs)
+        if (rank(input) == 1 || rank(input) == 3) {
+          input.pattern = AccessPattern::Full;
+          input.innerElements = 1;
+        }
+    }
     std::string why;
     FailureOr<GemmProblem> problem = getGemmProblem(matmul, &why);
     EXPECT_TRUE(succeeded(problem)) << why;
@@ -540,6 +603,8 @@ protected:
       inputs.push_back(
           randomTensor(type.getNumElements(), type.getElementType()));
     }
+    if (!c.rhsStorage.empty())
+      quantizeRhs(c, inputs[1], inputs.back());
     std::vector<std::vector<uint8_t>> outputBytes;
     for (Value output : analysis.outputs) {
       auto type = cast<RankedTensorType>(output.getType());
@@ -623,6 +688,42 @@ protected:
       EXPECT_EQ(mismatches, 0) << "output " << o << firstMismatches;
     }
     return analysis.tiling;
+  }
+
+  /// The stored rhs of a quantized case: random finite bytes of its type
+  /// (i8: [-127, 127]) in `stored.bytes`, and in `stored.values` what
+  /// memwall.dequantize defines: the decoded value times its block's scale
+  /// from `scales`, in f32, rounded once to the operand type.
+  void quantizeRhs(const GemmCase &c, TensorData &stored,
+                   const TensorData &scales) {
+    int64_t rows = c.transposeRhs ? c.n : c.k;
+    int64_t columns = c.transposeRhs ? c.k : c.n;
+    bool e4m3 = c.rhsStorage == "f8E4M3FN";
+    std::uniform_int_distribution<int> byteDistribution(0, 255);
+    stored.bytes.assign(rows * columns, 0);
+    stored.values.assign(rows * columns, 0);
+    for (int64_t i = 0; i < rows * columns; ++i) {
+      uint8_t byte;
+      double decoded;
+      if (c.rhsStorage == "i8") {
+        decoded = std::uniform_int_distribution<int>(-127, 127)(rng);
+        byte = static_cast<uint8_t>(static_cast<int8_t>(decoded));
+      } else {
+        do
+          byte = static_cast<uint8_t>(byteDistribution(rng));
+        while (!isFiniteFp8(byte, e4m3));
+        decoded = decodeFp8(byte, e4m3);
+      }
+      stored.bytes[i] = byte;
+      int64_t row = i / columns, column = i % columns;
+      int64_t scaleIndex = row / (rows / c.scaleRows) * c.scaleColumns +
+                           column / (columns / c.scaleColumns);
+      float product = static_cast<float>(decoded) *
+                      static_cast<float>(scales.values[scaleIndex]);
+      stored.values[i] =
+          c.f16 ? double(simt::f16ToFloat(simt::floatToF16(product)))
+                : double(simt::bf16ToFloat(simt::floatToBf16(product)));
+    }
   }
 
   /// Whether a dual GEMM (bf16, 256x256x256) can take `shape` on `target`.
@@ -1602,4 +1703,162 @@ TEST_F(GemmKernelTest, SplitKDualGemmSwiGluMatches) {
     EXPECT_GT(tiling.splitK, 1);
     EXPECT_EQ(tiling.variant, GemmVariant::MmaSync);
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Weight-only quantization: the rhs prologue (memwall.dequantize)
+//===----------------------------------------------------------------------===//
+
+/// A ragged GEMM whose rhs is stored as `storage` with per-output-channel
+/// scales.
+GemmCase dequantized(StringRef storage, bool transposeRhs, Epilogue epilogue) {
+  GemmCase c;
+  c.m = 37;
+  c.n = 96;
+  c.k = 160;
+  c.transposeRhs = transposeRhs;
+  c.rhsStorage = storage.str();
+  c.scaleRows = transposeRhs ? c.n : 1;
+  c.scaleColumns = transposeRhs ? 1 : c.n;
+  c.epilogue = epilogue;
+  return c;
+}
+
+TEST_F(GemmKernelTest, DequantizedI8PerChannelRhsMatchesInBothLayouts) {
+  for (bool transposeRhs : {true, false}) {
+    SCOPED_TRACE(transposeRhs ? "rhs [N, K]" : "rhs [K, N]");
+    check(dequantized("i8", transposeRhs, Epilogue::Bias), h100);
+    check(dequantized("i8", transposeRhs, Epilogue::BiasGeluErf), a100);
+  }
+}
+
+TEST_F(GemmKernelTest, DequantizedFp8RhsMatchesEveryFiniteByte) {
+  // Random bytes over every finite value, subnormals included.
+  for (StringRef storage : {"f8E4M3FN", "f8E5M2"})
+    for (bool transposeRhs : {true, false}) {
+      SCOPED_TRACE((storage + (transposeRhs ? " [N, K]" : " [K, N]")).str());
+      check(dequantized(storage, transposeRhs, Epilogue::BiasResidual), h100);
+    }
+}
+
+TEST_F(GemmKernelTest, DequantizedGroupScalesAlongKAndPerElementScalesMatch) {
+  // Groups of 32 along K (the K-steps' width) and of 48 (across K-steps),
+  // then one scale per element; f16 operands once.
+  GemmCase grouped = dequantized("i8", true, Epilogue::None);
+  grouped.scaleColumns = grouped.k / 32;
+  check(grouped, h100);
+  grouped.scaleColumns = grouped.k / 80;
+  grouped.f16 = true;
+  check(grouped, a100);
+  GemmCase rowMajor = dequantized("f8E4M3FN", false, Epilogue::Bias);
+  rowMajor.scaleRows = rowMajor.k / 16;
+  check(rowMajor, h100);
+  GemmCase perElement = dequantized("f8E5M2", true, Epilogue::None);
+  perElement.scaleRows = perElement.n;
+  perElement.scaleColumns = perElement.k;
+  check(perElement, h100);
+}
+
+TEST_F(GemmKernelTest, DequantizedRhsOnEveryMmaSyncTileMatches) {
+  for (const GemmTileShape &shape : getGemmTileShapes())
+    for (bool transposeRhs : {true, false}) {
+      SCOPED_TRACE(llvm::formatv("{0}x{1}, {2} stages, rhs {3}", shape.blockM,
+                                 shape.blockN, shape.stages,
+                                 transposeRhs ? "[N, K]" : "[K, N]")
+                       .str());
+      GemmCase c = dequantized("i8", transposeRhs, Epilogue::Bias);
+      c.m = 130;
+      c.n = 272;
+      c.k = 96;
+      c.scaleRows = transposeRhs ? c.n : 1;
+      c.scaleColumns = transposeRhs ? 1 : c.n;
+      c.shape = shape;
+      check(c, a100);
+    }
+}
+
+TEST_F(GemmKernelTest, DequantizedDecodeShapeSplitsKAndMatches) {
+  GemmCase c = dequantized("i8", true, Epilogue::BiasResidual);
+  c.m = 1;
+  c.n = 256;
+  c.k = 2048;
+  c.scaleRows = c.n;
+  c.scaleColumns = c.k / 128;
+  GemmTiling tiling = check(c, h100);
+  EXPECT_GT(tiling.splitK, 1);
+}
+
+TEST_F(GemmKernelTest, DequantizedRhsRunsOnMmaSyncWhenWgmmaIsRequested) {
+  GemmCase c = dequantized("f8E4M3FN", true, Epilogue::Bias);
+  c.m = 256;
+  c.n = 256;
+  c.k = 256;
+  c.scaleRows = c.n;
+  c.wgmma = true;
+  c.warpSpecialized = true;
+  EXPECT_EQ(check(c, h100).variant, GemmVariant::MmaSync);
+}
+
+TEST_F(GemmKernelTest, DequantizedI4AndUnalignedStoredRowsAreRefusedWithWhy) {
+  auto refusal = [&](StringRef source) {
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, context.get());
+    EXPECT_TRUE(module);
+    MatmulOp matmul;
+    module->walk([&](MatmulOp op) { matmul = op; });
+    std::string why;
+    EXPECT_TRUE(failed(getGemmProblem(matmul, &why)));
+    return why;
+  };
+  EXPECT_EQ(refusal(R"(
+    func.func @f(%a: tensor<4x256xbf16>, %q: tensor<64x256xi4>, %s: tensor<64x2xbf16>) -> tensor<4x64xbf16> {
+      %w = memwall.dequantize %q, %s : tensor<64x256xi4>, tensor<64x2xbf16> -> tensor<64x256xbf16>
+      %r = memwall.matmul %a, %w {transpose_rhs} : tensor<4x256xbf16>, tensor<64x256xbf16> -> tensor<4x64xbf16>
+      return %r : tensor<4x64xbf16>
+    })"),
+            "the generated GEMM: dequantizes i8 and fp8 weights, not i4 "
+            "(packed int4 is not generated yet)");
+  EXPECT_EQ(refusal(R"(
+    func.func @f(%a: tensor<4x256xbf16>, %q: tensor<256x24xi8>, %s: tensor<1x24xbf16>) -> tensor<4x24xbf16> {
+      %w = memwall.dequantize %q, %s : tensor<256x24xi8>, tensor<1x24xbf16> -> tensor<256x24xbf16>
+      %r = memwall.matmul %a, %w : tensor<4x256xbf16>, tensor<256x24xbf16> -> tensor<4x24xbf16>
+      return %r : tensor<4x24xbf16>
+    })"),
+            "the generated GEMM: needs N a multiple of 16 for 1-byte weights, "
+            "got 24");
+}
+
+TEST_F(GemmKernelTest, DequantizedRhsPtxAssemblesWithoutSpills) {
+  std::optional<std::string> ptxas = findPtxas();
+  if (!ptxas)
+    GTEST_SKIP() << "no ptxas";
+  registerPtxLowering(*context);
+  for (auto [target, arch] :
+       {std::pair{&h100, "sm_90a"}, std::pair{&a100, "sm_80"}})
+    for (StringRef storage : {"i8", "f8E4M3FN", "f8E5M2"})
+      for (const GemmTileShape &shape : getGemmTileShapes()) {
+        std::string name =
+            llvm::formatv("{0} {1} {2}x{3}, {4} stages", arch, storage,
+                          shape.blockM, shape.blockN, shape.stages);
+        SCOPED_TRACE(name);
+        GemmCase c = dequantized(storage, true, Epilogue::BiasGeluErf);
+        c.m = c.n = c.k = 256;
+        c.scaleRows = c.n;
+        c.scaleColumns = 2;
+        c.shape = shape;
+        KernelAnalysis analysis;
+        std::string ptx = lowerToPtx(c, *target, analysis);
+        ASSERT_FALSE(ptx.empty());
+        EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos);
+        auto [rc, text] = assemble(*ptxas, ptx, arch);
+        ASSERT_EQ(rc, 0) << text;
+        EXPECT_NE(text.find("0 bytes spill stores, 0 bytes spill loads"),
+                  std::string::npos)
+            << text;
+        size_t used = text.find("Used ");
+        ASSERT_NE(used, std::string::npos) << text;
+        EXPECT_LE(std::atoll(text.c_str() + used + 5),
+                  analysis.tiling.registersPerThread)
+            << text;
+      }
 }
