@@ -488,6 +488,39 @@ TEST(RopeInverse, IsTheVectorJacobianProductOfTheForward) {
 }
 
 //===----------------------------------------------------------------------===//
+// Weight-only quantization
+//===----------------------------------------------------------------------===//
+
+TEST(Dequantize, EachElementTimesItsBlocksScale) {
+  // q [2, 4] with scales [2, 2]: blocks of 1 row x 2 columns.
+  //   row 0: (1, -2) x 0.5, (3, 4) x 2; row 1: (-128, 127) x 0.25, (0, 5) x -1
+  Tensor t =
+      runOne("dequantize",
+             {{"q", tensor(DType::I8, {2, 4}, {1, -2, 3, 4, -128, 127, 0, 5})},
+              {"s", f32({2, 2}, {0.5, 2, 0.25, -1})}},
+             DType::F32, {2, 4});
+  EXPECT_EQ(t.data, (Data{0.5, -1, 6, 8, -32, 31.75, 0, -5}));
+}
+
+TEST(Dequantize, RoundsTheProductOnceToTheResultType) {
+  // 3 x (1/3 in bf16: 0.333984375) = 1.001953125, not a bf16 value: rounds
+  // to 1 (bf16 has 8 significant bits).
+  Tensor t = runOne("dequantize",
+                    {{"q", tensor(DType::I8, {1, 2}, {3, -3})},
+                     {"s", tensor(DType::BF16, {1, 1}, {0.333984375})}},
+                    DType::BF16, {1, 2});
+  EXPECT_EQ(t.data, (Data{1, -1}));
+}
+
+TEST(Dequantize, ScalesThatDoNotDivideAreAnError) {
+  OneOp g("dequantize",
+          {{"q", tensor(DType::I8, {2, 4}, Data(8, 1))},
+           {"s", f32({2, 3}, Data(6, 1))}},
+          {{"out", DType::F32, {2, 4}}});
+  EXPECT_EQ(g.run().rfind("test.dequantize: ", 0), 0u);
+}
+
+//===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
 

@@ -293,7 +293,12 @@ MathPrecision MatmulOp::getMathPrecision() {
 
 KernelWork MatmulOp::getKernelWork(const GPUTarget &) {
   KernelWork work = memwall::detail::defaultKernelWork(*this);
-  work.unit = ComputeUnit::Gemm;
+  // Weights dequantized in the main loop run on memwall's GEMM only
+  // (cuBLASLt takes no prologue).
+  auto dequantize = getRhs().getDefiningOp<DequantizeOp>();
+  work.unit = dequantize && isDequantizeAtUse(dequantize)
+                  ? ComputeUnit::GeneratedGemm
+                  : ComputeUnit::Gemm;
   Dims dims = getDims();
   work.gemmShape = classifyGemm(dims.batch, dims.m, dims.n, dims.k);
   return work;
