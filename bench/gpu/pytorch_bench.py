@@ -121,6 +121,10 @@ def _linear(x, w):
     return F.linear(x, w)
 
 
+def _w8_linear(x, q, s):
+    return F.linear(x, q.to(x.dtype) * s)
+
+
 def _llama_mlp(x, r, wg, wu, wd):
     return r + F.linear(F.silu(F.linear(x, wg)) * F.linear(x, wu), wd)
 
@@ -140,6 +144,15 @@ def gemm_workloads():
                               ("weight", [n, k], "weight")],
                    "outputs": [[m, n]], "flops": 2 * m * n * k,
                    "fn": _linear})
+    # Weight-only int8 (W8A16): the weight int8, a bf16 scale per output
+    # channel (bench/gpu/ops/gemm_w8_*.mlir).
+    for m, n, k in [(1, 4096, 4096), (16, 11008, 4096)]:
+        wl.append({"name": "gemm_w8_%dx%dx%d_bf16" % (m, n, k), "dtype": "bf16",
+                   "inputs": [("x", [m, k], "input"),
+                              ("weight", [n, k], "int8"),
+                              ("weight.scales", [n, 1], "scale")],
+                   "outputs": [[m, n]], "flops": 2 * m * n * k,
+                   "fn": _w8_linear})
     t, h, i = 2048, 4096, 11008
     wl.append({"name": "mlp_llama2_7b_2048_bf16", "dtype": "bf16",
                "inputs": [("x", [t, h], "input"), ("residual", [t, h], "input"),
@@ -301,8 +314,16 @@ def make_inputs(w, seed):
     gen.manual_seed(seed)
     tensors = []
     for _, shape, kind in w["inputs"]:
+        if kind == "int8":
+            # Quantized weights: symmetric int8 as a quantizer writes them.
+            tensors.append(torch.randint(-127, 128, shape, device="cuda",
+                                         dtype=torch.int8, generator=gen))
+            continue
         t = torch.empty(shape, device="cuda", dtype=torch.float32)
-        if kind == "input":
+        if kind == "scale":
+            # Per-channel scales of weights ~ U(-1/sqrt(K), 1/sqrt(K)).
+            t.fill_(1.0 / (127 * math.sqrt(shape[0])))
+        elif kind == "input":
             t.uniform_(-1.0, 1.0, generator=gen)
         elif len(shape) >= 2:
             a = 1.0 / math.sqrt(shape[0])

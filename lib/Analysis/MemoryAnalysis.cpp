@@ -259,9 +259,10 @@ MemoryLiveness::MemoryLiveness(Operation *op) {
         Value r = root(alias);
         rootOf[result] = r;
         LiveBuffer &buffer = live[r];
-        // A cast in a GEMM keeps its input's bytes (the wide copy is in
-        // registers); a growing cache or view takes the larger size.
-        if (!isa<CastOp>(op))
+        // A cast or dequantize in a GEMM keeps its input's bytes (the wide
+        // copy is in registers or shared memory); a growing cache or view
+        // takes the larger size.
+        if (!isa<CastOp, DequantizeOp>(op))
           buffer.bytes = std::max(buffer.bytes, bytes);
         buffer.lastStep = std::max<int64_t>(buffer.lastStep, i);
         continue;

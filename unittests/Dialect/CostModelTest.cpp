@@ -247,6 +247,13 @@ TEST_F(CostModelTest, EveryRegisteredOpHasAHandComputedCase) {
        "%0 = memwall.concat %a, %b axis 0 : tensor<3x4xf32>, tensor<1x4xf32> "
        "-> tensor<4x4xf32>",
        {0, 16 * kF32, 16 * kF32, kFP32, true}},
+      // Read by no matmul, a dequantize is a kernel of one multiply per
+      // element: 24 i8 and 3 bf16 scales in, 24 bf16 out.
+      {"memwall.dequantize",
+       "%q: tensor<4x6xi8>, %s: tensor<1x3xbf16>",
+       "%0 = memwall.dequantize %q, %s : tensor<4x6xi8>, tensor<1x3xbf16> -> "
+       "tensor<4x6xbf16>",
+       {24, 24 * kI8 + 3 * kBF16, 24 * kBF16, kFP32, true}},
       // One conversion per element; 4 bytes in, 1 byte out.
       {"memwall.cast",
        "%x: tensor<3x4xf32>",
