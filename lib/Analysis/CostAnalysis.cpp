@@ -283,6 +283,14 @@ CostAnalysis::CostAnalysis(Operation *root, AnalysisManager &am) {
     return "";
   };
   cost = computeCost(root, *target, kernelWork, gemmChoice);
+  if (cost.fusion)
+    root->walk([&](func::FuncOp function) {
+      std::vector<FusionRefusal> refused =
+          explainUnfusedGemmConsumers(function, *target);
+      cost.fusion->refused.insert(cost.fusion->refused.end(),
+                                  std::make_move_iterator(refused.begin()),
+                                  std::make_move_iterator(refused.end()));
+    });
 }
 
 FailureOr<GPUTarget> CostAnalysis::getTarget() const {

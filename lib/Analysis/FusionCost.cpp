@@ -14,9 +14,14 @@
 
 #include "memwall/Analysis/FusionCost.h"
 
+#include "memwall/Analysis/CostAnalysis.h"
 #include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -829,6 +834,111 @@ FailureOr<KernelAnalysis> memwall::analyzeKernel(ArrayRef<Operation *> ops,
   return KernelAnalyzer(ops, target, whyNot).run();
 }
 
+std::vector<FusionRefusal>
+memwall::explainUnfusedGemmConsumers(func::FuncOp function,
+                                     const GPUTarget &target) {
+  std::vector<FusionRefusal> refusals;
+  if (function.isExternal())
+    return refusals;
+  Block &body = function.getBody().front();
+  auto holdsMatmul = [](Operation *op) {
+    if (isa<MatmulOp>(op))
+      return true;
+    auto fusion = dyn_cast<FusionOp>(op);
+    return fusion && llvm::any_of(fusion.getBodyBlock(), [](Operation &inner) {
+             return isa<MatmulOp>(inner);
+           });
+  };
+  // What memwall-fuse may merge into a GEMM's kernel.
+  auto mergeable = [&](Operation *op) {
+    return isElementwiseOp(op) || isRowReductionOp(op) ||
+           (isa<FusionOp>(op) && !holdsMatmul(op));
+  };
+  SmallVector<std::pair<Operation *, Operation *>> pairs;
+  for (Operation &op : body.without_terminator()) {
+    if (!holdsMatmul(&op))
+      continue;
+    llvm::SmallSetVector<Operation *, 4> consumers;
+    for (Value result : op.getResults())
+      for (Operation *user : result.getUsers())
+        if (user->getBlock() == &body && mergeable(user))
+          consumers.insert(user);
+    for (Operation *consumer : consumers)
+      pairs.emplace_back(&op, consumer);
+  }
+  if (pairs.empty())
+    return refusals;
+
+  // An unfused copy of the function in a scratch module with the module's
+  // attributes (target, GEMM policy): each kernel's ops in one block.
+  OpBuilder builder(function.getContext());
+  OwningOpRef<ModuleOp> scratch = ModuleOp::create(function.getLoc());
+  if (auto module = function->getParentOfType<ModuleOp>())
+    (*scratch)->setAttrs(module->getAttrDictionary());
+  builder.setInsertionPointToEnd(scratch->getBody());
+  IRMapping mapping;
+  builder.clone(*function, mapping);
+  DenseMap<Operation *, SmallVector<Operation *>> opsOf;
+  for (Operation &op : body.without_terminator()) {
+    Operation *copy = mapping.lookup(&op);
+    auto fusion = dyn_cast<FusionOp>(copy);
+    if (!fusion) {
+      opsOf[&op] = {copy};
+      continue;
+    }
+    Block &inner = fusion.getBodyBlock();
+    for (auto [argument, input] :
+         llvm::zip_equal(inner.getArguments(), fusion.getInputs()))
+      argument.replaceAllUsesWith(input);
+    auto yield = cast<YieldOp>(inner.getTerminator());
+    fusion->replaceAllUsesWith(yield.getValues());
+    SmallVector<Operation *> ops;
+    for (Operation &member : inner.without_terminator())
+      ops.push_back(&member);
+    for (Operation *member : ops)
+      member->moveBefore(fusion);
+    yield.erase();
+    fusion.erase();
+    opsOf[&op] = std::move(ops);
+  }
+
+  auto locations = [](ArrayRef<Operation *> ops) {
+    std::vector<std::string> locs;
+    for (Operation *op : ops)
+      locs.push_back(formatLocationForReport(op->getLoc()));
+    return locs;
+  };
+  auto micros = [](double seconds) {
+    return llvm::formatv("{0:f1} us", seconds * 1e6).str();
+  };
+  for (auto [producer, consumer] : pairs) {
+    ArrayRef<Operation *> first = opsOf[producer], second = opsOf[consumer];
+    SmallVector<Operation *> merged(first);
+    merged.append(second.begin(), second.end());
+    FusionRefusal refusal;
+    refusal.producer = locations(first);
+    refusal.consumer = locations(second);
+    std::string why;
+    FailureOr<KernelAnalysis> kernel = analyzeKernel(merged, target, &why);
+    FailureOr<KernelAnalysis> apartFirst = analyzeKernel(first, target);
+    FailureOr<KernelAnalysis> apartSecond = analyzeKernel(second, target);
+    if (failed(kernel)) {
+      refusal.reason = why;
+    } else if (succeeded(apartFirst) && succeeded(apartSecond)) {
+      refusal.reason = "one kernel (" +
+                       (kernel->gemmChoice.empty() ? std::string("memwall gemm")
+                                                   : kernel->gemmChoice) +
+                       ") predicts " + micros(kernel->timeSeconds) +
+                       ", apart " + micros(apartFirst->timeSeconds) + " + " +
+                       micros(apartSecond->timeSeconds);
+    } else {
+      continue;
+    }
+    refusals.push_back(std::move(refusal));
+  }
+  return refusals;
+}
+
 FailureOr<KernelAnalysis> memwall::analyzeFusion(FusionOp fusion,
                                                  const GPUTarget &target,
                                                  std::string *whyNot) {
@@ -848,6 +958,13 @@ FailureOr<KernelAnalysis> memwall::analyzeOpKernel(Operation *op,
                                                    std::string *whyNot) {
   if (auto fusion = dyn_cast<FusionOp>(op))
     return analyzeFusion(fusion, target, whyNot);
+  // A matmul reading a dequantize at use runs with it (memwall-fuse puts
+  // both in one kernel), unfused too.
+  if (auto matmul = dyn_cast<MatmulOp>(op))
+    if (auto dequantize = matmul.getRhs().getDefiningOp<DequantizeOp>();
+        dequantize && dequantize->getBlock() == op->getBlock() &&
+        dequantize.getResult().hasOneUse())
+      return analyzeKernel({dequantize, op}, target, whyNot);
   if (isKernelCandidate(op))
     return analyzeKernel({op}, target, whyNot);
   if (whyNot)

@@ -13,6 +13,8 @@
 #include "memwall/Report/RooflineReport.h"
 #include "memwall/Support/FiniteJSON.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 using namespace memwall;
 
 static void writeTarget(FiniteJSONStream &json, const GPUTarget &target) {
@@ -94,6 +96,14 @@ static void writeFusion(FiniteJSONStream &json, const FusionSummary &fusion) {
           json.attribute("bytes_saved", group.bytesSaved);
           json.attribute("time_before_s", group.timeBeforeSeconds);
           json.attribute("time_after_s", group.timeAfterSeconds);
+        });
+    });
+    json.attributeArray("refused", [&] {
+      for (const FusionRefusal &refusal : fusion.refused)
+        json.object([&] {
+          json.attribute("producer", llvm::join(refusal.producer, "+"));
+          json.attribute("consumer", llvm::join(refusal.consumer, "+"));
+          json.attribute("reason", refusal.reason);
         });
     });
     json.attributeObject("totals", [&] {

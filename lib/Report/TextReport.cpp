@@ -157,6 +157,9 @@ void memwall::printRooflineReportText(const RooflineReport &report,
       if (!group.gemmChoice.empty())
         os << "  " << group.kind << " " << llvm::join(group.ops, "+") << ": "
            << group.gemmChoice << "\n";
+    for (const FusionRefusal &refusal : fusion.refused)
+      os << "  kept apart: " << llvm::join(refusal.producer, "+") << " -> "
+         << llvm::join(refusal.consumer, "+") << ": " << refusal.reason << "\n";
   }
 
   if (report.memory) {

@@ -69,10 +69,22 @@ struct FusionGroupRecord {
   double timeAfterSeconds = 0;
 };
 
+/// A kernel with a matmul and a consumer of its result that memwall-fuse
+/// kept in another kernel, and why (explainUnfusedGemmConsumers).
+struct FusionRefusal {
+  /// Locations of the two kernels' ops, in program order.
+  std::vector<std::string> producer, consumer;
+  /// Why they are not one kernel: what makes the merged kernel illegal, or
+  /// its predicted time against the two apart.
+  std::string reason;
+};
+
 /// Present when the module was fused (it holds memwall.fusion ops or was
 /// marked by memwall-fuse).
 struct FusionSummary {
   std::vector<FusionGroupRecord> groups;
+  /// GEMM kernels whose results' consumers run in other kernels.
+  std::vector<FusionRefusal> refused;
   /// Kernels of the whole model before and after fusion.
   unsigned kernelsBefore = 0;
   unsigned kernelsAfter = 0;

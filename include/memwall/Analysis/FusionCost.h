@@ -18,10 +18,12 @@
 #ifndef MEMWALL_ANALYSIS_FUSIONCOST_H
 #define MEMWALL_ANALYSIS_FUSIONCOST_H
 
+#include "memwall/Analysis/CostResults.h"
 #include "memwall/Analysis/GemmTiling.h"
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 #include "memwall/Hardware/Roofline.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/AnalysisManager.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
@@ -149,6 +151,15 @@ analyzeKernel(llvm::ArrayRef<mlir::Operation *> ops, const GPUTarget &target,
 llvm::FailureOr<KernelAnalysis> analyzeFusion(FusionOp fusion,
                                               const GPUTarget &target,
                                               std::string *whyNot = nullptr);
+
+/// For every kernel of `function`'s body holding a matmul (a matmul, or a
+/// fusion with one) and every elementwise or row-reduction kernel reading
+/// its result, why memwall-fuse left them apart: analyzeKernel's reason the
+/// merged kernel cannot run, or its predicted time against theirs. The
+/// function is not changed (the kernels are merged in an unfused copy).
+std::vector<FusionRefusal>
+explainUnfusedGemmConsumers(mlir::func::FuncOp function,
+                            const GPUTarget &target);
 
 /// Whether codegen runs `op` as a generated kernel or a cuBLASLt call, so
 /// that its cost is a KernelAnalysis: a fusion, an elementwise op, a row
