@@ -827,6 +827,26 @@ std::pair<int, std::string> assemble(StringRef ptxas, StringRef ptx,
   return {rc, text};
 }
 
+/// Expects `ptx` to assemble for `arch` without spills in at most the
+/// registers `analysis`' tiling estimates; returns the registers used (-1
+/// when ptxas failed).
+int64_t expectAssemblesWithoutSpills(StringRef ptxas, StringRef ptx,
+                                     StringRef arch,
+                                     const KernelAnalysis &analysis) {
+  auto [rc, text] = assemble(ptxas, ptx, arch);
+  EXPECT_EQ(rc, 0) << text;
+  EXPECT_NE(text.find("0 bytes spill stores, 0 bytes spill loads"),
+            std::string::npos)
+      << text;
+  size_t used = text.find("Used ");
+  EXPECT_NE(used, std::string::npos) << text;
+  if (rc != 0 || used == std::string::npos)
+    return -1;
+  int64_t registers = std::atoll(text.c_str() + used + 5);
+  EXPECT_LE(registers, analysis.tiling.registersPerThread) << text;
+  return registers;
+}
+
 GemmCase ragged(Epilogue epilogue) {
   GemmCase c;
   c.m = 37;
@@ -1204,15 +1224,8 @@ TEST_F(GemmKernelTest, PtxOfEveryTileConfigurationAssemblesWithoutSpills) {
           EXPECT_NE(ptx.find("ldmatrix"), std::string::npos);
           EXPECT_NE(ptx.find("cp.async.cg.shared.global"), std::string::npos);
         }
-        auto [rc, text] = assemble(*ptxas, ptx, arch);
-        ASSERT_EQ(rc, 0) << text;
-        EXPECT_NE(text.find("0 bytes spill stores, 0 bytes spill loads"),
-                  std::string::npos)
-            << text;
-        size_t used = text.find("Used ");
-        ASSERT_NE(used, std::string::npos) << text;
-        int64_t registers = std::atoll(text.c_str() + used + 5);
-        EXPECT_LE(registers, analysis.tiling.registersPerThread) << text;
+        int64_t registers =
+            expectAssemblesWithoutSpills(*ptxas, ptx, arch, analysis);
         if (getenv("GEMM_PTXAS_VERBOSE"))
           llvm::errs() << name << ": " << registers << " registers (estimate "
                        << analysis.tiling.registersPerThread << ")\n";
@@ -1850,15 +1863,6 @@ TEST_F(GemmKernelTest, DequantizedRhsPtxAssemblesWithoutSpills) {
         std::string ptx = lowerToPtx(c, *target, analysis);
         ASSERT_FALSE(ptx.empty());
         EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos);
-        auto [rc, text] = assemble(*ptxas, ptx, arch);
-        ASSERT_EQ(rc, 0) << text;
-        EXPECT_NE(text.find("0 bytes spill stores, 0 bytes spill loads"),
-                  std::string::npos)
-            << text;
-        size_t used = text.find("Used ");
-        ASSERT_NE(used, std::string::npos) << text;
-        EXPECT_LE(std::atoll(text.c_str() + used + 5),
-                  analysis.tiling.registersPerThread)
-            << text;
+        expectAssemblesWithoutSpills(*ptxas, ptx, arch, analysis);
       }
 }
