@@ -25,6 +25,7 @@
 #include "llvm/ADT/DenseSet.h"
 
 #include <cmath>
+#include <optional>
 #include <queue>
 
 using namespace mlir;
@@ -57,6 +58,10 @@ struct Group {
 struct Candidate {
   double saving;
   unsigned a, b, versionA, versionB;
+  /// A third group merged with both, where only the three together save
+  /// (two matmuls of one lhs and the SwiGLU reading both).
+  std::optional<unsigned> c;
+  unsigned versionC = 0;
   bool operator<(const Candidate &other) const {
     // Largest saving first; ties go to the earlier groups, for determinism.
     if (saving != other.saving)
@@ -108,7 +113,10 @@ public:
       if (!a.alive || !b.alive || a.version != candidate.versionA ||
           b.version != candidate.versionB)
         continue;
-      merge(candidate.a, candidate.b);
+      if (candidate.c && (!groups[*candidate.c].alive ||
+                          groups[*candidate.c].version != candidate.versionC))
+        continue;
+      merge(candidate.a, candidate.b, candidate.c);
     }
     double secondsAfter = 0;
     for (const Group &group : groups)
@@ -191,22 +199,57 @@ private:
     return "forward";
   }
 
-  void propose(unsigned a, unsigned b) {
-    if (phaseOf(groups[a].ops.front()) != phaseOf(groups[b].ops.front()))
-      return;
-    SmallVector<Operation *> ops(groups[a].ops);
-    ops.append(groups[b].ops.begin(), groups[b].ops.end());
+  /// The predicted saving of merging `ids` into one kernel; nullopt when
+  /// they cannot be one (phases, a cycle, analyzeKernel).
+  std::optional<double> savingOf(ArrayRef<unsigned> ids) {
+    SmallVector<Operation *> ops;
+    double apart = 0;
+    for (unsigned id : ids) {
+      if (phaseOf(groups[id].ops.front()) !=
+          phaseOf(groups[ids.front()].ops.front()))
+        return std::nullopt;
+      ops.append(groups[id].ops.begin(), groups[id].ops.end());
+      apart += groups[id].timeSeconds;
+    }
     llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
     if (createsCycle(members))
-      return;
+      return std::nullopt;
     FailureOr<KernelAnalysis> merged = analyzeKernel(ops, target);
     if (failed(merged))
+      return std::nullopt;
+    return apart - merged->timeSeconds;
+  }
+
+  void propose(unsigned a, unsigned b) {
+    std::optional<double> saving = savingOf({a, b});
+    if (saving && *saving >= kMinSavingSeconds) {
+      queue.push({*saving, a, b, groups[a].version, groups[b].version});
       return;
-    double saving =
-        groups[a].timeSeconds + groups[b].timeSeconds - merged->timeSeconds;
-    if (saving < kMinSavingSeconds)
+    }
+    // Two sibling matmuls (one lhs) may pay only with the op reading both
+    // products: a dual GEMM saves its SwiGLU kernel, not its second launch.
+    if (!isMatmulGroup(a) || !isMatmulGroup(b))
       return;
-    queue.push({saving, a, b, groups[a].version, groups[b].version});
+    llvm::SmallSetVector<unsigned, 8> ofB = neighbors(b);
+    for (unsigned c : neighbors(a)) {
+      if (c == b || !ofB.contains(c))
+        continue;
+      std::optional<double> triple = savingOf({a, b, c});
+      if (triple && *triple >= kMinSavingSeconds)
+        queue.push({*triple, a, b, groups[a].version, groups[b].version, c,
+                    groups[c].version});
+    }
+  }
+
+  bool isMatmulGroup(unsigned id) {
+    return llvm::any_of(groups[id].ops,
+                        [](Operation *op) { return isa<MatmulOp>(op); });
+  }
+
+  void merge(unsigned a, unsigned b, std::optional<unsigned> c) {
+    merge(a, b);
+    if (c)
+      merge(a, *c);
   }
 
   void merge(unsigned a, unsigned b) {

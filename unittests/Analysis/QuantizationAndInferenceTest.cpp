@@ -158,11 +158,14 @@ TEST_F(QuantizationTest, Int8DecodeIsFasterThanSixTenthsOfBf16) {
   ASSERT_TRUE(wide && narrow);
   EXPECT_LT(narrow->stepSeconds, 0.62 * wide->stepSeconds);
   // The saving is the weight traffic: at most the halved weight bytes at
-  // the achievable bandwidth, at least most of it.
+  // the achievable bandwidth, at least most of it (bf16 runs gate, up and
+  // SwiGLU as one dual GEMM per layer; int8's gate and up are two GEMMs, as
+  // a dequantized rhs has no dual yet: per layer two launches more and the
+  // up projection's round trip).
   double saved = (kGemmParams * 2.0 - (kGemmParams + kChannels * 2)) /
                  target.achievable.memoryBandwidth;
   EXPECT_LE(wide->stepSeconds - narrow->stepSeconds, saved * 1.001);
-  EXPECT_GE(wide->stepSeconds - narrow->stepSeconds, saved * 0.9);
+  EXPECT_GE(wide->stepSeconds - narrow->stepSeconds, saved * 0.85);
 }
 
 TEST_F(QuantizationTest, FusedDecodeFloorCountsWeightsAndKVCache) {
