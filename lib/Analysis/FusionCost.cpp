@@ -151,7 +151,7 @@ private:
       if (isElementwiseOp(op))
         continue;
       if (auto dequantize = dyn_cast<DequantizeOp>(op)) {
-        rhsDequantize = dequantize;
+        dequantizes.push_back(dequantize);
         continue;
       }
       bool isAnchor = isRowReductionOp(op) || isa<MatmulOp>(op);
@@ -182,17 +182,20 @@ private:
       return fail(whyNot, "a dual GEMM has no layer_norm or rms_norm "
                           "epilogue");
     // A dequantize runs as its matmul's rhs prologue: the main loop reads
-    // the stored weights and scales.
-    if (auto matmul = dyn_cast_or_null<MatmulOp>(analysis.anchor))
-      if (auto dequantize = matmul.getRhs().getDefiningOp<DequantizeOp>();
-          dequantize && !members.contains(dequantize))
-        return fail(whyNot, "a matmul runs with the dequantize of its rhs "
-                            "in one kernel");
-    if (rhsDequantize) {
-      auto matmul = dyn_cast_or_null<MatmulOp>(analysis.anchor);
-      if (!matmul || analysis.siblingMatmul ||
-          matmul.getRhs() != rhsDequantize.getResult() ||
-          !rhsDequantize.getResult().hasOneUse())
+    // the stored weights and scales (a dual GEMM's two, or neither).
+    for (Operation *op : {analysis.anchor, analysis.siblingMatmul})
+      if (auto matmul = dyn_cast_or_null<MatmulOp>(op))
+        if (auto dequantize = matmul.getRhs().getDefiningOp<DequantizeOp>();
+            dequantize && !members.contains(dequantize))
+          return fail(whyNot, "a matmul runs with the dequantize of its rhs "
+                              "in one kernel");
+    for (DequantizeOp dequantize : dequantizes) {
+      auto isRhsOf = [&](Operation *op) {
+        auto matmul = dyn_cast_or_null<MatmulOp>(op);
+        return matmul && matmul.getRhs() == dequantize.getResult();
+      };
+      if (!dequantize.getResult().hasOneUse() ||
+          !(isRhsOf(analysis.anchor) || isRhsOf(analysis.siblingMatmul)))
         return fail(whyNot, "a dequantize runs in a kernel only as the rhs "
                             "prologue of the one matmul that reads it");
     }
@@ -252,12 +255,23 @@ private:
         first.getTransposeRhs() != second.getTransposeRhs())
       return refuse("their rhs differ in shape, type or layout");
     // Both products start in the main loop: their operands come from
-    // memory (this also keeps either from reading the other's result).
+    // memory (this also keeps either from reading the other's result), an
+    // rhs through its own dequantize; both dequantized alike or neither.
     for (MatmulOp matmul : {first, second})
       for (Value operand : matmul->getOperands())
         if (Operation *def = operand.getDefiningOp();
-            def && members.contains(def))
+            def && members.contains(def) &&
+            !(isa<DequantizeOp>(def) && operand == matmul.getRhs()))
           return refuse("one reads a value computed in the kernel");
+    auto firstDequantize = first.getRhs().getDefiningOp<DequantizeOp>();
+    auto secondDequantize = second.getRhs().getDefiningOp<DequantizeOp>();
+    if (static_cast<bool>(firstDequantize) !=
+            static_cast<bool>(secondDequantize) ||
+        (firstDequantize && (firstDequantize.getInput().getType() !=
+                                 secondDequantize.getInput().getType() ||
+                             firstDequantize.getScales().getType() !=
+                                 secondDequantize.getScales().getType())))
+      return refuse("their rhs are not dequantized alike");
     return true;
   }
 
@@ -487,7 +501,7 @@ private:
     }
     // Forced cuBLASLt likewise falls back where cuBLASLt cannot run the
     // kernel (weights dequantized in the main loop).
-    if (policy == GemmBackend::CuBlasLt && !cublas && rhsDequantize)
+    if (policy == GemmBackend::CuBlasLt && !cublas && !dequantizes.empty())
       attempt(FusionKind::Gemm, whyNotGenerated, generated);
     auto micros = [](const KernelAnalysis &kernel) {
       return llvm::formatv("{0:f1} us", kernel.timeSeconds * 1e6).str();
@@ -567,7 +581,7 @@ private:
     // The matmul(s) and an rhs prologue run in the main loop.
     auto isMatmul = [&](Operation *op) {
       return op == analysis.anchor || op == analysis.siblingMatmul ||
-             op == rhsDequantize;
+             isa<DequantizeOp>(op);
     };
     auto isMatmulBias = [&](Value value) {
       return value == matmul.getBias() ||
@@ -671,7 +685,7 @@ private:
       return fail(whyNot, "cuBLASLt has no layer_norm or rms_norm epilogue");
     if (analysis.siblingMatmul)
       return fail(whyNot, "cuBLASLt runs one matmul per call");
-    if (rhsDequantize)
+    if (!dequantizes.empty())
       return fail(whyNot, "cuBLASLt does not dequantize weights in its main "
                           "loop");
     Type elementType = matmul.getLhs().getType().getElementType();
@@ -820,8 +834,8 @@ private:
   llvm::SmallPtrSet<Operation *, 16> members;
   /// A layer_norm or rms_norm in a matmul's epilogue (memwall's GEMM only).
   Operation *rowNorm = nullptr;
-  /// A dequantize making the matmul's rhs (its main loop's prologue).
-  DequantizeOp rhsDequantize;
+  /// Dequantizes making the matmuls' rhs (their main loop's prologue).
+  SmallVector<DequantizeOp, 2> dequantizes;
   /// The generated GEMM's tiling's work against the one it would choose
   /// without a norm (below 1 when row-chunked).
   double tileFraction = 1;

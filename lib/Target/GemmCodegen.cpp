@@ -118,6 +118,10 @@ struct OperandTile {
   int64_t rowLimit, columnLimit;
   /// Elements per 16-byte cp.async chunk (16 for 1-byte stored weights).
   int64_t chunkElements = 8;
+  /// An rhs dequantized in the main loop: its dequantize (the ring holds
+  /// the stored bytes) and the tile mma.sync reads; null otherwise.
+  DequantizeOp dequantize;
+  Value dequantized;
 };
 
 /// Row padding of a ring of 1-byte stored weights: 16 bytes, as the 16-bit
@@ -138,6 +142,9 @@ public:
         matmul(cast<MatmulOp>(analysis.anchor)),
         sibling(dyn_cast_or_null<MatmulOp>(analysis.siblingMatmul)),
         rhsDequantize(matmul.getRhs().getDefiningOp<DequantizeOp>()),
+        siblingDequantize(sibling
+                              ? sibling.getRhs().getDefiningOp<DequantizeOp>()
+                              : DequantizeOp()),
         emitter(b, analysis.inputs, getEpilogueWidth(analysis)) {
     b.setInsertionPointToEnd(gpuModule.getBody());
   }
@@ -357,11 +364,16 @@ private:
         return input.value == value;
       });
     };
-    if (rhsDequantize) {
-      if (std::string why = whyCannotDequantizeRhs(); !why.empty())
+    if (sibling && static_cast<bool>(rhsDequantize) !=
+                       static_cast<bool>(siblingDequantize))
+      return "a dual GEMM dequantizes both rhs or neither";
+    for (DequantizeOp dequantize : {rhsDequantize, siblingDequantize}) {
+      if (!dequantize)
+        continue;
+      if (std::string why = whyCannotDequantizeRhs(dequantize); !why.empty())
         return why;
-      if (inputIndex(rhsDequantize.getInput()) == analysis.inputs.end() ||
-          inputIndex(rhsDequantize.getScales()) == analysis.inputs.end())
+      if (inputIndex(dequantize.getInput()) == analysis.inputs.end() ||
+          inputIndex(dequantize.getScales()) == analysis.inputs.end())
         return "the dequantize's weights and scales must be kernel inputs";
     }
     for (MatmulOp product : {matmul, sibling}) {
@@ -369,7 +381,7 @@ private:
         continue;
       if (inputIndex(product.getLhs()) == analysis.inputs.end() ||
           (inputIndex(product.getRhs()) == analysis.inputs.end() &&
-           !(rhsDequantize && product == matmul)))
+           !product.getRhs().getDefiningOp<DequantizeOp>()))
         return "the matmul's operands must be kernel inputs";
       if (Value bias = product.getBias()) {
         auto it = inputIndex(bias);
@@ -382,8 +394,8 @@ private:
       return "a dual GEMM's matmuls must share their lhs";
     Operation *norm = getRowNorm();
     for (Operation *op : analysis.ops)
-      if (op != matmul && op != sibling && op != norm && op != rhsDequantize &&
-          !isa<ElementwiseOpInterface>(op))
+      if (op != matmul && op != sibling && op != norm &&
+          !isa<DequantizeOp>(op) && !isa<ElementwiseOpInterface>(op))
         return "the epilogue may hold elementwise ops and one layer_norm or "
                "rms_norm only";
     if (tiling.rowChunks > 1 && !norm)
@@ -431,16 +443,15 @@ private:
     return "";
   }
 
-  /// Why the rhs prologue cannot be built ("" when it can).
-  std::string whyCannotDequantizeRhs() {
-    Type stored = rhsDequantize.getInput().getType().getElementType();
+  /// Why the rhs prologue of `dequantize` cannot be built ("" when it can).
+  std::string whyCannotDequantizeRhs(DequantizeOp dequantize) {
+    Type stored = dequantize.getInput().getType().getElementType();
     if (!stored.isInteger(8) && !isa<Float8E4M3FNType, Float8E5M2Type>(stored))
       return "the rhs prologue dequantizes i8, f8E4M3FN or f8E5M2 weights";
-    if (isWgmma() || element.isF32() || sibling)
-      return "the rhs prologue runs in the mma.sync kernel's single-rhs main "
-             "loop";
+    if (isWgmma() || element.isF32())
+      return "the rhs prologue runs in the mma.sync kernel's main loop";
     if (problem.rhsStorageType != stored || problem.batch != 1 ||
-        rhsDequantize.getScales().getType().getRank() != 2)
+        dequantize.getScales().getType().getRank() != 2)
       return "the rhs prologue dequantizes one rank-2 weight the problem "
              "names";
     auto [rows, columns] = rhsTileShape();
@@ -448,8 +459,9 @@ private:
         rows * columns % tiling.threads != 0)
       return "the stored rhs tile must split into 16-byte chunks evenly "
              "over the threads";
-    if (getDequantizedRhsOffset() + rows * (columns + kGemmOperandRowPad) *
-                                        element.getIntOrFloatBitWidth() / 8 >
+    if (getDequantizedRhsOffset(problem.rhsOperands - 1) +
+            rows * (columns + kGemmOperandRowPad) *
+                element.getIntOrFloatBitWidth() / 8 >
         tiling.stages * getGemmStageBytes(problem, tiling.blockM, tiling.blockN,
                                           tiling.blockK))
       return "the stored ring and the dequantized tile must fit in the ring's "
@@ -463,12 +475,21 @@ private:
     return tiling.stages * rows * (columns + kGemmOperandRowPad) * 2;
   }
 
-  /// Where the dequantized rhs tile starts: after the lhs ring and the
-  /// stored rhs ring (1-byte elements, rows padded by kStoredRowPad), inside
-  /// the bytes a 16-bit rhs ring would take.
-  int64_t getDequantizedRhsOffset() const {
+  /// Where rhs `index`'s ring (the matmul's 0, a dual's sibling's 1)
+  /// starts: after the lhs ring and the rings before it.
+  int64_t getRhsRingOffset(int64_t index) const {
     auto [rows, columns] = rhsTileShape();
-    return getLhsRingBytes() + tiling.stages * rows * (columns + kStoredRowPad);
+    return getLhsRingBytes() +
+           index * tiling.stages * rows * (columns + kGemmOperandRowPad) * 2;
+  }
+
+  /// Where rhs `index`'s dequantized tile starts: after its stored ring
+  /// (1-byte elements, rows padded by kStoredRowPad), inside the bytes its
+  /// 16-bit ring would take.
+  int64_t getDequantizedRhsOffset(int64_t index) const {
+    auto [rows, columns] = rhsTileShape();
+    return getRhsRingOffset(index) +
+           tiling.stages * rows * (columns + kStoredRowPad);
   }
 
   /// A stored 1-byte weight as f32: i8 converts; an fp8 byte's exponent and
@@ -498,11 +519,13 @@ private:
         f32Constant(b, std::ldexp(1.0, e4m3 ? 120 : 112)));
   }
 
-  /// The rhs prologue: k-step `step`'s stored tile in ring slot `slot` to
-  /// `dequantizedRhs`, each element times its block's scale in f32 and
-  /// rounded once to the operand type (as memwall.dequantize is defined).
-  /// Thread t takes elements t, t + threads, ... of the tile.
-  void dequantizeRhsSlot(Value slot, Value step) {
+  /// The rhs prologue: k-step `step`'s stored tile of `rhsTile` in ring
+  /// slot `slot` to its dequantized tile, each element times its block's
+  /// scale in f32 and rounded once to the operand type (as
+  /// memwall.dequantize is defined). Thread t takes elements t, t +
+  /// threads, ... of the tile.
+  void dequantizeRhsSlot(const OperandTile &rhsTile, Value slot, Value step) {
+    DequantizeOp rhsDequantize = rhsTile.dequantize;
     bool kIsRow = !problem.transposeRhs;
     Value firstK = add(mul(step, tiling.blockK), kBase);
     Value firstRow = kIsRow ? firstK : tileColumn;
@@ -535,7 +558,8 @@ private:
       Value product =
           arith::MulFOp::create(b, decodeStoredWeight(stored), scale);
       memref::StoreOp::create(b, arith::TruncFOp::create(b, element, product),
-                              dequantizedRhs, ValueRange{idx(0), row, column});
+                              rhsTile.dequantized,
+                              ValueRange{idx(0), row, column});
     }
   }
 
@@ -645,8 +669,8 @@ private:
   }
 
   /// What mma.sync reads of `rhs`: its ring, or the dequantized tile.
-  Value rhsRing(const OperandTile &rhs) const {
-    return dequantizedRhs && &rhs == &rhsTile ? dequantizedRhs : rhs.ring;
+  static Value rhsRing(const OperandTile &rhs) {
+    return rhs.dequantized ? rhs.dequantized : rhs.ring;
   }
 
   /// The rhs rings: the matmul's, then a dual GEMM's sibling's.
@@ -671,7 +695,6 @@ private:
                                     ValueRange{});
     };
     auto [rhsRows, rhsColumns] = rhsTileShape();
-    int64_t lhsRingBytes = getLhsRingBytes();
     auto [lhsRows, lhsColumns] = lhsTileShape();
     int64_t lhsColumnLimit = problem.transposeLhs ? problem.m : problem.k;
     int64_t rhsColumnLimit = problem.transposeRhs ? problem.k : problem.n;
@@ -682,32 +705,33 @@ private:
                lhsColumns,
                problem.transposeLhs ? problem.k : problem.m,
                lhsColumnLimit};
-    rhsTile = {ring(rhsTileShape(), lhsRingBytes),
-               rhsDequantize ? Value() : emitter.getMemRef(matmul.getRhs()),
-               mul(batch, problem.rhsBatchStride),
-               rhsRows,
-               rhsColumns,
-               problem.transposeRhs ? problem.n : problem.k,
-               rhsColumnLimit};
-    if (rhsDequantize) {
+    // The sibling's rhs has the same shape and layout; its ring follows.
+    auto rhsOperand = [&](MatmulOp product, DequantizeOp dequantize,
+                          int64_t index) {
+      OperandTile tile{ring(rhsTileShape(), getRhsRingOffset(index)),
+                       Value(),
+                       mul(batch, problem.rhsBatchStride),
+                       rhsRows,
+                       rhsColumns,
+                       problem.transposeRhs ? problem.n : problem.k,
+                       rhsColumnLimit};
+      if (!dequantize) {
+        tile.source = emitter.getMemRef(product.getRhs());
+        return tile;
+      }
       // The ring holds the stored bytes; one dequantized tile follows it.
-      rhsTile.ring = ring(rhsTileShape(), lhsRingBytes, problem.rhsStorageType,
-                          0, kStoredRowPad);
-      rhsTile.source = emitter.getMemRef(rhsDequantize.getInput());
-      rhsTile.chunkElements = 16;
-      dequantizedRhs =
-          ring(rhsTileShape(), getDequantizedRhsOffset(), element, 1);
-    }
-    if (sibling) {
-      // The sibling's rhs has the same shape and layout; its ring follows.
-      siblingRhsTile = rhsTile;
-      siblingRhsTile.ring =
-          ring(rhsTileShape(),
-               lhsRingBytes +
-                   tiling.stages * rhsRows * (rhsColumns + kGemmOperandRowPad) *
-                       2);
-      siblingRhsTile.source = emitter.getMemRef(sibling.getRhs());
-    }
+      tile.ring = ring(rhsTileShape(), getRhsRingOffset(index),
+                       problem.rhsStorageType, 0, kStoredRowPad);
+      tile.source = emitter.getMemRef(dequantize.getInput());
+      tile.chunkElements = 16;
+      tile.dequantize = dequantize;
+      tile.dequantized =
+          ring(rhsTileShape(), getDequantizedRhsOffset(index), element, 1);
+      return tile;
+    };
+    rhsTile = rhsOperand(matmul, rhsDequantize, 0);
+    if (sibling)
+      siblingRhsTile = rhsOperand(sibling, siblingDequantize, 1);
 
     // Prologue: k-steps 0 .. stages - 2 in flight.
     Value pending;
@@ -735,7 +759,8 @@ private:
       if (rhsDequantize) {
         // Every warp finished the previous k-step's tile at the barrier
         // above; this one is complete at the next.
-        dequantizeRhsSlot(slot, step);
+        for (const OperandTile *rhs : getRhsTiles())
+          dequantizeRhsSlot(*rhs, slot, step);
         syncThreads();
         rhsSlot = idx(0);
       }
@@ -978,7 +1003,7 @@ private:
   void splitAtNorm(Operation *norm, SmallVectorImpl<Operation *> &beforeNorm,
                    SmallVectorImpl<Operation *> &afterNorm) {
     for (Operation *op : analysis.ops) {
-      if (op == matmul || op == sibling || op == norm || op == rhsDequantize)
+      if (op == matmul || op == sibling || op == norm || isa<DequantizeOp>(op))
         continue;
       (norm && norm->isBeforeInBlock(op) ? afterNorm : beforeNorm)
           .push_back(op);
@@ -1361,13 +1386,12 @@ private:
   MatmulOp matmul;
   /// A dual GEMM's second matmul (same lhs), or null.
   MatmulOp sibling;
-  /// The dequantize making the matmul's rhs in the kernel, or null: its
-  /// ring holds the stored weights, dequantized per k-step into
-  /// `dequantizedRhs`.
-  DequantizeOp rhsDequantize;
+  /// The dequantizes making the matmul's and the sibling's rhs in the
+  /// kernel, or null: their rings hold the stored weights, dequantized per
+  /// k-step (OperandTile::dequantized).
+  DequantizeOp rhsDequantize, siblingDequantize;
   ElementwiseEmitter emitter;
   OperandTile lhsTile, rhsTile, siblingRhsTile;
-  Value dequantizedRhs;
   SmallVector<Value> accumulators;
   GemmWgmmaMainLoop wgmmaLoop;
   Value shared, tid, laneMatrix, laneRow, warpRow, warpColumn, tileRow,

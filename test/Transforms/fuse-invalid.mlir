@@ -113,7 +113,7 @@ func.func @dual_gemm_with_norm(%x: tensor<16x32xbf16>, %wg: tensor<32x64xbf16>, 
 // -----
 
 func.func @dequantize_in_cublas_kernel(%x: tensor<4x32xbf16>, %q: tensor<32x16xi8>, %s: tensor<1x16xbf16>) -> tensor<4x16xbf16> {
-  // expected-error @below {{a dequantize is fused only into a gemm fusion of one matmul, as its rhs prologue}}
+  // expected-error @below {{a dequantize is fused only into a gemm fusion, as the rhs prologue of a matmul}}
   %0 = memwall.fusion matmul_epilogue (%x, %q, %s) : (tensor<4x32xbf16>, tensor<32x16xi8>, tensor<1x16xbf16>) -> tensor<4x16xbf16> {
   ^bb0(%a: tensor<4x32xbf16>, %b: tensor<32x16xi8>, %c: tensor<1x16xbf16>):
     %w = memwall.dequantize %b, %c : tensor<32x16xi8>, tensor<1x16xbf16> -> tensor<32x16xbf16>

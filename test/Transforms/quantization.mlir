@@ -38,16 +38,15 @@
 // COST-NEXT: memwall.matmul {{.*}}bytes_read = 4352,
 
 // memwall-fuse puts each dequantize in its GEMM's kernel (memwall's GEMM:
-// cuBLASLt cannot dequantize); the fused matmul + residual add reads the
-// fp8 weight (4096 B) and its 64 scales (128 B), the normalized row and the
-// residual (128 B each): 4480 B.
-// FUSE: memwall.fusion gemm(%arg2, %arg3, %{{.*}}) {memwall.cost = #memwall.cost<flops = 8192, bytes_read = 4352,
-// FUSE: memwall.dequantize
+// cuBLASLt cannot dequantize). Both GEMMs read the normalized row: one dual
+// GEMM reads the two fp8 weights (4096 B each), their 64 scales (128 B
+// each) and the row once (128 B): 8576 B.
+// FUSE: memwall.fusion gemm(%arg2, %arg3, %{{.*}}, %arg5, %arg6) {memwall.cost = #memwall.cost<flops = 16384, bytes_read = 8576,
+// FUSE: memwall.dequantize %{{.*}} : tensor<64x64xf8E4M3FN>
 // FUSE-NEXT: memwall.matmul
-// FUSE: memwall.fusion gemm(%arg5, %arg6, %{{.*}}, %{{.*}}) {memwall.cost = #memwall.cost<flops = 8256, bytes_read = 4480,
-// FUSE: memwall.dequantize
+// FUSE-NEXT: memwall.dequantize %{{.*}} : tensor<64x64xf8E4M3FN>
 // FUSE-NEXT: memwall.matmul
-// FUSE-NEXT: memwall.add
+// FUSE-NEXT: memwall.yield
 
 func.func @block(%x: tensor<1x1x64xbf16> {memwall.kind = #memwall.arg_kind<input>},
                  %g: tensor<64xbf16> {memwall.kind = #memwall.arg_kind<weight>},

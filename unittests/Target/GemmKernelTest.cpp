@@ -300,8 +300,19 @@ protected:
     case Epilogue::SwiGlu:
     case Epilogue::BiasSwiGlu:
       // The up projection: the same lhs and layouts, its own weight (and
-      // bias).
-      args += ", %wu: " + rhs;
+      // bias), stored and dequantized as the gate's.
+      if (!c.rhsStorage.empty()) {
+        std::string stored = tensor(c.transposeRhs ? withBatch(c.n, c.k, false)
+                                                   : withBatch(c.k, c.n, false),
+                                    c.rhsStorage);
+        std::string scales = tensor({c.scaleRows, c.scaleColumns}, t);
+        args += ", %wuq: " + stored;
+        body += "  %wu = memwall.dequantize %wuq, %wus : " + stored + ", " +
+                scales + " -> " + rhs + "\n";
+        scalesArgument += ", %wus: " + scales;
+      } else {
+        args += ", %wu: " + rhs;
+      }
       if (hasBias)
         args += ", %bu: " + bias;
       body += "  %u = memwall.matmul %a, %wu" +
@@ -394,14 +405,19 @@ protected:
           return 0;
         if (input.value == dequantize.getInput())
           return 1;
-        return input.value == dequantize.getScales() ? 3 : 2;
+        return isa<DequantizeOp>(*input.value.getUsers().begin()) &&
+                       input.value ==
+                           input.value.getUsers().begin()->getOperand(1)
+                   ? 3
+                   : 2;
       };
       llvm::stable_sort(analysis.inputs,
                         [&](const KernelInput &x, const KernelInput &y) {
                           return rank(x) < rank(y);
                         });
       for (KernelInput &input : analysis.inputs)
-        if (rank(input) == 1 || rank(input) == 3) {
+        if (rank(input) != 0 &&
+            isa<DequantizeOp>(*input.value.getUsers().begin())) {
           input.pattern = AccessPattern::Full;
           input.innerElements = 1;
         }
@@ -603,8 +619,15 @@ protected:
       inputs.push_back(
           randomTensor(type.getNumElements(), type.getElementType()));
     }
-    if (!c.rhsStorage.empty())
-      quantizeRhs(c, inputs[1], inputs.back());
+    if (!c.rhsStorage.empty()) {
+      // The scales are last: the gate's (or only) rhs's, then the up's.
+      bool dual = isDual(c.epilogue);
+      size_t scales = inputs.size() - (dual ? 2 : 1);
+      quantizeRhs(c, inputs[1], inputs[scales]);
+      if (dual)
+        quantizeRhs(c, inputs[c.epilogue == Epilogue::BiasSwiGlu ? 3 : 2],
+                    inputs.back());
+    }
     std::vector<std::vector<uint8_t>> outputBytes;
     for (Value output : analysis.outputs) {
       auto type = cast<RankedTensorType>(output.getType());
@@ -1865,4 +1888,26 @@ TEST_F(GemmKernelTest, DequantizedRhsPtxAssemblesWithoutSpills) {
         EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos);
         expectAssemblesWithoutSpills(*ptxas, ptx, arch, analysis);
       }
+}
+
+TEST_F(GemmKernelTest, DequantizedDualGemmSwiGluMatches) {
+  // Llama's gate and up projections stored int8 (fp8 once) as one dual
+  // GEMM dequantizing both weights, ragged M and N, both layouts.
+  for (Epilogue epilogue : {Epilogue::SwiGlu, Epilogue::BiasSwiGlu}) {
+    GemmCase c = dequantized(epilogue == Epilogue::SwiGlu ? "i8" : "f8E4M3FN",
+                             epilogue == Epilogue::SwiGlu, epilogue);
+    c.n = 80;
+    c.scaleRows = c.transposeRhs ? c.n : 1;
+    c.scaleColumns = c.transposeRhs ? 1 : c.n;
+    SCOPED_TRACE(c.rhsStorage);
+    EXPECT_EQ(check(c, a100).variant, GemmVariant::MmaSync);
+  }
+  // A decode shape: K split, the reduce kernel runs SwiGLU.
+  GemmCase decode = dequantized("i8", true, Epilogue::SwiGlu);
+  decode.m = 5;
+  decode.n = 208;
+  decode.k = 1024;
+  decode.scaleRows = decode.n;
+  decode.scaleColumns = decode.k / 128;
+  EXPECT_GT(check(decode, h100).splitK, 1);
 }

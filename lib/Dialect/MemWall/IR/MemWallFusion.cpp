@@ -61,11 +61,10 @@ LogicalResult FusionOp::verify() {
   }
   if (matmuls + rowReductions + others == 0)
     return emitOpError("body has no ops");
-  // A dequantize runs as the rhs prologue of a generated GEMM's one matmul.
-  if (dequantizes &&
-      (getKind() != FusionKind::Gemm || matmuls != 1 || dequantizes != 1))
-    return emitOpError("a dequantize is fused only into a gemm fusion of "
-                       "one matmul, as its rhs prologue");
+  // A dequantize runs as the rhs prologue of a generated GEMM's matmul.
+  if (dequantizes && (getKind() != FusionKind::Gemm || dequantizes > matmuls))
+    return emitOpError("a dequantize is fused only into a gemm fusion, as "
+                       "the rhs prologue of a matmul");
   switch (getKind()) {
   case FusionKind::Elementwise:
     if (matmuls || rowReductions)
