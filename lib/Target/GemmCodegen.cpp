@@ -519,35 +519,33 @@ private:
         f32Constant(b, std::ldexp(1.0, e4m3 ? 120 : 112)));
   }
 
-  /// The rhs prologue: k-step `step`'s stored tile of `rhsTile` in ring
+  /// The rhs prologue: k-step `step`'s stored tile of `tile` in ring
   /// slot `slot` to its dequantized tile, each element times its block's
   /// scale in f32 and rounded once to the operand type (as
   /// memwall.dequantize is defined). Thread t takes elements t, t +
   /// threads, ... of the tile.
-  void dequantizeRhsSlot(const OperandTile &rhsTile, Value slot, Value step) {
-    DequantizeOp rhsDequantize = rhsTile.dequantize;
+  void dequantizeRhsSlot(const OperandTile &tile, Value slot, Value step) {
+    DequantizeOp dequantize = tile.dequantize;
     bool kIsRow = !problem.transposeRhs;
     Value firstK = add(mul(step, tiling.blockK), kBase);
     Value firstRow = kIsRow ? firstK : tileColumn;
     Value firstColumn = kIsRow ? tileColumn : firstK;
-    ArrayRef<int64_t> scaleShape =
-        rhsDequantize.getScales().getType().getShape();
-    int64_t blockRows = rhsTile.rowLimit / scaleShape[0];
-    int64_t blockColumns = rhsTile.columnLimit / scaleShape[1];
-    Value scales = emitter.getMemRef(rhsDequantize.getScales());
-    int64_t perThread = rhsTile.rows * rhsTile.columns / tiling.threads;
+    ArrayRef<int64_t> scaleShape = dequantize.getScales().getType().getShape();
+    int64_t blockRows = tile.rowLimit / scaleShape[0];
+    int64_t blockColumns = tile.columnLimit / scaleShape[1];
+    Value scales = emitter.getMemRef(dequantize.getScales());
+    int64_t perThread = tile.rows * tile.columns / tiling.threads;
     for (int64_t i = 0; i < perThread; ++i) {
       Value flat = add(tid, i * tiling.threads);
-      Value row = div(flat, rhsTile.columns);
-      Value column = rem(flat, rhsTile.columns);
-      Value stored = memref::LoadOp::create(b, rhsTile.ring,
-                                            ValueRange{slot, row, column});
+      Value row = div(flat, tile.columns);
+      Value column = rem(flat, tile.columns);
+      Value stored =
+          memref::LoadOp::create(b, tile.ring, ValueRange{slot, row, column});
       Value sourceRow = add(firstRow, row);
       Value sourceColumn = add(firstColumn, column);
       // Past the weight's edge the stored byte is a zero fill: any scale.
-      Value valid =
-          arith::AndIOp::create(b, less(sourceRow, rhsTile.rowLimit),
-                                less(sourceColumn, rhsTile.columnLimit));
+      Value valid = arith::AndIOp::create(b, less(sourceRow, tile.rowLimit),
+                                          less(sourceColumn, tile.columnLimit));
       Value scaleIndex = arith::SelectOp::create(
           b, valid,
           add(mul(div(sourceRow, blockRows), scaleShape[1]),
@@ -558,7 +556,7 @@ private:
       Value product =
           arith::MulFOp::create(b, decodeStoredWeight(stored), scale);
       memref::StoreOp::create(b, arith::TruncFOp::create(b, element, product),
-                              rhsTile.dequantized,
+                              tile.dequantized,
                               ValueRange{idx(0), row, column});
     }
   }
