@@ -297,8 +297,10 @@ def workloads():
     for w in wl:
         size = DTYPE_BYTES[w["dtype"]]
         w["shape"] = w["inputs"][0][1]
-        w["bytes"] = size * (sum(numel(s) for _, s, _ in w["inputs"]) +
-                             sum(numel(s) for s in w["outputs"]))
+        # int8 (quantized weights) takes one byte an element.
+        w["bytes"] = (sum(numel(s) * (1 if kind == "int8" else size)
+                          for _, s, kind in w["inputs"]) +
+                      size * sum(numel(s) for s in w["outputs"]))
     return wl
 
 
