@@ -143,9 +143,9 @@ TEST_F(QuantizationTest, Int8DecodeStreamsHalfTheWeightBytesPlusScales) {
 
 TEST_F(QuantizationTest, Int8DecodeIsFasterThanSixTenthsOfBf16) {
   // Weight streaming dominates a short-context decode step replayed from a
-  // CUDA graph: halving the weight bytes must take the step below 0.62x
-  // (the int8 GEMMs run in memwall's GEMM, which splits K at decode: 224
-  // reduce kernels more than bf16's cuBLASLt calls).
+  // CUDA graph: halving the weight bytes must take the step below 0.6x
+  // (the int8 GEMMs run in memwall's GEMM, K split at decode, as duals where
+  // bf16's are).
   OwningOpRef<ModuleOp> bf16 =
       build(GenerationMode::Decode, "", "", /*fuse=*/true, 1, 511);
   OwningOpRef<ModuleOp> int8 =
@@ -156,16 +156,13 @@ TEST_F(QuantizationTest, Int8DecodeIsFasterThanSixTenthsOfBf16) {
   std::optional<InferenceSummary> narrow =
       analyzeInference(getMainFunction(*int8), target);
   ASSERT_TRUE(wide && narrow);
-  EXPECT_LT(narrow->stepSeconds, 0.62 * wide->stepSeconds);
+  EXPECT_LT(narrow->stepSeconds, 0.6 * wide->stepSeconds);
   // The saving is the weight traffic: at most the halved weight bytes at
-  // the achievable bandwidth, at least most of it (bf16 runs gate, up and
-  // SwiGLU as one dual GEMM per layer; int8's gate and up are two GEMMs, as
-  // a dequantized rhs has no dual yet: per layer two launches more and the
-  // up projection's round trip).
+  // the achievable bandwidth, at least most of it.
   double saved = (kGemmParams * 2.0 - (kGemmParams + kChannels * 2)) /
                  target.achievable.memoryBandwidth;
   EXPECT_LE(wide->stepSeconds - narrow->stepSeconds, saved * 1.001);
-  EXPECT_GE(wide->stepSeconds - narrow->stepSeconds, saved * 0.85);
+  EXPECT_GE(wide->stepSeconds - narrow->stepSeconds, saved * 0.9);
 }
 
 TEST_F(QuantizationTest, FusedDecodeFloorCountsWeightsAndKVCache) {
