@@ -848,6 +848,14 @@ FailureOr<KernelAnalysis> memwall::analyzeKernel(ArrayRef<Operation *> ops,
   return KernelAnalyzer(ops, target, whyNot).run();
 }
 
+DequantizeOp memwall::getRhsPrologue(MatmulOp matmul) {
+  auto dequantize = matmul.getRhs().getDefiningOp<DequantizeOp>();
+  if (!dequantize || dequantize->getBlock() != matmul->getBlock() ||
+      !dequantize.getResult().hasOneUse())
+    return DequantizeOp();
+  return dequantize;
+}
+
 std::vector<FusionRefusal>
 memwall::explainUnfusedGemmConsumers(func::FuncOp function,
                                      const GPUTarget &target) {
@@ -975,9 +983,7 @@ FailureOr<KernelAnalysis> memwall::analyzeOpKernel(Operation *op,
   // A matmul reading a dequantize at use runs with it (memwall-fuse puts
   // both in one kernel), unfused too.
   if (auto matmul = dyn_cast<MatmulOp>(op))
-    if (auto dequantize = matmul.getRhs().getDefiningOp<DequantizeOp>();
-        dequantize && dequantize->getBlock() == op->getBlock() &&
-        dequantize.getResult().hasOneUse())
+    if (DequantizeOp dequantize = getRhsPrologue(matmul))
       return analyzeKernel({dequantize, op}, target, whyNot);
   if (isKernelCandidate(op))
     return analyzeKernel({op}, target, whyNot);

@@ -232,10 +232,13 @@ static void splitKWhereSMsIdle(GemmTiling &tiling, const GemmProblem &problem,
   // within a quarter of the operands' traffic: skinny and decode shapes.
   int64_t steps = llvm::divideCeil(problem.k, tiling.blockK);
   int64_t outputs = problem.rhsOperands * problem.m * problem.n;
+  // 16-bit operands; a dequantized rhs is read at a byte an element.
+  int64_t rhsElementBytes = problem.rhsStorageType ? 1 : 2;
   int64_t operandBytes =
-      (problem.m + problem.rhsOperands * problem.n) * problem.k * 2;
+      (problem.m * 2 + problem.rhsOperands * problem.n * rhsElementBytes) *
+      problem.k;
   int64_t byTraffic = operandBytes / (4 * 8 * std::max<int64_t>(outputs, 1));
-  int64_t splits = std::min<int64_t>({llvm::divideCeil(sms, tiles),
+  int64_t splits = std::min<int64_t>({llvm::divideCeilSigned(sms, tiles),
                                       steps / kGemmMinKStepsPerSplit,
                                       kGemmMaxSplitK, byTraffic});
   if (splits < 2)
@@ -288,22 +291,23 @@ std::string memwall::whyNotWgmmaGemm(const GemmProblem &problem) {
   return "";
 }
 
-bool memwall::isGemmWgmmaRequested(Operation *op) {
+/// The flag `name` the nearest of `op` and its ancestors sets (a unit
+/// attribute or true: on, false: off), `absent` when none does.
+static bool getNearestFlag(Operation *op, StringRef name, bool absent) {
   for (; op; op = op->getParentOp())
-    if (Attribute attr = op->getAttr(kGemmWgmmaAttrName)) {
+    if (Attribute attr = op->getAttr(name)) {
       auto flag = dyn_cast<BoolAttr>(attr);
       return !flag || flag.getValue();
     }
-  return true;
+  return absent;
+}
+
+bool memwall::isGemmWgmmaRequested(Operation *op) {
+  return getNearestFlag(op, kGemmWgmmaAttrName, /*absent=*/true);
 }
 
 bool memwall::isGemmWarpSpecializedRequested(Operation *op) {
-  for (; op; op = op->getParentOp())
-    if (Attribute attr = op->getAttr(kGemmWarpSpecializedAttrName)) {
-      auto flag = dyn_cast<BoolAttr>(attr);
-      return !flag || flag.getValue();
-    }
-  return false;
+  return getNearestFlag(op, kGemmWarpSpecializedAttrName, /*absent=*/false);
 }
 
 // Measured on an H100 SXM (docs/PERFORMANCE.md, 2026-11-24): the mma.sync

@@ -395,7 +395,7 @@ private:
     Operation *norm = getRowNorm();
     for (Operation *op : analysis.ops)
       if (op != matmul && op != sibling && op != norm &&
-          !isa<DequantizeOp>(op) && !isa<ElementwiseOpInterface>(op))
+          !isa<DequantizeOp, ElementwiseOpInterface>(op))
         return "the epilogue may hold elementwise ops and one layer_norm or "
                "rms_norm only";
     if (tiling.rowChunks > 1 && !norm)
@@ -519,6 +519,22 @@ private:
         f32Constant(b, std::ldexp(1.0, e4m3 ? 120 : 112)));
   }
 
+  /// Where k-step `step`'s tile of an operand starts in it (row, column):
+  /// `kIsRow`, the tile's rows are K; `firstOther`, its first row or
+  /// column along M or N.
+  std::pair<Value, Value> tileOrigin(Value step, bool kIsRow,
+                                     Value firstOther) {
+    Value firstK = add(mul(step, tiling.blockK), kBase);
+    return kIsRow ? std::pair{firstK, firstOther}
+                  : std::pair{firstOther, firstK};
+  }
+
+  /// Whether (row, column) lies inside `tile`'s operand.
+  Value insideOperand(const OperandTile &tile, Value row, Value column) {
+    return arith::AndIOp::create(b, less(row, tile.rowLimit),
+                                 less(column, tile.columnLimit));
+  }
+
   /// The rhs prologue: k-step `step`'s stored tile of `tile` in ring
   /// slot `slot` to its dequantized tile, each element times its block's
   /// scale in f32 and rounded once to the operand type (as
@@ -526,10 +542,8 @@ private:
   /// threads, ... of the tile.
   void dequantizeRhsSlot(const OperandTile &tile, Value slot, Value step) {
     DequantizeOp dequantize = tile.dequantize;
-    bool kIsRow = !problem.transposeRhs;
-    Value firstK = add(mul(step, tiling.blockK), kBase);
-    Value firstRow = kIsRow ? firstK : tileColumn;
-    Value firstColumn = kIsRow ? tileColumn : firstK;
+    auto [firstRow, firstColumn] =
+        tileOrigin(step, /*kIsRow=*/!problem.transposeRhs, tileColumn);
     ArrayRef<int64_t> scaleShape = dequantize.getScales().getType().getShape();
     int64_t blockRows = tile.rowLimit / scaleShape[0];
     int64_t blockColumns = tile.columnLimit / scaleShape[1];
@@ -544,8 +558,7 @@ private:
       Value sourceRow = add(firstRow, row);
       Value sourceColumn = add(firstColumn, column);
       // Past the weight's edge the stored byte is a zero fill: any scale.
-      Value valid = arith::AndIOp::create(b, less(sourceRow, tile.rowLimit),
-                                          less(sourceColumn, tile.columnLimit));
+      Value valid = insideOperand(tile, sourceRow, sourceColumn);
       Value scaleIndex = arith::SelectOp::create(
           b, valid,
           add(mul(div(sourceRow, blockRows), scaleShape[1]),
@@ -566,9 +579,7 @@ private:
   /// `firstOther` is the tile's first row or column along M or N.
   void loadOperand(const OperandTile &tile, Value slot, Value step, bool kIsRow,
                    Value firstOther, SmallVectorImpl<Value> &tokens) {
-    Value firstK = add(mul(step, tiling.blockK), kBase);
-    Value firstRow = kIsRow ? firstK : firstOther;
-    Value firstColumn = kIsRow ? firstOther : firstK;
+    auto [firstRow, firstColumn] = tileOrigin(step, kIsRow, firstOther);
     int64_t chunk = tile.chunkElements;
     int64_t chunksPerRow = tile.columns / chunk;
     int64_t perThread = tile.rows * chunksPerRow / tiling.threads;
@@ -579,8 +590,7 @@ private:
       Value column = mul(rem(chunkIndex, chunksPerRow), chunk);
       Value sourceRow = add(firstRow, row);
       Value sourceColumn = add(firstColumn, column);
-      Value valid = arith::AndIOp::create(b, less(sourceRow, tile.rowLimit),
-                                          less(sourceColumn, tile.columnLimit));
+      Value valid = insideOperand(tile, sourceRow, sourceColumn);
       // A zero-filled chunk reads nothing; it names the operand's start.
       Value sourceIndex = arith::SelectOp::create(
           b, valid,

@@ -86,9 +86,7 @@ public:
       // dequantizes the weights (one kernel, however else it fuses).
       SmallVector<Operation *, 2> seed{&op};
       if (auto matmul = dyn_cast<MatmulOp>(&op))
-        if (auto dequantize = matmul.getRhs().getDefiningOp<DequantizeOp>();
-            dequantize && dequantize->getBlock() == &block &&
-            dequantize.getResult().hasOneUse())
+        if (DequantizeOp dequantize = getRhsPrologue(matmul))
           seed.insert(seed.begin(), dequantize);
       FailureOr<KernelAnalysis> single = analyzeKernel(seed, target);
       if (failed(single))

@@ -256,25 +256,24 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
     if (type.getElementType().isInteger(4) && k % kInt4GroupSize == 0)
       scaleShape[*kAxis] = k / kInt4GroupSize;
     auto scalesType = RankedTensorType::get(scaleShape, activation);
-    Location loc = weight.getLoc();
-    if (auto name = dyn_cast<NameLoc>(loc))
-      loc = NameLoc::get(StringAttr::get(function.getContext(),
-                                         name.getName().getValue() + ".scales"),
-                         name.getChildLoc());
+    // Named after the weight: "<weight>.scales", "<weight>.dequantized".
+    auto suffixed = [&](StringRef suffix) -> Location {
+      auto name = dyn_cast<NameLoc>(weight.getLoc());
+      if (!name)
+        return weight.getLoc();
+      return NameLoc::get(StringAttr::get(function.getContext(),
+                                          name.getName().getValue() + suffix),
+                          name.getChildLoc());
+    };
     NamedAttrList attrs;
     attrs.append(MemWallDialect::kArgKindAttrName,
                  ArgKindAttr::get(function.getContext(), ArgKind::Weight));
     if (failed(function.insertArgument(
             index + 1, scalesType, attrs.getDictionary(function.getContext()),
-            loc)))
+            suffixed(".scales"))))
       return failure();
     Value scales = function.getArgument(index + 1);
-    Location dequantizedLoc = weight.getLoc();
-    if (auto name = dyn_cast<NameLoc>(dequantizedLoc))
-      dequantizedLoc = NameLoc::get(
-          StringAttr::get(function.getContext(),
-                          name.getName().getValue() + ".dequantized"),
-          name.getChildLoc());
+    Location dequantizedLoc = suffixed(".dequantized");
     SmallVector<OpOperand *> uses;
     for (OpOperand &use : weight.getUses())
       uses.push_back(&use);

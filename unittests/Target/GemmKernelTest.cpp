@@ -870,14 +870,17 @@ int64_t expectAssemblesWithoutSpills(StringRef ptxas, StringRef ptx,
   return registers;
 }
 
-GemmCase ragged(Epilogue epilogue) {
+/// An m x n x k GEMM with `epilogue` (bf16, rhs [N, K]).
+GemmCase gemmCase(int64_t m, int64_t n, int64_t k, Epilogue epilogue) {
   GemmCase c;
-  c.m = 37;
-  c.n = 72;
-  c.k = 40;
+  c.m = m;
+  c.n = n;
+  c.k = k;
   c.epilogue = epilogue;
   return c;
 }
+
+GemmCase ragged(Epilogue epilogue) { return gemmCase(37, 72, 40, epilogue); }
 
 } // namespace
 
@@ -1625,12 +1628,7 @@ TEST_F(GemmKernelTest, WarpSpecializedPtxOfEveryConfigurationAssemblesToHgmma) {
 namespace {
 /// A decode-shaped case: 5 rows, N over a few tiles, K long.
 GemmCase decodeShaped(Epilogue epilogue) {
-  GemmCase c;
-  c.m = 5;
-  c.n = 200;
-  c.k = 1000;
-  c.epilogue = epilogue;
-  return c;
+  return gemmCase(5, 200, 1000, epilogue);
 }
 } // namespace
 
@@ -1748,15 +1746,11 @@ TEST_F(GemmKernelTest, SplitKDualGemmSwiGluMatches) {
 /// A ragged GEMM whose rhs is stored as `storage` with per-output-channel
 /// scales.
 GemmCase dequantized(StringRef storage, bool transposeRhs, Epilogue epilogue) {
-  GemmCase c;
-  c.m = 37;
-  c.n = 96;
-  c.k = 160;
+  GemmCase c = gemmCase(37, 96, 160, epilogue);
   c.transposeRhs = transposeRhs;
   c.rhsStorage = storage.str();
   c.scaleRows = transposeRhs ? c.n : 1;
   c.scaleColumns = transposeRhs ? 1 : c.n;
-  c.epilogue = epilogue;
   return c;
 }
 

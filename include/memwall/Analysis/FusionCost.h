@@ -152,6 +152,11 @@ llvm::FailureOr<KernelAnalysis> analyzeFusion(FusionOp fusion,
                                               const GPUTarget &target,
                                               std::string *whyNot = nullptr);
 
+/// The dequantize that runs as `matmul`'s rhs prologue, in the matmul's
+/// kernel whether fused or not: the one making its rhs in its block and
+/// read by nothing else; null otherwise.
+DequantizeOp getRhsPrologue(MatmulOp matmul);
+
 /// For every kernel of `function`'s body holding a matmul (a matmul, or a
 /// fusion with one) and every elementwise or row-reduction kernel reading
 /// its result, why memwall-fuse left them apart: analyzeKernel's reason the
