@@ -632,7 +632,7 @@ private:
     addRowChunkRereads();
     // The generated GEMM's efficiency is that of the tile it chooses; held
     // to whole rows, it runs at the ratio of the two tilings' work.
-    if (tiling->rowChunks > 1)
+    if (isGemmRowChunked(*tiling))
       if (FailureOr<GemmTiling> free =
               chooseGemmTiling(*problem, target, countLiveValues());
           succeeded(free))
@@ -651,12 +651,13 @@ private:
   }
 
   /// A row-chunked GEMM (a norm over N wider than the tile) reads each CTA's
-  /// A tile once per column chunk. While the CTAs running at once keep
-  /// their A tiles (and B) within L2, the re-reads are L2 hits; otherwise
-  /// each is DRAM traffic again.
+  /// A tile once per column chunk (in a cluster, every CTA of it does).
+  /// While the CTAs running at once keep their A tiles (one per cluster)
+  /// and B within L2, the re-reads are L2 hits; otherwise each is DRAM
+  /// traffic again.
   void addRowChunkRereads() {
     const GemmTiling &tiling = analysis.tiling;
-    if (tiling.rowChunks <= 1)
+    if (!isGemmRowChunked(tiling))
       return;
     auto matmul = cast<MatmulOp>(analysis.anchor);
     const GemmProblem &problem = analysis.gemm;
@@ -664,8 +665,10 @@ private:
     int64_t ctas = tiling.grid[0] * tiling.grid[1] * tiling.grid[2];
     int64_t resident = std::min<int64_t>(
         ctas, tiling.ctasPerSM * static_cast<int64_t>(target.smCount));
+    // The CTAs of a cluster read the same A tile.
     CheckedInt working =
-        CheckedInt(resident) * tiling.blockM * problem.k * elementBytes +
+        CheckedInt(llvm::divideCeil(resident, tiling.clusterN)) *
+            tiling.blockM * problem.k * elementBytes +
         CheckedInt::fromSaturated(getGemmOperandBytes(matmul.getRhs()));
     if (!working.overflowed() &&
         *working.get() <= static_cast<int64_t>(target.l2Bytes))
@@ -673,7 +676,7 @@ private:
     analysis.bytesRead =
         (CheckedInt(analysis.bytesRead) +
          CheckedInt::fromSaturated(getGemmOperandBytes(matmul.getLhs())) *
-             (tiling.rowChunks - 1))
+             (tiling.clusterN * tiling.rowChunks - 1))
             .saturated();
   }
 

@@ -169,11 +169,13 @@ int64_t memwall::getGemmAccumulatorBytes(int64_t blockM, int64_t blockN,
 }
 
 int64_t memwall::getGemmWgmmaSharedBytes(int64_t blockM, int64_t blockN,
-                                         int64_t stages, bool warpSpecialized) {
+                                         int64_t stages, bool warpSpecialized,
+                                         bool rowChunked) {
   int64_t ring = stages * (blockM + blockN) * kGemmWgmmaBlockK * 2;
   int64_t dense = blockM * blockN * 4;
-  int64_t staging = warpSpecialized
-                        ? dense + blockM * 2 * 4
+  int64_t staging = warpSpecialized ? dense + blockM * 2 * 4
+                    : rowChunked
+                        ? dense
                         : getGemmAccumulatorBytes(blockM, blockN) + dense;
   return kGemmWgmmaAlignmentSlack + std::max(ring, staging);
 }
@@ -219,7 +221,7 @@ GemmTiling memwall::getGemmSplitKReduceTiling(const GemmTiling &tiling,
 /// chooseGemmTiling).
 static void splitKWhereSMsIdle(GemmTiling &tiling, const GemmProblem &problem,
                                const GPUTarget &target) {
-  if (problem.batch != 1 || isSimt(problem) || tiling.rowChunks != 1 ||
+  if (problem.batch != 1 || isSimt(problem) || isGemmRowChunked(tiling) ||
       (tiling.variant != GemmVariant::MmaSync &&
        tiling.variant != GemmVariant::Wgmma))
     return;
@@ -323,11 +325,24 @@ double memwall::getGemmVariantRelativeRate(const GemmTiling &tiling,
   return getSmArchNumber(target.smArch) >= 90 ? kMmaSyncOnHopperRelative : 1;
 }
 
-int64_t memwall::getGemmRowBufferBytes(int64_t blockM, int64_t n,
+int64_t memwall::getGemmRowBufferBytes(int64_t blockM, int64_t columns,
                                        int64_t elementBytes) {
-  return (CheckedInt(blockM) * (CheckedInt(n) + kGemmRowBufferPad) *
+  return (CheckedInt(blockM) * (CheckedInt(columns) + kGemmRowBufferPad) *
           elementBytes)
       .saturated();
+}
+
+GemmRowChunking memwall::getGemmRowChunking(int64_t n, int64_t blockM,
+                                            int64_t blockN, int64_t clusterN,
+                                            int64_t elementBytes) {
+  GemmRowChunking chunking;
+  clusterN = std::max<int64_t>(clusterN, 1);
+  chunking.rowChunks = llvm::divideCeil(llvm::divideCeil(n, clusterN),
+                                        std::max<int64_t>(blockN, 1));
+  chunking.bufferColumns = clusterN == 1 ? n : chunking.rowChunks * blockN;
+  chunking.rowBufferBytes =
+      getGemmRowBufferBytes(blockM, chunking.bufferColumns, elementBytes);
+  return chunking;
 }
 
 ArrayRef<GemmTileShape> memwall::getGemmTileShapes() {
@@ -372,20 +387,48 @@ memwall::getGemmTiling(const GemmProblem &problem, const GPUTarget &target,
   // chunks, the norm's input kept in a row buffer after the ring.
   bool rowChunked = rowBufferElementBytes > 0 && problem.n > shape.blockN;
   if (rowChunked) {
-    if (wgmma) {
-      fail(whyNot, "the wgmma kernel has no row-chunk loop: a norm over N = " +
+    if (warpSpecialized) {
+      fail(whyNot, "the warp-specialized kernel has no row-chunk loop: a "
+                   "norm over N = " +
                        std::to_string(problem.n) + " needs whole rows in one " +
                        std::to_string(shape.blockM) + "x" +
                        std::to_string(shape.blockN) + " tile");
       return failure();
     }
-    tiling.rowChunks = llvm::divideCeil(problem.n, shape.blockN);
-    tiling.rowBufferBytes =
-        getGemmRowBufferBytes(shape.blockM, problem.n, rowBufferElementBytes);
+    GemmRowChunking chunking =
+        getGemmRowChunking(problem.n, shape.blockM, shape.blockN,
+                           shape.clusterN, rowBufferElementBytes);
+    tiling.rowChunks = chunking.rowChunks;
+    tiling.rowBufferBytes = chunking.rowBufferBytes;
+    tiling.clusterN = shape.clusterN;
+    if (shape.clusterN > 1) {
+      if (getSmArchNumber(target.smArch) < 90 ||
+          shape.clusterN > kGemmMaxClusterN) {
+        fail(whyNot, "clusters of " + std::to_string(shape.clusterN) +
+                         " CTAs need sm_90 or later (at most " +
+                         std::to_string(kGemmMaxClusterN) +
+                         "), the target is " + target.smArch);
+        return failure();
+      }
+      // Every CTA of the cluster owns columns of the row.
+      if ((shape.clusterN - 1) * chunking.bufferColumns >= problem.n) {
+        fail(whyNot, "a cluster of " + std::to_string(shape.clusterN) +
+                         " CTAs leaves one without columns of N = " +
+                         std::to_string(problem.n));
+        return failure();
+      }
+    }
+  } else if (shape.clusterN > 1) {
+    fail(whyNot, "only a row-chunked tiling runs in a cluster");
+    return failure();
   }
+  // The row buffer follows the ring (or the wgmma kernel's staging).
   tiling.sharedBytes =
-      wgmma ? getGemmWgmmaSharedBytes(shape.blockM, shape.blockN, shape.stages,
-                                      warpSpecialized)
+      wgmma ? (CheckedInt(getGemmWgmmaSharedBytes(shape.blockM, shape.blockN,
+                                                  shape.stages, warpSpecialized,
+                                                  rowChunked)) +
+               tiling.rowBufferBytes)
+                  .saturated()
             : getSharedBytes(problem, shape, tiling.rowBufferBytes);
   auto tileName = [&] {
     return std::to_string(shape.blockM) + "x" + std::to_string(shape.blockN) +
@@ -395,11 +438,17 @@ memwall::getGemmTiling(const GemmProblem &problem, const GPUTarget &target,
                         kReservedSharedPerCTA;
   if (tiling.sharedBytes > sharedLimit) {
     std::string rowBuffer =
-        rowChunked
+        !rowChunked ? ""
+        : shape.clusterN > 1
             ? " (" + std::to_string(tiling.rowBufferBytes) +
                   " of them the row buffer of " + std::to_string(shape.blockM) +
-                  " rows of N = " + std::to_string(problem.n) + ")"
-            : "";
+                  " rows of " +
+                  std::to_string(tiling.rowChunks * shape.blockN) +
+                  " of N = " + std::to_string(problem.n) +
+                  ", in a cluster of " + std::to_string(shape.clusterN) + ")"
+            : " (" + std::to_string(tiling.rowBufferBytes) +
+                  " of them the row buffer of " + std::to_string(shape.blockM) +
+                  " rows of N = " + std::to_string(problem.n) + ")";
     fail(whyNot,
          "a " + tileName() + " needs " + std::to_string(tiling.sharedBytes) +
              " bytes of shared memory" + rowBuffer + ", more than the " +
@@ -457,7 +506,8 @@ memwall::getGemmTiling(const GemmProblem &problem, const GPUTarget &target,
     return failure();
   }
 
-  int64_t tilesN = rowChunked ? 1 : llvm::divideCeil(problem.n, shape.blockN);
+  int64_t tilesN =
+      rowChunked ? shape.clusterN : llvm::divideCeil(problem.n, shape.blockN);
   int64_t tilesM = llvm::divideCeil(problem.m, shape.blockM);
   tiling.grid = {tilesN, tilesM, problem.batch};
   if (tilesN > std::numeric_limits<int32_t>::max() || tilesM > 65535 ||
@@ -540,13 +590,24 @@ memwall::chooseGemmTiling(const GemmProblem &problem, const GPUTarget &target,
   int64_t smallestBytes = std::numeric_limits<int64_t>::max();
   // The wgmma kernel's shapes first when asked for; mma.sync's when none of
   // them fits.
+  // Row-chunked on sm_90+, each kernel's shapes run alone and in clusters
+  // of 2, 4 and 8 CTAs, smaller clusters first (they win ties).
   SmallVector<GemmTileShape> shapes;
+  int64_t largestCluster =
+      rowChunked && getSmArchNumber(target.smArch) >= 90 ? kGemmMaxClusterN : 1;
+  auto addShapes = [&](ArrayRef<GemmTileShape> kernelShapes) {
+    for (int64_t clusterN = 1; clusterN <= largestCluster; clusterN *= 2)
+      for (GemmTileShape shape : kernelShapes) {
+        shape.clusterN = clusterN;
+        shapes.push_back(shape);
+      }
+  };
   if (problem.wgmmaRequested && whyNotWgmmaGemm(problem, target).empty()) {
     if (problem.warpSpecializedRequested && !rowChunked)
-      llvm::append_range(shapes, getGemmWarpSpecializedTileShapes());
-    llvm::append_range(shapes, getGemmWgmmaTileShapes());
+      addShapes(getGemmWarpSpecializedTileShapes());
+    addShapes(getGemmWgmmaTileShapes());
   }
-  llvm::append_range(shapes, getGemmTileShapes());
+  addShapes(getGemmTileShapes());
   for (const GemmTileShape &shape : shapes) {
     if (best && shape.variant != best->variant)
       break;
@@ -569,7 +630,9 @@ memwall::chooseGemmTiling(const GemmProblem &problem, const GPUTarget &target,
         continue;
       int64_t bytes = getSharedBytes(
           problem, shape,
-          rowChunked ? getGemmRowBufferBytes(shape.blockM, problem.n, rowBytes)
+          rowChunked ? getGemmRowChunking(problem.n, shape.blockM, shape.blockN,
+                                          shape.clusterN, rowBytes)
+                           .rowBufferBytes
                      : 0);
       if (bytes < smallestBytes) {
         smallestBytes = bytes;
@@ -581,7 +644,8 @@ memwall::chooseGemmTiling(const GemmProblem &problem, const GPUTarget &target,
       // A 4-stage ring only for long K, and only when it keeps as many
       // CTAs resident as the 3-stage one (the shape just before it).
       if (kSteps < 8 || !best || best->blockM != shape.blockM ||
-          best->blockN != shape.blockN || tiling->ctasPerSM < best->ctasPerSM)
+          best->blockN != shape.blockN || best->clusterN != shape.clusterN ||
+          tiling->ctasPerSM < best->ctasPerSM)
         continue;
       best = *tiling;
       continue;
@@ -595,10 +659,14 @@ memwall::chooseGemmTiling(const GemmProblem &problem, const GPUTarget &target,
   if (!best) {
     fail(whyNot,
          "the generated GEMM has no tile that fits: " +
-             (rowChunked
-                  ? "a norm over N = " + std::to_string(problem.n) +
-                        " needs whole rows in one CTA, and " + smallestWhy
-                  : firstWhy));
+             (rowChunked ? "a norm over N = " + std::to_string(problem.n) +
+                               " needs whole rows in one CTA" +
+                               (getSmArchNumber(target.smArch) >= 90
+                                    ? " or a cluster of at most " +
+                                          std::to_string(kGemmMaxClusterN)
+                                    : std::string()) +
+                               ", and " + smallestWhy
+                         : firstWhy));
     return failure();
   }
   splitKWhereSMsIdle(*best, problem, target);

@@ -35,13 +35,21 @@
 // warp per row puts mean and 1/sqrt(var + eps) in the row's padding; pass 2
 // the norm and the ops after it.
 //
-// Row-chunked (a norm over N wider than the tile; tiling.rowChunks > 1,
-// grid.x = 1): the block owns blockM whole rows and runs the main loop and
-// pass 1 once per blockN-wide column chunk (A's tile is re-read each time),
+// Row-chunked (a norm over N wider than the tile; isGemmRowChunked, grid.x
+// = 1): the block owns blockM whole rows and runs the main loop and pass 1
+// once per blockN-wide column chunk (A's tile is re-read each time),
 // writing the norm's input, in its tensor's element type, to a row buffer
 // [blockM, N + pad] after the ring's bytes. Then one warp per row computes
 // the statistics from the buffer (mean, then the centred variance, each a
 // loop over the row's columns), and pass 2 runs over [blockM, N] from it.
+// In a thread-block cluster (sm_90+, tiling.clusterN > 1 CTAs along x, the
+// whole grid.x) CTA x owns columns x·rowChunks·blockN.. of the rows and
+// only those in its buffer; each sum over a row is this CTA's partial,
+// written to an exchange array in shared memory, a cluster barrier, then
+// the sum of every CTA's partial read through distributed shared memory
+// (mapa + ld.shared::cluster) in rank order, so every CTA gets the same
+// statistics bit for bit. A last cluster barrier keeps each CTA's shared
+// memory alive until the others have read it.
 //
 // A dual GEMM (KernelAnalysis::siblingMatmul: two matmuls of one lhs, e.g.
 // Llama's gate and up projections) has a second rhs ring filled in the same
@@ -71,6 +79,7 @@
 #include "MmaBuilding.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -173,6 +182,12 @@ public:
     // The register budget the tiling's occupancy assumes (.maxnreg).
     func->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
                   b.getI32IntegerAttr(tiling.registersPerThread));
+    // A cluster's size is the kernel's (.reqnctapercluster): a plain launch
+    // groups the CTAs, and mapa/barrier.cluster need no launch attribute.
+    if (tiling.clusterN > 1)
+      func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                    b.getDenseI32ArrayAttr(
+                        {static_cast<int32_t>(tiling.clusterN), 1, 1}));
     Block &entry = func.getBody().front();
     unsigned firstInput = reduce ? 1 : 0;
     unsigned afterInputs = firstInput + analysis.inputs.size();
@@ -209,7 +224,7 @@ public:
       kBase = mul(split, kSteps() * tiling.blockK);
     }
 
-    if (tiling.rowChunks > 1) {
+    if (isGemmRowChunked(tiling)) {
       buildRowChunkedKernel();
     } else if (part == GemmKernelPart::SplitKPartials) {
       buildAnyMainLoop();
@@ -275,14 +290,17 @@ private:
                                 : std::pair{tiling.blockK, tiling.blockN};
   }
 
-  void buildAnyMainLoop() {
+  /// `ring`, `stepsBefore`: the wgmma ring a row-chunked CTA keeps across
+  /// its chunks' main loops, and the k-steps it ran before this one.
+  void buildAnyMainLoop(const GemmWgmmaRing *ring = nullptr,
+                        Value stepsBefore = Value()) {
     if (element.isF32()) {
       buildSimtMainLoop();
     } else if (isWgmma()) {
       wgmmaLoop = buildGemmWgmmaMainLoop(
           b, problem, tiling, emitter.getMemRef(matmul.getLhs()),
           emitter.getMemRef(matmul.getRhs()), tid, tileRow, tileColumn, kBase,
-          kSteps());
+          kSteps(), ring, stepsBefore);
       shared = wgmmaLoop.shared;
     } else {
       buildMainLoop();
@@ -309,7 +327,7 @@ private:
       return "a split-K tiling runs as its split and reduce kernels";
     if (part != GemmKernelPart::Whole &&
         (problem.batch != 1 || element.isF32() ||
-         analysis.tiling.rowChunks > 1 || isWarpSpecialized()))
+         isGemmRowChunked(analysis.tiling) || isWarpSpecialized()))
       return "split K runs one bf16/f16 GEMM (or dual GEMM), not "
              "row-chunked, on the mma.sync or plain wgmma kernel";
     if (isWgmma()) {
@@ -318,8 +336,8 @@ private:
         return why;
       if (sibling)
         return "the wgmma kernel has no dual (two-rhs) main loop";
-      if (tiling.rowChunks > 1)
-        return "the wgmma kernel has no row-chunk loop";
+      if (isGemmRowChunked(tiling) && isWarpSpecialized())
+        return "the warp-specialized kernel has no row-chunk loop";
     } else if (element.isF32()) {
       if (tiling.blockM % kThreadTile != 0 ||
           tiling.blockN % kThreadTile != 0 || tiling.stages != 1 ||
@@ -354,7 +372,7 @@ private:
     int64_t ringOrTile =
         std::max(ring, getGemmAccumulatorBytes(tiling.blockM, tiling.blockN,
                                                problem.rhsOperands));
-    if (tiling.rowChunks > 1)
+    if (isGemmRowChunked(tiling))
       ringOrTile = llvm::alignTo(ringOrTile, 16) + tiling.rowBufferBytes;
     if (!isWgmma() && part != GemmKernelPart::SplitKReduce &&
         ringOrTile > tiling.sharedBytes)
@@ -398,21 +416,24 @@ private:
           !isa<DequantizeOp, ElementwiseOpInterface>(op))
         return "the epilogue may hold elementwise ops and one layer_norm or "
                "rms_norm only";
-    if (tiling.rowChunks > 1 && !norm)
+    if (isGemmRowChunked(tiling) && !norm)
       return "only a norm in the epilogue runs row-chunked";
     if (norm && sibling)
       return "a dual GEMM's epilogue may not hold a norm";
     if (norm) {
-      if (tiling.rowChunks > 1) {
+      if (isGemmRowChunked(tiling)) {
         int64_t bufferBytes = getRowBufferType().getIntOrFloatBitWidth() / 8;
-        if (tiling.rowChunks !=
-                llvm::divideCeilSigned(problem.n, tiling.blockN) ||
-            tiling.grid[0] != 1 ||
-            tiling.rowBufferBytes !=
-                getGemmRowBufferBytes(tiling.blockM, problem.n, bufferBytes))
-          return "a row-chunked norm needs one CTA per block of rows, "
-                 "ceil(N / blockN) chunks and a row buffer of blockM x (N + "
-                 "pad) elements of the norm input's type";
+        GemmRowChunking chunking =
+            getGemmRowChunking(problem.n, tiling.blockM, tiling.blockN,
+                               tiling.clusterN, bufferBytes);
+        if (tiling.clusterN < 1 || tiling.rowChunks != chunking.rowChunks ||
+            tiling.grid[0] != tiling.clusterN ||
+            tiling.rowBufferBytes != chunking.rowBufferBytes)
+          return "a row-chunked norm needs one CTA (or one cluster along x) "
+                 "per block of rows, ceil(N / clusterN / blockN) chunks and a "
+                 "row buffer of blockM x (its columns + pad) elements of the "
+                 "norm input's type";
+
       } else if (problem.n > tiling.blockN) {
         return "a norm in the epilogue needs whole rows in one tile (N <= "
                "blockN) or a row-chunked tiling";
@@ -902,6 +923,10 @@ private:
     // The warp-specialized main loop staged them itself (dense rows).
     if (isWarpSpecialized())
       return {wgmmaLoop.stagedTile};
+    // Row-chunked, the epilogue reads the dense tile itself: the row buffer
+    // needs the bytes a padded copy would take.
+    if (isWgmma() && isGemmRowChunked(tiling))
+      return {storeGemmWgmmaAccumulators(b, tiling, wgmmaLoop, 0)};
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                                 gpu::AddressSpace::Workgroup);
     int64_t rowLength = tiling.blockN + kGemmAccumulatorRowPad;
@@ -1122,11 +1147,12 @@ private:
     });
   }
 
-  /// Rows wider than the tile (N > blockN, grid.x = 1): the CTA runs the
-  /// main loop and pass 1 once per blockN-wide column chunk (re-reading
-  /// A's tile), keeping the norm's input in the row buffer [blockM, N +
-  /// pad] of its tensor's element type after the ring; then the row
-  /// statistics from the buffer and pass 2 over [blockM, N].
+  /// Rows wider than the tile (N > blockN): the CTA (or each CTA of a
+  /// cluster, for its columns) runs the main loop and pass 1 once per
+  /// blockN-wide column chunk (re-reading A's tile), keeping the norm's
+  /// input in the row buffer [blockM, columns + pad] of its tensor's element
+  /// type after the ring; then the row statistics from the buffer (combined
+  /// across the cluster) and pass 2 over its columns.
   void buildRowChunkedKernel() {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                                 gpu::AddressSpace::Workgroup);
@@ -1135,47 +1161,88 @@ private:
     SmallVector<Operation *> beforeNorm, afterNorm;
     splitAtNorm(norm, beforeNorm, afterNorm);
     Type bufferType = getRowBufferType();
+    GemmRowChunking chunking = getGemmRowChunking(
+        problem.n, tiling.blockM, tiling.blockN, tiling.clusterN,
+        bufferType.getIntOrFloatBitWidth() / 8);
+    int64_t columns = chunking.bufferColumns;
+    // The wgmma kernel's ring (and shared memory, from its aligned byte on)
+    // serves every chunk.
+    std::optional<GemmWgmmaRing> ring;
+    int64_t sharedSize = tiling.sharedBytes;
+    if (isWgmma()) {
+      ring = buildGemmWgmmaRing(b, problem, tiling, tid);
+      shared = ring->shared;
+      sharedSize -= kGemmWgmmaAlignmentSlack;
+    }
     Value rowBuffer = memref::ViewOp::create(
         b,
-        MemRefType::get({tiling.blockM, problem.n + kGemmRowBufferPad},
+        MemRefType::get({tiling.blockM, columns + kGemmRowBufferPad},
                         bufferType, AffineMap(), workgroup),
-        shared, idx(tiling.sharedBytes - tiling.rowBufferBytes), ValueRange{});
+        shared, idx(sharedSize - tiling.rowBufferBytes), ValueRange{});
+    // Each row's padding holds its statistics (and a cluster's partials).
+    int64_t elementBytes = bufferType.getIntOrFloatBitWidth() / 8;
+    rowStatistics = memref::ViewOp::create(
+        b,
+        MemRefType::get(
+            {tiling.blockM, (columns + kGemmRowBufferPad) * elementBytes / 4},
+            b.getF32Type(), AffineMap(), workgroup),
+        shared, idx(sharedSize - tiling.rowBufferBytes), ValueRange{});
+    rowStatisticsColumn = columns * elementBytes / 4;
+    // This CTA's first column: its rank in the cluster (grid.x) times its
+    // share.
+    Value sliceBegin =
+        mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), columns);
 
     auto chunks = scf::ForOp::create(b, idx(0), idx(tiling.rowChunks), idx(1));
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(chunks.getBody());
-      tileColumn = mul(chunks.getInductionVar(), tiling.blockN);
-      buildAnyMainLoop();
+      Value chunkColumn = mul(chunks.getInductionVar(), tiling.blockN);
+      tileColumn = add(sliceBegin, chunkColumn);
+      if (ring)
+        buildAnyMainLoop(&*ring, mul(chunks.getInductionVar(), kSteps()));
+      else
+        buildAnyMainLoop();
       buildPassOne(stageAccumulatorTiles(), norm, beforeNorm, afterNorm,
                    [&](Value row, Value column, const Lanes &x) {
-                     Value bufferColumn = add(tileColumn, column);
+                     Value bufferColumn = add(chunkColumn, column);
                      for (int64_t l = 0; l < emitter.getWidth(); ++l)
                        memref::StoreOp::create(
                            b, emitter.fromF32(x[l], bufferType), rowBuffer,
                            ValueRange{row, add(bufferColumn, l)});
                    });
       // Every warp is done with the tile before the next chunk's copies
-      // overwrite it; after the last chunk the row buffer is complete.
+      // overwrite it; after the last chunk the row buffer is complete. TMA
+      // writes through the async proxy: this thread's accesses to the ring's
+      // bytes are ordered before the next chunk's loads by a proxy fence.
+      if (ring)
+        NVVM::FenceProxyOp::create(
+            b, NVVM::ProxyKind::async_shared,
+            NVVM::SharedSpaceAttr::get(b.getContext(),
+                                       NVVM::SharedSpace::shared_cta));
       syncThreads();
     }
-    tileColumn = idx(0);
+    tileColumn = sliceBegin;
 
-    // The statistics go to the accumulator tile's row padding.
-    Value tile = memref::ViewOp::create(
-        b,
-        MemRefType::get({tiling.blockM, tiling.blockN + kGemmAccumulatorRowPad},
-                        b.getF32Type(), AffineMap(), workgroup),
-        shared, idx(0), ValueRange{});
-    buildRowBufferStatistics(rowBuffer, tile, norm);
+    // The statistics go to the row buffer's padding (statisticsOf).
+    Value tile = rowStatistics;
+    RowBufferSlice slice{rowBuffer, sliceBegin, columns};
+    if (tiling.clusterN > 1)
+      buildClusterRowStatistics(slice, norm);
+    else
+      buildRowBufferStatistics(slice, tile, norm);
     syncThreads();
-    forEachVector(problem.n, [&](Value row, Value column, Value flat) {
+    forEachVector(columns, [&](Value row, Value column, Value flat) {
       Lanes x;
       for (int64_t l = 0; l < emitter.getWidth(); ++l)
         x.push_back(emitter.toF32(memref::LoadOp::create(
             b, rowBuffer, ValueRange{row, add(column, l)})));
       buildPassTwo(tile, norm, afterNorm, row, flat, x);
     });
+    // No CTA leaves (and frees the shared memory the others read) before
+    // every CTA has read the exchange: the arrive came after the reads.
+    if (tiling.clusterN > 1)
+      NVVM::ClusterWaitOp::create(b, /*aligned=*/b.getUnitAttr());
   }
 
   /// The norm input's element type (of the row buffer): what the unfused
@@ -1321,17 +1388,23 @@ private:
   /// padding columns blockN and blockN + 1, or the warp-specialized
   /// kernel's statistics tile (its staged tile has no padding).
   std::pair<Value, int64_t> statisticsOf(Value tile) {
+    if (rowStatistics)
+      return {rowStatistics, rowStatisticsColumn};
     if (wgmmaLoop.statistics)
       return {wgmmaLoop.statistics, 0};
     return {tile, tiling.blockN};
   }
 
-  /// The row-chunked kernel's statistics: one warp per row (rows past M
-  /// skipped), exact two passes over the row buffer's N columns (the mean,
-  /// then the centred variance; the mean square for rms_norm), lane l
-  /// summing columns l, l + 32, ...; written as
-  /// buildRowStatistics writes them.
-  void buildRowBufferStatistics(Value rowBuffer, Value tile, Operation *norm) {
+  /// A CTA's part of its rows in the row buffer: columns sliceBegin ..
+  /// sliceBegin + columns of N (those past N hold nothing).
+  struct RowBufferSlice {
+    Value buffer, sliceBegin;
+    int64_t columns;
+  };
+
+  /// Runs `body(row, lane)` for each of the block's rows inside M, one warp
+  /// per row (uniform per warp, so shuffles in `body` stay convergent).
+  void forEachRowOfWarps(function_ref<void(Value row, Value lane)> body) {
     int64_t warps = tiling.threads / 32;
     Value lane = rem(tid, 32);
     Value warp = div(tid, 32);
@@ -1340,41 +1413,145 @@ private:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value row = add(mul(loop.getInductionVar(), warps), warp);
-    // Uniform per warp, so the shuffles below stay convergent.
     Value inside = arith::AndIOp::create(b, less(row, tiling.blockM),
                                          less(add(tileRow, row), problem.m));
     auto rowGuard = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
     b.setInsertionPointToStart(rowGuard.thenBlock());
-    Value count = f32Constant(b, static_cast<double>(problem.n));
-    // Uniform trip counts; columns past N add nothing.
-    auto meanOf = [&](function_ref<Value(Value)> transform) {
-      auto columns = scf::ForOp::create(
-          b, idx(0), idx(llvm::alignTo(problem.n, 32)), idx(32),
-          ValueRange{f32Constant(b, 0)});
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(columns.getBody());
-        Value column = add(columns.getInductionVar(), lane);
-        Value valid = less(column, problem.n);
-        Value at = arith::SelectOp::create(b, valid, column, idx(0));
-        Value x = emitter.toF32(
-            memref::LoadOp::create(b, rowBuffer, ValueRange{row, at}));
-        Value term = arith::SelectOp::create(b, valid, transform(x),
-                                             f32Constant(b, 0));
-        scf::YieldOp::create(
-            b, ValueRange{arith::AddFOp::create(
-                   b, columns.getRegionIterArgs()[0], term)});
-      }
-      return arith::DivFOp::create(b, warpSum(columns.getResult(0)), count);
-    };
-    Value mean = f32Constant(b, 0);
-    if (isa<LayerNormOp>(norm))
-      mean = meanOf([](Value x) { return x; });
-    Value variance = meanOf([&](Value x) {
-      Value d = arith::SubFOp::create(b, x, mean);
-      return Value(arith::MulFOp::create(b, d, d));
+    body(row, lane);
+  }
+
+  /// Sum of transform(x) over the slice's columns of `row` inside N, in
+  /// every lane of the warp: lane l adds columns l, l + 32, ... (uniform
+  /// trip count; columns past N add nothing), then a warp sum.
+  Value sumOverSlice(const RowBufferSlice &slice, Value row, Value lane,
+                     function_ref<Value(Value)> transform) {
+    auto columns =
+        scf::ForOp::create(b, idx(0), idx(llvm::alignTo(slice.columns, 32)),
+                           idx(32), ValueRange{f32Constant(b, 0)});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(columns.getBody());
+      Value column = add(columns.getInductionVar(), lane);
+      Value valid =
+          arith::AndIOp::create(b, less(column, slice.columns),
+                                less(add(slice.sliceBegin, column), problem.n));
+      Value at = arith::SelectOp::create(b, valid, column, idx(0));
+      Value x = emitter.toF32(
+          memref::LoadOp::create(b, slice.buffer, ValueRange{row, at}));
+      Value term =
+          arith::SelectOp::create(b, valid, transform(x), f32Constant(b, 0));
+      scf::YieldOp::create(b, ValueRange{arith::AddFOp::create(
+                                  b, columns.getRegionIterArgs()[0], term)});
+    }
+    return warpSum(columns.getResult(0));
+  }
+
+  /// The row-chunked kernel's statistics: one warp per row (rows past M
+  /// skipped), exact two passes over the row buffer's N columns (the mean,
+  /// then the centred variance; the mean square for rms_norm); written as
+  /// buildRowStatistics writes them.
+  void buildRowBufferStatistics(const RowBufferSlice &slice, Value tile,
+                                Operation *norm) {
+    forEachRowOfWarps([&](Value row, Value lane) {
+      Value count = f32Constant(b, static_cast<double>(problem.n));
+      Value mean = f32Constant(b, 0);
+      if (isa<LayerNormOp>(norm))
+        mean = arith::DivFOp::create(
+            b, sumOverSlice(slice, row, lane, [](Value x) { return x; }),
+            count);
+      Value variance = arith::DivFOp::create(
+          b,
+          sumOverSlice(slice, row, lane,
+                       [&](Value x) {
+                         Value d = arith::SubFOp::create(b, x, mean);
+                         return Value(arith::MulFOp::create(b, d, d));
+                       }),
+          count);
+      storeRowStatistics(tile, row, lane, mean, variance, getEpsilon(norm));
     });
-    storeRowStatistics(tile, row, lane, mean, variance, getEpsilon(norm));
+  }
+
+  /// The same statistics in a cluster: each sum over a row is this CTA's
+  /// partial (over its slice), which lane 0 writes to the row's padding
+  /// (rowStatistics, column rowStatisticsColumn + 2 + pass);
+  /// after a cluster barrier lane r < clusterN reads CTA r's partial
+  /// through distributed shared memory and a warp sum adds them, the same
+  /// order in every CTA. Ends with this CTA's arrive at the last barrier
+  /// (its reads of the others' shared memory are done); the kernel waits on
+  /// it at its end.
+  void buildClusterRowStatistics(const RowBufferSlice &slice, Operation *norm) {
+    Value count = f32Constant(b, static_cast<double>(problem.n));
+    bool layerNorm = isa<LayerNormOp>(norm);
+    auto writePartial = [&](int64_t pass, Value row, Value lane, Value sum) {
+      Value isFirst =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, idx(0));
+      auto store = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(store.thenBlock());
+      memref::StoreOp::create(
+          b, sum, rowStatistics,
+          ValueRange{row, idx(rowStatisticsColumn + 2 + pass)});
+    };
+    auto clusterMean = [&](int64_t pass, Value row, Value lane) {
+      return arith::DivFOp::create(
+          b, warpSum(readClusterPartial(pass, row, lane)), count);
+    };
+    auto clusterBarrier = [&] {
+      NVVM::ClusterArriveOp::create(b, /*aligned=*/b.getUnitAttr());
+      NVVM::ClusterWaitOp::create(b, /*aligned=*/b.getUnitAttr());
+    };
+    auto centred = [&](Value mean) {
+      return [this, mean](Value x) {
+        Value d = arith::SubFOp::create(b, x, mean);
+        return Value(arith::MulFOp::create(b, d, d));
+      };
+    };
+    if (layerNorm) {
+      forEachRowOfWarps([&](Value row, Value lane) {
+        writePartial(0, row, lane,
+                     sumOverSlice(slice, row, lane, [](Value x) { return x; }));
+      });
+      clusterBarrier();
+    }
+    forEachRowOfWarps([&](Value row, Value lane) {
+      Value mean =
+          layerNorm ? Value(clusterMean(0, row, lane)) : f32Constant(b, 0);
+      writePartial(1, row, lane, sumOverSlice(slice, row, lane, centred(mean)));
+    });
+    clusterBarrier();
+    forEachRowOfWarps([&](Value row, Value lane) {
+      Value mean =
+          layerNorm ? Value(clusterMean(0, row, lane)) : f32Constant(b, 0);
+      storeRowStatistics(rowStatistics, row, lane, mean,
+                         clusterMean(1, row, lane), getEpsilon(norm));
+    });
+    NVVM::ClusterArriveOp::create(b, /*aligned=*/b.getUnitAttr());
+  }
+
+  /// Lane r < clusterN: CTA r's partial sum of `pass` for `row`, through
+  /// distributed shared memory (mapa of this CTA's address to CTA r's); 0 in
+  /// the other lanes.
+  Value readClusterPartial(int64_t pass, Value row, Value lane) {
+    int64_t rowFloats = cast<MemRefType>(rowStatistics.getType()).getDimSize(1);
+    Value base =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, rowStatistics);
+    Value address = add(
+        base, mul(add(mul(row, rowFloats), rowStatisticsColumn + 2 + pass), 4));
+    auto sharedPtr = LLVM::LLVMPointerType::get(
+        b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
+    auto clusterPtr = LLVM::LLVMPointerType::get(
+        b.getContext(),
+        static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster));
+    Value local = LLVM::IntToPtrOp::create(
+        b, sharedPtr,
+        arith::IndexCastOp::create(b, b.getI64Type(), address).getResult());
+    Value inCluster = less(lane, tiling.clusterN);
+    Value rank = arith::IndexCastOp::create(
+        b, b.getI32Type(),
+        arith::SelectOp::create(b, inCluster, lane, idx(0)).getResult());
+    Value remote = NVVM::MapaOp::create(b, clusterPtr, local, rank);
+    Value partial = LLVM::LoadOp::create(b, b.getF32Type(), remote);
+    return arith::SelectOp::create(b, inCluster, partial, f32Constant(b, 0));
   }
 
   static double getEpsilon(Operation *norm) {
@@ -1407,6 +1584,11 @@ private:
   /// Split K: the [splitK, rhsOperands, M, N] f32 partials, this block's
   /// split and its first K (0 without split K).
   Value partials, split, kBase;
+  /// Row-chunked: the row buffer's rows as f32 and the column of each row's
+  /// padding, where its statistics (mean, 1/sigma) and, in a cluster, its
+  /// partial sums (the next two columns) live.
+  Value rowStatistics;
+  int64_t rowStatisticsColumn = 0;
 };
 } // namespace
 

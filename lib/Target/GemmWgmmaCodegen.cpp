@@ -96,28 +96,43 @@ public:
         tileColumn(tileColumn), firstK(firstK), kSteps(kSteps),
         element(problem.elementType) {}
 
-  GemmWgmmaMainLoop build() {
-    GemmWgmmaMainLoop result;
-    result.shared = alignSharedMemory();
-    shared = result.shared;
+  /// The aligned shared memory and the ring's mbarriers, initialized.
+  GemmWgmmaRing buildRing() {
+    GemmWgmmaRing ring;
+    ring.shared = alignSharedMemory();
     Value isThread0 =
         arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idx(0));
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                                 gpu::AddressSpace::Workgroup);
-    barriers = nvgpu::MBarrierCreateOp::create(
+    ring.barriers = nvgpu::MBarrierCreateOp::create(
         b, nvgpu::MBarrierGroupType::get(b.getContext(), workgroup,
                                          tiling.stages));
     for (int64_t s = 0; s < tiling.stages; ++s)
-      nvgpu::MBarrierInitOp::create(b, barriers, idx(1), idx(s), isThread0);
+      nvgpu::MBarrierInitOp::create(b, ring.barriers, idx(1), idx(s),
+                                    isThread0);
     // The initialized barriers are visible to the TMA unit and every thread.
     NVVM::FenceMbarrierInitOp::create(b);
     gpu::BarrierOp::create(b);
+    return ring;
+  }
+
+  /// The plain main loop on a new ring, or on `ring` after `stepsBefore`
+  /// k-steps went through it (slots and phases continue from there).
+  GemmWgmmaMainLoop build(const GemmWgmmaRing *ring = nullptr,
+                          Value stepsBefore = Value()) {
+    GemmWgmmaMainLoop result;
+    GemmWgmmaRing own = ring ? *ring : buildRing();
+    result.shared = shared = own.shared;
+    barriers = own.barriers;
+    firstStep = stepsBefore;
+    Value isThread0 =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idx(0));
 
     auto issueIfBefore = [&](Value step) {
       Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, step,
                                             idx(kSteps));
-      issueStage(rem(step, tiling.stages), step,
-                 arith::AndIOp::create(b, isThread0, inRange));
+      issueStage(rem(firstStep ? add(firstStep, step) : step, tiling.stages),
+                 step, arith::AndIOp::create(b, isThread0, inRange));
     };
     for (int64_t s = 0; s + 1 < tiling.stages; ++s)
       issueIfBefore(idx(s));
@@ -274,9 +289,10 @@ private:
   /// Waits until k-step `step`'s tiles have landed in its ring slot (phase
   /// step / stages of the slot's "full" mbarrier); returns the slot.
   Value waitForStage(Value step) {
-    Value slot = rem(step, tiling.stages);
-    Value parity = arith::IndexCastOp::create(b, b.getI1Type(),
-                                              rem(div(step, tiling.stages), 2));
+    Value ringStep = firstStep ? add(firstStep, step) : step;
+    Value slot = rem(ringStep, tiling.stages);
+    Value parity = arith::IndexCastOp::create(
+        b, b.getI1Type(), rem(div(ringStep, tiling.stages), 2));
     nvgpu::MBarrierTryWaitParityOp::create(b, barriers, parity, idx(kWaitTicks),
                                            slot);
     return slot;
@@ -381,6 +397,8 @@ private:
   int64_t kSteps;
   Type element;
   Value shared, barriers;
+  /// K-steps the ring ran before this main loop (plain kernel; null: 0).
+  Value firstStep;
 };
 } // namespace
 
@@ -423,21 +441,34 @@ std::string memwall::whyCannotBuildGemmWgmma(const GemmProblem &problem,
              tiling.blockM * tiling.blockN / 128 > 128) {
     return "the tiling is not one of the wgmma kernel's";
   }
-  if (tiling.sharedBytes < getGemmWgmmaSharedBytes(tiling.blockM, tiling.blockN,
-                                                   tiling.stages,
-                                                   warpSpecialized))
+  if (tiling.sharedBytes <
+      getGemmWgmmaSharedBytes(tiling.blockM, tiling.blockN, tiling.stages,
+                              warpSpecialized, isGemmRowChunked(tiling)) +
+          tiling.rowBufferBytes)
     return "the tiling's shared memory is too small";
   return "";
+}
+
+GemmWgmmaRing memwall::buildGemmWgmmaRing(ImplicitLocOpBuilder &b,
+                                          const GemmProblem &problem,
+                                          const GemmTiling &tiling, Value tid) {
+  assert(tiling.variant == GemmVariant::Wgmma &&
+         "only the plain wgmma kernel shares its ring between main loops");
+  return MainLoopBuilder(b, problem, tiling, Value(), Value(), tid, Value(),
+                         Value(), Value(), 0)
+      .buildRing();
 }
 
 GemmWgmmaMainLoop memwall::buildGemmWgmmaMainLoop(
     ImplicitLocOpBuilder &b, const GemmProblem &problem,
     const GemmTiling &tiling, Value lhsMap, Value rhsMap, Value tid,
-    Value tileRow, Value tileColumn, Value firstK, int64_t kSteps) {
+    Value tileRow, Value tileColumn, Value firstK, int64_t kSteps,
+    const GemmWgmmaRing *ring, Value stepsBefore) {
   MainLoopBuilder builder(b, problem, tiling, lhsMap, rhsMap, tid, tileRow,
                           tileColumn, firstK, kSteps);
   if (tiling.variant != GemmVariant::WgmmaWarpSpecialized)
-    return builder.build();
+    return builder.build(ring, stepsBefore);
+  assert(!ring && "the warp-specialized kernel builds its own ring");
   // threadIdx.y broadcast from lane 0 (as CUTLASS's canonical_warp_idx_sync):
   // ptxas then knows the branches on it are warp-uniform and keeps the
   // wgmma in them asynchronous (else C7520: "wgmma.mma_async instructions
@@ -458,26 +489,33 @@ void memwall::buildGemmConsumerBarrier(ImplicitLocOpBuilder &b) {
                           i32(kConsumerThreads), {}, Value());
 }
 
+Value memwall::storeGemmWgmmaAccumulators(ImplicitLocOpBuilder &b,
+                                          const GemmTiling &tiling,
+                                          const GemmWgmmaMainLoop &loop,
+                                          int64_t offset) {
+  MLIRContext *context = b.getContext();
+  Type f32 = b.getF32Type();
+  assert(tiling.variant == GemmVariant::Wgmma &&
+         "the warp-specialized loop stages its accumulators itself");
+  for (auto [block, accumulator] : llvm::enumerate(loop.accumulators)) {
+    int64_t blockOffset = offset + block * kWgmmaM * tiling.blockN * 4;
+    Value destination = memref::ViewOp::create(
+        b, sharedType(context, {kWgmmaM, tiling.blockN}, f32), loop.shared,
+        indexConstant(b, blockOffset), ValueRange{});
+    nvgpu::WarpgroupMmaStoreOp::create(b, accumulator, destination);
+  }
+  gpu::BarrierOp::create(b);
+  return memref::ViewOp::create(
+      b, sharedType(context, {tiling.blockM, tiling.blockN}, f32), loop.shared,
+      indexConstant(b, offset), ValueRange{});
+}
+
 void memwall::stageGemmWgmmaAccumulators(ImplicitLocOpBuilder &b,
                                          const GemmTiling &tiling,
                                          const GemmWgmmaMainLoop &loop,
                                          Value tid, Value tile) {
-  MLIRContext *context = b.getContext();
-  Type f32 = b.getF32Type();
-  int64_t dense = getGemmAccumulatorBytes(tiling.blockM, tiling.blockN);
-  assert(tiling.variant == GemmVariant::Wgmma &&
-         "the warp-specialized loop stages its accumulators itself");
-  for (auto [block, accumulator] : llvm::enumerate(loop.accumulators)) {
-    int64_t offset = dense + block * kWgmmaM * tiling.blockN * 4;
-    Value destination = memref::ViewOp::create(
-        b, sharedType(context, {kWgmmaM, tiling.blockN}, f32), loop.shared,
-        indexConstant(b, offset), ValueRange{});
-    nvgpu::WarpgroupMmaStoreOp::create(b, accumulator, destination);
-  }
-  gpu::BarrierOp::create(b);
-  Value staged = memref::ViewOp::create(
-      b, sharedType(context, {tiling.blockM, tiling.blockN}, f32), loop.shared,
-      indexConstant(b, dense), ValueRange{});
+  Value staged = storeGemmWgmmaAccumulators(
+      b, tiling, loop, getGemmAccumulatorBytes(tiling.blockM, tiling.blockN));
   int64_t passes = tiling.blockM * tiling.blockN / tiling.threads;
   auto copy = scf::ForOp::create(b, indexConstant(b, 0),
                                  indexConstant(b, passes),

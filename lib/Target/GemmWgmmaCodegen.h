@@ -63,22 +63,42 @@ struct GemmWgmmaMainLoop {
   mlir::Value stagedTile, statistics;
 };
 
+/// The plain wgmma kernel's ring, kept by a CTA that runs several main
+/// loops (the row-chunked kernel, one per column chunk): the shared memory
+/// from its first 1024-byte aligned byte on and the slots' mbarriers,
+/// initialized once.
+struct GemmWgmmaRing {
+  mlir::Value shared, barriers;
+};
+GemmWgmmaRing buildGemmWgmmaRing(mlir::ImplicitLocOpBuilder &b,
+                                 const GemmProblem &problem,
+                                 const GemmTiling &tiling, mlir::Value tid);
+
 /// Emits the main loop at `b`'s insertion point: the tile at rows `tileRow`,
 /// columns `tileColumn` of the product, the operands read through the
 /// tensor-map parameters `lhsMap` and `rhsMap`; `tid` is the thread index.
 /// The loop runs `kSteps` k-steps from K index `firstK` (split K; the steps
-/// past K read zeros).
-GemmWgmmaMainLoop buildGemmWgmmaMainLoop(mlir::ImplicitLocOpBuilder &b,
-                                         const GemmProblem &problem,
-                                         const GemmTiling &tiling,
-                                         mlir::Value lhsMap, mlir::Value rhsMap,
-                                         mlir::Value tid, mlir::Value tileRow,
-                                         mlir::Value tileColumn,
-                                         mlir::Value firstK, int64_t kSteps);
+/// past K read zeros). With `ring` (plain kernel only) it runs on that ring
+/// after `stepsBefore` k-steps went through it: each k-step's slot and
+/// mbarrier phase continue from there.
+GemmWgmmaMainLoop buildGemmWgmmaMainLoop(
+    mlir::ImplicitLocOpBuilder &b, const GemmProblem &problem,
+    const GemmTiling &tiling, mlir::Value lhsMap, mlir::Value rhsMap,
+    mlir::Value tid, mlir::Value tileRow, mlir::Value tileColumn,
+    mlir::Value firstK, int64_t kSteps, const GemmWgmmaRing *ring = nullptr,
+    mlir::Value stepsBefore = mlir::Value());
 
 /// The warp-specialized kernel's barrier of its 256 consumer threads (named
 /// barrier 1: the producer warpgroup does not take part).
 void buildGemmConsumerBarrier(mlir::ImplicitLocOpBuilder &b);
+
+/// Stores the (plain wgmma kernel's) accumulators to a dense blockM x blockN
+/// f32 tile at byte `offset` of `loop.shared` (nvgpu.warpgroup.mma.store),
+/// then a barrier; returns the tile.
+mlir::Value storeGemmWgmmaAccumulators(mlir::ImplicitLocOpBuilder &b,
+                                       const GemmTiling &tiling,
+                                       const GemmWgmmaMainLoop &loop,
+                                       int64_t offset);
 
 /// Writes the (plain wgmma kernel's) accumulators to `tile` (blockM x
 /// (blockN + pad) f32 at the start of `loop.shared`) through a dense staging

@@ -119,6 +119,12 @@ struct GemmTiling {
   /// ring/accumulator bytes). 1 and 0 otherwise.
   int64_t rowChunks = 1;
   int64_t rowBufferBytes = 0;
+  /// Row-chunked across a thread-block cluster (sm_90+; 1 = no cluster):
+  /// grid.x = clusterN CTAs, one cluster, share each block of rows; CTA x
+  /// owns columns [x, x + 1) x rowChunks x blockN of them, keeps only those
+  /// in its row buffer, and the CTAs add up their rows' partial sums through
+  /// distributed shared memory (getGemmRowChunking).
+  int64_t clusterN = 1;
   /// Split-K (skinny and decode shapes, whose tiles leave SMs idle): grid.z
   /// splits the K loop (batch 1), each CTA multiplying
   /// getGemmKStepsPerSplit k-steps into f32 partial tiles of a [splitK,
@@ -126,6 +132,12 @@ struct GemmTiling {
   /// the epilogue. 1 otherwise.
   int64_t splitK = 1;
 };
+
+/// Whether `tiling` runs the row-chunked whole-row epilogue (a row buffer;
+/// possibly one chunk per CTA of a cluster).
+inline bool isGemmRowChunked(const GemmTiling &tiling) {
+  return tiling.rowBufferBytes > 0;
+}
 
 /// Elements of the split-K partials: splitK x rhsOperands x M x N f32.
 int64_t getGemmSplitKPartialElements(const GemmTiling &tiling,
@@ -169,9 +181,31 @@ inline constexpr int64_t kGemmAccumulatorRowPad = 8;
 /// buffer: 16 bytes of a 16-bit row keep each row's start 16-byte aligned.
 inline constexpr int64_t kGemmRowBufferPad = 8;
 
-/// Bytes of the row-chunked epilogue's row buffer: blockM rows of N
+/// How a row-chunked tile of blockM x blockN splits whole rows of N
+/// columns over `clusterN` CTAs (1: one CTA owns them).
+struct GemmRowChunking {
+  /// Column chunks each CTA runs the main loop for.
+  int64_t rowChunks = 1;
+  /// Columns of each CTA's row buffer: N alone, else rowChunks x blockN
+  /// (the last CTA's run past N).
+  int64_t bufferColumns = 0;
+  /// The row buffer: blockM x (bufferColumns + pad) elements of the norm
+  /// input's type. Each row's padding (16 bytes or more) holds 4 f32: the
+  /// row's mean and 1/sigma, and in a cluster this CTA's partial sums (of
+  /// the mean's and the variance's pass) that the others read.
+  int64_t rowBufferBytes = 0;
+};
+GemmRowChunking getGemmRowChunking(int64_t n, int64_t blockM, int64_t blockN,
+                                   int64_t clusterN, int64_t elementBytes);
+
+/// Bytes of the row-chunked epilogue's row buffer: blockM rows of `columns`
 /// (+ padding) elements of `elementBytes` bytes (the norm input's type).
-int64_t getGemmRowBufferBytes(int64_t blockM, int64_t n, int64_t elementBytes);
+int64_t getGemmRowBufferBytes(int64_t blockM, int64_t columns,
+                              int64_t elementBytes);
+
+/// The largest thread-block cluster chooseGemmTiling spreads a row over:
+/// CUDA's portable cluster size (larger ones need an opt-in per kernel).
+inline constexpr int64_t kGemmMaxClusterN = 8;
 
 /// Bytes of one pipeline stage (the lhs tile and every rhs tile) and of the
 /// staged f32 accumulator tiles (one per rhs); the kernel's shared memory is
@@ -185,6 +219,8 @@ int64_t getGemmAccumulatorBytes(int64_t blockM, int64_t blockN,
 struct GemmTileShape {
   int64_t blockM, blockN, warpsM, warpsN, stages;
   GemmVariant variant = GemmVariant::MmaSync;
+  /// CTAs of a cluster sharing whole rows (row-chunked only; sm_90+).
+  int64_t clusterN = 1;
 };
 
 /// Every tile configuration the kernel can be generated with, largest tile
@@ -228,13 +264,15 @@ GemmTileShape getGemmSimtTileShape();
 /// whose ring/accumulator and row buffer (elements of
 /// `rowBufferElementBytes`, the operands' size when 0) fit the shared memory
 /// of a CTA, weighed as every tile by its busiest SM's work and operand
-/// reuse (A's tile is re-read once per chunk); refused, naming the bytes,
-/// when none fits. Then, where the chosen tiles are fewer than the SMs
-/// (batch 1, bf16/f16, not row-chunked, not warp-specialized), K is split
-/// over grid.z: ceil(SMs / tiles) splits (every SM gets a CTA), each at
-/// least kGemmMinKStepsPerSplit k-steps, at most kGemmMaxSplitK, and at most
-/// as many as keep the f32 partials' round trip within a quarter of the
-/// operands' bytes (so only skinny and decode shapes split).
+/// reuse (A's tile is re-read once per chunk); on sm_90+ also spread over a
+/// cluster of 2, 4 or 8 CTAs (each holding its share of the row), the
+/// smaller cluster on a tie; refused, naming the bytes, when none fits. Then,
+/// where the chosen tiles are fewer than the SMs (batch 1, bf16/f16, not
+/// row-chunked, not warp-specialized), K is split over grid.z: ceil(SMs /
+/// tiles) splits (every SM gets a CTA), each at least kGemmMinKStepsPerSplit
+/// k-steps, at most kGemmMaxSplitK, and at most as many as keep the f32
+/// partials' round trip within a quarter of the operands' bytes (so only skinny
+/// and decode shapes split).
 llvm::FailureOr<GemmTiling> chooseGemmTiling(const GemmProblem &problem,
                                              const GPUTarget &target,
                                              int64_t epilogueValues,
@@ -255,9 +293,11 @@ inline constexpr int64_t kGemmWgmmaAlignmentSlack = 1024;
 /// the ring (unpadded swizzled tiles) and the epilogue's staging: the padded
 /// accumulator tile and the dense tile warpgroup.mma.store writes, or for the
 /// warp-specialized kernel only the dense tile (the epilogue reads it) and
-/// blockM x 2 f32 of norm statistics.
+/// blockM x 2 f32 of norm statistics, or row-chunked only the dense tile
+/// (the statistics live in the row buffer's padding). A row-chunked
+/// kernel's row buffer comes on top.
 int64_t getGemmWgmmaSharedBytes(int64_t blockM, int64_t blockN, int64_t stages,
-                                bool warpSpecialized);
+                                bool warpSpecialized, bool rowChunked = false);
 
 /// Every tile configuration of the wgmma kernel, largest first: 128x128,
 /// 64x256, 128x64, 64x128 (one warpgroup, accumulators of at most 128 f32
