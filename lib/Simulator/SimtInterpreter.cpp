@@ -432,6 +432,26 @@ private:
   std::deque<std::thread> threads;
 };
 
+class Interpreter;
+
+/// The CTAs of one thread-block cluster (nvvm.cluster_dim) running
+/// together, each on a runner of `runners` (one at a time, as a
+/// warp-specialized block's warpgroups), with the cluster barrier's
+/// arrivals per CTA and, per CTA and phase, its shared-memory epoch when it
+/// arrived: a read of another CTA's shared memory (ld.shared::cluster) must
+/// see bytes that CTA wrote before an arrival this CTA has waited on.
+struct ClusterState {
+  std::vector<Interpreter *> ctas;
+  Runners runners;
+  std::vector<uint64_t> arrived, waited;
+  std::vector<std::vector<uint32_t>> epochAtArrive;
+  /// Whose shared memory exists: started (its block set up) and not exited.
+  std::vector<bool> started, exited;
+  /// Ops executed by every CTA of the cluster: a waiter that lets all the
+  /// others go without this changing is deadlocked.
+  uint64_t progress = 0;
+};
+
 class Interpreter {
 public:
   Interpreter(gpu::GPUFuncOp func, const LaunchConfig &config)
@@ -440,6 +460,17 @@ public:
   llvm::Error run(ArrayRef<MutableArrayRef<uint8_t>> args);
 
 private:
+  /// Binds the kernel arguments (before any block runs).
+  llvm::Error setUp(ArrayRef<MutableArrayRef<uint8_t>> args);
+  /// Runs every cluster of `clusterDims` CTAs together.
+  llvm::Error runClusters(ArrayRef<MutableArrayRef<uint8_t>> args,
+                          const std::array<int64_t, 3> &clusterDims);
+  // Thread-block clusters: the barrier, and loads of (distributed) shared
+  // memory through LLVM pointers (a shared address is a byte offset into
+  // the dynamic shared memory; mapa adds the CTA's rank above bit 32).
+  llvm::Error execClusterBarrier(Operation *op, const llvm::BitVector &mask);
+  llvm::Error execSharedLoad(LLVM::LoadOp op, const llvm::BitVector &mask);
+
   llvm::Error addTensorMapArg(unsigned index, Value arg,
                               nvgpu::TensorMapDescriptorType type,
                               MutableArrayRef<uint8_t> storage);
@@ -564,6 +595,9 @@ private:
   /// The op being executed completed an mbarrier phase by arrivals.
   bool released = false;
   std::unique_ptr<Runners> runners;
+  /// The cluster this block runs in and its rank there (null: no cluster).
+  ClusterState *cluster = nullptr;
+  int64_t clusterRank = 0;
 
   /// Marks wgmma groups complete down to `allowed` outstanding in every
   /// warpgroup with a thread in `mask`.
@@ -652,6 +686,91 @@ void Interpreter::setUniform(Value v, uint64_t bits) {
 //===----------------------------------------------------------------------===//
 
 llvm::Error Interpreter::run(ArrayRef<MutableArrayRef<uint8_t>> args) {
+  if (llvm::Error e = setUp(args))
+    return e;
+  std::array<int64_t, 3> clusterDims{1, 1, 1};
+  if (auto dims = func->getAttrOfType<DenseI32ArrayAttr>(
+          NVVM::NVVMDialect::getClusterDimAttrName())) {
+    if (dims.size() > 3)
+      return fail(func, "nvvm.cluster_dim has more than 3 dimensions");
+    for (auto [i, d] : llvm::enumerate(dims.asArrayRef())) {
+      if (d <= 0 || config.grid[i] % d != 0)
+        return fail(func, llvm::formatv("the grid's dimension {0} ({1}) is "
+                                        "not a multiple of the cluster's ({2})",
+                                        i, config.grid[i], d));
+      clusterDims[i] = d;
+    }
+  }
+  if (clusterDims[0] * clusterDims[1] * clusterDims[2] > 1)
+    return runClusters(args, clusterDims);
+  for (blockId[2] = 0; blockId[2] < config.grid[2]; ++blockId[2])
+    for (blockId[1] = 0; blockId[1] < config.grid[1]; ++blockId[1])
+      for (blockId[0] = 0; blockId[0] < config.grid[0]; ++blockId[0])
+        if (llvm::Error e = runBlock())
+          return e;
+  return llvm::Error::success();
+}
+
+llvm::Error
+Interpreter::runClusters(ArrayRef<MutableArrayRef<uint8_t>> args,
+                         const std::array<int64_t, 3> &clusterDims) {
+  int64_t size = clusterDims[0] * clusterDims[1] * clusterDims[2];
+  std::vector<std::unique_ptr<Interpreter>> peers;
+  for (int64_t r = 1; r < size; ++r) {
+    peers.push_back(std::make_unique<Interpreter>(func, config));
+    if (llvm::Error e = peers.back()->setUp(args))
+      return e;
+  }
+  std::array<int64_t, 3> origin;
+  for (origin[2] = 0; origin[2] < config.grid[2]; origin[2] += clusterDims[2])
+    for (origin[1] = 0; origin[1] < config.grid[1]; origin[1] += clusterDims[1])
+      for (origin[0] = 0; origin[0] < config.grid[0];
+           origin[0] += clusterDims[0]) {
+        ClusterState state;
+        state.ctas.push_back(this);
+        for (auto &peer : peers)
+          state.ctas.push_back(peer.get());
+        state.arrived.assign(size, 0);
+        state.waited.assign(size, 0);
+        state.epochAtArrive.assign(size, {});
+        state.started.assign(size, false);
+        state.exited.assign(size, false);
+        // Rank r is (x, y, z) of the cluster, x fastest (%cluster_ctarank).
+        for (auto [r, cta] : llvm::enumerate(state.ctas)) {
+          int64_t rank = static_cast<int64_t>(r);
+          cta->cluster = &state;
+          cta->clusterRank = rank;
+          cta->blockId = {origin[0] + rank % clusterDims[0],
+                          origin[1] + rank / clusterDims[0] % clusterDims[1],
+                          origin[2] + rank / (clusterDims[0] * clusterDims[1])};
+        }
+        SmallVector<int> ids;
+        for (int64_t r = 1; r < size; ++r)
+          ids.push_back(state.runners.spawn([&state, r]() -> llvm::Error {
+            llvm::Error error = state.ctas[r]->runBlock();
+            state.exited[r] = true;
+            return error;
+          }));
+        llvm::Error error = runBlock();
+        state.exited[0] = true;
+        if (error)
+          state.runners.markFailed(0);
+        for (int id : ids) {
+          llvm::Error other = state.runners.join(id);
+          // The cause, not a wait another CTA's failure broke.
+          if (other && (!error || state.runners.firstFailed == id))
+            std::swap(error, other);
+          llvm::consumeError(std::move(other));
+        }
+        for (Interpreter *cta : state.ctas)
+          cta->cluster = nullptr;
+        if (error)
+          return error;
+      }
+  return llvm::Error::success();
+}
+
+llvm::Error Interpreter::setUp(ArrayRef<MutableArrayRef<uint8_t>> args) {
   Operation *fop = func.getOperation();
   if (!func.isKernel())
     return fail(fop, "function is not a kernel");
@@ -710,12 +829,6 @@ llvm::Error Interpreter::run(ArrayRef<MutableArrayRef<uint8_t>> args) {
     argMemRefs.emplace_back(arg, std::move(m));
   }
   numGlobal = buffers.size();
-
-  for (blockId[2] = 0; blockId[2] < config.grid[2]; ++blockId[2])
-    for (blockId[1] = 0; blockId[1] < config.grid[1]; ++blockId[1])
-      for (blockId[0] = 0; blockId[0] < config.grid[0]; ++blockId[0])
-        if (llvm::Error e = runBlock())
-          return e;
   return llvm::Error::success();
 }
 
@@ -768,6 +881,8 @@ llvm::Error Interpreter::runBlock() {
   if (func.getNumPrivateAttributions() != 0)
     return fail(func, "private attributions are not supported");
   dynamicShared = addShared("dynamic shared memory", config.dynamicSharedBytes);
+  if (cluster)
+    cluster->started[clusterRank] = true;
 
   llvm::BitVector mask(numThreads, true);
   return execBlock(func.getBody().front(), mask, nullptr);
@@ -938,6 +1053,8 @@ void Interpreter::completeGroup(int64_t t, std::vector<PendingCopy> &group) {
 
 llvm::Error Interpreter::execOp(Operation *op, const llvm::BitVector &mask) {
   ++progress;
+  if (cluster)
+    ++cluster->progress;
   if (llvm::Error e = dispatchOp(op, mask))
     return e;
   // A phase completed by arrivals may unblock a waiter: let it run now, the
@@ -1039,6 +1156,39 @@ llvm::Error Interpreter::dispatchOp(Operation *op,
     slots[o.getResult()] = std::move(s);
     return llvm::Error::success();
   }
+  if (isa<NVVM::ClusterArriveOp, NVVM::ClusterArriveRelaxedOp,
+          NVVM::ClusterWaitOp>(op))
+    return execClusterBarrier(op, mask);
+  if (auto o = dyn_cast<LLVM::IntToPtrOp>(op)) {
+    auto address = get(op, o.getArg());
+    if (!address)
+      return address.takeError();
+    slots[o.getResult()] = **address;
+    return llvm::Error::success();
+  }
+  if (auto o = dyn_cast<NVVM::MapaOp>(op)) {
+    // A shared address of this CTA to the same offset in CTA `rank`'s.
+    auto address = get(op, o.getA());
+    auto rank = get(op, o.getB());
+    if (!address)
+      return address.takeError();
+    if (!rank)
+      return rank.takeError();
+    int64_t size = cluster ? static_cast<int64_t>(cluster->ctas.size()) : 1;
+    Slot s(1, numThreads);
+    for (unsigned t : mask.set_bits()) {
+      uint64_t r = (*rank)->at(t, 0) & 0xffffffffu;
+      if (static_cast<int64_t>(r) >= size)
+        return fail(op, llvm::formatv("thread {0} maps to rank {1} of a "
+                                      "cluster of {2} CTA(s)",
+                                      t, r, size));
+      s.at(t, 0) = (r << 32) | ((*address)->at(t, 0) & 0xffffffffu);
+    }
+    slots[o.getResult()] = std::move(s);
+    return llvm::Error::success();
+  }
+  if (auto o = dyn_cast<LLVM::LoadOp>(op))
+    return execSharedLoad(o, mask);
   if (auto o = dyn_cast<gpu::ShuffleOp>(op))
     return execShuffle(o, mask);
   if (auto o = dyn_cast<arith::ConstantOp>(op))
@@ -1637,6 +1787,9 @@ llvm::Error Interpreter::execIf(scf::IfOp op, const llvm::BitVector &mask) {
                          return WalkResult::interrupt();
                        }).wasInterrupted();
   if (cached->second && splitsWarpgroups(thenMask, elseMask)) {
+    if (cluster)
+      return fail(op, "warp specialization inside a thread-block cluster "
+                      "is not modelled");
     // Warp specialization: the else branch runs beside this one.
     int self = runners->self();
     int other = runners->spawn([&]() -> llvm::Error {
@@ -2339,6 +2492,138 @@ void Interpreter::deliver(MBarrier &barrier) {
   }
   barrier.inFlight.clear();
   completePhaseIfDone(barrier);
+}
+
+llvm::Error Interpreter::execClusterBarrier(Operation *op,
+                                            const llvm::BitVector &mask) {
+  if (static_cast<int64_t>(mask.count()) != numThreads)
+    return fail(op, llvm::formatv("cluster barrier reached by {0} of {1} "
+                                  "threads (the aligned barrier needs every "
+                                  "thread of the CTA)",
+                                  mask.count(), numThreads));
+  if (!cluster)
+    return fail(op, "cluster barrier in a kernel launched without a cluster "
+                    "(nvvm.cluster_dim)");
+  ClusterState &state = *cluster;
+  int64_t self = clusterRank;
+  int64_t size = static_cast<int64_t>(state.ctas.size());
+  if (!isa<NVVM::ClusterWaitOp>(op)) {
+    if (state.arrived[self] != state.waited[self])
+      return fail(op, "arrives at the cluster barrier again before waiting "
+                      "on its previous arrival");
+    // Only the release form orders this CTA's earlier writes before the
+    // waiters' later reads.
+    ++epoch;
+    state.epochAtArrive[self].push_back(
+        isa<NVVM::ClusterArriveRelaxedOp>(op) ? 0 : epoch);
+    uint64_t phase = ++state.arrived[self];
+    // The phase completes: the others run on now, the earliest they could.
+    if (llvm::all_of(state.arrived, [&](uint64_t a) { return a >= phase; }))
+      state.runners.yield();
+    return llvm::Error::success();
+  }
+  if (state.arrived[self] == state.waited[self])
+    return fail(op, "waits on the cluster barrier without arriving");
+  uint64_t phase = state.arrived[self];
+  while (true) {
+    int64_t missing = -1;
+    for (int64_t r = 0; r < size; ++r)
+      if (state.arrived[r] < phase) {
+        missing = r;
+        break;
+      }
+    if (missing < 0)
+      break;
+    uint64_t seen = state.progress;
+    bool exited = state.exited[missing];
+    if (exited || !state.runners.yield() || state.progress == seen ||
+        state.runners.aborted)
+      return fail(
+          op, llvm::formatv(
+                  "deadlock: CTA {0} of the cluster waits for phase "
+                  "{1} of the cluster barrier, which CTA {2} {3}{4}",
+                  self, phase, missing,
+                  exited ? "exited without arriving at" : "never arrives at",
+                  state.runners.aborted ? " (another CTA failed)" : ""));
+  }
+  state.waited[self] = phase;
+  // Every thread of the cluster arrived: a barrier of this CTA as well.
+  ++epoch;
+  return llvm::Error::success();
+}
+
+llvm::Error Interpreter::execSharedLoad(LLVM::LoadOp op,
+                                        const llvm::BitVector &mask) {
+  auto pointerType = dyn_cast<LLVM::LLVMPointerType>(op.getAddr().getType());
+  unsigned space = pointerType ? pointerType.getAddressSpace() : 0;
+  bool clusterSpace =
+      space == static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster);
+  if (!clusterSpace &&
+      space != static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared))
+    return fail(op, "only loads of shared or cluster-shared memory through "
+                    "LLVM pointers are modelled");
+  Type type = op.getResult().getType();
+  if (!isScalar(type))
+    return fail(op, "only scalar loads through LLVM pointers are modelled");
+  auto address = get(op, op.getAddr());
+  if (!address)
+    return address.takeError();
+  int64_t bytes = byteWidth(type);
+  Slot result(1, numThreads);
+  for (unsigned t : mask.set_bits()) {
+    uint64_t bits = (*address)->at(t, 0);
+    int64_t rank =
+        clusterSpace ? static_cast<int64_t>(bits >> 32) : clusterRank;
+    int64_t offset = static_cast<int64_t>(bits & 0xffffffffu);
+    if (offset + bytes > config.dynamicSharedBytes)
+      return fail(op, llvm::formatv("thread {0} loads bytes {1}..{2} past the "
+                                    "{3} bytes of dynamic shared memory",
+                                    t, offset, offset + bytes,
+                                    config.dynamicSharedBytes));
+    uint64_t value = 0;
+    if (rank == clusterRank) {
+      if (llvm::Error e =
+              checkShared(op, dynamicShared, offset, bytes, t, Access::Read))
+        return e;
+      std::memcpy(&value, buffers[dynamicShared].data + offset, bytes);
+    } else {
+      ClusterState &state = *cluster;
+      if (!state.started[rank])
+        return fail(op, llvm::formatv("thread {0} reads never-written shared "
+                                      "memory of CTA {1} of its cluster (it "
+                                      "has not started)",
+                                      t, rank));
+      if (state.exited[rank])
+        return fail(op, llvm::formatv(
+                            "thread {0} reads the shared memory of CTA {1} of "
+                            "its cluster after that CTA exited (no cluster "
+                            "barrier keeps it alive)",
+                            t, rank));
+      Interpreter &owner = *state.ctas[rank];
+      const Buffer &buffer = owner.buffers[owner.dynamicShared];
+      uint64_t phase = state.waited[clusterRank];
+      uint32_t released = phase == 0 ? 0 : state.epochAtArrive[rank][phase - 1];
+      for (int64_t i = offset; i < offset + bytes; ++i) {
+        const ByteState &byte = buffer.state[i];
+        if (byte.writer == -1 || byte.pendingOwner >= 0)
+          return fail(op, llvm::formatv("thread {0} reads byte {1} of CTA "
+                                        "{2}'s shared memory, never written "
+                                        "(or in flight)",
+                                        t, i, rank));
+        if (byte.writeEpoch >= released)
+          return fail(
+              op, llvm::formatv("data race: thread {0} reads byte {1} of CTA "
+                                "{2}'s shared memory, written after that CTA's "
+                                "last release arrival at a cluster barrier "
+                                "phase this CTA waited on",
+                                t, i, rank));
+      }
+      std::memcpy(&value, buffer.data + offset, bytes);
+    }
+    result.at(t, 0) = value;
+  }
+  slots[op.getResult()] = std::move(result);
+  return llvm::Error::success();
 }
 
 llvm::Error Interpreter::execTryWait(nvgpu::MBarrierTryWaitParityOp op,

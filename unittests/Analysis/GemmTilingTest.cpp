@@ -302,21 +302,100 @@ TEST_F(GemmTilingTest, TransposedOperandTilesAreStoredAsInMemory) {
 // The wgmma kernel has no chunk loop: asked for, it refuses a norm over
 // N = 300 (beyond every tile), naming why, and the rows run row-chunked on
 // mma.sync as without it.
-TEST_F(GemmTilingTest, WgmmaRefusesRowChunksAndMmaSyncRunsThem) {
+TEST_F(GemmTilingTest, WarpSpecializedRefusesRowChunksAndWgmmaRunsThem) {
   target.smArch = "sm_90a";
   GemmProblem problem = bf16Problem(4096, 300, 256);
   problem.wgmmaRequested = true;
+  problem.warpSpecializedRequested = true;
   std::string why;
   EXPECT_TRUE(failed(getGemmTiling(problem, target, 1,
-                                   getGemmWgmmaTileShapes().front(), &why,
-                                   /*rowBufferElementBytes=*/2)));
-  EXPECT_EQ(why, "the wgmma kernel has no row-chunk loop: a norm over N = "
-                 "300 needs whole rows in one 128x128 tile");
+                                   getGemmWarpSpecializedTileShapes().front(),
+                                   &why, /*rowBufferElementBytes=*/2)));
+  EXPECT_EQ(why, "the warp-specialized kernel has no row-chunk loop: a norm "
+                 "over N = 300 needs whole rows in one 128x256 tile");
   FailureOr<GemmTiling> tiling =
       chooseGemmTiling(problem, target, 1, nullptr, /*wholeRows=*/true);
   ASSERT_TRUE(succeeded(tiling));
-  EXPECT_EQ(tiling->variant, GemmVariant::MmaSync);
-  EXPECT_EQ(tiling->rowChunks, 5);
+  EXPECT_EQ(tiling->variant, GemmVariant::Wgmma);
+  EXPECT_GT(tiling->rowBufferBytes, 0);
+}
+
+// How whole rows split over a cluster, by hand: N = 300 over 2 CTAs of
+// 64x128 tiles: 150 columns each, rounded up to 2 chunks of 128, so each
+// buffer row holds 256 (+ 8 padding) bf16; alone, 3 chunks and all 300.
+TEST_F(GemmTilingTest, RowChunkingSplitsColumnsOverTheCluster) {
+  GemmRowChunking two = getGemmRowChunking(300, 64, 128, 2, 2);
+  EXPECT_EQ(two.rowChunks, 2);
+  EXPECT_EQ(two.bufferColumns, 256);
+  EXPECT_EQ(two.rowBufferBytes, 64 * 264 * 2);
+  GemmRowChunking one = getGemmRowChunking(300, 64, 128, 1, 2);
+  EXPECT_EQ(one.rowChunks, 3);
+  EXPECT_EQ(one.bufferColumns, 300);
+  EXPECT_EQ(one.rowBufferBytes, 64 * 308 * 2);
+}
+
+// The seed workload's fc2 + LayerNorm (M 16384, N = K = 4096, bf16) on the
+// round target as sm_90a: no tile holds a 4096-wide row buffer alone (64
+// rows: 525,312 bytes), so the row spreads over a cluster. Busiest SM's
+// work, by hand (perSM x chunks x bm·bn / efficiency, efficiency = r / (r +
+// 16), r = bm·bn / (bm + bn)): 4 CTAs of 64x128 (1024 columns each, 8
+// chunks; 1024 CTAs, 11 per SM): 11·8·8192 / (8/11) = 991,232; 8 CTAs of
+// 128x128 (512 columns, 4 chunks; 1024 CTAs): 11·4·16384 / 0.8 = 901,120,
+// the least (64x256: 21·2·16384 / (16/21) = 903,168; 128x64 and 64x128 of
+// 8: 991,232 and 946,176). Its shared memory is exactly a CTA's 232,448:
+// 1,024 alignment + 98,304 of 3-stage ring + 128 x 520 x 2 of row buffer.
+TEST_F(GemmTilingTest, RowsWiderThanACtaSpreadOverAClusterOnHopper) {
+  target.smArch = "sm_90a";
+  GemmProblem problem = bf16Problem(16384, 4096, 4096);
+  problem.wgmmaRequested = true;
+  FailureOr<GemmTiling> tiling =
+      chooseGemmTiling(problem, target, 1, nullptr, /*wholeRows=*/true);
+  ASSERT_TRUE(succeeded(tiling));
+  EXPECT_EQ(tiling->variant, GemmVariant::Wgmma);
+  EXPECT_EQ(tiling->clusterN, 8);
+  EXPECT_EQ(tiling->blockM, 128);
+  EXPECT_EQ(tiling->blockN, 128);
+  EXPECT_EQ(tiling->stages, 3);
+  EXPECT_EQ(tiling->rowChunks, 4);
+  EXPECT_EQ(tiling->grid, (std::array<int64_t, 3>{8, 128, 1}));
+  EXPECT_EQ(tiling->rowBufferBytes, 128 * 520 * 2);
+  EXPECT_EQ(tiling->sharedBytes, 232448);
+  EXPECT_DOUBLE_EQ(getGemmTilingCost(*tiling, problem, target), 901120);
+
+  // Without clusters (sm_80) nothing fits; the refusal names the smallest
+  // tile's bytes.
+  target.smArch = "sm_80";
+  std::string why;
+  EXPECT_TRUE(
+      failed(chooseGemmTiling(problem, target, 1, &why, /*wholeRows=*/true)));
+  EXPECT_NE(why.find("needs whole rows in one CTA, and a 64x64 tile needs"),
+            std::string::npos)
+      << why;
+}
+
+TEST_F(GemmTilingTest, ClusterNeedsSm90AndColumnsForEveryCta) {
+  GemmProblem problem = bf16Problem(256, 300, 256);
+  GemmTileShape shape{64, 128, 2, 2, 3};
+  shape.clusterN = 2;
+  std::string why;
+  EXPECT_TRUE(failed(getGemmTiling(problem, target, 1, shape, &why, 2)));
+  EXPECT_EQ(why, "clusters of 2 CTAs need sm_90 or later (at most 8), the "
+                 "target is " +
+                     target.smArch);
+  target.smArch = "sm_90a";
+  FailureOr<GemmTiling> two = getGemmTiling(problem, target, 1, shape, &why, 2);
+  ASSERT_TRUE(succeeded(two));
+  EXPECT_EQ(two->grid, (std::array<int64_t, 3>{2, 4, 1}));
+  // 4 CTAs: 75 columns each round up to one 128-wide chunk, and the fourth
+  // would start at 384 > 300.
+  shape.clusterN = 4;
+  EXPECT_TRUE(failed(getGemmTiling(problem, target, 1, shape, &why, 2)));
+  EXPECT_EQ(why, "a cluster of 4 CTAs leaves one without columns of N = 300");
+  // Rows a tile holds whole need no cluster.
+  problem.n = 128;
+  shape.clusterN = 2;
+  EXPECT_TRUE(failed(getGemmTiling(problem, target, 1, shape, &why, 2)));
+  EXPECT_EQ(why, "only a row-chunked tiling runs in a cluster");
 }
 
 // The chooser's work counts a dual's 2·blockN output columns in the tile's

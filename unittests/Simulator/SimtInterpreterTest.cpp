@@ -1474,3 +1474,122 @@ gpu.func @k(%o: memref<1xf32>) kernel {
             std::string::npos)
       << err;
 }
+
+//===----------------------------------------------------------------------===//
+// Thread-block clusters: barrier.cluster and distributed shared memory
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A cluster of 4 CTAs of 32 threads: each thread stores rank·100 + t to its
+/// CTA's dynamic shared memory, then (after the cluster barrier, when
+/// FIRST_BARRIER is kept) reads thread t's value of the next CTA's through
+/// mapa + a cluster-shared load and writes it out; FINAL_BARRIER keeps each
+/// CTA's shared memory alive until the others read it.
+std::string clusterKernel(bool firstBarrier, bool finalBarrier,
+                          bool relaxedFirst = false) {
+  std::string s = R"mlir(
+gpu.func @k(%o: memref<256xf32>) kernel attributes {nvvm.cluster_dim = array<i32: 4, 1, 1>} {
+  %shared = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %v = memref.view %shared[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32xf32, #gpu.address_space<workgroup>>
+  %tid = gpu.thread_id x
+  %bid = gpu.block_id x
+  %rank = arith.remui %bid, %c4 : index
+  %c100 = arith.constant 100 : index
+  %r100 = arith.muli %rank, %c100 : index
+  %val = arith.addi %r100, %tid : index
+  %vi = arith.index_cast %val : index to i32
+  %vf = arith.sitofp %vi : i32 to f32
+  memref.store %vf, %v[%tid] : memref<32xf32, #gpu.address_space<workgroup>>
+  FIRST_BARRIER
+  %base = memref.extract_aligned_pointer_as_index %v : memref<32xf32, #gpu.address_space<workgroup>> -> index
+  %off = arith.muli %tid, %c4 : index
+  %addr = arith.addi %base, %off : index
+  %a64 = arith.index_cast %addr : index to i64
+  %p = llvm.inttoptr %a64 : i64 to !llvm.ptr<3>
+  %c1 = arith.constant 1 : index
+  %next0 = arith.addi %rank, %c1 : index
+  %next = arith.remui %next0, %c4 : index
+  %n32 = arith.index_cast %next : index to i32
+  %remote = nvvm.mapa %p, %n32 : !llvm.ptr<3> -> !llvm.ptr<7>
+  %x = llvm.load %remote : !llvm.ptr<7> -> f32
+  %row = arith.muli %bid, %c32 : index
+  %i = arith.addi %row, %tid : index
+  memref.store %x, %o[%i] : memref<256xf32>
+  FINAL_BARRIER
+  gpu.return
+}
+)mlir";
+  s.replace(s.find("FIRST_BARRIER"), 13,
+            !firstBarrier  ? ""
+            : relaxedFirst ? "nvvm.cluster.arrive.relaxed {aligned}\n"
+                             "  nvvm.cluster.wait {aligned}"
+                           : "nvvm.cluster.arrive {aligned}\n"
+                             "  nvvm.cluster.wait {aligned}");
+  s.replace(s.find("FINAL_BARRIER"), 13,
+            finalBarrier ? "nvvm.cluster.arrive {aligned}\n"
+                           "  nvvm.cluster.wait {aligned}"
+                         : "");
+  return s;
+}
+} // namespace
+
+// Two clusters of 4 (grid 8): CTA b reads CTA (b + 1) % 4 of its own
+// cluster.
+TEST(SimtInterpreter, ClusterCtasReadEachOthersSharedMemoryAfterTheBarrier) {
+  Kernel k = load(clusterKernel(true, true));
+  std::vector<float> o(256, -1.0f);
+  ASSERT_EQ(run(k, threads(32, 8, 128), {bytes(o)}), "");
+  for (int b = 0; b < 8; ++b)
+    for (int t = 0; t < 32; ++t)
+      EXPECT_EQ(o[b * 32 + t], ((b % 4 + 1) % 4) * 100 + t) << b << " " << t;
+}
+
+TEST(SimtInterpreter, ClusterReadWithoutBarrierIsARace) {
+  Kernel k = load(clusterKernel(false, true));
+  std::vector<float> o(256);
+  std::string err = run(k, threads(32, 8, 128), {bytes(o)});
+  EXPECT_NE(err.find("'llvm.load'"), std::string::npos) << err;
+  // CTA 0 runs first: its neighbour has not even started.
+  EXPECT_NE(err.find("never-written shared memory of CTA 1"), std::string::npos)
+      << err;
+}
+
+// A relaxed arrive does not release the writes before it.
+TEST(SimtInterpreter, ClusterReadAfterARelaxedArriveIsARace) {
+  Kernel k = load(clusterKernel(true, true, /*relaxedFirst=*/true));
+  std::vector<float> o(256);
+  std::string err = run(k, threads(32, 8, 128), {bytes(o)});
+  EXPECT_NE(err.find("data race"), std::string::npos) << err;
+  EXPECT_NE(err.find("release arrival"), std::string::npos) << err;
+}
+
+// Without the last barrier a CTA that finishes first frees the shared
+// memory its predecessor still reads.
+TEST(SimtInterpreter, ClusterCtaExitingBeforeOthersReadItIsAnError) {
+  Kernel k = load(clusterKernel(true, false));
+  std::vector<float> o(256);
+  std::string err = run(k, threads(32, 8, 128), {bytes(o)});
+  EXPECT_NE(err.find("after that CTA exited"), std::string::npos) << err;
+}
+
+TEST(SimtInterpreter, ClusterWaitWithoutArriveAndBadGridAreErrors) {
+  Kernel waitOnly = load(R"mlir(
+gpu.func @k(%o: memref<4xf32>) kernel attributes {nvvm.cluster_dim = array<i32: 2, 1, 1>} {
+  nvvm.cluster.wait {aligned}
+  gpu.return
+}
+)mlir");
+  std::vector<float> o(4);
+  std::string err = run(waitOnly, threads(32, 2), {bytes(o)});
+  EXPECT_NE(err.find("waits on the cluster barrier without arriving"),
+            std::string::npos)
+      << err;
+  Kernel good = load(clusterKernel(true, true));
+  std::vector<float> out(256);
+  err = run(good, threads(32, 6, 128), {bytes(out)});
+  EXPECT_NE(err.find("not a multiple of the cluster's (4)"), std::string::npos)
+      << err;
+}

@@ -1019,10 +1019,39 @@ TEST_F(GemmKernelTest, RowChunkedResidualAndLayerNormWriteBothOutputs) {
   GemmCase c = ragged(Epilogue::BiasResidualLayerNorm);
   c.n = 264;
   c.wholeRows = true;
-  GemmTiling tiling = check(c, h100);
+  // sm_80: no clusters, one CTA owns the rows.
+  GemmTiling tiling = check(c, a100);
   EXPECT_GT(tiling.rowChunks, 1);
   EXPECT_EQ(tiling.grid[0], 1);
   EXPECT_EQ(tiling.rowBufferBytes, tiling.blockM * (264 + 8) * 2);
+}
+
+// A cluster of 4 CTAs shares each block of rows (N = 1000: 250 columns
+// each, two 128-wide chunks, so the last CTA's columns 768..1023 run past
+// N): each CTA's partial sums meet through distributed shared memory.
+TEST_F(GemmKernelTest, ClusterRowChunkedLayerNormAddsPartialsAcrossCtas) {
+  GemmCase c = ragged(Epilogue::BiasResidualLayerNorm);
+  c.m = 70;
+  c.n = 1000;
+  c.wholeRows = true;
+  GemmTileShape shape{64, 128, 2, 2, 3};
+  shape.clusterN = 4;
+  c.shape = shape;
+  GemmTiling tiling = check(c, h100);
+  EXPECT_EQ(tiling.clusterN, 4);
+  EXPECT_EQ(tiling.grid[0], 4);
+  EXPECT_EQ(tiling.rowChunks, 2);
+}
+
+TEST_F(GemmKernelTest, ClusterRowChunkedRmsNormOfF16Matches) {
+  GemmCase c = ragged(Epilogue::RmsNormScale);
+  c.f16 = true;
+  c.n = 520;
+  c.wholeRows = true;
+  GemmTileShape shape{128, 64, 4, 2, 4};
+  shape.clusterN = 2;
+  c.shape = shape;
+  EXPECT_EQ(check(c, h100).rowChunks, 5);
 }
 
 TEST_F(GemmKernelTest, RowChunkedLayerNormWithoutBiasOnRaggedChunksMatches) {
@@ -1904,4 +1933,64 @@ TEST_F(GemmKernelTest, DequantizedDualGemmSwiGluMatches) {
   decode.scaleRows = decode.n;
   decode.scaleColumns = decode.k / 128;
   EXPECT_GT(check(decode, h100).splitK, 1);
+}
+
+// The wgmma kernel row-chunked in a cluster: its ring and mbarrier phases
+// run on across the chunks (K = 296: 5 k-steps a chunk, 2 chunks, so the
+// 3-stage ring wraps mid-chunk), the epilogue reads the dense staged tile.
+TEST_F(GemmKernelTest, ClusterRowChunkedWgmmaLayerNormMatches) {
+  GemmTileShape shape = getGemmWgmmaTileShapes().front();
+  GemmCase c = raggedWgmma(shape, Epilogue::BiasResidualLayerNorm);
+  c.n = 3 * shape.blockN + 40;
+  c.wholeRows = true;
+  shape.clusterN = 2;
+  c.shape = shape;
+  GemmTiling tiling = check(c, h100);
+  EXPECT_EQ(tiling.variant, GemmVariant::Wgmma);
+  EXPECT_EQ(tiling.rowChunks, 2);
+  EXPECT_EQ(tiling.grid[0], 2);
+}
+
+TEST_F(GemmKernelTest, RowChunkedWgmmaWithoutClusterMatches) {
+  GemmTileShape shape = getGemmWgmmaTileShapes()[4];
+  GemmCase c = raggedWgmma(shape, Epilogue::BiasLayerNormWithoutBias);
+  c.n = 2 * shape.blockN + 8;
+  c.wholeRows = true;
+  GemmTiling tiling = check(c, h100);
+  EXPECT_EQ(tiling.variant, GemmVariant::Wgmma);
+  EXPECT_EQ(tiling.rowChunks, 3);
+  EXPECT_EQ(tiling.clusterN, 1);
+}
+
+// The cluster kernels' PTX (mma.sync and wgmma, LayerNorm over N = 4096 as
+// the seed's fc2 + ln) assembles for sm_90a without spills and holds the
+// cluster size, the cluster barrier and the distributed shared memory load.
+TEST_F(GemmKernelTest, PtxOfClusterRowChunkedKernelsAssembles) {
+  std::optional<std::string> ptxas = findPtxas();
+  if (!ptxas)
+    GTEST_SKIP() << "no ptxas";
+  registerPtxLowering(*context);
+  for (bool wgmma : {false, true}) {
+    SCOPED_TRACE(wgmma ? "wgmma" : "mma.sync");
+    GemmCase c = gemmCase(256, 4096, 256, Epilogue::BiasResidualLayerNorm);
+    c.wholeRows = true;
+    c.wgmma = wgmma;
+    GemmTileShape shape = wgmma ? getGemmWgmmaTileShapes().front()
+                                : GemmTileShape{64, 128, 2, 2, 4};
+    shape.clusterN = 8;
+    c.shape = shape;
+    KernelAnalysis analysis;
+    std::string ptx = lowerToPtx(c, h100, analysis);
+    ASSERT_FALSE(ptx.empty());
+    EXPECT_EQ(analysis.tiling.clusterN, 8);
+    for (const char *expected :
+         {".reqnctapercluster 8, 1, 1", "barrier.cluster.arrive.aligned",
+          "barrier.cluster.wait.aligned", "mapa.shared::cluster",
+          "ld.shared::cluster"})
+      EXPECT_NE(ptx.find(expected), std::string::npos) << expected;
+    if (wgmma) {
+      EXPECT_NE(ptx.find("fence.proxy.async.shared::cta"), std::string::npos);
+    }
+    expectAssemblesWithoutSpills(*ptxas, ptx, "sm_90a", analysis);
+  }
 }
