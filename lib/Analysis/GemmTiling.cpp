@@ -34,6 +34,11 @@ constexpr int64_t kBaseRegisters = 40;
 /// Shared memory CUDA reserves per CTA (and takes off the SM's total for
 /// the per-CTA maximum: 227 KiB of 228 on sm_90, 163 of 164 on sm_80).
 constexpr int64_t kReservedSharedPerCTA = 1024;
+/// Static shared memory of the wgmma kernels' mbarriers, which a CTA's
+/// limit counts beside the dynamic bytes (ptxas reports 33 bytes for a
+/// 3-stage ring; 256 bounds every ring and the warp-specialized kernel's
+/// full, empty and done barriers).
+constexpr int64_t kWgmmaStaticSharedBytes = 256;
 /// Operand reuse at which a tile reaches half the tensor cores' rate: a
 /// tile's efficiency is reuse / (reuse + this), reuse = bm bn / (bm + bn).
 constexpr double kHalfEfficiencyReuse = 16;
@@ -434,8 +439,9 @@ memwall::getGemmTiling(const GemmProblem &problem, const GPUTarget &target,
     return std::to_string(shape.blockM) + "x" + std::to_string(shape.blockN) +
            " tile";
   };
+  int64_t staticShared = wgmma ? kWgmmaStaticSharedBytes : 0;
   int64_t sharedLimit = static_cast<int64_t>(target.sharedMemoryPerSMBytes) -
-                        kReservedSharedPerCTA;
+                        kReservedSharedPerCTA - staticShared;
   if (tiling.sharedBytes > sharedLimit) {
     std::string rowBuffer =
         !rowChunked ? ""
@@ -519,8 +525,9 @@ memwall::getGemmTiling(const GemmProblem &problem, const GPUTarget &target,
     return failure();
   }
 
-  int64_t bySharedMemory = static_cast<int64_t>(target.sharedMemoryPerSMBytes) /
-                           (tiling.sharedBytes + kReservedSharedPerCTA);
+  int64_t bySharedMemory =
+      static_cast<int64_t>(target.sharedMemoryPerSMBytes) /
+      (tiling.sharedBytes + staticShared + kReservedSharedPerCTA);
   int64_t launched = tiling.threads + tiling.producerThreads;
   int64_t byRegisters =
       kRegistersPerSM / (tiling.registersPerThread * launched);

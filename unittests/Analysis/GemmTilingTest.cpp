@@ -340,10 +340,12 @@ TEST_F(GemmTilingTest, RowChunkingSplitsColumnsOverTheCluster) {
 // work, by hand (perSM x chunks x bm·bn / efficiency, efficiency = r / (r +
 // 16), r = bm·bn / (bm + bn)): 4 CTAs of 64x128 (1024 columns each, 8
 // chunks; 1024 CTAs, 11 per SM): 11·8·8192 / (8/11) = 991,232; 8 CTAs of
-// 128x128 (512 columns, 4 chunks; 1024 CTAs): 11·4·16384 / 0.8 = 901,120,
-// the least (64x256: 21·2·16384 / (16/21) = 903,168; 128x64 and 64x128 of
-// 8: 991,232 and 946,176). Its shared memory is exactly a CTA's 232,448:
-// 1,024 alignment + 98,304 of 3-stage ring + 128 x 520 x 2 of row buffer.
+// 64x256 (512 columns, 2 chunks; 2048 CTAs, 21 per SM): 21·2·16384 /
+// (16/21) = 903,168, the least of those that fit (8 of 128x64 and 64x128:
+// 991,232 and 946,176). 8 of 128x128 (901,120) would need 232,448 bytes,
+// a CTA's whole limit, with no room for the ring's mbarriers. The 4-stage
+// ring fits beside the row buffer: 1,024 alignment + 4 x 320 x 128 + 64 x
+// 520 x 2 = 231,424 bytes.
 TEST_F(GemmTilingTest, RowsWiderThanACtaSpreadOverAClusterOnHopper) {
   target.smArch = "sm_90a";
   GemmProblem problem = bf16Problem(16384, 4096, 4096);
@@ -353,19 +355,23 @@ TEST_F(GemmTilingTest, RowsWiderThanACtaSpreadOverAClusterOnHopper) {
   ASSERT_TRUE(succeeded(tiling));
   EXPECT_EQ(tiling->variant, GemmVariant::Wgmma);
   EXPECT_EQ(tiling->clusterN, 8);
-  EXPECT_EQ(tiling->blockM, 128);
-  EXPECT_EQ(tiling->blockN, 128);
-  EXPECT_EQ(tiling->stages, 3);
-  EXPECT_EQ(tiling->rowChunks, 4);
-  EXPECT_EQ(tiling->grid, (std::array<int64_t, 3>{8, 128, 1}));
-  EXPECT_EQ(tiling->rowBufferBytes, 128 * 520 * 2);
-  EXPECT_EQ(tiling->sharedBytes, 232448);
-  EXPECT_DOUBLE_EQ(getGemmTilingCost(*tiling, problem, target), 901120);
+  EXPECT_EQ(tiling->blockM, 64);
+  EXPECT_EQ(tiling->blockN, 256);
+  EXPECT_EQ(tiling->stages, 4);
+  EXPECT_EQ(tiling->rowChunks, 2);
+  EXPECT_EQ(tiling->grid, (std::array<int64_t, 3>{8, 256, 1}));
+  EXPECT_EQ(tiling->rowBufferBytes, 64 * 520 * 2);
+  EXPECT_EQ(tiling->sharedBytes, 231424);
+  EXPECT_DOUBLE_EQ(getGemmTilingCost(*tiling, problem, target), 903168);
+  GemmTileShape square = getGemmWgmmaTileShapes().front();
+  square.clusterN = 8;
+  std::string why;
+  EXPECT_TRUE(failed(getGemmTiling(problem, target, 1, square, &why, 2)));
+  EXPECT_NE(why.find("needs 232448 bytes"), std::string::npos) << why;
 
   // Without clusters (sm_80) nothing fits; the refusal names the smallest
   // tile's bytes.
   target.smArch = "sm_80";
-  std::string why;
   EXPECT_TRUE(
       failed(chooseGemmTiling(problem, target, 1, &why, /*wholeRows=*/true)));
   EXPECT_NE(why.find("needs whole rows in one CTA, and a 64x64 tile needs"),
