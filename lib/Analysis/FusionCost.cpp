@@ -44,7 +44,16 @@ RankedTensorType tensorType(Value value) {
   return cast<RankedTensorType>(value.getType());
 }
 
+/// Whether `value` is a tensor of packed sub-byte elements (i4): only the
+/// GEMM's dequantizing prologue unpacks them.
+bool isPackedSubByte(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  unsigned bits = type ? type.getElementTypeBitWidth() : 8;
+  return bits > 1 && bits < 8;
+}
+
 /// How `input` broadcasts to `shape`, if codegen can index it.
+
 std::optional<KernelInput> classifyAccess(Value input,
                                           ArrayRef<int64_t> shape) {
   KernelInput access;
@@ -359,6 +368,9 @@ private:
     // Row ops' weight and bias must be [D] suffix inputs; everything else
     // any pattern codegen indexes.
     for (KernelInput &input : analysis.inputs) {
+      if (isPackedSubByte(input.value))
+        return fail(whyNot, "packed i4 is read only by the generated GEMM's "
+                            "dequantizing prologue");
       std::optional<KernelInput> access = classifyAccess(input.value, shape);
       if (!access)
         return fail(whyNot,
@@ -599,6 +611,9 @@ private:
           llvm::any_of(input.value.getUsers(), [&](Operation *user) {
             return !isMatmul(user) && members.contains(user);
           });
+      if (readByEpilogue && isPackedSubByte(input.value))
+        return fail(whyNot, "the generated GEMM: packed i4 is read only by "
+                            "its dequantizing prologue");
       if (!readByEpilogue) {
         // Operands only the main loop reads: a bias is a suffix [N].
         input.pattern = isMatmulBias(input.value) ? AccessPattern::Suffix

@@ -108,16 +108,16 @@ FailureOr<GemmProblem> memwall::getGemmProblem(MatmulOp matmul,
                   std::to_string(problem.n));
   if (auto dequantize = matmul.getRhs().getDefiningOp<DequantizeOp>()) {
     Type stored = dequantize.getInput().getType().getElementType();
-    if (stored.isInteger(4))
-      return refuse("dequantizes i8 and fp8 weights, not i4 (packed int4 "
-                    "is not generated yet)");
     if (!problem.elementType.isBF16() && !problem.elementType.isF16())
       return refuse("dequantizes weights to bf16 or f16 operands only");
-    // 16-byte cp.async chunks of 1-byte elements.
+    // 16-byte cp.async chunks: 16 elements of 1 byte, 32 of packed i4.
+    bool packed = stored.isInteger(4);
+    int64_t chunk = packed ? 32 : 16;
     int64_t contiguous = problem.transposeRhs ? problem.k : problem.n;
-    if (contiguous % 16 != 0)
+    if (contiguous % chunk != 0)
       return refuse(std::string("needs ") + (problem.transposeRhs ? "K" : "N") +
-                    " a multiple of 16 for 1-byte weights, got " +
+                    " a multiple of " + std::to_string(chunk) + " for " +
+                    (packed ? "packed i4" : "1-byte") + " weights, got " +
                     std::to_string(contiguous));
     if (rhs.getRank() != 2)
       return refuse("dequantizes rank-2 weights only");
@@ -239,10 +239,13 @@ static void splitKWhereSMsIdle(GemmTiling &tiling, const GemmProblem &problem,
   // within a quarter of the operands' traffic: skinny and decode shapes.
   int64_t steps = llvm::divideCeil(problem.k, tiling.blockK);
   int64_t outputs = problem.rhsOperands * problem.m * problem.n;
-  // 16-bit operands; a dequantized rhs is read at a byte an element.
-  int64_t rhsElementBytes = problem.rhsStorageType ? 1 : 2;
+  // 16-bit operands; a dequantized rhs is read at its stored width (a
+  // byte, or half of one for packed i4).
+  int64_t rhsElementBits = problem.rhsStorageType
+                               ? problem.rhsStorageType.getIntOrFloatBitWidth()
+                               : 16;
   int64_t operandBytes =
-      (problem.m * 2 + problem.rhsOperands * problem.n * rhsElementBytes) *
+      (problem.m * 2 + problem.rhsOperands * problem.n * rhsElementBits / 8) *
       problem.k;
   int64_t byTraffic = operandBytes / (4 * 8 * std::max<int64_t>(outputs, 1));
   int64_t splits = std::min<int64_t>({llvm::divideCeilSigned(sms, tiles),

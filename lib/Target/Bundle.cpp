@@ -62,6 +62,8 @@ std::string dtypeName(Type type) {
     return "i1";
   if (type.isInteger(8))
     return "i8";
+  if (type.isInteger(4))
+    return "i4";
   if (type.isInteger(32))
     return "i32";
   if (type.isInteger(64))

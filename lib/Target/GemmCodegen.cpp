@@ -125,8 +125,12 @@ struct OperandTile {
   Value ring, source, base;
   int64_t rows, columns;
   int64_t rowLimit, columnLimit;
-  /// Elements per 16-byte cp.async chunk (16 for 1-byte stored weights).
+  /// Elements per 16-byte cp.async chunk (16 for 1-byte stored weights, 32
+  /// for packed i4).
   int64_t chunkElements = 8;
+  /// Packed i4 weights: 2 (the source and the ring hold bytes, element c of
+  /// a row in byte c / 2, the even one in the low nibble); 1 otherwise.
+  int64_t elementsPerByte = 1;
   /// An rhs dequantized in the main loop: its dequantize (the ring holds
   /// the stored bytes) and the tile mma.sync reads; null otherwise.
   DequantizeOp dequantize;
@@ -467,8 +471,10 @@ private:
   /// Why the rhs prologue of `dequantize` cannot be built ("" when it can).
   std::string whyCannotDequantizeRhs(DequantizeOp dequantize) {
     Type stored = dequantize.getInput().getType().getElementType();
-    if (!stored.isInteger(8) && !isa<Float8E4M3FNType, Float8E5M2Type>(stored))
-      return "the rhs prologue dequantizes i8, f8E4M3FN or f8E5M2 weights";
+    if (!stored.isInteger(8) && !stored.isInteger(4) &&
+        !isa<Float8E4M3FNType, Float8E5M2Type>(stored))
+      return "the rhs prologue dequantizes i8, i4, f8E4M3FN or f8E5M2 "
+             "weights";
     if (isWgmma() || element.isF32())
       return "the rhs prologue runs in the mma.sync kernel's main loop";
     if (problem.rhsStorageType != stored || problem.batch != 1 ||
@@ -476,10 +482,11 @@ private:
       return "the rhs prologue dequantizes one rank-2 weight the problem "
              "names";
     auto [rows, columns] = rhsTileShape();
-    if (columns % 16 != 0 || rows * columns / 16 % tiling.threads != 0 ||
+    int64_t chunk = getStoredChunkElements(stored);
+    if (columns % chunk != 0 || rows * columns / chunk % tiling.threads != 0 ||
         rows * columns % tiling.threads != 0)
-      return "the stored rhs tile must split into 16-byte chunks evenly "
-             "over the threads";
+      return "the stored rhs tile must split into 16-byte chunks (8-byte "
+             "ones of packed i4) evenly over the threads";
     if (getDequantizedRhsOffset(problem.rhsOperands - 1) +
             rows * (columns + kGemmOperandRowPad) *
                 element.getIntOrFloatBitWidth() / 8 >
@@ -511,6 +518,37 @@ private:
     auto [rows, columns] = rhsTileShape();
     return getRhsRingOffset(index) +
            tiling.stages * rows * (columns + kStoredRowPad);
+  }
+
+  /// Elements of one cp.async chunk of the stored rhs tile: 16 bytes of 1-byte
+  /// weights; of packed i4, 16 bytes (32 elements) where those split evenly
+  /// over the threads, else 8 bytes (cp.async.ca: .cg moves 16 only).
+  int64_t getStoredChunkElements(Type stored) const {
+    if (!stored.isInteger(4))
+      return 16;
+    auto [rows, columns] = rhsTileShape();
+    return columns % 32 == 0 && rows * columns / 32 % tiling.threads == 0 ? 32
+                                                                          : 16;
+  }
+
+  /// Element `column` of a packed i4 ring row, sign-extended to i8: the
+  /// low nibble of byte column / 2 for an even column, the high one for an
+  /// odd column.
+  Value loadPackedI4(Value ring, Value slot, Value row, Value column) {
+    Type i32 = b.getI32Type();
+    auto constant = [&](int64_t value) {
+      return arith::ConstantIntOp::create(b, i32, value);
+    };
+    Value byte = arith::ExtUIOp::create(
+        b, i32,
+        memref::LoadOp::create(b, ring, ValueRange{slot, row, div(column, 2)}));
+    Value shift = arith::IndexCastOp::create(b, i32, mul(rem(column, 2), 4));
+    Value nibble = arith::AndIOp::create(
+        b, arith::ShRUIOp::create(b, byte, shift), constant(0xF));
+    // Two's complement in 4 bits: (n ^ 8) - 8.
+    Value value = arith::SubIOp::create(
+        b, arith::XOrIOp::create(b, nibble, constant(8)), constant(8));
+    return arith::TruncIOp::create(b, b.getI8Type(), value);
   }
 
   /// A stored 1-byte weight as f32: i8 converts; an fp8 byte's exponent and
@@ -574,8 +612,10 @@ private:
       Value flat = add(tid, i * tiling.threads);
       Value row = div(flat, tile.columns);
       Value column = rem(flat, tile.columns);
-      Value stored =
-          memref::LoadOp::create(b, tile.ring, ValueRange{slot, row, column});
+      Value stored = tile.elementsPerByte == 2
+                         ? loadPackedI4(tile.ring, slot, row, column)
+                         : Value(memref::LoadOp::create(
+                               b, tile.ring, ValueRange{slot, row, column}));
       Value sourceRow = add(firstRow, row);
       Value sourceColumn = add(firstColumn, column);
       // Past the weight's edge the stored byte is a zero fill: any scale.
@@ -603,6 +643,8 @@ private:
     auto [firstRow, firstColumn] = tileOrigin(step, kIsRow, firstOther);
     int64_t chunk = tile.chunkElements;
     int64_t chunksPerRow = tile.columns / chunk;
+    // Packed i4: the ring and the source are addressed in bytes.
+    int64_t perByte = tile.elementsPerByte;
     int64_t perThread = tile.rows * chunksPerRow / tiling.threads;
     auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
     for (int64_t i = 0; i < perThread; ++i) {
@@ -618,11 +660,19 @@ private:
           add(tile.base, add(mul(sourceRow, tile.columnLimit), sourceColumn)),
           idx(0));
       Value sourceElements =
-          arith::SelectOp::create(b, valid, idx(chunk), idx(0));
+          arith::SelectOp::create(b, valid, idx(chunk / perByte), idx(0));
+      if (perByte != 1) {
+        sourceIndex = div(sourceIndex, perByte);
+        column = div(column, perByte);
+      }
+      // L1 bypass (.cg) moves 16-byte chunks only.
+      int64_t chunkBytes =
+          chunk / perByte *
+          cast<MemRefType>(tile.ring.getType()).getElementTypeBitWidth() / 8;
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
           b, tokenType, tile.ring, ValueRange{slot, row, column}, tile.source,
-          ValueRange{sourceIndex}, b.getIndexAttr(chunk), sourceElements,
-          b.getUnitAttr()));
+          ValueRange{sourceIndex}, b.getIndexAttr(chunk / perByte),
+          sourceElements, chunkBytes == 16 ? b.getUnitAttr() : UnitAttr()));
     }
   }
 
@@ -749,10 +799,13 @@ private:
         return tile;
       }
       // The ring holds the stored bytes; one dequantized tile follows it.
+      bool packed = problem.rhsStorageType.isInteger(4);
       tile.ring = ring(rhsTileShape(), getRhsRingOffset(index),
-                       problem.rhsStorageType, 0, kStoredRowPad);
+                       packed ? b.getI8Type() : problem.rhsStorageType, 0,
+                       kStoredRowPad);
       tile.source = emitter.getMemRef(dequantize.getInput());
-      tile.chunkElements = 16;
+      tile.chunkElements = getStoredChunkElements(problem.rhsStorageType);
+      tile.elementsPerByte = packed ? 2 : 1;
       tile.dequantize = dequantize;
       tile.dequantized =
           ring(rhsTileShape(), getDequantizedRhsOffset(index), element, 1);

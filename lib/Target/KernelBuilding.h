@@ -72,9 +72,15 @@ inline mlir::MemRefType flatMemRefType(int64_t elements, mlir::Type element) {
   return mlir::MemRefType::get({elements}, element);
 }
 
-/// The kernel parameter holding a tensor value.
+/// The kernel parameter holding a tensor value: its elements, or for a
+/// packed sub-byte type (i4, two a byte, the even element in the low
+/// nibble) its bytes as i8.
 inline mlir::MemRefType flatMemRefType(mlir::Value tensor) {
   auto type = llvm::cast<mlir::RankedTensorType>(tensor.getType());
+  unsigned bits = type.getElementTypeBitWidth();
+  if (bits > 1 && bits < 8)
+    return flatMemRefType(llvm::divideCeil(type.getNumElements() * bits, 8),
+                          mlir::IntegerType::get(type.getContext(), 8));
   return flatMemRefType(type.getNumElements(), type.getElementType());
 }
 

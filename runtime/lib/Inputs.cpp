@@ -55,6 +55,12 @@ reference::Tensor randomTensor(DType dtype, const std::vector<int64_t> &shape,
       element = std::floor(generator.nextUnit() * 255) - 127;
     return tensor;
   }
+  if (dtype == DType::I4) {
+    // i4 storage: every value of the nibble, [-8, 7].
+    for (double &element : tensor.data)
+      element = std::floor(generator.nextUnit() * 16) - 8;
+    return tensor;
+  }
   if (!reference::isFloat(dtype)) {
     // Wider integer inputs are token ids or positions: the index along the last
     // dimension (0, 1, ..., S - 1 per row), valid ids for any vocabulary of

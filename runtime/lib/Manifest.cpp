@@ -968,7 +968,8 @@ Status validateBuffer(const Manifest &manifest, const Buffer &buffer) {
   int64_t elements, dense, end;
   if (!checkedElementCount(buffer.shape, elements))
     return invalid(context + ": " + shapeTooLarge(buffer.shape));
-  if (!checkedMul(elements, reference::dtypeBytes(buffer.dtype), dense))
+  dense = reference::dtypeStorageBytes(buffer.dtype, elements);
+  if (dense < 0)
     return invalid(context + ": " +
                    tooLargeForInt64(std::string("the bytes of a dense ") +
                                     reference::dtypeName(buffer.dtype) + " " +

@@ -1975,8 +1975,11 @@ TEST_F(GemmKernelTest, PtxOfClusterRowChunkedKernelsAssembles) {
     GemmCase c = gemmCase(256, 4096, 256, Epilogue::BiasResidualLayerNorm);
     c.wholeRows = true;
     c.wgmma = wgmma;
-    GemmTileShape shape = wgmma ? getGemmWgmmaTileShapes().front()
-                                : GemmTileShape{64, 128, 2, 2, 4};
+    // The tiles the seed's fc2 + ln takes on an H100 (wgmma) and one of
+    // mma.sync's.
+    GemmTileShape shape =
+        wgmma ? GemmTileShape{64, 256, 4, 1, 4, GemmVariant::Wgmma}
+              : GemmTileShape{64, 128, 2, 2, 4};
     shape.clusterN = 8;
     c.shape = shape;
     KernelAnalysis analysis;

@@ -66,10 +66,10 @@ struct GemmProblem {
 /// The problem, or failure with why the generated kernel cannot run it
 /// (fp8/int operands; for 16-bit operands K not a multiple of 8 or a
 /// strided operand's rows not 16-byte aligned; batch dims that broadcast
-/// other than a rank-2 operand; an rhs dequantized from i4, or from 1-byte
-/// storage whose rows are not a multiple of 16 elements). f32 operands run on
-/// the FFMA kernel (exact fp32, CUDA cores: cost it at the FP32 peak, not the
-/// tensor cores').
+/// other than a rank-2 operand; an rhs dequantized from storage whose rows
+/// are not 16-byte chunks: 16 elements of 1 byte, 32 of packed i4). f32
+/// operands run on the FFMA kernel (exact fp32, CUDA cores: cost it at the FP32
+/// peak, not the tensor cores').
 llvm::FailureOr<GemmProblem> getGemmProblem(MatmulOp matmul,
                                             std::string *whyNot = nullptr);
 

@@ -74,7 +74,7 @@ struct EnumSpec {
 };
 
 inline constexpr const char *kDTypeNames[] = {
-    "f32", "bf16", "f16", "i32", "i64", "i8", "f8e4m3fn", "f8e5m2", "i1"};
+    "f32", "bf16", "f16", "i32", "i64", "i8", "f8e4m3fn", "f8e5m2", "i1", "i4"};
 inline constexpr EnumSpec kDTypes{"dtype", kDTypeNames, std::size(kDTypeNames)};
 
 inline constexpr const char *kBufferRoleNames[] = {"input", "weight", "output",

@@ -36,7 +36,7 @@ std::optional<DType> parseDType(const std::string &name) {
       {"f16", DType::F16},       {"f8e4m3fn", DType::F8E4M3FN},
       {"f8e5m2", DType::F8E5M2}, {"i8", DType::I8},
       {"i32", DType::I32},       {"i64", DType::I64},
-      {"i1", DType::I1}};
+      {"i1", DType::I1},         {"i4", DType::I4}};
   for (const auto &entry : names)
     if (name == entry.first)
       return entry.second;
@@ -63,6 +63,8 @@ const char *dtypeName(DType type) {
     return "i64";
   case DType::I1:
     return "i1";
+  case DType::I4:
+    return "i4";
   }
   return "?";
 }
@@ -80,6 +82,17 @@ int64_t dtypeBytes(DType type) {
   default:
     return 1;
   }
+}
+
+int64_t dtypeStorageBytes(DType type, int64_t elements) {
+  if (elements < 0)
+    return -1;
+  if (type == DType::I4)
+    return elements / 2 + elements % 2;
+  int64_t width = dtypeBytes(type);
+  return elements > std::numeric_limits<int64_t>::max() / width
+             ? -1
+             : elements * width;
 }
 
 bool isFloat(DType type) {
@@ -219,6 +232,11 @@ double roundToDType(double value, DType type) {
     return roundToFormat(value, kE5M2);
   case DType::I8:
     return static_cast<int8_t>(static_cast<uint8_t>(truncToInt64(value)));
+  case DType::I4: {
+    // Two's complement in 4 bits.
+    int64_t nibble = truncToInt64(value) & 0xF;
+    return static_cast<double>(nibble >= 8 ? nibble - 16 : nibble);
+  }
   case DType::I32:
     return static_cast<int32_t>(static_cast<uint32_t>(truncToInt64(value)));
   case DType::I64:
@@ -256,6 +274,14 @@ int64_t product(const std::vector<int64_t> &shape) {
 int64_t Tensor::numElements() const { return product(shape); }
 
 std::vector<uint8_t> Tensor::toBytes() const {
+  if (dtype == DType::I4) {
+    std::vector<uint8_t> packed(dtypeStorageBytes(dtype, data.size()), 0);
+    for (size_t i = 0; i < data.size(); ++i)
+      packed[i / 2] |= static_cast<uint8_t>(
+          (static_cast<uint64_t>(truncToInt64(data[i])) & 0xF)
+          << (4 * (i % 2)));
+    return packed;
+  }
   int64_t width = dtypeBytes(dtype);
   std::vector<uint8_t> bytes(data.size() * width);
   for (size_t i = 0; i < data.size(); ++i) {
@@ -298,6 +324,14 @@ Tensor Tensor::fromBytes(DType dtype, std::vector<int64_t> shape,
   int64_t n = t.numElements();
   int64_t width = dtypeBytes(dtype);
   t.data.assign(n, 0.0);
+  if (dtype == DType::I4) {
+    int64_t available = std::min<int64_t>(n, static_cast<int64_t>(size) * 2);
+    for (int64_t i = 0; i < available; ++i) {
+      int nibble = (bytes[i / 2] >> (4 * (i % 2))) & 0xF;
+      t.data[i] = nibble >= 8 ? nibble - 16 : nibble;
+    }
+    return t;
+  }
   // A short buffer leaves the remaining elements zero; callers check sizes.
   int64_t available = std::min<int64_t>(n, static_cast<int64_t>(size) / width);
   for (int64_t i = 0; i < available; ++i) {

@@ -25,13 +25,18 @@
 
 namespace memwall::reference {
 
-enum class DType { F32, BF16, F16, F8E4M3FN, F8E5M2, I8, I32, I64, I1 };
+enum class DType { F32, BF16, F16, F8E4M3FN, F8E5M2, I8, I32, I64, I1, I4 };
 
 /// Parses "f32", "bf16", ... (the bundle spelling); nullopt if unknown.
 std::optional<DType> parseDType(const std::string &name);
 const char *dtypeName(DType type);
 /// Bytes one element occupies in a bundle buffer (i1: 1).
 int64_t dtypeBytes(DType type);
+/// Bytes `elements` values of `type` take in memory, or -1 past int64: i4
+/// (signed, weight-only quantized storage) packs two a byte, element i in
+/// byte i / 2, the even element in the low nibble (as MLIR's narrow-type
+/// emulation and AWQ/GPTQ-style packers lay them out).
+int64_t dtypeStorageBytes(DType type, int64_t elements);
 bool isFloat(DType type);
 
 /// Rounds `value` to the nearest value representable in `type` (RNE for
