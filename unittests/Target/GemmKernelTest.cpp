@@ -106,9 +106,9 @@ struct GemmCase {
   /// And into its warp-specialized form
   /// (GemmProblem::warpSpecializedRequested).
   bool warpSpecialized = false;
-  /// The rhs stored quantized ("i8", "f8E4M3FN", "f8E5M2") and dequantized
-  /// in the kernel with scales of shape [scaleRows, scaleColumns] over the
-  /// rhs as stored (rank 2); none when empty.
+  /// The rhs stored quantized ("i8", "i4", "f8E4M3FN", "f8E5M2") and
+  /// dequantized in the kernel with scales of shape [scaleRows, scaleColumns]
+  /// over the rhs as stored (rank 2); none when empty.
   std::string rhsStorage;
   int64_t scaleRows = 1, scaleColumns = 1;
 };
@@ -153,8 +153,8 @@ protected:
     TensorData data;
     int64_t bytes = element.getIntOrFloatBitWidth() / 8;
     data.bytes.resize(elements * bytes);
-    // Quantized storage: quantizeRhs fills it.
-    if (bytes == 1) {
+    // Quantized storage (1-byte, or packed i4): quantizeRhs fills it.
+    if (bytes <= 1) {
       data.values.assign(elements, 0);
       return data;
     }
@@ -722,13 +722,19 @@ protected:
     int64_t rows = c.transposeRhs ? c.n : c.k;
     int64_t columns = c.transposeRhs ? c.k : c.n;
     bool e4m3 = c.rhsStorage == "f8E4M3FN";
+    bool packed = c.rhsStorage == "i4";
     std::uniform_int_distribution<int> byteDistribution(0, 255);
-    stored.bytes.assign(rows * columns, 0);
+    // Packed i4: two a byte, the even element in the low nibble.
+    stored.bytes.assign(packed ? (rows * columns + 1) / 2 : rows * columns, 0);
     stored.values.assign(rows * columns, 0);
     for (int64_t i = 0; i < rows * columns; ++i) {
       uint8_t byte;
       double decoded;
-      if (c.rhsStorage == "i8") {
+      if (packed) {
+        decoded = std::uniform_int_distribution<int>(-8, 7)(rng);
+        stored.bytes[i / 2] |= static_cast<uint8_t>(
+            (static_cast<unsigned>(decoded) & 0xF) << (4 * (i % 2)));
+      } else if (c.rhsStorage == "i8") {
         decoded = std::uniform_int_distribution<int>(-127, 127)(rng);
         byte = static_cast<uint8_t>(static_cast<int8_t>(decoded));
       } else {
@@ -737,7 +743,8 @@ protected:
         while (!isFiniteFp8(byte, e4m3));
         decoded = decodeFp8(byte, e4m3);
       }
-      stored.bytes[i] = byte;
+      if (!packed)
+        stored.bytes[i] = byte;
       int64_t row = i / columns, column = i % columns;
       int64_t scaleIndex = row / (rows / c.scaleRows) * c.scaleColumns +
                            column / (columns / c.scaleColumns);
@@ -1818,6 +1825,63 @@ TEST_F(GemmKernelTest, DequantizedGroupScalesAlongKAndPerElementScalesMatch) {
   check(perElement, h100);
 }
 
+// Packed int4 (two a byte, [-8, 7]) with groups of 32 along K (AWQ/GPTQ's
+// groupwise scales, at the k-step's width) and per output channel, both
+// layouts, bf16 and f16.
+TEST_F(GemmKernelTest, DequantizedPackedI4GroupwiseMatchesInBothLayouts) {
+  for (bool transposeRhs : {true, false}) {
+    SCOPED_TRACE(transposeRhs ? "rhs [N, K]" : "rhs [K, N]");
+    GemmCase grouped = dequantized("i4", transposeRhs, Epilogue::Bias);
+    if (transposeRhs)
+      grouped.scaleColumns = grouped.k / 32;
+    else
+      grouped.scaleRows = grouped.k / 32;
+    check(grouped, h100);
+    GemmCase perChannel =
+        dequantized("i4", transposeRhs, Epilogue::BiasGeluErf);
+    perChannel.f16 = true;
+    check(perChannel, a100);
+  }
+}
+
+// Every tile: where a tile's 16-byte chunks of packed i4 do not split over
+// its threads (e.g. 64x64 with K-major rows: 64 chunks, 128 threads) the
+// copies take 8 bytes.
+TEST_F(GemmKernelTest, DequantizedPackedI4OnEveryMmaSyncTileMatches) {
+  for (const GemmTileShape &shape : getGemmTileShapes())
+    for (bool transposeRhs : {true, false}) {
+      SCOPED_TRACE(llvm::formatv("{0}x{1}, {2} stages, rhs {3}", shape.blockM,
+                                 shape.blockN, shape.stages,
+                                 transposeRhs ? "[N, K]" : "[K, N]")
+                       .str());
+      GemmCase c = dequantized("i4", transposeRhs, Epilogue::Bias);
+      c.m = 130;
+      c.n = 288;
+      c.k = 96;
+      c.scaleRows = transposeRhs ? c.n : c.k / 32;
+      c.scaleColumns = transposeRhs ? c.k / 32 : c.n;
+      c.shape = shape;
+      check(c, a100);
+    }
+}
+
+// A decode shape splits K; a dual (gate and up) dequantizes both packed
+// weights.
+TEST_F(GemmKernelTest, DequantizedPackedI4DecodeAndDualMatch) {
+  GemmCase decode = dequantized("i4", true, Epilogue::BiasResidual);
+  decode.m = 1;
+  decode.n = 256;
+  decode.k = 2048;
+  decode.scaleRows = decode.n;
+  decode.scaleColumns = decode.k / 128;
+  EXPECT_GT(check(decode, h100).splitK, 1);
+  GemmCase dual = dequantized("i4", true, Epilogue::SwiGlu);
+  dual.n = 96;
+  dual.scaleRows = dual.n;
+  dual.scaleColumns = dual.k / 32;
+  check(dual, a100);
+}
+
 TEST_F(GemmKernelTest, DequantizedRhsOnEveryMmaSyncTileMatches) {
   for (const GemmTileShape &shape : getGemmTileShapes())
     for (bool transposeRhs : {true, false}) {
@@ -1858,7 +1922,7 @@ TEST_F(GemmKernelTest, DequantizedRhsRunsOnMmaSyncWhenWgmmaIsRequested) {
   EXPECT_EQ(check(c, h100).variant, GemmVariant::MmaSync);
 }
 
-TEST_F(GemmKernelTest, DequantizedI4AndUnalignedStoredRowsAreRefusedWithWhy) {
+TEST_F(GemmKernelTest, UnalignedStoredRowsAreRefusedWithWhy) {
   auto refusal = [&](StringRef source) {
     OwningOpRef<ModuleOp> module =
         parseSourceString<ModuleOp>(source, context.get());
@@ -1870,13 +1934,13 @@ TEST_F(GemmKernelTest, DequantizedI4AndUnalignedStoredRowsAreRefusedWithWhy) {
     return why;
   };
   EXPECT_EQ(refusal(R"(
-    func.func @f(%a: tensor<4x256xbf16>, %q: tensor<64x256xi4>, %s: tensor<64x2xbf16>) -> tensor<4x64xbf16> {
-      %w = memwall.dequantize %q, %s : tensor<64x256xi4>, tensor<64x2xbf16> -> tensor<64x256xbf16>
-      %r = memwall.matmul %a, %w {transpose_rhs} : tensor<4x256xbf16>, tensor<64x256xbf16> -> tensor<4x64xbf16>
+    func.func @f(%a: tensor<4x48xbf16>, %q: tensor<64x48xi4>, %s: tensor<64x1xbf16>) -> tensor<4x64xbf16> {
+      %w = memwall.dequantize %q, %s : tensor<64x48xi4>, tensor<64x1xbf16> -> tensor<64x48xbf16>
+      %r = memwall.matmul %a, %w {transpose_rhs} : tensor<4x48xbf16>, tensor<64x48xbf16> -> tensor<4x64xbf16>
       return %r : tensor<4x64xbf16>
     })"),
-            "the generated GEMM: dequantizes i8 and fp8 weights, not i4 "
-            "(packed int4 is not generated yet)");
+            "the generated GEMM: needs K a multiple of 32 for packed i4 "
+            "weights, got 48");
   EXPECT_EQ(refusal(R"(
     func.func @f(%a: tensor<4x256xbf16>, %q: tensor<256x24xi8>, %s: tensor<1x24xbf16>) -> tensor<4x24xbf16> {
       %w = memwall.dequantize %q, %s : tensor<256x24xi8>, tensor<1x24xbf16> -> tensor<256x24xbf16>
@@ -1894,7 +1958,7 @@ TEST_F(GemmKernelTest, DequantizedRhsPtxAssemblesWithoutSpills) {
   registerPtxLowering(*context);
   for (auto [target, arch] :
        {std::pair{&h100, "sm_90a"}, std::pair{&a100, "sm_80"}})
-    for (StringRef storage : {"i8", "f8E4M3FN", "f8E5M2"})
+    for (StringRef storage : {"i8", "f8E4M3FN", "f8E5M2", "i4"})
       for (const GemmTileShape &shape : getGemmTileShapes()) {
         std::string name =
             llvm::formatv("{0} {1} {2}x{3}, {4} stages", arch, storage,

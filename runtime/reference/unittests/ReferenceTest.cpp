@@ -175,6 +175,26 @@ TEST(TensorBytes, EncodesEveryDTypeLittleEndian) {
   EXPECT_EQ(bytes(DType::I1, 1), (B{0x01}));
 }
 
+// i4 packs two values a byte, the even element in the low nibble, in two's
+// complement: [-8, 7]; an odd count leaves the last high nibble 0.
+TEST(TensorBytes, PacksI4TwoAByteLowNibbleFirst) {
+  using B = std::vector<uint8_t>;
+  EXPECT_EQ(dtypeStorageBytes(DType::I4, 5), 3);
+  EXPECT_EQ(dtypeStorageBytes(DType::I4, 4), 2);
+  EXPECT_EQ(dtypeStorageBytes(DType::BF16, 5), 10);
+  EXPECT_EQ(dtypeStorageBytes(DType::I64, int64_t(1) << 61), -1);
+  EXPECT_EQ(parseDType("i4"), DType::I4);
+  EXPECT_STREQ(dtypeName(DType::I4), "i4");
+  Tensor t = tensor(DType::I4, {5}, {1, -1, 7, -8, 3});
+  EXPECT_EQ(t.toBytes(), (B{0xF1, 0x87, 0x03}));
+  const uint8_t packed[] = {0xF1, 0x87, 0x03};
+  Tensor back = Tensor::fromBytes(DType::I4, {5}, packed, 3);
+  EXPECT_EQ(back.data, (std::vector<double>{1, -1, 7, -8, 3}));
+  // Wraps as 4-bit two's complement, as i8 does in 8 bits.
+  EXPECT_EQ(roundToDType(9, DType::I4), -7);
+  EXPECT_EQ(roundToDType(-3.7, DType::I4), -3);
+}
+
 TEST(TensorBytes, DecodesSpecialValuesAndRoundTrips) {
   const uint8_t e4m3[] = {0x7F, 0x7E, 0x01, 0xB8};
   Tensor t = Tensor::fromBytes(DType::F8E4M3FN, {4}, e4m3, 4);
