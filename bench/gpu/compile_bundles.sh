@@ -50,9 +50,9 @@ for src in "${sources[@]}"; do
   name="$(basename "$src" .mlir)"
   compile_one "$src" "$name"
   case "$name" in
-    gemm_w8_*)
-      # Weight-only int8 runs on memwall's mma.sync kernel whatever the
-      # flags (cuBLASLt takes no dequantizing prologue): one bundle.
+    gemm_w8_*|gemm_w4_*)
+      # Weight-only int8/int4 runs on memwall's mma.sync kernel whatever
+      # the flags (cuBLASLt takes no dequantizing prologue): one bundle.
       ;;
     gemm_*|mlp_*|memory_bound_model_*_bf16)
       compile_one "$src" "$name.memwall" --gemm=memwall

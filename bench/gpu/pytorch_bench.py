@@ -125,6 +125,19 @@ def _w8_linear(x, q, s):
     return F.linear(x, q.to(x.dtype) * s)
 
 
+def _w4_linear(x, p, s):
+    # p: uint8 [N, K/2], two int4 a byte, the even element in the low nibble
+    # (memwall's i4 layout); s: [N, K/128], one scale per group of 128.
+    lo = (p & 15).to(torch.int16)
+    hi = (p >> 4).to(torch.int16)
+    q = torch.stack((lo, hi), dim=-1).reshape(p.shape[0], -1)
+    q = (q ^ 8) - 8
+    groups = s.shape[1]
+    w = (q.to(x.dtype).reshape(q.shape[0], groups, -1) *
+         s.unsqueeze(-1)).reshape(q.shape)
+    return F.linear(x, w)
+
+
 def _llama_mlp(x, r, wg, wu, wd):
     return r + F.linear(F.silu(F.linear(x, wg)) * F.linear(x, wu), wd)
 
@@ -153,6 +166,15 @@ def gemm_workloads():
                               ("weight.scales", [n, 1], "scale")],
                    "outputs": [[m, n]], "flops": 2 * m * n * k,
                    "fn": _w8_linear})
+    # Weight-only int4 (W4A16, groups of 128 along K, packed two a byte;
+    # bench/gpu/ops/gemm_w4_*.mlir).
+    for m, n, k in [(1, 4096, 4096), (16, 11008, 4096)]:
+        wl.append({"name": "gemm_w4_%dx%dx%d_bf16" % (m, n, k), "dtype": "bf16",
+                   "inputs": [("x", [m, k], "input"),
+                              ("weight", [n, k // 2], "int4packed"),
+                              ("weight.scales", [n, k // 128], "scale")],
+                   "outputs": [[m, n]], "flops": 2 * m * n * k,
+                   "fn": _w4_linear})
     t, h, i = 2048, 4096, 11008
     wl.append({"name": "mlp_llama2_7b_2048_bf16", "dtype": "bf16",
                "inputs": [("x", [t, h], "input"), ("residual", [t, h], "input"),
@@ -297,8 +319,10 @@ def workloads():
     for w in wl:
         size = DTYPE_BYTES[w["dtype"]]
         w["shape"] = w["inputs"][0][1]
-        # int8 (quantized weights) takes one byte an element.
-        w["bytes"] = (sum(numel(s) * (1 if kind == "int8" else size)
+        # int8 (quantized weights) takes one byte an element, as do packed
+        # int4's bytes.
+        w["bytes"] = (sum(numel(s) * (1 if kind in ("int8", "int4packed")
+                                      else size)
                           for _, s, kind in w["inputs"]) +
                       size * sum(numel(s) for s in w["outputs"]))
     return wl
@@ -320,6 +344,11 @@ def make_inputs(w, seed):
             # Quantized weights: symmetric int8 as a quantizer writes them.
             tensors.append(torch.randint(-127, 128, shape, device="cuda",
                                          dtype=torch.int8, generator=gen))
+            continue
+        if kind == "int4packed":
+            # Packed int4 weights: every byte (every nibble pair) is valid.
+            tensors.append(torch.randint(0, 256, shape, device="cuda",
+                                         dtype=torch.uint8, generator=gen))
             continue
         t = torch.empty(shape, device="cuda", dtype=torch.float32)
         if kind == "scale":
