@@ -518,8 +518,12 @@ private:
     auto micros = [](const KernelAnalysis &kernel) {
       return llvm::formatv("{0:f1} us", kernel.timeSeconds * 1e6).str();
     };
-    // A split-K GEMM is two kernels: say so where it runs.
+    // A split-K GEMM is two kernels, and a cluster shares rows: say so
+    // where it runs.
     auto splitNote = [](const KernelAnalysis &kernel) -> std::string {
+      if (kernel.tiling.clusterN > 1)
+        return "; each row's norm over a cluster of " +
+               std::to_string(kernel.tiling.clusterN) + " CTAs";
       if (kernel.tiling.splitK <= 1)
         return "";
       return "; K split " + std::to_string(kernel.tiling.splitK) +
