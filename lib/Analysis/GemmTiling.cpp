@@ -175,13 +175,15 @@ int64_t memwall::getGemmAccumulatorBytes(int64_t blockM, int64_t blockN,
 
 int64_t memwall::getGemmWgmmaSharedBytes(int64_t blockM, int64_t blockN,
                                          int64_t stages, bool warpSpecialized,
-                                         bool rowChunked) {
-  int64_t ring = stages * (blockM + blockN) * kGemmWgmmaBlockK * 2;
+                                         bool rowChunked, int64_t rhsOperands) {
+  int64_t ring =
+      stages * (blockM + rhsOperands * blockN) * kGemmWgmmaBlockK * 2;
   int64_t dense = blockM * blockN * 4;
-  int64_t staging = warpSpecialized ? dense + blockM * 2 * 4
-                    : rowChunked
-                        ? dense
-                        : getGemmAccumulatorBytes(blockM, blockN) + dense;
+  int64_t staging =
+      warpSpecialized ? dense + blockM * 2 * 4
+      : rowChunked
+          ? dense
+          : getGemmAccumulatorBytes(blockM, blockN, rhsOperands) + dense;
   return kGemmWgmmaAlignmentSlack + std::max(ring, staging);
 }
 
@@ -293,8 +295,6 @@ std::string memwall::whyNotWgmmaGemm(const GemmProblem &problem) {
   if (problem.batch != 1)
     return "the wgmma kernel runs one GEMM (batched operands run on "
            "mma.sync)";
-  if (problem.rhsOperands != 1)
-    return "the wgmma kernel has no dual (two-rhs) main loop";
   if (problem.rhsStorageType)
     return "the wgmma kernel multiplies tiles as TMA lands them: a "
            "dequantized rhs runs on mma.sync";
@@ -394,6 +394,11 @@ memwall::getGemmTiling(const GemmProblem &problem, const GPUTarget &target,
   // Whole rows wider than the tile: one CTA loops over the row's column
   // chunks, the norm's input kept in a row buffer after the ring.
   bool rowChunked = rowBufferElementBytes > 0 && problem.n > shape.blockN;
+  if (warpSpecialized && problem.rhsOperands != 1) {
+    fail(whyNot, "the warp-specialized kernel has no dual (two-rhs) main "
+                 "loop");
+    return failure();
+  }
   if (rowChunked) {
     if (warpSpecialized) {
       fail(whyNot, "the warp-specialized kernel has no row-chunk loop: a "
@@ -432,9 +437,9 @@ memwall::getGemmTiling(const GemmProblem &problem, const GPUTarget &target,
   }
   // The row buffer follows the ring (or the wgmma kernel's staging).
   tiling.sharedBytes =
-      wgmma ? (CheckedInt(getGemmWgmmaSharedBytes(shape.blockM, shape.blockN,
-                                                  shape.stages, warpSpecialized,
-                                                  rowChunked)) +
+      wgmma ? (CheckedInt(getGemmWgmmaSharedBytes(
+                   shape.blockM, shape.blockN, shape.stages, warpSpecialized,
+                   rowChunked, problem.rhsOperands)) +
                tiling.rowBufferBytes)
                   .saturated()
             : getSharedBytes(problem, shape, tiling.rowBufferBytes);
@@ -482,7 +487,8 @@ memwall::getGemmTiling(const GemmProblem &problem, const GPUTarget &target,
                (1 + rhsOperands) * kSimtThreadTile + kBaseRegisters;
   // wgmma: the warpgroup's accumulators; the operands stay in shared memory.
   if (wgmma)
-    mainLoop = shape.blockM * shape.blockN / tiling.threads + kBaseRegisters;
+    mainLoop = rhsOperands * shape.blockM * shape.blockN / tiling.threads +
+               kBaseRegisters;
   int64_t epilogue =
       kBaseRegisters +
       (CheckedInt(std::max<int64_t>(epilogueValues, 1)) * 8).saturated();
@@ -613,7 +619,8 @@ memwall::chooseGemmTiling(const GemmProblem &problem, const GPUTarget &target,
       }
   };
   if (problem.wgmmaRequested && whyNotWgmmaGemm(problem, target).empty()) {
-    if (problem.warpSpecializedRequested && !rowChunked)
+    if (problem.warpSpecializedRequested && !rowChunked &&
+        problem.rhsOperands == 1)
       addShapes(getGemmWarpSpecializedTileShapes());
     addShapes(getGemmWgmmaTileShapes());
   }

@@ -270,7 +270,8 @@ private:
   /// nvgpu.tma.create.descriptor).
   Type parameterType(Value input) {
     if (isWgmma() && part != GemmKernelPart::SplitKReduce &&
-        (input == matmul.getLhs() || input == matmul.getRhs()))
+        (input == matmul.getLhs() || input == matmul.getRhs() ||
+         (sibling && input == sibling.getRhs())))
       return getGemmWgmmaOperandMapType(b.getContext(), problem, tiling,
                                         input == matmul.getLhs());
     return flatMemRefType(input);
@@ -304,7 +305,8 @@ private:
       wgmmaLoop = buildGemmWgmmaMainLoop(
           b, problem, tiling, emitter.getMemRef(matmul.getLhs()),
           emitter.getMemRef(matmul.getRhs()), tid, tileRow, tileColumn, kBase,
-          kSteps(), ring, stepsBefore);
+          kSteps(), ring, stepsBefore,
+          sibling ? emitter.getMemRef(sibling.getRhs()) : Value());
       shared = wgmmaLoop.shared;
     } else {
       buildMainLoop();
@@ -338,8 +340,8 @@ private:
       if (std::string why = whyCannotBuildGemmWgmma(problem, tiling);
           !why.empty())
         return why;
-      if (sibling)
-        return "the wgmma kernel has no dual (two-rhs) main loop";
+      if (sibling && isWarpSpecialized())
+        return "the warp-specialized kernel has no dual (two-rhs) main loop";
       if (isGemmRowChunked(tiling) && isWarpSpecialized())
         return "the warp-specialized kernel has no row-chunk loop";
     } else if (element.isF32()) {
@@ -979,7 +981,8 @@ private:
     // Row-chunked, the epilogue reads the dense tile itself: the row buffer
     // needs the bytes a padded copy would take.
     if (isWgmma() && isGemmRowChunked(tiling))
-      return {storeGemmWgmmaAccumulators(b, tiling, wgmmaLoop, 0)};
+      return {storeGemmWgmmaAccumulators(b, tiling, wgmmaLoop.accumulators,
+                                         wgmmaLoop.shared, 0)};
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                                 gpu::AddressSpace::Workgroup);
     int64_t rowLength = tiling.blockN + kGemmAccumulatorRowPad;
@@ -1007,7 +1010,21 @@ private:
     } else if (element.isF32()) {
       stageThreadTile(tile);
     } else if (isWgmma()) {
-      stageGemmWgmmaAccumulators(b, tiling, wgmmaLoop, tid, tile);
+      // Each product through the dense tile after the padded ones (a dual's
+      // second accumulators follow its first).
+      ArrayRef<Value> sets = wgmmaLoop.accumulators;
+      int64_t perSet = sets.size() / problem.rhsOperands;
+      int64_t dense = problem.rhsOperands *
+                      getGemmAccumulatorBytes(tiling.blockM, tiling.blockN);
+      stageGemmWgmmaAccumulators(b, tiling, sets.take_front(perSet),
+                                 wgmmaLoop.shared, tid, tile, dense);
+      if (sibling) {
+        // Every thread's copy of the first product is done before the
+        // second's stores reuse the dense tile.
+        gpu::BarrierOp::create(b);
+        stageGemmWgmmaAccumulators(b, tiling, sets.drop_front(perSet),
+                                   wgmmaLoop.shared, tid, siblingTile, dense);
+      }
     } else {
       stageFragments(tile, products);
       if (sibling)

@@ -15,7 +15,10 @@
 // the address): `stages` lhs slots of blockM x 64, then `stages` rhs slots
 // (blockN x 64 of an [N, K] rhs, K-major; blockN / 64 boxes of 64 x 64 of a
 // [K, N] rhs, N-major), every row 128 bytes, 128B-swizzled as TMA writes
-// them. One mbarrier per slot (arrival count 1).
+// them. One mbarrier per slot (arrival count 1). A dual GEMM (two rhs of
+// one lhs: Llama's gate and up) has a second ring of rhs slots after the
+// first, filled by the same stage's loads and mbarrier, and a second set of
+// accumulators.
 //
 // Pipeline (MLIR's NVGPU tutorial, chapter 5: no producer warp, as the
 // lockstep interpreter runs one control flow): thread 0 issues k-steps
@@ -90,11 +93,11 @@ public:
   MainLoopBuilder(ImplicitLocOpBuilder &b, const GemmProblem &problem,
                   const GemmTiling &tiling, Value lhsMap, Value rhsMap,
                   Value tid, Value tileRow, Value tileColumn, Value firstK,
-                  int64_t kSteps)
+                  int64_t kSteps, Value siblingRhsMap = Value())
       : IndexArithmetic(b), b(b), problem(problem), tiling(tiling),
-        lhsMap(lhsMap), rhsMap(rhsMap), tid(tid), tileRow(tileRow),
-        tileColumn(tileColumn), firstK(firstK), kSteps(kSteps),
-        element(problem.elementType) {}
+        lhsMap(lhsMap), rhsMap(rhsMap), siblingRhsMap(siblingRhsMap), tid(tid),
+        tileRow(tileRow), tileColumn(tileColumn), firstK(firstK),
+        kSteps(kSteps), element(problem.elementType) {}
 
   /// The aligned shared memory and the ring's mbarriers, initialized.
   GemmWgmmaRing buildRing() {
@@ -137,7 +140,8 @@ public:
     for (int64_t s = 0; s + 1 < tiling.stages; ++s)
       issueIfBefore(idx(s));
 
-    int64_t blocks = tiling.blockM / kWgmmaM;
+    // One accumulator per 64-row block, per rhs (set-major).
+    int64_t blocks = tiling.blockM / kWgmmaM * rhsMaps().size();
     auto accumulatorType = nvgpu::WarpgroupAccumulatorType::get(
         b.getContext(),
         VectorType::get({kWgmmaM, tiling.blockN}, b.getF32Type()));
@@ -323,14 +327,25 @@ private:
         ValueRange{});
   }
   Value lhsSlot(Value slot) { return mul(slot, lhsSlotBytes()); }
-  Value rhsSlot(Value slot) {
-    return add(mul(slot, rhsSlotBytes()), tiling.stages * lhsSlotBytes());
+  /// Rhs `index`'s slot (a dual's second rhs ring follows the first).
+  Value rhsSlot(Value slot, int64_t index = 0) {
+    return add(mul(slot, rhsSlotBytes()),
+               tiling.stages * (lhsSlotBytes() + index * rhsSlotBytes()));
+  }
+  /// The rhs tensor maps: one, or a dual GEMM's two.
+  SmallVector<Value, 2> rhsMaps() const {
+    SmallVector<Value, 2> maps{rhsMap};
+    if (siblingRhsMap)
+      maps.push_back(siblingRhsMap);
+    return maps;
   }
 
   /// Thread 0 (where `predicate`) loads k-step `step` into ring slot
   /// `slot`, completing on the slot's mbarrier.
   void issueStage(Value slot, Value step, Value predicate) {
-    int64_t bytes = (tiling.blockM + tiling.blockN) * tiling.blockK * 2;
+    int64_t rhsCount = static_cast<int64_t>(rhsMaps().size());
+    int64_t bytes =
+        (tiling.blockM + rhsCount * tiling.blockN) * tiling.blockK * 2;
     nvgpu::MBarrierArriveExpectTxOp::create(b, barriers, idx(bytes), slot,
                                             predicate);
     Value stepK = add(mul(step, tiling.blockK), firstK);
@@ -344,17 +359,20 @@ private:
     };
     // Coordinates innermost first.
     load(lhsMap, lhsSlot(slot), {stepK, tileRow});
-    if (problem.transposeRhs) {
-      load(rhsMap, rhsSlot(slot), {stepK, tileColumn});
-      return;
+    for (auto [index, map] : llvm::enumerate(rhsMaps())) {
+      Value destination = rhsSlot(slot, static_cast<int64_t>(index));
+      if (problem.transposeRhs) {
+        load(map, destination, {stepK, tileColumn});
+        continue;
+      }
+      for (int64_t j = 0; j < tiling.blockN / 64; ++j)
+        load(map, add(destination, j * 64 * kRowBytes),
+             {add(tileColumn, j * 64), stepK});
     }
-    for (int64_t j = 0; j < tiling.blockN / 64; ++j)
-      load(rhsMap, add(rhsSlot(slot), j * 64 * kRowBytes),
-           {add(tileColumn, j * 64), stepK});
   }
 
   /// Accumulates ring slot `slot` into `acc`: per k16 one wgmma per 64-row
-  /// block.
+  /// block and rhs (`acc` holds the blocks of each rhs's set in turn).
   /// `rowsOfA`: bytes into the lhs slot where the first block's rows start
   /// (a consumer warpgroup's own rows), or null for 0.
   void multiplySlot(Value slot, SmallVectorImpl<Value> &acc,
@@ -369,23 +387,29 @@ private:
               b.getContext(), cast<MemRefType>(tensor.getType())),
           tensor, map);
     };
+    SmallVector<Value, 2> maps = rhsMaps();
+    int64_t blocks = static_cast<int64_t>(acc.size() / maps.size());
     for (int64_t kk = 0; kk < k16Steps; ++kk) {
       // B's k16 rows: 32 bytes along K-major rows, or 16 rows of 128 bytes
       // down N-major ones.
       int64_t bStep = problem.transposeRhs ? kk * kWgmmaK * 2
                                            : kk * kWgmmaK * kRowBytes;
-      Value descriptorB = descriptor(add(rhsSlot(slot), bStep),
-                                     {kWgmmaK, tiling.blockN}, rhsMap);
-      for (auto [block, value] : llvm::enumerate(acc)) {
-        int64_t aStep = block * kWgmmaM * kRowBytes + kk * kWgmmaK * 2;
-        Value aStart = add(lhsSlot(slot), aStep);
-        if (rowsOfA)
-          aStart = add(aStart, rowsOfA);
-        Value descriptorA = descriptor(aStart, {kWgmmaM, kWgmmaK}, lhsMap);
-        value = nvgpu::WarpgroupMmaOp::create(
-            b, accumulatorType, descriptorA, descriptorB,
-            static_cast<uint64_t>(groupsPerStage), /*transposeA=*/UnitAttr(),
-            problem.transposeRhs ? UnitAttr() : b.getUnitAttr(), value);
+      for (auto [set, map] : llvm::enumerate(maps)) {
+        Value descriptorB =
+            descriptor(add(rhsSlot(slot, static_cast<int64_t>(set)), bStep),
+                       {kWgmmaK, tiling.blockN}, map);
+        for (int64_t block = 0; block < blocks; ++block) {
+          Value &value = acc[set * blocks + block];
+          int64_t aStep = block * kWgmmaM * kRowBytes + kk * kWgmmaK * 2;
+          Value aStart = add(lhsSlot(slot), aStep);
+          if (rowsOfA)
+            aStart = add(aStart, rowsOfA);
+          Value descriptorA = descriptor(aStart, {kWgmmaM, kWgmmaK}, lhsMap);
+          value = nvgpu::WarpgroupMmaOp::create(
+              b, accumulatorType, descriptorA, descriptorB,
+              static_cast<uint64_t>(groupsPerStage), /*transposeA=*/UnitAttr(),
+              problem.transposeRhs ? UnitAttr() : b.getUnitAttr(), value);
+        }
       }
     }
   }
@@ -393,7 +417,7 @@ private:
   ImplicitLocOpBuilder &b;
   const GemmProblem &problem;
   const GemmTiling &tiling;
-  Value lhsMap, rhsMap, tid, tileRow, tileColumn, firstK;
+  Value lhsMap, rhsMap, siblingRhsMap, tid, tileRow, tileColumn, firstK;
   int64_t kSteps;
   Type element;
   Value shared, barriers;
@@ -438,12 +462,13 @@ std::string memwall::whyCannotBuildGemmWgmma(const GemmProblem &problem,
              tiling.producerThreads != 0 || tiling.blockM % kWgmmaM != 0 ||
              tiling.blockM > 256 || tiling.blockN % 64 != 0 ||
              tiling.blockN > 256 || tiling.stages < 2 ||
-             tiling.blockM * tiling.blockN / 128 > 128) {
+             problem.rhsOperands * tiling.blockM * tiling.blockN / 128 > 128) {
     return "the tiling is not one of the wgmma kernel's";
   }
   if (tiling.sharedBytes <
       getGemmWgmmaSharedBytes(tiling.blockM, tiling.blockN, tiling.stages,
-                              warpSpecialized, isGemmRowChunked(tiling)) +
+                              warpSpecialized, isGemmRowChunked(tiling),
+                              problem.rhsOperands) +
           tiling.rowBufferBytes)
     return "the tiling's shared memory is too small";
   return "";
@@ -463,9 +488,12 @@ GemmWgmmaMainLoop memwall::buildGemmWgmmaMainLoop(
     ImplicitLocOpBuilder &b, const GemmProblem &problem,
     const GemmTiling &tiling, Value lhsMap, Value rhsMap, Value tid,
     Value tileRow, Value tileColumn, Value firstK, int64_t kSteps,
-    const GemmWgmmaRing *ring, Value stepsBefore) {
+    const GemmWgmmaRing *ring, Value stepsBefore, Value siblingRhsMap) {
+  assert(
+      (!siblingRhsMap || tiling.variant != GemmVariant::WgmmaWarpSpecialized) &&
+      "a dual GEMM runs on the plain wgmma kernel");
   MainLoopBuilder builder(b, problem, tiling, lhsMap, rhsMap, tid, tileRow,
-                          tileColumn, firstK, kSteps);
+                          tileColumn, firstK, kSteps, siblingRhsMap);
   if (tiling.variant != GemmVariant::WgmmaWarpSpecialized)
     return builder.build(ring, stepsBefore);
   assert(!ring && "the warp-specialized kernel builds its own ring");
@@ -491,31 +519,32 @@ void memwall::buildGemmConsumerBarrier(ImplicitLocOpBuilder &b) {
 
 Value memwall::storeGemmWgmmaAccumulators(ImplicitLocOpBuilder &b,
                                           const GemmTiling &tiling,
-                                          const GemmWgmmaMainLoop &loop,
-                                          int64_t offset) {
+                                          ArrayRef<Value> accumulators,
+                                          Value shared, int64_t offset) {
   MLIRContext *context = b.getContext();
   Type f32 = b.getF32Type();
   assert(tiling.variant == GemmVariant::Wgmma &&
          "the warp-specialized loop stages its accumulators itself");
-  for (auto [block, accumulator] : llvm::enumerate(loop.accumulators)) {
+  for (auto [block, accumulator] : llvm::enumerate(accumulators)) {
     int64_t blockOffset = offset + block * kWgmmaM * tiling.blockN * 4;
     Value destination = memref::ViewOp::create(
-        b, sharedType(context, {kWgmmaM, tiling.blockN}, f32), loop.shared,
+        b, sharedType(context, {kWgmmaM, tiling.blockN}, f32), shared,
         indexConstant(b, blockOffset), ValueRange{});
     nvgpu::WarpgroupMmaStoreOp::create(b, accumulator, destination);
   }
   gpu::BarrierOp::create(b);
   return memref::ViewOp::create(
-      b, sharedType(context, {tiling.blockM, tiling.blockN}, f32), loop.shared,
+      b, sharedType(context, {tiling.blockM, tiling.blockN}, f32), shared,
       indexConstant(b, offset), ValueRange{});
 }
 
 void memwall::stageGemmWgmmaAccumulators(ImplicitLocOpBuilder &b,
                                          const GemmTiling &tiling,
-                                         const GemmWgmmaMainLoop &loop,
-                                         Value tid, Value tile) {
-  Value staged = storeGemmWgmmaAccumulators(
-      b, tiling, loop, getGemmAccumulatorBytes(tiling.blockM, tiling.blockN));
+                                         ArrayRef<Value> accumulators,
+                                         Value shared, Value tid, Value tile,
+                                         int64_t denseOffset) {
+  Value staged =
+      storeGemmWgmmaAccumulators(b, tiling, accumulators, shared, denseOffset);
   int64_t passes = tiling.blockM * tiling.blockN / tiling.threads;
   auto copy = scf::ForOp::create(b, indexConstant(b, 0),
                                  indexConstant(b, passes),

@@ -80,13 +80,16 @@ GemmWgmmaRing buildGemmWgmmaRing(mlir::ImplicitLocOpBuilder &b,
 /// The loop runs `kSteps` k-steps from K index `firstK` (split K; the steps
 /// past K read zeros). With `ring` (plain kernel only) it runs on that ring
 /// after `stepsBefore` k-steps went through it: each k-step's slot and
-/// mbarrier phase continue from there.
+/// mbarrier phase continue from there. With `siblingRhsMap` (plain kernel) it
+/// is a dual GEMM: a second rhs ring after the first, loaded in the same
+/// stage, and its accumulators after the first rhs's in `accumulators`.
 GemmWgmmaMainLoop buildGemmWgmmaMainLoop(
     mlir::ImplicitLocOpBuilder &b, const GemmProblem &problem,
     const GemmTiling &tiling, mlir::Value lhsMap, mlir::Value rhsMap,
     mlir::Value tid, mlir::Value tileRow, mlir::Value tileColumn,
     mlir::Value firstK, int64_t kSteps, const GemmWgmmaRing *ring = nullptr,
-    mlir::Value stepsBefore = mlir::Value());
+    mlir::Value stepsBefore = mlir::Value(),
+    mlir::Value siblingRhsMap = mlir::Value());
 
 /// The warp-specialized kernel's barrier of its 256 consumer threads (named
 /// barrier 1: the producer warpgroup does not take part).
@@ -97,8 +100,8 @@ void buildGemmConsumerBarrier(mlir::ImplicitLocOpBuilder &b);
 /// then a barrier; returns the tile.
 mlir::Value storeGemmWgmmaAccumulators(mlir::ImplicitLocOpBuilder &b,
                                        const GemmTiling &tiling,
-                                       const GemmWgmmaMainLoop &loop,
-                                       int64_t offset);
+                                       llvm::ArrayRef<mlir::Value> accumulators,
+                                       mlir::Value shared, int64_t offset);
 
 /// Writes the (plain wgmma kernel's) accumulators to `tile` (blockM x
 /// (blockN + pad) f32 at the start of `loop.shared`) through a dense staging
@@ -107,8 +110,9 @@ mlir::Value storeGemmWgmmaAccumulators(mlir::ImplicitLocOpBuilder &b,
 /// copy).
 void stageGemmWgmmaAccumulators(mlir::ImplicitLocOpBuilder &b,
                                 const GemmTiling &tiling,
-                                const GemmWgmmaMainLoop &loop, mlir::Value tid,
-                                mlir::Value tile);
+                                llvm::ArrayRef<mlir::Value> accumulators,
+                                mlir::Value shared, mlir::Value tid,
+                                mlir::Value tile, int64_t denseOffset);
 
 } // namespace memwall
 

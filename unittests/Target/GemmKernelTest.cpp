@@ -2061,3 +2061,76 @@ TEST_F(GemmKernelTest, PtxOfClusterRowChunkedKernelsAssembles) {
     expectAssemblesWithoutSpills(*ptxas, ptx, "sm_90a", analysis);
   }
 }
+
+// A dual GEMM (gate and up, then SwiGLU) on the wgmma kernel: both rhs
+// rings fill in one stage on one mbarrier, two accumulator sets, each
+// product staged through the dense tile; ragged M, N and K (K = 296: the
+// ring wraps), both rhs layouts, bf16 and f16.
+TEST_F(GemmKernelTest, WgmmaDualGemmSwiGluMatches) {
+  for (const GemmTileShape &shape :
+       {GemmTileShape{128, 64, 4, 1, 3, GemmVariant::Wgmma},
+        GemmTileShape{64, 128, 4, 1, 4, GemmVariant::Wgmma}})
+    for (bool transposeRhs : {true, false}) {
+      SCOPED_TRACE(llvm::formatv("{0}x{1}, rhs {2}", shape.blockM, shape.blockN,
+                                 transposeRhs ? "[N, K]" : "[K, N]")
+                       .str());
+      GemmCase c = raggedWgmma(shape, transposeRhs ? Epilogue::SwiGlu
+                                                   : Epilogue::BiasSwiGlu);
+      c.transposeRhs = transposeRhs;
+      c.f16 = !transposeRhs;
+      GemmTiling tiling = check(c, h100);
+      EXPECT_EQ(tiling.variant, GemmVariant::Wgmma);
+    }
+}
+
+// The chooser gives a dual the wgmma kernel on sm_90a, never a tile whose
+// two accumulator sets exceed 128 registers a thread (128x128 would need
+// 256), nor the warp-specialized kernel; a decode-shaped dual splits K.
+TEST_F(GemmKernelTest, WgmmaDualTilesHoldBothAccumulatorSets) {
+  GemmCase c = gemmCase(2048, 1024, 512, Epilogue::SwiGlu);
+  c.wgmma = c.warpSpecialized = true;
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source(c), context.get());
+  ASSERT_TRUE(module);
+  GemmTiling tiling =
+      analyze(*module->getOps<func::FuncOp>().begin(), c, h100).tiling;
+  EXPECT_EQ(tiling.variant, GemmVariant::Wgmma);
+  EXPECT_LE(tiling.blockM * tiling.blockN, 8192);
+  // Two rings of rhs slots and two padded accumulator tiles.
+  EXPECT_EQ(tiling.sharedBytes,
+            getGemmWgmmaSharedBytes(tiling.blockM, tiling.blockN, tiling.stages,
+                                    false, false, 2));
+  GemmCase decode = gemmCase(5, 208, 1024, Epilogue::SwiGlu);
+  decode.wgmma = true;
+  GemmTiling split = check(decode, h100);
+  EXPECT_EQ(split.variant, GemmVariant::Wgmma);
+  EXPECT_GT(split.splitK, 1);
+}
+
+TEST_F(GemmKernelTest, WgmmaDualPtxAssemblesToHgmmaWithoutSpills) {
+  std::optional<std::string> ptxas = findPtxas();
+  if (!ptxas)
+    GTEST_SKIP() << "no ptxas";
+  registerPtxLowering(*context);
+  for (const GemmTileShape &shape :
+       {GemmTileShape{128, 64, 4, 1, 4, GemmVariant::Wgmma},
+        GemmTileShape{64, 128, 4, 1, 4, GemmVariant::Wgmma}}) {
+    SCOPED_TRACE(llvm::formatv("{0}x{1}", shape.blockM, shape.blockN).str());
+    GemmCase c = gemmCase(512, 512, 512, Epilogue::BiasSwiGlu);
+    c.wgmma = true;
+    c.shape = shape;
+    KernelAnalysis analysis;
+    std::string ptx = lowerToPtx(c, h100, analysis);
+    ASSERT_FALSE(ptx.empty());
+    EXPECT_EQ(analysis.tiling.variant, GemmVariant::Wgmma);
+    EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n" +
+                       std::to_string(shape.blockN) + "k16.f32"),
+              std::string::npos);
+    auto [rc, text] = assemble(*ptxas, ptx, "sm_90a");
+    ASSERT_EQ(rc, 0) << text;
+    EXPECT_NE(text.find("0 bytes spill stores, 0 bytes spill loads"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("C7520"), std::string::npos) << text;
+  }
+}

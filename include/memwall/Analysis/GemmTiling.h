@@ -295,9 +295,11 @@ inline constexpr int64_t kGemmWgmmaAlignmentSlack = 1024;
 /// warp-specialized kernel only the dense tile (the epilogue reads it) and
 /// blockM x 2 f32 of norm statistics, or row-chunked only the dense tile
 /// (the statistics live in the row buffer's padding). A row-chunked
-/// kernel's row buffer comes on top.
+/// kernel's row buffer comes on top. A dual GEMM (`rhsOperands` = 2) has a
+/// second rhs ring and a second padded accumulator tile.
 int64_t getGemmWgmmaSharedBytes(int64_t blockM, int64_t blockN, int64_t stages,
-                                bool warpSpecialized, bool rowChunked = false);
+                                bool warpSpecialized, bool rowChunked = false,
+                                int64_t rhsOperands = 1);
 
 /// Every tile configuration of the wgmma kernel, largest first: 128x128,
 /// 64x256, 128x64, 64x128 (one warpgroup, accumulators of at most 128 f32
@@ -320,7 +322,9 @@ inline constexpr int64_t kGemmWarpSpecializedConsumerRegisters = 232;
 /// Why the wgmma kernel cannot run `problem` on `target` ("" when it can):
 /// it needs sm_90a, bf16/f16 operands, lhs [M, K] (K-major for wgmma's A
 /// from shared memory) and one GEMM (batch 1; lhs batch dims folded into M
-/// are fine). rhs may be [N, K] or [K, N] (wgmma's transposed B).
+/// are fine). rhs may be [N, K] or [K, N] (wgmma's transposed B); a dual
+/// GEMM runs on the plain kernel (two accumulator sets: 128x64 and 64x128
+/// tiles).
 std::string whyNotWgmmaGemm(const GemmProblem &problem,
                             const GPUTarget &target);
 /// The same without the target: what the problem alone rules out.
