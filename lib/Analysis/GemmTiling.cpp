@@ -347,7 +347,11 @@ GemmRowChunking memwall::getGemmRowChunking(int64_t n, int64_t blockM,
   clusterN = std::max<int64_t>(clusterN, 1);
   chunking.rowChunks = llvm::divideCeil(llvm::divideCeil(n, clusterN),
                                         std::max<int64_t>(blockN, 1));
-  chunking.bufferColumns = clusterN == 1 ? n : chunking.rowChunks * blockN;
+  // Rows of a whole multiple of 8 columns keep every row's padding (its
+  // statistics) 16-byte aligned.
+  chunking.bufferColumns = clusterN == 1
+                               ? static_cast<int64_t>(llvm::alignTo(n, 8))
+                               : chunking.rowChunks * blockN;
   chunking.rowBufferBytes =
       getGemmRowBufferBytes(blockM, chunking.bufferColumns, elementBytes);
   return chunking;

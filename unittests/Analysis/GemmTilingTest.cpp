@@ -322,7 +322,9 @@ TEST_F(GemmTilingTest, WarpSpecializedRefusesRowChunksAndWgmmaRunsThem) {
 
 // How whole rows split over a cluster, by hand: N = 300 over 2 CTAs of
 // 64x128 tiles: 150 columns each, rounded up to 2 chunks of 128, so each
-// buffer row holds 256 (+ 8 padding) bf16; alone, 3 chunks and all 300.
+// buffer row holds 256 (+ 8 padding) bf16; alone, 3 chunks and all 300,
+// rounded up to 304 (the padding, where the row's statistics go, stays
+// 16-byte aligned).
 TEST_F(GemmTilingTest, RowChunkingSplitsColumnsOverTheCluster) {
   GemmRowChunking two = getGemmRowChunking(300, 64, 128, 2, 2);
   EXPECT_EQ(two.rowChunks, 2);
@@ -330,8 +332,8 @@ TEST_F(GemmTilingTest, RowChunkingSplitsColumnsOverTheCluster) {
   EXPECT_EQ(two.rowBufferBytes, 64 * 264 * 2);
   GemmRowChunking one = getGemmRowChunking(300, 64, 128, 1, 2);
   EXPECT_EQ(one.rowChunks, 3);
-  EXPECT_EQ(one.bufferColumns, 300);
-  EXPECT_EQ(one.rowBufferBytes, 64 * 308 * 2);
+  EXPECT_EQ(one.bufferColumns, 304);
+  EXPECT_EQ(one.rowBufferBytes, 64 * 312 * 2);
 }
 
 // The seed workload's fc2 + LayerNorm (M 16384, N = K = 4096, bf16) on the

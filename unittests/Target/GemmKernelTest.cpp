@@ -1061,6 +1061,22 @@ TEST_F(GemmKernelTest, ClusterRowChunkedRmsNormOfF16Matches) {
   EXPECT_EQ(check(c, h100).rowChunks, 5);
 }
 
+// An odd N (301, bf16): the row buffer's rows round up to 304 columns so
+// each row's statistics sit 16-byte aligned in its padding; alone (sm_80)
+// and in a cluster (sm_90a).
+TEST_F(GemmKernelTest, RowChunkedLayerNormOfOddWidthMatches) {
+  GemmCase c = ragged(Epilogue::BiasResidualLayerNorm);
+  c.n = 301;
+  c.wholeRows = true;
+  GemmTiling alone = check(c, a100);
+  EXPECT_EQ(alone.clusterN, 1);
+  EXPECT_EQ(alone.rowBufferBytes, alone.blockM * (304 + 8) * 2);
+  GemmTileShape shape{64, 128, 2, 2, 3};
+  shape.clusterN = 2;
+  c.shape = shape;
+  EXPECT_EQ(check(c, h100).clusterN, 2);
+}
+
 TEST_F(GemmKernelTest, RowChunkedLayerNormWithoutBiasOnRaggedChunksMatches) {
   GemmCase c = ragged(Epilogue::BiasLayerNormWithoutBias);
   c.m = 70;
@@ -1090,7 +1106,8 @@ TEST_F(GemmKernelTest, RowChunkedF32FfmaLayerNormMatches) {
   c.wholeRows = true;
   GemmTiling tiling = check(c, h100);
   EXPECT_EQ(tiling.rowChunks, 2);
-  EXPECT_EQ(tiling.rowBufferBytes, 64 * (100 + 8) * 4);
+  // Rows of 104 (100 rounded up to 8) + 8 f32.
+  EXPECT_EQ(tiling.rowBufferBytes, 64 * (104 + 8) * 4);
 }
 
 // Every tensor-core tile row-chunked, N not a multiple of blockN, more

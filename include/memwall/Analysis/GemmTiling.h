@@ -186,8 +186,8 @@ inline constexpr int64_t kGemmRowBufferPad = 8;
 struct GemmRowChunking {
   /// Column chunks each CTA runs the main loop for.
   int64_t rowChunks = 1;
-  /// Columns of each CTA's row buffer: N alone, else rowChunks x blockN
-  /// (the last CTA's run past N).
+  /// Columns of each CTA's row buffer: N rounded up to a multiple of 8
+  /// alone, else rowChunks x blockN (the last CTA's run past N).
   int64_t bufferColumns = 0;
   /// The row buffer: blockM x (bufferColumns + pad) elements of the norm
   /// input's type. Each row's padding (16 bytes or more) holds 4 f32: the
