@@ -1861,27 +1861,6 @@ TEST_F(GemmKernelTest, DequantizedPackedI4GroupwiseMatchesInBothLayouts) {
   }
 }
 
-// Every tile: where a tile's 16-byte chunks of packed i4 do not split over
-// its threads (e.g. 64x64 with K-major rows: 64 chunks, 128 threads) the
-// copies take 8 bytes.
-TEST_F(GemmKernelTest, DequantizedPackedI4OnEveryMmaSyncTileMatches) {
-  for (const GemmTileShape &shape : getGemmTileShapes())
-    for (bool transposeRhs : {true, false}) {
-      SCOPED_TRACE(llvm::formatv("{0}x{1}, {2} stages, rhs {3}", shape.blockM,
-                                 shape.blockN, shape.stages,
-                                 transposeRhs ? "[N, K]" : "[K, N]")
-                       .str());
-      GemmCase c = dequantized("i4", transposeRhs, Epilogue::Bias);
-      c.m = 130;
-      c.n = 288;
-      c.k = 96;
-      c.scaleRows = transposeRhs ? c.n : c.k / 32;
-      c.scaleColumns = transposeRhs ? c.k / 32 : c.n;
-      c.shape = shape;
-      check(c, a100);
-    }
-}
-
 // A decode shape splits K; a dual (gate and up) dequantizes both packed
 // weights.
 TEST_F(GemmKernelTest, DequantizedPackedI4DecodeAndDualMatch) {
@@ -1899,22 +1878,27 @@ TEST_F(GemmKernelTest, DequantizedPackedI4DecodeAndDualMatch) {
   check(dual, a100);
 }
 
+// Every tile, i8 per channel and packed i4 in groups of 32 along K: where a
+// tile's 16-byte chunks of packed i4 do not split over its threads (e.g.
+// 64x64 with K-major rows: 64 chunks, 128 threads) the copies take 8 bytes.
 TEST_F(GemmKernelTest, DequantizedRhsOnEveryMmaSyncTileMatches) {
-  for (const GemmTileShape &shape : getGemmTileShapes())
-    for (bool transposeRhs : {true, false}) {
-      SCOPED_TRACE(llvm::formatv("{0}x{1}, {2} stages, rhs {3}", shape.blockM,
-                                 shape.blockN, shape.stages,
-                                 transposeRhs ? "[N, K]" : "[K, N]")
-                       .str());
-      GemmCase c = dequantized("i8", transposeRhs, Epilogue::Bias);
-      c.m = 130;
-      c.n = 272;
-      c.k = 96;
-      c.scaleRows = transposeRhs ? c.n : 1;
-      c.scaleColumns = transposeRhs ? 1 : c.n;
-      c.shape = shape;
-      check(c, a100);
-    }
+  for (StringRef storage : {"i8", "i4"})
+    for (const GemmTileShape &shape : getGemmTileShapes())
+      for (bool transposeRhs : {true, false}) {
+        SCOPED_TRACE(llvm::formatv("{0} {1}x{2}, {3} stages, rhs {4}", storage,
+                                   shape.blockM, shape.blockN, shape.stages,
+                                   transposeRhs ? "[N, K]" : "[K, N]")
+                         .str());
+        GemmCase c = dequantized(storage, transposeRhs, Epilogue::Bias);
+        c.m = 130;
+        c.n = 288;
+        c.k = 96;
+        int64_t groups = storage == "i4" ? c.k / 32 : 1;
+        c.scaleRows = transposeRhs ? c.n : groups;
+        c.scaleColumns = transposeRhs ? groups : c.n;
+        c.shape = shape;
+        check(c, a100);
+      }
 }
 
 TEST_F(GemmKernelTest, DequantizedDecodeShapeSplitsKAndMatches) {
