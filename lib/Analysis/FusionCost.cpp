@@ -276,10 +276,13 @@ private:
     auto secondDequantize = second.getRhs().getDefiningOp<DequantizeOp>();
     if (static_cast<bool>(firstDequantize) !=
             static_cast<bool>(secondDequantize) ||
-        (firstDequantize && (firstDequantize.getInput().getType() !=
-                                 secondDequantize.getInput().getType() ||
-                             firstDequantize.getScales().getType() !=
-                                 secondDequantize.getScales().getType())))
+        (firstDequantize &&
+         (firstDequantize.getInput().getType() !=
+              secondDequantize.getInput().getType() ||
+          firstDequantize.getScales().getType() !=
+              secondDequantize.getScales().getType() ||
+          static_cast<bool>(firstDequantize.getZeroPoints()) !=
+              static_cast<bool>(secondDequantize.getZeroPoints()))))
       return refuse("their rhs are not dequantized alike");
     return true;
   }

@@ -397,8 +397,11 @@ private:
       if (std::string why = whyCannotDequantizeRhs(dequantize); !why.empty())
         return why;
       if (inputIndex(dequantize.getInput()) == analysis.inputs.end() ||
-          inputIndex(dequantize.getScales()) == analysis.inputs.end())
-        return "the dequantize's weights and scales must be kernel inputs";
+          inputIndex(dequantize.getScales()) == analysis.inputs.end() ||
+          (dequantize.getZeroPoints() &&
+           inputIndex(dequantize.getZeroPoints()) == analysis.inputs.end()))
+        return "the dequantize's weights, scales and zero points must be "
+               "kernel inputs";
     }
     for (MatmulOp product : {matmul, sibling}) {
       if (!product)
@@ -597,10 +600,10 @@ private:
   }
 
   /// The rhs prologue: k-step `step`'s stored tile of `tile` in ring
-  /// slot `slot` to its dequantized tile, each element times its block's
-  /// scale in f32 and rounded once to the operand type (as
-  /// memwall.dequantize is defined). Thread t takes elements t, t +
-  /// threads, ... of the tile.
+  /// slot `slot` to its dequantized tile, each element (minus its block's
+  /// zero point, if any) times its block's scale in f32 and rounded once to
+  /// the operand type (as memwall.dequantize is defined). Thread t takes
+  /// elements t, t + threads, ... of the tile.
   void dequantizeRhsSlot(const OperandTile &tile, Value slot, Value step) {
     DequantizeOp dequantize = tile.dequantize;
     auto [firstRow, firstColumn] =
@@ -609,6 +612,9 @@ private:
     int64_t blockRows = tile.rowLimit / scaleShape[0];
     int64_t blockColumns = tile.columnLimit / scaleShape[1];
     Value scales = emitter.getMemRef(dequantize.getScales());
+    Value zeroPoints = dequantize.getZeroPoints()
+                           ? emitter.getMemRef(dequantize.getZeroPoints())
+                           : Value();
     int64_t perThread = tile.rows * tile.columns / tiling.threads;
     for (int64_t i = 0; i < perThread; ++i) {
       Value flat = add(tid, i * tiling.threads);
@@ -620,7 +626,9 @@ private:
                                b, tile.ring, ValueRange{slot, row, column}));
       Value sourceRow = add(firstRow, row);
       Value sourceColumn = add(firstColumn, column);
-      // Past the weight's edge the stored byte is a zero fill: any scale.
+      // Past the weight's edge the stored byte is a zero fill: any scale
+      // and zero point (past K the lhs is zero-filled too, so (0 - z) s
+      // multiplies zeros; past N no output is stored).
       Value valid = insideOperand(tile, sourceRow, sourceColumn);
       Value scaleIndex = arith::SelectOp::create(
           b, valid,
@@ -629,8 +637,13 @@ private:
           idx(0));
       Value scale = emitter.toF32(
           memref::LoadOp::create(b, scales, ValueRange{scaleIndex}));
-      Value product =
-          arith::MulFOp::create(b, decodeStoredWeight(stored), scale);
+      Value decoded = decodeStoredWeight(stored);
+      if (zeroPoints) {
+        Value zero = emitter.toF32(
+            memref::LoadOp::create(b, zeroPoints, ValueRange{scaleIndex}));
+        decoded = arith::SubFOp::create(b, decoded, zero);
+      }
+      Value product = arith::MulFOp::create(b, decoded, scale);
       memref::StoreOp::create(b, arith::TruncFOp::create(b, element, product),
                               tile.dequantized,
                               ValueRange{idx(0), row, column});

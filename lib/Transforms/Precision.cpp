@@ -281,7 +281,7 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
       builder.setInsertionPoint(use->getOwner());
       use->set(DequantizeOp::create(builder, dequantizedLoc,
                                     withElement(type, activation), weight,
-                                    scales));
+                                    scales, /*zeroPoints=*/Value()));
     }
     return success();
   }

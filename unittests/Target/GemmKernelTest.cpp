@@ -111,6 +111,8 @@ struct GemmCase {
   /// over the rhs as stored (rank 2); none when empty.
   std::string rhsStorage;
   int64_t scaleRows = 1, scaleColumns = 1;
+  /// Asymmetric: zero points of the scales' shape (a single matmul only).
+  bool zeroPoints = false;
 };
 
 /// An fp8 byte's value, decoded independently of the kernel's bit trick:
@@ -230,10 +232,14 @@ protected:
                                   c.rhsStorage);
       std::string scales = tensor({c.scaleRows, c.scaleColumns}, t);
       args = "%a: " + lhs + ", %wq: " + stored;
-      body = "  %w = memwall.dequantize %wq, %ws : " + stored + ", " + scales +
+      body = "  %w = memwall.dequantize %wq, %ws" +
+             std::string(c.zeroPoints ? " zero_points %wz" : "") + " : " +
+             stored + ", " + scales + (c.zeroPoints ? ", " + scales : "") +
              " -> " + rhs + "\n";
       // Last, so the reference finds the other inputs where it expects.
       scalesArgument = ", %ws: " + scales;
+      if (c.zeroPoints)
+        scalesArgument += ", %wz: " + scales;
     }
     if (hasBias)
       args += ", %bias: " + bias;
@@ -398,18 +404,19 @@ protected:
           analysis.inputs.push_back(classify(operand, analysis.iterationShape));
     if (auto dequantize = matmul.getRhs().getDefiningOp<DequantizeOp>()) {
       // As the fusion analysis has them: read by the main loop only. The
-      // lhs first, the stored rhs second, the scales last (the reference's
-      // order of the function's arguments).
+      // lhs first, the stored rhs second, the scales and then the zero
+      // points last (the reference's order of the function's arguments).
       auto rank = [&](const KernelInput &input) {
         if (input.value == matmul.getLhs())
           return 0;
         if (input.value == dequantize.getInput())
           return 1;
-        return isa<DequantizeOp>(*input.value.getUsers().begin()) &&
-                       input.value ==
-                           input.value.getUsers().begin()->getOperand(1)
-                   ? 3
-                   : 2;
+        auto user = dyn_cast<DequantizeOp>(*input.value.getUsers().begin());
+        if (user && input.value == user.getScales())
+          return 3;
+        if (user && input.value == user.getZeroPoints())
+          return 4;
+        return 2;
       };
       llvm::stable_sort(analysis.inputs,
                         [&](const KernelInput &x, const KernelInput &y) {
@@ -620,10 +627,12 @@ protected:
           randomTensor(type.getNumElements(), type.getElementType()));
     }
     if (!c.rhsStorage.empty()) {
-      // The scales are last: the gate's (or only) rhs's, then the up's.
+      // The scales are last: the gate's (or only) rhs's, then the up's (or
+      // the zero points).
       bool dual = isDual(c.epilogue);
-      size_t scales = inputs.size() - (dual ? 2 : 1);
-      quantizeRhs(c, inputs[1], inputs[scales]);
+      size_t scales = inputs.size() - (dual || c.zeroPoints ? 2 : 1);
+      quantizeRhs(c, inputs[1], inputs[scales],
+                  c.zeroPoints ? &inputs.back() : nullptr);
       if (dual)
         quantizeRhs(c, inputs[c.epilogue == Epilogue::BiasSwiGlu ? 3 : 2],
                     inputs.back());
@@ -718,7 +727,8 @@ protected:
   /// memwall.dequantize defines: the decoded value times its block's scale
   /// from `scales`, in f32, rounded once to the operand type.
   void quantizeRhs(const GemmCase &c, TensorData &stored,
-                   const TensorData &scales) {
+                   const TensorData &scales,
+                   const TensorData *zeroPoints = nullptr) {
     int64_t rows = c.transposeRhs ? c.n : c.k;
     int64_t columns = c.transposeRhs ? c.k : c.n;
     bool e4m3 = c.rhsStorage == "f8E4M3FN";
@@ -748,8 +758,10 @@ protected:
       int64_t row = i / columns, column = i % columns;
       int64_t scaleIndex = row / (rows / c.scaleRows) * c.scaleColumns +
                            column / (columns / c.scaleColumns);
-      float product = static_cast<float>(decoded) *
-                      static_cast<float>(scales.values[scaleIndex]);
+      float shifted = static_cast<float>(decoded);
+      if (zeroPoints)
+        shifted -= static_cast<float>(zeroPoints->values[scaleIndex]);
+      float product = shifted * static_cast<float>(scales.values[scaleIndex]);
       stored.values[i] =
           c.f16 ? double(simt::f16ToFloat(simt::floatToF16(product)))
                 : double(simt::bf16ToFloat(simt::floatToBf16(product)));
@@ -1859,6 +1871,35 @@ TEST_F(GemmKernelTest, DequantizedPackedI4GroupwiseMatchesInBothLayouts) {
     perChannel.f16 = true;
     check(perChannel, a100);
   }
+}
+
+// Asymmetric quantization: (q - z) s with a zero point per block, i8 with
+// K = 144 (the last k-step half past K: the zero-filled weight bytes give
+// -z s there, which multiplies the lhs's zero fill) and packed i4 in groups
+// of 32 (AWQ's layout); split K on a decode shape.
+TEST_F(GemmKernelTest, DequantizedWithZeroPointsMatches) {
+  for (bool transposeRhs : {true, false}) {
+    SCOPED_TRACE(transposeRhs ? "rhs [N, K]" : "rhs [K, N]");
+    GemmCase i8 = dequantized("i8", transposeRhs, Epilogue::Bias);
+    i8.k = 144;
+    i8.zeroPoints = true;
+    check(i8, h100);
+    GemmCase i4 = dequantized("i4", transposeRhs, Epilogue::BiasGeluErf);
+    if (transposeRhs)
+      i4.scaleColumns = i4.k / 32;
+    else
+      i4.scaleRows = i4.k / 32;
+    i4.zeroPoints = true;
+    check(i4, a100);
+  }
+  GemmCase decode = dequantized("i4", true, Epilogue::None);
+  decode.m = 1;
+  decode.n = 256;
+  decode.k = 2048;
+  decode.scaleRows = decode.n;
+  decode.scaleColumns = decode.k / 128;
+  decode.zeroPoints = true;
+  EXPECT_GT(check(decode, h100).splitK, 1);
 }
 
 // A decode shape splits K; a dual (gate and up) dequantizes both packed

@@ -1399,14 +1399,18 @@ std::string evalCast(OpEval &e) {
   return "";
 }
 
-/// memwall.dequantize: each stored element times the scale of its block
-/// (the scales' dims divide the input's), in f32 as the GEMM's prologue
-/// computes it, rounded once to the result type.
+/// memwall.dequantize: each stored element (minus its block's zero point,
+/// when there are zero points) times the scale of its block (the scales'
+/// dims divide the input's), in f32 as the GEMM's prologue computes it,
+/// rounded once to the result type.
 std::string evalDequantize(OpEval &e) {
-  RETURN_IF_ERROR(e.expectOperands(2, 2));
+  RETURN_IF_ERROR(e.expectOperands(2, 3));
   const Tensor &q = e.operand(0), &scales = e.operand(1);
+  const Tensor *zeroPoints = e.in.size() == 3 ? &e.operand(2) : nullptr;
   if (scales.shape.size() != q.shape.size())
     return e.fail("scales must have the input's rank");
+  if (zeroPoints && zeroPoints->shape != scales.shape)
+    return e.fail("zero points must have the scales' shape");
   std::vector<int64_t> block(q.shape.size());
   for (size_t d = 0; d < q.shape.size(); ++d) {
     if (scales.shape[d] <= 0 || q.shape[d] % scales.shape[d] != 0)
@@ -1428,8 +1432,11 @@ std::string evalDequantize(OpEval &e) {
                     scaleIndex += coordinate / block[d] * scaleStride;
                     scaleStride *= scales.shape[d];
                   }
-                  float product = static_cast<float>(q.data[i]) *
-                                  static_cast<float>(scales.data[scaleIndex]);
+                  float stored = static_cast<float>(q.data[i]);
+                  if (zeroPoints)
+                    stored -= static_cast<float>(zeroPoints->data[scaleIndex]);
+                  float product =
+                      stored * static_cast<float>(scales.data[scaleIndex]);
                   e.out.data[i] = roundToDType(product, type);
                 }
               });

@@ -502,6 +502,25 @@ TEST(Dequantize, EachElementTimesItsBlocksScale) {
   EXPECT_EQ(t.data, (Data{0.5, -1, 6, 8, -32, 31.75, 0, -5}));
 }
 
+TEST(Dequantize, ZeroPointsShiftEachBlockBeforeItsScale) {
+  // Packed i4 q [1, 4] in blocks of 2 columns: (q - z) x s per block:
+  //   (-8 - (-8)) x 0.5 = 0, (7 - (-8)) x 0.5 = 7.5, (3 - 2) x -1 = -1,
+  //   (-1 - 2) x -1 = 3.
+  Tensor t = runOne("dequantize",
+                    {{"q", tensor(DType::I4, {1, 4}, {-8, 7, 3, -1})},
+                     {"s", f32({1, 2}, {0.5, -1})},
+                     {"z", f32({1, 2}, {-8, 2})}},
+                    DType::F32, {1, 4});
+  EXPECT_EQ(t.data, (Data{0, 7.5, -1, 3}));
+  OneOp g("dequantize",
+          {{"q", tensor(DType::I8, {1, 4}, Data(4, 1))},
+           {"s", f32({1, 2}, Data(2, 1))},
+           {"z", f32({1, 1}, Data(1, 0))}},
+          {{"out", DType::F32, {1, 4}}});
+  EXPECT_NE(g.run().find("zero points must have the scales' shape"),
+            std::string::npos);
+}
+
 TEST(Dequantize, RoundsTheProductOnceToTheResultType) {
   // 3 x (1/3 in bf16: 0.333984375) = 1.001953125, not a bf16 value: rounds
   // to 1 (bf16 has 8 significant bits).

@@ -1069,6 +1069,14 @@ func.func @dequantize_blocks(%q: tensor<16x32xi8>, %s: tensor<16x3xbf16>) {
 
 // -----
 
+func.func @dequantize_zero_points(%q: tensor<16x32xi8>, %s: tensor<16x1xbf16>, %z: tensor<16x2xbf16>) {
+  // expected-error @below {{zero points must have the scales' type 'tensor<16x1xbf16>', not 'tensor<16x2xbf16>'}}
+  %0 = memwall.dequantize %q, %s zero_points %z : tensor<16x32xi8>, tensor<16x1xbf16>, tensor<16x2xbf16> -> tensor<16x32xbf16>
+  return
+}
+
+// -----
+
 func.func @dequantize_shape(%q: tensor<16x32xi8>, %s: tensor<16x1xbf16>) {
   // expected-error @below {{result shape must be the input's}}
   %0 = memwall.dequantize %q, %s : tensor<16x32xi8>, tensor<16x1xbf16> -> tensor<32x16xbf16>

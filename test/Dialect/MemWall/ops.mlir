@@ -82,6 +82,8 @@ func.func @f(%x: tensor<4x128x768xbf16> {memwall.kind = #memwall.arg_kind<input>
   // CHECK: memwall.dequantize %{{.*}}, %{{.*}} : tensor<16x32xi8>, tensor<16x1xbf16> -> tensor<16x32xbf16>
   %s8 = memwall.dequantize %f8b, %scales8 : tensor<32x8xf8E4M3FN>, tensor<4x8xf32> -> tensor<32x8xf16>
   // CHECK: memwall.dequantize %{{.*}}, %{{.*}} : tensor<32x8xf8E4M3FN>, tensor<4x8xf32> -> tensor<32x8xf16>
+  %z16 = memwall.dequantize %i8a, %scales16 zero_points %scales16 : tensor<16x32xi8>, tensor<16x1xbf16>, tensor<16x1xbf16> -> tensor<16x32xbf16>
+  // CHECK: memwall.dequantize %{{.*}}, %[[S:.*]] zero_points %[[S]] : tensor<16x32xi8>, tensor<16x1xbf16>, tensor<16x1xbf16> -> tensor<16x32xbf16>
   return
 }
 

@@ -74,7 +74,10 @@ int64_t memwall::getGemmOperandBytes(Value operand) {
   if (auto dequantize = operand.getDefiningOp<DequantizeOp>();
       dequantize && isDequantizeAtUse(dequantize))
     return (countTensorBytes(dequantize.getInput().getType()) +
-            countTensorBytes(dequantize.getScales().getType()))
+            countTensorBytes(dequantize.getScales().getType()) +
+            (dequantize.getZeroPoints()
+                 ? countTensorBytes(dequantize.getZeroPoints().getType())
+                 : CheckedInt(0)))
         .saturated();
   auto cast = operand.getDefiningOp<CastOp>();
   if (!cast || !isDequantizeAtUse(cast))
@@ -103,6 +106,9 @@ LogicalResult DequantizeOp::verify() {
   ArrayRef<int64_t> scales = getScales().getType().getShape();
   if (getResult().getType().getShape() != stored)
     return emitOpError("result shape must be the input's");
+  if (getZeroPoints() && getZeroPoints().getType() != getScales().getType())
+    return emitOpError("zero points must have the scales' type ")
+           << getScales().getType() << ", not " << getZeroPoints().getType();
   if (scales.size() != stored.size())
     return emitOpError("scales must have the input's rank (")
            << stored.size() << "), not " << scales.size();

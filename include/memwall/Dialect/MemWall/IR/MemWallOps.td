@@ -729,11 +729,14 @@ def MemWall_DequantizeOp : MemWall_Op<"dequantize", [MemWall_Aliasing],
   let description = [{
     `result[i] = round(float(input[i]) * float(scales[i / block]))`, rounded
     once to the result's element type: the weight-only quantization of AWQ,
-    GPTQ and TensorRT-LLM (symmetric, no zero point). `scales` has the
-    input's rank and each of its dims divides the input's; the quotients are
-    the block each scale covers. A weight `[N, K]` quantized per output
-    channel has scales `[N, 1]` (`[1, N]` for `[K, N]`); groups of 128 along
-    K, scales `[N, K / 128]`.
+    GPTQ and TensorRT-LLM. `scales` has the input's rank and each of its dims
+    divides the input's; the quotients are the block each scale covers. A
+    weight `[N, K]` quantized per output channel has scales `[N, 1]` (`[1, N]`
+    for `[K, N]`); groups of 128 along K, scales `[N, K / 128]`. Asymmetric
+    quantization adds `zero_points` of the scales' type, one per block:
+    `round((float(input[i]) - float(zero_points[i / block])) *
+    float(scales[i / block]))` (AWQ's and GPTQ's unsigned 4-bit weights with
+    zero z are the signed i4 `q - 8` with zero point `z - 8`).
 
     Read only by matmuls, it is a *dequantize at use* (`isDequantizeAtUse`):
     memwall-fuse puts it in its GEMM's kernel, which dequantizes each tile
@@ -744,13 +747,18 @@ def MemWall_DequantizeOp : MemWall_Op<"dequantize", [MemWall_Aliasing],
     ```mlir
     %w = memwall.dequantize %q, %s
         : tensor<4096x4096xi8>, tensor<4096x1xbf16> -> tensor<4096x4096xbf16>
+    %v = memwall.dequantize %q4, %s4 zero_points %z4
+        : tensor<4096x4096xi4>, tensor<4096x32xbf16>, tensor<4096x32xbf16>
+        -> tensor<4096x4096xbf16>
     ```
   }];
   let arguments = (ins MemWall_QuantizedTensor:$input,
-                       MemWall_ComputeTensor:$scales);
+                       MemWall_ComputeTensor:$scales,
+                       Optional<MemWall_ComputeTensor>:$zeroPoints);
   let results = (outs MemWall_ComputeTensor:$result);
   let assemblyFormat = [{
-    $input `,` $scales attr-dict `:` type($input) `,` type($scales) `->`
+    $input `,` $scales (`zero_points` $zeroPoints^)? attr-dict `:`
+    type($input) `,` type($scales) (`,` type($zeroPoints)^)? `->`
     type($result)
   }];
   let hasVerifier = 1;
