@@ -46,10 +46,9 @@ RankedTensorType tensorType(Value value) {
 
 /// Whether `value` is a tensor of packed sub-byte elements (i4): only the
 /// GEMM's dequantizing prologue unpacks them.
-bool isPackedSubByte(Value value) {
+bool isPackedTensor(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
-  unsigned bits = type ? type.getElementTypeBitWidth() : 8;
-  return bits > 1 && bits < 8;
+  return type && isPackedSubByte(type.getElementType());
 }
 
 /// How `input` broadcasts to `shape`, if codegen can index it.
@@ -371,7 +370,7 @@ private:
     // Row ops' weight and bias must be [D] suffix inputs; everything else
     // any pattern codegen indexes.
     for (KernelInput &input : analysis.inputs) {
-      if (isPackedSubByte(input.value))
+      if (isPackedTensor(input.value))
         return fail(whyNot, "packed i4 is read only by the generated GEMM's "
                             "dequantizing prologue");
       std::optional<KernelInput> access = classifyAccess(input.value, shape);
@@ -618,7 +617,7 @@ private:
           llvm::any_of(input.value.getUsers(), [&](Operation *user) {
             return !isMatmul(user) && members.contains(user);
           });
-      if (readByEpilogue && isPackedSubByte(input.value))
+      if (readByEpilogue && isPackedTensor(input.value))
         return fail(whyNot, "the generated GEMM: packed i4 is read only by "
                             "its dequantizing prologue");
       if (!readByEpilogue) {

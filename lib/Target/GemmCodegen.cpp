@@ -88,6 +88,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace memwall;
 
@@ -1308,19 +1310,18 @@ private:
     tileColumn = sliceBegin;
 
     // The statistics go to the row buffer's padding (statisticsOf).
-    Value tile = rowStatistics;
     RowBufferSlice slice{rowBuffer, sliceBegin, columns};
     if (tiling.clusterN > 1)
       buildClusterRowStatistics(slice, norm);
     else
-      buildRowBufferStatistics(slice, tile, norm);
+      buildRowBufferStatistics(slice, norm);
     syncThreads();
     forEachVector(columns, [&](Value row, Value column, Value flat) {
       Lanes x;
       for (int64_t l = 0; l < emitter.getWidth(); ++l)
         x.push_back(emitter.toF32(memref::LoadOp::create(
             b, rowBuffer, ValueRange{row, add(column, l)})));
-      buildPassTwo(tile, norm, afterNorm, row, flat, x);
+      buildPassTwo(rowStatistics, norm, afterNorm, row, flat, x);
     });
     // No CTA leaves (and frees the shared memory the others read) before
     // every CTA has read the exchange: the arrive came after the reads.
@@ -1503,6 +1504,14 @@ private:
     body(row, lane);
   }
 
+  /// x -> (x - mean)^2, the variance pass's term.
+  std::function<Value(Value)> centredSquare(Value mean) {
+    return [this, mean](Value x) {
+      Value d = arith::SubFOp::create(b, x, mean);
+      return Value(arith::MulFOp::create(b, d, d));
+    };
+  }
+
   /// Sum of transform(x) over the slice's columns of `row` inside N, in
   /// every lane of the warp: lane l adds columns l, l + 32, ... (uniform
   /// trip count; columns past N add nothing), then a warp sum.
@@ -1533,8 +1542,7 @@ private:
   /// skipped), exact two passes over the row buffer's N columns (the mean,
   /// then the centred variance; the mean square for rms_norm); written as
   /// buildRowStatistics writes them.
-  void buildRowBufferStatistics(const RowBufferSlice &slice, Value tile,
-                                Operation *norm) {
+  void buildRowBufferStatistics(const RowBufferSlice &slice, Operation *norm) {
     forEachRowOfWarps([&](Value row, Value lane) {
       Value count = f32Constant(b, static_cast<double>(problem.n));
       Value mean = f32Constant(b, 0);
@@ -1543,14 +1551,9 @@ private:
             b, sumOverSlice(slice, row, lane, [](Value x) { return x; }),
             count);
       Value variance = arith::DivFOp::create(
-          b,
-          sumOverSlice(slice, row, lane,
-                       [&](Value x) {
-                         Value d = arith::SubFOp::create(b, x, mean);
-                         return Value(arith::MulFOp::create(b, d, d));
-                       }),
-          count);
-      storeRowStatistics(tile, row, lane, mean, variance, getEpsilon(norm));
+          b, sumOverSlice(slice, row, lane, centredSquare(mean)), count);
+      storeRowStatistics(rowStatistics, row, lane, mean, variance,
+                         getEpsilon(norm));
     });
   }
 
@@ -1583,12 +1586,6 @@ private:
       NVVM::ClusterArriveOp::create(b, /*aligned=*/b.getUnitAttr());
       NVVM::ClusterWaitOp::create(b, /*aligned=*/b.getUnitAttr());
     };
-    auto centred = [&](Value mean) {
-      return [this, mean](Value x) {
-        Value d = arith::SubFOp::create(b, x, mean);
-        return Value(arith::MulFOp::create(b, d, d));
-      };
-    };
     if (layerNorm) {
       forEachRowOfWarps([&](Value row, Value lane) {
         writePartial(0, row, lane,
@@ -1599,7 +1596,8 @@ private:
     forEachRowOfWarps([&](Value row, Value lane) {
       Value mean =
           layerNorm ? Value(clusterMean(0, row, lane)) : f32Constant(b, 0);
-      writePartial(1, row, lane, sumOverSlice(slice, row, lane, centred(mean)));
+      writePartial(1, row, lane,
+                   sumOverSlice(slice, row, lane, centredSquare(mean)));
     });
     clusterBarrier();
     forEachRowOfWarps([&](Value row, Value lane) {

@@ -134,8 +134,8 @@ public:
     auto issueIfBefore = [&](Value step) {
       Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, step,
                                             idx(kSteps));
-      issueStage(rem(firstStep ? add(firstStep, step) : step, tiling.stages),
-                 step, arith::AndIOp::create(b, isThread0, inRange));
+      issueStage(rem(ringStep(step), tiling.stages), step,
+                 arith::AndIOp::create(b, isThread0, inRange));
     };
     for (int64_t s = 0; s + 1 < tiling.stages; ++s)
       issueIfBefore(idx(s));
@@ -290,13 +290,17 @@ public:
   }
 
 private:
+  /// K-step `step` of this main loop counted along the ring (which may have
+  /// run other main loops' steps before: the row-chunked kernel's chunks).
+  Value ringStep(Value step) { return firstStep ? add(firstStep, step) : step; }
+
   /// Waits until k-step `step`'s tiles have landed in its ring slot (phase
   /// step / stages of the slot's "full" mbarrier); returns the slot.
   Value waitForStage(Value step) {
-    Value ringStep = firstStep ? add(firstStep, step) : step;
-    Value slot = rem(ringStep, tiling.stages);
+    Value along = ringStep(step);
+    Value slot = rem(along, tiling.stages);
     Value parity = arith::IndexCastOp::create(
-        b, b.getI1Type(), rem(div(ringStep, tiling.stages), 2));
+        b, b.getI1Type(), rem(div(along, tiling.stages), 2));
     nvgpu::MBarrierTryWaitParityOp::create(b, barriers, parity, idx(kWaitTicks),
                                            slot);
     return slot;

@@ -15,6 +15,8 @@
 #ifndef MEMWALL_LIB_TARGET_KERNELBUILDING_H
 #define MEMWALL_LIB_TARGET_KERNELBUILDING_H
 
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -77,9 +79,8 @@ inline mlir::MemRefType flatMemRefType(int64_t elements, mlir::Type element) {
 /// nibble) its bytes as i8.
 inline mlir::MemRefType flatMemRefType(mlir::Value tensor) {
   auto type = llvm::cast<mlir::RankedTensorType>(tensor.getType());
-  unsigned bits = type.getElementTypeBitWidth();
-  if (bits > 1 && bits < 8)
-    return flatMemRefType(llvm::divideCeil(type.getNumElements() * bits, 8),
+  if (memwall::isPackedSubByte(type.getElementType()))
+    return flatMemRefType(memwall::getTensorByteSize(type),
                           mlir::IntegerType::get(type.getContext(), 8));
   return flatMemRefType(type.getNumElements(), type.getElementType());
 }

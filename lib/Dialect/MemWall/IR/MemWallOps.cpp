@@ -56,6 +56,12 @@ CheckedInt memwall::countElements(Type type) {
   return CheckedInt::product(tensor.getShape());
 }
 
+bool memwall::isPackedSubByte(Type elementType) {
+  unsigned bits =
+      elementType.isIntOrFloat() ? elementType.getIntOrFloatBitWidth() : 8;
+  return bits > 1 && bits < 8;
+}
+
 CheckedInt memwall::countTensorBytes(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape() ||
@@ -64,7 +70,7 @@ CheckedInt memwall::countTensorBytes(Type type) {
   CheckedInt elements = countElements(tensor);
   // Sub-byte elements (i4) are packed: two to a byte. i1 takes a byte.
   unsigned bits = tensor.getElementType().getIntOrFloatBitWidth();
-  if (bits > 1 && bits < 8) {
+  if (isPackedSubByte(tensor.getElementType())) {
     std::optional<int64_t> count = elements.get();
     if (!count)
       return elements;
@@ -111,9 +117,9 @@ memwall::verifyCountableTensor(Type type,
   if (countTensorBytes(tensor).overflowed()) {
     // As countTensorBytes: i4 packs two to a byte, i1 takes a byte.
     Type element = tensor.getElementType();
-    unsigned bits = element.getIntOrFloatBitWidth();
-    factors.push_back(bits > 1 && bits < 8 ? bits / 8.0
-                                           : getElementByteSize(element));
+    factors.push_back(isPackedSubByte(element)
+                          ? element.getIntOrFloatBitWidth() / 8.0
+                          : getElementByteSize(element));
     return emitError() << type << " takes " << describeHugeCount(factors)
                        << " bytes, more than memwall can count (int64)";
   }

@@ -59,6 +59,9 @@ public:
 
 /// Bytes one element of `elementType` occupies in memory (i1 takes a byte).
 int64_t getElementByteSize(mlir::Type elementType);
+/// Whether `elementType` is stored packed, several elements a byte (i4: two,
+/// the even element in the low nibble); i1 is not (it takes a byte).
+bool isPackedSubByte(mlir::Type elementType);
 /// Elements and bytes of a statically shaped tensor (0 for anything else),
 /// overflowed when they do not fit int64.
 CheckedInt countElements(mlir::Type type);
