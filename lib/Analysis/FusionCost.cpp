@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 using namespace mlir;
 using namespace memwall;
@@ -162,6 +163,11 @@ private:
         dequantizes.push_back(dequantize);
         continue;
       }
+      // Checked once the matmul is known (matchGemmHeadsLayout).
+      if (isGemmHeadsLayoutOp(op)) {
+        hasHeadsLayoutOps = true;
+        continue;
+      }
       bool isAnchor = isRowReductionOp(op) || isa<MatmulOp>(op);
       if (!isAnchor)
         return fail(whyNot, "'" + op->getName().getStringRef() +
@@ -189,6 +195,21 @@ private:
     if (analysis.siblingMatmul && rowNorm)
       return fail(whyNot, "a dual GEMM has no layer_norm or rms_norm "
                           "epilogue");
+    if (hasHeadsLayoutOps) {
+      auto matmul = dyn_cast_or_null<MatmulOp>(analysis.anchor);
+      if (!matmul)
+        return fail(whyNot, "a reshape, transpose or rope runs in a kernel "
+                            "only as the heads layout of a GEMM's result");
+      if (rowNorm)
+        return fail(whyNot, "a GEMM writes its result heads-split only "
+                            "without a norm");
+      auto layouts =
+          matchGemmHeadsLayouts(analysis.ops, matmul.getType().getShape(),
+                                analysis.siblingMatmul ? 2 : 1, whyNot);
+      if (failed(layouts))
+        return false;
+      analysis.headsLayouts = std::move(*layouts);
+    }
     // A dequantize runs as its matmul's rhs prologue: the main loop reads
     // the stored weights and scales (a dual GEMM's two, or neither).
     for (Operation *op : {analysis.anchor, analysis.siblingMatmul})
@@ -601,13 +622,23 @@ private:
       return op == analysis.anchor || op == analysis.siblingMatmul ||
              isa<DequantizeOp>(op);
     };
+    auto isRopePositions = [&](Value value) {
+      return !analysis.headsLayouts.empty() &&
+             llvm::all_of(value.getUsers(), [&](Operation *user) {
+               auto rope = dyn_cast<RopeOp>(user);
+               return !members.contains(user) ||
+                      (rope && rope.getPositions() == value &&
+                       rope.getInput() != value);
+             });
+    };
     auto isMatmulBias = [&](Value value) {
       return value == matmul.getBias() ||
              (sibling && value == sibling.getBias());
     };
     ArrayRef<int64_t> shape = analysis.iterationShape;
     for (Operation *op : analysis.ops)
-      if (!isMatmul(op) && tensorType(op->getResult(0)).getShape() != shape)
+      if (!isMatmul(op) && !isGemmHeadsLayoutOp(op) &&
+          tensorType(op->getResult(0)).getShape() != shape)
         return fail(whyNot,
                     "the generated GEMM: an epilogue value of shape [" +
                         shapeString(tensorType(op->getResult(0)).getShape()) +
@@ -620,6 +651,12 @@ private:
       if (readByEpilogue && isPackedTensor(input.value))
         return fail(whyNot, "the generated GEMM: packed i4 is read only by "
                             "its dequantizing prologue");
+      // The rope's positions are read by it alone, at a row's position.
+      if (isRopePositions(input.value)) {
+        input.pattern = AccessPattern::Full;
+        input.innerElements = 1;
+        continue;
+      }
       if (!readByEpilogue) {
         // Operands only the main loop reads: a bias is a suffix [N].
         input.pattern = isMatmulBias(input.value) ? AccessPattern::Suffix
@@ -643,6 +680,14 @@ private:
         rowNorm ? getElementByteSize(
                       tensorType(rowNorm->getOperand(0)).getElementType())
                 : 0;
+    if (!analysis.headsLayouts.empty() && problem->batch != 1)
+      return fail(whyNot, "the generated GEMM writes heads-split results "
+                          "of one GEMM (batch dims folded into M), not of "
+                          "batched operands");
+    for (GemmHeadsLayout heads : analysis.headsLayouts)
+      if (heads.rope)
+        problem->epilogueColumnGroup =
+            std::lcm(problem->epilogueColumnGroup, heads.headDim);
     FailureOr<GemmTiling> tiling = chooseGemmTiling(
         *problem, target, countLiveValues(), &why,
         /*wholeRows=*/rowNorm != nullptr, rowBufferElementBytes);
@@ -858,6 +903,8 @@ private:
   llvm::SmallPtrSet<Operation *, 16> members;
   /// A layer_norm or rms_norm in a matmul's epilogue (memwall's GEMM only).
   Operation *rowNorm = nullptr;
+  /// The ops hold a reshape, transpose or rope (a heads layout, or refused).
+  bool hasHeadsLayoutOps = false;
   /// Dequantizes making the matmuls' rhs (their main loop's prologue).
   SmallVector<DequantizeOp, 2> dequantizes;
   /// The generated GEMM's tiling's work against the one it would choose
@@ -865,6 +912,102 @@ private:
   double tileFraction = 1;
 };
 } // namespace
+
+bool memwall::isGemmHeadsLayoutOp(Operation *op) {
+  return isa<ReshapeOp, TransposeOp, RopeOp>(op);
+}
+
+SmallVector<Operation *, 2> memwall::getGemmHeadsSplitOps(Operation *op) {
+  auto reshape = dyn_cast<ReshapeOp>(op);
+  if (!reshape || !reshape.getResult().hasOneUse())
+    return {};
+  auto transpose = dyn_cast<TransposeOp>(*reshape->getUsers().begin());
+  if (!transpose || transpose->getBlock() != reshape->getBlock())
+    return {};
+  return {reshape, transpose};
+}
+
+FailureOr<SmallVector<GemmHeadsLayout, 2>>
+memwall::matchGemmHeadsLayouts(ArrayRef<Operation *> ops,
+                               ArrayRef<int64_t> resultShape, int64_t products,
+                               std::string *whyNot) {
+  SmallVector<GemmHeadsLayout, 2> layouts;
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  auto refuse = [&](const Twine &why) {
+    fail(whyNot, "a GEMM's result is written heads-split by a reshape of "
+                 "[.., S, N] to [.., S, H, D], a transpose to [.., H, S, D] "
+                 "and an optional rope, but " +
+                     why);
+    return failure();
+  };
+  auto layoutOf = [&](Value value, auto member) -> GemmHeadsLayout * {
+    for (GemmHeadsLayout &layout : layouts)
+      if (auto op = layout.*member; op && op.getResult() == value)
+        return &layout;
+    return nullptr;
+  };
+  for (Operation *op : ops) {
+    if (!isGemmHeadsLayoutOp(op))
+      continue;
+    Value input = op->getOperand(0);
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      ArrayRef<int64_t> from = tensorType(input).getShape();
+      ArrayRef<int64_t> to = reshape.getType().getShape();
+      Operation *def = input.getDefiningOp();
+      if (!def || !members.contains(def) || from != resultShape)
+        return refuse("the reshape's input is not a value of the matmul's "
+                      "shape computed in the kernel");
+      if (from.size() < 2 || to.size() != from.size() + 1 ||
+          to.drop_back(2) != from.drop_back() || to.back() <= 0)
+        return refuse("the reshape does not split the last dim in two");
+      if (static_cast<int64_t>(layouts.size()) == products)
+        return refuse("the kernel holds more heads layouts than products");
+      GemmHeadsLayout &layout = layouts.emplace_back();
+      layout.split = reshape;
+      layout.numHeads = to[to.size() - 2];
+      layout.headDim = to.back();
+      layout.seqLen = from[from.size() - 2];
+    } else if (auto transpose = dyn_cast<TransposeOp>(op)) {
+      GemmHeadsLayout *layout = layoutOf(input, &GemmHeadsLayout::split);
+      if (!layout || layout->heads)
+        return refuse("the transpose reads no reshape of the layout");
+      ArrayRef<int64_t> permutation = transpose.getPermutation();
+      int64_t rank = static_cast<int64_t>(permutation.size());
+      for (int64_t i = 0; i < rank; ++i) {
+        int64_t expected =
+            i == rank - 3 ? rank - 2 : (i == rank - 2 ? rank - 3 : i);
+        if (permutation[i] != expected)
+          return refuse("the transpose does not swap S and H");
+      }
+      layout->heads = transpose;
+    } else {
+      auto rope = cast<RopeOp>(op);
+      GemmHeadsLayout *layout = layoutOf(input, &GemmHeadsLayout::heads);
+      if (!layout || layout->rope)
+        return refuse("the rope reads no transpose of the layout");
+      if (layout->headDim % 2 != 0)
+        return refuse("the head dim is odd");
+      layout->rope = rope;
+    }
+  }
+  // Each value of a layout feeds only the next op of it (or leaves the
+  // kernel) and a rope's result leaves it, so the epilogue's other ops
+  // never wait for a layout.
+  auto feedsOnly = [&](Value value, Operation *next) {
+    return llvm::all_of(value.getUsers(), [&](Operation *user) {
+      return user == next || !members.contains(user);
+    });
+  };
+  for (GemmHeadsLayout layout : layouts) {
+    if (!layout.heads)
+      return refuse("the reshape has no transpose after it");
+    if (!feedsOnly(layout.split.getResult(), layout.heads) ||
+        !feedsOnly(layout.heads.getResult(), layout.rope) ||
+        (layout.rope && !feedsOnly(layout.rope.getResult(), nullptr)))
+      return refuse("another op of the kernel reads a value of the layout");
+  }
+  return layouts;
+}
 
 FailureOr<KernelAnalysis> memwall::analyzeKernel(ArrayRef<Operation *> ops,
                                                  const GPUTarget &target,
@@ -898,6 +1041,7 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
   // What memwall-fuse may merge into a GEMM's kernel.
   auto mergeable = [&](Operation *op) {
     return isElementwiseOp(op) || isRowReductionOp(op) ||
+           !getGemmHeadsSplitOps(op).empty() || isa<RopeOp>(op) ||
            (isa<FusionOp>(op) && !holdsMatmul(op));
   };
   SmallVector<std::pair<Operation *, Operation *>> pairs;
@@ -957,8 +1101,27 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
   auto micros = [](double seconds) {
     return llvm::formatv("{0:f1} us", seconds * 1e6).str();
   };
+  // A heads split is one step: the reshape and its transpose; layout ops
+  // run apart as their own kernels (a reshape as none).
+  auto apartSeconds = [&](ArrayRef<Operation *> ops) -> FailureOr<double> {
+    if (!isGemmHeadsLayoutOp(ops.front())) {
+      FailureOr<KernelAnalysis> kernel = analyzeKernel(ops, target);
+      if (failed(kernel))
+        return failure();
+      return kernel->timeSeconds;
+    }
+    double seconds = 0;
+    for (Operation *op : ops)
+      seconds +=
+          estimateOpRoofline(cast<CostOpInterface>(op), target).timeSeconds;
+    return seconds;
+  };
   for (auto [producer, consumer] : pairs) {
-    ArrayRef<Operation *> first = opsOf[producer], second = opsOf[consumer];
+    ArrayRef<Operation *> first = opsOf[producer];
+    SmallVector<Operation *> second(opsOf[consumer]);
+    SmallVector<Operation *, 2> split = getGemmHeadsSplitOps(consumer);
+    if (!split.empty())
+      second.append(opsOf[split.back()]);
     SmallVector<Operation *> merged(first);
     merged.append(second.begin(), second.end());
     FusionRefusal refusal;
@@ -966,8 +1129,8 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
     refusal.consumer = locations(second);
     std::string why;
     FailureOr<KernelAnalysis> kernel = analyzeKernel(merged, target, &why);
-    FailureOr<KernelAnalysis> apartFirst = analyzeKernel(first, target);
-    FailureOr<KernelAnalysis> apartSecond = analyzeKernel(second, target);
+    FailureOr<double> apartFirst = apartSeconds(first);
+    FailureOr<double> apartSecond = apartSeconds(second);
     if (failed(kernel)) {
       refusal.reason = why;
     } else if (succeeded(apartFirst) && succeeded(apartSecond)) {
@@ -975,8 +1138,8 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
                        (kernel->gemmChoice.empty() ? std::string("memwall gemm")
                                                    : kernel->gemmChoice) +
                        ") predicts " + micros(kernel->timeSeconds) +
-                       ", apart " + micros(apartFirst->timeSeconds) + " + " +
-                       micros(apartSecond->timeSeconds);
+                       ", apart " + micros(*apartFirst) + " + " +
+                       micros(*apartSecond);
     } else {
       continue;
     }

@@ -403,6 +403,13 @@ memwall::getGemmTiling(const GemmProblem &problem, const GPUTarget &target,
                  "loop");
     return failure();
   }
+  if (shape.blockN % problem.epilogueColumnGroup != 0) {
+    fail(whyNot, "a rope in the epilogue needs whole heads of " +
+                     std::to_string(problem.epilogueColumnGroup) +
+                     " columns in a tile, but the tile is " +
+                     std::to_string(shape.blockN) + " wide");
+    return failure();
+  }
   if (rowChunked) {
     if (warpSpecialized) {
       fail(whyNot, "the warp-specialized kernel has no row-chunk loop: a "

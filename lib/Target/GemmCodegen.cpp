@@ -76,6 +76,7 @@
 #include "ElementwiseEmitter.h"
 #include "GemmWgmmaCodegen.h"
 #include "KernelBuilding.h"
+#include "LayoutCodegen.h"
 #include "MmaBuilding.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -107,6 +108,10 @@ int64_t getEpilogueWidth(const KernelAnalysis &analysis) {
   auto divides = [&](int64_t extent) { return extent % width == 0; };
   while (width > 1) {
     bool fits = divides(analysis.gemm.n);
+    // A heads-split store must not straddle heads, nor a rope's vector the
+    // halves it pairs.
+    for (GemmHeadsLayout heads : analysis.headsLayouts)
+      fits = fits && divides(heads.rope ? heads.headDim / 2 : heads.headDim);
     for (const KernelInput &input : analysis.inputs)
       if (input.value != matmul.getLhs() && input.value != matmul.getRhs() &&
           (!sibling || input.value != sibling.getRhs()) &&
@@ -422,11 +427,27 @@ private:
     if (sibling && sibling.getLhs() != matmul.getLhs())
       return "a dual GEMM's matmuls must share their lhs";
     Operation *norm = getRowNorm();
+    ArrayRef<GemmHeadsLayout> layouts = analysis.headsLayouts;
     for (Operation *op : analysis.ops)
       if (op != matmul && op != sibling && op != norm &&
-          !isa<DequantizeOp, ElementwiseOpInterface>(op))
-        return "the epilogue may hold elementwise ops and one layer_norm or "
-               "rms_norm only";
+          !isa<DequantizeOp, ElementwiseOpInterface>(op) &&
+          !(!layouts.empty() && isGemmHeadsLayoutOp(op)))
+        return "the epilogue may hold elementwise ops, one layer_norm or "
+               "rms_norm and heads layouts only";
+    if (!layouts.empty() &&
+        (norm || problem.batch != 1 ||
+         static_cast<int64_t>(layouts.size()) > problem.rhsOperands))
+      return "heads-split epilogues run on one GEMM without a norm, at most "
+             "one per product";
+    for (GemmHeadsLayout heads : layouts) {
+      if (heads.numHeads * heads.headDim != problem.n ||
+          problem.m % heads.seqLen != 0)
+        return "a heads layout must split N into heads and M into sequences";
+      if (heads.rope && (tiling.blockN % heads.headDim != 0 ||
+                         heads.headDim % (2 * emitter.getWidth()) != 0))
+        return "a rope in the epilogue needs whole heads in a tile and "
+               "vectors within a head's half";
+    }
     if (isGemmRowChunked(tiling) && !norm)
       return "only a norm in the epilogue runs row-chunked";
     if (norm && sibling)
@@ -1121,17 +1142,80 @@ private:
   void splitAtNorm(Operation *norm, SmallVectorImpl<Operation *> &beforeNorm,
                    SmallVectorImpl<Operation *> &afterNorm) {
     for (Operation *op : analysis.ops) {
-      if (op == matmul || op == sibling || op == norm || isa<DequantizeOp>(op))
+      if (op == matmul || op == sibling || op == norm ||
+          isa<DequantizeOp>(op) || isGemmHeadsLayoutOp(op))
         continue;
       (norm && norm->isBeforeInBlock(op) ? afterNorm : beforeNorm)
           .push_back(op);
     }
   }
 
+  /// Whether pass 2 computes `output`: the norm, the ops after it, or the
+  /// rope of a heads layout.
   bool isComputedAfterNorm(Value output, Operation *norm,
                            ArrayRef<Operation *> afterNorm) {
     Operation *def = output.getDefiningOp();
+    if (isa_and_nonnull<RopeOp>(def))
+      return true;
     return norm && (def == norm || llvm::is_contained(afterNorm, def));
+  }
+
+  /// What pass 2 reads back from the staged tiles, one per tile: the norm's
+  /// input, or each rope's (a dual GEMM's second in the second product's
+  /// tile, which pass 1 has read by then).
+  SmallVector<Value, 2> getPassTwoInputs(Operation *norm) {
+    if (norm)
+      return {norm->getOperand(0)};
+    SmallVector<Value, 2> inputs;
+    for (GemmHeadsLayout heads : analysis.headsLayouts)
+      if (heads.rope)
+        inputs.push_back(heads.rope.getInput());
+    return inputs;
+  }
+
+  /// Where the element at tile (row, column) of `output` is stored: `flat`
+  /// for a value in the matmul's layout, its [.., H, S, D] index for one of
+  /// a heads layout after its transpose.
+  Value outputIndex(Value output, Value row, Value column, Value flat) {
+    const GemmHeadsLayout *layout =
+        llvm::find_if(analysis.headsLayouts, [&](GemmHeadsLayout heads) {
+          return output == heads.heads.getResult() ||
+                 (heads.rope && output == heads.rope.getResult());
+        });
+    if (layout == analysis.headsLayouts.end())
+      return flat;
+    GemmHeadsLayout heads = *layout;
+    Value globalRow = add(tileRow, row), globalColumn = add(tileColumn, column);
+    Value sequence = div(globalRow, heads.seqLen);
+    Value s = rem(globalRow, heads.seqLen);
+    Value head = div(globalColumn, heads.headDim);
+    Value d = rem(globalColumn, heads.headDim);
+    Value headRow =
+        add(mul(add(mul(sequence, heads.numHeads), head), heads.seqLen), s);
+    return add(mul(headRow, heads.headDim), d);
+  }
+
+  /// Pass 2 of a rope in the epilogue at one vector: each element rotated
+  /// with its partner half a head away in the staged tile (both rounded to
+  /// the rope input's type by pass 1), stored heads-split.
+  void buildRopePass(GemmHeadsLayout heads, Value tile, Value row, Value column,
+                     Value flat) {
+    RopeOp rope = heads.rope;
+    Value globalRow = add(tileRow, row);
+    Value d = rem(add(tileColumn, column), heads.headDim);
+    Value position = RopeRotation::loadPosition(
+        b, rope, emitter.getMemRef(rope.getPositions()),
+        div(globalRow, heads.seqLen), rem(globalRow, heads.seqLen));
+    Value headStart = arith::SubIOp::create(b, column, d);
+    Lanes x = readTile(tile, row, column), y;
+    for (int64_t l = 0; l < emitter.getWidth(); ++l) {
+      RopeRotation rotation(b, rope, position, add(d, l));
+      Value partner = memref::LoadOp::create(
+          b, tile, ValueRange{row, add(headStart, rotation.partnerColumn)});
+      y.push_back(rotation.rotate(x[l], partner));
+    }
+    emitter.storeOutput(rope.getResult(), y,
+                        outputIndex(rope.getResult(), row, column, flat));
   }
 
   /// Pass 1 over the staged `tiles` (one per rhs) at columns tileColumn..:
@@ -1141,7 +1225,7 @@ private:
   void buildPassOne(
       ArrayRef<Value> tiles, Operation *norm, ArrayRef<Operation *> beforeNorm,
       ArrayRef<Operation *> afterNorm,
-      function_ref<void(Value row, Value column, const Lanes &x)>
+      function_ref<void(size_t tile, Value row, Value column, const Lanes &x)>
           keepNormInput) {
     forEachVector(tiling.blockN, [&](Value row, Value column, Value flat) {
       DenseMap<Value, Lanes> lanes;
@@ -1157,13 +1241,18 @@ private:
         lanes[sibling.getResult()] = std::move(product);
       }
       emitter.evaluate(beforeNorm, flat, lanes);
+      // A heads layout's reshape and transpose move elements, not values.
+      for (GemmHeadsLayout heads : analysis.headsLayouts) {
+        Lanes moved = lanes.lookup(heads.split.getInput());
+        lanes[heads.split.getResult()] = moved;
+        lanes[heads.heads.getResult()] = moved;
+      }
       for (Value output : outputs)
         if (!isComputedAfterNorm(output, norm, afterNorm))
           emitter.storeOutput(output, emitter.lanesOf(output, flat, lanes),
-                              flat);
-      if (norm)
-        keepNormInput(row, column,
-                      emitter.lanesOf(norm->getOperand(0), flat, lanes));
+                              outputIndex(output, row, column, flat));
+      for (auto [tile, kept] : llvm::enumerate(getPassTwoInputs(norm)))
+        keepNormInput(tile, row, column, emitter.lanesOf(kept, flat, lanes));
     });
   }
 
@@ -1207,17 +1296,28 @@ private:
     Operation *norm = getRowNorm();
     SmallVector<Operation *> beforeNorm, afterNorm;
     splitAtNorm(norm, beforeNorm, afterNorm);
-    // Pass 1; a norm's input goes back to the tile, rounded to its tensor's
-    // element type as the unfused graph would store it.
-    Type normInputType = getRowBufferType();
+    // Pass 1; a norm's or rope's input goes back to a tile, rounded to its
+    // tensor's element type as the unfused graph would store it.
+    SmallVector<Value, 2> kept = getPassTwoInputs(norm);
     buildPassOne(tiles, norm, beforeNorm, afterNorm,
-                 [&](Value row, Value column, const Lanes &x) {
+                 [&](size_t into, Value row, Value column, const Lanes &x) {
+                   Type type =
+                       cast<ShapedType>(kept[into].getType()).getElementType();
                    for (int64_t l = 0; l < emitter.getWidth(); ++l)
                      memref::StoreOp::create(
-                         b,
-                         emitter.toF32(emitter.fromF32(x[l], normInputType)),
-                         tile, ValueRange{row, add(column, l)});
+                         b, emitter.toF32(emitter.fromF32(x[l], type)),
+                         tiles[into], ValueRange{row, add(column, l)});
                  });
+    if (!norm && !kept.empty()) {
+      // Every element of the tiles is kept before any is rotated.
+      syncThreads();
+      forEachVector(tiling.blockN, [&](Value row, Value column, Value flat) {
+        size_t into = 0;
+        for (GemmHeadsLayout heads : analysis.headsLayouts)
+          if (heads.rope)
+            buildRopePass(heads, tiles[into++], row, column, flat);
+      });
+    }
     if (!norm)
       return;
 
@@ -1289,7 +1389,7 @@ private:
       else
         buildAnyMainLoop();
       buildPassOne(stageAccumulatorTiles(), norm, beforeNorm, afterNorm,
-                   [&](Value row, Value column, const Lanes &x) {
+                   [&](size_t, Value row, Value column, const Lanes &x) {
                      Value bufferColumn = add(chunkColumn, column);
                      for (int64_t l = 0; l < emitter.getWidth(); ++l)
                        memref::StoreOp::create(

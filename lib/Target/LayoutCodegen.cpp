@@ -227,49 +227,19 @@ private:
     return branch.getResult(0);
   }
 
-  /// Element (.., s, i) of rope: x_i cos θ ∓ x_{i±D/2} sin θ with
-  /// θ = ±position · theta^(-2(i mod D/2)/D), in f32.
+  /// Element (.., s, i) of rope [B, H, S, D] at output index `outFlat`.
   Value rope(RopeOp rope, Value input, Value positions, Value outFlat) {
     ArrayRef<int64_t> shape = rope.getInput().getType().getShape();
     int64_t heads = shape[1], seq = shape[2], d = shape[3];
-    int64_t half = d / 2;
     Value column = arith::RemUIOp::create(b, outFlat, idx(d));
     Value row = arith::DivUIOp::create(b, outFlat, idx(d));
     Value s = arith::RemUIOp::create(b, row, idx(seq));
-    Value positionIndex = s;
-    if (rope.getPositions().getType().getRank() == 2) {
-      Value batchIndex = arith::DivUIOp::create(b, row, idx(heads * seq));
-      positionIndex = arith::AddIOp::create(
-          b, arith::MulIOp::create(b, batchIndex, idx(seq)), s);
-    }
-    Value position =
-        memref::LoadOp::create(b, positions, ValueRange{positionIndex});
-    position = arith::SIToFPOp::create(b, b.getF32Type(), position);
-    Value firstHalf =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, column, idx(half));
-    Value pairIndex = arith::RemUIOp::create(b, column, idx(half));
-    Value pairFloat = arith::UIToFPOp::create(
-        b, b.getF32Type(),
-        arith::IndexCastUIOp::create(b, b.getI32Type(), pairIndex));
-    // theta^(-2i/D) = exp2(-2i/D · log2 theta).
-    double sign = rope.getInverse() ? -1.0 : 1.0;
-    Value exponent = arith::MulFOp::create(
-        b, pairFloat,
-        f32(-2.0 / static_cast<double>(d) *
-            std::log2(rope.getTheta().convertToDouble())));
-    Value angle = arith::MulFOp::create(
-        b,
-        arith::MulFOp::create(b, position, math::Exp2Op::create(b, exponent)),
-        f32(sign));
-    Value cosine = math::CosOp::create(b, angle);
-    Value sine = math::SinOp::create(b, angle);
-    // The partner of element i is i + D/2 in the first half, i - D/2 in the
-    // second; the first half subtracts its partner's rotation.
-    Value partnerColumn = arith::SelectOp::create(
-        b, firstHalf, arith::AddIOp::create(b, column, idx(half)),
-        arith::SubIOp::create(b, column, idx(half)));
+    Value batch = arith::DivUIOp::create(b, row, idx(heads * seq));
+    RopeRotation rotation(
+        b, rope, RopeRotation::loadPosition(b, rope, positions, batch, s),
+        column);
     Value partnerFlat = arith::AddIOp::create(
-        b, arith::SubIOp::create(b, outFlat, column), partnerColumn);
+        b, arith::SubIOp::create(b, outFlat, column), rotation.partnerColumn);
     Type element = rope.getInput().getType().getElementType();
     auto widen = [&](Value x) {
       return element.isF32()
@@ -279,11 +249,7 @@ private:
     Value x = widen(memref::LoadOp::create(b, input, ValueRange{outFlat}));
     Value partner =
         widen(memref::LoadOp::create(b, input, ValueRange{partnerFlat}));
-    Value signedSine = arith::SelectOp::create(
-        b, firstHalf, arith::NegFOp::create(b, sine), sine);
-    Value result =
-        arith::AddFOp::create(b, arith::MulFOp::create(b, x, cosine),
-                              arith::MulFOp::create(b, partner, signedSine));
+    Value result = rotation.rotate(x, partner);
     return element.isF32() ? result
                            : Value(arith::TruncFOp::create(b, element, result));
   }
@@ -298,4 +264,52 @@ gpu::GPUFuncOp memwall::emitLayoutKernel(gpu::GPUModuleOp gpuModule,
                                          StringRef name, Operation *op,
                                          const LayoutKernelPlan &plan) {
   return LayoutKernelBuilder(gpuModule, op, plan).build(name);
+}
+
+Value RopeRotation::loadPosition(ImplicitLocOpBuilder &b, RopeOp rope,
+                                 Value positions, Value batch, Value s) {
+  Value at = s;
+  if (rope.getPositions().getType().getRank() == 2) {
+    int64_t seq = rope.getInput().getType().getShape()[2];
+    at = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, batch, indexConstant(b, seq)), s);
+  }
+  Value position = memref::LoadOp::create(b, positions, ValueRange{at});
+  return arith::SIToFPOp::create(b, b.getF32Type(), position);
+}
+
+RopeRotation::RopeRotation(ImplicitLocOpBuilder &b, RopeOp rope, Value position,
+                           Value column)
+    : b(b) {
+  int64_t d = rope.getInput().getType().getShape().back();
+  int64_t half = d / 2;
+  Value firstHalf = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, column,
+                                          indexConstant(b, half));
+  Value pairIndex = arith::RemUIOp::create(b, column, indexConstant(b, half));
+  Value pairFloat = arith::UIToFPOp::create(
+      b, b.getF32Type(),
+      arith::IndexCastUIOp::create(b, b.getI32Type(), pairIndex));
+  // theta^(-2i/D) = exp2(-2i/D · log2 theta).
+  double sign = rope.getInverse() ? -1.0 : 1.0;
+  Value exponent = arith::MulFOp::create(
+      b, pairFloat,
+      f32Constant(b, -2.0 / static_cast<double>(d) *
+                         std::log2(rope.getTheta().convertToDouble())));
+  Value angle = arith::MulFOp::create(
+      b, arith::MulFOp::create(b, position, math::Exp2Op::create(b, exponent)),
+      f32Constant(b, sign));
+  cosine = math::CosOp::create(b, angle);
+  Value sine = math::SinOp::create(b, angle);
+  // The partner of element i is i + D/2 in the first half, i - D/2 in the
+  // second; the first half subtracts its partner's rotation.
+  partnerColumn = arith::SelectOp::create(
+      b, firstHalf, arith::AddIOp::create(b, column, indexConstant(b, half)),
+      arith::SubIOp::create(b, column, indexConstant(b, half)));
+  signedSine = arith::SelectOp::create(b, firstHalf,
+                                       arith::NegFOp::create(b, sine), sine);
+}
+
+Value RopeRotation::rotate(Value x, Value partner) const {
+  return arith::AddFOp::create(b, arith::MulFOp::create(b, x, cosine),
+                               arith::MulFOp::create(b, partner, signedSine));
 }

@@ -18,7 +18,10 @@
 #ifndef MEMWALL_LIB_TARGET_LAYOUTCODEGEN_H
 #define MEMWALL_LIB_TARGET_LAYOUTCODEGEN_H
 
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <array>
 
@@ -41,6 +44,28 @@ LayoutKernelPlan planLayoutKernel(mlir::Operation *op);
 mlir::gpu::GPUFuncOp emitLayoutKernel(mlir::gpu::GPUModuleOp gpuModule,
                                       llvm::StringRef name, mlir::Operation *op,
                                       const LayoutKernelPlan &plan);
+
+/// rope's math, shared by its own kernel and the GEMM epilogue that writes
+/// q or k heads-split: `rotation(x, partner)` of element `column` (of D) of
+/// a head at `position`, x cos θ ∓ partner sin θ in f32, θ = ±position ·
+/// theta^(-2(column mod D/2)/D), the first half subtracting.
+struct RopeRotation {
+  RopeRotation(mlir::ImplicitLocOpBuilder &b, RopeOp rope, mlir::Value position,
+               mlir::Value column);
+  /// The column of `column`'s partner: column ± D/2.
+  mlir::Value partnerColumn;
+  mlir::Value rotate(mlir::Value x, mlir::Value partner) const;
+
+  /// `positions[batch · S + s]` (positions [B, S]) or `positions[s]` ([S]),
+  /// as f32.
+  static mlir::Value loadPosition(mlir::ImplicitLocOpBuilder &b, RopeOp rope,
+                                  mlir::Value positions, mlir::Value batch,
+                                  mlir::Value s);
+
+private:
+  mlir::ImplicitLocOpBuilder &b;
+  mlir::Value cosine, signedSine;
+};
 
 } // namespace memwall
 

@@ -53,6 +53,8 @@ struct Group {
   double timeSeconds = 0;
   unsigned version = 0;
   bool alive = true;
+  /// Layout ops only (seedLayoutGroup): no kernel until a GEMM takes them.
+  bool layoutOnly = false;
 };
 
 struct Candidate {
@@ -77,8 +79,11 @@ public:
 
   FusionCounts run() {
     unsigned position = 0;
-    for (Operation &op : block.without_terminator()) {
+    for (Operation &op : block.without_terminator())
       positions[&op] = position++;
+    for (Operation &op : block.without_terminator()) {
+      if (seedLayoutGroup(&op))
+        continue;
       if (!isElementwiseOp(&op) && !isRowReductionOp(&op) &&
           !isa<MatmulOp>(&op))
         continue;
@@ -126,6 +131,28 @@ public:
   }
 
 private:
+  /// A heads split (reshape + transpose) or a rope: no generated kernel of
+  /// its own, but a GEMM's epilogue may take it (its layout kernel's time is
+  /// the saving). Such a group is materialized only merged with a GEMM.
+  bool seedLayoutGroup(Operation *op) {
+    SmallVector<Operation *, 2> ops = getGemmHeadsSplitOps(op);
+    if (ops.empty() && isa<RopeOp>(op))
+      ops.push_back(op);
+    if (ops.empty())
+      return false;
+    Group group;
+    for (Operation *member : ops) {
+      groupOf[member] = groups.size();
+      group.ops.push_back(member);
+      group.timeSeconds +=
+          estimateOpRoofline(cast<CostOpInterface>(member), target).timeSeconds;
+    }
+    group.layoutOnly = true;
+    secondsBefore += group.timeSeconds;
+    groups.push_back(std::move(group));
+    return true;
+  }
+
   /// Groups that produce an input of `id`, consume one of its results, or
   /// read one of its inputs too (siblings: merged, they read it once).
   llvm::SmallSetVector<unsigned, 8> neighbors(unsigned id) {
@@ -253,6 +280,7 @@ private:
   void merge(unsigned a, unsigned b) {
     Group &into = groups[a], &from = groups[b];
     into.ops.append(from.ops.begin(), from.ops.end());
+    into.layoutOnly = false;
     llvm::sort(into.ops, [&](Operation *x, Operation *y) {
       return positions.lookup(x) < positions.lookup(y);
     });
@@ -269,7 +297,7 @@ private:
   FusionCounts materialize() {
     FusionCounts counts;
     for (Group &group : groups) {
-      if (!group.alive || group.ops.size() < 2)
+      if (!group.alive || group.ops.size() < 2 || group.layoutOnly)
         continue;
       KernelAnalysis analysis = *analyzeKernel(group.ops, target);
       SmallVector<Value> inputs;

@@ -78,6 +78,41 @@ struct GemmEpilogue {
 };
 
 /// A set of ops that can run as one kernel.
+/// A GEMM epilogue value written heads-split, as attention reads it: a
+/// `reshape` of a `[.., S, N]` value of the matmul's shape to `[.., S, H, D]`
+/// (N = H·D), a `transpose` swapping S and H to `[.., H, S, D]`, and
+/// optionally a `rope` of that (Llama's q and k; v has none). Element (row,
+/// column) of the GEMM, row = l·S + s and column = h·D + d, lands at
+/// ((l·H + h)·S + s)·D + d. With a rope, a tile holds whole heads (its width
+/// a multiple of D) so that each element finds its rotation partner d ± D/2
+/// in the staged tile.
+struct GemmHeadsLayout {
+  ReshapeOp split;
+  TransposeOp heads;
+  RopeOp rope;
+  int64_t numHeads = 0, headDim = 0, seqLen = 0;
+};
+
+/// The heads layouts among `ops` (a kernel's, in program order; at most one
+/// per product, e.g. a dual GEMM's k and v): none when `ops` hold no
+/// reshape, transpose or rope; failure, with why, when they hold ones that
+/// are not that pattern (a reshape other than splitting N, another
+/// permutation, a rope of another value, a value of the pattern read by
+/// another op of the kernel, more layouts than products).
+llvm::FailureOr<llvm::SmallVector<GemmHeadsLayout, 2>>
+matchGemmHeadsLayouts(llvm::ArrayRef<mlir::Operation *> ops,
+                      mlir::ArrayRef<int64_t> resultShape, int64_t products,
+                      std::string *whyNot = nullptr);
+
+/// Whether `op` may end a GEMM's epilogue as part of a heads layout.
+bool isGemmHeadsLayoutOp(mlir::Operation *op);
+
+/// The heads split starting at `op`: a reshape and the transpose that is its
+/// one user (what memwall-fuse may fold into the epilogue of the GEMM
+/// computing the reshape's input, as one step); empty otherwise.
+llvm::SmallVector<mlir::Operation *, 2>
+getGemmHeadsSplitOps(mlir::Operation *op);
+
 struct KernelAnalysis {
   FusionKind kind = FusionKind::Elementwise;
   /// The row reduction (Reduction) or matmul (MatmulEpilogue, Gemm); null
@@ -100,6 +135,8 @@ struct KernelAnalysis {
   llvm::SmallVector<int64_t> iterationShape;
   /// MatmulEpilogue: the cuBLASLt call.
   GemmEpilogue epilogue;
+  /// Gemm: values the epilogue writes heads-split (and rotated).
+  llvm::SmallVector<GemmHeadsLayout, 2> headsLayouts;
   /// Gemm: the problem memwall's generated GEMM solves and its tiling (the
   /// launch: tiling.grid x tiling.threads, tiling.sharedBytes dynamic).
   GemmProblem gemm;

@@ -61,6 +61,10 @@ struct GemmProblem {
   /// (kGemmWarpSpecializedAttrName): chooseGemmTiling tries its shapes
   /// before the plain wgmma kernel's.
   bool warpSpecializedRequested = false;
+  /// Columns the epilogue reads together (a rotary embedding's head dim: each
+  /// element's partner is half a head away): a tile's width must be a
+  /// multiple. 1 when the epilogue is elementwise.
+  int64_t epilogueColumnGroup = 1;
 };
 
 /// The problem, or failure with why the generated kernel cannot run it

@@ -53,9 +53,12 @@ if "fusion" in report:
     for g in groups:
         # A dequantize at use launches no kernel of its own.
         assert g["kernels_before"] >= 1 and len(g["ops"]) >= g["kernels_before"]
-        # Merges save; a matmul with its dequantize is one kernel, merged or
-        # not (nothing saved).
-        assert g["bytes_saved"] >= 0 and g["time_after_s"] <= g["time_before_s"] * (1 + 1e-12)
+        # Merges save time; bytes too, except where the merged GEMM splits K
+        # more ways than its parts did (its f32 partials are traffic); a
+        # matmul with its dequantize is one kernel, merged or not (nothing
+        # saved).
+        assert g["bytes_saved"] >= 0 or "K split" in g.get("gemm_choice", ""), g
+        assert g["time_after_s"] <= g["time_before_s"] * (1 + 1e-12), g
         assert (g["bytes_saved"] > 0 and g["time_after_s"] < g["time_before_s"]) or \
             any(loc.endswith(".dequantized") for loc in g["ops"]) or len(g["ops"]) > g["kernels_before"], g
     for r in fusion.get("refused", []):

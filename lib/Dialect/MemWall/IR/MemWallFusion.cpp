@@ -39,7 +39,7 @@ LogicalResult FusionOp::verify() {
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError("yielded types must be the result types");
   unsigned matmuls = 0, rowReductions = 0, norms = 0, others = 0,
-           dequantizes = 0;
+           dequantizes = 0, layouts = 0;
   Value matmulLhs;
   bool lhsDiffers = false;
   for (Operation &op : block.without_terminator()) {
@@ -53,9 +53,13 @@ LogicalResult FusionOp::verify() {
       ++rowReductions;
     else if (isa<DequantizeOp>(op))
       ++dequantizes;
+    else if (isa<ReshapeOp, TransposeOp, RopeOp>(op))
+      ++layouts;
     else if (!isElementwiseOp(&op))
       return op.emitOpError("cannot be fused: only elementwise ops, one row "
-                            "reduction or one matmul run in a fusion");
+                            "reduction or one matmul (with a dequantize of "
+                            "its rhs or a heads layout of its result) run "
+                            "in a fusion");
     else
       ++others;
   }
@@ -65,6 +69,12 @@ LogicalResult FusionOp::verify() {
   if (dequantizes && (getKind() != FusionKind::Gemm || dequantizes > matmuls))
     return emitOpError("a dequantize is fused only into a gemm fusion, as "
                        "the rhs prologue of a matmul");
+  // A reshape, transpose and rope write a generated GEMM's result
+  // heads-split (memwall::matchGemmHeadsLayout says which).
+  if (layouts && (getKind() != FusionKind::Gemm || rowReductions))
+    return emitOpError("a reshape, transpose or rope is fused only into a "
+                       "gemm fusion without a norm, as the heads layout of "
+                       "a product");
   switch (getKind()) {
   case FusionKind::Elementwise:
     if (matmuls || rowReductions)
