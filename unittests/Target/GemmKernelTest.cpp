@@ -79,10 +79,23 @@ enum class Epilogue {
   SwiGlu,
   /// The same with a bias on each product.
   BiasSwiGlu,
+  /// bias, then the [B, S, N] result written heads-split ([B, H, S, D] by a
+  /// reshape and a transpose), as attention reads v.
+  BiasHeadsSplit,
+  /// heads-split and rotated by rope, as q and k.
+  HeadsRope,
+  /// A dual GEMM of k and v: k heads-split and rotated, v heads-split.
+  DualHeadsRope,
 };
 
 bool isDual(Epilogue epilogue) {
-  return epilogue == Epilogue::SwiGlu || epilogue == Epilogue::BiasSwiGlu;
+  return epilogue == Epilogue::SwiGlu || epilogue == Epilogue::BiasSwiGlu ||
+         epilogue == Epilogue::DualHeadsRope;
+}
+
+bool isHeadsLayout(Epilogue epilogue) {
+  return epilogue == Epilogue::BiasHeadsSplit ||
+         epilogue == Epilogue::HeadsRope || epilogue == Epilogue::DualHeadsRope;
 }
 
 struct GemmCase {
@@ -113,6 +126,12 @@ struct GemmCase {
   int64_t scaleRows = 1, scaleColumns = 1;
   /// Asymmetric: zero points of the scales' shape (a single matmul only).
   bool zeroPoints = false;
+  /// Heads-layout epilogues: the lhs is [batch, m, K] (m is the sequence
+  /// S) and the result is split into heads of `headDim`; rope's positions
+  /// are [batch, m] with `batchPositions` (else [m]), its rotation inverted
+  /// with `inverseRope`.
+  int64_t headDim = 0;
+  bool batchPositions = false, inverseRope = false;
 };
 
 /// An fp8 byte's value, decoded independently of the kernel's bit trick:
@@ -155,6 +174,16 @@ protected:
     TensorData data;
     int64_t bytes = element.getIntOrFloatBitWidth() / 8;
     data.bytes.resize(elements * bytes);
+    // Rope's positions: token positions of a long context.
+    if (element.isInteger(64)) {
+      std::uniform_int_distribution<int64_t> position(0, 4095);
+      for (int64_t i = 0; i < elements; ++i) {
+        int64_t p = position(rng);
+        data.values.push_back(static_cast<double>(p));
+        std::memcpy(&data.bytes[8 * i], &p, 8);
+      }
+      return data;
+    }
     // Quantized storage (1-byte, or packed i4): quantizeRhs fills it.
     if (bytes <= 1) {
       data.values.assign(elements, 0);
@@ -198,7 +227,7 @@ protected:
         text += std::to_string(d) + "x";
       return text + element.str() + ">";
     };
-    bool batched = c.batch > 1;
+    bool batched = c.batch > 1 || c.headDim > 0;
     auto withBatch = [&](int64_t rows, int64_t columns, bool hasBatch) {
       SmallVector<int64_t> dims;
       if (hasBatch)
@@ -219,11 +248,39 @@ protected:
       attributes = std::string("{") + (c.transposeLhs ? "transpose_lhs" : "") +
                    (c.transposeLhs && c.transposeRhs ? ", " : "") +
                    (c.transposeRhs ? "transpose_rhs" : "") + "}";
-    bool hasBias = c.epilogue != Epilogue::None &&
-                   c.epilogue != Epilogue::ScaleCast &&
-                   c.epilogue != Epilogue::SiluScalar &&
-                   c.epilogue != Epilogue::RmsNormScale &&
-                   c.epilogue != Epilogue::SwiGlu;
+    bool hasBias =
+        c.epilogue != Epilogue::None && c.epilogue != Epilogue::ScaleCast &&
+        c.epilogue != Epilogue::SiluScalar &&
+        c.epilogue != Epilogue::RmsNormScale &&
+        c.epilogue != Epilogue::SwiGlu && c.epilogue != Epilogue::HeadsRope &&
+        c.epilogue != Epilogue::DualHeadsRope;
+    // A heads layout of `value`: [B, S, H, D], then [B, H, S, D]; rotated
+    // when `rope`. Returns the layout's last value.
+    std::string positions =
+        c.batchPositions ? tensor({c.batch, c.m}, "i64") : tensor({c.m}, "i64");
+    auto headsLayout = [&](StringRef value, StringRef name, bool rope,
+                           std::string &body) {
+      int64_t heads = c.headDim > 0 ? c.n / c.headDim : 0;
+      std::string split = tensor({c.batch, c.m, heads, c.headDim}, t);
+      std::string split4 = tensor({c.batch, heads, c.m, c.headDim}, t);
+      body += llvm::formatv("  %{0}s = memwall.reshape {1} [{2}, {3}, {4}, "
+                            "{5}] : {6} -> {7}\n",
+                            name, value, c.batch, c.m, heads, c.headDim, result,
+                            split)
+                  .str();
+      body += llvm::formatv("  %{0}t = memwall.transpose %{0}s [0, 2, 1, 3] "
+                            ": {1} -> {2}\n",
+                            name, split, split4)
+                  .str();
+      if (!rope)
+        return std::make_pair("%" + name.str() + "t", split4);
+      body += llvm::formatv("  %{0}r = memwall.rope %{0}t, %p theta "
+                            "1.000000e+04{1} : {2}, {3}\n",
+                            name, c.inverseRope ? " inverse" : "", split4,
+                            positions)
+                  .str();
+      return std::make_pair("%" + name.str() + "r", split4);
+    };
     std::string args = "%a: " + lhs + ", %w: " + rhs;
     std::string body;
     if (!c.rhsStorage.empty()) {
@@ -303,6 +360,23 @@ protected:
               "  %o = memwall.scale %n by 2.000000e+00 : " + result + "\n";
       returned = "%o";
       break;
+    case Epilogue::BiasHeadsSplit:
+      std::tie(returned, results) = headsLayout("%r", "v", false, body);
+      break;
+    case Epilogue::HeadsRope:
+      args += ", %p: " + positions;
+      std::tie(returned, results) = headsLayout("%r", "q", true, body);
+      break;
+    case Epilogue::DualHeadsRope: {
+      args += ", %wu: " + rhs + ", %p: " + positions;
+      body += "  %u = memwall.matmul %a, %wu " + attributes + " : " + lhs +
+              ", " + rhs + " -> " + result + "\n";
+      auto [k, kType] = headsLayout("%r", "k", true, body);
+      auto [v, vType] = headsLayout("%u", "v", false, body);
+      returned = k + ", " + v;
+      results = kType + ", " + vType;
+      break;
+    }
     case Epilogue::SwiGlu:
     case Epilogue::BiasSwiGlu:
       // The up projection: the same lhs and layouts, its own weight (and
@@ -434,6 +508,24 @@ protected:
     EXPECT_TRUE(succeeded(problem)) << why;
     if (analysis.siblingMatmul)
       problem->rhsOperands = 2;
+    if (isHeadsLayout(c.epilogue)) {
+      // As the fusion analysis has them: the layouts, and the positions
+      // read by rope alone.
+      FailureOr<SmallVector<GemmHeadsLayout, 2>> layouts =
+          matchGemmHeadsLayouts(analysis.ops, resultType.getShape(),
+                                problem->rhsOperands, &why);
+      EXPECT_TRUE(succeeded(layouts)) << why;
+      if (succeeded(layouts))
+        analysis.headsLayouts = *layouts;
+      for (KernelInput &input : analysis.inputs)
+        if (cast<RankedTensorType>(input.value.getType())
+                .getElementType()
+                .isInteger(64)) {
+          input.pattern = AccessPattern::Full;
+          input.innerElements = 1;
+          problem->epilogueColumnGroup = c.headDim;
+        }
+    }
     problem->wgmmaRequested = c.wgmma;
     problem->warpSpecializedRequested = c.warpSpecialized;
     analysis.gemm = *problem;
@@ -465,7 +557,8 @@ protected:
         isDual(c.epilogue) ? &inputs[dualBias ? 3 : 2].values : nullptr;
     std::vector<std::vector<double>> outputs(
         c.epilogue == Epilogue::MidChainOutput ||
-                c.epilogue == Epilogue::BiasResidualLayerNorm
+                c.epilogue == Epilogue::BiasResidualLayerNorm ||
+                c.epilogue == Epilogue::DualHeadsRope
             ? 2
             : 1);
     for (int64_t z = 0; z < batches; ++z)
@@ -532,6 +625,16 @@ protected:
           case Epilogue::BiasLayerNormWithoutBias:
             outputs[0].push_back(rounded(x + inputs[2].values[j]));
             break;
+          case Epilogue::BiasHeadsSplit:
+            outputs[0].push_back(x + inputs[2].values[j]);
+            break;
+          case Epilogue::HeadsRope:
+            outputs[0].push_back(x);
+            break;
+          case Epilogue::DualHeadsRope:
+            outputs[0].push_back(x);
+            outputs[1].push_back(y);
+            break;
           case Epilogue::SwiGlu:
           case Epilogue::BiasSwiGlu: {
             if (dualBias) {
@@ -543,6 +646,8 @@ protected:
           }
           }
         }
+    if (isHeadsLayout(c.epilogue))
+      headsLayoutReference(c, inputs, outputs);
     // Norms over each row of N.
     if (c.epilogue == Epilogue::BiasResidualLayerNorm ||
         c.epilogue == Epilogue::RmsNormScale ||
@@ -578,6 +683,49 @@ protected:
         outputs[0] = normalized;
     }
     return outputs;
+  }
+
+  /// Heads-layout outputs from their values in the GEMM's layout: [B, S, H,
+  /// D] moved to [B, H, S, D]; the first output rotated by rope (when the
+  /// case has one) from its input rounded to the element type, as the
+  /// unfused graph stores it: x_d cos θ ∓ x_{d ± D/2} sin θ, θ = position ·
+  /// 10000^(-2 (d mod D/2) / D) (negated for the inverse).
+  void headsLayoutReference(const GemmCase &c,
+                            const std::vector<TensorData> &inputs,
+                            std::vector<std::vector<double>> &outputs) {
+    int64_t batches = c.batch, seq = c.m, d = c.headDim, heads = c.n / d;
+    for (auto [o, values] : llvm::enumerate(outputs)) {
+      std::vector<double> moved(values.size());
+      for (int64_t b = 0; b < batches; ++b)
+        for (int64_t s = 0; s < seq; ++s)
+          for (int64_t h = 0; h < heads; ++h)
+            for (int64_t e = 0; e < d; ++e)
+              moved[((b * heads + h) * seq + s) * d + e] =
+                  values[(b * seq + s) * c.n + h * d + e];
+      values = std::move(moved);
+      if (o != 0 || c.epilogue == Epilogue::BiasHeadsSplit)
+        continue;
+      std::vector<double> rounded = values;
+      for (double &v : rounded)
+        v = c.f16 ? double(simt::f16ToFloat(simt::floatToF16(v)))
+                  : double(simt::bf16ToFloat(simt::floatToBf16(v)));
+      const std::vector<double> &positions = inputs.back().values;
+      for (int64_t b = 0; b < batches; ++b)
+        for (int64_t h = 0; h < heads; ++h)
+          for (int64_t s = 0; s < seq; ++s) {
+            double position = positions[c.batchPositions ? b * seq + s : s];
+            int64_t row = ((b * heads + h) * seq + s) * d;
+            for (int64_t e = 0; e < d; ++e) {
+              double angle = position *
+                             std::pow(10000.0, -2.0 * (e % (d / 2)) / d) *
+                             (c.inverseRope ? -1 : 1);
+              bool first = e < d / 2;
+              double partner = rounded[row + (first ? e + d / 2 : e - d / 2)];
+              values[row + e] = rounded[row + e] * std::cos(angle) +
+                                (first ? -1 : 1) * partner * std::sin(angle);
+            }
+          }
+    }
   }
 
   /// Generates the kernel of `c` on `target`, runs it in the interpreter
@@ -699,10 +847,11 @@ protected:
       double relative = element.isF32()   ? 1e-5
                         : element.isF16() ? 1.0 / 1024
                                           : 1.0 / 128;
-      // A norm's input is rounded to 16 bits from f32 in the kernel and from
-      // double here: where the two round apart, one more ulp.
+      // A norm's or rope's input is rounded to 16 bits from f32 in the
+      // kernel and from double here: where the two round apart, one more
+      // ulp.
       bool hasNorm = llvm::any_of(analysis.ops, [](Operation *op) {
-        return isa<LayerNormOp, RmsNormOp>(op);
+        return isa<LayerNormOp, RmsNormOp, RopeOp>(op);
       });
       if (hasNorm && !element.isF32())
         relative *= 2;
@@ -1802,6 +1951,155 @@ TEST_F(GemmKernelTest, SplitKDualGemmSwiGluMatches) {
     EXPECT_GT(tiling.splitK, 1);
     EXPECT_EQ(tiling.variant, GemmVariant::MmaSync);
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Heads layouts: results written [B, H, S, D] (and rotated by rope)
+//===----------------------------------------------------------------------===//
+
+/// Attention's projection of `batch` sequences of `seq` tokens into heads of
+/// `headDim` (N = heads x headDim).
+GemmCase headsCase(Epilogue epilogue, int64_t batch, int64_t seq, int64_t n,
+                   int64_t headDim, int64_t k = 40) {
+  GemmCase c = gemmCase(seq, n, k, epilogue);
+  c.batch = batch;
+  c.headDim = headDim;
+  return c;
+}
+
+// v: a bias, then each element stored at its head's row, on ragged
+// sequences (M = 2 x 37 rows, tiles straddle the sequences) with the
+// mma.sync and the wgmma kernels.
+TEST_F(GemmKernelTest, HeadsSplitEpilogueWritesEachHeadsRows) {
+  for (bool wgmma : {false, true}) {
+    SCOPED_TRACE(wgmma ? "wgmma" : "mma.sync");
+    GemmCase c = headsCase(Epilogue::BiasHeadsSplit, 2, 37, 96, 32);
+    c.wgmma = wgmma;
+    c.f16 = wgmma;
+    GemmTiling tiling = check(c, h100);
+    EXPECT_EQ(tiling.variant,
+              wgmma ? GemmVariant::Wgmma : GemmVariant::MmaSync);
+  }
+}
+
+// q and k: the rotation pairs d with d + D/2 across the staged tile; every
+// tile the chooser may take holds whole heads (D = 64 and 128), positions
+// per sequence or per token, the inverse rotation, bf16 and f16.
+TEST_F(GemmKernelTest, RopeEpilogueRotatesWholeHeadsInTheTile) {
+  struct Variant {
+    int64_t headDim, n;
+    bool wgmma, batchPositions, inverse, f16;
+  };
+  for (Variant v : {Variant{64, 128, false, false, false, false},
+                    Variant{64, 192, false, true, true, true},
+                    Variant{128, 256, false, false, false, true},
+                    Variant{64, 128, true, true, false, false},
+                    Variant{128, 256, true, false, true, false}}) {
+    SCOPED_TRACE(
+        llvm::formatv("D {0}, N {1}, wgmma {2}", v.headDim, v.n, v.wgmma)
+            .str());
+    GemmCase c = headsCase(Epilogue::HeadsRope, 2, 37, v.n, v.headDim, 72);
+    c.wgmma = v.wgmma;
+    c.batchPositions = v.batchPositions;
+    c.inverseRope = v.inverse;
+    c.f16 = v.f16;
+    GemmTiling tiling = check(c, h100);
+    EXPECT_EQ(tiling.blockN % v.headDim, 0);
+    EXPECT_EQ(tiling.variant,
+              v.wgmma ? GemmVariant::Wgmma : GemmVariant::MmaSync);
+  }
+}
+
+// Every mma.sync tile wide enough for a 64-wide head runs the rope.
+TEST_F(GemmKernelTest, RopeEpilogueOnEveryTileHoldingWholeHeadsMatches) {
+  for (const GemmTileShape &shape : getGemmTileShapes()) {
+    if (shape.stages != 3)
+      continue;
+    SCOPED_TRACE(llvm::formatv("{0}x{1}", shape.blockM, shape.blockN).str());
+    GemmCase c = headsCase(Epilogue::HeadsRope, 1, 77, 128, 64);
+    c.shape = shape;
+    check(c, h100);
+  }
+}
+
+// Decode: one token per sequence, K split; the reduce kernel rotates.
+TEST_F(GemmKernelTest, RopeEpilogueInTheSplitKReduceKernelMatches) {
+  for (bool wgmma : {false, true}) {
+    SCOPED_TRACE(wgmma ? "wgmma" : "mma.sync");
+    GemmCase c = headsCase(Epilogue::HeadsRope, 4, 1, 256, 128, 2048);
+    c.wgmma = wgmma;
+    c.batchPositions = true;
+    GemmTiling tiling = check(c, h100);
+    EXPECT_GT(tiling.splitK, 1);
+  }
+}
+
+// Llama's k and v as one dual GEMM: k rotated from the first product's
+// tile, v from the second's, each written heads-split; prefill and a
+// split-K decode.
+TEST_F(GemmKernelTest, DualGemmWritesKRotatedAndVHeadsSplit) {
+  for (bool wgmma : {false, true}) {
+    SCOPED_TRACE(wgmma ? "wgmma" : "mma.sync");
+    GemmCase c = headsCase(Epilogue::DualHeadsRope, 2, 37, 128, 64, 72);
+    c.wgmma = wgmma;
+    check(c, h100);
+    GemmCase decode = headsCase(Epilogue::DualHeadsRope, 2, 1, 256, 128, 2048);
+    decode.wgmma = wgmma;
+    decode.batchPositions = true;
+    EXPECT_GT(check(decode, h100).splitK, 1);
+  }
+}
+
+// A rotated element read from the wrong half is caught.
+TEST_F(GemmKernelTest, RopeWrongReferenceIsCaught) {
+  GemmCase c = headsCase(Epilogue::HeadsRope, 1, 5, 128, 64);
+  EXPECT_NONFATAL_FAILURE(check(c, h100,
+                                [](std::vector<std::vector<double>> &expected) {
+                                  // Head 1, token 2, element 3.
+                                  expected[0][(1 * 5 + 2) * 64 + 3] += 0.5;
+                                }),
+                          "element 451");
+}
+
+// A head no tile holds whole (D = 96: no tile is a multiple of 96 wide)
+// runs no rope in the epilogue, and the chooser says why.
+TEST_F(GemmKernelTest, RopeOverHeadsNoTileHoldsIsRefusedWithWhy) {
+  GemmProblem problem;
+  problem.m = 256;
+  problem.n = 384;
+  problem.k = 256;
+  problem.elementType = BFloat16Type::get(context.get());
+  problem.transposeRhs = true;
+  problem.epilogueColumnGroup = 96;
+  std::string why;
+  EXPECT_TRUE(failed(chooseGemmTiling(problem, h100, 4, &why)));
+  EXPECT_NE(why.find("needs whole heads of 96 columns in a tile"),
+            std::string::npos)
+      << why;
+  problem.epilogueColumnGroup = 128;
+  FailureOr<GemmTiling> tiling = chooseGemmTiling(problem, h100, 4, &why);
+  ASSERT_TRUE(succeeded(tiling)) << why;
+  EXPECT_EQ(tiling->blockN % 128, 0);
+}
+
+TEST_F(GemmKernelTest, RopeEpiloguePtxAssemblesWithoutSpills) {
+  std::optional<std::string> ptxas = findPtxas();
+  if (!ptxas)
+    GTEST_SKIP() << "no ptxas";
+  registerPtxLowering(*context);
+  for (bool wgmma : {false, true})
+    for (Epilogue epilogue : {Epilogue::HeadsRope, Epilogue::DualHeadsRope}) {
+      SCOPED_TRACE(llvm::formatv("wgmma {0}, dual {1}", wgmma,
+                                 epilogue == Epilogue::DualHeadsRope)
+                       .str());
+      GemmCase c = headsCase(epilogue, 4, 512, 1024, 128, 512);
+      c.wgmma = wgmma;
+      KernelAnalysis analysis;
+      std::string ptx = lowerToPtx(c, wgmma ? h100 : a100, analysis);
+      ASSERT_FALSE(ptx.empty());
+      expectAssemblesWithoutSpills(*ptxas, ptx, wgmma ? "sm_90a" : "sm_80",
+                                   analysis);
+    }
 }
 
 //===----------------------------------------------------------------------===//
