@@ -2010,6 +2010,15 @@ TEST_F(GemmKernelTest, RopeEpilogueRotatesWholeHeadsInTheTile) {
   }
 }
 
+// The warp-specialized kernel's consumers rotate from its dense staged
+// tile, meeting on their named barrier.
+TEST_F(GemmKernelTest, WarpSpecializedRopeEpilogueMatches) {
+  GemmCase c = headsCase(Epilogue::HeadsRope, 2, 70, 256, 128, 136);
+  c.wgmma = c.warpSpecialized = true;
+  c.batchPositions = true;
+  EXPECT_EQ(check(c, h100).variant, GemmVariant::WgmmaWarpSpecialized);
+}
+
 // Every mma.sync tile wide enough for a 64-wide head runs the rope.
 TEST_F(GemmKernelTest, RopeEpilogueOnEveryTileHoldingWholeHeadsMatches) {
   for (const GemmTileShape &shape : getGemmTileShapes()) {
