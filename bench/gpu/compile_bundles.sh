@@ -54,7 +54,7 @@ for src in "${sources[@]}"; do
       # Weight-only int8/int4 runs on memwall's mma.sync kernel whatever
       # the flags (cuBLASLt takes no dequantizing prologue): one bundle.
       ;;
-    gemm_*|mlp_*|memory_bound_model_*_bf16)
+    gemm_*|mlp_*|attn_proj_*|memory_bound_model_*_bf16)
       compile_one "$src" "$name.memwall" --gemm=memwall
       compile_one "$src" "$name.cublaslt" --gemm=cublaslt
       # --gemm=memwall runs the sm_90a wgmma + TMA kernel where it applies;

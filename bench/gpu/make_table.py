@@ -268,6 +268,27 @@ def render(args, pytorch, rows):
                            fmt_tflops(w.get("eager_TFLOPs")),
                            fmt_tflops(w.get("compile_TFLOPs"))))
 
+    tuned_rows = [r for r in rows
+                  if r["torch"] and "autotune_ms" in r["torch"]]
+    if tuned_rows:
+        out.append("")
+        out.append("### GEMM workloads against torch.compile max-autotune")
+        out.append("")
+        out.append("| workload | memwall ms | max-autotune ms | speedup vs "
+                   "max-autotune |")
+        out.append("|---|---:|---:|---:|")
+        for row in tuned_rows:
+            t = memwall_seconds(row)
+            mw_ms = t * 1e3 if t else None
+            tuned = row["torch"].get("autotune_ms")
+            tuned_text = fmt_ms(tuned)
+            if tuned is None and row["torch"].get("autotune_error"):
+                tuned_text = ("skipped" if row["torch"]["autotune_error"]
+                              .startswith("skipped") else "failed")
+            out.append("| %s | %s | %s | %s |" % (
+                row["name"], fmt_ms(mw_ms), tuned_text,
+                fmt_speedup(ratio(tuned, mw_ms))))
+
     if attention_rows:
         out += render_attention(pytorch, attention_rows)
 

@@ -37,7 +37,10 @@ CUDA events, after `warmup` untimed iterations. `bytes` counts every input
 (activations and weights) and every output once; GB/s is bytes / median time
 (1 GB = 1e9 bytes). `flops` counts the matmuls only (2*M*N*K); it is 0 for
 the memory-bound workloads. A torch.compile failure is recorded as null
-times and the error text, and the run goes on.
+times and the error text, and the run goes on. With --max-autotune-budget
+the GEMM workloads (gemm_*, mlp_*, attn_proj_*, the 16-bit seeds) are also
+timed under torch.compile(mode="max-autotune") while the budget lasts
+("autotune_ms", "autotune_GBps", "autotune_TFLOPs", "autotune_error").
 
   python3 bench/gpu/pytorch_bench.py --out pytorch.json
   python3 bench/gpu/pytorch_bench.py --list          # no GPU, no torch needed
@@ -142,6 +145,32 @@ def _llama_mlp(x, r, wg, wu, wd):
     return r + F.linear(F.silu(F.linear(x, wg)) * F.linear(x, wu), wd)
 
 
+def _llama_attention_projections(heads):
+    # Hugging Face's LlamaAttention up to the attention core: q, k, v
+    # projections, view + transpose(1, 2) to [B, H, S, D], and
+    # apply_rotary_pos_emb (rotate_half) on q and k at `positions`.
+    def fn(x, positions, wq, wk, wv):
+        b, s, _ = x.shape
+
+        def split(t):
+            return t.view(b, s, heads, -1).transpose(1, 2)
+
+        q, k, v = split(F.linear(x, wq)), split(F.linear(x, wk)), \
+            split(F.linear(x, wv))
+        d = q.shape[-1]
+        inv_freq = 10000.0 ** (-torch.arange(0, d, 2, device=x.device,
+                                             dtype=torch.float32) / d)
+        angles = positions.float()[:, None] * inv_freq[None, :]
+        emb = torch.cat((angles, angles), dim=-1)
+        cos, sin = emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+
+        def rotate(t):
+            half = torch.cat((-t[..., d // 2:], t[..., :d // 2]), dim=-1)
+            return t * cos + half * sin
+        return rotate(q), rotate(k), v
+    return fn
+
+
 def _gpt2_mlp(x, r, w1, b1, w2, b2):
     return r + F.linear(F.gelu(F.linear(x, w1, b1), approximate="tanh"), w2, b2)
 
@@ -183,6 +212,16 @@ def gemm_workloads():
                           ("mlp.down.weight", [h, i], "weight")],
                "outputs": [[t, h]], "flops": 2 * t * h * i * 3,
                "fn": _llama_mlp})
+    b, s, h, heads = 2, 1024, 4096, 32
+    wl.append({"name": "attn_proj_llama2_7b_2048_bf16", "dtype": "bf16",
+               "inputs": [("x", [b, s, h], "input"),
+                          ("positions", [s], "positions"),
+                          ("attn.q.weight", [h, h], "weight"),
+                          ("attn.k.weight", [h, h], "weight"),
+                          ("attn.v.weight", [h, h], "weight")],
+               "outputs": [[b, heads, s, h // heads]] * 3,
+               "flops": 2 * b * s * h * h * 3,
+               "fn": _llama_attention_projections(heads)})
     t, c = 16384, 768
     wl.append({"name": "mlp_gpt2_16x1024_bf16", "dtype": "bf16",
                "inputs": [("x", [t, c], "input"), ("residual", [t, c], "input"),
@@ -322,6 +361,7 @@ def workloads():
         # int8 (quantized weights) takes one byte an element, as do packed
         # int4's bytes.
         w["bytes"] = (sum(numel(s) * (1 if kind in ("int8", "int4packed")
+                                      else 8 if kind == "positions"
                                       else size)
                           for _, s, kind in w["inputs"]) +
                       size * sum(numel(s) for s in w["outputs"]))
@@ -331,6 +371,13 @@ def workloads():
 # ---------------------------------------------------------------------------
 # Timing
 # ---------------------------------------------------------------------------
+
+
+def is_gemm_workload(w):
+    """Workloads whose time is mostly GEMMs: torch.compile's max-autotune
+    mode tunes those."""
+    return w["name"].startswith(("gemm_", "mlp_", "attn_proj_")) or (
+        w["name"].startswith("memory_bound_model_") and w["dtype"] != "f32")
 
 
 def make_inputs(w, seed):
@@ -344,6 +391,10 @@ def make_inputs(w, seed):
             # Quantized weights: symmetric int8 as a quantizer writes them.
             tensors.append(torch.randint(-127, 128, shape, device="cuda",
                                          dtype=torch.int8, generator=gen))
+            continue
+        if kind == "positions":
+            # Token positions 0..S-1.
+            tensors.append(torch.arange(shape[0], device="cuda"))
             continue
         if kind == "int4packed":
             # Packed int4 weights: every byte (every nibble pair) is valid.
@@ -606,6 +657,7 @@ def run(args, selected):
             "matmul.allow_bf16_reduced_precision_reduction":
                 torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
             "compile_mode": "default",
+            "max_autotune_budget_s": args.max_autotune_budget,
         },
         "workloads": [],
     }
@@ -656,7 +708,27 @@ def run(args, selected):
                 record["compile_error"] = "%s: %s" % (type(e).__name__,
                                                       str(e)[:2000])
                 traceback.print_exc()
-        for mode in ("eager", "compile"):
+        if args.max_autotune_budget and is_gemm_workload(w):
+            # torch.compile's GEMM autotuning (Triton templates against
+            # cuBLAS): minutes of compilation a workload, so only while its
+            # budget lasts.
+            record.update(autotune_ms=None, autotune_error=None)
+            if time.monotonic() - start > args.max_autotune_budget:
+                record["autotune_error"] = (
+                    "skipped: --max-autotune-budget of %g s spent" %
+                    args.max_autotune_budget)
+            elif inputs is not None:
+                try:
+                    torch._dynamo.reset()
+                    tuned = torch.compile(w["fn"], mode="max-autotune")
+                    record["autotune_ms"] = time_ms(tuned, inputs,
+                                                    args.warmup, args.iters)
+                except Exception as e:
+                    record["autotune_error"] = "%s: %s" % (type(e).__name__,
+                                                           str(e)[:2000])
+                    traceback.print_exc()
+        for mode in ("eager", "compile") + (
+                ("autotune",) if "autotune_ms" in record else ()):
             ms = record[mode + "_ms"]
             record[mode + "_GBps"] = rate(w["bytes"], ms, 1e9)
             record[mode + "_TFLOPs"] = (rate(w["flops"], ms, 1e12)
@@ -691,6 +763,10 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-compile", action="store_true",
                         help="time eager only")
+    parser.add_argument("--max-autotune-budget", type=float, default=0,
+                        help="also time torch.compile(mode='max-autotune') "
+                             "on the GEMM workloads until this many seconds "
+                             "have passed (0: never)")
     parser.add_argument("--time-budget", type=float, default=0,
                         help="seconds after which the remaining torch.compile "
                              "runs are skipped (0: no limit)")

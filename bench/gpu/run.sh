@@ -20,7 +20,11 @@
 # PYTHON (default python3), DEADLINE_S (default 540: torch.compile runs are
 # skipped, and PyTorch stopped, so that the whole run ends by then),
 # NO_CHECK (space-separated bundle names timed without --check; empty:
-# check every bundle), RUN_TIMEOUT_S (default 300: one memwall-run's limit).
+# check every bundle), RUN_TIMEOUT_S (default 300: one memwall-run's limit),
+# MAX_AUTOTUNE_BUDGET (default 0: seconds of the PyTorch run during which the
+# GEMM workloads are also timed under torch.compile max-autotune, whose
+# autotuning takes minutes a workload; give it a session with device time
+# to spare).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -100,7 +104,8 @@ limit=$((deadline - 15 - SECONDS))
 log "PyTorch (torch.compile budget ${budget}s, limit ${limit}s) -> $OUT/pytorch.json"
 torch_rc=0
 timeout "$limit" "$python" bench/gpu/pytorch_bench.py --out "$OUT/pytorch.json" \
-  --iters="$iters" --time-budget="$budget" > "$OUT/pytorch.log" 2>&1 || torch_rc=$?
+  --iters="$iters" --time-budget="$budget" \
+  --max-autotune-budget="${MAX_AUTOTUNE_BUDGET:-0}" > "$OUT/pytorch.log" 2>&1 || torch_rc=$?
 grep -v '^ ' "$OUT/pytorch.log" | grep -E 'device copy|eager|error|Error' | head -n 40 || true
 log "PyTorch: exit $torch_rc"
 [ "$torch_rc" -eq 0 ] || status=1
