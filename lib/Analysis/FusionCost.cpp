@@ -199,16 +199,27 @@ private:
       auto matmul = dyn_cast_or_null<MatmulOp>(analysis.anchor);
       if (!matmul)
         return fail(whyNot, "a reshape, transpose or rope runs in a kernel "
-                            "only as the heads layout of a GEMM's result");
-      if (rowNorm)
-        return fail(whyNot, "a GEMM writes its result heads-split only "
-                            "without a norm");
-      auto layouts =
-          matchGemmHeadsLayouts(analysis.ops, matmul.getType().getShape(),
-                                analysis.siblingMatmul ? 2 : 1, whyNot);
-      if (failed(layouts))
+                            "only as the heads layout of a GEMM's operand "
+                            "or result");
+      auto merge = matchGemmLhsHeadsMerge(analysis.ops, matmul, whyNot);
+      if (failed(merge))
         return false;
-      analysis.headsLayouts = std::move(*layouts);
+      analysis.lhsHeadsMerge = *merge;
+      SmallVector<Operation *> rest;
+      for (Operation *op : analysis.ops)
+        if (!*merge || (op != (*merge)->heads && op != (*merge)->merge))
+          rest.push_back(op);
+      if (llvm::any_of(rest, isGemmHeadsLayoutOp)) {
+        if (rowNorm)
+          return fail(whyNot, "a GEMM writes its result heads-split only "
+                              "without a norm");
+        auto layouts =
+            matchGemmHeadsLayouts(rest, matmul.getType().getShape(),
+                                  analysis.siblingMatmul ? 2 : 1, whyNot);
+        if (failed(layouts))
+          return false;
+        analysis.headsLayouts = std::move(*layouts);
+      }
     }
     // A dequantize runs as its matmul's rhs prologue: the main loop reads
     // the stored weights and scales (a dual GEMM's two, or neither).
@@ -617,11 +628,26 @@ private:
                             "product)");
       problem->rhsOperands = 2;
     }
-    // The matmul(s) and an rhs prologue run in the main loop.
+    // The matmul(s), an rhs prologue and an lhs heads merge run in the main
+    // loop.
+    std::optional<GemmLhsHeadsMerge> merge = analysis.lhsHeadsMerge;
     auto isMatmul = [&](Operation *op) {
       return op == analysis.anchor || op == analysis.siblingMatmul ||
-             isa<DequantizeOp>(op);
+             isa<DequantizeOp>(op) ||
+             (merge && (op == merge->heads.getOperation() ||
+                        op == merge->merge.getOperation()));
     };
+    if (merge) {
+      if (problem->elementType.isF32() || problem->transposeLhs ||
+          problem->batch != 1 || merge->headDim % 8 != 0)
+        return fail(whyNot, "the generated GEMM reads a heads-merged lhs on "
+                            "its mma.sync kernel, for one [M, K] lhs of "
+                            "16-bit heads a multiple of 8 wide (16-byte "
+                            "chunks)");
+      problem->lhsHeads = merge->numHeads;
+      problem->lhsHeadDim = merge->headDim;
+      problem->lhsSeqLen = merge->seqLen;
+    }
     auto isRopePositions = [&](Value value) {
       return !analysis.headsLayouts.empty() &&
              llvm::all_of(value.getUsers(), [&](Operation *user) {
@@ -917,6 +943,74 @@ bool memwall::isGemmHeadsLayoutOp(Operation *op) {
   return isa<ReshapeOp, TransposeOp, RopeOp>(op);
 }
 
+/// Whether `permutation` swaps the two dims before the last.
+static bool swapsSequenceAndHeads(ArrayRef<int64_t> permutation) {
+  int64_t rank = static_cast<int64_t>(permutation.size());
+  if (rank < 3)
+    return false;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t expected =
+        i == rank - 3 ? rank - 2 : (i == rank - 2 ? rank - 3 : i);
+    if (permutation[i] != expected)
+      return false;
+  }
+  return true;
+}
+
+SmallVector<Operation *, 2> memwall::getGemmHeadsMergeOps(Operation *op) {
+  auto transpose = dyn_cast<TransposeOp>(op);
+  if (!transpose || !transpose.getResult().hasOneUse())
+    return {};
+  auto reshape = dyn_cast<ReshapeOp>(*transpose->getUsers().begin());
+  if (!reshape || reshape->getBlock() != transpose->getBlock())
+    return {};
+  return {transpose, reshape};
+}
+
+FailureOr<std::optional<GemmLhsHeadsMerge>>
+memwall::matchGemmLhsHeadsMerge(ArrayRef<Operation *> ops, MatmulOp matmul,
+                                std::string *whyNot) {
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  auto refuse = [&](const Twine &why) {
+    fail(whyNot, "a GEMM reads a heads-merged lhs through a transpose of "
+                 "[.., H, S, D] to [.., S, H, D] and a reshape to [.., S, "
+                 "H·D], but " +
+                     why);
+    return failure();
+  };
+  std::optional<GemmLhsHeadsMerge> found;
+  for (Operation *op : ops) {
+    auto transpose = dyn_cast<TransposeOp>(op);
+    if (!transpose)
+      continue;
+    Operation *def = transpose.getInput().getDefiningOp();
+    if (def && members.contains(def))
+      continue;
+    if (found)
+      return refuse("the kernel holds two");
+    if (!swapsSequenceAndHeads(transpose.getPermutation()))
+      return refuse("the transpose does not swap H and S");
+    SmallVector<Operation *, 2> chain = getGemmHeadsMergeOps(transpose);
+    if (chain.empty() || !members.contains(chain.back()))
+      return refuse("the transpose feeds no reshape of the kernel");
+    auto reshape = cast<ReshapeOp>(chain.back());
+    ArrayRef<int64_t> from = transpose.getType().getShape();
+    ArrayRef<int64_t> to = reshape.getType().getShape();
+    if (to.size() + 1 != from.size() || to.drop_back() != from.drop_back(2) ||
+        to.back() != from[from.size() - 2] * from.back())
+      return refuse("the reshape does not merge the last two dims");
+    if (reshape.getResult() != matmul.getLhs() ||
+        !llvm::all_of(reshape->getUsers(), [&](Operation *user) {
+          return members.contains(user) && isa<MatmulOp>(user);
+        }))
+      return refuse("the reshape is not the lhs of the kernel's matmuls "
+                    "alone");
+    found = GemmLhsHeadsMerge{transpose, reshape, from[from.size() - 2],
+                              from.back(), from[from.size() - 3]};
+  }
+  return found;
+}
+
 SmallVector<Operation *, 2> memwall::getGemmHeadsSplitOps(Operation *op) {
   auto reshape = dyn_cast<ReshapeOp>(op);
   if (!reshape || !reshape.getResult().hasOneUse())
@@ -971,14 +1065,8 @@ memwall::matchGemmHeadsLayouts(ArrayRef<Operation *> ops,
       GemmHeadsLayout *layout = layoutOf(input, &GemmHeadsLayout::split);
       if (!layout || layout->heads)
         return refuse("the transpose reads no reshape of the layout");
-      ArrayRef<int64_t> permutation = transpose.getPermutation();
-      int64_t rank = static_cast<int64_t>(permutation.size());
-      for (int64_t i = 0; i < rank; ++i) {
-        int64_t expected =
-            i == rank - 3 ? rank - 2 : (i == rank - 2 ? rank - 3 : i);
-        if (permutation[i] != expected)
-          return refuse("the transpose does not swap S and H");
-      }
+      if (!swapsSequenceAndHeads(transpose.getPermutation()))
+        return refuse("the transpose does not swap S and H");
       layout->heads = transpose;
     } else {
       auto rope = cast<RopeOp>(op);
@@ -1104,7 +1192,7 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
   // A heads split is one step: the reshape and its transpose; layout ops
   // run apart as their own kernels (a reshape as none).
   auto apartSeconds = [&](ArrayRef<Operation *> ops) -> FailureOr<double> {
-    if (!isGemmHeadsLayoutOp(ops.front())) {
+    if (!llvm::all_of(ops, isGemmHeadsLayoutOp)) {
       FailureOr<KernelAnalysis> kernel = analyzeKernel(ops, target);
       if (failed(kernel))
         return failure();

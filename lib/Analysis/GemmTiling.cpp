@@ -298,6 +298,9 @@ std::string memwall::whyNotWgmmaGemm(const GemmProblem &problem) {
   if (problem.rhsStorageType)
     return "the wgmma kernel multiplies tiles as TMA lands them: a "
            "dequantized rhs runs on mma.sync";
+  if (problem.lhsHeads)
+    return "the wgmma kernel loads its lhs as one 2-D tensor map: a "
+           "heads-merged lhs runs on mma.sync";
   return "";
 }
 

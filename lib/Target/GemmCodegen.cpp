@@ -142,6 +142,9 @@ struct OperandTile {
   /// the stored bytes) and the tile mma.sync reads; null otherwise.
   DequantizeOp dequantize;
   Value dequantized;
+  /// A heads-merged lhs (GemmProblem::lhsHeads): the source is [B, H, S,
+  /// D], the tile's rows and columns B·S and H·D; 0 otherwise.
+  int64_t heads = 0, headDim = 0, seqLen = 0;
 };
 
 /// Row padding of a ring of 1-byte stored weights: 16 bytes, as the 16-bit
@@ -262,6 +265,14 @@ private:
     return tiling.variant == GemmVariant::WgmmaWarpSpecialized;
   }
 
+  /// The tensor the main loop reads the lhs from: the matmul's lhs, or the
+  /// [B, H, S, D] input of a heads merge (GemmProblem::lhsHeads).
+  Value lhsSource() {
+    if (const std::optional<GemmLhsHeadsMerge> &merge = analysis.lhsHeadsMerge)
+      return GemmLhsHeadsMerge(*merge).heads.getInput();
+    return matmul.getLhs();
+  }
+
   /// A barrier of every thread that runs the epilogue: the CTA's, or the
   /// warp-specialized kernel's consumer warpgroups' (its producer never
   /// reaches the epilogue).
@@ -310,7 +321,7 @@ private:
       buildSimtMainLoop();
     } else if (isWgmma()) {
       wgmmaLoop = buildGemmWgmmaMainLoop(
-          b, problem, tiling, emitter.getMemRef(matmul.getLhs()),
+          b, problem, tiling, emitter.getMemRef(lhsSource()),
           emitter.getMemRef(matmul.getRhs()), tid, tileRow, tileColumn, kBase,
           kSteps(), ring, stepsBefore,
           sibling ? emitter.getMemRef(sibling.getRhs()) : Value());
@@ -413,7 +424,7 @@ private:
     for (MatmulOp product : {matmul, sibling}) {
       if (!product)
         continue;
-      if (inputIndex(product.getLhs()) == analysis.inputs.end() ||
+      if (inputIndex(lhsSource()) == analysis.inputs.end() ||
           (inputIndex(product.getRhs()) == analysis.inputs.end() &&
            !product.getRhs().getDefiningOp<DequantizeOp>()))
         return "the matmul's operands must be kernel inputs";
@@ -428,12 +439,20 @@ private:
       return "a dual GEMM's matmuls must share their lhs";
     Operation *norm = getRowNorm();
     ArrayRef<GemmHeadsLayout> layouts = analysis.headsLayouts;
+    const std::optional<GemmLhsHeadsMerge> &merge = analysis.lhsHeadsMerge;
     for (Operation *op : analysis.ops)
       if (op != matmul && op != sibling && op != norm &&
           !isa<DequantizeOp, ElementwiseOpInterface>(op) &&
-          !(!layouts.empty() && isGemmHeadsLayoutOp(op)))
+          !((!layouts.empty() || merge) && isGemmHeadsLayoutOp(op)))
         return "the epilogue may hold elementwise ops, one layer_norm or "
                "rms_norm and heads layouts only";
+    if (merge &&
+        (isWgmma() || element.isF32() || problem.transposeLhs ||
+         problem.batch != 1 || problem.lhsHeads != merge->numHeads ||
+         problem.lhsHeadDim != merge->headDim ||
+         problem.lhsSeqLen != merge->seqLen || problem.lhsHeadDim % 8 != 0))
+      return "a heads-merged lhs runs on the mma.sync kernel, one GEMM, "
+             "heads of a multiple of 8 (16-byte chunks within a head)";
     if (!layouts.empty() &&
         (norm || problem.batch != 1 ||
          static_cast<int64_t>(layouts.size()) > problem.rhsOperands))
@@ -692,11 +711,19 @@ private:
       Value sourceRow = add(firstRow, row);
       Value sourceColumn = add(firstColumn, column);
       Value valid = insideOperand(tile, sourceRow, sourceColumn);
+      Value at =
+          add(tile.base, add(mul(sourceRow, tile.columnLimit), sourceColumn));
+      // A heads-merged lhs: row l·S + s, column h·D + d of [B, H, S, D].
+      if (tile.heads) {
+        Value headRow =
+            add(mul(add(mul(div(sourceRow, tile.seqLen), tile.heads),
+                        div(sourceColumn, tile.headDim)),
+                    tile.seqLen),
+                rem(sourceRow, tile.seqLen));
+        at = add(mul(headRow, tile.headDim), rem(sourceColumn, tile.headDim));
+      }
       // A zero-filled chunk reads nothing; it names the operand's start.
-      Value sourceIndex = arith::SelectOp::create(
-          b, valid,
-          add(tile.base, add(mul(sourceRow, tile.columnLimit), sourceColumn)),
-          idx(0));
+      Value sourceIndex = arith::SelectOp::create(b, valid, at, idx(0));
       Value sourceElements =
           arith::SelectOp::create(b, valid, idx(chunk / perByte), idx(0));
       if (perByte != 1) {
@@ -816,12 +843,15 @@ private:
     int64_t lhsColumnLimit = problem.transposeLhs ? problem.m : problem.k;
     int64_t rhsColumnLimit = problem.transposeRhs ? problem.k : problem.n;
     lhsTile = {ring(lhsTileShape(), 0),
-               emitter.getMemRef(matmul.getLhs()),
+               emitter.getMemRef(lhsSource()),
                mul(batch, problem.lhsBatchStride),
                lhsRows,
                lhsColumns,
                problem.transposeLhs ? problem.k : problem.m,
                lhsColumnLimit};
+    lhsTile.heads = problem.lhsHeads;
+    lhsTile.headDim = problem.lhsHeadDim;
+    lhsTile.seqLen = problem.lhsSeqLen;
     // The sibling's rhs has the same shape and layout; its ring follows.
     auto rhsOperand = [&](MatmulOp product, DequantizeOp dequantize,
                           int64_t index) {
@@ -942,7 +972,7 @@ private:
     int64_t threadsN = tiling.blockN / kThreadTile;
     threadRow = mul(div(tid, threadsN), kThreadTile);
     threadColumn = mul(rem(tid, threadsN), kThreadTile);
-    Value lhs = emitter.getMemRef(matmul.getLhs());
+    Value lhs = emitter.getMemRef(lhsSource());
     Value rhs = emitter.getMemRef(matmul.getRhs());
     Value lhsBase = mul(batch, problem.lhsBatchStride);
     Value rhsBase = mul(batch, problem.rhsBatchStride);

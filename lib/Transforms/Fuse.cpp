@@ -131,11 +131,17 @@ public:
   }
 
 private:
-  /// A heads split (reshape + transpose) or a rope: no generated kernel of
-  /// its own, but a GEMM's epilogue may take it (its layout kernel's time is
-  /// the saving). Such a group is materialized only merged with a GEMM.
+  /// A heads split (reshape + transpose), a rope or a heads merge
+  /// (transpose + reshape): no generated kernel of its own, but a GEMM may
+  /// take it into its epilogue or its lhs addressing (the layout kernel's
+  /// time is the saving). Such a group is materialized only merged with a
+  /// GEMM.
   bool seedLayoutGroup(Operation *op) {
+    if (groupOf.contains(op))
+      return true;
     SmallVector<Operation *, 2> ops = getGemmHeadsSplitOps(op);
+    if (ops.empty())
+      ops = getGemmHeadsMergeOps(op);
     if (ops.empty() && isa<RopeOp>(op))
       ops.push_back(op);
     if (ops.empty())

@@ -82,3 +82,26 @@ func.func @other_permutation_stays_a_kernel(%x: tensor<1x64x256xbf16>, %w: tenso
   %t = memwall.transpose %s [0, 2, 3, 1] : tensor<1x64x4x64xbf16> -> tensor<1x4x64x64xbf16> loc("h.kt")
   return %t : tensor<1x4x64x64xbf16>
 }
+
+// -----
+
+// The output projection reads attention's [B, H, S, D] output through a
+// heads merge (transpose + reshape) folded into its lhs addressing, with the
+// residual add in its epilogue: one kernel, no transpose.
+// CHECK-LABEL: func.func @output_projection_reads_heads
+// CHECK: memwall.fusion gemm(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<2x4x64x64xbf16>, tensor<256x256xbf16>, tensor<2x64x256xbf16>) -> tensor<2x64x256xbf16>
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: memwall.transpose {{.*}} [0, 2, 1, 3]
+// CHECK-NEXT: memwall.reshape {{.*}} [2, 64, 256]
+// CHECK-NEXT: memwall.matmul
+// CHECK-NEXT: memwall.add
+// CHECK-NEXT: memwall.yield
+// REPORT: fusion: 3 kernels -> 1
+// REPORT: gemm o.heads+o.merge+o+o.residual: memwall gemm
+func.func @output_projection_reads_heads(%attn: tensor<2x4x64x64xbf16>, %w: tensor<256x256xbf16>, %res: tensor<2x64x256xbf16>) -> tensor<2x64x256xbf16> {
+  %t = memwall.transpose %attn [0, 2, 1, 3] : tensor<2x4x64x64xbf16> -> tensor<2x64x4x64xbf16> loc("o.heads")
+  %m = memwall.reshape %t [2, 64, 256] : tensor<2x64x4x64xbf16> -> tensor<2x64x256xbf16> loc("o.merge")
+  %o = memwall.matmul %m, %w : tensor<2x64x256xbf16>, tensor<256x256xbf16> -> tensor<2x64x256xbf16> loc("o")
+  %r = memwall.add %res, %o : tensor<2x64x256xbf16>, tensor<2x64x256xbf16> -> tensor<2x64x256xbf16> loc("o.residual")
+  return %r : tensor<2x64x256xbf16>
+}

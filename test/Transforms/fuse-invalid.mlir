@@ -32,7 +32,7 @@ func.func @two_reductions(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @transpose_without_gemm(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
-  // expected-error @below {{a reshape, transpose or rope is fused only into a gemm fusion without a norm, as the heads layout of a product}}
+  // expected-error @below {{a reshape, transpose or rope is fused only into a gemm fusion, as the heads layout of its lhs or of a product (not with a norm)}}
   %0 = memwall.fusion elementwise (%x) : (tensor<4x8xf32>) -> tensor<8x4xf32> {
   ^bb0(%a: tensor<4x8xf32>):
     %1 = memwall.relu %a : tensor<4x8xf32>

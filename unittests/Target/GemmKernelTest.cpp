@@ -132,6 +132,10 @@ struct GemmCase {
   /// with `inverseRope`.
   int64_t headDim = 0;
   bool batchPositions = false, inverseRope = false;
+  /// The lhs is attention's output [batch, k / lhsHeadDim, m, lhsHeadDim],
+  /// read through a transpose and reshape (a heads merge); 0: stored as
+  /// read.
+  int64_t lhsHeadDim = 0;
 };
 
 /// An fp8 byte's value, decoded independently of the kernel's bit trick:
@@ -227,7 +231,7 @@ protected:
         text += std::to_string(d) + "x";
       return text + element.str() + ">";
     };
-    bool batched = c.batch > 1 || c.headDim > 0;
+    bool batched = c.batch > 1 || c.headDim > 0 || c.lhsHeadDim > 0;
     auto withBatch = [&](int64_t rows, int64_t columns, bool hasBatch) {
       SmallVector<int64_t> dims;
       if (hasBatch)
@@ -283,6 +287,18 @@ protected:
     };
     std::string args = "%a: " + lhs + ", %w: " + rhs;
     std::string body;
+    if (c.lhsHeadDim > 0) {
+      int64_t heads = c.k / c.lhsHeadDim;
+      std::string stored = tensor({c.batch, heads, c.m, c.lhsHeadDim}, t);
+      std::string moved = tensor({c.batch, c.m, heads, c.lhsHeadDim}, t);
+      args = "%ah: " + stored + ", %w: " + rhs;
+      body = "  %at = memwall.transpose %ah [0, 2, 1, 3] : " + stored + " -> " +
+             moved + "\n" +
+             llvm::formatv("  %a = memwall.reshape %at [{0}, {1}, {2}] : {3} "
+                           "-> {4}\n",
+                           c.batch, c.m, c.k, moved, lhs)
+                 .str();
+    }
     if (!c.rhsStorage.empty()) {
       std::string stored = tensor(c.transposeRhs ? withBatch(c.n, c.k, false)
                                                  : withBatch(c.k, c.n, false),
@@ -508,6 +524,19 @@ protected:
     EXPECT_TRUE(succeeded(problem)) << why;
     if (analysis.siblingMatmul)
       problem->rhsOperands = 2;
+    if (c.lhsHeadDim > 0) {
+      FailureOr<std::optional<GemmLhsHeadsMerge>> merge =
+          matchGemmLhsHeadsMerge(analysis.ops, matmul, &why);
+      EXPECT_TRUE(succeeded(merge) && *merge) << why;
+      if (succeeded(merge) && *merge) {
+        analysis.lhsHeadsMerge = *merge;
+        problem->lhsHeads = (*merge)->numHeads;
+        problem->lhsHeadDim = (*merge)->headDim;
+        problem->lhsSeqLen = (*merge)->seqLen;
+        // Read by the main loop only, as stored.
+        analysis.inputs.front().pattern = AccessPattern::Full;
+      }
+    }
     if (isHeadsLayout(c.epilogue)) {
       // As the fusion analysis has them: the layouts, and the positions
       // read by rope alone.
@@ -549,7 +578,19 @@ protected:
   std::vector<std::vector<double>>
   reference(const GemmCase &c, const std::vector<TensorData> &inputs) {
     int64_t batches = c.batch;
-    const std::vector<double> &a = inputs[0].values, &w = inputs[1].values;
+    // A heads-merged lhs is stored [B, H, S, D]: read it as [B·S, H·D].
+    std::vector<double> merged;
+    if (c.lhsHeadDim > 0) {
+      int64_t d = c.lhsHeadDim, heads = c.k / d;
+      merged.resize(inputs[0].values.size());
+      for (int64_t z = 0; z < batches; ++z)
+        for (int64_t i = 0; i < c.m; ++i)
+          for (int64_t kk = 0; kk < c.k; ++kk)
+            merged[(z * c.m + i) * c.k + kk] =
+                inputs[0].values[((z * heads + kk / d) * c.m + i) * d + kk % d];
+    }
+    const std::vector<double> &a = merged.empty() ? inputs[0].values : merged,
+                              &w = inputs[1].values;
     // A dual GEMM's inputs: lhs, gate weight, (gate bias,) up weight, (up
     // bias).
     bool dualBias = c.epilogue == Epilogue::BiasSwiGlu;
@@ -2057,6 +2098,32 @@ TEST_F(GemmKernelTest, DualGemmWritesKRotatedAndVHeadsSplit) {
     decode.batchPositions = true;
     EXPECT_GT(check(decode, h100).splitK, 1);
   }
+}
+
+// Attention's output [B, H, S, D] read as the output projection's lhs
+// [B·S, H·D] through the lhs addressing (no transpose kernel): ragged
+// sequences, heads of 32 and 64, a residual add; every mma.sync tile and a
+// split-K decode. wgmma is asked for and declined (one 2-D tensor map).
+TEST_F(GemmKernelTest, HeadsMergedLhsIsReadThroughItsHeads) {
+  for (const GemmTileShape &shape : getGemmTileShapes()) {
+    if (shape.stages != 3)
+      continue;
+    SCOPED_TRACE(llvm::formatv("{0}x{1}", shape.blockM, shape.blockN).str());
+    GemmCase c = gemmCase(37, 72, 96, Epilogue::BiasResidual);
+    c.batch = 2;
+    c.lhsHeadDim = 32;
+    c.shape = shape;
+    check(c, h100);
+  }
+  GemmCase chosen = gemmCase(70, 128, 256, Epilogue::None);
+  chosen.batch = 2;
+  chosen.lhsHeadDim = 64;
+  chosen.wgmma = true;
+  EXPECT_EQ(check(chosen, h100).variant, GemmVariant::MmaSync);
+  GemmCase decode = gemmCase(1, 256, 2048, Epilogue::BiasResidual);
+  decode.batch = 4;
+  decode.lhsHeadDim = 128;
+  EXPECT_GT(check(decode, h100).splitK, 1);
 }
 
 // A rotated element read from the wrong half is caught.

@@ -104,6 +104,30 @@ matchGemmHeadsLayouts(llvm::ArrayRef<mlir::Operation *> ops,
                       mlir::ArrayRef<int64_t> resultShape, int64_t products,
                       std::string *whyNot = nullptr);
 
+/// A GEMM's lhs read through a heads merge, as attention's output reaches
+/// the output projection: a `transpose` of a kernel input `[.., H, S, D]`
+/// to `[.., S, H, D]` and a `reshape` to `[.., S, H·D]`, the matmul's lhs,
+/// which the kernel folds into its lhs addressing (GemmProblem::lhsHeads).
+struct GemmLhsHeadsMerge {
+  TransposeOp heads;
+  ReshapeOp merge;
+  int64_t numHeads = 0, headDim = 0, seqLen = 0;
+};
+
+/// The heads merge making `matmul`'s lhs among `ops`, if `ops` hold its
+/// transpose and reshape (neither read by another op of the kernel); none
+/// when they hold no transpose of a kernel input; failure, with why, when
+/// such a transpose is not that pattern.
+llvm::FailureOr<std::optional<GemmLhsHeadsMerge>>
+matchGemmLhsHeadsMerge(llvm::ArrayRef<mlir::Operation *> ops, MatmulOp matmul,
+                       std::string *whyNot = nullptr);
+
+/// The heads merge starting at `op`: a transpose and the reshape that is its
+/// one user (memwall-fuse may fold them into the lhs of the GEMM the
+/// reshape feeds, as one step); empty otherwise.
+llvm::SmallVector<mlir::Operation *, 2>
+getGemmHeadsMergeOps(mlir::Operation *op);
+
 /// Whether `op` may end a GEMM's epilogue as part of a heads layout.
 bool isGemmHeadsLayoutOp(mlir::Operation *op);
 
@@ -137,6 +161,8 @@ struct KernelAnalysis {
   GemmEpilogue epilogue;
   /// Gemm: values the epilogue writes heads-split (and rotated).
   llvm::SmallVector<GemmHeadsLayout, 2> headsLayouts;
+  /// Gemm: the heads merge the main loop reads its lhs through.
+  std::optional<GemmLhsHeadsMerge> lhsHeadsMerge;
   /// Gemm: the problem memwall's generated GEMM solves and its tiling (the
   /// launch: tiling.grid x tiling.threads, tiling.sharedBytes dynamic).
   GemmProblem gemm;

@@ -65,6 +65,11 @@ struct GemmProblem {
   /// element's partner is half a head away): a tile's width must be a
   /// multiple. 1 when the epilogue is elementwise.
   int64_t epilogueColumnGroup = 1;
+  /// The lhs is read through a heads merge (attention's output, stored [B,
+  /// H, S, D], as the [B·S, H·D] matrix a transpose and reshape would make):
+  /// element (m, k) at ((m / S · H + k / D) · S + m % S) · D + k % D. All 0
+  /// when the lhs is stored as read.
+  int64_t lhsHeads = 0, lhsHeadDim = 0, lhsSeqLen = 0;
 };
 
 /// The problem, or failure with why the generated kernel cannot run it

@@ -39,7 +39,7 @@ LogicalResult FusionOp::verify() {
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError("yielded types must be the result types");
   unsigned matmuls = 0, rowReductions = 0, norms = 0, others = 0,
-           dequantizes = 0, layouts = 0;
+           dequantizes = 0, layouts = 0, outputLayouts = 0;
   Value matmulLhs;
   bool lhsDiffers = false;
   for (Operation &op : block.without_terminator()) {
@@ -53,9 +53,18 @@ LogicalResult FusionOp::verify() {
       ++rowReductions;
     else if (isa<DequantizeOp>(op))
       ++dequantizes;
-    else if (isa<ReshapeOp, TransposeOp, RopeOp>(op))
+    else if (isa<ReshapeOp, TransposeOp, RopeOp>(op)) {
       ++layouts;
-    else if (!isElementwiseOp(&op))
+      // A transpose of an input and the reshape of it make a GEMM's lhs
+      // (a heads merge), which a norm in the epilogue does not mind.
+      Value input = op.getOperand(0);
+      Operation *def = input.getDefiningOp();
+      bool mergesInput =
+          (isa<TransposeOp>(op) && isa<BlockArgument>(input)) ||
+          (isa<ReshapeOp>(op) && isa_and_nonnull<TransposeOp>(def) &&
+           isa<BlockArgument>(def->getOperand(0)));
+      outputLayouts += mergesInput ? 0 : 1;
+    } else if (!isElementwiseOp(&op))
       return op.emitOpError("cannot be fused: only elementwise ops, one row "
                             "reduction or one matmul (with a dequantize of "
                             "its rhs or a heads layout of its result) run "
@@ -70,11 +79,13 @@ LogicalResult FusionOp::verify() {
     return emitOpError("a dequantize is fused only into a gemm fusion, as "
                        "the rhs prologue of a matmul");
   // A reshape, transpose and rope write a generated GEMM's result
-  // heads-split (memwall::matchGemmHeadsLayout says which).
-  if (layouts && (getKind() != FusionKind::Gemm || rowReductions))
+  // heads-split, or a transpose and reshape make its lhs
+  // (memwall::matchGemmHeadsLayouts and matchGemmLhsHeadsMerge say which).
+  if (layouts && (getKind() != FusionKind::Gemm || !matmuls ||
+                  (rowReductions && outputLayouts)))
     return emitOpError("a reshape, transpose or rope is fused only into a "
-                       "gemm fusion without a norm, as the heads layout of "
-                       "a product");
+                       "gemm fusion, as the heads layout of its lhs or of a "
+                       "product (not with a norm)");
   switch (getKind()) {
   case FusionKind::Elementwise:
     if (matmuls || rowReductions)
