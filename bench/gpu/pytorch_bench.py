@@ -416,6 +416,18 @@ def make_inputs(w, seed):
     return tensors
 
 
+def time_compiled(record, key, w, inputs, mode, args):
+    """record[key + "_ms"]: w's function under torch.compile(mode=mode),
+    or record[key + "_error"] with why it failed (the run goes on)."""
+    try:
+        compiled = torch.compile(w["fn"], mode=mode)
+        record[key + "_ms"] = time_ms(compiled, inputs, args.warmup,
+                                      args.iters)
+    except Exception as e:
+        record[key + "_error"] = "%s: %s" % (type(e).__name__, str(e)[:2000])
+        traceback.print_exc()
+
+
 def time_ms(fn, args, warmup, iters):
     with torch.no_grad():
         for _ in range(warmup):
@@ -700,14 +712,7 @@ def run(args, selected):
             record["compile_error"] = (
                 "skipped: --time-budget of %g s spent" % args.time_budget)
         elif inputs is not None:
-            try:
-                compiled = torch.compile(w["fn"], mode="default")
-                record["compile_ms"] = time_ms(compiled, inputs,
-                                               args.warmup, args.iters)
-            except Exception as e:
-                record["compile_error"] = "%s: %s" % (type(e).__name__,
-                                                      str(e)[:2000])
-                traceback.print_exc()
+            time_compiled(record, "compile", w, inputs, "default", args)
         if args.max_autotune_budget and is_gemm_workload(w):
             # torch.compile's GEMM autotuning (Triton templates against
             # cuBLAS): minutes of compilation a workload, so only while its
@@ -718,15 +723,9 @@ def run(args, selected):
                     "skipped: --max-autotune-budget of %g s spent" %
                     args.max_autotune_budget)
             elif inputs is not None:
-                try:
-                    torch._dynamo.reset()
-                    tuned = torch.compile(w["fn"], mode="max-autotune")
-                    record["autotune_ms"] = time_ms(tuned, inputs,
-                                                    args.warmup, args.iters)
-                except Exception as e:
-                    record["autotune_error"] = "%s: %s" % (type(e).__name__,
-                                                           str(e)[:2000])
-                    traceback.print_exc()
+                torch._dynamo.reset()
+                time_compiled(record, "autotune", w, inputs, "max-autotune",
+                              args)
         for mode in ("eager", "compile") + (
                 ("autotune",) if "autotune_ms" in record else ()):
             ms = record[mode + "_ms"]

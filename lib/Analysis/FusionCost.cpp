@@ -957,14 +957,21 @@ static bool swapsSequenceAndHeads(ArrayRef<int64_t> permutation) {
   return true;
 }
 
+/// `op` as a `First` whose one user is a `Second` of its block, and that
+/// user; empty otherwise.
+template <typename First, typename Second>
+static SmallVector<Operation *, 2> getSingleUsePair(Operation *op) {
+  auto first = dyn_cast<First>(op);
+  if (!first || !first->getResult(0).hasOneUse())
+    return {};
+  auto second = dyn_cast<Second>(*first->getUsers().begin());
+  if (!second || second->getBlock() != first->getBlock())
+    return {};
+  return {first, second};
+}
+
 SmallVector<Operation *, 2> memwall::getGemmHeadsMergeOps(Operation *op) {
-  auto transpose = dyn_cast<TransposeOp>(op);
-  if (!transpose || !transpose.getResult().hasOneUse())
-    return {};
-  auto reshape = dyn_cast<ReshapeOp>(*transpose->getUsers().begin());
-  if (!reshape || reshape->getBlock() != transpose->getBlock())
-    return {};
-  return {transpose, reshape};
+  return getSingleUsePair<TransposeOp, ReshapeOp>(op);
 }
 
 FailureOr<std::optional<GemmLhsHeadsMerge>>
@@ -1012,13 +1019,7 @@ memwall::matchGemmLhsHeadsMerge(ArrayRef<Operation *> ops, MatmulOp matmul,
 }
 
 SmallVector<Operation *, 2> memwall::getGemmHeadsSplitOps(Operation *op) {
-  auto reshape = dyn_cast<ReshapeOp>(op);
-  if (!reshape || !reshape.getResult().hasOneUse())
-    return {};
-  auto transpose = dyn_cast<TransposeOp>(*reshape->getUsers().begin());
-  if (!transpose || transpose->getBlock() != reshape->getBlock())
-    return {};
-  return {reshape, transpose};
+  return getSingleUsePair<ReshapeOp, TransposeOp>(op);
 }
 
 FailureOr<SmallVector<GemmHeadsLayout, 2>>
