@@ -641,7 +641,7 @@ private:
       if (problem->elementType.isF32() || problem->transposeLhs ||
           problem->batch != 1 || merge->headDim % 8 != 0)
         return fail(whyNot, "the generated GEMM reads a heads-merged lhs on "
-                            "its mma.sync kernel, for one [M, K] lhs of "
+                            "its tensor-core kernels, for one [M, K] lhs of "
                             "16-bit heads a multiple of 8 wide (16-byte "
                             "chunks)");
       problem->lhsHeads = merge->numHeads;

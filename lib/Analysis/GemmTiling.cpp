@@ -298,9 +298,15 @@ std::string memwall::whyNotWgmmaGemm(const GemmProblem &problem) {
   if (problem.rhsStorageType)
     return "the wgmma kernel multiplies tiles as TMA lands them: a "
            "dequantized rhs runs on mma.sync";
-  if (problem.lhsHeads)
-    return "the wgmma kernel loads its lhs as one 2-D tensor map: a "
-           "heads-merged lhs runs on mma.sync";
+  // A heads-merged lhs loads through a 4-D tensor map over [B, H, S, D]:
+  // a k-step's 64 columns within one head, a tile's rows within one
+  // sequence.
+  if (problem.lhsHeads &&
+      (problem.lhsHeadDim % kGemmWgmmaBlockK != 0 || problem.lhsSeqLen % 64))
+    return "the wgmma kernel reads a heads-merged lhs through a [B, H, S, "
+           "D] tensor map: D and S must be multiples of 64, got D = " +
+           std::to_string(problem.lhsHeadDim) +
+           ", S = " + std::to_string(problem.lhsSeqLen);
   return "";
 }
 
@@ -404,6 +410,12 @@ memwall::getGemmTiling(const GemmProblem &problem, const GPUTarget &target,
   if (warpSpecialized && problem.rhsOperands != 1) {
     fail(whyNot, "the warp-specialized kernel has no dual (two-rhs) main "
                  "loop");
+    return failure();
+  }
+  if (wgmma && problem.lhsHeads && problem.lhsSeqLen % shape.blockM != 0) {
+    fail(whyNot, "a heads-merged lhs tile must lie within one sequence: S = " +
+                     std::to_string(problem.lhsSeqLen) + " is no multiple of " +
+                     std::to_string(shape.blockM) + " rows");
     return failure();
   }
   if (shape.blockN % problem.epilogueColumnGroup != 0) {

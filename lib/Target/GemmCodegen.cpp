@@ -288,10 +288,10 @@ private:
   /// nvgpu.tma.create.descriptor).
   Type parameterType(Value input) {
     if (isWgmma() && part != GemmKernelPart::SplitKReduce &&
-        (input == matmul.getLhs() || input == matmul.getRhs() ||
+        (input == lhsSource() || input == matmul.getRhs() ||
          (sibling && input == sibling.getRhs())))
       return getGemmWgmmaOperandMapType(b.getContext(), problem, tiling,
-                                        input == matmul.getLhs());
+                                        input == lhsSource());
     return flatMemRefType(input);
   }
 
@@ -447,11 +447,11 @@ private:
         return "the epilogue may hold elementwise ops, one layer_norm or "
                "rms_norm and heads layouts only";
     if (merge &&
-        (isWgmma() || element.isF32() || problem.transposeLhs ||
-         problem.batch != 1 || problem.lhsHeads != merge->numHeads ||
+        (element.isF32() || problem.transposeLhs || problem.batch != 1 ||
+         problem.lhsHeads != merge->numHeads ||
          problem.lhsHeadDim != merge->headDim ||
          problem.lhsSeqLen != merge->seqLen || problem.lhsHeadDim % 8 != 0))
-      return "a heads-merged lhs runs on the mma.sync kernel, one GEMM, "
+      return "a heads-merged lhs runs on the tensor-core kernels, one GEMM, "
              "heads of a multiple of 8 (16-byte chunks within a head)";
     if (!layouts.empty() &&
         (norm || problem.batch != 1 ||

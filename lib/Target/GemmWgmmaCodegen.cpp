@@ -361,8 +361,14 @@ private:
                                     map, coordinates, slot,
                                     /*multicastMask=*/Value(), predicate);
     };
-    // Coordinates innermost first.
-    load(lhsMap, lhsSlot(slot), {stepK, tileRow});
+    // Coordinates innermost first: (k, m), or for a heads-merged lhs (d,
+    // s, h, b) of [B, H, S, D].
+    if (problem.lhsHeads)
+      load(lhsMap, lhsSlot(slot),
+           {rem(stepK, problem.lhsHeadDim), rem(tileRow, problem.lhsSeqLen),
+            div(stepK, problem.lhsHeadDim), div(tileRow, problem.lhsSeqLen)});
+    else
+      load(lhsMap, lhsSlot(slot), {stepK, tileRow});
     for (auto [index, map] : llvm::enumerate(rhsMaps())) {
       Value destination = rhsSlot(slot, static_cast<int64_t>(index));
       if (problem.transposeRhs) {
@@ -434,8 +440,12 @@ nvgpu::TensorMapDescriptorType
 memwall::getGemmWgmmaOperandMapType(MLIRContext *context,
                                     const GemmProblem &problem,
                                     const GemmTiling &tiling, bool isLhs) {
-  SmallVector<int64_t, 2> box;
-  if (isLhs)
+  SmallVector<int64_t, 4> box;
+  // A heads-merged lhs: one head's 64 columns of one sequence's rows of
+  // [B, H, S, D].
+  if (isLhs && problem.lhsHeads)
+    box = {1, 1, tiling.blockM, tiling.blockK};
+  else if (isLhs)
     box = {tiling.blockM, tiling.blockK};
   else if (problem.transposeRhs)
     box = {tiling.blockN, tiling.blockK};

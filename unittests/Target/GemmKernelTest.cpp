@@ -854,15 +854,21 @@ protected:
     launch.dynamicSharedBytes = analysis.tiling.sharedBytes;
     // The wgmma kernel's operands: tensor maps over the inputs as row-major
     // matrices, as the host builds them.
+    // The view has the box's rank: the tensor's inner dims, the leading
+    // ones folded into the outermost (a 2-D [M, K], or a heads-merged lhs's
+    // [B, H, S, D] as it is).
     for (auto [i, type] : llvm::enumerate(kernel->getArgumentTypes()))
-      if (isa<nvgpu::TensorMapDescriptorType>(type)) {
+      if (auto map = dyn_cast<nvgpu::TensorMapDescriptorType>(type)) {
         auto tensor =
             cast<RankedTensorType>(analysis.inputs[i].value.getType());
-        int64_t columns = tensor.getShape().back();
-        launch.tensorMaps.push_back(
-            {static_cast<unsigned>(i),
-             {tensor.getNumElements() / columns, columns},
-             {}});
+        int64_t inner = map.getTensor().getRank() - 1;
+        std::vector<int64_t> shape(tensor.getShape().take_back(inner).begin(),
+                                   tensor.getShape().take_back(inner).end());
+        int64_t innerElements = 1;
+        for (int64_t d : shape)
+          innerElements *= d;
+        shape.insert(shape.begin(), tensor.getNumElements() / innerElements);
+        launch.tensorMaps.push_back({static_cast<unsigned>(i), shape, {}});
       }
     llvm::Error error = simt::runKernel(*kernel, launch, args);
     EXPECT_FALSE(error) << llvm::toString(std::move(error));
@@ -2115,6 +2121,7 @@ TEST_F(GemmKernelTest, HeadsMergedLhsIsReadThroughItsHeads) {
     c.shape = shape;
     check(c, h100);
   }
+  // Sequences of 70 rows: no wgmma tile lies within one, so mma.sync.
   GemmCase chosen = gemmCase(70, 128, 256, Epilogue::None);
   chosen.batch = 2;
   chosen.lhsHeadDim = 64;
@@ -2124,6 +2131,62 @@ TEST_F(GemmKernelTest, HeadsMergedLhsIsReadThroughItsHeads) {
   decode.batch = 4;
   decode.lhsHeadDim = 128;
   EXPECT_GT(check(decode, h100).splitK, 1);
+}
+
+// On sm_90a the wgmma kernels load a heads-merged lhs through a 4-D tensor
+// map over [B, H, S, D] (a head's 64 columns of a sequence's rows a box):
+// heads of 64 and 128, ragged N, both tile heights, the warp-specialized
+// kernel, a norm epilogue.
+TEST_F(GemmKernelTest, WgmmaReadsAHeadsMergedLhsThroughA4DTensorMap) {
+  struct Variant {
+    int64_t seq, n, k, headDim;
+    std::optional<GemmTileShape> shape;
+    bool warpSpecialized;
+    Epilogue epilogue;
+  };
+  for (Variant v :
+       {Variant{128, 72, 256, 64,
+                GemmTileShape{128, 64, 4, 1, 3, GemmVariant::Wgmma}, false,
+                Epilogue::BiasResidual},
+        Variant{64, 128, 256, 128,
+                GemmTileShape{64, 128, 4, 1, 3, GemmVariant::Wgmma}, false,
+                Epilogue::None},
+        Variant{128, 256, 384, 128, std::nullopt, true, Epilogue::None},
+        Variant{128, 96, 128, 64, std::nullopt, false,
+                Epilogue::BiasLayerNormWithoutBias}}) {
+    SCOPED_TRACE(
+        llvm::formatv("S {0}, N {1}, K {2}, D {3}", v.seq, v.n, v.k, v.headDim)
+            .str());
+    GemmCase c = gemmCase(v.seq, v.n, v.k, v.epilogue);
+    c.batch = 2;
+    c.lhsHeadDim = v.headDim;
+    c.wgmma = true;
+    c.warpSpecialized = v.warpSpecialized;
+    c.shape = v.shape;
+    c.wholeRows = v.epilogue == Epilogue::BiasLayerNormWithoutBias;
+    GemmTiling tiling = check(c, h100);
+    EXPECT_EQ(tiling.variant, v.warpSpecialized
+                                  ? GemmVariant::WgmmaWarpSpecialized
+                                  : GemmVariant::Wgmma);
+  }
+}
+
+TEST_F(GemmKernelTest, WgmmaHeadsMergedLhsPtxLoadsFourDimensionalBoxes) {
+  std::optional<std::string> ptxas = findPtxas();
+  if (!ptxas)
+    GTEST_SKIP() << "no ptxas";
+  registerPtxLowering(*context);
+  GemmCase c = gemmCase(1024, 4096, 4096, Epilogue::BiasResidual);
+  c.batch = 2;
+  c.lhsHeadDim = 128;
+  c.wgmma = true;
+  KernelAnalysis analysis;
+  std::string ptx = lowerToPtx(c, h100, analysis);
+  ASSERT_FALSE(ptx.empty());
+  EXPECT_EQ(analysis.tiling.variant, GemmVariant::Wgmma);
+  EXPECT_NE(ptx.find("cp.async.bulk.tensor.4d"), std::string::npos);
+  EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d"), std::string::npos);
+  expectAssemblesWithoutSpills(*ptxas, ptx, "sm_90a", analysis);
 }
 
 // A rotated element read from the wrong half is caught.
