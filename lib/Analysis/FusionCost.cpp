@@ -783,6 +783,9 @@ private:
     if (!dequantizes.empty())
       return fail(whyNot, "cuBLASLt does not dequantize weights in its main "
                           "loop");
+    if (analysis.lhsHeadsMerge)
+      return fail(whyNot, "cuBLASLt reads its lhs as stored, not through a "
+                          "heads merge");
     Type elementType = matmul.getLhs().getType().getElementType();
     if (!isa<Float32Type, BFloat16Type, Float16Type>(elementType))
       return fail(whyNot, "only f32, bf16 and f16 matmuls run through "
@@ -1144,6 +1147,22 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
           consumers.insert(user);
     for (Operation *consumer : consumers)
       pairs.emplace_back(&op, consumer);
+    // A heads merge left as a transpose kernel before the GEMM's lhs (a
+    // fusion's lhs is the input its body's matmul reads).
+    Value lhs;
+    if (auto matmul = dyn_cast<MatmulOp>(&op)) {
+      lhs = matmul.getLhs();
+    } else {
+      auto fusion = cast<FusionOp>(&op);
+      for (auto matmul : fusion.getBodyBlock().getOps<MatmulOp>())
+        if (auto argument = dyn_cast<BlockArgument>(matmul.getLhs()))
+          lhs = fusion.getInputs()[argument.getArgNumber()];
+    }
+    if (Operation *reshape = lhs ? lhs.getDefiningOp() : nullptr)
+      if (Operation *transpose = reshape->getOperand(0).getDefiningOp();
+          transpose && transpose->getBlock() == &body &&
+          getGemmHeadsMergeOps(transpose).size() == 2)
+        pairs.emplace_back(transpose, &op);
   }
   if (pairs.empty())
     return refusals;
@@ -1206,7 +1225,10 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
     return seconds;
   };
   for (auto [producer, consumer] : pairs) {
-    ArrayRef<Operation *> first = opsOf[producer];
+    SmallVector<Operation *> first(opsOf[producer]);
+    SmallVector<Operation *, 2> merge = getGemmHeadsMergeOps(producer);
+    if (!merge.empty())
+      first.append(opsOf[merge.back()]);
     SmallVector<Operation *> second(opsOf[consumer]);
     SmallVector<Operation *, 2> split = getGemmHeadsSplitOps(consumer);
     if (!split.empty())

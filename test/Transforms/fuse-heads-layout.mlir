@@ -105,3 +105,18 @@ func.func @output_projection_reads_heads(%attn: tensor<2x4x64x64xbf16>, %w: tens
   %r = memwall.add %res, %o : tensor<2x64x256xbf16>, tensor<2x64x256xbf16> -> tensor<2x64x256xbf16> loc("o.residual")
   return %r : tensor<2x64x256xbf16>
 }
+
+// -----
+
+// Under auto on h100-sxm a large output projection stays on cuBLASLt (the
+// generated GEMM is priced at its measured 0.40 of the peak against
+// cuBLAS's 0.775), so the heads merge stays a transpose kernel, and the
+// report says why and what each choice predicts.
+// RUN: memwall-opt %s --split-input-file --fuse --target=h100-sxm --report=- -o /dev/null | FileCheck %s --check-prefix=AUTO
+// AUTO: kept apart: big.heads+big.merge -> big.o: one kernel (memwall gemm: cuBLASLt cannot run it: cuBLASLt reads its lhs as stored, not through a heads merge) predicts {{.*}} us, apart {{.*}} us + {{.*}} us
+func.func @large_projection_keeps_its_transpose(%attn: tensor<4x32x2048x128xbf16>, %w: tensor<4096x4096xbf16>) -> tensor<4x2048x4096xbf16> {
+  %t = memwall.transpose %attn [0, 2, 1, 3] : tensor<4x32x2048x128xbf16> -> tensor<4x2048x32x128xbf16> loc("big.heads")
+  %m = memwall.reshape %t [4, 2048, 4096] : tensor<4x2048x32x128xbf16> -> tensor<4x2048x4096xbf16> loc("big.merge")
+  %o = memwall.matmul %m, %w {transpose_rhs} : tensor<4x2048x4096xbf16>, tensor<4096x4096xbf16> -> tensor<4x2048x4096xbf16> loc("big.o")
+  return %o : tensor<4x2048x4096xbf16>
+}
