@@ -163,7 +163,8 @@ private:
         dequantizes.push_back(dequantize);
         continue;
       }
-      // Checked once the matmul is known (matchGemmHeadsLayout).
+      // Checked once the matmul is known (matchGemmLhsHeadsMerge,
+      // matchGemmHeadsLayouts).
       if (isGemmHeadsLayoutOp(op)) {
         hasHeadsLayoutOps = true;
         continue;
