@@ -654,8 +654,7 @@ private:
              llvm::all_of(value.getUsers(), [&](Operation *user) {
                auto rope = dyn_cast<RopeOp>(user);
                return !members.contains(user) ||
-                      (rope && rope.getPositions() == value &&
-                       rope.getInput() != value);
+                      (rope && rope.getPositions() == value);
              });
     };
     auto isMatmulBias = [&](Value value) {
@@ -961,6 +960,14 @@ static bool swapsSequenceAndHeads(ArrayRef<int64_t> permutation) {
   return true;
 }
 
+/// Whether `split` is `whole` [.., N] with its last dim split in two: [..,
+/// H, D], H·D = N.
+static bool splitsLastDim(ArrayRef<int64_t> whole, ArrayRef<int64_t> split) {
+  return !whole.empty() && split.size() == whole.size() + 1 &&
+         split.drop_back(2) == whole.drop_back() &&
+         split[split.size() - 2] * split.back() == whole.back();
+}
+
 /// `op` as a `First` whose one user is a `Second` of its block, and that
 /// user; empty otherwise.
 template <typename First, typename Second>
@@ -1007,8 +1014,7 @@ memwall::matchGemmLhsHeadsMerge(ArrayRef<Operation *> ops, MatmulOp matmul,
     auto reshape = cast<ReshapeOp>(chain.back());
     ArrayRef<int64_t> from = transpose.getType().getShape();
     ArrayRef<int64_t> to = reshape.getType().getShape();
-    if (to.size() + 1 != from.size() || to.drop_back() != from.drop_back(2) ||
-        to.back() != from[from.size() - 2] * from.back())
+    if (!splitsLastDim(to, from))
       return refuse("the reshape does not merge the last two dims");
     if (reshape.getResult() != matmul.getLhs() ||
         !llvm::all_of(reshape->getUsers(), [&](Operation *user) {
@@ -1024,6 +1030,22 @@ memwall::matchGemmLhsHeadsMerge(ArrayRef<Operation *> ops, MatmulOp matmul,
 
 SmallVector<Operation *, 2> memwall::getGemmHeadsSplitOps(Operation *op) {
   return getSingleUsePair<ReshapeOp, TransposeOp>(op);
+}
+
+SmallVector<Operation *, 2> memwall::getGemmLayoutStep(Operation *op) {
+  if (isa<RopeOp>(op))
+    return {op};
+  SmallVector<Operation *, 2> step = getGemmHeadsSplitOps(op);
+  return step.empty() ? getGemmHeadsMergeOps(op) : step;
+}
+
+double memwall::predictLayoutKernelsSeconds(ArrayRef<Operation *> ops,
+                                            const GPUTarget &target) {
+  double seconds = 0;
+  for (Operation *op : ops)
+    seconds +=
+        estimateOpRoofline(cast<CostOpInterface>(op), target).timeSeconds;
+  return seconds;
 }
 
 FailureOr<SmallVector<GemmHeadsLayout, 2>>
@@ -1056,8 +1078,7 @@ memwall::matchGemmHeadsLayouts(ArrayRef<Operation *> ops,
       if (!def || !members.contains(def) || from != resultShape)
         return refuse("the reshape's input is not a value of the matmul's "
                       "shape computed in the kernel");
-      if (from.size() < 2 || to.size() != from.size() + 1 ||
-          to.drop_back(2) != from.drop_back() || to.back() <= 0)
+      if (from.size() < 2 || !splitsLastDim(from, to))
         return refuse("the reshape does not split the last dim in two");
       if (static_cast<int64_t>(layouts.size()) == products)
         return refuse("the kernel holds more heads layouts than products");
@@ -1213,27 +1234,24 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
   // A heads split is one step: the reshape and its transpose; layout ops
   // run apart as their own kernels (a reshape as none).
   auto apartSeconds = [&](ArrayRef<Operation *> ops) -> FailureOr<double> {
-    if (!llvm::all_of(ops, isGemmHeadsLayoutOp)) {
-      FailureOr<KernelAnalysis> kernel = analyzeKernel(ops, target);
-      if (failed(kernel))
-        return failure();
-      return kernel->timeSeconds;
-    }
-    double seconds = 0;
-    for (Operation *op : ops)
-      seconds +=
-          estimateOpRoofline(cast<CostOpInterface>(op), target).timeSeconds;
-    return seconds;
+    if (llvm::all_of(ops, isGemmHeadsLayoutOp))
+      return predictLayoutKernelsSeconds(ops, target);
+    FailureOr<KernelAnalysis> kernel = analyzeKernel(ops, target);
+    if (failed(kernel))
+      return failure();
+    return kernel->timeSeconds;
+  };
+  // `op`'s ops in the copy, with the rest of the layout step it starts.
+  auto opsWithStep = [&](Operation *op) {
+    SmallVector<Operation *> ops(opsOf[op]);
+    for (Operation *next : getGemmLayoutStep(op))
+      if (next != op)
+        ops.append(opsOf[next]);
+    return ops;
   };
   for (auto [producer, consumer] : pairs) {
-    SmallVector<Operation *> first(opsOf[producer]);
-    SmallVector<Operation *, 2> merge = getGemmHeadsMergeOps(producer);
-    if (!merge.empty())
-      first.append(opsOf[merge.back()]);
-    SmallVector<Operation *> second(opsOf[consumer]);
-    SmallVector<Operation *, 2> split = getGemmHeadsSplitOps(consumer);
-    if (!split.empty())
-      second.append(opsOf[split.back()]);
+    SmallVector<Operation *> first = opsWithStep(producer);
+    SmallVector<Operation *> second = opsWithStep(consumer);
     SmallVector<Operation *> merged(first);
     merged.append(second.begin(), second.end());
     FusionRefusal refusal;

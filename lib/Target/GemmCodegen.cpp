@@ -714,14 +714,9 @@ private:
       Value at =
           add(tile.base, add(mul(sourceRow, tile.columnLimit), sourceColumn));
       // A heads-merged lhs: row l·S + s, column h·D + d of [B, H, S, D].
-      if (tile.heads) {
-        Value headRow =
-            add(mul(add(mul(div(sourceRow, tile.seqLen), tile.heads),
-                        div(sourceColumn, tile.headDim)),
-                    tile.seqLen),
-                rem(sourceRow, tile.seqLen));
-        at = add(mul(headRow, tile.headDim), rem(sourceColumn, tile.headDim));
-      }
+      if (tile.heads)
+        at = headsIndex(sourceRow, sourceColumn, tile.heads, tile.headDim,
+                        tile.seqLen);
       // A zero-filled chunk reads nothing; it names the operand's start.
       Value sourceIndex = arith::SelectOp::create(b, valid, at, idx(0));
       Value sourceElements =
@@ -1197,9 +1192,8 @@ private:
     if (norm)
       return {norm->getOperand(0)};
     SmallVector<Value, 2> inputs;
-    for (GemmHeadsLayout heads : analysis.headsLayouts)
-      if (heads.rope)
-        inputs.push_back(heads.rope.getInput());
+    for (GemmHeadsLayout heads : getRopeLayouts())
+      inputs.push_back(heads.rope.getInput());
     return inputs;
   }
 
@@ -1214,15 +1208,29 @@ private:
         });
     if (layout == analysis.headsLayouts.end())
       return flat;
-    GemmHeadsLayout heads = *layout;
-    Value globalRow = add(tileRow, row), globalColumn = add(tileColumn, column);
-    Value sequence = div(globalRow, heads.seqLen);
-    Value s = rem(globalRow, heads.seqLen);
-    Value head = div(globalColumn, heads.headDim);
-    Value d = rem(globalColumn, heads.headDim);
-    Value headRow =
-        add(mul(add(mul(sequence, heads.numHeads), head), heads.seqLen), s);
-    return add(mul(headRow, heads.headDim), d);
+    return headsIndex(add(tileRow, row), add(tileColumn, column),
+                      layout->numHeads, layout->headDim, layout->seqLen);
+  }
+
+  /// The index in [.., H, S, D] of GEMM element (row, column), row = l·S +
+  /// s, column = h·D + d: ((l·H + h)·S + s)·D + d. A heads split's store and
+  /// a heads merge's load.
+  Value headsIndex(Value row, Value column, int64_t heads, int64_t headDim,
+                   int64_t seqLen) {
+    Value headRow = add(
+        mul(add(mul(div(row, seqLen), heads), div(column, headDim)), seqLen),
+        rem(row, seqLen));
+    return add(mul(headRow, headDim), rem(column, headDim));
+  }
+
+  /// The heads layouts with a rope, in order: the i-th keeps its input in
+  /// the i-th staged tile for pass 2.
+  SmallVector<GemmHeadsLayout, 2> getRopeLayouts() {
+    SmallVector<GemmHeadsLayout, 2> ropes;
+    for (GemmHeadsLayout heads : analysis.headsLayouts)
+      if (heads.rope)
+        ropes.push_back(heads);
+    return ropes;
   }
 
   /// Pass 2 of a rope in the epilogue at one vector: each element rotated
@@ -1342,10 +1350,8 @@ private:
       // Every element of the tiles is kept before any is rotated.
       syncThreads();
       forEachVector(tiling.blockN, [&](Value row, Value column, Value flat) {
-        size_t into = 0;
-        for (GemmHeadsLayout heads : analysis.headsLayouts)
-          if (heads.rope)
-            buildRopePass(heads, tiles[into++], row, column, flat);
+        for (auto [into, heads] : llvm::enumerate(getRopeLayouts()))
+          buildRopePass(heads, tiles[into], row, column, flat);
       });
     }
     if (!norm)

@@ -53,8 +53,6 @@ struct Group {
   double timeSeconds = 0;
   unsigned version = 0;
   bool alive = true;
-  /// Layout ops only (seedLayoutGroup): no kernel until a GEMM takes them.
-  bool layoutOnly = false;
 };
 
 struct Candidate {
@@ -139,21 +137,15 @@ private:
   bool seedLayoutGroup(Operation *op) {
     if (groupOf.contains(op))
       return true;
-    SmallVector<Operation *, 2> ops = getGemmHeadsSplitOps(op);
-    if (ops.empty())
-      ops = getGemmHeadsMergeOps(op);
-    if (ops.empty() && isa<RopeOp>(op))
-      ops.push_back(op);
+    SmallVector<Operation *, 2> ops = getGemmLayoutStep(op);
     if (ops.empty())
       return false;
     Group group;
     for (Operation *member : ops) {
       groupOf[member] = groups.size();
       group.ops.push_back(member);
-      group.timeSeconds +=
-          estimateOpRoofline(cast<CostOpInterface>(member), target).timeSeconds;
     }
-    group.layoutOnly = true;
+    group.timeSeconds = predictLayoutKernelsSeconds(ops, target);
     secondsBefore += group.timeSeconds;
     groups.push_back(std::move(group));
     return true;
@@ -286,7 +278,6 @@ private:
   void merge(unsigned a, unsigned b) {
     Group &into = groups[a], &from = groups[b];
     into.ops.append(from.ops.begin(), from.ops.end());
-    into.layoutOnly = false;
     llvm::sort(into.ops, [&](Operation *x, Operation *y) {
       return positions.lookup(x) < positions.lookup(y);
     });
@@ -303,7 +294,9 @@ private:
   FusionCounts materialize() {
     FusionCounts counts;
     for (Group &group : groups) {
-      if (!group.alive || group.ops.size() < 2 || group.layoutOnly)
+      // A layout step no GEMM took stays as its ops.
+      if (!group.alive || group.ops.size() < 2 ||
+          llvm::all_of(group.ops, isGemmHeadsLayoutOp))
         continue;
       KernelAnalysis analysis = *analyzeKernel(group.ops, target);
       SmallVector<Value> inputs;

@@ -552,8 +552,11 @@ protected:
                 .isInteger(64)) {
           input.pattern = AccessPattern::Full;
           input.innerElements = 1;
-          problem->epilogueColumnGroup = c.headDim;
         }
+      // A rope needs whole heads in a tile.
+      if (llvm::any_of(analysis.headsLayouts,
+                       [](GemmHeadsLayout heads) { return bool(heads.rope); }))
+        problem->epilogueColumnGroup = c.headDim;
     }
     problem->wgmmaRequested = c.wgmma;
     problem->warpSpecializedRequested = c.warpSpecialized;

@@ -77,7 +77,6 @@ struct GemmEpilogue {
   enum class Activation { None, Relu, GeluTanh } activation = Activation::None;
 };
 
-/// A set of ops that can run as one kernel.
 /// A GEMM epilogue value written heads-split, as attention reads it: a
 /// `reshape` of a `[.., S, N]` value of the matmul's shape to `[.., S, H, D]`
 /// (N = H·D), a `transpose` swapping S and H to `[.., H, S, D]`, and
@@ -137,6 +136,16 @@ bool isGemmHeadsLayoutOp(mlir::Operation *op);
 llvm::SmallVector<mlir::Operation *, 2>
 getGemmHeadsSplitOps(mlir::Operation *op);
 
+/// The layout ops starting at `op` that memwall-fuse folds into a GEMM as
+/// one step: a heads split, a heads merge, or a rope; empty otherwise.
+llvm::SmallVector<mlir::Operation *, 2> getGemmLayoutStep(mlir::Operation *op);
+
+/// The predicted time of layout ops each run as its own kernel (a reshape,
+/// a view, as none): what folding them into a GEMM saves.
+double predictLayoutKernelsSeconds(llvm::ArrayRef<mlir::Operation *> ops,
+                                   const GPUTarget &target);
+
+/// A set of ops that can run as one kernel.
 struct KernelAnalysis {
   FusionKind kind = FusionKind::Elementwise;
   /// The row reduction (Reduction) or matmul (MatmulEpilogue, Gemm); null
