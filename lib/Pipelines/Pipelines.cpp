@@ -247,6 +247,9 @@ void memwall::buildKernelsToPTXPipeline(OpPassManager &pm, StringRef cudaPath) {
   // target and lowers the host too; these kernels are already outlined and
   // targeted, and the host is memwall-run.
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  // LLVM has no fp8 type: conversions to and from it become integer
+  // arithmetic first.
+  kernels.addPass(createExpandFp8Conversions());
   kernels.addPass(createTensorMapParamsToPointers());
   // Before scf-to-cf: NVGPUToNVVM converts scf.for's iter_args (a wgmma
   // accumulator's) but not the block arguments cf would leave.

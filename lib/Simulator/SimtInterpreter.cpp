@@ -170,6 +170,11 @@ bool isSupportedFloat(Type type) {
   return type.isF32() || type.isF64() || type.isBF16() || type.isF16();
 }
 
+/// The fp8 formats kernels hold: only converted (arith.extf/truncf, which
+/// memwall-expand-fp8-conversions lowers to integer arithmetic) and read by
+/// wgmma, never computed on.
+bool isFp8(Type type) { return isa<Float8E4M3FNType, Float8E5M2Type>(type); }
+
 bool isScalar(Type type) { return type.isIntOrIndexOrFloat(); }
 
 constexpr int64_t kWarpgroupSize = 128;
@@ -202,6 +207,10 @@ double floatValue(Type type, uint64_t bits) {
   }
   if (type.isBF16())
     return bf16ToFloat(static_cast<uint16_t>(bits));
+  if (isFp8(type))
+    return llvm::APFloat(cast<FloatType>(type).getFloatSemantics(),
+                         llvm::APInt(8, bits & 0xFF))
+        .convertToDouble();
   return f16ToFloat(static_cast<uint16_t>(bits));
 }
 
@@ -221,6 +230,18 @@ uint64_t floatBits(Type type, double value) {
   }
   if (type.isBF16())
     return floatToBf16(f);
+  if (isFp8(type)) {
+    // Round to nearest even, saturating to the largest finite value (PTX's
+    // cvt.rn.satfinite, and memwall.cast's definition); NaN stays NaN.
+    const llvm::fltSemantics &semantics =
+        cast<FloatType>(type).getFloatSemantics();
+    llvm::APFloat largest = llvm::APFloat::getLargest(semantics);
+    double limit = largest.convertToDouble();
+    llvm::APFloat x(std::isnan(f) ? f : std::clamp<float>(f, -limit, limit));
+    bool inexact;
+    x.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &inexact);
+    return x.bitcastToAPInt().getZExtValue();
+  }
   return floatToF16(f);
 }
 
@@ -1542,8 +1563,8 @@ llvm::Error Interpreter::execArith(Operation *op, const llvm::BitVector &mask,
     });
   }
 
-  // Everything below takes floats.
-  if (!isSupportedFloat(inType)) {
+  // Everything below takes floats (fp8 only to widen).
+  if (!isSupportedFloat(inType) && !(isFp8(inType) && isa<arith::ExtFOp>(op))) {
     handled = false;
     return llvm::Error::success();
   }
@@ -1566,7 +1587,7 @@ llvm::Error Interpreter::execArith(Operation *op, const llvm::BitVector &mask,
     });
   }
   if (isa<arith::ExtFOp, arith::TruncFOp>(op)) {
-    if (!isSupportedFloat(outType)) {
+    if (!isSupportedFloat(outType) && !isFp8(outType)) {
       handled = false;
       return llvm::Error::success();
     }
@@ -2911,16 +2932,18 @@ llvm::Error Interpreter::checkFullWarpgroups(Operation *op,
 
 /// Byte address of element (x, k) of a wgmma operand, x being its M (A) or
 /// N (B) index, in the canonical layouts of PTX's "Shared Memory Matrix
-/// Layout" for 16-bit types (CUTLASS make_gmma_desc), before the swizzle.
+/// Layout" (CUTLASS make_gmma_desc), before the swizzle. A K-major core
+/// matrix is 8 rows of 16 bytes (8 16-bit or 16 8-bit elements).
 static int64_t wgmmaElementAddress(const WgmmaDesc &d, int64_t start,
-                                   bool kMajor, int64_t x, int64_t k) {
-  constexpr int64_t elemBytes = 2;
+                                   bool kMajor, int64_t x, int64_t k,
+                                   int64_t elemBytes) {
   int64_t sw = d.swizzleBytes;
+  int64_t perCore = 16 / elemBytes;
   if (kMajor) {
     // Rows of x, each holding k contiguously; 8-row groups SBO apart.
     if (sw == 0)
       return start + (x / 8) * d.strideBytes + (x % 8) * 16 +
-             (k / 8) * d.leadingBytes + (k % 8) * elemBytes;
+             (k / perCore) * d.leadingBytes + (k % perCore) * elemBytes;
     return start + (x / 8) * d.strideBytes + (x % 8) * sw + k * elemBytes;
   }
   // Rows of k, each holding x contiguously.
@@ -2944,20 +2967,27 @@ llvm::Error Interpreter::execWgmma(nvgpu::WarpgroupMmaOp op,
   MemRefType typeA = op.getDescriptorA().getType().getTensor();
   MemRefType typeB = op.getDescriptorB().getType().getTensor();
   VectorType accType = op.getMatrixC().getType().getFragmented();
-  Type elem = typeA.getElementType();
+  Type elemA = typeA.getElementType(), elemB = typeB.getElementType();
   int64_t totalM = typeA.getDimSize(0), totalK = typeA.getDimSize(1);
   int64_t totalN = typeB.getDimSize(1);
-  if (!(elem.isBF16() || elem.isF16()) || typeB.getElementType() != elem ||
+  // bf16 x bf16 or f16 x f16 (m64nNk16), or fp8 of either format on both
+  // sides (m64nNk32): each instruction's K is 32 bytes.
+  bool fp8 = isFp8(elemA) && isFp8(elemB);
+  if (!(fp8 || ((elemA.isBF16() || elemA.isF16()) && elemB == elemA)) ||
       !accType.getElementType().isF32())
-    return fail(op, "only bf16/f16 multiplicands with f32 accumulators are "
-                    "supported");
-  if (totalM % 64 || totalK % 16 || totalN % 8 || totalN > 256 ||
+    return fail(op, "only bf16/f16 or fp8 (e4m3/e5m2) multiplicands with f32 "
+                    "accumulators are supported");
+  int64_t elemBytes = fp8 ? 1 : 2;
+  int64_t instrK = 32 / elemBytes;
+  if (totalM % 64 || totalK % instrK || totalN % 8 || totalN > 256 ||
       accType.getDimSize(0) != totalM || accType.getDimSize(1) != totalN)
-    return fail(op, "shapes must be M = 64m, K = 16k, N = 8n <= 256 with a "
-                    "matching accumulator");
-  bool isBf16 = elem.isBF16();
+    return fail(op, llvm::formatv("shapes must be M = 64m, K = {0}k, N = 8n "
+                                  "<= 256 with a matching accumulator",
+                                  instrK));
   bool kMajorA = !op.getTransposeA().value_or(false);
   bool kMajorB = !op.getTransposeB().value_or(false);
+  if (fp8 && !(kMajorA && kMajorB))
+    return fail(op, "fp8 wgmma reads both operands K-major (no transpose)");
   auto accIn = get(op, op.getMatrixC());
   if (!accIn)
     return accIn.takeError();
@@ -2967,8 +2997,8 @@ llvm::Error Interpreter::execWgmma(nvgpu::WarpgroupMmaOp op,
     if (mask[base])
       result.wgmmaGroup = ++wgmmaCommitted[base / kWarpgroupSize];
   int64_t regsPerBlock = totalN / 2;
-  float a[64][16];
-  std::vector<std::array<float, 16>> bT(totalN); // bT[n][k]
+  float a[64][32];
+  std::vector<std::array<float, 32>> bT(totalN); // bT[n][k]
   // Loads element (x, k) of an operand through its descriptor; `reader` is
   // the warpgroup's first thread, for the race checks.
   // The bytes each operand's reads span, per warpgroup (0: A, 1: B).
@@ -2976,19 +3006,20 @@ llvm::Error Interpreter::execWgmma(nvgpu::WarpgroupMmaOp op,
   auto readOperand = [&](const WgmmaDesc &d, int64_t start, bool kMajor,
                          int64_t x, int64_t k, int64_t reader,
                          int operand) -> llvm::Expected<float> {
-    int64_t off =
-        swizzle(wgmmaElementAddress(d, start, kMajor, x, k), d.swizzleBytes);
+    int64_t off = swizzle(
+        wgmmaElementAddress(d, start, kMajor, x, k, elemBytes), d.swizzleBytes);
     readLo[operand] = std::min(readLo[operand], off);
     readHi[operand] = std::max(readHi[operand], off + 1);
     Buffer &buf = buffers[d.buffer];
-    if (off < 0 || off + 2 > buf.size)
+    if (off < 0 || off + elemBytes > buf.size)
       return fail(op, llvm::formatv("descriptor reads byte {0} outside the "
                                     "{1}-byte {2}",
                                     off, buf.size, buf.name));
-    if (llvm::Error e = checkShared(op, d.buffer, off, 2, reader, Access::Read))
+    if (llvm::Error e =
+            checkShared(op, d.buffer, off, elemBytes, reader, Access::Read))
       return std::move(e);
-    uint16_t bits = loadBytes(buf.data + off, 2);
-    return isBf16 ? bf16ToFloat(bits) : f16ToFloat(bits);
+    return static_cast<float>(floatValue(operand == 0 ? elemA : elemB,
+                                         loadBytes(buf.data + off, elemBytes)));
   };
 
   for (int64_t base = 0; base < numThreads; base += kWarpgroupSize) {
@@ -2999,21 +3030,23 @@ llvm::Error Interpreter::execWgmma(nvgpu::WarpgroupMmaOp op,
     const WgmmaDesc &b0 = descB->second[base / kWarpgroupSize];
     readLo.fill(std::numeric_limits<int64_t>::max());
     readHi.fill(std::numeric_limits<int64_t>::min());
-    // The lowering's instruction sequence: one m64nNk16 per (i, k), the
-    // descriptors advanced as NVGPUToNVVM's iterateDescriptorA/B do.
+    // The lowering's instruction sequence: one m64nNk16 (k32) per (i, k),
+    // the descriptors advanced as NVGPUToNVVM's iterateDescriptorA/B do.
     for (int64_t i = 0; i < totalM / 64; ++i) {
-      for (int64_t k = 0; k < totalK / 16; ++k) {
-        int64_t stepA = ((16 * k + totalK * totalK * i) * 2) >> 4 << 4;
-        int64_t stepB = (typeB.getDimSize(0) * 16 * k * 2) >> 4 << 4;
+      for (int64_t k = 0; k < totalK / instrK; ++k) {
+        int64_t stepA =
+            ((instrK * k + totalK * totalK * i) * elemBytes) >> 4 << 4;
+        int64_t stepB =
+            (typeB.getDimSize(0) * instrK * k * elemBytes) >> 4 << 4;
         for (int64_t r = 0; r < 64; ++r)
-          for (int64_t kk = 0; kk < 16; ++kk) {
+          for (int64_t kk = 0; kk < instrK; ++kk) {
             auto v = readOperand(a0, a0.start + stepA, kMajorA, r, kk, base, 0);
             if (!v)
               return v.takeError();
             a[r][kk] = *v;
           }
         for (int64_t n = 0; n < totalN; ++n)
-          for (int64_t kk = 0; kk < 16; ++kk) {
+          for (int64_t kk = 0; kk < instrK; ++kk) {
             auto v = readOperand(b0, b0.start + stepB, kMajorB, n, kk, base, 1);
             if (!v)
               return v.takeError();
@@ -3031,7 +3064,7 @@ llvm::Error Interpreter::execWgmma(nvgpu::WarpgroupMmaOp op,
             uint64_t &bits = result.at(t, i * regsPerBlock + reg);
             float sum = static_cast<float>(
                 floatValue(Float32Type::get(op.getContext()), bits));
-            for (int64_t kk = 0; kk < 16; ++kk)
+            for (int64_t kk = 0; kk < instrK; ++kk)
               sum += a[row][kk] * bT[col][kk];
             bits = floatBits(Float32Type::get(op.getContext()), sum);
           }

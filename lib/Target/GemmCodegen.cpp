@@ -598,31 +598,13 @@ private:
     return arith::TruncIOp::create(b, b.getI8Type(), value);
   }
 
-  /// A stored 1-byte weight as f32: i8 converts; an fp8 byte's exponent and
-  /// mantissa go to the low bits of an f32's, and a power of two rebiases
-  /// the exponent (exact for every finite value, subnormals included; NaN
-  /// and e5m2's infinities are not preserved).
+  /// A stored 1-byte weight as f32: i8 converts, fp8 widens (exactly;
+  /// memwall-expand-fp8-conversions lowers it to integer arithmetic).
   Value decodeStoredWeight(Value stored) {
-    Type f32 = b.getF32Type(), i32 = b.getI32Type();
-    Type type = stored.getType();
-    if (type.isInteger(8))
+    Type f32 = b.getF32Type();
+    if (stored.getType().isInteger(8))
       return arith::SIToFPOp::create(b, f32, stored);
-    bool e4m3 = isa<Float8E4M3FNType>(type);
-    auto constant = [&](int64_t value) {
-      return arith::ConstantIntOp::create(b, i32, value);
-    };
-    Value byte = arith::ExtUIOp::create(
-        b, i32, arith::BitcastOp::create(b, b.getI8Type(), stored));
-    Value sign = arith::ShLIOp::create(
-        b, arith::AndIOp::create(b, byte, constant(0x80)), constant(24));
-    Value magnitude =
-        arith::ShLIOp::create(b, arith::AndIOp::create(b, byte, constant(0x7F)),
-                              constant(e4m3 ? 20 : 21));
-    Value bits = arith::OrIOp::create(b, sign, magnitude);
-    // 2^(127 - 7) for e4m3's bias of 7, 2^(127 - 15) for e5m2's 15.
-    return arith::MulFOp::create(
-        b, arith::BitcastOp::create(b, f32, bits),
-        f32Constant(b, std::ldexp(1.0, e4m3 ? 120 : 112)));
+    return arith::ExtFOp::create(b, f32, stored);
   }
 
   /// Where k-step `step`'s tile of an operand starts in it (row, column):

@@ -108,4 +108,31 @@ def TensorMapParamsToPointers
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def ExpandFp8Conversions
+    : Pass<"memwall-expand-fp8-conversions", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower conversions from and to fp8 to integer arithmetic";
+  let description = [{
+    Rewrites every scalar `arith.extf` from `f8E4M3FN`/`f8E5M2` and every
+    scalar `arith.truncf` to them (LLVM has no fp8 type: the LLVM lowering
+    carries fp8 values as i8, and arith-to-llvm cannot convert them) into
+    i32 arithmetic on the f32 bits:
+
+    - widening: a normal byte's exponent and mantissa become the f32's
+      fields (rebiased by an integer add), a subnormal's mantissa is scaled
+      by a power of two in f32, the sign is or-ed in; e4m3's NaN (`0x7F`)
+      and e5m2's infinities and NaNs stay what they are;
+    - narrowing (from f32; a narrower float is widened first, exactly):
+      round to nearest even as `cvt.rn.satfinite` does: the f32 bits plus
+      the rounding bias, shifted, rebiased and clamped to the largest finite
+      code; below the smallest normal, `(|x| + 2^c) - 2^c` rounds to the
+      subnormal quantum in f32; NaN gives `0x7F`, infinities the largest
+      finite value (as the reference and the simulator define memwall.cast).
+
+    It runs first in the kernels-to-PTX pipeline, so kernels.mlir (which
+    memwall-simulate interprets) keeps the conversions, and works on every
+    architecture (sm_89's `cvt` to fp8 would need sm_89 or later).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // MEMWALL_TARGET_PASSES_TD
