@@ -81,14 +81,29 @@ FailureOr<GemmProblem> memwall::getGemmProblem(MatmulOp matmul,
   GemmProblem problem;
   problem.elementType = lhs.getElementType();
   if (!problem.elementType.isBF16() && !problem.elementType.isF16() &&
-      !problem.elementType.isF32()) {
+      !problem.elementType.isF32() && !isGemmFp8(problem.elementType)) {
     std::string type;
     llvm::raw_string_ostream os(type);
     os << problem.elementType;
-    return refuse("takes bf16, f16 or f32 operands, got " + type);
+    return refuse("takes bf16, f16, f32, f8E4M3FN or f8E5M2 operands, got " +
+                  type);
   }
   problem.transposeLhs = matmul.getTransposeLhs();
   problem.transposeRhs = matmul.getTransposeRhs();
+  if (isGemmFp8(problem.elementType)) {
+    // wgmma reads fp8 from shared memory K-major only, and TMA needs rows of
+    // a multiple of 16 bytes.
+    if (rhs.getElementType() != problem.elementType)
+      return refuse("multiplies fp8 operands of one format (lhs and rhs "
+                    "both f8E4M3FN or both f8E5M2)");
+    if (problem.transposeLhs || !problem.transposeRhs)
+      return refuse("reads fp8 operands K-major only (lhs [M, K], rhs [N, "
+                    "K] with transpose_rhs), as wgmma does");
+    if (matmul.getDims().k % 16 != 0)
+      return refuse("needs K a multiple of 16 for fp8 operands (16-byte "
+                    "TMA rows), got " +
+                    std::to_string(matmul.getDims().k));
+  }
   MatmulOp::Dims dims = matmul.getDims();
   problem.m = dims.m;
   problem.n = dims.n;
@@ -176,8 +191,7 @@ int64_t memwall::getGemmAccumulatorBytes(int64_t blockM, int64_t blockN,
 int64_t memwall::getGemmWgmmaSharedBytes(int64_t blockM, int64_t blockN,
                                          int64_t stages, bool warpSpecialized,
                                          bool rowChunked, int64_t rhsOperands) {
-  int64_t ring =
-      stages * (blockM + rhsOperands * blockN) * kGemmWgmmaBlockK * 2;
+  int64_t ring = stages * (blockM + rhsOperands * blockN) * kGemmWgmmaRowBytes;
   int64_t dense = blockM * blockN * 4;
   int64_t staging =
       warpSpecialized ? dense + blockM * 2 * 4
@@ -241,13 +255,15 @@ static void splitKWhereSMsIdle(GemmTiling &tiling, const GemmProblem &problem,
   // within a quarter of the operands' traffic: skinny and decode shapes.
   int64_t steps = llvm::divideCeil(problem.k, tiling.blockK);
   int64_t outputs = problem.rhsOperands * problem.m * problem.n;
-  // 16-bit operands; a dequantized rhs is read at its stored width (a
-  // byte, or half of one for packed i4).
+  // A dequantized rhs is read at its stored width (a byte, or half of one
+  // for packed i4).
+  int64_t lhsElementBits = problem.elementType.getIntOrFloatBitWidth();
   int64_t rhsElementBits = problem.rhsStorageType
                                ? problem.rhsStorageType.getIntOrFloatBitWidth()
-                               : 16;
+                               : lhsElementBits;
   int64_t operandBytes =
-      (problem.m * 2 + problem.rhsOperands * problem.n * rhsElementBits / 8) *
+      (problem.m * lhsElementBits / 8 +
+       problem.rhsOperands * problem.n * rhsElementBits / 8) *
       problem.k;
   int64_t byTraffic = operandBytes / (4 * 8 * std::max<int64_t>(outputs, 1));
   int64_t splits = std::min<int64_t>({llvm::divideCeilSigned(sms, tiles),
@@ -286,10 +302,19 @@ std::string memwall::whyNotWgmmaGemm(const GemmProblem &problem,
   return whyNotWgmmaGemm(problem);
 }
 
+int64_t memwall::getGemmWgmmaBlockK(Type elementType) {
+  return kGemmWgmmaRowBytes / (elementType.getIntOrFloatBitWidth() / 8);
+}
+
+bool memwall::isGemmFp8(Type elementType) {
+  return isa_and_nonnull<Float8E4M3FNType, Float8E5M2Type>(elementType);
+}
+
 std::string memwall::whyNotWgmmaGemm(const GemmProblem &problem) {
   if (!problem.elementType ||
-      !(problem.elementType.isBF16() || problem.elementType.isF16()))
-    return "wgmma runs bf16 or f16 operands";
+      !(problem.elementType.isBF16() || problem.elementType.isF16() ||
+        isGemmFp8(problem.elementType)))
+    return "wgmma runs bf16, f16 or fp8 operands";
   if (problem.transposeLhs)
     return "wgmma reads lhs K-major: lhs must be [M, K]";
   if (problem.batch != 1)
@@ -301,11 +326,13 @@ std::string memwall::whyNotWgmmaGemm(const GemmProblem &problem) {
   // A heads-merged lhs loads through a 4-D tensor map over [B, H, S, D]:
   // a k-step's 64 columns within one head, a tile's rows within one
   // sequence.
+  int64_t blockK = getGemmWgmmaBlockK(problem.elementType);
   if (problem.lhsHeads &&
-      (problem.lhsHeadDim % kGemmWgmmaBlockK != 0 || problem.lhsSeqLen % 64))
+      (problem.lhsHeadDim % blockK != 0 || problem.lhsSeqLen % 64))
     return "the wgmma kernel reads a heads-merged lhs through a [B, H, S, "
-           "D] tensor map: D and S must be multiples of 64, got D = " +
-           std::to_string(problem.lhsHeadDim) +
+           "D] tensor map: D must be a multiple of " +
+           std::to_string(blockK) +
+           " and S of 64, got D = " + std::to_string(problem.lhsHeadDim) +
            ", S = " + std::to_string(problem.lhsSeqLen);
   return "";
 }
@@ -397,7 +424,13 @@ memwall::getGemmTiling(const GemmProblem &problem, const GPUTarget &target,
       return failure();
     }
   }
-  tiling.blockK = simt ? kSimtBlockK : wgmma ? kGemmWgmmaBlockK : kBlockK;
+  if (!wgmma && isGemmFp8(problem.elementType)) {
+    fail(whyNot, "fp8 operands run on the wgmma kernels only");
+    return failure();
+  }
+  tiling.blockK = simt    ? kSimtBlockK
+                  : wgmma ? getGemmWgmmaBlockK(problem.elementType)
+                          : kBlockK;
   tiling.warpsM = shape.warpsM;
   tiling.warpsN = shape.warpsN;
   tiling.stages = shape.stages;
@@ -644,20 +677,33 @@ memwall::chooseGemmTiling(const GemmProblem &problem, const GPUTarget &target,
         shapes.push_back(shape);
       }
   };
-  if (problem.wgmmaRequested && whyNotWgmmaGemm(problem, target).empty()) {
+  std::string whyNotWgmma = whyNotWgmmaGemm(problem, target);
+  if (problem.wgmmaRequested && whyNotWgmma.empty()) {
     if (problem.warpSpecializedRequested && !rowChunked &&
         problem.rhsOperands == 1)
       addShapes(getGemmWarpSpecializedTileShapes());
     addShapes(getGemmWgmmaTileShapes());
   }
-  addShapes(getGemmTileShapes());
+  // mma.sync multiplies 16-bit operands: fp8 runs on wgmma or not at all.
+  if (isGemmFp8(problem.elementType)) {
+    if (!problem.wgmmaRequested)
+      whyNotWgmma = "the wgmma kernel is turned off (memwall.gemm_wgmma)";
+    if (shapes.empty()) {
+      fail(whyNot, "the generated GEMM: fp8 operands run on the wgmma kernel "
+                   "only, and " +
+                       whyNotWgmma);
+      return failure();
+    }
+  } else {
+    addShapes(getGemmTileShapes());
+  }
   for (const GemmTileShape &shape : shapes) {
     if (best && shape.variant != best->variant)
       break;
     bool wgmma = shape.variant == GemmVariant::Wgmma ||
                  shape.variant == GemmVariant::WgmmaWarpSpecialized;
-    int64_t kSteps =
-        llvm::divideCeil(problem.k, wgmma ? kGemmWgmmaBlockK : kBlockK);
+    int64_t kSteps = llvm::divideCeil(
+        problem.k, wgmma ? getGemmWgmmaBlockK(problem.elementType) : kBlockK);
     if (!holdsRows(shape)) {
       if (firstWhy.empty())
         firstWhy = rowsWhy;

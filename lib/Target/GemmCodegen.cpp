@@ -345,8 +345,12 @@ private:
 
   /// Why the analysis is not one this builder can emit ("" when it is).
   std::string whyCannotBuild() {
-    if (!element || (!element.isBF16() && !element.isF16() && !element.isF32()))
-      return "operands must be bf16, f16 or f32";
+    if (!element || (!element.isBF16() && !element.isF16() &&
+                     !element.isF32() && !isGemmFp8(element)))
+      return "operands must be bf16, f16, f32 or fp8";
+    if (isGemmFp8(element) && !isWgmma() &&
+        part != GemmKernelPart::SplitKReduce)
+      return "fp8 operands run on the wgmma kernels only";
     if ((part != GemmKernelPart::Whole) != (analysis.tiling.splitK > 1))
       return "a split-K tiling runs as its split and reduce kernels";
     if (part != GemmKernelPart::Whole &&
@@ -1254,7 +1258,8 @@ private:
       // is rounded to its element type as the unfused graph stores it.
       if (norm)
         for (Value &lane : product)
-          lane = emitter.toF32(emitter.fromF32(lane, element));
+          lane = emitter.toF32(
+              emitter.fromF32(lane, matmul.getType().getElementType()));
       lanes[matmul.getResult()] = std::move(product);
       if (sibling) {
         product = readProduct(sibling, tiles[1], row, column, flat, lanes);

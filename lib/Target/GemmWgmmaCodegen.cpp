@@ -70,10 +70,11 @@ using namespace memwall;
 
 namespace {
 /// Bytes of one row of a swizzled tile: the 128B swizzle span, 64 16-bit
-/// elements.
-constexpr int64_t kRowBytes = 128;
-/// The wgmma instruction's M and K (bf16/f16).
-constexpr int64_t kWgmmaM = 64, kWgmmaK = 16;
+/// or 128 fp8 elements.
+constexpr int64_t kRowBytes = kGemmWgmmaRowBytes;
+/// The wgmma instruction's M, and its K in bytes of an operand row (k16 of
+/// bf16/f16, k32 of fp8).
+constexpr int64_t kWgmmaM = 64, kWgmmaKBytes = 32;
 /// Bound on one try_wait's suspend time hint, in nanoseconds.
 constexpr int64_t kWaitTicks = 10000000;
 
@@ -97,7 +98,9 @@ public:
       : IndexArithmetic(b), b(b), problem(problem), tiling(tiling),
         lhsMap(lhsMap), rhsMap(rhsMap), siblingRhsMap(siblingRhsMap), tid(tid),
         tileRow(tileRow), tileColumn(tileColumn), firstK(firstK),
-        kSteps(kSteps), element(problem.elementType) {}
+        kSteps(kSteps), element(problem.elementType),
+        elementBytes(element.getIntOrFloatBitWidth() / 8),
+        wgmmaK(kWgmmaKBytes / elementBytes) {}
 
   /// The aligned shared memory and the ring's mbarriers, initialized.
   GemmWgmmaRing buildRing() {
@@ -348,8 +351,8 @@ private:
   /// `slot`, completing on the slot's mbarrier.
   void issueStage(Value slot, Value step, Value predicate) {
     int64_t rhsCount = static_cast<int64_t>(rhsMaps().size());
-    int64_t bytes =
-        (tiling.blockM + rhsCount * tiling.blockN) * tiling.blockK * 2;
+    int64_t bytes = (tiling.blockM + rhsCount * tiling.blockN) * tiling.blockK *
+                    elementBytes;
     nvgpu::MBarrierArriveExpectTxOp::create(b, barriers, idx(bytes), slot,
                                             predicate);
     Value stepK = add(mul(step, tiling.blockK), firstK);
@@ -381,14 +384,15 @@ private:
     }
   }
 
-  /// Accumulates ring slot `slot` into `acc`: per k16 one wgmma per 64-row
-  /// block and rhs (`acc` holds the blocks of each rhs's set in turn).
+  /// Accumulates ring slot `slot` into `acc`: per wgmma K step (k16, or
+  /// k32 of fp8: 32 bytes of a row) one wgmma per 64-row block and rhs
+  /// (`acc` holds the blocks of each rhs's set in turn).
   /// `rowsOfA`: bytes into the lhs slot where the first block's rows start
   /// (a consumer warpgroup's own rows), or null for 0.
   void multiplySlot(Value slot, SmallVectorImpl<Value> &acc,
                     Type accumulatorType, Value rowsOfA = Value()) {
-    int64_t k16Steps = tiling.blockK / kWgmmaK;
-    int64_t groupsPerStage = k16Steps * static_cast<int64_t>(acc.size());
+    int64_t kSteps = tiling.blockK / wgmmaK;
+    int64_t groupsPerStage = kSteps * static_cast<int64_t>(acc.size());
     auto descriptor = [&](Value offset, ArrayRef<int64_t> shape, Value map) {
       Value tensor = view(offset, shape, element);
       return nvgpu::WarpgroupGenerateDescriptorOp::create(
@@ -399,22 +403,22 @@ private:
     };
     SmallVector<Value, 2> maps = rhsMaps();
     int64_t blocks = static_cast<int64_t>(acc.size() / maps.size());
-    for (int64_t kk = 0; kk < k16Steps; ++kk) {
-      // B's k16 rows: 32 bytes along K-major rows, or 16 rows of 128 bytes
-      // down N-major ones.
-      int64_t bStep = problem.transposeRhs ? kk * kWgmmaK * 2
-                                           : kk * kWgmmaK * kRowBytes;
+    for (int64_t kk = 0; kk < kSteps; ++kk) {
+      // B's K step: 32 bytes along K-major rows, or (16-bit only) 16 rows
+      // of 128 bytes down N-major ones.
+      int64_t bStep =
+          problem.transposeRhs ? kk * kWgmmaKBytes : kk * wgmmaK * kRowBytes;
       for (auto [set, map] : llvm::enumerate(maps)) {
         Value descriptorB =
             descriptor(add(rhsSlot(slot, static_cast<int64_t>(set)), bStep),
-                       {kWgmmaK, tiling.blockN}, map);
+                       {wgmmaK, tiling.blockN}, map);
         for (int64_t block = 0; block < blocks; ++block) {
           Value &value = acc[set * blocks + block];
-          int64_t aStep = block * kWgmmaM * kRowBytes + kk * kWgmmaK * 2;
+          int64_t aStep = block * kWgmmaM * kRowBytes + kk * kWgmmaKBytes;
           Value aStart = add(lhsSlot(slot), aStep);
           if (rowsOfA)
             aStart = add(aStart, rowsOfA);
-          Value descriptorA = descriptor(aStart, {kWgmmaM, kWgmmaK}, lhsMap);
+          Value descriptorA = descriptor(aStart, {kWgmmaM, wgmmaK}, lhsMap);
           value = nvgpu::WarpgroupMmaOp::create(
               b, accumulatorType, descriptorA, descriptorB,
               static_cast<uint64_t>(groupsPerStage), /*transposeA=*/UnitAttr(),
@@ -430,6 +434,8 @@ private:
   Value lhsMap, rhsMap, siblingRhsMap, tid, tileRow, tileColumn, firstK;
   int64_t kSteps;
   Type element;
+  /// Bytes of an operand element, and the elements of one wgmma K step.
+  int64_t elementBytes, wgmmaK;
   Value shared, barriers;
   /// K-steps the ring ran before this main loop (plain kernel; null: 0).
   Value firstStep;
@@ -467,15 +473,16 @@ std::string memwall::whyCannotBuildGemmWgmma(const GemmProblem &problem,
     return why;
   bool warpSpecialized = tiling.variant == GemmVariant::WgmmaWarpSpecialized;
   if (warpSpecialized) {
-    if (tiling.blockK != kGemmWgmmaBlockK ||
+    if (tiling.blockK != getGemmWgmmaBlockK(problem.elementType) ||
         tiling.threads != kConsumerThreads || tiling.producerThreads != 128 ||
         tiling.blockM != 2 * kWgmmaM || tiling.blockN % 64 != 0 ||
         tiling.blockN > 256 || tiling.stages < 2)
       return "the tiling is not one of the warp-specialized wgmma kernel's";
-  } else if (tiling.blockK != kGemmWgmmaBlockK || tiling.threads != 128 ||
-             tiling.producerThreads != 0 || tiling.blockM % kWgmmaM != 0 ||
-             tiling.blockM > 256 || tiling.blockN % 64 != 0 ||
-             tiling.blockN > 256 || tiling.stages < 2 ||
+  } else if (tiling.blockK != getGemmWgmmaBlockK(problem.elementType) ||
+             tiling.threads != 128 || tiling.producerThreads != 0 ||
+             tiling.blockM % kWgmmaM != 0 || tiling.blockM > 256 ||
+             tiling.blockN % 64 != 0 || tiling.blockN > 256 ||
+             tiling.stages < 2 ||
              problem.rhsOperands * tiling.blockM * tiling.blockN / 128 > 128) {
     return "the tiling is not one of the wgmma kernel's";
   }

@@ -105,6 +105,9 @@ struct GemmCase {
   bool f16 = false;
   /// f32 operands: the FFMA kernel.
   bool f32 = false;
+  /// fp8 operands of this format ("f8E4M3FN", "f8E5M2"), the product and
+  /// the epilogue bf16: the wgmma kernels' k32 path.
+  std::string fp8;
   bool transposeLhs = false, transposeRhs = true;
   /// rhs has the batch dims too (a batched GEMM).
   bool batchedRhs = false;
@@ -188,6 +191,22 @@ protected:
       }
       return data;
     }
+    // fp8 operands: random finite bytes of magnitude at most 2, subnormals
+    // included.
+    if (isa<Float8E4M3FNType, Float8E5M2Type>(element)) {
+      bool e4m3 = isa<Float8E4M3FNType>(element);
+      std::uniform_int_distribution<int> byteDistribution(0, 255);
+      for (int64_t i = 0; i < elements; ++i) {
+        uint8_t byte;
+        do
+          byte = static_cast<uint8_t>(byteDistribution(rng));
+        while (!isFiniteFp8(byte, e4m3) ||
+               std::fabs(decodeFp8(byte, e4m3)) > 2);
+        data.bytes[i] = byte;
+        data.values.push_back(decodeFp8(byte, e4m3));
+      }
+      return data;
+    }
     // Quantized storage (1-byte, or packed i4): quantizeRhs fills it.
     if (bytes <= 1) {
       data.values.assign(elements, 0);
@@ -239,12 +258,14 @@ protected:
       dims.append({rows, columns});
       return dims;
     };
+    // The operands' type: the values' unless fp8.
+    std::string operand = c.fp8.empty() ? t : c.fp8;
     std::string lhs = tensor(c.transposeLhs ? withBatch(c.k, c.m, batched)
                                             : withBatch(c.m, c.k, batched),
-                             t);
+                             operand);
     std::string rhs = tensor(c.transposeRhs ? withBatch(c.n, c.k, c.batchedRhs)
                                             : withBatch(c.k, c.n, c.batchedRhs),
-                             t);
+                             operand);
     std::string result = tensor(withBatch(c.m, c.n, batched), t);
     std::string bias = tensor({c.n}, t);
     std::string attributes;
@@ -289,8 +310,8 @@ protected:
     std::string body;
     if (c.lhsHeadDim > 0) {
       int64_t heads = c.k / c.lhsHeadDim;
-      std::string stored = tensor({c.batch, heads, c.m, c.lhsHeadDim}, t);
-      std::string moved = tensor({c.batch, c.m, heads, c.lhsHeadDim}, t);
+      std::string stored = tensor({c.batch, heads, c.m, c.lhsHeadDim}, operand);
+      std::string moved = tensor({c.batch, c.m, heads, c.lhsHeadDim}, operand);
       args = "%ah: " + stored + ", %w: " + rhs;
       body = "  %at = memwall.transpose %ah [0, 2, 1, 3] : " + stored + " -> " +
              moved + "\n" +
@@ -1556,7 +1577,7 @@ TEST_F(GemmKernelTest, WgmmaIsChosenOnlyWhenRequestedOnSm90a) {
   c.wgmma = true;
   KernelAnalysis hopper = analyze(func, c, h100);
   EXPECT_EQ(hopper.tiling.variant, GemmVariant::Wgmma);
-  EXPECT_EQ(hopper.tiling.blockK, kGemmWgmmaBlockK);
+  EXPECT_EQ(hopper.tiling.blockK, 64);
   EXPECT_EQ(hopper.tiling.threads, 128);
   // The ring's tiles start 1024-byte aligned.
   EXPECT_EQ(hopper.tiling.sharedBytes % 1024, 0);
@@ -1654,12 +1675,14 @@ struct WgmmaSassChecks {
 // that it holds wgmma, TMA and mbarrier waits (and `checks.ptx`), that
 // ptxas accepts it for sm_90a without spills and, with cuobjdump (CUDA's,
 // or PyPI's nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm on PATH), that
-// the SASS runs HGMMA (and `checks.sass`).
+// the SASS runs HGMMA, QGMMA for fp8 (and `checks.sass`).
+// With `fp8` (an operand format), fp8 operands: both K-major, k32.
 static void assembleWgmmaConfigurations(
     StringRef ptxas, ArrayRef<GemmTileShape> shapes, bool warpSpecialized,
     const WgmmaSassChecks &checks,
     llvm::function_ref<std::string(const GemmCase &, KernelAnalysis &)>
-        lowerToPtx) {
+        lowerToPtx,
+    StringRef fp8 = "") {
   std::string cuobjdump = "/usr/local/cuda/bin/cuobjdump";
   if (!llvm::sys::fs::can_execute(cuobjdump)) {
     llvm::ErrorOr<std::string> found =
@@ -1668,6 +1691,8 @@ static void assembleWgmmaConfigurations(
   }
   for (const GemmTileShape &shape : shapes)
     for (bool transposeRhs : {true, false}) {
+      if (!fp8.empty() && !transposeRhs)
+        continue;
       std::string name = llvm::formatv("{0}x{1}, {2} stages, rhs {3}",
                                        shape.blockM, shape.blockN, shape.stages,
                                        transposeRhs ? "[N, K]" : "[K, N]");
@@ -1680,12 +1705,16 @@ static void assembleWgmmaConfigurations(
       c.wgmma = true;
       c.warpSpecialized = warpSpecialized;
       c.shape = shape;
+      c.fp8 = fp8.str();
+      // PTX's and SASS's name of the fp8 format.
+      std::string format = fp8 == "f8E4M3FN" ? "e4m3" : "e5m2";
       KernelAnalysis analysis;
       std::string ptx = lowerToPtx(c, analysis);
       ASSERT_FALSE(ptx.empty());
-      EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n" +
-                         std::to_string(shape.blockN) + "k16.f32"),
-                std::string::npos);
+      std::string instruction =
+          "wgmma.mma_async.sync.aligned.m64n" + std::to_string(shape.blockN) +
+          (fp8.empty() ? "k16.f32" : "k32.f32." + format + "." + format);
+      EXPECT_NE(ptx.find(instruction), std::string::npos) << instruction;
       EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d"), std::string::npos);
       EXPECT_NE(ptx.find("mbarrier.try_wait.parity"), std::string::npos);
       for (const std::string &expected : checks.ptx)
@@ -1715,16 +1744,22 @@ static void assembleWgmmaConfigurations(
         std::string text = (*sass)->getBuffer().str();
         llvm::sys::fs::remove(sassPath);
         ASSERT_EQ(dumped, 0) << text;
-        // f16 inputs are HGMMA's default: no suffix after the F32 result.
-        std::string hgmma = llvm::formatv("HGMMA.64x{0}x16.F32{1}",
-                                          shape.blockN, c.f16 ? " " : ".BF16");
+        // f16 inputs are HGMMA's default: no suffix after the F32 result;
+        // fp8 runs as QGMMA.
+        std::string hgmma =
+            fp8.empty() ? llvm::formatv("HGMMA.64x{0}x16.F32{1}", shape.blockN,
+                                        c.f16 ? " " : ".BF16")
+                              .str()
+                        : llvm::formatv("QGMMA.64x{0}x32.F32.{1}.{1}",
+                                        shape.blockN, StringRef(format).upper())
+                              .str();
         EXPECT_NE(text.find(hgmma), std::string::npos) << hgmma;
         EXPECT_NE(text.find("UTMALDG.2D"), std::string::npos);
         for (const std::string &expected : checks.sass)
           EXPECT_NE(text.find(expected), std::string::npos) << expected;
         if (getenv("GEMM_PTXAS_VERBOSE"))
           for (StringRef line : llvm::split(text, '\n'))
-            if (line.contains("HGMMA"))
+            if (line.contains("GMMA"))
               llvm::errs() << name << ": " << line.trim() << "\n";
       }
       llvm::sys::fs::remove(cubin);
@@ -2618,4 +2653,148 @@ TEST_F(GemmKernelTest, WgmmaDualPtxAssemblesToHgmmaWithoutSpills) {
         << text;
     EXPECT_EQ(text.find("C7520"), std::string::npos) << text;
   }
+}
+
+//===----------------------------------------------------------------------===//
+// sm_90a: fp8 operands (wgmma m64nNk32, both operands K-major)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// An fp8 wgmma case ragged in M, N and K against `shape`: two row and two
+/// column tiles, K = 592: five k-steps of 128 (the ring wraps at 3 and 4
+/// stages), the last zero-filled past K.
+GemmCase raggedFp8(const GemmTileShape &shape, Epilogue epilogue,
+                   StringRef format) {
+  GemmCase c = raggedWgmma(shape, epilogue);
+  c.k = 592;
+  c.fp8 = format.str();
+  return c;
+}
+} // namespace
+
+TEST_F(GemmKernelTest, Fp8WgmmaEveryTileConfigurationMatches) {
+  for (const GemmTileShape &shape : getGemmWgmmaTileShapes()) {
+    SCOPED_TRACE(llvm::formatv("{0}x{1}, {2} stages", shape.blockM,
+                               shape.blockN, shape.stages)
+                     .str());
+    // Both formats (the product is bf16, as memwall.matmul infers).
+    GemmCase c = raggedFp8(shape, Epilogue::BiasGeluErf,
+                           shape.stages == 3 ? "f8E4M3FN" : "f8E5M2");
+    GemmTiling tiling = check(c, h100);
+    EXPECT_EQ(tiling.variant, GemmVariant::Wgmma);
+    // A stage is one 128-byte row of each operand: 128 fp8 elements of K.
+    EXPECT_EQ(tiling.blockK, 128);
+  }
+}
+
+TEST_F(GemmKernelTest, Fp8WarpSpecializedEveryTileConfigurationMatches) {
+  for (const GemmTileShape &shape : getGemmWarpSpecializedTileShapes()) {
+    SCOPED_TRACE(llvm::formatv("{0}x{1}, {2} stages", shape.blockM,
+                               shape.blockN, shape.stages)
+                     .str());
+    GemmCase c = raggedFp8(shape, Epilogue::BiasResidual,
+                           shape.stages == 3 ? "f8E5M2" : "f8E4M3FN");
+    c.warpSpecialized = true;
+    EXPECT_EQ(check(c, h100).variant, GemmVariant::WgmmaWarpSpecialized);
+  }
+}
+
+TEST_F(GemmKernelTest, Fp8ProductRoundedToBf16AheadOfALayerNormMatches) {
+  // The norm's input is the bf16 product as the unfused graph stores it,
+  // not rounded to the operands' fp8.
+  GemmCase c = ragged(Epilogue::BiasResidualLayerNorm);
+  c.m = 90;
+  c.n = 200;
+  c.k = 272;
+  c.fp8 = "f8E4M3FN";
+  c.wgmma = true;
+  c.wholeRows = true;
+  GemmTiling tiling = check(c, h100);
+  EXPECT_EQ(tiling.variant, GemmVariant::Wgmma);
+}
+
+TEST_F(GemmKernelTest, Fp8DecodeShapeSplitsKAndMatches) {
+  GemmCase c = gemmCase(5, 200, 2048, Epilogue::Bias);
+  c.fp8 = "f8E4M3FN";
+  c.wgmma = true;
+  GemmTiling tiling = check(c, h100);
+  EXPECT_EQ(tiling.variant, GemmVariant::Wgmma);
+  EXPECT_GT(tiling.splitK, 1);
+}
+
+TEST_F(GemmKernelTest, Fp8HeadsSplitRopeEpilogueMatches) {
+  GemmCase c = gemmCase(64, 256, 256, Epilogue::HeadsRope);
+  c.batch = 2;
+  c.headDim = 64;
+  c.fp8 = "f8E4M3FN";
+  c.wgmma = true;
+  EXPECT_EQ(check(c, h100).variant, GemmVariant::Wgmma);
+}
+
+TEST_F(GemmKernelTest, Fp8WrongReferenceIsCaught) {
+  GemmCase c =
+      raggedFp8(getGemmWgmmaTileShapes().front(), Epilogue::Bias, "f8E4M3FN");
+  EXPECT_NONFATAL_FAILURE(check(c, h100,
+                                [](std::vector<std::vector<double>> &expected) {
+                                  expected[0][777] += 0.5;
+                                }),
+                          "output 0");
+}
+
+TEST_F(GemmKernelTest, Fp8OperandsTheKernelCannotReadAreRefusedWithWhy) {
+  auto why = [&](const GemmCase &c, const GPUTarget &target) -> std::string {
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source(c), context.get());
+    if (!module)
+      return "did not parse";
+    MatmulOp matmul;
+    module->walk([&](MatmulOp op) { matmul = op; });
+    std::string reason;
+    FailureOr<GemmProblem> problem = getGemmProblem(matmul, &reason);
+    if (failed(problem))
+      return reason;
+    problem->wgmmaRequested = c.wgmma;
+    if (failed(chooseGemmTiling(*problem, target, 1, &reason)))
+      return reason;
+    return "";
+  };
+  GemmCase c = gemmCase(256, 256, 256, Epilogue::None);
+  c.fp8 = "f8E4M3FN";
+  c.wgmma = true;
+  EXPECT_EQ(why(c, h100), "");
+  // mma.sync multiplies 16-bit operands.
+  EXPECT_EQ(why(c, a100),
+            "the generated GEMM: fp8 operands run on the wgmma kernel only, "
+            "and wgmma needs sm_90a, the target is sm_80");
+  GemmCase off = c;
+  off.wgmma = false;
+  EXPECT_EQ(why(off, h100),
+            "the generated GEMM: fp8 operands run on the wgmma kernel only, "
+            "and the wgmma kernel is turned off (memwall.gemm_wgmma)");
+  // wgmma reads fp8 K-major only.
+  GemmCase rowMajorRhs = c;
+  rowMajorRhs.transposeRhs = false;
+  EXPECT_EQ(why(rowMajorRhs, h100),
+            "the generated GEMM: reads fp8 operands K-major only (lhs [M, K], "
+            "rhs [N, K] with transpose_rhs), as wgmma does");
+  GemmCase oddK = c;
+  oddK.k = 264;
+  EXPECT_EQ(why(oddK, h100),
+            "the generated GEMM: needs K a multiple of 16 for fp8 operands "
+            "(16-byte TMA rows), got 264");
+}
+
+TEST_F(GemmKernelTest, Fp8WgmmaPtxAssemblesToQgmma) {
+  std::optional<std::string> ptxas = findPtxas();
+  if (!ptxas)
+    GTEST_SKIP() << "no ptxas";
+  registerPtxLowering(*context);
+  auto lower = [&](const GemmCase &c, KernelAnalysis &analysis) {
+    return lowerToPtx(c, h100, analysis);
+  };
+  assembleWgmmaConfigurations(*ptxas, getGemmWgmmaTileShapes().take_front(2),
+                              /*warpSpecialized=*/false, {}, lower, "f8E4M3FN");
+  assembleWgmmaConfigurations(*ptxas,
+                              getGemmWarpSpecializedTileShapes().take_front(1),
+                              /*warpSpecialized=*/true, {}, lower, "f8E5M2");
 }

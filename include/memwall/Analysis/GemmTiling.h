@@ -39,8 +39,9 @@ struct GemmProblem {
   /// lhs batch dims are folded into m when rhs is rank 2 (and lhs is not
   /// transposed).
   int64_t m = 0, n = 0, k = 0;
-  /// Operand type: bf16 or f16 (tensor cores, fp32 accumulation), or f32
-  /// (the exact-fp32 FFMA kernel).
+  /// Operand type: bf16 or f16 (tensor cores, fp32 accumulation), fp8
+  /// (f8E4M3FN or f8E5M2: the wgmma kernels only, fp32 accumulation), or
+  /// f32 (the exact-fp32 FFMA kernel).
   mlir::Type elementType;
   /// lhs is [K, M] (else [M, K]); rhs is [N, K] (else [K, N]).
   bool transposeLhs = false, transposeRhs = false;
@@ -73,7 +74,8 @@ struct GemmProblem {
 };
 
 /// The problem, or failure with why the generated kernel cannot run it
-/// (fp8/int operands; for 16-bit operands K not a multiple of 8 or a
+/// (int operands; fp8 operands of two formats, not K-major (lhs [M, K], rhs
+/// [N, K]) or K not a multiple of 16; K not a multiple of 8 or a
 /// strided operand's rows not 16-byte aligned; batch dims that broadcast
 /// other than a rank-2 operand; an rhs dequantized from storage whose rows
 /// are not 16-byte chunks: 16 elements of 1 byte, 32 of packed i4). f32
@@ -289,10 +291,16 @@ llvm::FailureOr<GemmTiling> chooseGemmTiling(const GemmProblem &problem,
                                              bool wholeRows = false,
                                              int64_t rowBufferElementBytes = 0);
 
-/// The wgmma kernel (sm_90a, bf16/f16): one consumer warpgroup holds the
-/// tile as blockM / 64 accumulators of 64 x blockN; K advances 64 elements
-/// (one 128-byte swizzle span) per ring stage.
-inline constexpr int64_t kGemmWgmmaBlockK = 64;
+/// The wgmma kernel (sm_90a, bf16/f16/fp8): one consumer warpgroup holds
+/// the tile as blockM / 64 accumulators of 64 x blockN; K advances one
+/// 128-byte swizzle span of each operand row per ring stage: 64 16-bit
+/// elements, 128 fp8 ones (getGemmWgmmaBlockK).
+inline constexpr int64_t kGemmWgmmaRowBytes = 128;
+int64_t getGemmWgmmaBlockK(mlir::Type elementType);
+
+/// Whether the GEMM's operands are fp8 (f8E4M3FN or f8E5M2): wgmma
+/// m64nNk32 on sm_90a, both operands K-major.
+bool isGemmFp8(mlir::Type elementType);
 /// Shared memory the wgmma kernel asks beyond its tiles, to align them to the
 /// 1024-byte period of the 128B swizzle (the dynamic shared memory base is
 /// only 16-byte aligned behind the static mbarriers).

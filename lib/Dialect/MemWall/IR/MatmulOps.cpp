@@ -299,10 +299,13 @@ MathPrecision MatmulOp::getMathPrecision() {
 
 KernelWork MatmulOp::getKernelWork(const GPUTarget &) {
   KernelWork work = memwall::detail::defaultKernelWork(*this);
-  // Weights dequantized in the main loop run on memwall's GEMM only
-  // (cuBLASLt takes no prologue).
+  // Weights dequantized in the main loop and fp8 operands run on memwall's
+  // GEMM only (cuBLASLt takes no prologue; memwall runs no fp8 cuBLASLt
+  // GEMM).
   auto dequantize = getRhs().getDefiningOp<DequantizeOp>();
-  work.unit = dequantize && isDequantizeAtUse(dequantize)
+  bool fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(
+      getLhs().getType().getElementType());
+  work.unit = fp8 || (dequantize && isDequantizeAtUse(dequantize))
                   ? ComputeUnit::GeneratedGemm
                   : ComputeUnit::Gemm;
   Dims dims = getDims();
