@@ -661,6 +661,19 @@ private:
       return value == matmul.getBias() ||
              (sibling && value == sibling.getBias());
     };
+    // The main loop loads its operands as stored (or dequantizes the rhs,
+    // or reads a heads merge): an op computing an operand is no epilogue.
+    for (MatmulOp product : {matmul, sibling})
+      for (Value operand : product
+                               ? ValueRange{product.getLhs(), product.getRhs()}
+                               : ValueRange{}) {
+        Operation *def = operand.getDefiningOp();
+        if (def && members.contains(def) && !isMatmul(def))
+          return fail(whyNot, "the generated GEMM has no prologue on its "
+                              "operands: '" +
+                                  def->getName().getStringRef().str() +
+                                  "' runs in its own kernel");
+      }
     ArrayRef<int64_t> shape = analysis.iterationShape;
     for (Operation *op : analysis.ops)
       if (!isMatmul(op) && !isGemmHeadsLayoutOp(op) &&

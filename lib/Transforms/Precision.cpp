@@ -22,6 +22,16 @@ using namespace mlir;
 using namespace memwall;
 
 namespace {
+/// `loc` named "<its name><suffix>" (a NameLoc keeps its child location);
+/// a location without a name is kept.
+Location withNameSuffix(Location loc, StringRef suffix) {
+  auto name = dyn_cast<NameLoc>(loc);
+  if (!name)
+    return loc;
+  return NameLoc::get(
+      StringAttr::get(loc.getContext(), name.getName().getValue() + suffix),
+      name.getChildLoc());
+}
 
 struct Policy {
   Type weights;     // storage type of weights
@@ -156,7 +166,7 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
     Type activation = chosen ? chosen->activations : Type();
     // One fp8 copy per value, however many GEMMs read it (q, k and v read
     // one normalized input): what Transformer Engine casts once and saves.
-    DenseMap<Value, Value> fp8Copies;
+    DenseMap<std::pair<Value, int>, Value> fp8Copies;
     // Weights quantized weight-only, by argument number.
     SmallVector<unsigned> quantized;
     for (BlockArgument arg : function.getArguments()) {
@@ -257,13 +267,8 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
       scaleShape[*kAxis] = k / kInt4GroupSize;
     auto scalesType = RankedTensorType::get(scaleShape, activation);
     // Named after the weight: "<weight>.scales", "<weight>.dequantized".
-    auto suffixed = [&](StringRef suffix) -> Location {
-      auto name = dyn_cast<NameLoc>(weight.getLoc());
-      if (!name)
-        return weight.getLoc();
-      return NameLoc::get(StringAttr::get(function.getContext(),
-                                          name.getName().getValue() + suffix),
-                          name.getChildLoc());
+    auto suffixed = [&](StringRef suffix) {
+      return withNameSuffix(weight.getLoc(), suffix);
     };
     NamedAttrList attrs;
     attrs.append(MemWallDialect::kArgKindAttrName,
@@ -287,25 +292,47 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
   }
 
   /// fp8 GEMM inputs: both operands cast to f8E4M3FN (the product is bf16),
-  /// each value once, right after it is defined.
+  /// each value once, right after it is defined. fp8 tensor cores read both
+  /// operands K-major (wgmma, cuBLASLt's fp8 "TN" layout), so an operand
+  /// stored the other way (an rhs [K, N], an lhs [K, M]) gets a transposed
+  /// copy, as Transformer Engine's cast-transpose makes, and the matmul
+  /// reads it as [N, K] (transpose_rhs) or [M, K].
   void castGemmInputs(MatmulOp matmul, OpBuilder &builder,
-                      DenseMap<Value, Value> &fp8Copies) {
+                      DenseMap<std::pair<Value, int>, Value> &fp8Copies) {
     Type f8 = Float8E4M3FNType::get(matmul.getContext());
-    for (OpOperand *operand :
-         {&matmul.getLhsMutable(), &matmul.getRhsMutable()}) {
-      Value value = operand->get();
+    for (bool isLhs : {true, false}) {
+      OpOperand &operand =
+          isLhs ? matmul.getLhsMutable() : matmul.getRhsMutable();
+      Value value = operand.get();
       auto type = cast<RankedTensorType>(value.getType());
       if (!isa<FloatType>(type.getElementType()) ||
           type.getElementType() == f8)
         return;
-      Value &copy = fp8Copies[value];
+      bool transpose =
+          isLhs ? matmul.getTransposeLhs() : !matmul.getTransposeRhs();
+      Value &copy = fp8Copies[{value, transpose ? 1 : 0}];
       if (!copy) {
         OpBuilder::InsertionGuard guard(builder);
         builder.setInsertionPointAfterValue(value);
-        copy = CastOp::create(builder, value.getLoc(), value,
-                              TypeAttr::get(f8));
+        // "<value>.fp8", transposed "<value>.fp8t": the bundle's buffers
+        // and the reference's values are named after them.
+        copy = CastOp::create(builder, withNameSuffix(value.getLoc(), ".fp8"),
+                              value, TypeAttr::get(f8));
+        if (transpose) {
+          SmallVector<int64_t> permutation =
+              llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+          std::swap(permutation[type.getRank() - 2],
+                    permutation[type.getRank() - 1]);
+          copy = TransposeOp::create(
+              builder, withNameSuffix(value.getLoc(), ".fp8t"), copy,
+              builder.getDenseI64ArrayAttr(permutation));
+        }
       }
-      operand->set(copy);
+      operand.set(copy);
+      if (transpose && isLhs)
+        matmul.setTransposeLhs(false);
+      else if (transpose)
+        matmul.setTransposeRhs(true);
     }
   }
 

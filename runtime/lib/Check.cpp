@@ -116,8 +116,7 @@ std::vector<StepCheck> checkIsolatedSteps(
       check.step = manifest.steps[i].name;
       check.buffer = write.buffer->name;
       check.dtype = write.buffer->dtype;
-      double tolerance =
-          rtol > 0 ? rtol : reference::defaultTolerance(check.dtype);
+      double tolerance = reference::checkTolerance(check.dtype, rtol);
       if (f32Values)
         if (auto f32 = f32Values->find(write.value); f32 != f32Values->end()) {
           reference::Tensor exact = f32->second;
@@ -140,7 +139,7 @@ OutputCheck checkEndToEnd(const std::string &name, const reference::Tensor &got,
   check.dtype = got.dtype;
   // The f32 evaluation's own dtype would give f32's tolerance: the storage
   // dtype's is the one that applies.
-  double tolerance = rtol > 0 ? rtol : reference::defaultTolerance(got.dtype);
+  double tolerance = reference::checkTolerance(got.dtype, rtol);
   check.kernels = reference::compare(got, f32, tolerance);
   check.kernels.tolerance = tolerance; // 0 for integers, which compare widens
   check.referenceError = reference::compare(declared, f32).maxRelError;

@@ -21,7 +21,7 @@ func.func @f(%x: tensor<64x1024xbf16>, %b: tensor<1024xbf16>, %w: tensor<1024x10
 // -----
 
 // A candidate that is no legal kernel says why; a row reduction is one.
-// CHECK: memwall.matmul at int8: no kernel: neither cuBLASLt (only f32, bf16 and f16 matmuls run through cuBLASLt) nor the generated GEMM (the generated GEMM: takes bf16, f16 or f32 operands, got i8) runs it
+// CHECK: memwall.matmul at int8: no kernel: neither cuBLASLt (only f32, bf16 and f16 matmuls run through cuBLASLt) nor the generated GEMM (the generated GEMM: takes bf16, f16, f32, f8E4M3FN or f8E5M2 operands, got i8) runs it
 // CHECK-NEXT: memwall.softmax at rows: reduction kernel of 1 ops over [4x8], 1 inputs, 1 outputs
 func.func @g(%x: tensor<64x1024xi8>, %w: tensor<1024x1024xi8>, %y: tensor<4x8xf32>) -> (tensor<64x1024xi32>, tensor<4x8xf32>) {
   %0 = memwall.matmul %x, %w : tensor<64x1024xi8>, tensor<1024x1024xi8> -> tensor<64x1024xi32> loc("int8")

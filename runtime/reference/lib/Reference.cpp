@@ -2448,12 +2448,20 @@ double defaultTolerance(DType type) {
     return 1e-5;
   case DType::BF16:
   case DType::F16:
-  case DType::F8E4M3FN:
-  case DType::F8E5M2:
     return 1e-2;
+  case DType::F8E4M3FN:
+    return 0.125;
+  case DType::F8E5M2:
+    return 0.25;
   default:
     return 0;
   }
+}
+
+double checkTolerance(DType type, double rtol) {
+  bool fp8 = type == DType::F8E4M3FN || type == DType::F8E5M2;
+  double tolerance = rtol > 0 ? rtol : defaultTolerance(type);
+  return fp8 ? std::max(tolerance, defaultTolerance(type)) : tolerance;
 }
 
 Comparison compare(const Tensor &got, const Tensor &ref, double rtol) {

@@ -788,3 +788,15 @@ TEST(Compare, NaNShapeAndAllZeroReference) {
 }
 
 } // namespace
+
+TEST(Compare, Fp8ChecksAllowOneUlpOfTheirFormat) {
+  // By hand: e4m3 keeps 3 mantissa bits (ulp 2^-3 of the leading power of
+  // two), e5m2 2 (2^-2); one rounding flip is one ulp.
+  EXPECT_EQ(checkTolerance(DType::F8E4M3FN, 0), 0.125);
+  EXPECT_EQ(checkTolerance(DType::F8E5M2, 0.02), 0.25);
+  EXPECT_EQ(checkTolerance(DType::F8E4M3FN, 0.3), 0.3);
+  // Other types keep what was asked.
+  EXPECT_EQ(checkTolerance(DType::BF16, 0.02), 0.02);
+  EXPECT_EQ(checkTolerance(DType::BF16, 0), 1e-2);
+  EXPECT_EQ(checkTolerance(DType::I32, 0), 0);
+}

@@ -121,8 +121,14 @@ struct Comparison {
 Comparison compare(const Tensor &got, const Tensor &ref, double rtol = 0);
 
 /// The tolerance of outputs stored as `type`: 1e-5 for f32, 1e-2 for
-/// bf16/f16/fp8, 0 (exact) for integers.
+/// bf16/f16, one ulp of an fp8 format (2^-3 for e4m3, 2^-2 for e5m2: a
+/// kernel computing in f32 and the reference in double round the odd value
+/// next to a midpoint apart), 0 (exact) for integers.
 double defaultTolerance(DType type);
+
+/// The tolerance a check of `type` applies when asked for `rtol` (0: the
+/// default): never below one ulp of an fp8 format.
+double checkTolerance(DType type, double rtol);
 
 } // namespace memwall::reference
 
