@@ -54,6 +54,12 @@ for src in "${sources[@]}"; do
       # Weight-only int8/int4 runs on memwall's mma.sync kernel whatever
       # the flags (cuBLASLt takes no dequantizing prologue): one bundle.
       ;;
+    gemm_fp8_*)
+      # fp8 runs on memwall's wgmma kernels only (no fp8 cuBLASLt path, no
+      # mma.sync fp8): the plain bundle and the warp-specialized one.
+      sed -E 's/^module @([A-Za-z0-9_]+) \{/module @\1 attributes {memwall.gemm_warp_specialized} {/' \
+        "$src" > "$tmp/$name.ws.mlir"
+      compile_one "$tmp/$name.ws.mlir" "$name.ws" ;;
     gemm_*|mlp_*|attn_proj_*|memory_bound_model_*_bf16)
       compile_one "$src" "$name.memwall" --gemm=memwall
       compile_one "$src" "$name.cublaslt" --gemm=cublaslt

@@ -128,6 +128,14 @@ def _w8_linear(x, q, s):
     return F.linear(x, q.to(x.dtype) * s)
 
 
+def _fp8_linear(x, w):
+    # x [M, K], w [N, K] in float8_e4m3fn: cuBLASLt's fp8 GEMM through
+    # torch._scaled_mm (mat2 column-major: w.t()), unit scales, bf16 out.
+    one = torch.ones((), device=x.device, dtype=torch.float32)
+    return torch._scaled_mm(x, w.t(), scale_a=one, scale_b=one,
+                            out_dtype=torch.bfloat16)
+
+
 def _w4_linear(x, p, s):
     # p: uint8 [N, K/2], two int4 a byte, the even element in the low nibble
     # (memwall's i4 layout); s: [N, K/128], one scale per group of 128.
@@ -186,6 +194,13 @@ def gemm_workloads():
                               ("weight", [n, k], "weight")],
                    "outputs": [[m, n]], "flops": 2 * m * n * k,
                    "fn": _linear})
+    # fp8 operands (bench/gpu/ops/gemm_fp8_*.mlir): both e4m3, the product
+    # bf16.
+    m = n = k = 8192
+    wl.append({"name": "gemm_fp8_%dx%dx%d" % (m, n, k), "dtype": "bf16",
+               "inputs": [("x", [m, k], "fp8"), ("weight", [n, k], "fp8")],
+               "outputs": [[m, n]], "flops": 2 * m * n * k,
+               "fn": _fp8_linear})
     # Weight-only int8 (W8A16): the weight int8, a bf16 scale per output
     # channel (bench/gpu/ops/gemm_w8_*.mlir).
     for m, n, k in [(1, 4096, 4096), (16, 11008, 4096)]:
@@ -360,7 +375,8 @@ def workloads():
         w["shape"] = w["inputs"][0][1]
         # int8 (quantized weights) takes one byte an element, as do packed
         # int4's bytes.
-        w["bytes"] = (sum(numel(s) * (1 if kind in ("int8", "int4packed")
+        w["bytes"] = (sum(numel(s) * (1 if kind in ("int8", "int4packed",
+                                                    "fp8")
                                       else 8 if kind == "positions"
                                       else size)
                           for _, s, kind in w["inputs"]) +
@@ -402,6 +418,11 @@ def make_inputs(w, seed):
                                          dtype=torch.uint8, generator=gen))
             continue
         t = torch.empty(shape, device="cuda", dtype=torch.float32)
+        if kind == "fp8":
+            # fp8 operands: U(-1, 1) rounded to e4m3.
+            t.uniform_(-1.0, 1.0, generator=gen)
+            tensors.append(t.to(torch.float8_e4m3fn))
+            continue
         if kind == "scale":
             # Per-channel scales of weights ~ U(-1/sqrt(K), 1/sqrt(K)).
             t.fill_(1.0 / (127 * math.sqrt(shape[0])))

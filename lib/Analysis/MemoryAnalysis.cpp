@@ -102,7 +102,9 @@ StringRef phaseOf(Operation *op) {
 /// reads too: Transformer Engine keeps that bf16 value for the backward and
 /// quantizes inside the GEMM, so the fp8 copy holds no memory of its own.
 /// When only such casts read the input, the fp8 copy is what is saved
-/// instead (its own buffer, half the bytes).
+/// instead (its own buffer, half the bytes). A K-major copy (the cast's
+/// transpose, which memwall-precision adds for an operand stored the other
+/// way) is the same cast-transpose quantized in the GEMM.
 bool isQuantizeInGemm(CastOp cast) {
   Type from = cast.getInput().getType().getElementType();
   Type to = cast.getElementType();
@@ -110,9 +112,11 @@ bool isQuantizeInGemm(CastOp cast) {
       from.getIntOrFloatBitWidth() <= 8)
     return false;
   // The backward reads the fp8 copy through dequantize-at-use casts.
-  auto gemmOnly = [](Value value) {
-    return llvm::all_of(value.getUsers(), [](Operation *user) {
+  std::function<bool(Value)> gemmOnly = [&](Value value) {
+    return llvm::all_of(value.getUsers(), [&](Operation *user) {
       auto widen = dyn_cast<CastOp>(user);
+      if (auto transpose = dyn_cast<TransposeOp>(user))
+        return gemmOnly(transpose.getResult());
       return isa<MatmulOp>(user) || (widen && isDequantizeAtUse(widen));
     });
   };
@@ -141,6 +145,10 @@ Value aliasedOperand(OpResult result) {
   Operation *op = result.getOwner();
   if (auto cast = dyn_cast<CastOp>(op); cast && isQuantizeInGemm(cast))
     return cast.getInput();
+  if (auto transpose = dyn_cast<TransposeOp>(op))
+    if (auto cast = transpose.getInput().getDefiningOp<CastOp>();
+        cast && isQuantizeInGemm(cast))
+      return transpose.getInput();
   if (auto aliasing = dyn_cast<AliasingOpInterface>(op))
     return aliasing.getAliasedOperand(result.getResultNumber());
   return {};

@@ -7,7 +7,9 @@
 //===----------------------------------------------------------------------===//
 //
 // One warpgroup (128 threads) computes the blockM x blockN tile as blockM /
-// 64 accumulators of 64 x blockN f32 (wgmma's m64nNk16 D fragments).
+// 64 accumulators of 64 x blockN f32 (wgmma's m64nNk16 D fragments; fp8
+// operands run m64nNk32, both K-major, each k-step of the description
+// below 32 bytes of a row, as for 16-bit operands).
 //
 // Shared memory, from its first 1024-byte aligned byte (the dynamic shared
 // memory base is 16-byte aligned only, behind the static mbarriers; the

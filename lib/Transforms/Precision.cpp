@@ -294,9 +294,10 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
   /// fp8 GEMM inputs: both operands cast to f8E4M3FN (the product is bf16),
   /// each value once, right after it is defined. fp8 tensor cores read both
   /// operands K-major (wgmma, cuBLASLt's fp8 "TN" layout), so an operand
-  /// stored the other way (an rhs [K, N], an lhs [K, M]) gets a transposed
-  /// copy, as Transformer Engine's cast-transpose makes, and the matmul
-  /// reads it as [N, K] (transpose_rhs) or [M, K].
+  /// stored the other way (an rhs [K, N], an lhs [K, M]) reads the cast's
+  /// transpose (one per value, as Transformer Engine's cast-transpose
+  /// makes: the forward GEMM reads X, the weight-gradient GEMM X^T), and
+  /// the matmul reads it as [N, K] (transpose_rhs) or [M, K].
   void castGemmInputs(MatmulOp matmul, OpBuilder &builder,
                       DenseMap<std::pair<Value, int>, Value> &fp8Copies) {
     Type f8 = Float8E4M3FNType::get(matmul.getContext());
@@ -310,22 +311,32 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
         return;
       bool transpose =
           isLhs ? matmul.getTransposeLhs() : !matmul.getTransposeRhs();
-      Value &copy = fp8Copies[{value, transpose ? 1 : 0}];
-      if (!copy) {
+      // "<value>.fp8", and its transpose "<value>.fp8t": the bundle's
+      // buffers and the reference's values are named after them.
+      // (Copied out of the map: a second lookup may move its entries.)
+      Value narrowed = fp8Copies.lookup({value, 0});
+      if (!narrowed) {
         OpBuilder::InsertionGuard guard(builder);
         builder.setInsertionPointAfterValue(value);
-        // "<value>.fp8", transposed "<value>.fp8t": the bundle's buffers
-        // and the reference's values are named after them.
-        copy = CastOp::create(builder, withNameSuffix(value.getLoc(), ".fp8"),
-                              value, TypeAttr::get(f8));
-        if (transpose) {
+        narrowed =
+            CastOp::create(builder, withNameSuffix(value.getLoc(), ".fp8"),
+                           value, TypeAttr::get(f8));
+        fp8Copies[{value, 0}] = narrowed;
+      }
+      Value copy = narrowed;
+      if (transpose) {
+        copy = fp8Copies.lookup({value, 1});
+        if (!copy) {
+          OpBuilder::InsertionGuard guard(builder);
+          builder.setInsertionPointAfterValue(narrowed);
           SmallVector<int64_t> permutation =
               llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
           std::swap(permutation[type.getRank() - 2],
                     permutation[type.getRank() - 1]);
           copy = TransposeOp::create(
-              builder, withNameSuffix(value.getLoc(), ".fp8t"), copy,
+              builder, withNameSuffix(value.getLoc(), ".fp8t"), narrowed,
               builder.getDenseI64ArrayAttr(permutation));
+          fp8Copies[{value, 1}] = copy;
         }
       }
       operand.set(copy);

@@ -268,3 +268,25 @@ func.func @different_shapes_are_no_dual(%x: tensor<256x512xbf16>, %wa: tensor<10
   %1 = memwall.matmul %x, %wb {transpose_rhs} : tensor<256x512xbf16>, tensor<512x512xbf16> -> tensor<256x512xbf16>
   return %0, %1 : tensor<256x1024xbf16>, tensor<256x512xbf16>
 }
+
+// -----
+
+// An fp8 GEMM (both operands K-major) takes its epilogue, ending in the
+// cast of its result to fp8 for the next GEMM; the cast making its own lhs
+// (as wide as its result) is no epilogue: the main loop loads its operands
+// as stored, so the cast runs in a kernel of its own.
+// MEMWALL-LABEL: func.func @fp8_operand_cast_is_no_prologue
+// MEMWALL-NEXT: %[[X8:.*]] = memwall.cast %arg0 to f8E4M3FN
+// MEMWALL-NEXT: memwall.fusion gemm(%[[X8]], %arg1)
+// MEMWALL-NEXT: ^bb0(
+// MEMWALL-NEXT: memwall.matmul {{.*}}tensor<256x512xf8E4M3FN>, tensor<512x512xf8E4M3FN> -> tensor<256x512xbf16>
+// MEMWALL-NEXT: memwall.gelu
+// MEMWALL-NEXT: memwall.cast {{.*}} to f8E4M3FN
+// MEMWALL-NEXT: memwall.yield
+func.func @fp8_operand_cast_is_no_prologue(%x: tensor<256x512xbf16>, %w: tensor<512x512xf8E4M3FN>) -> tensor<256x512xf8E4M3FN> {
+  %0 = memwall.cast %x to f8E4M3FN : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>
+  %1 = memwall.matmul %0, %w {transpose_rhs} : tensor<256x512xf8E4M3FN>, tensor<512x512xf8E4M3FN> -> tensor<256x512xbf16>
+  %2 = memwall.gelu %1 : tensor<256x512xbf16>
+  %3 = memwall.cast %2 to f8E4M3FN : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>
+  return %3 : tensor<256x512xf8E4M3FN>
+}

@@ -120,7 +120,8 @@ TEST_F(GemmTilingTest, IntegerOperandsAreRefused) {
       parseMatmul("tensor<16x32xi8>", "tensor<32x24xi8>", "tensor<16x24xi32>");
   std::string why;
   EXPECT_TRUE(failed(getGemmProblem(matmul, &why)));
-  EXPECT_EQ(why, "the generated GEMM: takes bf16, f16 or f32 operands, got i8");
+  EXPECT_EQ(why, "the generated GEMM: takes bf16, f16, f32, f8E4M3FN or f8E5M2 "
+                 "operands, got i8");
 }
 
 // f32 runs on the FFMA kernel, which loads single elements: any K.

@@ -822,6 +822,7 @@ GPUTarget handTarget() {
   target.kernelLaunchSeconds = 1e-6;
   target.achievable.memoryBandwidth = 1e11;
   target.achievable.gemmEfficiency = {1, 1, 1};
+  target.achievable.generatedGemmEfficiency = {1, 1, 1};
   target.achievable.attentionEfficiency = 1;
   return target;
 }

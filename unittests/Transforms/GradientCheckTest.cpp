@@ -260,6 +260,34 @@ TEST_F(GradientCheckTest, MatmulWithBothOperandsTransposed) {
                    "%y", "tensor<3x5xf32>");
 }
 
+TEST_F(GradientCheckTest, GradientOfATransposedOperandIsTheSwappedProduct) {
+  // A weight read through its transpose (as fp8-mixed's K-major copies
+  // are) and an activation transposed into a product's lhs: each
+  // transpose's gradient is the product with its operands swapped, so the
+  // backward runs no transpose.
+  std::string source = R"(
+func.func @f(%x: tensor<3x4xf32>, %w: tensor<4x5xf32>, %u: tensor<3x2xf32>, %c: tensor<3x5xf32>, %d: tensor<4x2xf32>) -> tensor<f32> {
+  %wt = memwall.transpose %w [1, 0] : tensor<4x5xf32> -> tensor<5x4xf32>
+  %y = memwall.matmul %x, %wt {transpose_rhs} : tensor<3x4xf32>, tensor<5x4xf32> -> tensor<3x5xf32>
+  %xt = memwall.transpose %x [1, 0] : tensor<3x4xf32> -> tensor<4x3xf32>
+  %z = memwall.matmul %xt, %u : tensor<4x3xf32>, tensor<3x2xf32> -> tensor<4x2xf32>
+  %wy = memwall.mul %y, %c : tensor<3x5xf32>, tensor<3x5xf32> -> tensor<3x5xf32>
+  %ly = memwall.reduce sum %wy axes [0, 1] : tensor<3x5xf32> -> tensor<f32>
+  %wz = memwall.mul %z, %d : tensor<4x2xf32>, tensor<4x2xf32> -> tensor<4x2xf32>
+  %lz = memwall.reduce sum %wz axes [0, 1] : tensor<4x2xf32> -> tensor<f32>
+  %loss = memwall.add %ly, %lz : tensor<f32>, tensor<f32> -> tensor<f32>
+  return %loss : tensor<f32>
+})";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+  ASSERT_TRUE(module);
+  Step step;
+  ASSERT_TRUE(differentiate(*module, step));
+  int64_t transposes = 0;
+  module->walk([&](TransposeOp) { ++transposes; });
+  EXPECT_EQ(transposes, 2) << "the forward's two, none in the backward";
+  checkGradients(step, /*intBound=*/4);
+}
+
 TEST_F(GradientCheckTest, BatchedMatmulOfTwoActivations) {
   checkWeightedSum("%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x5x4xf32>",
                    "  %s = memwall.matmul %q, %k {transpose_rhs} : "

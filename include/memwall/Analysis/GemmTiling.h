@@ -269,7 +269,8 @@ GemmTileShape getGemmSimtTileShape();
 /// the tile's operand reuse; a deeper ring only when K is long (at least 8
 /// k-steps) and it costs no resident CTA. With `problem.wgmmaRequested` on
 /// sm_90a the wgmma kernel's shapes come first, the mma.sync ones only when
-/// none fits. `wholeRows`: the epilogue holds a
+/// none fits (fp8 operands: never; refused, naming why wgmma cannot run
+/// them). `wholeRows`: the epilogue holds a
 /// layer_norm or rms_norm over N, so one CTA must own whole rows: a tile
 /// with blockN >= N, else (N beyond the widest tile) a row-chunked tiling
 /// whose ring/accumulator and row buffer (elements of
@@ -337,7 +338,7 @@ inline constexpr int64_t kGemmWarpSpecializedProducerRegisters = 40;
 inline constexpr int64_t kGemmWarpSpecializedConsumerRegisters = 232;
 
 /// Why the wgmma kernel cannot run `problem` on `target` ("" when it can):
-/// it needs sm_90a, bf16/f16 operands, lhs [M, K] (K-major for wgmma's A
+/// it needs sm_90a, bf16/f16/fp8 operands, lhs [M, K] (K-major for wgmma's A
 /// from shared memory) and one GEMM (batch 1; lhs batch dims folded into M
 /// are fine). rhs may be [N, K] or [K, N] (wgmma's transposed B); a dual
 /// GEMM runs on the plain kernel (two accumulator sets: 128x64 and 64x128

@@ -274,7 +274,7 @@ def Precision : Pass<"memwall-precision", "mlir::ModuleOp"> {
     | `fp32` | f32 | f32 | f32 gradients, f32 moments (16 B/param) |
     | `bf16-mixed` | bf16 | bf16 | bf16 gradients, f32 master + moments (16 B/param) |
     | `fp16-mixed` | f16 | f16 | f16 gradients, f32 master + moments (16 B/param) |
-    | `fp8-mixed` | bf16 | bf16, GEMM inputs cast once to f8E4M3FN | as bf16-mixed |
+    | `fp8-mixed` | bf16 | bf16, GEMM inputs cast once to f8E4M3FN (K-major: an operand stored the other way is also transposed) | as bf16-mixed |
     | `int8-weights` | i8, dequantized in the GEMM | bf16 | inference only |
     | `fp8-weights` | f8E4M3FN, dequantized in the GEMM | bf16 | inference only |
     | `int4-weights` | i4 (groups of 128), dequantized in the GEMM | bf16 | inference only |

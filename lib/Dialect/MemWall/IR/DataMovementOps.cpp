@@ -121,8 +121,30 @@ LogicalResult TransposeOp::buildVJP(VJPBuilder &vjp,
   for (auto [i, p] : llvm::enumerate(perm))
     inverse[p] = i;
   OpBuilder &builder = vjp.getBuilder();
+  Value gradient = resultGradients[0];
+  // The gradient of a matrix transpose, when it is a product nothing else
+  // reads: (op(L) op(R))^T = op(R)^T op(L)^T, the product with its operands
+  // swapped, so no transpose kernel runs (a K-major fp8 weight copy's
+  // gradient comes out in the weight's layout).
+  auto product = gradient.getDefiningOp<MatmulOp>();
+  if (perm.size() == 2 && perm[0] == 1 && product && !product.getBias() &&
+      product->use_empty() && product.getLhs().getType().getRank() == 2 &&
+      product.getRhs().getType().getRank() == 2) {
+    auto unit = [&](bool set) { return set ? builder.getUnitAttr() : nullptr; };
+    // Where the product was: the backward reaches a weight copy's transpose
+    // last, and its operands would stay live until then.
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(product);
+    Value swapped = MatmulOp::create(
+        builder, product.getLoc(), product.getRhs(), product.getLhs(), Value(),
+        unit(!product.getTransposeRhs()), unit(!product.getTransposeLhs()));
+    swapped.getDefiningOp()->setAttrs(product->getDiscardableAttrDictionary());
+    product.erase();
+    vjp.accumulate(getInput(), swapped);
+    return success();
+  }
   vjp.accumulate(getInput(),
-                 TransposeOp::create(builder, vjp.getLoc(), resultGradients[0],
+                 TransposeOp::create(builder, vjp.getLoc(), gradient,
                                      builder.getDenseI64ArrayAttr(inverse)));
   return success();
 }
