@@ -37,6 +37,10 @@ constexpr int64_t kWarpSize = 32;
 /// Registers a kernel needs besides the data it holds: indices, pointers,
 /// loop state.
 constexpr int64_t kBaseRegisters = 24;
+/// The occupancy an elementwise kernel keeps when it picks how many vectors
+/// a thread loads at once (the ridge where latency hiding stops improving
+/// for streaming kernels).
+constexpr double kElementwiseOccupancy = 0.5;
 /// Occupancy from which a streaming kernel keeps enough 128-bit loads in
 /// flight to reach full bandwidth; below it, bandwidth falls proportionally.
 constexpr double kFullBandwidthOccupancy = 0.25;
@@ -465,21 +469,29 @@ private:
       int64_t vectors = elements / width;
       geometry.threadsPerBlock = 256;
       // Several independent vectors per thread keep more loads in flight
-      // once the grid fills the GPU many times over.
+      // once the grid fills the GPU many times over: a thread loads all its
+      // vectors' inputs first (KernelCodegen.cpp), then computes and stores
+      // one vector at a time. Never at the cost of occupancy: more vectors
+      // only while the loaded inputs leave half the SM's threads resident.
       int64_t waves = vectors / (geometry.threadsPerBlock *
                                  std::max<unsigned>(1, target.smCount) * 8);
       geometry.vectorsPerThread = waves >= 4 ? 4 : (waves >= 2 ? 2 : 1);
+      while (geometry.vectorsPerThread > 1 &&
+             occupancyOf(geometry.threadsPerBlock,
+                         elementwiseRegisters(geometry.vectorsPerThread, width,
+                                              liveValues),
+                         0, target) < kElementwiseOccupancy)
+        geometry.vectorsPerThread /= 2;
       int64_t perBlock = geometry.threadsPerBlock * geometry.vectorsPerThread;
       geometry.gridSize =
           std::max<int64_t>(1, (vectors + perBlock - 1) / perBlock);
     }
-    // A row kernel keeps the thread's share of the row in registers; an
-    // elementwise kernel loads, computes and stores its vectors one after
-    // another (KernelCodegen.cpp), so one vector's values are live at a time
-    // (ptxas gives such kernels 32 registers; ../docs/codegen.md).
-    int64_t liveVectors = isReduction ? geometry.vectorsPerThread : 1;
+    // A row kernel keeps the thread's share of the row in registers.
     geometry.registersPerThread =
-        kBaseRegisters + liveVectors * width * liveValues;
+        isReduction
+            ? kBaseRegisters + geometry.vectorsPerThread * width * liveValues
+            : elementwiseRegisters(geometry.vectorsPerThread, width,
+                                   liveValues);
     if (geometry.registersPerThread > kMaxRegistersPerThread)
       return fail(whyNot, "needs about " + Twine(geometry.registersPerThread) +
                               " registers per thread and would spill");
@@ -487,6 +499,25 @@ private:
         occupancyOf(geometry.threadsPerBlock, geometry.registersPerThread,
                     geometry.sharedBytes, target);
     return true;
+  }
+
+  /// Registers of an elementwise kernel's thread: the loaded vectors of
+  /// every input of its `vectors` vectors (loaded before the first is used,
+  /// held as loaded: a 128-bit vector is 4 registers; a broadcast input is
+  /// one value) and one vector's computation in f32.
+  int64_t elementwiseRegisters(int64_t vectors, int64_t width,
+                               int64_t liveValues) const {
+    int64_t perVector = 0;
+    for (const KernelInput &input : analysis.inputs)
+      perVector +=
+          input.pattern == AccessPattern::Scalar ||
+                  input.pattern == AccessPattern::Outer
+              ? 1
+              : llvm::divideCeil(
+                    width * getElementByteSize(
+                                tensorType(input.value).getElementType()),
+                    4);
+    return kBaseRegisters + vectors * perVector + width * liveValues;
   }
 
   /// Per-element values a thread holds at once. In a row kernel everything

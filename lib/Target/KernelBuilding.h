@@ -99,13 +99,19 @@ inline std::string whyGridCannotLaunch(const std::array<int64_t, 3> &grid) {
 }
 
 /// A kernel `name` at `b`'s insertion point, run by blocks of `block`
-/// threads; `b` is left at the start of its body.
+/// threads; `b` is left at the start of its body. Its buffer parameters are
+/// `llvm.noalias`: the arena never places a kernel's outputs over buffers it
+/// reads (their lifetimes overlap at the step), so the loads of a thread may
+/// be reordered across its stores and read through the non-coherent cache.
 inline mlir::gpu::GPUFuncOp
 createKernel(mlir::ImplicitLocOpBuilder &b, llvm::StringRef name,
              llvm::ArrayRef<mlir::Type> params, std::array<int64_t, 3> block,
              mlir::TypeRange workgroupAttributions = {}) {
   auto func = mlir::gpu::GPUFuncOp::create(
       b, name, b.getFunctionType(params, {}), workgroupAttributions);
+  for (auto [i, param] : llvm::enumerate(params))
+    if (llvm::isa<mlir::MemRefType>(param))
+      func.setArgAttr(i, "llvm.noalias", b.getUnitAttr());
   func->setAttr(mlir::gpu::GPUDialect::getKernelFuncAttrName(),
                 b.getUnitAttr());
   func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(

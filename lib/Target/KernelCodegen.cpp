@@ -85,21 +85,39 @@ private:
     Value perBlock =
         index(geometry.threadsPerBlock * geometry.vectorsPerThread);
     Value blockStart = arith::MulIOp::create(b, blockId, perBlock);
-    for (int64_t u = 0; u < geometry.vectorsPerThread; ++u) {
+    // Every load of the thread's vectors is issued before the first is
+    // used (memory-level parallelism: with the pointers noalias ptxas keeps
+    // them in flight together); a vector past the end loads the last one
+    // instead and stores nothing.
+    int64_t count = geometry.vectorsPerThread;
+    SmallVector<Value> flats, inRange;
+    SmallVector<DenseMap<Value, Lanes>> lanes(count);
+    for (int64_t u = 0; u < count; ++u) {
       Value vectorIndex = arith::AddIOp::create(
           b, blockStart,
           arith::AddIOp::create(b, threadId,
                                 index(u * geometry.threadsPerBlock)));
-      Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                            vectorIndex, index(vectors));
-      auto guard = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
+      inRange.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                              vectorIndex, index(vectors)));
+      Value clamped =
+          arith::MinUIOp::create(b, vectorIndex, index(vectors - 1));
+      flats.push_back(arith::MulIOp::create(b, clamped, index(width)));
+      for (const KernelInput &input : analysis.inputs)
+        emitter.lanesOf(input.value, flats[u], lanes[u]);
+    }
+    // Computed outside the guard (on the clamped vector past the end), so
+    // LLVM cannot sink the loads into it behind the previous vector's store;
+    // only the stores are guarded.
+    for (int64_t u = 0; u < count; ++u) {
+      emitter.evaluate(analysis.ops, flats[u], lanes[u]);
+      SmallVector<Lanes> results;
+      for (Value output : outputs)
+        results.push_back(emitter.lanesOf(output, flats[u], lanes[u]));
+      auto guard = scf::IfOp::create(b, inRange[u], /*withElseRegion=*/false);
       OpBuilder::InsertionGuard insertion(b);
       b.setInsertionPointToStart(guard.thenBlock());
-      Value flat = arith::MulIOp::create(b, vectorIndex, index(width));
-      DenseMap<Value, Lanes> lanes;
-      emitter.evaluate(analysis.ops, flat, lanes);
-      for (Value output : outputs)
-        emitter.storeOutput(output, emitter.lanesOf(output, flat, lanes), flat);
+      for (auto [output, result] : llvm::zip(outputs, results))
+        emitter.storeOutput(output, result, flats[u]);
     }
   }
 

@@ -13,7 +13,7 @@
 // The bundle's reference graph (naive attention) runs on the CPU.
 // RUN: memwall-run %t/h100 --reference-only | FileCheck %s --check-prefix=REF
 
-// CHECK: gpu.func @kernel0_attention(%{{.*}}: memref<3145728xbf16>, %{{.*}}: memref<786432xbf16>, %{{.*}}: memref<786432xbf16>, %{{.*}}: memref<3145728xbf16>, %{{.*}}: memref<24576xf32>) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// CHECK: gpu.func @kernel0_attention(%{{.*}}: memref<3145728xbf16> {llvm.noalias}, %{{.*}}: memref<786432xbf16> {llvm.noalias}, %{{.*}}: memref<786432xbf16> {llvm.noalias}, %{{.*}}: memref<3145728xbf16> {llvm.noalias}, %{{.*}}: memref<24576xf32> {llvm.noalias}) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
 // CHECK: gpu.dynamic_shared_memory
 // CHECK: nvgpu.device_async_copy {{.*}}, 8, {{.*}} {bypassL1}
 // CHECK: nvgpu.device_async_create_group

@@ -18,13 +18,14 @@
 // CHECK: kernel kernel3_rope grid=[64, 1, 1] block=[256, 1, 1] args=heads,positions,rotated
 // CHECK: kernel kernel4_kv_cache_append
 
+// Kernel buffers are noalias: loads take the read-only (non-coherent) path.
 // PTX-LABEL: .entry kernel0_transpose
-// PTX: ld.global.v4.b32
+// PTX: ld.global.nc.v4.b32
 // PTX: st.global.v4.b32
 // PTX-LABEL: .entry kernel1_slice
-// PTX: ld.global.b16
+// PTX: ld.global.nc.b16
 // PTX-LABEL: .entry kernel2_embedding
-// PTX: ld.global.v4.b32
+// PTX: ld.global.nc.v4.b32
 
 // SIM-NOT: FAIL
 // SIM: result0  bf16 {{.*}} PASS

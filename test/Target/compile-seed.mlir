@@ -14,7 +14,7 @@
 
 // The kernels: 128-bit accesses, warp shuffles and a shared-memory combine.
 // RUN: memwall-compile %s --emit=gpu | FileCheck %s --check-prefix=GPU
-// GPU: gpu.func @kernel1_elementwise(%{{.*}}: memref<524288xf32>, %{{.*}}: memref<524288xf32>) kernel
+// GPU: gpu.func @kernel1_elementwise(%{{.*}}: memref<524288xf32> {llvm.noalias}, %{{.*}}: memref<524288xf32> {llvm.noalias}) kernel
 // GPU: vector.load {{.*}} {alignment = 16 : i64} : memref<524288xf32>, vector<4xf32>
 // GPU: math.erf
 // GPU: gpu.func @kernel3_reduction({{.*}}) workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>) kernel

@@ -37,13 +37,13 @@
 // A [K, N] rhs: its map's box is 64 (K) x 64 (N).
 // CHECK: %[[VV:.*]] = memref.reinterpret_cast %[[V]] to offset: [0], sizes: [512, 256], strides: [256, 1]
 // CHECK: memwall.launch @kernels::@kernel2_gemm(
-// CHECK: gpu.func @kernel0_gemm(%{{.*}}: !nvgpu.tensormap.descriptor<tensor = memref<128x64xbf16, 3>, {{.*}}>, %{{.*}}: !nvgpu.tensormap.descriptor<tensor = memref<64x64xbf16, 3>, {{.*}}>, %{{.*}}: memref<384xbf16>, %{{.*}}: memref<115200xbf16>) kernel
+// CHECK: gpu.func @kernel0_gemm(%{{.*}}: !nvgpu.tensormap.descriptor<tensor = memref<128x64xbf16, 3>, {{.*}}>, %{{.*}}: !nvgpu.tensormap.descriptor<tensor = memref<64x64xbf16, 3>, {{.*}}>, %{{.*}}: memref<384xbf16> {llvm.noalias}, %{{.*}}: memref<115200xbf16> {llvm.noalias}) kernel
 // CHECK: nvgpu.tma.async.load
 // CHECK: nvgpu.warpgroup.mma
 
 // MMASYNC-NOT: nvgpu.tma.create.descriptor
 // MMASYNC: memwall.launch @kernels::@kernel0_gemm(%arg0, %arg1, %arg2, %{{.*}}) grid
-// MMASYNC: gpu.func @kernel0_gemm(%{{.*}}: memref<153600xbf16>, %{{.*}}: memref<196608xbf16>
+// MMASYNC: gpu.func @kernel0_gemm(%{{.*}}: memref<153600xbf16> {llvm.noalias}, %{{.*}}: memref<196608xbf16>
 module attributes {memwall.gemm = "memwall", memwall.gemm_wgmma} {
 func.func @main(%x: tensor<2x150x512xbf16> {memwall.kind = #memwall.arg_kind<input>} loc("x"), %w: tensor<384x512xbf16> {memwall.kind = #memwall.arg_kind<weight>} loc("w"), %b: tensor<384xbf16> {memwall.kind = #memwall.arg_kind<weight>} loc("b"), %v: tensor<512x256xbf16> {memwall.kind = #memwall.arg_kind<weight>} loc("v")) -> (tensor<2x150x384xbf16>, tensor<2x150x256xbf16>) {
   %0 = memwall.matmul %x, %w bias %b {transpose_rhs} : tensor<2x150x512xbf16>, tensor<384x512xbf16>, tensor<384xbf16> -> tensor<2x150x384xbf16> loc("fc")

@@ -18,7 +18,7 @@
 // CHECK: memwall.launch @kernels::@kernel3_transpose(%[[VIEW]], %[[T]])
 // CHECK: return %[[T]] : memref<64x128xf16>
 // CHECK: gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
-// CHECK: gpu.func @kernel1_elementwise(%{{.*}}: memref<8192xf16>, %{{.*}}: memref<8192xf16>) kernel
+// CHECK: gpu.func @kernel1_elementwise(%{{.*}}: memref<8192xf16> {llvm.noalias}, %{{.*}}: memref<8192xf16> {llvm.noalias}) kernel
 // CHECK: gpu.func @kernel2_reduction(
 // CHECK: gpu.func @kernel3_transpose(
 func.func @main(%x: tensor<64x128xf16> {memwall.kind = #memwall.arg_kind<input>} loc("x"), %w: tensor<128x128xf16> {memwall.kind = #memwall.arg_kind<weight>} loc("w")) -> tensor<64x128xf16> {

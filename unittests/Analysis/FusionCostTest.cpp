@@ -89,9 +89,10 @@ TEST_F(FusionCostTest, ElementwiseChainWithBiasBroadcast) {
   EXPECT_EQ(kernel->geometry.threadsPerBlock, 256);
   EXPECT_EQ(kernel->geometry.vectorsPerThread, 1);
   EXPECT_EQ(kernel->geometry.gridSize, 32);
-  // Live values: the add's 2 operands + result, + 1 = 4; 24 + 1 * 8 * 4.
-  EXPECT_EQ(kernel->geometry.registersPerThread, 56);
-  // 65536 / (56 * 256) = 4 blocks of 256 threads of 2048: occupancy 0.5.
+  // Loaded: one 128-bit vector of x and one of b, 4 registers each; live
+  // values: the add's 2 operands + result, + 1 = 4; 24 + 8 + 8 * 4.
+  EXPECT_EQ(kernel->geometry.registersPerThread, 64);
+  // 65536 / (64 * 256) = 4 blocks of 256 threads of 2048: occupancy 0.5.
   EXPECT_DOUBLE_EQ(kernel->geometry.occupancy, 0.5);
   // Reads x (131072 B) and b (2048 B) once, writes 131072 B; the add's
   // result never reaches memory.
@@ -103,6 +104,35 @@ TEST_F(FusionCostTest, ElementwiseChainWithBiasBroadcast) {
   EXPECT_NEAR(kernel->timeSeconds,
               std::pow(std::pow(compute, 4) + std::pow(memory, 4), 0.25) + 2e-6,
               1e-15);
+}
+
+TEST_F(FusionCostTest, ElementwiseVectorsPerThreadNeverCostOccupancy) {
+  // 2048 x 11008 bf16 (Llama-2-7B's prefill MLP): 2818048 vectors of 8, 13
+  // waves of 256 x 100 SMs x 8, so up to 4 vectors per thread.
+  auto geometry = [&](StringRef body) {
+    SmallVector<Operation *> ops = parseOps(
+        "%g: tensor<2048x11008xbf16>, %u: tensor<2048x11008xbf16>", body);
+    FailureOr<KernelAnalysis> kernel = analyzeKernel(ops, target);
+    EXPECT_TRUE(succeeded(kernel));
+    return succeeded(kernel) ? kernel->geometry : KernelGeometry();
+  };
+  // One input: 24 + 4 vectors x 4 registers + 8 x 3 live values = 64
+  // registers, 4 blocks of 256: occupancy 0.5, so all 4 vectors.
+  KernelGeometry gelu =
+      geometry("%0 = memwall.gelu %g : tensor<2048x11008xbf16>");
+  EXPECT_EQ(gelu.vectorsPerThread, 4);
+  EXPECT_EQ(gelu.registersPerThread, 64);
+  EXPECT_DOUBLE_EQ(gelu.occupancy, 0.5);
+  EXPECT_EQ(gelu.gridSize, 2818048 / (256 * 4));
+  // SwiGLU's two inputs: 4 vectors would take 24 + 4 x 8 + 8 x 4 = 88
+  // registers (occupancy 0.25), 2 vectors 72 (0.375); one vector, 64
+  // registers, keeps 0.5.
+  KernelGeometry swiglu =
+      geometry("%0 = memwall.swiglu %g, %u : tensor<2048x11008xbf16>");
+  EXPECT_EQ(swiglu.vectorsPerThread, 1);
+  EXPECT_EQ(swiglu.registersPerThread, 64);
+  EXPECT_DOUBLE_EQ(swiglu.occupancy, 0.5);
+  EXPECT_EQ(swiglu.gridSize, 2818048 / 256);
 }
 
 TEST_F(FusionCostTest, LayerNormRowKernelGeometry) {
