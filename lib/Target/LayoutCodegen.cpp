@@ -82,13 +82,22 @@ LayoutKernelPlan memwall::planLayoutKernel(Operation *op) {
                           [&](int64_t c) { return c % w == 0; });
     }
     // embedding and kv_cache_append copy whole rows of `inner` elements;
-    // rope pairs element i with i ± D/2, computed one element at a time.
+    // rope reads and writes runs of pairs within a head's halves.
+    if (isa<RopeOp>(op))
+      return (inner / 2) % w == 0;
     return isa<EmbeddingOp, KVCacheAppendOp>(op);
   };
   while (width > 1 && !fits(width))
     width /= 2;
   plan.width = width;
   int64_t vectors = result.getNumElements() / width;
+  if (isa<RopeOp>(op)) {
+    // A thread rotates `width` pairs of up to 4 heads at one position: one
+    // sine and cosine per pair serve every head (and both halves).
+    int64_t heads = shape[1];
+    plan.heads = heads % 4 == 0 ? 4 : heads % 2 == 0 ? 2 : 1;
+    vectors = result.getNumElements() / (2 * width * plan.heads);
+  }
   plan.threads = std::min<int64_t>(256, std::max<int64_t>(32, vectors));
   plan.grid = {static_cast<int64_t>(llvm::divideCeil(vectors, plan.threads)), 1,
                1};
@@ -111,6 +120,10 @@ public:
     params.push_back(flatMemRefType(op->getResult(0)));
     gpu::GPUFuncOp func = createKernel(b, name, params, plan.threads);
     Block &entry = func.getBody().front();
+    if (auto rope = dyn_cast<RopeOp>(op)) {
+      buildRope(rope, entry);
+      return func;
+    }
     RankedTensorType result = resultType(op);
     int64_t vectors = result.getNumElements() / plan.width;
     Value vector = arith::AddIOp::create(
@@ -144,10 +157,9 @@ public:
       value = load(
           input, arith::AddIOp::create(
                      b, arith::MulIOp::create(b, id, idx(rowLength)), column));
-    } else if (auto append = dyn_cast<KVCacheAppendOp>(op)) {
-      value = appendRows(append, input, entry.getArgument(1), outFlat);
     } else {
-      value = rope(cast<RopeOp>(op), input, entry.getArgument(1), outFlat);
+      value = appendRows(cast<KVCacheAppendOp>(op), input, entry.getArgument(1),
+                         outFlat);
     }
     if (plan.width == 1)
       memref::StoreOp::create(b, value, out, ValueRange{outFlat});
@@ -227,31 +239,94 @@ private:
     return branch.getResult(0);
   }
 
-  /// Element (.., s, i) of rope [B, H, S, D] at output index `outFlat`.
-  Value rope(RopeOp rope, Value input, Value positions, Value outFlat) {
+  /// rope [B, H, S, D]: thread t takes pairs c .. c + width - 1 (c < D/2)
+  /// of heads h .. h + plan.heads - 1 at one (batch, s); it loads every
+  /// head's two half-vectors, computes each pair's sine and cosine once and
+  /// stores both halves with vector stores.
+  void buildRope(RopeOp rope, Block &entry) {
     ArrayRef<int64_t> shape = rope.getInput().getType().getShape();
-    int64_t heads = shape[1], seq = shape[2], d = shape[3];
-    Value column = arith::RemUIOp::create(b, outFlat, idx(d));
-    Value row = arith::DivUIOp::create(b, outFlat, idx(d));
-    Value s = arith::RemUIOp::create(b, row, idx(seq));
-    Value batch = arith::DivUIOp::create(b, row, idx(heads * seq));
-    RopeRotation rotation(
-        b, rope, RopeRotation::loadPosition(b, rope, positions, batch, s),
-        column);
-    Value partnerFlat = arith::AddIOp::create(
-        b, arith::SubIOp::create(b, outFlat, column), rotation.partnerColumn);
+    int64_t heads = shape[1], seq = shape[2], d = shape[3], half = d / 2;
+    int64_t w = plan.width, headGroups = heads / plan.heads;
+    int64_t items = rope.getType().getNumElements() / (2 * w * plan.heads);
+    Value item = arith::AddIOp::create(
+        b,
+        arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
+                              idx(plan.threads)),
+        gpu::ThreadIdOp::create(b, gpu::Dimension::x));
+    Value inRange =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, item, idx(items));
+    auto guard = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(guard.thenBlock());
+    // item = ((batch · S + s) · headGroups + group) · (D/2 / w) + run.
+    Value run = arith::RemUIOp::create(b, item, idx(half / w));
+    Value rest = arith::DivUIOp::create(b, item, idx(half / w));
+    Value group = arith::RemUIOp::create(b, rest, idx(headGroups));
+    Value token = arith::DivUIOp::create(b, rest, idx(headGroups));
+    Value s = arith::RemUIOp::create(b, token, idx(seq));
+    Value batch = arith::DivUIOp::create(b, token, idx(seq));
+    Value column = arith::MulIOp::create(b, run, idx(w));
+    Value input = entry.getArgument(0), out = entry.getArgument(2);
+    Value position =
+        RopeRotation::loadPosition(b, rope, entry.getArgument(1), batch, s);
     Type element = rope.getInput().getType().getElementType();
-    auto widen = [&](Value x) {
-      return element.isF32()
-                 ? x
-                 : Value(arith::ExtFOp::create(b, b.getF32Type(), x));
+    // Where head h's first-half run starts.
+    auto runStart = [&](int64_t h) {
+      Value head = arith::AddIOp::create(
+          b, arith::MulIOp::create(b, group, idx(plan.heads)), idx(h));
+      Value row = arith::AddIOp::create(
+          b,
+          arith::MulIOp::create(
+              b,
+              arith::AddIOp::create(
+                  b, arith::MulIOp::create(b, batch, idx(heads)), head),
+              idx(seq)),
+          s);
+      return arith::AddIOp::create(b, arith::MulIOp::create(b, row, idx(d)),
+                                   column);
     };
-    Value x = widen(memref::LoadOp::create(b, input, ValueRange{outFlat}));
-    Value partner =
-        widen(memref::LoadOp::create(b, input, ValueRange{partnerFlat}));
-    Value result = rotation.rotate(x, partner);
-    return element.isF32() ? result
-                           : Value(arith::TruncFOp::create(b, element, result));
+    SmallVector<Value> starts, firsts, seconds;
+    for (int64_t h = 0; h < plan.heads; ++h) {
+      starts.push_back(runStart(h));
+      firsts.push_back(load(input, starts[h]));
+      seconds.push_back(
+          load(input, arith::AddIOp::create(b, starts[h], idx(half))));
+    }
+    SmallVector<RopeRotation> rotations;
+    for (int64_t j = 0; j < w; ++j)
+      rotations.emplace_back(b, rope, position,
+                             arith::AddIOp::create(b, column, idx(j)));
+    auto lane = [&](Value vector, int64_t j) -> Value {
+      Value x = w == 1 ? vector : vector::ExtractOp::create(b, vector, j);
+      return element.isF32() ? x : arith::ExtFOp::create(b, b.getF32Type(), x);
+    };
+    auto narrow = [&](Value x) -> Value {
+      return element.isF32() ? x : arith::TruncFOp::create(b, element, x);
+    };
+    for (int64_t h = 0; h < plan.heads; ++h) {
+      SmallVector<Value> first, second;
+      for (int64_t j = 0; j < w; ++j) {
+        auto [x, partner] =
+            rotations[j].rotatePair(lane(firsts[h], j), lane(seconds[h], j));
+        first.push_back(narrow(x));
+        second.push_back(narrow(partner));
+      }
+      store(first, out, starts[h]);
+      store(second, out, arith::AddIOp::create(b, starts[h], idx(half)));
+    }
+    b.setInsertionPointToEnd(&entry);
+    gpu::ReturnOp::create(b);
+  }
+
+  /// Stores `lanes` (plan.width scalars) at `at`.
+  void store(ArrayRef<Value> lanes, Value memref, Value at) {
+    if (lanes.size() == 1) {
+      memref::StoreOp::create(b, lanes.front(), memref, ValueRange{at});
+      return;
+    }
+    auto type = VectorType::get({static_cast<int64_t>(lanes.size())},
+                                lanes.front().getType());
+    alignedVectorStore(b, vector::FromElementsOp::create(b, type, lanes),
+                       memref, at);
   }
 
   ImplicitLocOpBuilder b;
@@ -299,7 +374,7 @@ RopeRotation::RopeRotation(ImplicitLocOpBuilder &b, RopeOp rope, Value position,
       b, arith::MulFOp::create(b, position, math::Exp2Op::create(b, exponent)),
       f32Constant(b, sign));
   cosine = math::CosOp::create(b, angle);
-  Value sine = math::SinOp::create(b, angle);
+  sine = math::SinOp::create(b, angle);
   // The partner of element i is i + D/2 in the first half, i - D/2 in the
   // second; the first half subtracts its partner's rotation.
   partnerColumn = arith::SelectOp::create(
@@ -312,4 +387,11 @@ RopeRotation::RopeRotation(ImplicitLocOpBuilder &b, RopeOp rope, Value position,
 Value RopeRotation::rotate(Value x, Value partner) const {
   return arith::AddFOp::create(b, arith::MulFOp::create(b, x, cosine),
                                arith::MulFOp::create(b, partner, signedSine));
+}
+
+std::pair<Value, Value> RopeRotation::rotatePair(Value x, Value partner) const {
+  return {arith::SubFOp::create(b, arith::MulFOp::create(b, x, cosine),
+                                arith::MulFOp::create(b, partner, sine)),
+          arith::AddFOp::create(b, arith::MulFOp::create(b, partner, cosine),
+                                arith::MulFOp::create(b, x, sine))};
 }

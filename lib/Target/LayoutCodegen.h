@@ -31,8 +31,10 @@ namespace memwall {
 bool isLayoutOp(mlir::Operation *op);
 
 struct LayoutKernelPlan {
-  /// Output elements per thread (one vector).
+  /// Output elements per thread (one vector); a rope thread takes `width`
+  /// pairs (i, i + D/2) of `heads` heads.
   int64_t width = 1;
+  int64_t heads = 1;
   int64_t threads = 256;
   std::array<int64_t, 3> grid{1, 1, 1};
 };
@@ -55,6 +57,11 @@ struct RopeRotation {
   /// The column of `column`'s partner: column ± D/2.
   mlir::Value partnerColumn;
   mlir::Value rotate(mlir::Value x, mlir::Value partner) const;
+  /// Both elements of a pair at once, `column` in the first half: x's
+  /// result x cos θ - partner sin θ and the partner's partner cos θ + x sin θ
+  /// (one sine and cosine for the two).
+  std::pair<mlir::Value, mlir::Value> rotatePair(mlir::Value x,
+                                                 mlir::Value partner) const;
 
   /// `positions[batch · S + s]` (positions [B, S]) or `positions[s]` ([S]),
   /// as f32.
@@ -64,7 +71,7 @@ struct RopeRotation {
 
 private:
   mlir::ImplicitLocOpBuilder &b;
-  mlir::Value cosine, signedSine;
+  mlir::Value cosine, sine, signedSine;
 };
 
 } // namespace memwall

@@ -1,8 +1,10 @@
 // REQUIRES: cuda
 // Data-movement kernels: a head transpose and whole embedding rows move
 // 16-byte vectors (one ld/st.global.v4 each), a slice strided along its last
-// dimension and rope go one element per thread; the PTX assembles, and every kernel computes what the
-// reference interpreter computes (memwall-simulate).
+// dimension goes one element per thread, rope takes 8 pairs of 4 heads per
+// thread (16-byte vectors of each half, one sine and cosine per pair); the
+// PTX assembles, and every kernel computes what the reference interpreter
+// computes (memwall-simulate).
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: memwall-compile %s -o %t/b
 // RUN: %PYTHON %S/summarize_bundle.py %t/b/manifest.json | FileCheck %s
@@ -15,7 +17,9 @@
 // Every other column: 2 x 64 x 64 elements, one per thread.
 // CHECK: kernel kernel1_slice grid=[32, 1, 1] block=[256, 1, 1]
 // CHECK: kernel kernel2_embedding grid=[8, 1, 1] block=[256, 1, 1] args=table,ids,rows
-// CHECK: kernel kernel3_rope grid=[64, 1, 1] block=[256, 1, 1] args=heads,positions,rotated
+// [2, 4, 64, 32]: 2 x 64 positions x 2 runs of 8 pairs x 1 group of 4
+// heads = 256 threads.
+// CHECK: kernel kernel3_rope grid=[1, 1, 1] block=[256, 1, 1] args=heads,positions,rotated
 // CHECK: kernel kernel4_kv_cache_append
 
 // Kernel buffers are noalias: loads take the read-only (non-coherent) path.
@@ -26,6 +30,10 @@
 // PTX: ld.global.nc.b16
 // PTX-LABEL: .entry kernel2_embedding
 // PTX: ld.global.nc.v4.b32
+// PTX-LABEL: .entry kernel3_rope
+// PTX-COUNT-8: ld.global.nc.v4.b32
+// PTX-COUNT-8: st.global.v4.b32
+// PTX-LABEL: .entry kernel4_kv_cache_append
 
 // SIM-NOT: FAIL
 // SIM: result0  bf16 {{.*}} PASS
