@@ -56,6 +56,33 @@ std::optional<AffineGather> affineGatherOf(Operation *op) {
 RankedTensorType resultType(Operation *op) {
   return cast<RankedTensorType>(op->getResult(0).getType());
 }
+
+/// The vector width (elements of 16 bytes) of a transpose of the last two
+/// dims, [.., R, C] -> [.., C, R], that runs through shared memory tiles:
+/// both R and C split into whole vectors. 0 for any other op.
+int64_t tiledTransposeWidth(Operation *op) {
+  auto transpose = dyn_cast<TransposeOp>(op);
+  if (!transpose)
+    return 0;
+  ArrayRef<int64_t> perm = transpose.getPermutation();
+  int64_t rank = static_cast<int64_t>(perm.size());
+  if (rank < 2 || perm[rank - 1] != rank - 2 || perm[rank - 2] != rank - 1)
+    return 0;
+  for (int64_t i = 0; i + 2 < rank; ++i)
+    if (perm[i] != i)
+      return 0;
+  RankedTensorType input = transpose.getInput().getType();
+  // Elements of 1, 2 or 4 bytes: 16-byte vectors of at least 4.
+  int64_t bits = input.getElementTypeBitWidth();
+  if (bits != 8 && bits != 16 && bits != 32)
+    return 0;
+  int64_t width = 16 / (bits / 8);
+  int64_t rows = input.getDimSize(rank - 2),
+          columns = input.getDimSize(rank - 1);
+  if (rows <= 0 || columns <= 0 || rows % width != 0 || columns % width != 0)
+    return 0;
+  return width;
+}
 } // namespace
 
 bool memwall::isLayoutOp(Operation *op) {
@@ -69,6 +96,21 @@ LayoutKernelPlan memwall::planLayoutKernel(Operation *op) {
       std::max<int64_t>(1, result.getElementTypeBitWidth() / 8);
   int64_t inner = shape.empty() ? 1 : shape.back();
   LayoutKernelPlan plan;
+  if (int64_t width = tiledTransposeWidth(op)) {
+    // A tile of 8 vectors square (64 x 64 bf16, 32 x 32 f32, 128 x 128
+    // fp8) per block of 256 threads.
+    ArrayRef<int64_t> in =
+        cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
+    int64_t rows = in[in.size() - 2], columns = in.back();
+    plan.width = width;
+    plan.tile = 8 * width;
+    plan.threads = 256;
+    int64_t batch = result.getNumElements() / (rows * columns);
+    plan.grid = {batch * llvm::divideCeil(rows, plan.tile) *
+                     llvm::divideCeil(columns, plan.tile),
+                 1, 1};
+    return plan;
+  }
   // 16-byte vectors when the innermost output run is contiguous in the
   // input and every vector starts aligned.
   int64_t width = 16 / elementBytes;
@@ -118,10 +160,25 @@ public:
     for (Value value : op->getOperands())
       params.push_back(flatMemRefType(value));
     params.push_back(flatMemRefType(op->getResult(0)));
-    gpu::GPUFuncOp func = createKernel(b, name, params, plan.threads);
+    Type element = resultType(op).getElementType();
+    // The tile's rows are padded to an odd number of 4-byte words, so the
+    // threads reading a column of it hit distinct banks.
+    SmallVector<Type> workgroup;
+    if (plan.tile > 0)
+      workgroup.push_back(MemRefType::get(
+          {plan.tile, plan.tile + 4 / (element.getIntOrFloatBitWidth() / 8)},
+          element, AffineMap(),
+          gpu::AddressSpaceAttr::get(b.getContext(),
+                                     gpu::AddressSpace::Workgroup)));
+    gpu::GPUFuncOp func =
+        createKernel(b, name, params, plan.threads, workgroup);
     Block &entry = func.getBody().front();
     if (auto rope = dyn_cast<RopeOp>(op)) {
       buildRope(rope, entry);
+      return func;
+    }
+    if (plan.tile > 0) {
+      buildTiledTranspose(entry, func.getWorkgroupAttributions().front());
       return func;
     }
     RankedTensorType result = resultType(op);
@@ -313,6 +370,91 @@ private:
       store(first, out, starts[h]);
       store(second, out, arith::AddIOp::create(b, starts[h], idx(half)));
     }
+    b.setInsertionPointToEnd(&entry);
+    gpu::ReturnOp::create(b);
+  }
+
+  /// [.., R, C] -> [.., C, R] through a shared-memory tile: block x takes
+  /// tile (ti, tj) of matrix z; its threads read the tile's rows in 16-byte
+  /// vectors into shared memory, then after a barrier each writes a 16-byte
+  /// vector of an output row gathered down a tile column. Vectors outside
+  /// the matrix are skipped (R and C are whole vectors).
+  void buildTiledTranspose(Block &entry, Value tileBuffer) {
+    ArrayRef<int64_t> in =
+        cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
+    int64_t rows = in[in.size() - 2], columns = in.back();
+    int64_t t = plan.tile, w = plan.width;
+    int64_t tilesDown = llvm::divideCeil(rows, t),
+            tilesAcross = llvm::divideCeil(columns, t);
+    int64_t perRow = t / w, vectorsPerThread = t * perRow / plan.threads;
+    Value block = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+    Value thread = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+    Value tj = arith::RemUIOp::create(b, block, idx(tilesAcross));
+    Value rest = arith::DivUIOp::create(b, block, idx(tilesAcross));
+    Value ti = arith::RemUIOp::create(b, rest, idx(tilesDown));
+    Value matrix = arith::DivUIOp::create(b, rest, idx(tilesDown));
+    Value base = arith::MulIOp::create(b, matrix, idx(rows * columns));
+    Value firstRow = arith::MulIOp::create(b, ti, idx(t));
+    Value firstColumn = arith::MulIOp::create(b, tj, idx(t));
+    Value input = entry.getArgument(0), out = entry.getArgument(1);
+    Type element = resultType(op).getElementType();
+    auto vectorType = VectorType::get({w}, element);
+    // Vector v of the tile: row v / perRow, columns (v % perRow)·w.., and
+    // whether that lies inside the `limitRows` x `limitColumns` matrix.
+    auto forEachVector = [&](Value rowOrigin, Value columnOrigin,
+                             int64_t limitRows, int64_t limitColumns,
+                             function_ref<void(Value, Value)> body) {
+      for (int64_t k = 0; k < vectorsPerThread; ++k) {
+        Value v = arith::AddIOp::create(b, thread, idx(k * plan.threads));
+        Value r = arith::DivUIOp::create(b, v, idx(perRow));
+        Value c = arith::MulIOp::create(
+            b, arith::RemUIOp::create(b, v, idx(perRow)), idx(w));
+        Value inside = arith::AndIOp::create(
+            b,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                  arith::AddIOp::create(b, rowOrigin, r),
+                                  idx(limitRows)),
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                  arith::AddIOp::create(b, columnOrigin, c),
+                                  idx(limitColumns)));
+        auto guard = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard insertion(b);
+        b.setInsertionPointToStart(guard.thenBlock());
+        body(r, c);
+      }
+    };
+    // Input rows into the tile.
+    forEachVector(firstRow, firstColumn, rows, columns, [&](Value r, Value c) {
+      Value at = arith::AddIOp::create(
+          b, base,
+          arith::AddIOp::create(
+              b,
+              arith::MulIOp::create(b, arith::AddIOp::create(b, firstRow, r),
+                                    idx(columns)),
+              arith::AddIOp::create(b, firstColumn, c)));
+      Value vector = alignedVectorLoad(b, vectorType, input, at);
+      for (int64_t j = 0; j < w; ++j)
+        memref::StoreOp::create(
+            b, vector::ExtractOp::create(b, vector, j), tileBuffer,
+            ValueRange{r, arith::AddIOp::create(b, c, idx(j))});
+    });
+    gpu::BarrierOp::create(b);
+    // Output row = input column: its vector gathers down a tile column.
+    forEachVector(firstColumn, firstRow, columns, rows, [&](Value r, Value c) {
+      SmallVector<Value> lanes;
+      for (int64_t j = 0; j < w; ++j)
+        lanes.push_back(memref::LoadOp::create(
+            b, tileBuffer, ValueRange{arith::AddIOp::create(b, c, idx(j)), r}));
+      Value at = arith::AddIOp::create(
+          b, base,
+          arith::AddIOp::create(
+              b,
+              arith::MulIOp::create(b, arith::AddIOp::create(b, firstColumn, r),
+                                    idx(rows)),
+              arith::AddIOp::create(b, firstRow, c)));
+      alignedVectorStore(
+          b, vector::FromElementsOp::create(b, vectorType, lanes), out, at);
+    });
     b.setInsertionPointToEnd(&entry);
     gpu::ReturnOp::create(b);
   }

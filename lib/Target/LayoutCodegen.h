@@ -35,6 +35,10 @@ struct LayoutKernelPlan {
   /// pairs (i, i + D/2) of `heads` heads.
   int64_t width = 1;
   int64_t heads = 1;
+  /// A transpose of the last two dims through shared memory: tiles of
+  /// `tile` x `tile` elements, one per block, read and written in vectors
+  /// of `width` (0: not tiled).
+  int64_t tile = 0;
   int64_t threads = 256;
   std::array<int64_t, 3> grid{1, 1, 1};
 };

@@ -8,7 +8,8 @@
 // CHECK: memwall.softmax {{.*}}#memwall.kernel_config<family = row_reduction, name = "kernel2_reduction", grid = [64, 1, 1], block = [16, 1, 1], predictedSeconds =
 // A reshape is a view: no step, so the next kernel is number 3.
 // CHECK: memwall.reshape {{.*}}#memwall.kernel_config<family = view, name = "">
-// CHECK: memwall.transpose {{.*}}#memwall.kernel_config<family = layout, name = "kernel3_transpose", grid = [32, 1, 1], block = [256, 1, 1], predictedSeconds =
+// A 2-D transpose goes through shared-memory tiles of 64 x 64 f16: 2 x 1.
+// CHECK: memwall.transpose {{.*}}#memwall.kernel_config<family = layout, name = "kernel3_transpose", grid = [2, 1, 1], block = [256, 1, 1], predictedSeconds =
 func.func @main(%x: tensor<64x128xf16>, %w: tensor<128x128xf16>) -> tensor<64x128xf16> {
   %0 = memwall.matmul %x, %w : tensor<64x128xf16>, tensor<128x128xf16> -> tensor<64x128xf16>
   %1 = memwall.gelu %0 : tensor<64x128xf16>
