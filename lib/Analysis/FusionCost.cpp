@@ -670,12 +670,13 @@ private:
                         op == merge->merge.getOperation()));
     };
     if (merge) {
+      // Each head's rows are read in 16-byte chunks.
+      int64_t chunk = 16 / getElementByteSize(problem->elementType);
       if (problem->elementType.isF32() || problem->transposeLhs ||
-          problem->batch != 1 || merge->headDim % 8 != 0)
+          problem->batch != 1 || merge->headDim % chunk != 0)
         return fail(whyNot, "the generated GEMM reads a heads-merged lhs on "
                             "its tensor-core kernels, for one [M, K] lhs of "
-                            "16-bit heads a multiple of 8 wide (16-byte "
-                            "chunks)");
+                            "heads whose rows are whole 16-byte chunks");
       problem->lhsHeads = merge->numHeads;
       problem->lhsHeadDim = merge->headDim;
       problem->lhsSeqLen = merge->seqLen;

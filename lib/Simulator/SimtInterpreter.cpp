@@ -55,6 +55,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <condition_variable>
@@ -207,10 +208,22 @@ double floatValue(Type type, uint64_t bits) {
   }
   if (type.isBF16())
     return bf16ToFloat(static_cast<uint16_t>(bits));
-  if (isFp8(type))
-    return llvm::APFloat(cast<FloatType>(type).getFloatSemantics(),
-                         llvm::APInt(8, bits & 0xFF))
-        .convertToDouble();
+  if (isFp8(type)) {
+    // Every byte decoded once per format (wgmma reads fp8 element by
+    // element).
+    auto table = [](const llvm::fltSemantics &semantics) {
+      std::array<double, 256> values;
+      for (unsigned byte = 0; byte < 256; ++byte)
+        values[byte] =
+            llvm::APFloat(semantics, llvm::APInt(8, byte)).convertToDouble();
+      return values;
+    };
+    static const std::array<double, 256> e4m3 =
+        table(llvm::APFloat::Float8E4M3FN());
+    static const std::array<double, 256> e5m2 =
+        table(llvm::APFloat::Float8E5M2());
+    return (isa<Float8E4M3FNType>(type) ? e4m3 : e5m2)[bits & 0xFF];
+  }
   return f16ToFloat(static_cast<uint16_t>(bits));
 }
 

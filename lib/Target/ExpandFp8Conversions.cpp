@@ -55,7 +55,6 @@ struct Bits {
   PatternRewriter &b;
   Location loc;
 
-  Type i32() { return b.getI32Type(); }
   Value i32(int64_t value) {
     return arith::ConstantIntOp::create(b, loc, b.getI32Type(), value);
   }

@@ -454,9 +454,10 @@ private:
         (element.isF32() || problem.transposeLhs || problem.batch != 1 ||
          problem.lhsHeads != merge->numHeads ||
          problem.lhsHeadDim != merge->headDim ||
-         problem.lhsSeqLen != merge->seqLen || problem.lhsHeadDim % 8 != 0))
+         problem.lhsSeqLen != merge->seqLen ||
+         problem.lhsHeadDim * element.getIntOrFloatBitWidth() / 8 % 16 != 0))
       return "a heads-merged lhs runs on the tensor-core kernels, one GEMM, "
-             "heads of a multiple of 8 (16-byte chunks within a head)";
+             "heads whose rows are whole 16-byte chunks";
     if (!layouts.empty() &&
         (norm || problem.batch != 1 ||
          static_cast<int64_t>(layouts.size()) > problem.rhsOperands))

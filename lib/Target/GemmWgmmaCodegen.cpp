@@ -449,7 +449,7 @@ memwall::getGemmWgmmaOperandMapType(MLIRContext *context,
                                     const GemmProblem &problem,
                                     const GemmTiling &tiling, bool isLhs) {
   SmallVector<int64_t, 4> box;
-  // A heads-merged lhs: one head's 64 columns of one sequence's rows of
+  // A heads-merged lhs: one head's blockK columns of one sequence's rows of
   // [B, H, S, D].
   if (isLhs && problem.lhsHeads)
     box = {1, 1, tiling.blockM, tiling.blockK};

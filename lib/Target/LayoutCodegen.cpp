@@ -397,64 +397,57 @@ private:
     Value firstRow = arith::MulIOp::create(b, ti, idx(t));
     Value firstColumn = arith::MulIOp::create(b, tj, idx(t));
     Value input = entry.getArgument(0), out = entry.getArgument(1);
-    Type element = resultType(op).getElementType();
-    auto vectorType = VectorType::get({w}, element);
-    // Vector v of the tile: row v / perRow, columns (v % perRow)·w.., and
-    // whether that lies inside the `limitRows` x `limitColumns` matrix.
+    auto vectorType = VectorType::get({w}, resultType(op).getElementType());
+    // Vector v of the tile: row v / perRow, columns (v % perRow)·w.. of a
+    // `limitRows` x `limitColumns` row-major matrix at rows rowOrigin..,
+    // columns columnOrigin..; `body` gets the tile position and the flat
+    // index of vectors inside the matrix.
     auto forEachVector = [&](Value rowOrigin, Value columnOrigin,
                              int64_t limitRows, int64_t limitColumns,
-                             function_ref<void(Value, Value)> body) {
+                             function_ref<void(Value, Value, Value)> body) {
       for (int64_t k = 0; k < vectorsPerThread; ++k) {
         Value v = arith::AddIOp::create(b, thread, idx(k * plan.threads));
         Value r = arith::DivUIOp::create(b, v, idx(perRow));
         Value c = arith::MulIOp::create(
             b, arith::RemUIOp::create(b, v, idx(perRow)), idx(w));
+        Value row = arith::AddIOp::create(b, rowOrigin, r);
+        Value column = arith::AddIOp::create(b, columnOrigin, c);
         Value inside = arith::AndIOp::create(
             b,
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                  arith::AddIOp::create(b, rowOrigin, r),
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
                                   idx(limitRows)),
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                  arith::AddIOp::create(b, columnOrigin, c),
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, column,
                                   idx(limitColumns)));
         auto guard = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
         OpBuilder::InsertionGuard insertion(b);
         b.setInsertionPointToStart(guard.thenBlock());
-        body(r, c);
+        Value at = arith::AddIOp::create(
+            b, base,
+            arith::AddIOp::create(
+                b, arith::MulIOp::create(b, row, idx(limitColumns)), column));
+        body(r, c, at);
       }
     };
     // Input rows into the tile.
-    forEachVector(firstRow, firstColumn, rows, columns, [&](Value r, Value c) {
-      Value at = arith::AddIOp::create(
-          b, base,
-          arith::AddIOp::create(
-              b,
-              arith::MulIOp::create(b, arith::AddIOp::create(b, firstRow, r),
-                                    idx(columns)),
-              arith::AddIOp::create(b, firstColumn, c)));
-      Value vector = alignedVectorLoad(b, vectorType, input, at);
-      for (int64_t j = 0; j < w; ++j)
-        memref::StoreOp::create(
-            b, vector::ExtractOp::create(b, vector, j), tileBuffer,
-            ValueRange{r, arith::AddIOp::create(b, c, idx(j))});
-    });
+    forEachVector(
+        firstRow, firstColumn, rows, columns, [&](Value r, Value c, Value at) {
+          Value vector = alignedVectorLoad(b, vectorType, input, at);
+          for (int64_t j = 0; j < w; ++j)
+            memref::StoreOp::create(
+                b, vector::ExtractOp::create(b, vector, j), tileBuffer,
+                ValueRange{r, arith::AddIOp::create(b, c, idx(j))});
+        });
     gpu::BarrierOp::create(b);
     // Output row = input column: its vector gathers down a tile column.
-    forEachVector(firstColumn, firstRow, columns, rows, [&](Value r, Value c) {
-      SmallVector<Value> lanes;
-      for (int64_t j = 0; j < w; ++j)
-        lanes.push_back(memref::LoadOp::create(
-            b, tileBuffer, ValueRange{arith::AddIOp::create(b, c, idx(j)), r}));
-      Value at = arith::AddIOp::create(
-          b, base,
-          arith::AddIOp::create(
-              b,
-              arith::MulIOp::create(b, arith::AddIOp::create(b, firstColumn, r),
-                                    idx(rows)),
-              arith::AddIOp::create(b, firstRow, c)));
-      alignedVectorStore(
-          b, vector::FromElementsOp::create(b, vectorType, lanes), out, at);
-    });
+    forEachVector(firstColumn, firstRow, columns, rows,
+                  [&](Value r, Value c, Value at) {
+                    SmallVector<Value> lanes;
+                    for (int64_t j = 0; j < w; ++j)
+                      lanes.push_back(memref::LoadOp::create(
+                          b, tileBuffer,
+                          ValueRange{arith::AddIOp::create(b, c, idx(j)), r}));
+                    store(lanes, out, at);
+                  });
     b.setInsertionPointToEnd(&entry);
     gpu::ReturnOp::create(b);
   }
