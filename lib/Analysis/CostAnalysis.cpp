@@ -44,6 +44,8 @@ std::string memwall::getTimeCategory(CostOpInterface op,
       return "norm";
     case FusionKind::Elementwise:
       return "elementwise";
+    case FusionKind::Attention:
+      return "attention";
     }
   }
   if (work.unit == ComputeUnit::Gemm || work.unit == ComputeUnit::GeneratedGemm)

@@ -150,6 +150,10 @@ public:
       return failure();
     if (analysis.kind == FusionKind::MatmulEpilogue)
       return chooseGemmKernel();
+    if (analysis.kind == FusionKind::Attention) {
+      predictAttentionTime();
+      return std::move(analysis);
+    }
     if (!analyzeKernel())
       return failure();
     predictTime();
@@ -160,6 +164,8 @@ private:
   bool classify() {
     if (analysis.ops.empty())
       return fail(whyNot, "no ops");
+    if (llvm::any_of(analysis.ops, llvm::IsaPred<FlashAttentionOp>))
+      return classifyAttention();
     for (Operation *op : analysis.ops) {
       if (isElementwiseOp(op))
         continue;
@@ -267,6 +273,30 @@ private:
       analysis.iterationShape.assign(shape.begin(), shape.end());
     }
     return true;
+  }
+
+  /// A flash_attention with the views of its operands and output: the
+  /// attention kernel, over the attention's result.
+  bool classifyAttention() {
+    FailureOr<AttentionViews> views = matchAttentionViews(analysis.ops, whyNot);
+    if (failed(views))
+      return false;
+    analysis.kind = FusionKind::Attention;
+    analysis.anchor = views->attention;
+    ArrayRef<int64_t> shape = views->attention.getResult().getType().getShape();
+    analysis.iterationShape.assign(shape.begin(), shape.end());
+    analysis.attention = std::move(*views);
+    return true;
+  }
+
+  /// The attention kernel's time is its flash_attention's: reading through
+  /// views moves the same bytes.
+  void predictAttentionTime() {
+    FlashAttentionOp attention = analysis.attention->attention;
+    analysis.precision = attention.getMathPrecision();
+    analysis.work = attention.getKernelWork(target);
+    analysis.estimate = estimateKernelTime(analysis.work, target);
+    analysis.timeSeconds = analysis.estimate.timeSeconds;
   }
 
   /// Whether `op`, after the anchor, is the one row norm memwall's GEMM can
@@ -1074,14 +1104,149 @@ memwall::matchGemmLhsHeadsMerge(ArrayRef<Operation *> ops, MatmulOp matmul,
 }
 
 SmallVector<Operation *, 2> memwall::getGemmHeadsSplitOps(Operation *op) {
-  return getSingleUsePair<ReshapeOp, TransposeOp>(op);
+  SmallVector<Operation *, 2> pair =
+      getSingleUsePair<ReshapeOp, TransposeOp>(op);
+  return pair.empty() ? getSingleUsePair<ReshapeOp, ReshapeOp>(op) : pair;
 }
 
-SmallVector<Operation *, 2> memwall::getGemmLayoutStep(Operation *op) {
-  if (isa<RopeOp>(op))
+SmallVector<Operation *, 2> memwall::getLayoutStep(Operation *op) {
+  if (isa<RopeOp, SliceOp>(op))
     return {op};
   SmallVector<Operation *, 2> step = getGemmHeadsSplitOps(op);
   return step.empty() ? getGemmHeadsMergeOps(op) : step;
+}
+
+bool memwall::isFoldableLayoutOp(Operation *op) {
+  return isGemmHeadsLayoutOp(op) || isa<SliceOp>(op);
+}
+
+/// The bytes of one element of `value`'s tensor type.
+static int64_t elementBytes(Value value) {
+  return std::max<int64_t>(
+      1, tensorType(value).getElementType().getIntOrFloatBitWidth() / 8);
+}
+
+/// Why a kernel moving `accessBytes` at a time cannot address `layout` of
+/// `bytes`-byte elements ("" when it can): the last dim must be dense, and
+/// the offset and every other stride whole accesses.
+static std::string whyNotAddressable(const StridedLayout &layout, int64_t bytes,
+                                     int64_t accessBytes) {
+  if (layout.strides.back() != 1 && layout.shape.back() != 1)
+    return "its last dim is not contiguous";
+  auto aligned = [&](int64_t elements) {
+    return elements * bytes % accessBytes == 0;
+  };
+  if (!aligned(layout.offset))
+    return "it starts " + std::to_string(layout.offset * bytes) +
+           " bytes into its buffer, not a multiple of " +
+           std::to_string(accessBytes);
+  for (auto [size, stride] :
+       llvm::zip_equal(ArrayRef(layout.shape).drop_back(),
+                       ArrayRef(layout.strides).drop_back()))
+    if (size != 1 && !aligned(stride))
+      return "a stride of " + std::to_string(stride * bytes) +
+             " bytes is not a multiple of " + std::to_string(accessBytes);
+  return "";
+}
+
+FailureOr<AttentionViews>
+memwall::matchAttentionViews(ArrayRef<Operation *> ops, std::string *whyNot) {
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  auto refuse = [&](const Twine &why) {
+    fail(whyNot, "attention reads q, k and v and writes its output through "
+                 "reshapes, transposes and slices it can index, but " +
+                     why);
+    return failure();
+  };
+  AttentionViews views;
+  for (Operation *op : ops) {
+    auto attention = dyn_cast<FlashAttentionOp>(op);
+    if (!attention)
+      continue;
+    if (views.attention)
+      return refuse("the kernel holds two attentions");
+    views.attention = attention;
+  }
+  if (!views.attention)
+    return refuse("the kernel holds no flash_attention");
+  FlashAttentionOp attention = views.attention;
+  llvm::SmallPtrSet<Operation *, 16> placed{attention};
+  static constexpr const char *kOperandNames[] = {"q", "k", "v"};
+  Value operands[] = {attention.getQuery(), attention.getKey(),
+                      attention.getValue()};
+  for (auto [i, operand] : llvm::enumerate(operands)) {
+    // Back from the operand to a kernel input, through views read by the
+    // next op alone.
+    SmallVector<Operation *> chain;
+    Value value = operand;
+    while (Operation *def = value.getDefiningOp()) {
+      if (!members.contains(def))
+        break;
+      if (!isViewOp(def))
+        return refuse(Twine(kOperandNames[i]) +
+                      " is computed in the kernel "
+                      "by '" +
+                      def->getName().getStringRef() + "'");
+      if (!def->getResult(0).hasOneUse())
+        return refuse(Twine("a view making ") + kOperandNames[i] +
+                      " is read elsewhere too");
+      chain.push_back(def);
+      placed.insert(def);
+      value = def->getOperand(0);
+    }
+    std::optional<StridedLayout> layout =
+        StridedLayout::contiguous(tensorType(value).getShape());
+    for (Operation *op : llvm::reverse(chain))
+      if (!(layout = layout->through(op)))
+        return refuse(Twine("the reshape making ") + kOperandNames[i] +
+                      " is no strided view of its input");
+    // Tiles are copied in 16-byte chunks.
+    if (std::string why = whyNotAddressable(*layout, elementBytes(value), 16);
+        !why.empty())
+      return refuse(Twine("the view ") + kOperandNames[i] + " reads: " + why);
+    views.sources[i] = value;
+    views.operands[i] = std::move(*layout);
+  }
+  if (Value mask = attention.getMask())
+    if (Operation *def = mask.getDefiningOp(); def && members.contains(def))
+      return refuse("its mask is computed in the kernel");
+  for (Operation *user : attention.getLse().getUsers())
+    if (members.contains(user))
+      return refuse("its log-sum-exp is read in the kernel");
+  // Forward from the result through the views that take it to the output.
+  SmallVector<Operation *> chain;
+  Value output = attention.getResult();
+  while (llvm::any_of(output.getUsers(), [&](Operation *user) {
+    return members.contains(user);
+  })) {
+    if (!output.hasOneUse())
+      return refuse("its output is read both through a layout and as it is");
+    Operation *user = *output.getUsers().begin();
+    if (!isa<ReshapeOp, TransposeOp>(user))
+      return refuse("its output is read in the kernel by '" +
+                    user->getName().getStringRef() + "'");
+    chain.push_back(user);
+    placed.insert(user);
+    output = user->getResult(0);
+  }
+  std::optional<StridedLayout> layout =
+      StridedLayout::contiguous(tensorType(output).getShape());
+  for (Operation *op : llvm::reverse(chain))
+    if (!(layout = layout->before(op)))
+      return refuse("its output's layout is no strided view of the kernel's "
+                    "output");
+  // Rows are stored as pairs of elements.
+  if (std::string why = whyNotAddressable(*layout, elementBytes(output),
+                                          2 * elementBytes(output));
+      !why.empty())
+    return refuse("the view its output is written through: " + why);
+  views.output = output;
+  views.outputLayout = std::move(*layout);
+  for (Operation *op : ops)
+    if (!placed.contains(op))
+      return refuse("'" + op->getName().getStringRef() +
+                    "' makes none of its operands or output");
+  return views;
 }
 
 double memwall::predictLayoutKernelsSeconds(ArrayRef<Operation *> ops,
@@ -1108,7 +1273,7 @@ memwall::matchGemmHeadsLayouts(ArrayRef<Operation *> ops,
   };
   auto layoutOf = [&](Value value, auto member) -> GemmHeadsLayout * {
     for (GemmHeadsLayout &layout : layouts)
-      if (auto op = layout.*member; op && op.getResult() == value)
+      if (Operation *op = layout.*member; op && op->getResult(0) == value)
         return &layout;
     return nullptr;
   };
@@ -1116,6 +1281,19 @@ memwall::matchGemmHeadsLayouts(ArrayRef<Operation *> ops,
     if (!isGemmHeadsLayoutOp(op))
       continue;
     Value input = op->getOperand(0);
+    // With S or H 1 the heads transpose moves no element and is a reshape
+    // (TransposeOp's canonicalization).
+    if (GemmHeadsLayout *layout = layoutOf(input, &GemmHeadsLayout::split);
+        layout && isa<ReshapeOp>(op)) {
+      ArrayRef<int64_t> split = tensorType(input).getShape();
+      SmallVector<int64_t> swapped(split);
+      std::swap(swapped[swapped.size() - 3], swapped[swapped.size() - 2]);
+      if (layout->heads ||
+          tensorType(op->getResult(0)).getShape() != ArrayRef<int64_t>(swapped))
+        return refuse("a reshape of the heads split does not swap S and H");
+      layout->heads = op;
+      continue;
+    }
     if (auto reshape = dyn_cast<ReshapeOp>(op)) {
       ArrayRef<int64_t> from = tensorType(input).getShape();
       ArrayRef<int64_t> to = reshape.getType().getShape();
@@ -1161,7 +1339,7 @@ memwall::matchGemmHeadsLayouts(ArrayRef<Operation *> ops,
     if (!layout.heads)
       return refuse("the reshape has no transpose after it");
     if (!feedsOnly(layout.split.getResult(), layout.heads) ||
-        !feedsOnly(layout.heads.getResult(), layout.rope) ||
+        !feedsOnly(layout.heads->getResult(0), layout.rope) ||
         (layout.rope && !feedsOnly(layout.rope.getResult(), nullptr)))
       return refuse("another op of the kernel reads a value of the layout");
   }
@@ -1201,7 +1379,8 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
   auto mergeable = [&](Operation *op) {
     return isElementwiseOp(op) || isRowReductionOp(op) ||
            !getGemmHeadsSplitOps(op).empty() || isa<RopeOp>(op) ||
-           (isa<FusionOp>(op) && !holdsMatmul(op));
+           (isa<FusionOp>(op) && !holdsMatmul(op) &&
+            cast<FusionOp>(op).getKind() != FusionKind::Attention);
   };
   SmallVector<std::pair<Operation *, Operation *>> pairs;
   for (Operation &op : body.without_terminator()) {
@@ -1279,7 +1458,7 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
   // A heads split is one step: the reshape and its transpose; layout ops
   // run apart as their own kernels (a reshape as none).
   auto apartSeconds = [&](ArrayRef<Operation *> ops) -> FailureOr<double> {
-    if (llvm::all_of(ops, isGemmHeadsLayoutOp))
+    if (llvm::all_of(ops, isFoldableLayoutOp))
       return predictLayoutKernelsSeconds(ops, target);
     FailureOr<KernelAnalysis> kernel = analyzeKernel(ops, target);
     if (failed(kernel))
@@ -1289,7 +1468,7 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
   // `op`'s ops in the copy, with the rest of the layout step it starts.
   auto opsWithStep = [&](Operation *op) {
     SmallVector<Operation *> ops(opsOf[op]);
-    for (Operation *next : getGemmLayoutStep(op))
+    for (Operation *next : getLayoutStep(op))
       if (next != op)
         ops.append(opsOf[next]);
     return ops;

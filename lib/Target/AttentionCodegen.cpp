@@ -144,10 +144,12 @@ AttentionKernelPlan memwall::planAttentionKernel(FlashAttentionOp op) {
 namespace {
 class AttentionKernelBuilder : IndexArithmetic {
 public:
-  AttentionKernelBuilder(gpu::GPUModuleOp gpuModule, FlashAttentionOp op,
+  AttentionKernelBuilder(gpu::GPUModuleOp gpuModule,
+                         const AttentionViews &views,
                          const AttentionKernelPlan &plan)
-      : IndexArithmetic(b), b(op.getLoc(), gpuModule.getContext()), op(op),
-        s(op), plan(plan) {
+      : IndexArithmetic(b),
+        b(FlashAttentionOp(views.attention).getLoc(), gpuModule.getContext()),
+        op(views.attention), views(views), s(op), plan(plan) {
     b.setInsertionPointToEnd(gpuModule.getBody());
   }
 
@@ -155,16 +157,17 @@ public:
     bool partial = plan.splits > 1;
     Type outType = partial ? b.getF32Type() : s.element;
     int64_t outRows = plan.splits * s.batch * s.heads * s.sq;
-    SmallVector<Type> params{
-        flat(s.batch * s.heads * s.sq * s.d, s.element),
-        flat(s.batch * s.kvHeads * s.sk * s.d, s.element),
-        flat(s.batch * s.kvHeads * s.sk * s.dv, s.element)};
+    SmallVector<Type> params;
+    for (Value source : views.sources)
+      params.push_back(flat(getNumElements(source.getType()), s.element));
     if (Value maskOperand = op.getMask()) {
       auto maskType = cast<RankedTensorType>(maskOperand.getType());
       params.push_back(
           flat(getNumElements(maskType), maskType.getElementType()));
     }
-    params.push_back(flat(outRows * s.dv, outType));
+    params.push_back(
+        partial ? flat(outRows * s.dv, outType)
+                : flat(getNumElements(views.output.getType()), outType));
     params.push_back(flat(outRows, b.getF32Type()));
     gpu::GPUFuncOp func = createKernel(b, name, params, plan.threads());
     Block &entry = func.getBody().front();
@@ -243,8 +246,8 @@ public:
     Value queryRows = arith::SubIOp::create(
         b, idx(s.groupRows),
         arith::MinUIOp::create(b, blockFirstRow, idx(s.groupRows)));
-    Value qToken =
-        loadTile(queryTile, query, queryRowBase, queryRows, plan.blockQ, s.d);
+    Value qToken = loadTile(queryTile, query, views.operands[0], queryRowBase,
+                            queryRows, plan.blockQ, s.d);
     loadKeys(key, keyRowBase, blockBegin, blockEnd);
     waitAll(qToken);
 
@@ -277,8 +280,9 @@ public:
       ValueRange state = loop.getRegionIterArgs();
       Value firstKey = mul(block, plan.blockKV);
       Value keyRows = arith::SubIOp::create(b, idx(s.sk), firstKey);
-      Value vToken = loadTile(valueTile, value, add(keyRowBase, firstKey),
-                              keyRows, plan.blockKV, s.dv);
+      Value vToken =
+          loadTile(valueTile, value, views.operands[2],
+                   add(keyRowBase, firstKey), keyRows, plan.blockKV, s.dv);
 
       // S = Q Kᵀ for this warp's 16 rows and the block's keys.
       int64_t keyTiles = plan.blockKV / 8;
@@ -392,10 +396,13 @@ public:
       auto guard = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard insertion(b);
       b.setInsertionPointToStart(guard.thenBlock());
-      // Row index in the (split-major) output.
-      Value outRow = add(add(mul(split, s.batch * s.heads * s.sq),
-                             mul(batchKvHead, s.groupRows)),
-                         row);
+      // Row index in the (split-major) output: split 0's rows are the
+      // result's [B, Hq, Sq] rows, written through the output's layout
+      // when there are no partials.
+      Value resultRow = add(mul(batchKvHead, s.groupRows), row);
+      Value outRow = add(mul(split, s.batch * s.heads * s.sq), resultRow);
+      Value outStart =
+          partial ? mul(outRow, s.dv) : rowStart(views.outputLayout, resultRow);
       for (int64_t t = 0; t < outTiles; ++t) {
         SmallVector<Value> pairValues;
         for (int e = 0; e < 2; ++e) {
@@ -408,7 +415,7 @@ public:
         Value column = add(idx(t * 8), mul(quad, 2));
         Value vector = vector::FromElementsOp::create(
             b, VectorType::get({2}, outType), pairValues);
-        alignedVectorStore(b, vector, out, add(mul(outRow, s.dv), column));
+        alignedVectorStore(b, vector, out, add(outStart, column));
       }
       Value firstOfQuad =
           arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quad, idx(0));
@@ -422,10 +429,11 @@ public:
 
   gpu::GPUFuncOp buildCombine(StringRef name) {
     int64_t rows = s.batch * s.heads * s.sq;
-    SmallVector<Type> params{flat(plan.splits * rows * s.dv, b.getF32Type()),
-                             flat(plan.splits * rows, b.getF32Type()),
-                             flat(rows * s.dv, s.element),
-                             flat(rows, b.getF32Type())};
+    SmallVector<Type> params{
+        flat(plan.splits * rows * s.dv, b.getF32Type()),
+        flat(plan.splits * rows, b.getF32Type()),
+        flat(getNumElements(views.output.getType()), s.element),
+        flat(rows, b.getF32Type())};
     gpu::GPUFuncOp func = createKernel(b, name, params, plan.combineThreads);
     Block &entry = func.getBody().front();
     Value partialOut = entry.getArgument(0), partialLse = entry.getArgument(1),
@@ -466,8 +474,9 @@ public:
         arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, weightSum, f32(0));
     Value result = arith::SelectOp::create(
         b, positive, arith::DivFOp::create(b, total, weightSum), f32(0));
+    Value outAt = add(rowStart(views.outputLayout, row), rem(element, s.dv));
     memref::StoreOp::create(b, arith::TruncFOp::create(b, s.element, result),
-                            out, ValueRange{element});
+                            out, ValueRange{outAt});
     Value firstOfRow = arith::CmpIOp::create(
         b, arith::CmpIPredicate::eq,
         arith::RemUIOp::create(b, element, idx(s.dv)), idx(0));
@@ -489,13 +498,29 @@ private:
   }
   Value f32(double value) { return f32Constant(b, value); }
 
+  /// Where row `row` (of the [B, H, S] rows, in that order) of a
+  /// [B, H, S, D] operand or result laid out as `layout` starts in its
+  /// buffer: row · D when it is the row-major buffer itself.
+  Value rowStart(const StridedLayout &layout, Value row) {
+    if (layout.isContiguous())
+      return mul(row, layout.shape[3]);
+    Value position = rem(row, layout.shape[2]);
+    Value batchHead = div(row, layout.shape[2]);
+    Value head = rem(batchHead, layout.shape[1]);
+    Value batch = div(batchHead, layout.shape[1]);
+    return add(
+        add(idx(layout.offset), mul(batch, layout.strides[0])),
+        add(mul(head, layout.strides[1]), mul(position, layout.strides[2])));
+  }
+
   /// Issues cp.async for a `rows` x `width` tile whose first row is row
-  /// `firstRow` of `source` (rows of `width` elements); rows at or beyond
+  /// `firstRow` of `source` (rows of `width` elements, where `layout` puts
+  /// them); rows at or beyond
   /// `validRows` are zero-filled without reading memory (padded V rows must
   /// be 0, not garbage: P is 0 there but 0 · NaN is not). Returns the
   /// group's token.
-  Value loadTile(Value tile, Value source, Value firstRow, Value validRows,
-                 int64_t rows, int64_t width) {
+  Value loadTile(Value tile, Value source, const StridedLayout &layout,
+                 Value firstRow, Value validRows, int64_t rows, int64_t width) {
     int64_t chunksPerRow = width / 8;
     int64_t perThread = rows * chunksPerRow / plan.threads();
     auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
@@ -509,7 +534,7 @@ private:
       // A zero-filled chunk still names an address: the tile's first row.
       Value sourceRow =
           add(firstRow, arith::SelectOp::create(b, valid, row, idx(0)));
-      Value sourceIndex = add(mul(sourceRow, width), column);
+      Value sourceIndex = add(rowStart(layout, sourceRow), column);
       Value sourceElements = arith::SelectOp::create(b, valid, idx(8), idx(0));
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
           b, tokenType, tile, ValueRange{row, column}, source,
@@ -533,7 +558,8 @@ private:
         idx(0));
     Value firstRow =
         add(keyRowBase, arith::MinUIOp::create(b, firstKey, idx(s.sk - 1)));
-    loadTile(keyTile, key, firstRow, rows, plan.blockKV, s.d);
+    loadTile(keyTile, key, views.operands[1], firstRow, rows, plan.blockKV,
+             s.d);
   }
 
   /// Waits for every outstanding copy of this thread, then for every
@@ -675,6 +701,7 @@ private:
 
   ImplicitLocOpBuilder b;
   FlashAttentionOp op;
+  const AttentionViews &views;
   AttentionShape s;
   const AttentionKernelPlan &plan;
   Value tid, group, quad, laneMatrix, laneRow;
@@ -684,14 +711,15 @@ private:
 } // namespace
 
 gpu::GPUFuncOp memwall::emitAttentionKernel(gpu::GPUModuleOp gpuModule,
-                                            StringRef name, FlashAttentionOp op,
+                                            StringRef name,
+                                            const AttentionViews &views,
                                             const AttentionKernelPlan &plan) {
-  return AttentionKernelBuilder(gpuModule, op, plan).buildForward(name);
+  return AttentionKernelBuilder(gpuModule, views, plan).buildForward(name);
 }
 
 gpu::GPUFuncOp
 memwall::emitAttentionCombineKernel(gpu::GPUModuleOp gpuModule, StringRef name,
-                                    FlashAttentionOp op,
+                                    const AttentionViews &views,
                                     const AttentionKernelPlan &plan) {
-  return AttentionKernelBuilder(gpuModule, op, plan).buildCombine(name);
+  return AttentionKernelBuilder(gpuModule, views, plan).buildCombine(name);
 }

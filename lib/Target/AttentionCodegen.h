@@ -18,6 +18,7 @@
 #ifndef MEMWALL_LIB_TARGET_ATTENTIONCODEGEN_H
 #define MEMWALL_LIB_TARGET_ATTENTIONCODEGEN_H
 
+#include "memwall/Analysis/FusionCost.h"
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -51,21 +52,22 @@ std::string whyNoAttentionKernel(FlashAttentionOp op);
 /// The launch of `op`'s kernels. Requires whyNoAttentionKernel(op) == "".
 AttentionKernelPlan planAttentionKernel(FlashAttentionOp op);
 
-/// Appends the forward kernel `name` to `gpuModule`. Parameters (flat
-/// memrefs): query, key, value, then the output and the log-sum-exp, or
-/// with splits the fp32 partial outputs `[splits, B, Hq, Sq, Dv]` and
-/// partial log-sum-exps `[splits, B, Hq, Sq]`.
+/// Appends the forward kernel `name` of `views.attention` to `gpuModule`.
+/// Parameters (flat memrefs): the buffers q, k and v are read from (their
+/// views' sources), the mask if any, then the output's buffer and the
+/// log-sum-exp, or with splits the fp32 partial outputs `[splits, B, Hq, Sq,
+/// Dv]` and partial log-sum-exps `[splits, B, Hq, Sq]`.
 mlir::gpu::GPUFuncOp emitAttentionKernel(mlir::gpu::GPUModuleOp gpuModule,
                                          llvm::StringRef name,
-                                         FlashAttentionOp op,
+                                         const AttentionViews &views,
                                          const AttentionKernelPlan &plan);
 
 /// Appends the kernel that merges the splits' partials by their
-/// log-sum-exps. Parameters: partial outputs, partial log-sum-exps, output,
-/// log-sum-exp.
+/// log-sum-exps. Parameters: partial outputs, partial log-sum-exps, the
+/// output's buffer (written through views.outputLayout), log-sum-exp.
 mlir::gpu::GPUFuncOp
 emitAttentionCombineKernel(mlir::gpu::GPUModuleOp gpuModule,
-                           llvm::StringRef name, FlashAttentionOp op,
+                           llvm::StringRef name, const AttentionViews &views,
                            const AttentionKernelPlan &plan);
 
 } // namespace memwall

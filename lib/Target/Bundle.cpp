@@ -87,24 +87,23 @@ public:
       else
         base = "arg" + std::to_string(argument.getArgNumber());
     } else {
-      Operation *op = value.getDefiningOp();
+      auto result = cast<OpResult>(value);
+      Operation *op = result.getOwner();
       // A multi-output fusion's result is named as the op inside that
       // computes it (as the unfused reference graph names it).
       if (auto fusion = dyn_cast<FusionOp>(op); fusion && op->getNumResults() > 1)
-        if (Operation *inner = fusion.getBodyBlock()
-                                   .getTerminator()
-                                   ->getOperand(cast<OpResult>(value)
-                                                    .getResultNumber())
-                                   .getDefiningOp();
-            inner && inner->getBlock() == &fusion.getBodyBlock() &&
-            inner->getNumResults() == 1)
-          op = inner;
+        if (auto inner = dyn_cast<OpResult>(
+                fusion.getBodyBlock().getTerminator()->getOperand(
+                    result.getResultNumber()));
+            inner && inner.getOwner()->getBlock() == &fusion.getBodyBlock())
+          result = inner;
+      op = result.getOwner();
       std::string loc = formatLocationForReport(op->getLoc());
       base = loc == "?" || loc.find(':') != std::string::npos
                  ? "v" + std::to_string(names.size())
                  : loc;
       if (op->getNumResults() > 1)
-        base += "#" + std::to_string(cast<OpResult>(value).getResultNumber());
+        base += "#" + std::to_string(result.getResultNumber());
     }
     std::string unique = base;
     for (int suffix = 1; !used.insert(unique).second; ++suffix)

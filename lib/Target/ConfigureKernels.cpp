@@ -92,7 +92,7 @@ private:
     if (isa<ReshapeOp>(op))
       return attach(op, KernelFamily::View, "", {}, {}, 0, 0);
     if (auto attention = dyn_cast<FlashAttentionOp>(op))
-      return configureAttention(attention);
+      return configureAttention(op, attention);
     if (isLayoutOp(op))
       return configureLayout(op);
     if (isa<AttentionOp>(op))
@@ -119,6 +119,8 @@ private:
     }
     if (analysis->kind == FusionKind::MatmulEpilogue)
       return configureGemm(op, *analysis);
+    if (analysis->kind == FusionKind::Attention)
+      return configureAttention(op, analysis->attention->attention);
     if (analysis->kind == FusionKind::Gemm) {
       // memwall's own GEMM kernel with its epilogue (GemmCodegen.h), launched
       // as its tiling says.
@@ -155,16 +157,17 @@ private:
         estimateOpRoofline(cast<CostOpInterface>(op), target).timeSeconds);
   }
 
-  /// The tensor-core attention kernel, and with split keys the kernel that
+  /// The tensor-core attention kernel of `op` (`attention` alone or the
+  /// attention fusion holding it), and with split keys the kernel that
   /// combines the splits.
-  LogicalResult configureAttention(FlashAttentionOp op) {
+  LogicalResult configureAttention(Operation *step, FlashAttentionOp op) {
     if (std::string why = whyNoAttentionKernel(op); !why.empty())
       return op.emitError("codegen cannot run this attention: ") << why;
     AttentionKernelPlan plan = planAttentionKernel(op);
     auto cost = cast<CostOpInterface>(op.getOperation());
     std::string name = kernelName("attention");
     if (plan.splits == 1)
-      return attach(op, KernelFamily::Attention, name, plan.grid,
+      return attach(step, KernelFamily::Attention, name, plan.grid,
                     {plan.threads(), 1, 1}, plan.sharedBytes,
                     estimateOpRoofline(cost, target).timeSeconds);
     // Split keys: fp32 partials per split, then the combine. The op's cost
@@ -200,7 +203,7 @@ private:
         FloatAttr::get(Float64Type::get(op->getContext()),
                        estimateKernelTime(splitWork, target).timeSeconds),
         plan.splits, combine, GemmConfigAttr());
-    op->setAttr(MemWallDialect::kKernelConfigAttrName, config);
+    step->setAttr(MemWallDialect::kKernelConfigAttrName, config);
     steps += 2;
     return success();
   }

@@ -1190,7 +1190,7 @@ private:
   Value outputIndex(Value output, Value row, Value column, Value flat) {
     const GemmHeadsLayout *layout =
         llvm::find_if(analysis.headsLayouts, [&](GemmHeadsLayout heads) {
-          return output == heads.heads.getResult() ||
+          return output == heads.heads->getResult(0) ||
                  (heads.rope && output == heads.rope.getResult());
         });
     if (layout == analysis.headsLayouts.end())
@@ -1271,7 +1271,7 @@ private:
       for (GemmHeadsLayout heads : analysis.headsLayouts) {
         Lanes moved = lanes.lookup(heads.split.getInput());
         lanes[heads.split.getResult()] = moved;
-        lanes[heads.heads.getResult()] = moved;
+        lanes[heads.heads->getResult(0)] = moved;
       }
       for (Value output : outputs)
         if (!isComputedAfterNorm(output, norm, afterNorm))

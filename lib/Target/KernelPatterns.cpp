@@ -350,20 +350,45 @@ protected:
   LogicalResult lower(Operation *op, KernelConfigAttr config,
                       const DenseMap<Value, Value> &buffers,
                       ConversionPatternRewriter &rewriter) const override {
-    auto attention = cast<FlashAttentionOp>(op);
+    // A lone flash_attention, or an attention fusion reading and writing
+    // through views.
+    SmallVector<Operation *> ops{op};
+    SmallVector<Value> results(op->getResults()), yielded(op->getResults());
+    if (auto fusion = dyn_cast<FusionOp>(op)) {
+      ops.clear();
+      for (Operation &inner : fusion.getBodyBlock().without_terminator())
+        ops.push_back(&inner);
+      yielded.assign(fusion.getBodyBlock().getTerminator()->operand_begin(),
+                     fusion.getBodyBlock().getTerminator()->operand_end());
+    }
+    FailureOr<AttentionViews> views = matchAttentionViews(ops);
+    if (failed(views))
+      return rewriter.notifyMatchFailure(op, "the configuration is stale");
+    FlashAttentionOp attention = views->attention;
     AttentionKernelPlan plan = planAttentionKernel(attention);
-    emitAttentionKernel(state.kernels, config.getName(), attention, plan);
+    emitAttentionKernel(state.kernels, config.getName(), *views, plan);
     Location loc = op->getLoc();
     SmallVector<Value> args;
-    for (Value input : op->getOperands())
-      args.push_back(buffers.lookup(input));
-    Value out = allocate(rewriter, loc, attention.getResult());
-    Value lse = allocate(rewriter, loc, attention.getLse());
-    ArrayAttr ops = locationsOf(rewriter, {op});
+    for (Value source : views->sources)
+      args.push_back(buffers.lookup(source));
+    if (Value mask = attention.getMask())
+      args.push_back(buffers.lookup(mask));
+    Value out, lse;
+    SmallVector<Value> written;
+    for (auto [value, result] : llvm::zip_equal(yielded, results)) {
+      written.push_back(allocate(rewriter, loc, result));
+      if (value == views->output)
+        out = written.back();
+      else if (value == attention.getLse())
+        lse = written.back();
+    }
+    if (!out || !lse)
+      return rewriter.notifyMatchFailure(op, "the configuration is stale");
+    ArrayAttr locations = locationsOf(rewriter, ops);
     if (plan.splits == 1) {
       args.append({out, lse});
-      launch(rewriter, loc, config, args, ops);
-      rewriter.replaceOp(op, {out, lse});
+      launch(rewriter, loc, config, args, locations);
+      rewriter.replaceOp(op, written);
       return success();
     }
     ArrayRef<int64_t> outShape = attention.getResult().getType().getShape();
@@ -378,12 +403,12 @@ protected:
         allocate(rewriter, loc, RankedTensorType::get(partialShape, f32),
                  (config.getName() + "_partial_lse").str());
     args.append({partialOut, partialLse});
-    launch(rewriter, loc, config, args, ops);
+    launch(rewriter, loc, config, args, locations);
     KernelConfigAttr combine = config.getCombine();
-    emitAttentionCombineKernel(state.kernels, combine.getName(), attention,
-                               plan);
-    launch(rewriter, loc, combine, {partialOut, partialLse, out, lse}, ops);
-    rewriter.replaceOp(op, {out, lse});
+    emitAttentionCombineKernel(state.kernels, combine.getName(), *views, plan);
+    launch(rewriter, loc, combine, {partialOut, partialLse, out, lse},
+           locations);
+    rewriter.replaceOp(op, written);
     return success();
   }
 };

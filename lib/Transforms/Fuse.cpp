@@ -21,6 +21,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 #include "llvm/ADT/DenseSet.h"
 
@@ -83,7 +84,7 @@ public:
       if (seedLayoutGroup(&op))
         continue;
       if (!isElementwiseOp(&op) && !isRowReductionOp(&op) &&
-          !isa<MatmulOp>(&op))
+          !isa<MatmulOp, FlashAttentionOp>(&op))
         continue;
       // A matmul starts with the dequantize of its rhs: its main loop
       // dequantizes the weights (one kernel, however else it fuses).
@@ -129,15 +130,15 @@ public:
   }
 
 private:
-  /// A heads split (reshape + transpose), a rope or a heads merge
+  /// A heads split (reshape + transpose), a rope, a slice or a heads merge
   /// (transpose + reshape): no generated kernel of its own, but a GEMM may
-  /// take it into its epilogue or its lhs addressing (the layout kernel's
-  /// time is the saving). Such a group is materialized only merged with a
-  /// GEMM.
+  /// take it into its epilogue or its lhs addressing, and attention may read
+  /// or write through it (the layout kernel's time is the saving). Such a
+  /// group is materialized only merged with a GEMM or an attention.
   bool seedLayoutGroup(Operation *op) {
     if (groupOf.contains(op))
       return true;
-    SmallVector<Operation *, 2> ops = getGemmLayoutStep(op);
+    SmallVector<Operation *, 2> ops = getLayoutStep(op);
     if (ops.empty())
       return false;
     Group group;
@@ -249,6 +250,21 @@ private:
       queue.push({*saving, a, b, groups[a].version, groups[b].version});
       return;
     }
+    // A layout step that costs nothing (reshapes: a decode step's heads
+    // split) saves nothing by itself; it pays with the group after it (the
+    // rope joining a GEMM's epilogue through it).
+    for (auto [from, free] : {std::pair{a, b}, std::pair{b, a}}) {
+      if (!isFreeLayoutGroup(free))
+        continue;
+      for (unsigned c : neighbors(free)) {
+        if (c == from)
+          continue;
+        std::optional<double> triple = savingOf({from, free, c});
+        if (triple && *triple >= kMinSavingSeconds)
+          queue.push({*triple, a, b, groups[a].version, groups[b].version, c,
+                      groups[c].version});
+      }
+    }
     // Two sibling matmuls (one lhs) may pay only with the op reading both
     // products: a dual GEMM saves its SwiGLU kernel, not its second launch.
     if (!isMatmulGroup(a) || !isMatmulGroup(b))
@@ -262,6 +278,11 @@ private:
         queue.push({*triple, a, b, groups[a].version, groups[b].version, c,
                     groups[c].version});
     }
+  }
+
+  bool isFreeLayoutGroup(unsigned id) {
+    return groups[id].timeSeconds == 0 &&
+           llvm::all_of(groups[id].ops, isFoldableLayoutOp);
   }
 
   bool isMatmulGroup(unsigned id) {
@@ -296,7 +317,7 @@ private:
     for (Group &group : groups) {
       // A layout step no GEMM took stays as its ops.
       if (!group.alive || group.ops.size() < 2 ||
-          llvm::all_of(group.ops, isGemmHeadsLayoutOp))
+          llvm::all_of(group.ops, isFoldableLayoutOp))
         continue;
       KernelAnalysis analysis = *analyzeKernel(group.ops, target);
       SmallVector<Value> inputs;
@@ -378,6 +399,10 @@ struct FusePass : public memwall::impl::FuseBase<FusePass> {
     FailureOr<GPUTarget> target = getTargetOf(getOperation());
     if (failed(target))
       return signalPassFailure();
+    // Transposes that move no element become reshapes: views, not kernels.
+    RewritePatternSet patterns(&getContext());
+    TransposeOp::getCanonicalizationPatterns(patterns, &getContext());
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
     FusionCounts counts = fuseFunction(getOperation(), *target);
     numKernelsFormed += counts.kernelsFormed;
     numOpsFused += counts.opsFused;

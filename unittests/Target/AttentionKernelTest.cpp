@@ -138,11 +138,13 @@ protected:
     builder.setInsertionPointToStart(kernels->getBody());
     auto gpuModule =
         gpu::GPUModuleOp::create(builder, builder.getUnknownLoc(), "kernels");
+    FailureOr<AttentionViews> views = matchAttentionViews({op});
+    ASSERT_TRUE(succeeded(views));
     gpu::GPUFuncOp forward =
-        emitAttentionKernel(gpuModule, "attention", op, plan);
+        emitAttentionKernel(gpuModule, "attention", *views, plan);
     gpu::GPUFuncOp combine;
     if (plan.splits > 1)
-      combine = emitAttentionCombineKernel(gpuModule, "combine", op, plan);
+      combine = emitAttentionCombineKernel(gpuModule, "combine", *views, plan);
     ASSERT_TRUE(succeeded(verify(*kernels)));
 
     int64_t rows = c.batch * c.heads * c.sq;

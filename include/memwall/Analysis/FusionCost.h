@@ -20,6 +20,7 @@
 
 #include "memwall/Analysis/CostResults.h"
 #include "memwall/Analysis/GemmTiling.h"
+#include "memwall/Analysis/StridedLayout.h"
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 #include "memwall/Hardware/Roofline.h"
 
@@ -87,7 +88,9 @@ struct GemmEpilogue {
 /// in the staged tile.
 struct GemmHeadsLayout {
   ReshapeOp split;
-  TransposeOp heads;
+  /// The transpose swapping S and H, or where one of them is 1 (a decode
+  /// step's q, k and v) the reshape it canonicalizes to.
+  mlir::Operation *heads = nullptr;
   RopeOp rope;
   int64_t numHeads = 0, headDim = 0, seqLen = 0;
 };
@@ -130,20 +133,54 @@ getGemmHeadsMergeOps(mlir::Operation *op);
 /// Whether `op` may end a GEMM's epilogue as part of a heads layout.
 bool isGemmHeadsLayoutOp(mlir::Operation *op);
 
-/// The heads split starting at `op`: a reshape and the transpose that is its
-/// one user (what memwall-fuse may fold into the epilogue of the GEMM
-/// computing the reshape's input, as one step); empty otherwise.
+/// The heads split starting at `op`: a reshape and the transpose (or, moving
+/// no element, reshape) that is its one user (what memwall-fuse may fold
+/// into the epilogue of the GEMM computing the reshape's input, as one
+/// step); empty otherwise.
 llvm::SmallVector<mlir::Operation *, 2>
 getGemmHeadsSplitOps(mlir::Operation *op);
 
-/// The layout ops starting at `op` that memwall-fuse folds into a GEMM as
-/// one step: a heads split, a heads merge, or a rope; empty otherwise.
-llvm::SmallVector<mlir::Operation *, 2> getGemmLayoutStep(mlir::Operation *op);
+/// The layout ops starting at `op` that memwall-fuse folds into a GEMM or
+/// an attention kernel as one step: a heads split, a heads merge, a rope or
+/// a slice; empty otherwise.
+llvm::SmallVector<mlir::Operation *, 2> getLayoutStep(mlir::Operation *op);
+
+/// Whether `op` runs only inside another kernel when fused: a layout op a
+/// GEMM or attention kernel may fold in (getLayoutStep).
+bool isFoldableLayoutOp(mlir::Operation *op);
 
 /// The predicted time of layout ops each run as its own kernel (a reshape,
 /// a view, as none): what folding them into a GEMM saves.
 double predictLayoutKernelsSeconds(llvm::ArrayRef<mlir::Operation *> ops,
                                    const GPUTarget &target);
+
+/// A flash_attention kernel with the layout ops around it folded into its
+/// addressing: q, k and v read from the kernel inputs they are views of
+/// (e.g. slices of GPT-2's packed QKV projection, split into heads and
+/// transposed to [B, H, S, D]), and the output written where a heads merge
+/// (a transpose back to [B, S, H, D] and a reshape to [B, S, H·D]) puts it,
+/// so none of those layout ops runs as a kernel.
+struct AttentionViews {
+  FlashAttentionOp attention;
+  /// Per q, k and v: the kernel input read, and where element (b, h, s, d)
+  /// of the operand lies in it (the D stride is 1).
+  std::array<mlir::Value, 3> sources;
+  std::array<StridedLayout, 3> operands;
+  /// The kernel output holding attention's result, and where element
+  /// (b, h, s, d) of the result lands in it (the D stride is 1).
+  mlir::Value output;
+  StridedLayout outputLayout;
+};
+
+/// The attention kernel `ops` describe: one flash_attention and reshapes,
+/// transposes and slices that make its q, k and v from kernel inputs or
+/// take its output to a kernel output, each read by the next alone. Fails,
+/// with why, for any other op, a view that is no strided view of its source
+/// (StridedLayout::reshaped), or one the kernel's 16-byte tile copies (4
+/// bytes for the output's stores) cannot address.
+llvm::FailureOr<AttentionViews>
+matchAttentionViews(llvm::ArrayRef<mlir::Operation *> ops,
+                    std::string *whyNot = nullptr);
 
 /// A set of ops that can run as one kernel.
 struct KernelAnalysis {
@@ -172,6 +209,9 @@ struct KernelAnalysis {
   llvm::SmallVector<GemmHeadsLayout, 2> headsLayouts;
   /// Gemm: the heads merge the main loop reads its lhs through.
   std::optional<GemmLhsHeadsMerge> lhsHeadsMerge;
+  /// Attention: the flash_attention (also the anchor) and how it reads its
+  /// operands and writes its output.
+  std::optional<AttentionViews> attention;
   /// Gemm: the problem memwall's generated GEMM solves and its tiling (the
   /// launch: tiling.grid x tiling.threads, tiling.sharedBytes dynamic).
   GemmProblem gemm;

@@ -151,6 +151,36 @@ LogicalResult TransposeOp::buildVJP(VJPBuilder &vjp,
 
 int64_t TransposeOp::getFlops() { return 0; }
 
+namespace {
+/// A transpose that keeps the order of the dims larger than 1 (e.g. a
+/// decode step's heads split, [1, 1, H, D] to [1, H, 1, D]) moves no element:
+/// it is a reshape, which costs no kernel.
+struct TransposeMovingNoElement : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    ArrayRef<int64_t> inputShape = op.getInput().getType().getShape();
+    int64_t previous = -1;
+    for (int64_t from : op.getPermutation()) {
+      if (inputShape[from] == 1)
+        continue;
+      if (from < previous)
+        return rewriter.notifyMatchFailure(op, "moves elements");
+      previous = from;
+    }
+    rewriter.replaceOpWithNewOp<ReshapeOp>(
+        op, op.getType(), op.getInput(),
+        rewriter.getDenseI64ArrayAttr(op.getType().getShape()));
+    return success();
+  }
+};
+} // namespace
+
+void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                              MLIRContext *context) {
+  patterns.add<TransposeMovingNoElement>(context);
+}
+
 //===----------------------------------------------------------------------===//
 // SliceOp
 //===----------------------------------------------------------------------===//

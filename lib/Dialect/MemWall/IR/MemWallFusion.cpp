@@ -38,6 +38,23 @@ LogicalResult FusionOp::verify() {
   auto yield = cast<YieldOp>(block.getTerminator());
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError("yielded types must be the result types");
+  // Attention's operands and output through views (memwall::
+  // matchAttentionViews says which views it can index).
+  if (getKind() == FusionKind::Attention) {
+    unsigned attentions = 0;
+    for (Operation &op : block.without_terminator()) {
+      if (isa<FlashAttentionOp>(op))
+        ++attentions;
+      else if (!isa<ReshapeOp, TransposeOp, SliceOp>(op))
+        return op.emitOpError("cannot be fused into an attention fusion: "
+                              "only reshapes, transposes and slices of its "
+                              "operands or output run there");
+    }
+    if (attentions != 1)
+      return emitOpError("an attention fusion holds exactly one "
+                         "flash_attention");
+    return success();
+  }
   unsigned matmuls = 0, rowReductions = 0, norms = 0, others = 0,
            dequantizes = 0, layouts = 0, outputLayouts = 0;
   Value matmulLhs;
@@ -113,6 +130,8 @@ LogicalResult FusionOp::verify() {
                          "matmuls sharing their lhs and no row reduction");
     break;
   }
+  case FusionKind::Attention:
+    llvm_unreachable("verified above");
   }
   return success();
 }

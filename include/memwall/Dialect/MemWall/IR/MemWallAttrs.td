@@ -61,7 +61,8 @@ def MemWall_FusionKind : I32EnumAttr<"FusionKind", "kind of fused kernel", [
       I32EnumAttrCase<"Elementwise", 0, "elementwise">,
       I32EnumAttrCase<"Reduction", 1, "reduction">,
       I32EnumAttrCase<"MatmulEpilogue", 2, "matmul_epilogue">,
-      I32EnumAttrCase<"Gemm", 3, "gemm">
+      I32EnumAttrCase<"Gemm", 3, "gemm">,
+      I32EnumAttrCase<"Attention", 4, "attention">
     ]> {
   let cppNamespace = "::memwall";
 }

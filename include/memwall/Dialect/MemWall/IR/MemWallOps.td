@@ -649,6 +649,8 @@ def MemWall_TransposeOp : MemWall_InferredOp<"transpose", [MemWall_VJP]> {
   let assemblyFormat = [{
     $input $permutation attr-dict `:` type($input) `->` type($result)
   }];
+  // A permutation that moves only dims of size 1 is a reshape (a view).
+  let hasCanonicalizer = 1;
 }
 
 def MemWall_SliceOp : MemWall_InferredOp<"slice",
