@@ -46,6 +46,8 @@ std::string memwall::getTimeCategory(CostOpInterface op,
       return "elementwise";
     case FusionKind::Attention:
       return "attention";
+    case FusionKind::Rope:
+      return "layout";
     }
   }
   if (work.unit == ComputeUnit::Gemm || work.unit == ComputeUnit::GeneratedGemm)

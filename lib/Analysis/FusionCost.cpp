@@ -154,6 +154,10 @@ public:
       predictAttentionTime();
       return std::move(analysis);
     }
+    if (analysis.kind == FusionKind::Rope) {
+      predictRopeTime();
+      return std::move(analysis);
+    }
     if (!analyzeKernel())
       return failure();
     predictTime();
@@ -166,6 +170,9 @@ private:
       return fail(whyNot, "no ops");
     if (llvm::any_of(analysis.ops, llvm::IsaPred<FlashAttentionOp>))
       return classifyAttention();
+    if (llvm::any_of(analysis.ops, llvm::IsaPred<RopeOp>) &&
+        llvm::none_of(analysis.ops, llvm::IsaPred<MatmulOp>))
+      return classifyRope();
     for (Operation *op : analysis.ops) {
       if (isElementwiseOp(op))
         continue;
@@ -287,6 +294,36 @@ private:
     analysis.iterationShape.assign(shape.begin(), shape.end());
     analysis.attention = std::move(*views);
     return true;
+  }
+
+  /// One or two ropes with the views of their inputs: a rope kernel over
+  /// the first rope's result.
+  bool classifyRope() {
+    FailureOr<RopeViews> views = matchRopeViews(analysis.ops, whyNot);
+    if (failed(views))
+      return false;
+    analysis.kind = FusionKind::Rope;
+    analysis.anchor = views->ropes.front();
+    ArrayRef<int64_t> shape = views->ropes.front().getType().getShape();
+    analysis.iterationShape.assign(shape.begin(), shape.end());
+    analysis.rope = std::move(*views);
+    return true;
+  }
+
+  /// A rope kernel moves what its ropes move, in one launch.
+  void predictRopeTime() {
+    KernelWork &work = analysis.work;
+    for (RopeOp rope : analysis.rope->ropes) {
+      KernelWork one =
+          cast<CostOpInterface>(rope.getOperation()).getKernelWork(target);
+      work.flops += one.flops;
+      work.bytesRead += one.bytesRead;
+      work.bytesWritten += one.bytesWritten;
+      work.precision = one.precision;
+      work.unit = one.unit;
+    }
+    analysis.estimate = estimateKernelTime(work, target);
+    analysis.timeSeconds = analysis.estimate.timeSeconds;
   }
 
   /// The attention kernel's time is its flash_attention's: reading through
@@ -1104,9 +1141,7 @@ memwall::matchGemmLhsHeadsMerge(ArrayRef<Operation *> ops, MatmulOp matmul,
 }
 
 SmallVector<Operation *, 2> memwall::getGemmHeadsSplitOps(Operation *op) {
-  SmallVector<Operation *, 2> pair =
-      getSingleUsePair<ReshapeOp, TransposeOp>(op);
-  return pair.empty() ? getSingleUsePair<ReshapeOp, ReshapeOp>(op) : pair;
+  return getSingleUsePair<ReshapeOp, TransposeOp>(op);
 }
 
 SmallVector<Operation *, 2> memwall::getLayoutStep(Operation *op) {
@@ -1149,14 +1184,104 @@ static std::string whyNotAddressable(const StridedLayout &layout, int64_t bytes,
   return "";
 }
 
+/// Where `operand` (named `name` in diagnostics) lies in the kernel input it
+/// is a view of: back from it through the views of `members` (each read by
+/// the next alone, added to `placed`) to a kernel input. Fails through
+/// `refuse` for another op on the way, a view no strided layout describes,
+/// or one that a kernel moving `accessBytes` at a time cannot address.
+static FailureOr<std::pair<Value, StridedLayout>>
+traceOperandView(Value operand, StringRef name, int64_t accessBytes,
+                 const llvm::SmallPtrSetImpl<Operation *> &members,
+                 llvm::SmallPtrSetImpl<Operation *> &placed,
+                 function_ref<LogicalResult(const Twine &)> refuse) {
+  SmallVector<Operation *> chain;
+  Value value = operand;
+  while (Operation *def = value.getDefiningOp()) {
+    if (!members.contains(def))
+      break;
+    if (!isViewOp(def))
+      return refuse(name + " is computed in the kernel by '" +
+                    def->getName().getStringRef() + "'");
+    if (!def->getResult(0).hasOneUse())
+      return refuse("a view making " + name + " is read elsewhere too");
+    chain.push_back(def);
+    placed.insert(def);
+    value = def->getOperand(0);
+  }
+  std::optional<StridedLayout> layout =
+      StridedLayout::contiguous(tensorType(value).getShape());
+  for (Operation *op : llvm::reverse(chain))
+    if (!(layout = layout->through(op)))
+      return refuse("the reshape making " + name +
+                    " is no strided view of its input");
+  if (std::string why =
+          whyNotAddressable(*layout, elementBytes(value), accessBytes);
+      !why.empty())
+    return refuse("the view " + name + " reads: " + why);
+  return std::make_pair(value, std::move(*layout));
+}
+
+FailureOr<RopeViews> memwall::matchRopeViews(ArrayRef<Operation *> ops,
+                                             std::string *whyNot) {
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  auto refuse = [&](const Twine &why) {
+    return fail(whyNot, "a rope kernel rotates one rope, or two of one "
+                        "element type, head dim and positions, reading "
+                        "their inputs through reshapes, transposes and "
+                        "slices, but " +
+                            why),
+           failure();
+  };
+  RopeViews views;
+  llvm::SmallPtrSet<Operation *, 16> placed;
+  for (Operation *op : ops)
+    if (auto rope = dyn_cast<RopeOp>(op)) {
+      views.ropes.push_back(rope);
+      placed.insert(rope);
+    }
+  if (views.ropes.empty() || views.ropes.size() > 2)
+    return refuse("the kernel holds " + Twine(views.ropes.size()));
+  RopeOp first = views.ropes.front();
+  for (RopeOp rope : views.ropes) {
+    RankedTensorType type = rope.getType(), firstType = first.getType();
+    if (rope.getPositions() != first.getPositions() ||
+        rope.getTheta() != first.getTheta() ||
+        rope.getInverse() != first.getInverse() ||
+        type.getElementType() != firstType.getElementType() ||
+        type.getDimSize(0) != firstType.getDimSize(0) ||
+        type.getDimSize(2) != firstType.getDimSize(2) ||
+        type.getDimSize(3) != firstType.getDimSize(3))
+      return refuse("the two differ");
+    for (Operation *user : rope->getUsers())
+      if (members.contains(user))
+        return refuse("a rope's result is read in the kernel");
+    if (Operation *def = rope.getPositions().getDefiningOp();
+        def && members.contains(def))
+      return refuse("the positions are computed in the kernel");
+    // Rows of pairs are moved in vectors of at least 4 bytes.
+    FailureOr<std::pair<Value, StridedLayout>> view = traceOperandView(
+        rope.getInput(), "its input", 4, members, placed, refuse);
+    if (failed(view))
+      return failure();
+    views.sources.push_back(view->first);
+    views.inputs.push_back(std::move(view->second));
+  }
+  for (Operation *op : ops)
+    if (!placed.contains(op))
+      return refuse("'" + op->getName().getStringRef() +
+                    "' makes none of their inputs");
+  return views;
+}
+
 FailureOr<AttentionViews>
 memwall::matchAttentionViews(ArrayRef<Operation *> ops, std::string *whyNot) {
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
   auto refuse = [&](const Twine &why) {
-    fail(whyNot, "attention reads q, k and v and writes its output through "
-                 "reshapes, transposes and slices it can index, but " +
-                     why);
-    return failure();
+    return fail(whyNot, "attention reads q, k and v and writes its output "
+                        "through reshapes, transposes and slices it can "
+                        "index, but " +
+                            why),
+           failure();
   };
   AttentionViews views;
   for (Operation *op : ops) {
@@ -1171,41 +1296,17 @@ memwall::matchAttentionViews(ArrayRef<Operation *> ops, std::string *whyNot) {
     return refuse("the kernel holds no flash_attention");
   FlashAttentionOp attention = views.attention;
   llvm::SmallPtrSet<Operation *, 16> placed{attention};
-  static constexpr const char *kOperandNames[] = {"q", "k", "v"};
+  static constexpr StringLiteral kOperandNames[] = {"q", "k", "v"};
   Value operands[] = {attention.getQuery(), attention.getKey(),
                       attention.getValue()};
   for (auto [i, operand] : llvm::enumerate(operands)) {
-    // Back from the operand to a kernel input, through views read by the
-    // next op alone.
-    SmallVector<Operation *> chain;
-    Value value = operand;
-    while (Operation *def = value.getDefiningOp()) {
-      if (!members.contains(def))
-        break;
-      if (!isViewOp(def))
-        return refuse(Twine(kOperandNames[i]) +
-                      " is computed in the kernel "
-                      "by '" +
-                      def->getName().getStringRef() + "'");
-      if (!def->getResult(0).hasOneUse())
-        return refuse(Twine("a view making ") + kOperandNames[i] +
-                      " is read elsewhere too");
-      chain.push_back(def);
-      placed.insert(def);
-      value = def->getOperand(0);
-    }
-    std::optional<StridedLayout> layout =
-        StridedLayout::contiguous(tensorType(value).getShape());
-    for (Operation *op : llvm::reverse(chain))
-      if (!(layout = layout->through(op)))
-        return refuse(Twine("the reshape making ") + kOperandNames[i] +
-                      " is no strided view of its input");
     // Tiles are copied in 16-byte chunks.
-    if (std::string why = whyNotAddressable(*layout, elementBytes(value), 16);
-        !why.empty())
-      return refuse(Twine("the view ") + kOperandNames[i] + " reads: " + why);
-    views.sources[i] = value;
-    views.operands[i] = std::move(*layout);
+    FailureOr<std::pair<Value, StridedLayout>> view = traceOperandView(
+        operand, kOperandNames[i], 16, members, placed, refuse);
+    if (failed(view))
+      return failure();
+    views.sources[i] = view->first;
+    views.operands[i] = std::move(view->second);
   }
   if (Value mask = attention.getMask())
     if (Operation *def = mask.getDefiningOp(); def && members.contains(def))

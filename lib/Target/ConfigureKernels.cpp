@@ -121,6 +121,14 @@ private:
       return configureGemm(op, *analysis);
     if (analysis->kind == FusionKind::Attention)
       return configureAttention(op, analysis->attention->attention);
+    if (analysis->kind == FusionKind::Rope) {
+      // One data-movement kernel for the ropes, reading through the views.
+      LayoutKernelPlan plan = planRopeKernel(*analysis->rope);
+      if (failed(checkGrid(op, plan.grid)))
+        return failure();
+      return attach(op, KernelFamily::Layout, kernelName("rope"), plan.grid,
+                    {plan.threads, 1, 1}, 0, analysis->timeSeconds);
+    }
     if (analysis->kind == FusionKind::Gemm) {
       // memwall's own GEMM kernel with its epilogue (GemmCodegen.h), launched
       // as its tiling says.

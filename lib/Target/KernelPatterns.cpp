@@ -315,7 +315,8 @@ protected:
   }
 };
 
-/// Data movement (LayoutCodegen.h): one thread per output vector.
+/// Data movement (LayoutCodegen.h): one thread per output vector; ropes
+/// (alone or as a rope fusion) a run of pairs of a few heads per thread.
 class LayoutLowering : public StepLowering {
 public:
   LayoutLowering(const TypeConverter &converter, MLIRContext *ctx,
@@ -323,9 +324,15 @@ public:
       : StepLowering(converter, ctx, KernelFamily::Layout, state) {}
 
 protected:
+  LogicalResult lowerRopes(FusionOp fusion, KernelConfigAttr config,
+                           const DenseMap<Value, Value> &buffers,
+                           ConversionPatternRewriter &rewriter) const;
+
   LogicalResult lower(Operation *op, KernelConfigAttr config,
                       const DenseMap<Value, Value> &buffers,
                       ConversionPatternRewriter &rewriter) const override {
+    if (auto fusion = dyn_cast<FusionOp>(op))
+      return lowerRopes(fusion, config, buffers, rewriter);
     emitLayoutKernel(state.kernels, config.getName(), op, planLayoutKernel(op));
     SmallVector<Value> args;
     for (Value operand : op->getOperands())
@@ -337,6 +344,41 @@ protected:
     return success();
   }
 };
+
+/// A rope fusion: one kernel rotating its ropes, reading their inputs
+/// through the views (LayoutCodegen.h, emitRopeKernel).
+LogicalResult
+LayoutLowering::lowerRopes(FusionOp fusion, KernelConfigAttr config,
+                           const DenseMap<Value, Value> &buffers,
+                           ConversionPatternRewriter &rewriter) const {
+  SmallVector<Operation *> ops;
+  for (Operation &inner : fusion.getBodyBlock().without_terminator())
+    ops.push_back(&inner);
+  FailureOr<RopeViews> views = matchRopeViews(ops);
+  if (failed(views))
+    return rewriter.notifyMatchFailure(fusion, "the configuration is stale");
+  emitRopeKernel(state.kernels, config.getName(), *views,
+                 planRopeKernel(*views));
+  Location loc = fusion.getLoc();
+  SmallVector<Value> args;
+  for (Value source : views->sources)
+    args.push_back(buffers.lookup(source));
+  args.push_back(buffers.lookup(RopeOp(views->ropes.front()).getPositions()));
+  Operation *yield = fusion.getBodyBlock().getTerminator();
+  SmallVector<Value> written;
+  for (OpResult result : fusion->getResults())
+    written.push_back(allocate(rewriter, loc, result));
+  for (RopeOp rope : views->ropes)
+    for (auto [yielded, buffer] :
+         llvm::zip_equal(yield->getOperands(), written))
+      if (yielded == rope.getResult())
+        args.push_back(buffer);
+  if (args.size() != 2 * views->ropes.size() + 1)
+    return rewriter.notifyMatchFailure(fusion, "the configuration is stale");
+  launch(rewriter, loc, config, args, locationsOf(rewriter, ops));
+  rewriter.replaceOp(fusion, written);
+  return success();
+}
 
 /// The tensor-core attention kernel (AttentionCodegen.h), and with split
 /// keys fp32 partials per split and the kernel that combines them.

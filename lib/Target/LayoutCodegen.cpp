@@ -85,11 +85,20 @@ int64_t tiledTransposeWidth(Operation *op) {
 }
 } // namespace
 
+/// The rope alone, reading its input as stored.
+static RopeViews ropeViewsOf(RopeOp rope) {
+  FailureOr<RopeViews> views = matchRopeViews({rope});
+  assert(succeeded(views) && "a lone rope reads its input as stored");
+  return *views;
+}
+
 bool memwall::isLayoutOp(Operation *op) {
   return isa<TransposeOp, SliceOp, EmbeddingOp, RopeOp, KVCacheAppendOp>(op);
 }
 
 LayoutKernelPlan memwall::planLayoutKernel(Operation *op) {
+  if (auto rope = dyn_cast<RopeOp>(op))
+    return planRopeKernel(ropeViewsOf(rope));
   RankedTensorType result = resultType(op);
   ArrayRef<int64_t> shape = result.getShape();
   int64_t elementBytes =
@@ -123,25 +132,54 @@ LayoutKernelPlan memwall::planLayoutKernel(Operation *op) {
       return llvm::all_of(ArrayRef(gather->coefficients).drop_back(),
                           [&](int64_t c) { return c % w == 0; });
     }
-    // embedding and kv_cache_append copy whole rows of `inner` elements;
-    // rope reads and writes runs of pairs within a head's halves.
-    if (isa<RopeOp>(op))
-      return (inner / 2) % w == 0;
+    // embedding and kv_cache_append copy whole rows of `inner` elements.
     return isa<EmbeddingOp, KVCacheAppendOp>(op);
   };
   while (width > 1 && !fits(width))
     width /= 2;
   plan.width = width;
   int64_t vectors = result.getNumElements() / width;
-  if (isa<RopeOp>(op)) {
-    // A thread rotates `width` pairs of up to 4 heads at one position: one
-    // sine and cosine per pair serve every head (and both halves).
-    int64_t heads = shape[1];
-    plan.heads = heads % 4 == 0 ? 4 : heads % 2 == 0 ? 2 : 1;
-    vectors = result.getNumElements() / (2 * width * plan.heads);
-  }
   plan.threads = std::min<int64_t>(256, std::max<int64_t>(32, vectors));
   plan.grid = {static_cast<int64_t>(llvm::divideCeil(vectors, plan.threads)), 1,
+               1};
+  return plan;
+}
+
+LayoutKernelPlan memwall::planRopeKernel(const RopeViews &views) {
+  RankedTensorType result = RopeOp(views.ropes.front()).getType();
+  int64_t d = result.getDimSize(3);
+  int64_t elementBytes =
+      std::max<int64_t>(1, result.getElementTypeBitWidth() / 8);
+  // A thread rotates `width` pairs (c, c + D/2) of `heads` heads at one
+  // position: one sine and cosine per pair serve every head (and both
+  // halves); a vector must stay aligned in every view.
+  auto fits = [&](int64_t w) {
+    if ((d / 2) % w != 0)
+      return false;
+    for (const StridedLayout &layout : views.inputs) {
+      if (layout.offset % w != 0)
+        return false;
+      for (int64_t i = 0; i < 3; ++i)
+        if (layout.shape[i] != 1 && layout.strides[i] % w != 0)
+          return false;
+    }
+    return true;
+  };
+  LayoutKernelPlan plan;
+  plan.width = 16 / elementBytes;
+  while (plan.width > 1 && !fits(plan.width))
+    plan.width /= 2;
+  auto allHeadsDivide = [&](int64_t g) {
+    return llvm::all_of(views.ropes, [&](RopeOp rope) {
+      return rope.getType().getDimSize(1) % g == 0;
+    });
+  };
+  plan.heads = allHeadsDivide(4) ? 4 : allHeadsDivide(2) ? 2 : 1;
+  int64_t items = 0;
+  for (RopeOp rope : views.ropes)
+    items += rope.getType().getNumElements() / (2 * plan.width * plan.heads);
+  plan.threads = std::min<int64_t>(256, std::max<int64_t>(32, items));
+  plan.grid = {static_cast<int64_t>(llvm::divideCeil(items, plan.threads)), 1,
                1};
   return plan;
 }
@@ -155,7 +193,13 @@ public:
     b.setInsertionPointToEnd(gpuModule.getBody());
   }
 
+  gpu::GPUFuncOp buildRopeKernel(StringRef name, const RopeViews &views) {
+    return buildRope(name, views);
+  }
+
   gpu::GPUFuncOp build(StringRef name) {
+    if (auto rope = dyn_cast<RopeOp>(op))
+      return buildRope(name, ropeViewsOf(rope));
     SmallVector<Type> params;
     for (Value value : op->getOperands())
       params.push_back(flatMemRefType(value));
@@ -173,10 +217,6 @@ public:
     gpu::GPUFuncOp func =
         createKernel(b, name, params, plan.threads, workgroup);
     Block &entry = func.getBody().front();
-    if (auto rope = dyn_cast<RopeOp>(op)) {
-      buildRope(rope, entry);
-      return func;
-    }
     if (plan.tile > 0) {
       buildTiledTranspose(entry, func.getWorkgroupAttributions().front());
       return func;
@@ -296,24 +336,58 @@ private:
     return branch.getResult(0);
   }
 
-  /// rope [B, H, S, D]: thread t takes pairs c .. c + width - 1 (c < D/2)
-  /// of heads h .. h + plan.heads - 1 at one (batch, s); it loads every
-  /// head's two half-vectors, computes each pair's sine and cosine once and
-  /// stores both halves with vector stores.
-  void buildRope(RopeOp rope, Block &entry) {
-    ArrayRef<int64_t> shape = rope.getInput().getType().getShape();
-    int64_t heads = shape[1], seq = shape[2], d = shape[3], half = d / 2;
-    int64_t w = plan.width, headGroups = heads / plan.heads;
-    int64_t items = rope.getType().getNumElements() / (2 * w * plan.heads);
+  /// One or two ropes [B, H, S, D] (views.ropes): thread t takes pairs
+  /// c .. c + width - 1 (c < D/2) of heads h .. h + plan.heads - 1 at one
+  /// (batch, s) of one rope (the ropes' items one after the other); it
+  /// loads every head's two half-vectors from where the rope's input view
+  /// puts them, computes each pair's sine and cosine once and stores both
+  /// halves of the result with vector stores.
+  gpu::GPUFuncOp buildRope(StringRef name, const RopeViews &views) {
+    SmallVector<Type> params;
+    for (Value source : views.sources)
+      params.push_back(flatMemRefType(source));
+    RopeOp first = views.ropes.front();
+    params.push_back(flatMemRefType(first.getPositions()));
+    for (RopeOp rope : views.ropes)
+      params.push_back(flatMemRefType(rope.getResult()));
+    gpu::GPUFuncOp func = createKernel(b, name, params, plan.threads);
+    Block &entry = func.getBody().front();
+    int64_t count = static_cast<int64_t>(views.ropes.size());
+    Value positions = entry.getArgument(count);
     Value item = arith::AddIOp::create(
         b,
         arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
                               idx(plan.threads)),
         gpu::ThreadIdOp::create(b, gpu::Dimension::x));
-    Value inRange =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, item, idx(items));
-    auto guard = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
-    b.setInsertionPointToStart(guard.thenBlock());
+    int64_t begin = 0;
+    for (auto [r, constRope] : llvm::enumerate(views.ropes)) {
+      RopeOp rope = constRope;
+      int64_t items =
+          rope.getType().getNumElements() / (2 * plan.width * plan.heads);
+      Value inRange = arith::AndIOp::create(
+          b,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::uge, item, idx(begin)),
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, item,
+                                idx(begin + items)));
+      auto guard = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard insertion(b);
+      b.setInsertionPointToStart(guard.thenBlock());
+      rotateRun(rope, views.inputs[r], entry.getArgument(r), positions,
+                entry.getArgument(count + 1 + r),
+                arith::SubIOp::create(b, item, idx(begin)));
+      begin += items;
+    }
+    b.setInsertionPointToEnd(&entry);
+    gpu::ReturnOp::create(b);
+    return func;
+  }
+
+  /// Item `item` of `rope`: see buildRope.
+  void rotateRun(RopeOp rope, const StridedLayout &inputLayout, Value input,
+                 Value positions, Value out, Value item) {
+    ArrayRef<int64_t> shape = rope.getType().getShape();
+    int64_t heads = shape[1], seq = shape[2], d = shape[3], half = d / 2;
+    int64_t w = plan.width, headGroups = heads / plan.heads;
     // item = ((batch · S + s) · headGroups + group) · (D/2 / w) + run.
     Value run = arith::RemUIOp::create(b, item, idx(half / w));
     Value rest = arith::DivUIOp::create(b, item, idx(half / w));
@@ -322,31 +396,27 @@ private:
     Value s = arith::RemUIOp::create(b, token, idx(seq));
     Value batch = arith::DivUIOp::create(b, token, idx(seq));
     Value column = arith::MulIOp::create(b, run, idx(w));
-    Value input = entry.getArgument(0), out = entry.getArgument(2);
-    Value position =
-        RopeRotation::loadPosition(b, rope, entry.getArgument(1), batch, s);
-    Type element = rope.getInput().getType().getElementType();
-    // Where head h's first-half run starts.
-    auto runStart = [&](int64_t h) {
+    Value position = RopeRotation::loadPosition(b, rope, positions, batch, s);
+    Type element = rope.getType().getElementType();
+    StridedLayout outputLayout = StridedLayout::contiguous(shape);
+    // Where head h's first-half run starts in `layout`.
+    auto runStart = [&](const StridedLayout &layout, int64_t h) {
       Value head = arith::AddIOp::create(
           b, arith::MulIOp::create(b, group, idx(plan.heads)), idx(h));
-      Value row = arith::AddIOp::create(
-          b,
-          arith::MulIOp::create(
-              b,
-              arith::AddIOp::create(
-                  b, arith::MulIOp::create(b, batch, idx(heads)), head),
-              idx(seq)),
-          s);
-      return arith::AddIOp::create(b, arith::MulIOp::create(b, row, idx(d)),
-                                   column);
+      Value at = idx(layout.offset);
+      Value index[] = {batch, head, s};
+      for (int64_t i = 0; i < 3; ++i)
+        at = arith::AddIOp::create(
+            b, at, arith::MulIOp::create(b, index[i], idx(layout.strides[i])));
+      return arith::AddIOp::create(b, at, column);
     };
-    SmallVector<Value> starts, firsts, seconds;
+    SmallVector<Value> outStarts, firsts, seconds;
     for (int64_t h = 0; h < plan.heads; ++h) {
-      starts.push_back(runStart(h));
-      firsts.push_back(load(input, starts[h]));
+      Value inStart = runStart(inputLayout, h);
+      outStarts.push_back(runStart(outputLayout, h));
+      firsts.push_back(load(input, inStart));
       seconds.push_back(
-          load(input, arith::AddIOp::create(b, starts[h], idx(half))));
+          load(input, arith::AddIOp::create(b, inStart, idx(half))));
     }
     SmallVector<RopeRotation> rotations;
     for (int64_t j = 0; j < w; ++j)
@@ -367,11 +437,9 @@ private:
         first.push_back(narrow(x));
         second.push_back(narrow(partner));
       }
-      store(first, out, starts[h]);
-      store(second, out, arith::AddIOp::create(b, starts[h], idx(half)));
+      store(first, out, outStarts[h]);
+      store(second, out, arith::AddIOp::create(b, outStarts[h], idx(half)));
     }
-    b.setInsertionPointToEnd(&entry);
-    gpu::ReturnOp::create(b);
   }
 
   /// [.., R, C] -> [.., C, R] through a shared-memory tile: block x takes
@@ -474,6 +542,13 @@ gpu::GPUFuncOp memwall::emitLayoutKernel(gpu::GPUModuleOp gpuModule,
                                          StringRef name, Operation *op,
                                          const LayoutKernelPlan &plan) {
   return LayoutKernelBuilder(gpuModule, op, plan).build(name);
+}
+
+gpu::GPUFuncOp memwall::emitRopeKernel(gpu::GPUModuleOp gpuModule,
+                                       StringRef name, const RopeViews &views,
+                                       const LayoutKernelPlan &plan) {
+  return LayoutKernelBuilder(gpuModule, views.ropes.front(), plan)
+      .buildRopeKernel(name, views);
 }
 
 Value RopeRotation::loadPosition(ImplicitLocOpBuilder &b, RopeOp rope,

@@ -18,6 +18,7 @@
 #ifndef MEMWALL_LIB_TARGET_LAYOUTCODEGEN_H
 #define MEMWALL_LIB_TARGET_LAYOUTCODEGEN_H
 
+#include "memwall/Analysis/FusionCost.h"
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -44,6 +45,18 @@ struct LayoutKernelPlan {
 };
 
 LayoutKernelPlan planLayoutKernel(mlir::Operation *op);
+
+/// The launch of a rope kernel: vectors of up to 16 bytes that every input
+/// view keeps aligned, and `heads` heads per thread dividing every rope's.
+LayoutKernelPlan planRopeKernel(const RopeViews &views);
+
+/// Appends the rope kernel `name` (a lone rope or a rope fusion) to
+/// `gpuModule`. Parameters (flat memrefs): the buffers the ropes' inputs are
+/// read from (views.sources), the positions, then each rope's result.
+mlir::gpu::GPUFuncOp emitRopeKernel(mlir::gpu::GPUModuleOp gpuModule,
+                                    llvm::StringRef name,
+                                    const RopeViews &views,
+                                    const LayoutKernelPlan &plan);
 
 /// Appends the kernel `name` for `op` to `gpuModule`. Parameters (flat
 /// memrefs): the op's operands in order, then its result.

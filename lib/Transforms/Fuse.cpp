@@ -25,6 +25,8 @@
 
 #include "llvm/ADT/DenseSet.h"
 
+#include <functional>
+
 #include <cmath>
 #include <optional>
 #include <queue>
@@ -63,7 +65,13 @@ struct Candidate {
   /// (two matmuls of one lhs and the SwiGLU reading both).
   std::optional<unsigned> c;
   unsigned versionC = 0;
+  /// Only ropes and views merge (q's and k's ropes into one kernel): taken
+  /// after every merge into a GEMM or attention, which may absorb a rope
+  /// whole where this would only save a launch.
+  bool layoutOnly = false;
   bool operator<(const Candidate &other) const {
+    if (layoutOnly != other.layoutOnly)
+      return layoutOnly;
     // Largest saving first; ties go to the earlier groups, for determinism.
     if (saving != other.saving)
       return saving < other.saving;
@@ -154,26 +162,75 @@ private:
 
   /// Groups that produce an input of `id`, consume one of its results, or
   /// read one of its inputs too (siblings: merged, they read it once).
+  /// A reshape no group holds: a view, transparent to the search (a decode
+  /// step's heads split between a GEMM and its rope).
+  bool isLooseView(Operation *op) {
+    return isa<ReshapeOp>(op) && !groupOf.contains(op);
+  }
+
   llvm::SmallSetVector<unsigned, 8> neighbors(unsigned id) {
     llvm::SmallSetVector<unsigned, 8> result;
-    auto addUsers = [&](Value value) {
+    auto addGroupOf = [&](Operation *op) {
+      if (auto it = groupOf.find(op); it != groupOf.end())
+        if (it->second != id)
+          result.insert(it->second);
+    };
+    std::function<void(Value)> addUsers = [&](Value value) {
       for (Operation *user : value.getUsers())
-        if (Operation *ancestor = block.findAncestorOpInBlock(*user))
-          if (auto it = groupOf.find(ancestor); it != groupOf.end())
-            if (it->second != id)
-              result.insert(it->second);
+        if (Operation *ancestor = block.findAncestorOpInBlock(*user)) {
+          if (isLooseView(ancestor))
+            addUsers(ancestor->getResult(0));
+          addGroupOf(ancestor);
+        }
     };
     for (Operation *op : groups[id].ops) {
       for (Value operand : op->getOperands()) {
-        if (Operation *def = operand.getDefiningOp())
-          if (auto it = groupOf.find(def); it != groupOf.end())
-            if (it->second != id)
-              result.insert(it->second);
+        Value source = operand;
+        while (Operation *def = source.getDefiningOp()) {
+          addGroupOf(def);
+          if (!isLooseView(def))
+            break;
+          source = def->getOperand(0);
+        }
         addUsers(operand);
       }
       for (Value result : op->getResults())
         addUsers(result);
     }
+    return result;
+  }
+
+  /// `ops` with the loose views between them: reshape chains from a value
+  /// `ops` compute to ops of `ops` alone, which run inside the kernel.
+  SmallVector<Operation *> withViewsBetween(ArrayRef<Operation *> ops) {
+    llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+    SmallVector<Operation *> result(ops.begin(), ops.end());
+    std::function<bool(Operation *, SmallVectorImpl<Operation *> &)>
+        endsInMembers =
+            [&](Operation *view, SmallVectorImpl<Operation *> &chain) {
+              chain.push_back(view);
+              for (Operation *user : view->getUsers()) {
+                if (members.contains(user))
+                  continue;
+                if (!isLooseView(user) || !endsInMembers(user, chain))
+                  return false;
+              }
+              return true;
+            };
+    for (Operation *op : ops)
+      for (Value value : op->getResults())
+        for (Operation *user : value.getUsers()) {
+          SmallVector<Operation *> chain;
+          if (user->getBlock() != &block || !isLooseView(user) ||
+              members.contains(user) || !endsInMembers(user, chain))
+            continue;
+          for (Operation *view : chain)
+            if (members.insert(view).second)
+              result.push_back(view);
+        }
+    llvm::sort(result, [&](Operation *x, Operation *y) {
+      return positions.lookup(x) < positions.lookup(y);
+    });
     return result;
   }
 
@@ -235,6 +292,7 @@ private:
       ops.append(groups[id].ops.begin(), groups[id].ops.end());
       apart += groups[id].timeSeconds;
     }
+    ops = withViewsBetween(ops);
     llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
     if (createsCycle(members))
       return std::nullopt;
@@ -247,19 +305,23 @@ private:
   void propose(unsigned a, unsigned b) {
     std::optional<double> saving = savingOf({a, b});
     if (saving && *saving >= kMinSavingSeconds) {
-      queue.push({*saving, a, b, groups[a].version, groups[b].version});
+      Candidate candidate{*saving, a, b, groups[a].version, groups[b].version};
+      candidate.layoutOnly = llvm::all_of(
+          llvm::concat<Operation *const>(groups[a].ops, groups[b].ops),
+          isFoldableLayoutOp);
+      queue.push(candidate);
       return;
     }
-    // A layout step that costs nothing (reshapes: a decode step's heads
-    // split) saves nothing by itself; it pays with the group after it (the
-    // rope joining a GEMM's epilogue through it).
-    for (auto [from, free] : {std::pair{a, b}, std::pair{b, a}}) {
-      if (!isFreeLayoutGroup(free))
+    // A kernel reading the products of two sibling matmuls (one lhs) may
+    // join them only as a dual GEMM: found from a matmul and the reader too,
+    // for a reader formed after the matmuls met (q's and k's ropes).
+    for (auto [matmul, reader] : {std::pair{a, b}, std::pair{b, a}}) {
+      if (!isMatmulGroup(matmul) || isMatmulGroup(reader))
         continue;
-      for (unsigned c : neighbors(free)) {
-        if (c == from)
+      for (unsigned c : neighbors(reader)) {
+        if (c == matmul || !isMatmulGroup(c))
           continue;
-        std::optional<double> triple = savingOf({from, free, c});
+        std::optional<double> triple = savingOf({matmul, c, reader});
         if (triple && *triple >= kMinSavingSeconds)
           queue.push({*triple, a, b, groups[a].version, groups[b].version, c,
                       groups[c].version});
@@ -280,11 +342,6 @@ private:
     }
   }
 
-  bool isFreeLayoutGroup(unsigned id) {
-    return groups[id].timeSeconds == 0 &&
-           llvm::all_of(groups[id].ops, isFoldableLayoutOp);
-  }
-
   bool isMatmulGroup(unsigned id) {
     return llvm::any_of(groups[id].ops,
                         [](Operation *op) { return isa<MatmulOp>(op); });
@@ -298,11 +355,10 @@ private:
 
   void merge(unsigned a, unsigned b) {
     Group &into = groups[a], &from = groups[b];
-    into.ops.append(from.ops.begin(), from.ops.end());
-    llvm::sort(into.ops, [&](Operation *x, Operation *y) {
-      return positions.lookup(x) < positions.lookup(y);
-    });
-    for (Operation *op : from.ops)
+    SmallVector<Operation *> ops(into.ops);
+    ops.append(from.ops.begin(), from.ops.end());
+    into.ops = withViewsBetween(ops);
+    for (Operation *op : into.ops)
       groupOf[op] = a;
     from.alive = false;
     from.ops.clear();
@@ -315,11 +371,13 @@ private:
   FusionCounts materialize() {
     FusionCounts counts;
     for (Group &group : groups) {
-      // A layout step no GEMM took stays as its ops.
-      if (!group.alive || group.ops.size() < 2 ||
-          llvm::all_of(group.ops, isFoldableLayoutOp))
+      if (!group.alive || group.ops.size() < 2)
         continue;
-      KernelAnalysis analysis = *analyzeKernel(group.ops, target);
+      // A layout step nothing took (no kernel of its own) stays as its ops.
+      FailureOr<KernelAnalysis> kernel = analyzeKernel(group.ops, target);
+      if (failed(kernel))
+        continue;
+      KernelAnalysis &analysis = *kernel;
       SmallVector<Value> inputs;
       for (const KernelInput &input : analysis.inputs)
         inputs.push_back(input.value);

@@ -133,10 +133,10 @@ getGemmHeadsMergeOps(mlir::Operation *op);
 /// Whether `op` may end a GEMM's epilogue as part of a heads layout.
 bool isGemmHeadsLayoutOp(mlir::Operation *op);
 
-/// The heads split starting at `op`: a reshape and the transpose (or, moving
-/// no element, reshape) that is its one user (what memwall-fuse may fold
-/// into the epilogue of the GEMM computing the reshape's input, as one
-/// step); empty otherwise.
+/// The heads split starting at `op`: a reshape and the transpose that is its
+/// one user (what memwall-fuse may fold into the epilogue of the GEMM
+/// computing the reshape's input, as one step); empty otherwise. (Where S or
+/// H is 1 the transpose is a reshape, a view memwall-fuse looks through.)
 llvm::SmallVector<mlir::Operation *, 2>
 getGemmHeadsSplitOps(mlir::Operation *op);
 
@@ -182,6 +182,25 @@ llvm::FailureOr<AttentionViews>
 matchAttentionViews(llvm::ArrayRef<mlir::Operation *> ops,
                     std::string *whyNot = nullptr);
 
+/// One rope, or two sharing their positions (q and k), in one kernel, each
+/// reading its input through views (e.g. the heads split of a projection)
+/// and writing its result [B, H, S, D] row-major, so the transposes of the
+/// heads splits run as no kernel.
+struct RopeViews {
+  llvm::SmallVector<RopeOp, 2> ropes;
+  /// Per rope: the kernel input read, and where element (b, h, s, d) of the
+  /// rope's input lies in it (the D stride is 1).
+  llvm::SmallVector<mlir::Value, 2> sources;
+  llvm::SmallVector<StridedLayout, 2> inputs;
+};
+
+/// The rope kernel `ops` describe: one or two ropes of one element type,
+/// head dim and positions, and reshapes, transposes and slices making their
+/// inputs from kernel inputs, each read by the next alone. Fails, with why,
+/// otherwise (as matchAttentionViews; the views must allow 4-byte accesses).
+llvm::FailureOr<RopeViews> matchRopeViews(llvm::ArrayRef<mlir::Operation *> ops,
+                                          std::string *whyNot = nullptr);
+
 /// A set of ops that can run as one kernel.
 struct KernelAnalysis {
   FusionKind kind = FusionKind::Elementwise;
@@ -212,6 +231,8 @@ struct KernelAnalysis {
   /// Attention: the flash_attention (also the anchor) and how it reads its
   /// operands and writes its output.
   std::optional<AttentionViews> attention;
+  /// Rope: the ropes and how they read their inputs.
+  std::optional<RopeViews> rope;
   /// Gemm: the problem memwall's generated GEMM solves and its tiling (the
   /// launch: tiling.grid x tiling.threads, tiling.sharedBytes dynamic).
   GemmProblem gemm;

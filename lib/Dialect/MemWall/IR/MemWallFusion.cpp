@@ -55,6 +55,22 @@ LogicalResult FusionOp::verify() {
                          "flash_attention");
     return success();
   }
+  // One or two ropes reading their inputs through views (memwall::
+  // matchRopeViews).
+  if (getKind() == FusionKind::Rope) {
+    unsigned ropes = 0;
+    for (Operation &op : block.without_terminator()) {
+      if (isa<RopeOp>(op))
+        ++ropes;
+      else if (!isa<ReshapeOp, TransposeOp, SliceOp>(op))
+        return op.emitOpError("cannot be fused into a rope fusion: only "
+                              "reshapes, transposes and slices of its inputs "
+                              "run there");
+    }
+    if (ropes < 1 || ropes > 2)
+      return emitOpError("a rope fusion holds one or two ropes");
+    return success();
+  }
   unsigned matmuls = 0, rowReductions = 0, norms = 0, others = 0,
            dequantizes = 0, layouts = 0, outputLayouts = 0;
   Value matmulLhs;
@@ -131,6 +147,7 @@ LogicalResult FusionOp::verify() {
     break;
   }
   case FusionKind::Attention:
+  case FusionKind::Rope:
     llvm_unreachable("verified above");
   }
   return success();

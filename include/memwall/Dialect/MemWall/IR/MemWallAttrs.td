@@ -62,7 +62,8 @@ def MemWall_FusionKind : I32EnumAttr<"FusionKind", "kind of fused kernel", [
       I32EnumAttrCase<"Reduction", 1, "reduction">,
       I32EnumAttrCase<"MatmulEpilogue", 2, "matmul_epilogue">,
       I32EnumAttrCase<"Gemm", 3, "gemm">,
-      I32EnumAttrCase<"Attention", 4, "attention">
+      I32EnumAttrCase<"Attention", 4, "attention">,
+      I32EnumAttrCase<"Rope", 5, "rope">
     ]> {
   let cppNamespace = "::memwall";
 }
