@@ -1511,7 +1511,37 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
           getGemmHeadsMergeOps(transpose).size() == 2)
         pairs.emplace_back(transpose, &op);
   }
-  if (pairs.empty())
+  // Layout kernels left around attention or a rope (views neither could
+  // index): the chain of them making each operand, and a heads merge of
+  // attention's output.
+  SmallVector<std::pair<SmallVector<Operation *>, SmallVector<Operation *>>>
+      viewChains;
+  for (Operation &op : body.without_terminator()) {
+    auto fusion = dyn_cast<FusionOp>(&op);
+    if (!isa<FlashAttentionOp, RopeOp>(&op) &&
+        !(fusion && (fusion.getKind() == FusionKind::Attention ||
+                     fusion.getKind() == FusionKind::Rope)))
+      continue;
+    for (Value operand : op.getOperands()) {
+      SmallVector<Operation *> chain;
+      for (Operation *def = operand.getDefiningOp();
+           def && def->getBlock() == &body && isViewOp(def);
+           def = def->getOperand(0).getDefiningOp())
+        chain.insert(chain.begin(), def);
+      if (llvm::any_of(chain, llvm::IsaPred<TransposeOp, SliceOp>))
+        viewChains.emplace_back(std::move(chain),
+                                SmallVector<Operation *>{&op});
+    }
+    if (isa<FlashAttentionOp>(&op) ||
+        (fusion && fusion.getKind() == FusionKind::Attention))
+      for (Operation *user : op.getResult(0).getUsers())
+        if (SmallVector<Operation *, 2> merge = getGemmHeadsMergeOps(user);
+            !merge.empty() && user->getBlock() == &body)
+          viewChains.emplace_back(
+              SmallVector<Operation *>{&op},
+              SmallVector<Operation *>(merge.begin(), merge.end()));
+  }
+  if (pairs.empty() && viewChains.empty())
     return refusals;
 
   // An unfused copy of the function in a scratch module with the module's
@@ -1574,9 +1604,8 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
         ops.append(opsOf[next]);
     return ops;
   };
-  for (auto [producer, consumer] : pairs) {
-    SmallVector<Operation *> first = opsWithStep(producer);
-    SmallVector<Operation *> second = opsWithStep(consumer);
+  auto explain = [&](ArrayRef<Operation *> first,
+                     ArrayRef<Operation *> second) {
     SmallVector<Operation *> merged(first);
     merged.append(second.begin(), second.end());
     FusionRefusal refusal;
@@ -1596,9 +1625,20 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
                        ", apart " + micros(*apartFirst) + " + " +
                        micros(*apartSecond);
     } else {
-      continue;
+      return;
     }
     refusals.push_back(std::move(refusal));
+  };
+  for (auto [producer, consumer] : pairs)
+    explain(opsWithStep(producer), opsWithStep(consumer));
+  // A view chain and its reader, or attention and its output's views.
+  for (const auto &[producers, consumers] : viewChains) {
+    SmallVector<Operation *> first, second;
+    for (Operation *op : producers)
+      first.append(opsOf[op]);
+    for (Operation *op : consumers)
+      second.append(opsOf[op]);
+    explain(first, second);
   }
   return refusals;
 }

@@ -135,3 +135,42 @@ func.func @dequantize_in_cublas_kernel(%x: tensor<4x32xbf16>, %q: tensor<32x16xi
   }
   return %0 : tensor<4x16xbf16>
 }
+
+// -----
+
+func.func @attention_fusion_with_math(%q: tensor<1x2x16x64xbf16>, %k: tensor<1x2x16x64xbf16>, %v: tensor<1x2x16x64xbf16>) -> tensor<1x2x16x64xbf16> {
+  %0:2 = memwall.fusion attention (%q, %k, %v) : (tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>) -> (tensor<1x2x16x64xbf16>, tensor<1x2x16xf32>) {
+  ^bb0(%a: tensor<1x2x16x64xbf16>, %b: tensor<1x2x16x64xbf16>, %c: tensor<1x2x16x64xbf16>):
+    // expected-error @below {{cannot be fused into an attention fusion: only reshapes, transposes and slices of its operands or output run there}}
+    %s = memwall.scale %a by 2.000000e+00 : tensor<1x2x16x64xbf16>
+    %o, %lse = memwall.flash_attention %s, %b, %c causal scale 0.125 block_q 64 block_kv 64 splits 1 : (tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>) -> (tensor<1x2x16x64xbf16>, tensor<1x2x16xf32>)
+    memwall.yield %o, %lse : tensor<1x2x16x64xbf16>, tensor<1x2x16xf32>
+  }
+  return %0#0 : tensor<1x2x16x64xbf16>
+}
+
+// -----
+
+func.func @attention_fusion_without_attention(%x: tensor<1x16x2x64xbf16>) -> tensor<1x2x16x64xbf16> {
+  // expected-error @below {{an attention fusion holds exactly one flash_attention}}
+  %0 = memwall.fusion attention (%x) : (tensor<1x16x2x64xbf16>) -> tensor<1x2x16x64xbf16> {
+  ^bb0(%a: tensor<1x16x2x64xbf16>):
+    %t = memwall.transpose %a [0, 2, 1, 3] : tensor<1x16x2x64xbf16> -> tensor<1x2x16x64xbf16>
+    memwall.yield %t : tensor<1x2x16x64xbf16>
+  }
+  return %0 : tensor<1x2x16x64xbf16>
+}
+
+// -----
+
+func.func @three_ropes(%x: tensor<1x2x16x64xbf16>, %p: tensor<16xi64>) -> tensor<1x2x16x64xbf16> {
+  // expected-error @below {{a rope fusion holds one or two ropes}}
+  %0 = memwall.fusion rope (%x, %p) : (tensor<1x2x16x64xbf16>, tensor<16xi64>) -> tensor<1x2x16x64xbf16> {
+  ^bb0(%a: tensor<1x2x16x64xbf16>, %b: tensor<16xi64>):
+    %r1 = memwall.rope %a, %b : tensor<1x2x16x64xbf16>, tensor<16xi64>
+    %r2 = memwall.rope %r1, %b : tensor<1x2x16x64xbf16>, tensor<16xi64>
+    %r3 = memwall.rope %r2, %b : tensor<1x2x16x64xbf16>, tensor<16xi64>
+    memwall.yield %r3 : tensor<1x2x16x64xbf16>
+  }
+  return %0 : tensor<1x2x16x64xbf16>
+}

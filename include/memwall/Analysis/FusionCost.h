@@ -292,8 +292,10 @@ DequantizeOp getRhsPrologue(MatmulOp matmul);
 
 /// For every kernel of `function`'s body holding a matmul (a matmul, or a
 /// fusion with one) and every elementwise or row-reduction kernel reading
-/// its result, why memwall-fuse left them apart: analyzeKernel's reason the
-/// merged kernel cannot run, or its predicted time against theirs. The
+/// its result, and every transpose or slice kernel left making an operand of
+/// attention or a rope (or taking attention's output), why memwall-fuse left
+/// them apart: analyzeKernel's reason the merged kernel cannot run (e.g. a
+/// view attention cannot index), or its predicted time against theirs. The
 /// function is not changed (the kernels are merged in an unfused copy).
 std::vector<FusionRefusal>
 explainUnfusedGemmConsumers(mlir::func::FuncOp function,
