@@ -542,3 +542,123 @@ TEST_F(FusionCostTest, MatmulsThatAreNoDualGemmCannotShareAKernel) {
             "two matmuls share a kernel only as a dual GEMM, but one reads a "
             "value computed in the kernel");
 }
+
+TEST_F(FusionCostTest, AttentionReadsAPackedProjectionAndWritesHeadsMerged) {
+  // GPT-2's layout, B = 2, S = 16, 2 heads of 64: k is columns [128, 256)
+  // of the [2, 16, 384] projection, element (b, h, s, d) at
+  // b·16·384 + s·384 + 128 + h·64 + d; the output (b, h, s, d) lands at
+  // b·16·128 + s·128 + h·64 + d of [2, 16, 128].
+  SmallVector<Operation *> ops = parseOps(
+      "%qkv: tensor<2x16x384xbf16>",
+      "%q = memwall.slice %qkv offsets [0, 0, 0] sizes [2, 16, 128] : "
+      "tensor<2x16x384xbf16> -> tensor<2x16x128xbf16>\n"
+      "%qs = memwall.reshape %q [2, 16, 2, 64] : tensor<2x16x128xbf16> -> "
+      "tensor<2x16x2x64xbf16>\n"
+      "%qh = memwall.transpose %qs [0, 2, 1, 3] : tensor<2x16x2x64xbf16> -> "
+      "tensor<2x2x16x64xbf16>\n"
+      "%k = memwall.slice %qkv offsets [0, 0, 128] sizes [2, 16, 128] : "
+      "tensor<2x16x384xbf16> -> tensor<2x16x128xbf16>\n"
+      "%ks = memwall.reshape %k [2, 16, 2, 64] : tensor<2x16x128xbf16> -> "
+      "tensor<2x16x2x64xbf16>\n"
+      "%kh = memwall.transpose %ks [0, 2, 1, 3] : tensor<2x16x2x64xbf16> -> "
+      "tensor<2x2x16x64xbf16>\n"
+      "%v = memwall.slice %qkv offsets [0, 0, 256] sizes [2, 16, 128] : "
+      "tensor<2x16x384xbf16> -> tensor<2x16x128xbf16>\n"
+      "%vs = memwall.reshape %v [2, 16, 2, 64] : tensor<2x16x128xbf16> -> "
+      "tensor<2x16x2x64xbf16>\n"
+      "%vh = memwall.transpose %vs [0, 2, 1, 3] : tensor<2x16x2x64xbf16> -> "
+      "tensor<2x2x16x64xbf16>\n"
+      "%o, %lse = memwall.flash_attention %qh, %kh, %vh causal scale 0.125 "
+      "block_q 64 block_kv 64 splits 1 : (tensor<2x2x16x64xbf16>, "
+      "tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>) -> "
+      "(tensor<2x2x16x64xbf16>, tensor<2x2x16xf32>)\n"
+      "%t = memwall.transpose %o [0, 2, 1, 3] : tensor<2x2x16x64xbf16> -> "
+      "tensor<2x16x2x64xbf16>\n"
+      "%m = memwall.reshape %t [2, 16, 128] : tensor<2x16x2x64xbf16> -> "
+      "tensor<2x16x128xbf16>");
+  FailureOr<KernelAnalysis> kernel = analyzeKernel(ops, target);
+  ASSERT_TRUE(succeeded(kernel));
+  EXPECT_EQ(kernel->kind, FusionKind::Attention);
+  ASSERT_TRUE(kernel->attention);
+  const AttentionViews &views = *kernel->attention;
+  Value qkv = ops.front()->getOperand(0);
+  for (Value source : views.sources)
+    EXPECT_EQ(source, qkv);
+  const StridedLayout &k = views.operands[1];
+  EXPECT_EQ(k.offset, 128);
+  EXPECT_EQ(ArrayRef<int64_t>(k.strides),
+            ArrayRef<int64_t>({6144, 64, 384, 1}));
+  EXPECT_EQ(k.offsetOf({1, 1, 5, 7}), 6144 + 5 * 384 + 128 + 64 + 7);
+  EXPECT_EQ(views.output, ops.back()->getResult(0));
+  EXPECT_EQ(views.outputLayout.offsetOf({1, 1, 5, 7}), 2048 + 5 * 128 + 64 + 7);
+  // The packed projection is read once; the output and the log-sum-exp
+  // are written; the slices and transposes move nothing.
+  EXPECT_EQ(kernel->bytesRead, 2 * 16 * 384 * 2);
+  EXPECT_EQ(kernel->bytesWritten, 2 * 16 * 128 * 2 + 2 * 2 * 16 * 4);
+  // Its time is the attention's.
+  auto attention = cast<FlashAttentionOp>(kernel->anchor);
+  EXPECT_DOUBLE_EQ(
+      kernel->timeSeconds,
+      estimateKernelTime(attention.getKernelWork(target), target).timeSeconds);
+
+  // A slice starting 8 bytes into a row is no view the 16-byte tile copies
+  // can address.
+  SmallVector<Operation *> shifted = parseOps(
+      "%x: tensor<2x16x132xbf16>, %k: tensor<2x2x16x64xbf16>",
+      "%q = memwall.slice %x offsets [0, 0, 4] sizes [2, 16, 128] : "
+      "tensor<2x16x132xbf16> -> tensor<2x16x128xbf16>\n"
+      "%qs = memwall.reshape %q [2, 16, 2, 64] : tensor<2x16x128xbf16> -> "
+      "tensor<2x16x2x64xbf16>\n"
+      "%qh = memwall.transpose %qs [0, 2, 1, 3] : tensor<2x16x2x64xbf16> -> "
+      "tensor<2x2x16x64xbf16>\n"
+      "%o, %lse = memwall.flash_attention %qh, %k, %k scale 0.125 "
+      "block_q 64 block_kv 64 splits 1 : (tensor<2x2x16x64xbf16>, "
+      "tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>) -> "
+      "(tensor<2x2x16x64xbf16>, tensor<2x2x16xf32>)");
+  std::string why;
+  EXPECT_TRUE(failed(analyzeKernel(shifted, target, &why)));
+  EXPECT_NE(why.find("the view q reads: it starts 8 bytes into its buffer"),
+            std::string::npos)
+      << why;
+}
+
+TEST_F(FusionCostTest, QAndKRopesShareOneKernelThroughTheirHeadsSplits) {
+  // 4 query heads and 2 KV heads of 64 at 16 positions: one kernel reads
+  // both [1, 16, H·64] projections through their heads splits.
+  SmallVector<Operation *> ops = parseOps(
+      "%xq: tensor<1x16x256xbf16>, %xk: tensor<1x16x128xbf16>, %p: "
+      "tensor<16xi64>",
+      "%qs = memwall.reshape %xq [1, 16, 4, 64] : tensor<1x16x256xbf16> -> "
+      "tensor<1x16x4x64xbf16>\n"
+      "%qh = memwall.transpose %qs [0, 2, 1, 3] : tensor<1x16x4x64xbf16> -> "
+      "tensor<1x4x16x64xbf16>\n"
+      "%ks = memwall.reshape %xk [1, 16, 2, 64] : tensor<1x16x128xbf16> -> "
+      "tensor<1x16x2x64xbf16>\n"
+      "%kh = memwall.transpose %ks [0, 2, 1, 3] : tensor<1x16x2x64xbf16> -> "
+      "tensor<1x2x16x64xbf16>\n"
+      "%qr = memwall.rope %qh, %p : tensor<1x4x16x64xbf16>, tensor<16xi64>\n"
+      "%kr = memwall.rope %kh, %p : tensor<1x2x16x64xbf16>, tensor<16xi64>");
+  FailureOr<KernelAnalysis> kernel = analyzeKernel(ops, target);
+  ASSERT_TRUE(succeeded(kernel));
+  EXPECT_EQ(kernel->kind, FusionKind::Rope);
+  ASSERT_TRUE(kernel->rope);
+  ASSERT_EQ(kernel->rope->ropes.size(), 2u);
+  // k's element (b, h, s, d) at s·128 + h·64 + d of its projection.
+  EXPECT_EQ(ArrayRef<int64_t>(kernel->rope->inputs[1].strides),
+            ArrayRef<int64_t>({2048, 64, 128, 1}));
+  // Both ropes' traffic in one launch: reads 16·(256 + 128)·2 B and the
+  // positions (8 B each), writes the same activations.
+  EXPECT_EQ(kernel->outputs.size(), 2u);
+  EXPECT_EQ(kernel->bytesRead, 16 * 384 * 2 + 16 * 8);
+  EXPECT_EQ(kernel->bytesWritten, 16 * 384 * 2);
+
+  // Ropes of different positions are two kernels.
+  SmallVector<Operation *> apart = parseOps(
+      "%q: tensor<1x4x16x64xbf16>, %k: tensor<1x2x16x64xbf16>, %p: "
+      "tensor<16xi64>, %p2: tensor<16xi64>",
+      "%qr = memwall.rope %q, %p : tensor<1x4x16x64xbf16>, tensor<16xi64>\n"
+      "%kr = memwall.rope %k, %p2 : tensor<1x2x16x64xbf16>, tensor<16xi64>");
+  std::string why;
+  EXPECT_TRUE(failed(analyzeKernel(apart, target, &why)));
+  EXPECT_NE(why.find("the two differ"), std::string::npos) << why;
+}
