@@ -61,7 +61,10 @@ public:
   LogicalResult run(Value loss);
 
   /// Accumulated gradient of `value`, or null if nothing flowed to it.
-  Value gradientOf(Value value) const { return gradients.lookup(value); }
+  Value gradientOf(Value value) {
+    joinSliceGradients(value);
+    return gradients.lookup(value);
+  }
 
   bool needsGradient(Value value) const override {
     return requiresGrad.contains(value);
@@ -78,25 +81,102 @@ private:
 
   LogicalResult differentiate(Operation *op);
 
+  /// Where `value`'s gradient is the sum of its slices' gradients, each
+  /// padded (SliceOp's VJP) along one axis and together covering it once
+  /// (GPT-2's q, k and v of the packed QKV projection), makes it their
+  /// concat: one write of the gradient instead of a zero-padded copy per
+  /// slice and an add per pair.
+  void joinSliceGradients(Value value);
+
+  /// The pieces of a gradient accumulated as padded slice gradients along
+  /// one axis: (offset, piece) pairs; a value whose gradient also got
+  /// anything else maps to nothing.
+  struct SlicePieces {
+    int64_t axis = -1;
+    SmallVector<std::pair<int64_t, Value>> pieces;
+    bool mixed = false;
+  };
+  llvm::DenseMap<Value, SlicePieces> slicePieces;
+
   func::FuncOp function;
   bool returnGradients;
   llvm::DenseSet<Value> requiresGrad;
   llvm::DenseMap<Value, Value> gradients;
 };
 
+/// The one axis `pad` pads, or -1.
+static int64_t getPaddedAxis(PadOp pad) {
+  int64_t axis = -1;
+  for (auto [i, low, high] : llvm::enumerate(pad.getLow(), pad.getHigh())) {
+    if (low == 0 && high == 0)
+      continue;
+    if (axis >= 0)
+      return -1;
+    axis = static_cast<int64_t>(i);
+  }
+  return axis;
+}
+
 void Differentiator::accumulate(Value value, Value gradient) {
   if (!gradient || !needsGradient(value))
     return;
   gradient = castTo(gradient, gradientType(value));
+  SlicePieces &record = slicePieces[value];
+  auto pad = gradient.getDefiningOp<PadOp>();
+  int64_t axis = pad ? getPaddedAxis(pad) : -1;
+  bool first = !gradients.contains(value);
+  if (!record.mixed && axis >= 0 && (first || record.axis == axis)) {
+    record.axis = axis;
+    record.pieces.emplace_back(pad.getLow()[axis], pad.getInput());
+  } else {
+    record.mixed = true;
+  }
   auto [it, inserted] = gradients.try_emplace(value, gradient);
   if (!inserted)
     it->second = AddOp::create(getBuilder(), getLoc(), it->second, gradient);
+}
+
+void Differentiator::joinSliceGradients(Value value) {
+  auto it = slicePieces.find(value);
+  if (it == slicePieces.end() || it->second.mixed ||
+      it->second.pieces.size() < 2)
+    return;
+  SlicePieces record = std::move(it->second);
+  slicePieces.erase(it);
+  auto type = cast<RankedTensorType>(gradients.lookup(value).getType());
+  llvm::sort(record.pieces, llvm::less_first());
+  int64_t next = 0;
+  SmallVector<Value> pieces;
+  for (auto [offset, piece] : record.pieces) {
+    if (offset != next)
+      return; // a gap or an overlap: the pads' sum stays
+    next += cast<RankedTensorType>(piece.getType()).getDimSize(record.axis);
+    pieces.push_back(piece);
+  }
+  if (next != type.getDimSize(record.axis))
+    return;
+  Value sum = gradients.lookup(value);
+  Value joined = ConcatOp::create(getBuilder(), sum.getLoc(), pieces,
+                                  getBuilder().getI64IntegerAttr(record.axis));
+  gradients[value] = joined;
+  // The adds and pads that summed the pieces are dead now.
+  SmallVector<Operation *> worklist{sum.getDefiningOp()};
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!op || !op->use_empty() || !isa<AddOp, PadOp>(op))
+      continue;
+    SmallVector<Value> operands(op->getOperands());
+    op->erase();
+    for (Value operand : operands)
+      worklist.push_back(operand.getDefiningOp());
+  }
 }
 
 LogicalResult Differentiator::differentiate(Operation *op) {
   if (op->getNumResults() != 1)
     return op->emitOpError(
         "has no vector-Jacobian product in memwall-autodiff");
+  joinSliceGradients(op->getResult(0));
   Value dy = gradients.lookup(op->getResult(0));
   if (!dy)
     return success(); // does not contribute to the loss

@@ -145,3 +145,40 @@ func.func @embed(%table: tensor<10x4xf32> {memwall.kind = #memwall.arg_kind<weig
   %s = memwall.reduce sum %e axes [0, 1, 2] : tensor<2x3x4xf32> -> tensor<f32>
   return %s : tensor<f32>
 }
+
+// -----
+
+// The gradients of slices that cover a packed tensor along one axis once
+// (q, k and v of a QKV projection) join as one concat, not a zero-padded
+// copy per slice and an add per pair; slices leaving a gap keep the pads.
+// CHECK-LABEL: func.func @packed_slices
+// CHECK-NOT: memwall.pad
+// CHECK: memwall.concat %{{.*}}, %{{.*}}, %{{.*}} axis 1 {{.*}}: tensor<4x2xf32>, tensor<4x3xf32>, tensor<4x1xf32> -> tensor<4x6xf32>
+// CHECK-NOT: memwall.pad
+// CHECK: return
+func.func @packed_slices(%x: tensor<4x6xf32> {memwall.kind = #memwall.arg_kind<weight>}) -> tensor<f32> {
+  %a = memwall.slice %x offsets [0, 2] sizes [4, 3] : tensor<4x6xf32> -> tensor<4x3xf32>
+  %b = memwall.slice %x offsets [0, 0] sizes [4, 2] : tensor<4x6xf32> -> tensor<4x2xf32>
+  %c = memwall.slice %x offsets [0, 5] sizes [4, 1] : tensor<4x6xf32> -> tensor<4x1xf32>
+  %sa = memwall.reduce sum %a axes [0, 1] : tensor<4x3xf32> -> tensor<f32>
+  %sb = memwall.reduce sum %b axes [0, 1] : tensor<4x2xf32> -> tensor<f32>
+  %sc = memwall.reduce sum %c axes [0, 1] : tensor<4x1xf32> -> tensor<f32>
+  %0 = memwall.add %sa, %sb : tensor<f32>, tensor<f32> -> tensor<f32>
+  %1 = memwall.add %0, %sc : tensor<f32>, tensor<f32> -> tensor<f32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @slices_with_a_gap
+// CHECK: memwall.pad
+// CHECK: memwall.pad
+// CHECK-NOT: memwall.concat
+func.func @slices_with_a_gap(%x: tensor<4x6xf32> {memwall.kind = #memwall.arg_kind<weight>}) -> tensor<f32> {
+  %a = memwall.slice %x offsets [0, 0] sizes [4, 2] : tensor<4x6xf32> -> tensor<4x2xf32>
+  %b = memwall.slice %x offsets [0, 3] sizes [4, 3] : tensor<4x6xf32> -> tensor<4x3xf32>
+  %sa = memwall.reduce sum %a axes [0, 1] : tensor<4x2xf32> -> tensor<f32>
+  %sb = memwall.reduce sum %b axes [0, 1] : tensor<4x3xf32> -> tensor<f32>
+  %0 = memwall.add %sa, %sb : tensor<f32>, tensor<f32> -> tensor<f32>
+  return %0 : tensor<f32>
+}

@@ -447,6 +447,25 @@ TEST_F(GradientCheckTest, LayoutOpsTransposeReshapeSliceConcat) {
       "%3", "tensor<3x6xf32>");
 }
 
+TEST_F(GradientCheckTest, SlicesCoveringAPackedTensorJoinTheirGradients) {
+  // q, k and v of a packed [2, 9] projection, used unevenly: the three
+  // slice gradients cover the columns once and join as one concat (k's
+  // columns 3..5 also reach the output a second way, through the sum).
+  checkWeightedSum("%x: tensor<2x9xf32>",
+                   "  %q = memwall.slice %x offsets [0, 0] sizes [2, 3] : "
+                   "tensor<2x9xf32> -> tensor<2x3xf32>\n"
+                   "  %k = memwall.slice %x offsets [0, 3] sizes [2, 3] : "
+                   "tensor<2x9xf32> -> tensor<2x3xf32>\n"
+                   "  %v = memwall.slice %x offsets [0, 6] sizes [2, 3] : "
+                   "tensor<2x9xf32> -> tensor<2x3xf32>\n"
+                   "  %0 = memwall.mul %q, %k : tensor<2x3xf32>, "
+                   "tensor<2x3xf32> -> tensor<2x3xf32>\n"
+                   "  %1 = memwall.tanh %v : tensor<2x3xf32>\n"
+                   "  %2 = memwall.add %0, %1 : tensor<2x3xf32>, "
+                   "tensor<2x3xf32> -> tensor<2x3xf32>",
+                   "%2", "tensor<2x3xf32>");
+}
+
 TEST_F(GradientCheckTest, ValueUsedTwiceGetsSummedGradient) {
   checkWeightedSum("%x: tensor<3x4xf32>",
                    "  %0 = memwall.tanh %x : tensor<3x4xf32>\n"
