@@ -282,31 +282,30 @@ private:
     return true;
   }
 
-  /// A flash_attention with the views of its operands and output: the
-  /// attention kernel, over the attention's result.
+  /// A flash_attention with the views of its operands and output (the
+  /// attention kernel, over the attention's result), or one or two ropes
+  /// with the views of their inputs (a rope kernel over the first rope's
+  /// result).
   bool classifyAttention() {
     FailureOr<AttentionViews> views = matchAttentionViews(analysis.ops, whyNot);
-    if (failed(views))
-      return false;
-    analysis.kind = FusionKind::Attention;
-    analysis.anchor = views->attention;
-    ArrayRef<int64_t> shape = views->attention.getResult().getType().getShape();
-    analysis.iterationShape.assign(shape.begin(), shape.end());
-    analysis.attention = std::move(*views);
-    return true;
+    return succeeded(views) &&
+           classifyViews(FusionKind::Attention, views->attention,
+                         analysis.attention, std::move(*views));
   }
-
-  /// One or two ropes with the views of their inputs: a rope kernel over
-  /// the first rope's result.
   bool classifyRope() {
     FailureOr<RopeViews> views = matchRopeViews(analysis.ops, whyNot);
-    if (failed(views))
-      return false;
-    analysis.kind = FusionKind::Rope;
-    analysis.anchor = views->ropes.front();
-    ArrayRef<int64_t> shape = views->ropes.front().getType().getShape();
+    return succeeded(views) &&
+           classifyViews(FusionKind::Rope, views->ropes.front(), analysis.rope,
+                         std::move(*views));
+  }
+  template <typename Views>
+  bool classifyViews(FusionKind kind, Operation *anchor,
+                     std::optional<Views> &slot, Views views) {
+    analysis.kind = kind;
+    analysis.anchor = anchor;
+    ArrayRef<int64_t> shape = tensorType(anchor->getResult(0)).getShape();
     analysis.iterationShape.assign(shape.begin(), shape.end());
-    analysis.rope = std::move(*views);
+    slot = std::move(views);
     return true;
   }
 

@@ -38,36 +38,25 @@ LogicalResult FusionOp::verify() {
   auto yield = cast<YieldOp>(block.getTerminator());
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError("yielded types must be the result types");
-  // Attention's operands and output through views (memwall::
-  // matchAttentionViews says which views it can index).
-  if (getKind() == FusionKind::Attention) {
-    unsigned attentions = 0;
+  // Attention, or one or two ropes, with the views of their operands
+  // (memwall::matchAttentionViews and matchRopeViews say which views they
+  // can index).
+  if (getKind() == FusionKind::Attention || getKind() == FusionKind::Rope) {
+    bool attention = getKind() == FusionKind::Attention;
+    unsigned anchors = 0;
     for (Operation &op : block.without_terminator()) {
-      if (isa<FlashAttentionOp>(op))
-        ++attentions;
+      if (attention ? isa<FlashAttentionOp>(op) : isa<RopeOp>(op))
+        ++anchors;
       else if (!isa<ReshapeOp, TransposeOp, SliceOp>(op))
-        return op.emitOpError("cannot be fused into an attention fusion: "
-                              "only reshapes, transposes and slices of its "
-                              "operands or output run there");
+        return op.emitOpError("cannot be fused into ")
+               << (attention ? "an attention" : "a rope")
+               << " fusion: only reshapes, transposes and slices of its "
+                  "operands or output run there";
     }
-    if (attentions != 1)
+    if (attention && anchors != 1)
       return emitOpError("an attention fusion holds exactly one "
                          "flash_attention");
-    return success();
-  }
-  // One or two ropes reading their inputs through views (memwall::
-  // matchRopeViews).
-  if (getKind() == FusionKind::Rope) {
-    unsigned ropes = 0;
-    for (Operation &op : block.without_terminator()) {
-      if (isa<RopeOp>(op))
-        ++ropes;
-      else if (!isa<ReshapeOp, TransposeOp, SliceOp>(op))
-        return op.emitOpError("cannot be fused into a rope fusion: only "
-                              "reshapes, transposes and slices of its inputs "
-                              "run there");
-    }
-    if (ropes < 1 || ropes > 2)
+    if (!attention && (anchors < 1 || anchors > 2))
       return emitOpError("a rope fusion holds one or two ropes");
     return success();
   }
