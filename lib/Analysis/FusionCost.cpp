@@ -288,14 +288,19 @@ private:
   /// result).
   bool classifyAttention() {
     FailureOr<AttentionViews> views = matchAttentionViews(analysis.ops, whyNot);
-    return succeeded(views) &&
-           classifyViews(FusionKind::Attention, views->attention,
-                         analysis.attention, std::move(*views));
+    if (failed(views))
+      return false;
+    // Named before the views move into the analysis.
+    Operation *anchor = views->attention;
+    return classifyViews(FusionKind::Attention, anchor, analysis.attention,
+                         std::move(*views));
   }
   bool classifyRope() {
     FailureOr<RopeViews> views = matchRopeViews(analysis.ops, whyNot);
-    return succeeded(views) &&
-           classifyViews(FusionKind::Rope, views->ropes.front(), analysis.rope,
+    if (failed(views))
+      return false;
+    Operation *anchor = views->ropes.front();
+    return classifyViews(FusionKind::Rope, anchor, analysis.rope,
                          std::move(*views));
   }
   template <typename Views>

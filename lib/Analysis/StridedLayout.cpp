@@ -10,15 +10,16 @@
 
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+
 using namespace mlir;
 using namespace memwall;
 
 StridedLayout StridedLayout::contiguous(ArrayRef<int64_t> shape) {
   StridedLayout layout;
   layout.shape.assign(shape.begin(), shape.end());
-  layout.strides.assign(shape.size(), 1);
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
-    layout.strides[d] = layout.strides[d + 1] * shape[d + 1];
+  SmallVector<int64_t> strides = computeStrides(shape);
+  layout.strides.assign(strides.begin(), strides.end());
   return layout;
 }
 
@@ -145,10 +146,7 @@ std::optional<StridedLayout> StridedLayout::before(Operation *viewOp) const {
 }
 
 int64_t StridedLayout::offsetOf(ArrayRef<int64_t> index) const {
-  int64_t at = offset;
-  for (auto [i, stride] : llvm::zip_equal(index, strides))
-    at += i * stride;
-  return at;
+  return offset + linearize(index, strides);
 }
 
 bool memwall::isViewOp(Operation *op) {

@@ -357,8 +357,6 @@ LayoutLowering::lowerRopes(FusionOp fusion, KernelConfigAttr config,
   FailureOr<RopeViews> views = matchRopeViews(ops);
   if (failed(views))
     return rewriter.notifyMatchFailure(fusion, "the configuration is stale");
-  emitRopeKernel(state.kernels, config.getName(), *views,
-                 planRopeKernel(*views));
   Location loc = fusion.getLoc();
   SmallVector<Value> args;
   for (Value source : views->sources)
@@ -375,6 +373,8 @@ LayoutLowering::lowerRopes(FusionOp fusion, KernelConfigAttr config,
         args.push_back(buffer);
   if (args.size() != 2 * views->ropes.size() + 1)
     return rewriter.notifyMatchFailure(fusion, "the configuration is stale");
+  emitRopeKernel(state.kernels, config.getName(), *views,
+                 planRopeKernel(*views));
   launch(rewriter, loc, config, args, locationsOf(rewriter, ops));
   rewriter.replaceOp(fusion, written);
   return success();

@@ -193,10 +193,6 @@ public:
     b.setInsertionPointToEnd(gpuModule.getBody());
   }
 
-  gpu::GPUFuncOp buildRopeKernel(StringRef name, const RopeViews &views) {
-    return buildRope(name, views);
-  }
-
   gpu::GPUFuncOp build(StringRef name) {
     if (auto rope = dyn_cast<RopeOp>(op))
       return buildRope(name, ropeViewsOf(rope));
@@ -336,6 +332,7 @@ private:
     return branch.getResult(0);
   }
 
+public:
   /// One or two ropes [B, H, S, D] (views.ropes): thread t takes pairs
   /// c .. c + width - 1 (c < D/2) of heads h .. h + plan.heads - 1 at one
   /// (batch, s) of one rope (the ropes' items one after the other); it
@@ -442,6 +439,7 @@ private:
     }
   }
 
+private:
   /// [.., R, C] -> [.., C, R] through a shared-memory tile: block x takes
   /// tile (ti, tj) of matrix z; its threads read the tile's rows in 16-byte
   /// vectors into shared memory, then after a barrier each writes a 16-byte
@@ -548,7 +546,7 @@ gpu::GPUFuncOp memwall::emitRopeKernel(gpu::GPUModuleOp gpuModule,
                                        StringRef name, const RopeViews &views,
                                        const LayoutKernelPlan &plan) {
   return LayoutKernelBuilder(gpuModule, views.ropes.front(), plan)
-      .buildRopeKernel(name, views);
+      .buildRope(name, views);
 }
 
 Value RopeRotation::loadPosition(ImplicitLocOpBuilder &b, RopeOp rope,

@@ -25,9 +25,8 @@
 
 #include "llvm/ADT/DenseSet.h"
 
-#include <functional>
-
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <queue>
 
@@ -160,13 +159,15 @@ private:
     return true;
   }
 
-  /// Groups that produce an input of `id`, consume one of its results, or
-  /// read one of its inputs too (siblings: merged, they read it once).
   /// A reshape no group holds: a view, transparent to the search (a decode
   /// step's heads split between a GEMM and its rope).
   bool isLooseView(Operation *op) {
     return isa<ReshapeOp>(op) && !groupOf.contains(op);
   }
+
+  /// Groups that produce an input of `id`, consume one of its results, or
+  /// read one of its inputs too (siblings: merged, they read it once),
+  /// looking through loose views.
 
   llvm::SmallSetVector<unsigned, 8> neighbors(unsigned id) {
     llvm::SmallSetVector<unsigned, 8> result;
@@ -321,10 +322,7 @@ private:
       for (unsigned c : neighbors(reader)) {
         if (c == matmul || !isMatmulGroup(c))
           continue;
-        std::optional<double> triple = savingOf({matmul, c, reader});
-        if (triple && *triple >= kMinSavingSeconds)
-          queue.push({*triple, a, b, groups[a].version, groups[b].version, c,
-                      groups[c].version});
+        proposeTriple(a, b, c);
       }
     }
     // Two sibling matmuls (one lhs) may pay only with the op reading both
@@ -335,11 +333,16 @@ private:
     for (unsigned c : neighbors(a)) {
       if (c == b || !ofB.contains(c))
         continue;
-      std::optional<double> triple = savingOf({a, b, c});
-      if (triple && *triple >= kMinSavingSeconds)
-        queue.push({*triple, a, b, groups[a].version, groups[b].version, c,
-                    groups[c].version});
+      proposeTriple(a, b, c);
     }
+  }
+
+  /// Proposes merging `a`, `b` and `c` at once, if that saves time.
+  void proposeTriple(unsigned a, unsigned b, unsigned c) {
+    std::optional<double> triple = savingOf({a, b, c});
+    if (triple && *triple >= kMinSavingSeconds)
+      queue.push({*triple, a, b, groups[a].version, groups[b].version, c,
+                  groups[c].version});
   }
 
   bool isMatmulGroup(unsigned id) {
