@@ -33,10 +33,7 @@ std::vector<double> decode(const std::vector<uint8_t> &arena,
                            const Buffer *buffer) {
   if (!buffer)
     return {};
-  return reference::Tensor::fromBytes(buffer->dtype, buffer->shape,
-                                      arena.data() + buffer->offset,
-                                      buffer->bytes)
-      .data;
+  return fromBufferBytes(*buffer, arena.data() + buffer->offset).data;
 }
 
 /// D = epilogue(op(A) op(B) + C + bias) per batch, in double, rounded once to
@@ -126,11 +123,9 @@ std::string simulator::simulateBundle(const Manifest &manifest,
   // Uninitialised device memory: a kernel that reads what no step wrote
   // sees NaNs (0xFF bytes), not zeros.
   std::vector<uint8_t> arena(manifest.arenaBytes, 0xFF);
-  for (const HostInput &input : inputs) {
-    std::vector<uint8_t> bytes = input.tensor.toBytes();
-    std::memcpy(arena.data() + input.buffer->offset, bytes.data(),
-                bytes.size());
-  }
+  for (const HostInput &input : inputs)
+    storeToBuffer(*input.buffer, input.tensor,
+                  arena.data() + input.buffer->offset);
   for (size_t index = 0; index < manifest.steps.size(); ++index) {
     const Step &step = manifest.steps[index];
     if (beforeStep)
@@ -169,9 +164,7 @@ std::string simulator::simulateBundle(const Manifest &manifest,
   outputs.clear();
   for (const Binding &binding : manifest.outputs) {
     const Buffer &buffer = *manifest.findBuffer(binding.buffer);
-    outputs.push_back(reference::Tensor::fromBytes(buffer.dtype, buffer.shape,
-                                                   arena.data() + buffer.offset,
-                                                   buffer.bytes));
+    outputs.push_back(fromBufferBytes(buffer, arena.data() + buffer.offset));
   }
   return "";
 }
@@ -193,9 +186,8 @@ std::string simulator::simulateIsolatedPass(
   };
   auto download = [&](size_t index, const Step &, std::vector<uint8_t> &arena) {
     for (const Buffer *buffer : pass[index].downloads)
-      written[index].push_back(reference::Tensor::fromBytes(
-          buffer->dtype, buffer->shape, arena.data() + buffer->offset,
-          buffer->bytes));
+      written[index].push_back(
+          fromBufferBytes(*buffer, arena.data() + buffer->offset));
   };
   std::vector<reference::Tensor> outputs;
   return simulateBundle(manifest, kernels, inputs, outputs, upload, download);

@@ -425,8 +425,12 @@ memwall::getLaunchTensorMap(Value arg) {
 
 int64_t memwall::getBufferByteSize(Value buffer) {
   auto type = cast<MemRefType>(buffer.getType());
-  return getTensorByteSize(
-      RankedTensorType::get(type.getShape(), type.getElementType()));
+  SmallVector<int64_t> shape(type.getShape());
+  // A strided buffer (a KV cache appended in place) spans its outermost
+  // dimension's whole pitch.
+  if (!type.getLayout().isIdentity() && !shape.empty())
+    shape = {shape.front(), type.getStridesAndOffset().first.front()};
+  return getTensorByteSize(RankedTensorType::get(shape, type.getElementType()));
 }
 
 FailureOr<Bundle> memwall::readLoweredBundle(ModuleOp module,
@@ -468,6 +472,10 @@ FailureOr<Bundle> memwall::readLoweredBundle(ModuleOp module,
     buffer.dtype = dtypeName(type.getElementType());
     buffer.shape.assign(type.getShape().begin(), type.getShape().end());
     buffer.bytes = getBufferByteSize(value);
+    if (!type.getLayout().isIdentity()) {
+      SmallVector<int64_t> strides = type.getStridesAndOffset().first;
+      buffer.strides.assign(strides.begin(), strides.end());
+    }
     if (auto argument = dyn_cast<BlockArgument>(value)) {
       unsigned i = argument.getArgNumber();
       auto kind = function.getArgAttrOfType<ArgKindAttr>(

@@ -55,8 +55,8 @@ void memwall::writeManifest(const Bundle &bundle, llvm::raw_ostream &os) {
     });
     json.attribute(schema::manifest::arenaBytes.key, bundle.arenaBytes);
     json.attributeArray(schema::manifest::buffers.key, [&] {
-      for (const BundleBuffer &buffer : bundle.buffers)
-        json.value(llvm::json::Object{
+      for (const BundleBuffer &buffer : bundle.buffers) {
+        llvm::json::Object object{
             {schema::buffer::name.key, buffer.name},
             {schema::buffer::offset.key, buffer.offset},
             {schema::buffer::bytes.key, buffer.bytes},
@@ -64,7 +64,12 @@ void memwall::writeManifest(const Bundle &bundle, llvm::raw_ostream &os) {
              enumValue(schema::buffer::dtype, buffer.dtype)},
             {schema::buffer::shape.key, llvm::json::Array(buffer.shape)},
             {schema::buffer::role.key,
-             enumValue(schema::buffer::role, buffer.role)}});
+             enumValue(schema::buffer::role, buffer.role)}};
+        if (!buffer.strides.empty())
+          object[schema::buffer::strides.key] =
+              llvm::json::Array(buffer.strides);
+        json.value(std::move(object));
+      }
     });
     auto bindings = [&](const schema::Field &field,
                         llvm::ArrayRef<Bundle::Binding> list) {

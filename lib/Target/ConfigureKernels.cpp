@@ -156,6 +156,10 @@ private:
   /// A data-movement kernel: transpose, slice, embedding, rope,
   /// kv_cache_append.
   LogicalResult configureLayout(Operation *op) {
+    if (auto append = dyn_cast<KVCacheAppendOp>(op);
+        append && canAppendInPlace(append))
+      op->setAttr(MemWallDialect::kInPlaceAttrName,
+                  UnitAttr::get(op->getContext()));
     LayoutKernelPlan plan = planLayoutKernel(op);
     if (failed(checkGrid(op, plan.grid)))
       return failure();

@@ -34,6 +34,30 @@ namespace memwall {
 using namespace mlir;
 using namespace memwall;
 
+/// A KV cache appended in place is viewed at its appended length
+/// [B, H, L + T, D] (KernelPatterns.cpp): the cache argument [B, H, L, D] is
+/// the window of that buffer at its strides, each head's rows at the
+/// appended length's pitch.
+static void pitchInPlaceCaches(func::FuncOp function) {
+  bool changed = false;
+  for (ViewOp view : function.getBody().getOps<ViewOp>()) {
+    auto cache = dyn_cast<BlockArgument>(view.getSource());
+    auto window = cast<MemRefType>(view.getSource().getType());
+    MemRefType appended = view.getType();
+    if (!cache || window.getNumElements() == appended.getNumElements())
+      continue;
+    auto [strides, offset] = appended.getStridesAndOffset();
+    cache.setType(MemRefType::get(
+        window.getShape(), window.getElementType(),
+        StridedLayoutAttr::get(function.getContext(), offset, strides)));
+    changed = true;
+  }
+  if (changed)
+    function.setType(FunctionType::get(function.getContext(),
+                                       function.getBody().getArgumentTypes(),
+                                       function.getResultTypes()));
+}
+
 namespace {
 struct ConvertToGPUPass
     : public memwall::impl::ConvertToGPUBase<ConvertToGPUPass> {
@@ -87,6 +111,8 @@ struct ConvertToGPUPass
         [&](func::ReturnOp ret) { return converter.isLegal(ret); });
     if (failed(applyPartialConversion(module, legal, std::move(patterns))))
       return signalPassFailure();
+    for (func::FuncOp function : module.getOps<func::FuncOp>())
+      pitchInPlaceCaches(function);
 
     // kernels.mlir: the generated module as the lowering receives it. A
     // module without kernels (GEMMs and views only) has nothing to lower.

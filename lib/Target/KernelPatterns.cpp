@@ -335,9 +335,26 @@ protected:
       return lowerRopes(fusion, config, buffers, rewriter);
     emitLayoutKernel(state.kernels, config.getName(), op, planLayoutKernel(op));
     SmallVector<Value> args;
-    for (Value operand : op->getOperands())
-      args.push_back(buffers.lookup(operand));
-    Value result = allocate(rewriter, op->getLoc(), op->getResult(0));
+    Value result;
+    if (appendsInPlace(op)) {
+      // The appended cache is the cache argument's buffer at its full
+      // capacity; ConvertToGPU gives the argument that buffer's pitch.
+      auto append = cast<KVCacheAppendOp>(op);
+      Value cache = buffers.lookup(append.getCache());
+      if (!isa<BlockArgument>(cache))
+        return rewriter.notifyMatchFailure(op, "the configuration is stale");
+      result = ViewOp::create(rewriter, op->getLoc(),
+                              getTypeConverter()->convertType(append.getType()),
+                              cache);
+      result.getDefiningOp()->setAttr(
+          MemWallDialect::kBufferAttrName,
+          rewriter.getStringAttr(state.bufferNames.lookup(append.getResult())));
+      args.push_back(buffers.lookup(append.getUpdate()));
+    } else {
+      for (Value operand : op->getOperands())
+        args.push_back(buffers.lookup(operand));
+      result = allocate(rewriter, op->getLoc(), op->getResult(0));
+    }
     args.push_back(result);
     launch(rewriter, op->getLoc(), config, args, locationsOf(rewriter, {op}));
     rewriter.replaceOp(op, result);

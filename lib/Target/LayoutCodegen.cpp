@@ -96,6 +96,25 @@ bool memwall::isLayoutOp(Operation *op) {
   return isa<TransposeOp, SliceOp, EmbeddingOp, RopeOp, KVCacheAppendOp>(op);
 }
 
+bool memwall::canAppendInPlace(KVCacheAppendOp append) {
+  auto cache = dyn_cast<BlockArgument>(append.getCache());
+  return cache && cache.hasOneUse() &&
+         isa<func::FuncOp>(cache.getOwner()->getParentOp());
+}
+
+bool memwall::appendsInPlace(Operation *op) {
+  return isa<KVCacheAppendOp>(op) &&
+         op->hasAttr(MemWallDialect::kInPlaceAttrName);
+}
+
+/// The elements a layout kernel's threads cover: the new rows of an
+/// in-place append, else the result.
+static RankedTensorType iterationType(Operation *op) {
+  if (appendsInPlace(op))
+    return cast<KVCacheAppendOp>(op).getUpdate().getType();
+  return resultType(op);
+}
+
 LayoutKernelPlan memwall::planLayoutKernel(Operation *op) {
   if (auto rope = dyn_cast<RopeOp>(op))
     return planRopeKernel(ropeViewsOf(rope));
@@ -138,7 +157,7 @@ LayoutKernelPlan memwall::planLayoutKernel(Operation *op) {
   while (width > 1 && !fits(width))
     width /= 2;
   plan.width = width;
-  int64_t vectors = result.getNumElements() / width;
+  int64_t vectors = iterationType(op).getNumElements() / width;
   plan.threads = std::min<int64_t>(256, std::max<int64_t>(32, vectors));
   plan.grid = {static_cast<int64_t>(llvm::divideCeil(vectors, plan.threads)), 1,
                1};
@@ -196,9 +215,12 @@ public:
   gpu::GPUFuncOp build(StringRef name) {
     if (auto rope = dyn_cast<RopeOp>(op))
       return buildRope(name, ropeViewsOf(rope));
+    // An in-place append reads only its update (the cache's rows are in
+    // the buffer it writes).
     SmallVector<Type> params;
     for (Value value : op->getOperands())
-      params.push_back(flatMemRefType(value));
+      if (!appendsInPlace(op) || value != op->getOperand(0))
+        params.push_back(flatMemRefType(value));
     params.push_back(flatMemRefType(op->getResult(0)));
     Type element = resultType(op).getElementType();
     // The tile's rows are padded to an odd number of 4-byte words, so the
@@ -218,7 +240,7 @@ public:
       return func;
     }
     RankedTensorType result = resultType(op);
-    int64_t vectors = result.getNumElements() / plan.width;
+    int64_t vectors = iterationType(op).getNumElements() / plan.width;
     Value vector = arith::AddIOp::create(
         b,
         arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
@@ -229,7 +251,7 @@ public:
     auto guard = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
     b.setInsertionPointToStart(guard.thenBlock());
     Value outFlat = arith::MulIOp::create(b, vector, idx(plan.width));
-    Value out = entry.getArgument(op->getNumOperands());
+    Value out = entry.getArguments().back();
     Value input = entry.getArgument(0);
     Value value;
     if (std::optional<AffineGather> gather = affineGatherOf(op)) {
@@ -250,6 +272,9 @@ public:
       value = load(
           input, arith::AddIOp::create(
                      b, arith::MulIOp::create(b, id, idx(rowLength)), column));
+    } else if (appendsInPlace(op)) {
+      value = load(input, outFlat);
+      outFlat = appendedAt(cast<KVCacheAppendOp>(op), outFlat);
     } else {
       value = appendRows(cast<KVCacheAppendOp>(op), input, entry.getArgument(1),
                          outFlat);
@@ -291,10 +316,26 @@ private:
                              at);
   }
 
-  /// kv_cache_append as the concat it is: rows s < L of each (batch, head)
-  /// from the cache, the rest from the update. (A serving system writes the
-  /// new rows into a preallocated cache in place; the bundle has no such
-  /// buffer yet, so the step copies the cache.)
+  /// Where element `updateFlat` of an in-place append's update lands in the
+  /// appended cache: row L + t of its (batch, head).
+  Value appendedAt(KVCacheAppendOp append, Value updateFlat) {
+    ArrayRef<int64_t> cacheShape = append.getCache().getType().getShape();
+    int64_t length = cacheShape[2], d = cacheShape[3];
+    int64_t added = append.getUpdate().getType().getDimSize(2);
+    Value row = arith::DivUIOp::create(b, updateFlat, idx(d));
+    Value column = arith::RemUIOp::create(b, updateFlat, idx(d));
+    Value batchHead = arith::DivUIOp::create(b, row, idx(added));
+    Value position = arith::AddIOp::create(
+        b, arith::RemUIOp::create(b, row, idx(added)), idx(length));
+    Value appendedRow = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, batchHead, idx(length + added)), position);
+    return arith::AddIOp::create(
+        b, arith::MulIOp::create(b, appendedRow, idx(d)), column);
+  }
+
+  /// kv_cache_append as the concat it is, when its cache cannot be written
+  /// in place (canAppendInPlace): rows s < L of each (batch, head) from the
+  /// cache, the rest from the update.
   Value appendRows(KVCacheAppendOp append, Value cache, Value update,
                    Value outFlat) {
     ArrayRef<int64_t> cacheShape = append.getCache().getType().getShape();

@@ -90,7 +90,8 @@ isolatedPass(const std::vector<StepBuffers> &plan,
     StepIsolation &step = pass.emplace_back();
     for (const StepBuffer &read : buffers.reads)
       if (auto value = values.find(read.value); value != values.end())
-        step.uploads.push_back({read.buffer, value->second.toBytes()});
+        step.uploads.push_back(
+            {read.buffer, toBufferBytes(*read.buffer, value->second)});
     for (const StepBuffer &write : buffers.writes)
       step.downloads.push_back(write.buffer);
   }

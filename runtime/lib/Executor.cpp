@@ -524,8 +524,9 @@ Status GpuSession::upload(const Buffer &buffer,
 
 Status GpuSession::uploadInputs(const std::vector<HostInput> &inputs) {
   for (const HostInput &input : inputs)
-    if (Status error = upload(*input.buffer, input.tensor.toBytes(),
-                              "input '" + input.binding->name + "'");
+    if (Status error =
+            upload(*input.buffer, toBufferBytes(*input.buffer, input.tensor),
+                   "input '" + input.binding->name + "'");
         failed(error))
       return error;
   // A copy from pageable memory may return before its DMA has finished.
@@ -541,8 +542,7 @@ Status GpuSession::download(const Buffer &buffer, const std::string &what,
           cu.memcpyDtoH(bytes.data(), arena + buffer.offset, bytes.size());
       status != CUDA_SUCCESS)
     return cudaFailure("downloading " + what, status);
-  tensor = reference::Tensor::fromBytes(buffer.dtype, buffer.shape,
-                                        bytes.data(), bytes.size());
+  tensor = fromBufferBytes(buffer, bytes.data());
   return {};
 }
 

@@ -143,7 +143,7 @@ std::string directoryOf(const std::string &path) {
 std::string expectation(const Buffer &buffer) {
   return std::string(reference::dtypeName(buffer.dtype)) + " " +
          shapeString(buffer.shape) + " in a file of " +
-         std::to_string(buffer.bytes) + " bytes";
+         std::to_string(denseBytes(buffer)) + " bytes";
 }
 
 Status invalidInputs(const std::string &message) {
@@ -227,13 +227,13 @@ Status parseInputsText(const Manifest &manifest, const std::string &text,
                                ? file->string
                                : base + "/" + file->string;
     // The manifest's buffers are validated: their tensors fit in int64.
-    int64_t hostBytes = buffer->bytes;
+    int64_t fileBytes = denseBytes(*buffer), hostBytes = fileBytes;
     addHostTensorBytes(buffer->shape, hostBytes);
     if (std::string error = checkHostMemory(hostBytes, context); !error.empty())
       return Status(ErrorCode::OutOfMemory, error);
     std::string contents;
-    if (Status error = readFileOfSize(filePath, buffer->bytes,
-                                      expectation(*buffer), contents);
+    if (Status error =
+            readFileOfSize(filePath, fileBytes, expectation(*buffer), contents);
         !error.ok())
       return error.withPrefix(context + ": ");
     HostInput input;

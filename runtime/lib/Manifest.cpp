@@ -63,6 +63,69 @@ int64_t numElements(const std::vector<int64_t> &shape) {
   return checkedElementCount(shape, count) ? count : -1;
 }
 
+namespace {
+/// Calls `copy(denseByte, bufferByte, bytes)` for each run of elements that
+/// is contiguous both densely and in strided `buffer` (a validated one).
+template <typename CopyFn>
+void forEachStridedRun(const Buffer &buffer, CopyFn copy) {
+  int64_t elements = numElements(buffer.shape);
+  if (elements <= 0)
+    return;
+  int64_t width = reference::dtypeBytes(buffer.dtype);
+  size_t rank = buffer.shape.size();
+  int64_t run = buffer.strides.back() == 1 ? buffer.shape.back() : 1;
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t dense = 0; dense < elements; dense += run) {
+    int64_t at = 0;
+    for (size_t i = 0; i < rank; ++i)
+      at += index[i] * buffer.strides[i];
+    copy(dense * width, at * width, run * width);
+    for (size_t i = rank, carry = run; i-- > 0 && carry;) {
+      index[i] += static_cast<int64_t>(carry);
+      carry = static_cast<size_t>(index[i] / buffer.shape[i]);
+      index[i] %= buffer.shape[i];
+    }
+  }
+}
+} // namespace
+
+int64_t denseBytes(const Buffer &buffer) {
+  return reference::dtypeStorageBytes(buffer.dtype, numElements(buffer.shape));
+}
+
+void storeToBuffer(const Buffer &buffer, const reference::Tensor &tensor,
+                   uint8_t *bufferStart) {
+  std::vector<uint8_t> dense = tensor.toBytes();
+  if (buffer.strides.empty()) {
+    std::memcpy(bufferStart, dense.data(), dense.size());
+    return;
+  }
+  forEachStridedRun(buffer, [&](int64_t from, int64_t to, int64_t size) {
+    std::memcpy(bufferStart + to, dense.data() + from, size);
+  });
+}
+
+std::vector<uint8_t> toBufferBytes(const Buffer &buffer,
+                                   const reference::Tensor &tensor) {
+  if (buffer.strides.empty())
+    return tensor.toBytes();
+  std::vector<uint8_t> bytes(static_cast<size_t>(buffer.bytes), 0);
+  storeToBuffer(buffer, tensor, bytes.data());
+  return bytes;
+}
+
+reference::Tensor fromBufferBytes(const Buffer &buffer, const uint8_t *bytes) {
+  if (buffer.strides.empty())
+    return reference::Tensor::fromBytes(buffer.dtype, buffer.shape, bytes,
+                                        static_cast<size_t>(buffer.bytes));
+  std::vector<uint8_t> packed(static_cast<size_t>(denseBytes(buffer)));
+  forEachStridedRun(buffer, [&](int64_t to, int64_t from, int64_t size) {
+    std::memcpy(packed.data() + to, bytes + from, size);
+  });
+  return reference::Tensor::fromBytes(buffer.dtype, buffer.shape, packed.data(),
+                                      packed.size());
+}
+
 std::string shapeString(const std::vector<int64_t> &shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -952,6 +1015,37 @@ Status validateReferenceValue(const reference::ValueInfo &value) {
   return Status();
 }
 
+// A strided buffer's layout: one stride a dimension, each at least 1 and
+// past the extent of the dimensions inside it (no two elements share bytes),
+// whole elements (not packed i4), and `bytes` the outermost dimension's full
+// pitch, all without overflow.
+Status validateStrides(const Buffer &buffer, const std::string &context) {
+  const std::vector<int64_t> &shape = buffer.shape, &strides = buffer.strides;
+  if (strides.size() != shape.size() || shape.empty())
+    return invalid(context + ": " + std::to_string(strides.size()) +
+                   " strides for shape " + shapeString(shape));
+  if (buffer.dtype == DType::I4)
+    return invalid(context + ": a strided buffer cannot pack i4");
+  for (size_t i = 0; i < strides.size(); ++i) {
+    int64_t inner = 1;
+    if (i + 1 < strides.size() &&
+        !checkedMul(strides[i + 1], shape[i + 1], inner))
+      return invalid(context + ": " + tooLargeForInt64("the strides"));
+    if (strides[i] < 1 || strides[i] < inner)
+      return invalid(context + ": strides " + shapeString(strides) +
+                     " overlap the elements of shape " + shapeString(shape));
+  }
+  int64_t pitched, bytes;
+  if (!checkedMul(shape[0], strides[0], pitched) ||
+      !checkedMul(pitched, reference::dtypeBytes(buffer.dtype), bytes))
+    return invalid(context + ": " + tooLargeForInt64("the strided bytes"));
+  if (buffer.bytes != bytes)
+    return invalid(context + ": " + std::to_string(buffer.bytes) +
+                   " bytes, but shape " + shapeString(shape) + " at strides " +
+                   shapeString(strides) + " spans " + std::to_string(bytes));
+  return Status();
+}
+
 // A buffer's shape, size and place: dims >= 0, bytes == elements x dtype
 // size, and [offset, offset + bytes) inside the arena, all without overflow.
 Status validateBuffer(const Manifest &manifest, const Buffer &buffer) {
@@ -974,11 +1068,15 @@ Status validateBuffer(const Manifest &manifest, const Buffer &buffer) {
                    tooLargeForInt64(std::string("the bytes of a dense ") +
                                     reference::dtypeName(buffer.dtype) + " " +
                                     shapeString(buffer.shape) + " array"));
-  if (buffer.bytes != dense)
+  if (!buffer.strides.empty()) {
+    if (Status error = validateStrides(buffer, context); !error.ok())
+      return error;
+  } else if (buffer.bytes != dense) {
     return invalid(context + ": " + std::to_string(buffer.bytes) +
                    " bytes, but a dense " + reference::dtypeName(buffer.dtype) +
                    " " + shapeString(buffer.shape) + " array has " +
                    std::to_string(dense));
+  }
   if (!checkedAdd(buffer.offset, buffer.bytes, end) ||
       end > manifest.arenaBytes)
     return invalid(context + ": range " + describeRange(buffer) +

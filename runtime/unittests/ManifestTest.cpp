@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <climits>
 #include <cstdio>
 #include <sys/stat.h>
@@ -215,6 +217,79 @@ TEST(ManifestValidate, SizeDisagreesWithShape) {
   buffer(manifest, "t").bytes = 200;
   expectInvalid(manifest, "buffer 't': 200 bytes, but a dense f32 [4, 16] "
                           "array has 256");
+}
+
+// x [4, 8] f32 held at a pitch of 10 elements a row: 4 x 10 x 4 bytes.
+TEST(ManifestParse, StridedBufferReadsItsStrides) {
+  Manifest manifest;
+  std::string text = kValidManifest;
+  std::string from = R"("bytes": 128, "dtype": "f32",
+      "shape": [4, 8], "role": "input" })";
+  size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, from.size(), R"("bytes": 160, "dtype": "f32",
+      "shape": [4, 8], "role": "input", "strides": [10, 1] })");
+  ASSERT_EQ(parseText(text, manifest), "");
+  EXPECT_EQ(buffer(manifest, "x").strides, (std::vector<int64_t>{10, 1}));
+  EXPECT_EQ(validateManifest(manifest).message(), "");
+  EXPECT_TRUE(buffer(manifest, "w").strides.empty());
+}
+
+TEST(ManifestValidate, StridesMustSpanThePitchWithoutOverlap) {
+  Manifest manifest = validManifest();
+  Buffer &x = buffer(manifest, "x");
+  x.strides = {10, 1};
+  expectInvalid(manifest, "buffer 'x': 128 bytes, but shape [4, 8] at "
+                          "strides [10, 1] spans 160");
+  x.strides = {6, 1}; // rows of 8 at a pitch of 6 share elements
+  x.bytes = 96;
+  expectInvalid(manifest, "buffer 'x': strides [6, 1] overlap the elements "
+                          "of shape [4, 8]");
+  x.strides = {10};
+  expectInvalid(manifest, "buffer 'x': 1 strides for shape [4, 8]");
+  x.strides = {INT64_MAX / 2, 1};
+  expectInvalid(manifest, "buffer 'x': the strided bytes do not fit in a "
+                          "64-bit integer");
+}
+
+// A [2, 3, 2] tensor whose rows of 2 lie at a pitch of 3, and each [3, 2]
+// block at a pitch of 10 (a cache of 3 rows with room for a fourth would
+// be strided so; here both gaps differ, to catch a mixed-up stride).
+TEST(BufferBytes, StridedBuffersPlaceEachRowAtItsPitchAndRoundTrip) {
+  Buffer cache;
+  cache.dtype = DType::I32;
+  cache.shape = {2, 3, 2};
+  cache.strides = {10, 3, 1};
+  cache.bytes = 2 * 10 * 4;
+  memwall::reference::Tensor tensor;
+  tensor.dtype = DType::I32;
+  tensor.shape = cache.shape;
+  for (int i = 0; i < 12; ++i)
+    tensor.data.push_back(i + 1);
+  std::vector<uint8_t> bytes = toBufferBytes(cache, tensor);
+  ASSERT_EQ(bytes.size(), 80u);
+  auto at = [&](int element) {
+    int32_t value;
+    std::memcpy(&value, bytes.data() + 4 * element, 4);
+    return value;
+  };
+  // Dense element n = 6 i + 2 j + k sits at 10 i + 3 j + k; the gaps are 0.
+  std::vector<int32_t> expected(20, 0);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 2; ++k)
+        expected[10 * i + 3 * j + k] = 6 * i + 2 * j + k + 1;
+  for (int element = 0; element < 20; ++element)
+    EXPECT_EQ(at(element), expected[element]) << "element " << element;
+  memwall::reference::Tensor back = fromBufferBytes(cache, bytes.data());
+  EXPECT_EQ(back.shape, tensor.shape);
+  EXPECT_EQ(back.data, tensor.data);
+  // Storing leaves the gaps as they were.
+  std::vector<uint8_t> arena(80, 0xAB);
+  storeToBuffer(cache, tensor, arena.data());
+  EXPECT_EQ(arena[4 * 2], 0xAB);  // (0, 0, 2): a gap
+  EXPECT_EQ(arena[4 * 19], 0xAB); // past the last row of the first outer
+  EXPECT_EQ(fromBufferBytes(cache, arena.data()).data, tensor.data);
 }
 
 TEST(ManifestValidate, OverlappingInputs) {

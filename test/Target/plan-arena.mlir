@@ -28,3 +28,17 @@ func.func @reuse(%a: memref<64xf32>) -> memref<8x8xf32> {
 func.func @too_large(%a: memref<4611686018427387904xi8>, %b: memref<4611686018427387904xi8>) {
   return
 }
+
+// -----
+
+// A KV cache appended in place: the cache argument holds its rows at the
+// appended length's pitch, so it spans 2 x 3 x 7 x 12 bf16 = 1008 bytes
+// (1024 aligned), and the appended cache, a view of it, shares its offset.
+// CHECK-LABEL: func.func @in_place_cache
+// CHECK-SAME: memwall.arena_bytes = 1536 : i64, memwall.argument_offsets = array<i64: 0, 1024>
+// CHECK: memwall.view {{.*}}{memwall.buffer = "appended", memwall.offset = 0 : i64}
+func.func @in_place_cache(%cache: memref<2x3x5x12xbf16, strided<[252, 84, 12, 1]>>, %update: memref<2x3x2x12xbf16>) -> memref<2x3x7x12xbf16> {
+  %0 = memwall.view %cache {memwall.buffer = "appended"} : memref<2x3x5x12xbf16, strided<[252, 84, 12, 1]>> to memref<2x3x7x12xbf16>
+  memwall.launch @kernels::@append(%update, %0) grid [1, 1, 1] block [32, 1, 1] shared 0 {ops = [], predicted_seconds = 0.0} : memref<2x3x2x12xbf16>, memref<2x3x7x12xbf16>
+  return %0 : memref<2x3x7x12xbf16>
+}

@@ -36,7 +36,14 @@ if errors:
 
 print("bundle %s target=%s arch=%s arena=%d" % (manifest["model"], manifest["target"], manifest["arch"], arena))
 for b in manifest["buffers"]:
-    print("buffer %s %s %s %d %s" % (b["name"], b["dtype"], b["shape"], b["bytes"], b["role"]))
+    line = "buffer %s %s %s %d %s" % (b["name"], b["dtype"], b["shape"], b["bytes"], b["role"])
+    if "strides" in b:
+        line += " strides=%s" % b["strides"]
+    # Another buffer at the same bytes: a view of it (or it of this one).
+    views = [o["name"] for o in manifest["buffers"] if o is not b and o["offset"] == b["offset"] and o["bytes"] == b["bytes"] and o["role"] != "intermediate" and b["role"] != "intermediate"]
+    if views:
+        line += " shares=%s" % ",".join(views)
+    print(line)
 for s in manifest["steps"]:
     if s["kind"] == "gemm":
         print("gemm %s a=%s b=%s c=%s bias=%s d=%s m=%d n=%d k=%d batch=%d trans_a=%s trans_b=%s dtype=%s epilogue=%s" % (

@@ -56,6 +56,10 @@ void requireBuffersInsideTheArena(const Manifest &manifest) {
       if (elements > INT64_MAX)
         finding("buffer '" + buffer.name + "' validated with a huge shape");
     }
+    // A strided buffer spans its outermost dimension's pitch.
+    if (!buffer.strides.empty())
+      elements =
+          static_cast<__int128>(buffer.shape.front()) * buffer.strides.front();
     __int128 bytes = elements * reference::dtypeBytes(buffer.dtype);
     __int128 end = static_cast<__int128>(buffer.offset) + buffer.bytes;
     if (bytes != buffer.bytes || buffer.offset < 0 || end > manifest.arenaBytes)

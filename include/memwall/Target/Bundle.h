@@ -44,6 +44,9 @@ struct BundleBuffer {
   int64_t firstStep = 0, lastStep = 0;
   /// A view of another buffer (a reshape): same bytes, no allocation.
   int aliasOf = -1;
+  /// Element strides of a buffer that is not dense row-major (a KV cache
+  /// appended in place); empty when dense.
+  std::vector<int64_t> strides;
 };
 
 /// A kernel argument passed as a TMA tensor map of its buffer (the launch

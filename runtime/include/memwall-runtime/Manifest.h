@@ -46,7 +46,23 @@ struct Buffer {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   BufferRole role = BufferRole::Intermediate;
+  /// Element strides, outermost first; empty for a dense row-major buffer.
+  /// A strided buffer spans its outermost dimension's whole pitch
+  /// (`bytes` = shape[0] x strides[0] elements).
+  std::vector<int64_t> strides;
 };
+
+/// The bytes of `buffer`'s tensor stored densely (an input file's size).
+int64_t denseBytes(const Buffer &buffer);
+/// Writes `tensor` (of the buffer's dtype and shape) where `buffer` keeps
+/// its elements, from `bufferStart`; a strided buffer's gaps are untouched.
+void storeToBuffer(const Buffer &buffer, const reference::Tensor &tensor,
+                   uint8_t *bufferStart);
+/// The `buffer.bytes` bytes `buffer` holds for `tensor`, the gaps zero.
+std::vector<uint8_t> toBufferBytes(const Buffer &buffer,
+                                   const reference::Tensor &tensor);
+/// The tensor `buffer` holds in `bytes` (`buffer.bytes` of them).
+reference::Tensor fromBufferBytes(const Buffer &buffer, const uint8_t *bytes);
 
 /// An entry of "inputs" or "outputs": a name, the buffer holding it and the
 /// reference-graph value it corresponds to.

@@ -95,6 +95,13 @@ LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a unit attribute on a backward op";
     return success();
   }
+  if (attr.getName() == kInPlaceAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<KVCacheAppendOp>(op))
+      return op->emitError() << "'" << kInPlaceAttrName
+                             << "' must be a unit attribute on a "
+                                "memwall.kv_cache_append";
+    return success();
+  }
   // Codegen's attributes (memwall-lower-to-bundle).
   StringRef expected =
       llvm::StringSwitch<StringRef>(attr.getName().getValue())

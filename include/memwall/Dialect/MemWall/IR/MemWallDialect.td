@@ -61,6 +61,12 @@ def MemWall_Dialect : Dialect {
     /// On the module: the generated gpu.module as text, before lowering.
     static constexpr ::llvm::StringLiteral kKernelsSourceAttrName =
         "memwall.kernels_source";
+    /// On a kv_cache_append whose cache is a function argument read by
+    /// nothing else (memwall-configure-kernels): codegen writes the new
+    /// rows into that argument's buffer, which holds the cache at the
+    /// appended length's pitch, instead of copying the cache.
+    static constexpr ::llvm::StringLiteral kInPlaceAttrName =
+        "memwall.in_place";
     /// On a buffer (memref.alloc, memwall.view): its name in the bundle.
     static constexpr ::llvm::StringLiteral kBufferAttrName = "memwall.buffer";
     /// On a buffer, and per argument on the function: its arena offset.

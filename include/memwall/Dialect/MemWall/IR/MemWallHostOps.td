@@ -87,10 +87,18 @@ def MemWall_GemmOp : MemWall_HostOp<"gemm", [AttrSizedOperandSegments]> {
 }
 
 def MemWall_ViewOp : MemWall_HostOp<"view", [Pure, ViewLikeOpInterface]> {
-  let summary = "the bytes of a buffer under another shape (a reshape)";
+  let summary = "the bytes of a buffer under another shape";
+  let description = [{
+    Either a reshape (a dense source under another shape with as many
+    elements), or the whole buffer a strided source is a window of: a dense
+    result of the source's rank whose strides are the source's and whose
+    dimensions hold the source's (a KV cache appended in place is viewed at
+    its appended length; the cache argument holds its rows at that pitch).
+  }];
   let arguments = (ins AnyStaticShapeMemRef:$source);
   let results = (outs AnyStaticShapeMemRef:$result);
   let assemblyFormat = "$source attr-dict `:` type($source) `to` type($result)";
+  let hasVerifier = 1;
   let extraClassDeclaration = [{
     ::mlir::Value getViewSource() { return getSource(); }
   }];
