@@ -405,6 +405,10 @@ private:
         Operation *def = operand.getDefiningOp();
         if (def && members.contains(def))
           continue;
+        // An in-place append writes into its cache's buffer, never reads it.
+        if (auto append = dyn_cast<KVCacheAppendOp>(op);
+            append && operand == append.getCache() && append.canAppendInPlace())
+          continue;
         if (!seen.insert(operand.getAsOpaquePointer()).second)
           continue;
         KernelInput input;
@@ -436,8 +440,13 @@ private:
         matmul && matmul.getLhs() == matmul.getRhs())
       bytesRead +=
           CheckedInt::fromSaturated(getGemmOperandBytes(matmul.getRhs()));
-    for (Value output : analysis.outputs)
-      bytesWritten += countTensorBytes(output.getType());
+    for (Value output : analysis.outputs) {
+      // An in-place append writes its new rows only.
+      auto append = output.getDefiningOp<KVCacheAppendOp>();
+      bytesWritten += countTensorBytes(append && append.canAppendInPlace()
+                                           ? append.getUpdate().getType()
+                                           : output.getType());
+    }
     if (flops.overflowed() || (bytesRead + bytesWritten).overflowed())
       return fail(whyNot, "the kernel's FLOPs or bytes are more than memwall "
                           "can count (int64)");
@@ -1059,7 +1068,13 @@ private:
 } // namespace
 
 bool memwall::isGemmHeadsLayoutOp(Operation *op) {
-  return isa<ReshapeOp, TransposeOp, RopeOp>(op);
+  return isa<ReshapeOp, TransposeOp, RopeOp, KVCacheAppendOp>(op);
+}
+
+Value GemmHeadsLayout::getOutput() const {
+  if (append)
+    return append->getResult(0);
+  return rope ? rope->getResult(0) : heads->getResult(0);
 }
 
 /// Whether `permutation` swaps the two dims before the last.
@@ -1150,6 +1165,9 @@ SmallVector<Operation *, 2> memwall::getGemmHeadsSplitOps(Operation *op) {
 
 SmallVector<Operation *, 2> memwall::getLayoutStep(Operation *op) {
   if (isa<RopeOp, SliceOp>(op))
+    return {op};
+  if (auto append = dyn_cast<KVCacheAppendOp>(op);
+      append && append.canAppendInPlace())
     return {op};
   SmallVector<Operation *, 2> step = getGemmHeadsSplitOps(op);
   return step.empty() ? getGemmHeadsMergeOps(op) : step;
@@ -1422,14 +1440,28 @@ memwall::matchGemmHeadsLayouts(ArrayRef<Operation *> ops,
       if (!swapsSequenceAndHeads(transpose.getPermutation()))
         return refuse("the transpose does not swap S and H");
       layout->heads = transpose;
-    } else {
-      auto rope = cast<RopeOp>(op);
+    } else if (auto rope = dyn_cast<RopeOp>(op)) {
       GemmHeadsLayout *layout = layoutOf(input, &GemmHeadsLayout::heads);
       if (!layout || layout->rope)
         return refuse("the rope reads no transpose of the layout");
       if (layout->headDim % 2 != 0)
         return refuse("the head dim is odd");
       layout->rope = rope;
+    } else {
+      auto append = cast<KVCacheAppendOp>(op);
+      GemmHeadsLayout *layout =
+          llvm::find_if(layouts, [&](const GemmHeadsLayout &candidate) {
+            return candidate.heads && !candidate.append &&
+                   candidate.getOutput() == append.getUpdate();
+          });
+      if (layout == layouts.end())
+        return refuse("the KV-cache append's update is no layout's result");
+      if (!append.canAppendInPlace())
+        return refuse("the KV cache is not a function argument only the "
+                      "append reads, so it is copied by a kernel of its own");
+      layout->append = append;
+      layout->cacheLength = append.getCache().getType().getDimSize(2);
+      layout->cacheRows = append.getType().getDimSize(2);
     }
   }
   // Each value of a layout feeds only the next op of it (or leaves the
@@ -1443,9 +1475,11 @@ memwall::matchGemmHeadsLayouts(ArrayRef<Operation *> ops,
   for (GemmHeadsLayout layout : layouts) {
     if (!layout.heads)
       return refuse("the reshape has no transpose after it");
+    Operation *afterHeads =
+        layout.rope ? layout.rope.getOperation() : layout.append.getOperation();
     if (!feedsOnly(layout.split.getResult(), layout.heads) ||
-        !feedsOnly(layout.heads->getResult(0), layout.rope) ||
-        (layout.rope && !feedsOnly(layout.rope.getResult(), nullptr)))
+        !feedsOnly(layout.heads->getResult(0), afterHeads) ||
+        (layout.rope && !feedsOnly(layout.rope.getResult(), layout.append)))
       return refuse("another op of the kernel reads a value of the layout");
   }
   return layouts;

@@ -39,6 +39,13 @@ MatmulOp matmulOf(Operation *op) {
 BlockArgument memwall::getRootArgument(Value value) {
   while (true) {
     if (Operation *op = value.getDefiningOp()) {
+      // A fusion's result is the value its body yields (a GEMM writing into
+      // a KV cache in place yields the appended cache).
+      if (auto fusion = dyn_cast<FusionOp>(op)) {
+        value = fusion.getBodyBlock().getTerminator()->getOperand(
+            cast<OpResult>(value).getResultNumber());
+        continue;
+      }
       if (!isa<CastOp, DequantizeOp, TransposeOp, ReshapeOp, KVCacheAppendOp>(
               op))
         return nullptr;

@@ -156,10 +156,6 @@ private:
   /// A data-movement kernel: transpose, slice, embedding, rope,
   /// kv_cache_append.
   LogicalResult configureLayout(Operation *op) {
-    if (auto append = dyn_cast<KVCacheAppendOp>(op);
-        append && canAppendInPlace(append))
-      op->setAttr(MemWallDialect::kInPlaceAttrName,
-                  UnitAttr::get(op->getContext()));
     LayoutKernelPlan plan = planLayoutKernel(op);
     if (failed(checkGrid(op, plan.grid)))
       return failure();
@@ -354,6 +350,13 @@ private:
 struct ConfigureKernelsPass
     : public memwall::impl::ConfigureKernelsBase<ConfigureKernelsPass> {
   void runOnOperation() override {
+    // Appends in place are pinned before the lowering, which sees the
+    // function's arguments while it converts them.
+    getOperation().walk([](KVCacheAppendOp append) {
+      if (append.canAppendInPlace())
+        append->setAttr(MemWallDialect::kInPlaceAttrName,
+                        UnitAttr::get(append.getContext()));
+    });
     FailureOr<GPUTarget> target = getTargetOf(getOperation());
     if (failed(target) ||
         failed(KernelConfigurator(*target).configureFunction(getOperation())))

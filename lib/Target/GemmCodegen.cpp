@@ -1167,6 +1167,8 @@ private:
   bool isComputedAfterNorm(Value output, Operation *norm,
                            ArrayRef<Operation *> afterNorm) {
     Operation *def = output.getDefiningOp();
+    if (auto append = dyn_cast_or_null<KVCacheAppendOp>(def))
+      def = append.getUpdate().getDefiningOp();
     if (isa_and_nonnull<RopeOp>(def))
       return true;
     return norm && (def == norm || llvm::is_contained(afterNorm, def));
@@ -1185,28 +1187,36 @@ private:
   }
 
   /// Where the element at tile (row, column) of `output` is stored: `flat`
-  /// for a value in the matmul's layout, its [.., H, S, D] index for one of
-  /// a heads layout after its transpose.
+  /// for a value in the matmul's layout, its [.., H, S, D] index for a heads
+  /// layout's output, and in a KV cache appended in place, row L + s of
+  /// its head of L + S rows.
   Value outputIndex(Value output, Value row, Value column, Value flat) {
     const GemmHeadsLayout *layout =
         llvm::find_if(analysis.headsLayouts, [&](GemmHeadsLayout heads) {
-          return output == heads.heads->getResult(0) ||
-                 (heads.rope && output == heads.rope.getResult());
+          return output == heads.getOutput();
         });
     if (layout == analysis.headsLayouts.end())
       return flat;
+    if (layout->append)
+      return headsIndex(add(tileRow, row), add(tileColumn, column),
+                        layout->numHeads, layout->headDim, layout->seqLen,
+                        layout->cacheRows, layout->cacheLength);
     return headsIndex(add(tileRow, row), add(tileColumn, column),
                       layout->numHeads, layout->headDim, layout->seqLen);
   }
 
   /// The index in [.., H, S, D] of GEMM element (row, column), row = l·S +
   /// s, column = h·D + d: ((l·H + h)·S + s)·D + d. A heads split's store and
-  /// a heads merge's load.
+  /// a heads merge's load. Heads of `headRows` rows whose first `firstRow`
+  /// rows are taken (a KV cache appended to) hold it at ((l·H + h)·headRows
+  /// + firstRow + s)·D + d.
   Value headsIndex(Value row, Value column, int64_t heads, int64_t headDim,
-                   int64_t seqLen) {
+                   int64_t seqLen, int64_t headRows = 0, int64_t firstRow = 0) {
+    if (headRows == 0)
+      headRows = seqLen;
     Value headRow = add(
-        mul(add(mul(div(row, seqLen), heads), div(column, headDim)), seqLen),
-        rem(row, seqLen));
+        mul(add(mul(div(row, seqLen), heads), div(column, headDim)), headRows),
+        add(rem(row, seqLen), idx(firstRow)));
     return add(mul(headRow, headDim), rem(column, headDim));
   }
 
@@ -1239,8 +1249,8 @@ private:
           b, tile, ValueRange{row, add(headStart, rotation.partnerColumn)});
       y.push_back(rotation.rotate(x[l], partner));
     }
-    emitter.storeOutput(rope.getResult(), y,
-                        outputIndex(rope.getResult(), row, column, flat));
+    emitter.storeOutput(heads.getOutput(), y,
+                        outputIndex(heads.getOutput(), row, column, flat));
   }
 
   /// Pass 1 over the staged `tiles` (one per rhs) at columns tileColumn..:
@@ -1272,6 +1282,8 @@ private:
         Lanes moved = lanes.lookup(heads.split.getInput());
         lanes[heads.split.getResult()] = moved;
         lanes[heads.heads->getResult(0)] = moved;
+        if (heads.append && !heads.rope)
+          lanes[heads.append.getResult()] = moved;
       }
       for (Value output : outputs)
         if (!isComputedAfterNorm(output, norm, afterNorm))

@@ -82,6 +82,23 @@ protected:
     return alloc;
   }
 
+  /// The buffer of `append`'s result when it appends in place: its cache's
+  /// buffer viewed at the appended length (ConvertToGPU gives the cache
+  /// argument that buffer's pitch); null if the cache is no argument.
+  Value viewAppendedCache(ConversionPatternRewriter &rewriter, Location loc,
+                          KVCacheAppendOp append, Value result,
+                          const DenseMap<Value, Value> &buffers) const {
+    Value cache = buffers.lookup(append.getCache());
+    if (!isa_and_nonnull<BlockArgument>(cache))
+      return {};
+    auto view = ViewOp::create(
+        rewriter, loc, getTypeConverter()->convertType(append.getType()),
+        cache);
+    view->setAttr(MemWallDialect::kBufferAttrName,
+                  rewriter.getStringAttr(state.bufferNames.lookup(result)));
+    return view;
+  }
+
   /// The source locations of `ops`, as the bundle lists them.
   static ArrayAttr locationsOf(Builder &b, ArrayRef<Operation *> ops) {
     SmallVector<Attribute> locs;
@@ -182,9 +199,13 @@ protected:
          llvm::zip(analysis->inputs, kernel->getArgumentTypes()))
       args.push_back(getLaunchOperand(rewriter, op->getLoc(),
                                       buffers.lookup(input.value), param));
-    for (Value result : results) {
-      written.push_back(allocate(rewriter, op->getLoc(), result));
-      args.push_back(written.back());
+    for (auto [output, result] : llvm::zip_equal(outputs, results)) {
+      Value buffer = allocateResult(rewriter, op->getLoc(), *analysis, output,
+                                    result, buffers);
+      if (!buffer)
+        return rewriter.notifyMatchFailure(op, "the configuration is stale");
+      written.push_back(buffer);
+      args.push_back(buffer);
     }
     launch(rewriter, op->getLoc(), config, args,
            locationsOf(rewriter, analysis->ops));
@@ -231,14 +252,31 @@ protected:
       reduceArgs.push_back(buffer);
     }
     splitArgs.push_back(partials);
-    for (Value result : results) {
-      written.push_back(allocate(rewriter, loc, result));
-      reduceArgs.push_back(written.back());
+    for (auto [output, result] : llvm::zip_equal(outputs, results)) {
+      Value buffer =
+          allocateResult(rewriter, loc, analysis, output, result, buffers);
+      if (!buffer)
+        return rewriter.notifyMatchFailure(op, "the configuration is stale");
+      written.push_back(buffer);
+      reduceArgs.push_back(buffer);
     }
     launch(rewriter, loc, config, splitArgs, ops);
     launch(rewriter, loc, reduce, reduceArgs, ops);
     rewriter.replaceOp(op, written);
     return success();
+  }
+
+  /// The buffer the kernel writes `result` (`output` in the op) to: a new
+  /// one, or for a heads layout ending in an in-place KV-cache append, the
+  /// cache's (null if that cache is no argument).
+  Value allocateResult(ConversionPatternRewriter &rewriter, Location loc,
+                       const KernelAnalysis &analysis, Value output,
+                       Value result,
+                       const DenseMap<Value, Value> &buffers) const {
+    for (const GemmHeadsLayout &layout : analysis.headsLayouts)
+      if (layout.append && layout.getOutput() == output)
+        return viewAppendedCache(rewriter, loc, layout.append, result, buffers);
+    return allocate(rewriter, loc, result);
   }
 
   virtual LogicalResult lowerGemm(Operation *op, KernelConfigAttr config,
@@ -337,18 +375,11 @@ protected:
     SmallVector<Value> args;
     Value result;
     if (appendsInPlace(op)) {
-      // The appended cache is the cache argument's buffer at its full
-      // capacity; ConvertToGPU gives the argument that buffer's pitch.
       auto append = cast<KVCacheAppendOp>(op);
-      Value cache = buffers.lookup(append.getCache());
-      if (!isa<BlockArgument>(cache))
+      result = viewAppendedCache(rewriter, op->getLoc(), append,
+                                 append.getResult(), buffers);
+      if (!result)
         return rewriter.notifyMatchFailure(op, "the configuration is stale");
-      result = ViewOp::create(rewriter, op->getLoc(),
-                              getTypeConverter()->convertType(append.getType()),
-                              cache);
-      result.getDefiningOp()->setAttr(
-          MemWallDialect::kBufferAttrName,
-          rewriter.getStringAttr(state.bufferNames.lookup(append.getResult())));
       args.push_back(buffers.lookup(append.getUpdate()));
     } else {
       for (Value operand : op->getOperands())

@@ -96,12 +96,6 @@ bool memwall::isLayoutOp(Operation *op) {
   return isa<TransposeOp, SliceOp, EmbeddingOp, RopeOp, KVCacheAppendOp>(op);
 }
 
-bool memwall::canAppendInPlace(KVCacheAppendOp append) {
-  auto cache = dyn_cast<BlockArgument>(append.getCache());
-  return cache && cache.hasOneUse() &&
-         isa<func::FuncOp>(cache.getOwner()->getParentOp());
-}
-
 bool memwall::appendsInPlace(Operation *op) {
   return isa<KVCacheAppendOp>(op) &&
          op->hasAttr(MemWallDialect::kInPlaceAttrName);
@@ -334,8 +328,8 @@ private:
   }
 
   /// kv_cache_append as the concat it is, when its cache cannot be written
-  /// in place (canAppendInPlace): rows s < L of each (batch, head) from the
-  /// cache, the rest from the update.
+  /// in place (KVCacheAppendOp::canAppendInPlace): rows s < L of each (batch,
+  /// head) from the cache, the rest from the update.
   Value appendRows(KVCacheAppendOp append, Value cache, Value update,
                    Value outFlat) {
     ArrayRef<int64_t> cacheShape = append.getCache().getType().getShape();

@@ -31,11 +31,6 @@ namespace memwall {
 /// True for the ops emitLayoutKernel handles.
 bool isLayoutOp(mlir::Operation *op);
 
-/// True when `append` can write its new rows into its cache's buffer: the
-/// cache is a function argument nothing else reads (so no reader sees the
-/// cache at the capacity's pitch, and no second append writes the same
-/// rows).
-bool canAppendInPlace(KVCacheAppendOp append);
 /// True for a kv_cache_append configured to append in place (its kernel
 /// reads the update and writes only the new rows of the cache's buffer).
 bool appendsInPlace(mlir::Operation *op);

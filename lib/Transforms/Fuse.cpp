@@ -384,6 +384,12 @@ private:
       SmallVector<Value> inputs;
       for (const KernelInput &input : analysis.inputs)
         inputs.push_back(input.value);
+      // The cache of an in-place KV-cache append is no kernel input (the
+      // kernel writes into its buffer), but the fusion's append reads it.
+      for (Operation *op : group.ops)
+        if (auto append = dyn_cast<KVCacheAppendOp>(op))
+          if (!llvm::is_contained(inputs, append.getCache()))
+            inputs.push_back(append.getCache());
       SmallVector<Type> resultTypes;
       for (Value output : analysis.outputs)
         resultTypes.push_back(output.getType());

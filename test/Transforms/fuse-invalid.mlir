@@ -32,7 +32,7 @@ func.func @two_reductions(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @transpose_without_gemm(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
-  // expected-error @below {{a reshape, transpose or rope is fused only into a gemm fusion, as the heads layout of its lhs or of a product (not with a norm)}}
+  // expected-error @below {{a reshape, transpose, rope or KV-cache append is fused only into a gemm fusion, as the heads layout of its lhs or of a product (not with a norm)}}
   %0 = memwall.fusion elementwise (%x) : (tensor<4x8xf32>) -> tensor<8x4xf32> {
   ^bb0(%a: tensor<4x8xf32>):
     %1 = memwall.relu %a : tensor<4x8xf32>
@@ -47,7 +47,7 @@ func.func @transpose_without_gemm(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
 func.func @unfusible_op(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
   %0 = memwall.fusion elementwise (%x) : (tensor<4x8xf32>) -> tensor<4x4xf32> {
   ^bb0(%a: tensor<4x8xf32>):
-    // expected-error @below {{cannot be fused: only elementwise ops, one row reduction or one matmul (with a dequantize of its rhs or a heads layout of its result) run in a fusion}}
+    // expected-error @below {{cannot be fused: only elementwise ops, one row reduction or one matmul (with a dequantize of its rhs or a heads layout of its result, which may end in a KV-cache append) run in a fusion}}
     %1 = memwall.slice %a offsets [0, 0] sizes [4, 4] : tensor<4x8xf32> -> tensor<4x4xf32>
     memwall.yield %1 : tensor<4x4xf32>
   }

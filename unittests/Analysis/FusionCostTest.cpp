@@ -543,6 +543,53 @@ TEST_F(FusionCostTest, MatmulsThatAreNoDualGemmCannotShareAKernel) {
             "value computed in the kernel");
 }
 
+// k = x·w [2, 8, 64] split into 2 heads of 32, [2, 2, 8, 32], appended
+// after the 5 rows of a [2, 2, 5, 32] cache: the epilogue writes rows 5..12
+// of each head of 13 into the cache's buffer. The kernel reads x (2 x 8 x
+// 64 x 2 B = 2048) and w (64 x 64 x 2 B = 8192), not the cache, and writes
+// the 2 x 2 x 8 x 32 new elements (2048 B), not the 13-row cache (3328 B).
+TEST_F(FusionCostTest, AGemmWritesItsHeadsIntoAKVCacheInPlace) {
+  StringRef args = "%x: tensor<2x8x64xbf16>, %w: tensor<64x64xbf16>, "
+                   "%c: tensor<2x2x5x32xbf16>";
+  std::string layout =
+      "%0 = memwall.matmul %x, %w : tensor<2x8x64xbf16>, "
+      "tensor<64x64xbf16> -> tensor<2x8x64xbf16>\n"
+      "%1 = memwall.reshape %0 [2, 8, 2, 32] : tensor<2x8x64xbf16> -> "
+      "tensor<2x8x2x32xbf16>\n"
+      "%2 = memwall.transpose %1 [0, 2, 1, 3] : tensor<2x8x2x32xbf16> -> "
+      "tensor<2x2x8x32xbf16>\n"
+      "%3 = memwall.kv_cache_append %c, %2 : tensor<2x2x5x32xbf16>, "
+      "tensor<2x2x8x32xbf16> -> tensor<2x2x13x32xbf16>";
+  SmallVector<Operation *> ops = parseOps(args, layout);
+  ASSERT_EQ(ops.size(), 4u);
+  FailureOr<KernelAnalysis> kernel = analyzeKernel(ops, target);
+  ASSERT_TRUE(succeeded(kernel));
+  EXPECT_EQ(kernel->kind, FusionKind::Gemm);
+  ASSERT_EQ(kernel->headsLayouts.size(), 1u);
+  GemmHeadsLayout heads = kernel->headsLayouts.front();
+  EXPECT_EQ(heads.append.getOperation(), ops[3]);
+  EXPECT_EQ(heads.getOutput(), ops[3]->getResult(0));
+  EXPECT_EQ(heads.seqLen, 8);
+  EXPECT_EQ(heads.cacheLength, 5);
+  EXPECT_EQ(heads.cacheRows, 13);
+  ASSERT_EQ(kernel->inputs.size(), 2u);
+  ASSERT_EQ(kernel->outputs.size(), 1u);
+  EXPECT_EQ(kernel->outputs.front(), ops[3]->getResult(0));
+  EXPECT_EQ(kernel->bytesRead, 2048 + 8192);
+  EXPECT_EQ(kernel->bytesWritten, 2048);
+
+  // A cache something else reads is copied by its own kernel.
+  ops = parseOps(args, layout + "\n%4 = memwall.scale %c by 2.0 : "
+                                "tensor<2x2x5x32xbf16>");
+  ops.pop_back();
+  std::string why;
+  EXPECT_TRUE(failed(analyzeKernel(ops, target, &why)));
+  EXPECT_NE(why.find("the KV cache is not a function argument only the "
+                     "append reads, so it is copied by a kernel of its own"),
+            std::string::npos)
+      << why;
+}
+
 TEST_F(FusionCostTest, AttentionReadsAPackedProjectionAndWritesHeadsMerged) {
   // GPT-2's layout, B = 2, S = 16, 2 heads of 64: k is columns [128, 256)
   // of the [2, 16, 384] projection, element (b, h, s, d) at

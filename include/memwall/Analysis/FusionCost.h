@@ -92,7 +92,16 @@ struct GemmHeadsLayout {
   /// step's q, k and v) the reshape it canonicalizes to.
   mlir::Operation *heads = nullptr;
   RopeOp rope;
+  /// The in-place KV-cache append of the layout's last value: the epilogue
+  /// writes the rows into the cache's buffer, heads of `cacheRows` rows
+  /// (the appended length) from row `cacheLength`.
+  KVCacheAppendOp append;
   int64_t numHeads = 0, headDim = 0, seqLen = 0;
+  int64_t cacheLength = 0, cacheRows = 0;
+
+  /// The value the layout leaves the kernel as: the append's, the rope's or
+  /// the transpose's result.
+  mlir::Value getOutput() const;
 };
 
 /// The heads layouts among `ops` (a kernel's, in program order; at most one

@@ -26,9 +26,9 @@
 namespace memwall {
 
 /// The function argument `value` is a view, cast or cache append of, through
-/// fusion inputs (a fusion's body argument stands for its input); null for
-/// anything computed. Weights are cast at use under weight-only
-/// quantization, caches are appended to.
+/// fusions (a fusion's body argument stands for its input, its result for
+/// the value its body yields); null for anything computed. Weights are cast at
+/// use under weight-only quantization, caches are appended to.
 mlir::BlockArgument getRootArgument(mlir::Value value);
 
 /// The inference summary of `function` on `target`; nullopt for training

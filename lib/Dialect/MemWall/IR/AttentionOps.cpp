@@ -19,6 +19,7 @@
 
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include <algorithm>
 #include <cmath>
@@ -739,6 +740,27 @@ KVCacheAppendOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
 LogicalResult KVCacheAppendOp::buildVJP(VJPBuilder &, ValueRange) {
   return VJPBuilder::notDifferentiable(
       *this, "training graphs do not append to a KV cache");
+}
+
+bool KVCacheAppendOp::canAppendInPlace() {
+  return (*this)->hasAttr(MemWallDialect::kInPlaceAttrName) ||
+         isCacheAnArgumentOnlyItReads();
+}
+
+bool KVCacheAppendOp::isCacheAnArgumentOnlyItReads() {
+  Value cache = getCache();
+  if (!cache.hasOneUse())
+    return false;
+  auto argument = dyn_cast<BlockArgument>(cache);
+  if (argument)
+    if (auto fusion = dyn_cast<FusionOp>(argument.getOwner()->getParentOp())) {
+      cache = fusion->getOperand(argument.getArgNumber());
+      if (!cache.hasOneUse())
+        return false;
+      argument = dyn_cast<BlockArgument>(cache);
+    }
+  return argument && isa_and_nonnull<FunctionOpInterface>(
+                         argument.getOwner()->getParentOp());
 }
 
 Value KVCacheAppendOp::getAliasedOperand(unsigned) {

@@ -96,10 +96,15 @@ LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (attr.getName() == kInPlaceAttrName) {
-    if (!isa<UnitAttr>(attr.getValue()) || !isa<KVCacheAppendOp>(op))
+    auto append = dyn_cast<KVCacheAppendOp>(op);
+    if (!isa<UnitAttr>(attr.getValue()) || !append)
       return op->emitError() << "'" << kInPlaceAttrName
                              << "' must be a unit attribute on a "
                                 "memwall.kv_cache_append";
+    if (!append.isCacheAnArgumentOnlyItReads())
+      return op->emitError() << "'" << kInPlaceAttrName
+                             << "' needs a cache that is a function argument "
+                                "only this append reads";
     return success();
   }
   // Codegen's attributes (memwall-lower-to-bundle).

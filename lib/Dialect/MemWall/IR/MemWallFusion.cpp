@@ -75,7 +75,7 @@ LogicalResult FusionOp::verify() {
       ++rowReductions;
     else if (isa<DequantizeOp>(op))
       ++dequantizes;
-    else if (isa<ReshapeOp, TransposeOp, RopeOp>(op)) {
+    else if (isa<ReshapeOp, TransposeOp, RopeOp, KVCacheAppendOp>(op)) {
       ++layouts;
       // A transpose of an input and the reshape of it make a GEMM's lhs
       // (a heads merge), which a norm in the epilogue does not mind.
@@ -89,8 +89,8 @@ LogicalResult FusionOp::verify() {
     } else if (!isElementwiseOp(&op))
       return op.emitOpError("cannot be fused: only elementwise ops, one row "
                             "reduction or one matmul (with a dequantize of "
-                            "its rhs or a heads layout of its result) run "
-                            "in a fusion");
+                            "its rhs or a heads layout of its result, which "
+                            "may end in a KV-cache append) run in a fusion");
     else
       ++others;
   }
@@ -100,14 +100,15 @@ LogicalResult FusionOp::verify() {
   if (dequantizes && (getKind() != FusionKind::Gemm || dequantizes > matmuls))
     return emitOpError("a dequantize is fused only into a gemm fusion, as "
                        "the rhs prologue of a matmul");
-  // A reshape, transpose and rope write a generated GEMM's result
-  // heads-split, or a transpose and reshape make its lhs
-  // (memwall::matchGemmHeadsLayouts and matchGemmLhsHeadsMerge say which).
+  // A reshape, transpose, rope and KV-cache append write a generated GEMM's
+  // result heads-split (into the cache), or a transpose and reshape make
+  // its lhs (memwall::matchGemmHeadsLayouts and matchGemmLhsHeadsMerge say
+  // which).
   if (layouts && (getKind() != FusionKind::Gemm || !matmuls ||
                   (rowReductions && outputLayouts)))
-    return emitOpError("a reshape, transpose or rope is fused only into a "
-                       "gemm fusion, as the heads layout of its lhs or of a "
-                       "product (not with a norm)");
+    return emitOpError("a reshape, transpose, rope or KV-cache append is "
+                       "fused only into a gemm fusion, as the heads layout "
+                       "of its lhs or of a product (not with a norm)");
   switch (getKind()) {
   case FusionKind::Elementwise:
     if (matmuls || rowReductions)

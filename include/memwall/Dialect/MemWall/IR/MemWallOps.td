@@ -578,6 +578,18 @@ def MemWall_KVCacheAppendOp : MemWall_InferredOp<"kv_cache_append",
     $cache `,` $update attr-dict `:` type($cache) `,` type($update) `->`
     type($result)
   }];
+  let extraClassDeclaration = [{
+    /// True when codegen can write the new rows into the cache's own
+    /// buffer (isCacheAnArgumentOnlyItReads). memwall-configure-kernels
+    /// pins the answer as `memwall.in_place` for the lowering, which
+    /// converts the function's arguments while it runs.
+    bool canAppendInPlace();
+    /// The cache is a function argument (passed through the memwall.fusion
+    /// holding this op, if any) that nothing else reads: no reader sees it
+    /// at the appended length's pitch and no second append writes the same
+    /// rows.
+    bool isCacheAnArgumentOnlyItReads();
+  }];
 }
 
 def MemWall_CrossEntropyOp : MemWall_InferredOp<"cross_entropy",
