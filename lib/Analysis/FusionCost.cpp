@@ -13,6 +13,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "memwall/Analysis/FusionCost.h"
+#include "memwall/Analysis/MemoryAnalysis.h"
+#include "memwall/Support/Units.h"
 
 #include "memwall/Analysis/CostAnalysis.h"
 #include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
@@ -1615,6 +1617,12 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
     opsOf[&op] = std::move(ops);
   }
 
+  // The copy's memory over its steps, to say when a merge that saves time
+  // was kept apart because it would raise the peak (memwall-fuse's rule).
+  auto copy = cast<func::FuncOp>(mapping.lookup(function.getOperation()));
+  MemoryLiveness liveness(copy);
+  StepMemory memory(liveness);
+
   auto locations = [](ArrayRef<Operation *> ops) {
     std::vector<std::string> locs;
     for (Operation *op : ops)
@@ -1662,6 +1670,14 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
                        ") predicts " + micros(kernel->timeSeconds) +
                        ", apart " + micros(*apartFirst) + " + " +
                        micros(*apartSecond);
+      double peak = memory.peakWith(memory.plan(merged));
+      if (kernel->timeSeconds < *apartFirst + *apartSecond &&
+          peak > memory.getLimit())
+        refusal.reason += ", but it would raise the peak from " +
+                          formatSI(memory.getLimit(), "B") + " to " +
+                          formatSI(peak, "B") +
+                          " (what its first op reads would live until its "
+                          "last)";
     } else {
       return;
     }

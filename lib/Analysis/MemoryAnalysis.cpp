@@ -294,8 +294,149 @@ MemoryLiveness::MemoryLiveness(Operation *op) {
     if (it != live.end())
       it->second.lastStep = lastStep;
   }
-  for (auto &entry : live)
+  DenseMap<Value, unsigned> indexOfRoot;
+  for (auto &entry : live) {
+    indexOfRoot[entry.first] = buffers.size();
+    bufferIndex[entry.first] = buffers.size();
     buffers.push_back(entry.second);
+  }
+  for (auto [value, rootValue] : rootOf)
+    if (auto it = indexOfRoot.find(rootValue); it != indexOfRoot.end())
+      bufferIndex[value] = it->second;
+}
+
+StepMemory::StepMemory(const MemoryLiveness &liveness) : liveness(liveness) {
+  for (auto [step, op] : llvm::enumerate(liveness.getSteps()))
+    stepOf[op] = step;
+  live.assign(liveness.getSteps().size(), 0);
+  empty.assign(live.size(), false);
+  for (const LiveBuffer &buffer : liveness.getBuffers()) {
+    intervals.push_back({buffer.firstStep, buffer.lastStep});
+    add(buffer.bytes, buffer.firstStep, buffer.lastStep);
+  }
+  for (double bytes : live)
+    limit = std::max(limit, bytes);
+  ceiling.assign(live.size(), limit);
+}
+
+/// Whether every read of `value`, and of the views and in-place updates of
+/// its buffer, is by `members`; a value nothing reads is still written.
+static bool readOnlyBy(Value value, const MemoryLiveness &liveness,
+                       const llvm::SmallPtrSetImpl<Operation *> &members) {
+  if (value.use_empty())
+    return false;
+  std::optional<unsigned> buffer = liveness.getBufferIndex(value);
+  return llvm::all_of(value.getUsers(), [&](Operation *user) {
+    if (!members.contains(user))
+      return false;
+    return llvm::all_of(user->getResults(), [&](Value result) {
+      return liveness.getBufferIndex(result) != buffer ||
+             readOnlyBy(result, liveness, members);
+    });
+  });
+}
+
+StepMemory::Merge StepMemory::plan(ArrayRef<Operation *> ops) const {
+  Merge merge;
+  for (Operation *op : ops)
+    merge.step = std::max(merge.step, stepOf.lookup(op));
+  int64_t at = merge.step;
+  for (Operation *op : ops)
+    if (int64_t step = stepOf.lookup(op); step < at)
+      merge.emptied.push_back(step);
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  llvm::MapVector<unsigned, std::pair<int64_t, int64_t>> next;
+  auto interval = [&](unsigned i) {
+    auto it = next.find(i);
+    return it != next.end() ? it->second : intervals[i];
+  };
+  auto readAt = [&](unsigned i) {
+    auto [first, last] = interval(i);
+    if (first <= last) // a buffer the kernel no longer allocates stays so
+      next[i] = {first, std::max(last, at)};
+  };
+  for (Operation *op : ops) {
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (def && members.contains(def))
+        continue;
+      if (std::optional<unsigned> i = liveness.getBufferIndex(operand))
+        readAt(*i);
+    }
+    for (Value result : op->getResults()) {
+      std::optional<unsigned> i = liveness.getBufferIndex(result);
+      if (!i)
+        continue;
+      // A view or in-place update uses the buffer of what it updates.
+      if (liveness.getBuffers()[*i].root != result) {
+        readAt(*i);
+        continue;
+      }
+      if (readOnlyBy(result, liveness, members)) {
+        next[*i] = {1, 0};
+        continue;
+      }
+      auto [first, last] = interval(*i);
+      next[*i] = {std::max(first, at), std::max(last, at)};
+    }
+  }
+  for (auto [i, range] : next)
+    merge.changes.push_back({i, range.first, range.second});
+  return merge;
+}
+
+double StepMemory::peakWith(const Merge &merge) const {
+  std::vector<double> delta(live.size() + 1, 0);
+  auto mark = [&](double bytes, int64_t first, int64_t last) {
+    first = std::max<int64_t>(first, 0);
+    last = std::min<int64_t>(last, static_cast<int64_t>(live.size()) - 1);
+    if (first > last)
+      return;
+    delta[first] += bytes;
+    delta[last + 1] -= bytes;
+  };
+  for (const Merge::Change &change : merge.changes) {
+    double bytes = liveness.getBuffers()[change.buffer].bytes;
+    auto [first, last] = intervals[change.buffer];
+    mark(-bytes, first, last);
+    mark(bytes, change.first, change.last);
+  }
+  // The kernel holds its inputs and outputs at its own step, as any kernel
+  // does (a fused kernel's step may stand above the limit: its ceiling); a
+  // merge adds the buffers it carries across the kernels before it.
+  double peak = 0, running = 0;
+  for (size_t s = 0; s < live.size(); ++s) {
+    running += delta[s];
+    if (empty[s] || static_cast<int64_t>(s) == merge.step ||
+        llvm::is_contained(merge.emptied, static_cast<int64_t>(s)))
+      continue;
+    double bytes = live[s] + running;
+    if (running > 0 && bytes > ceiling[s])
+      peak = std::max(peak, limit + (bytes - ceiling[s]));
+    else
+      peak = std::max(peak, std::min(bytes, limit));
+  }
+  return peak;
+}
+
+void StepMemory::apply(const Merge &merge) {
+  for (const Merge::Change &change : merge.changes) {
+    double bytes = liveness.getBuffers()[change.buffer].bytes;
+    auto &[first, last] = intervals[change.buffer];
+    add(-bytes, first, last);
+    add(bytes, change.first, change.last);
+    first = change.first;
+    last = change.last;
+  }
+  for (int64_t step : merge.emptied)
+    empty[step] = true;
+  ceiling[merge.step] = std::max(ceiling[merge.step], live[merge.step]);
+}
+
+void StepMemory::add(double bytes, int64_t first, int64_t last) {
+  for (int64_t s = std::max<int64_t>(first, 0);
+       s <= std::min<int64_t>(last, static_cast<int64_t>(live.size()) - 1); ++s)
+    live[s] += bytes;
 }
 
 MemorySummary MemoryLiveness::simulate(const ShardingOptions &sharding,

@@ -14,6 +14,7 @@
 
 #include "memwall/Analysis/CostAnalysis.h"
 #include "memwall/Analysis/FusionCost.h"
+#include "memwall/Analysis/MemoryAnalysis.h"
 #include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 #include "memwall/Transforms/Passes.h"
 
@@ -44,6 +45,7 @@ namespace {
 struct FusionCounts {
   unsigned kernelsFormed = 0;
   unsigned opsFused = 0;
+  unsigned mergesKeptForMemory = 0;
   double predictedSecondsSaved = 0;
 };
 
@@ -80,8 +82,10 @@ struct Candidate {
 
 class BlockFuser {
 public:
-  BlockFuser(Block &block, const GPUTarget &target)
-      : block(block), target(target) {}
+  /// `memory`: the block's step memory (the function's entry block), or
+  /// null where the fuser need not keep the peak.
+  BlockFuser(Block &block, const GPUTarget &target, StepMemory *memory)
+      : block(block), target(target), memory(memory) {}
 
   FusionCounts run() {
     unsigned position = 0;
@@ -125,6 +129,14 @@ public:
       if (candidate.c && (!groups[*candidate.c].alive ||
                           groups[*candidate.c].version != candidate.versionC))
         continue;
+      // Earlier merges moved lifetimes: check the peak again.
+      SmallVector<unsigned, 3> ids{candidate.a, candidate.b};
+      if (candidate.c)
+        ids.push_back(*candidate.c);
+      if (raisesPeak(ids)) {
+        ++mergesKeptForMemory;
+        continue;
+      }
       merge(candidate.a, candidate.b, candidate.c);
     }
     double secondsAfter = 0;
@@ -133,6 +145,7 @@ public:
         secondsAfter += group.timeSeconds;
     FusionCounts counts = materialize();
     counts.predictedSecondsSaved = secondsBefore - secondsAfter;
+    counts.mergesKeptForMemory = mergesKeptForMemory;
     return counts;
   }
 
@@ -303,6 +316,20 @@ private:
     return apart - merged->timeSeconds;
   }
 
+  /// The ops of `ids` as one kernel, with the views between them.
+  SmallVector<Operation *> kernelOf(ArrayRef<unsigned> ids) {
+    SmallVector<Operation *> ops;
+    for (unsigned id : ids)
+      ops.append(groups[id].ops.begin(), groups[id].ops.end());
+    return withViewsBetween(ops);
+  }
+
+  /// Whether merging `ids` would lift the block's memory above its peak.
+  bool raisesPeak(ArrayRef<unsigned> ids) {
+    return memory &&
+           memory->peakWith(memory->plan(kernelOf(ids))) > memory->getLimit();
+  }
+
   void propose(unsigned a, unsigned b) {
     std::optional<double> saving = savingOf({a, b});
     if (saving && *saving >= kMinSavingSeconds) {
@@ -357,6 +384,8 @@ private:
   }
 
   void merge(unsigned a, unsigned b) {
+    if (memory)
+      memory->apply(memory->plan(kernelOf({a, b})));
     Group &into = groups[a], &from = groups[b];
     SmallVector<Operation *> ops(into.ops);
     ops.append(from.ops.begin(), from.ops.end());
@@ -430,6 +459,8 @@ private:
 
   Block &block;
   const GPUTarget &target;
+  StepMemory *memory;
+  unsigned mergesKeptForMemory = 0;
   llvm::DenseMap<Operation *, unsigned> positions;
   llvm::DenseMap<Operation *, unsigned> groupOf;
   std::vector<Group> groups;
@@ -443,14 +474,22 @@ private:
 /// Fuses the ops of `function` into memwall.fusion kernels and marks it
 /// memwall.fused.
 static FusionCounts fuseFunction(FunctionOpInterface function,
-                                 const GPUTarget &target) {
+                                 const GPUTarget &target,
+                                 const MemoryLiveness &liveness) {
   FusionCounts total;
   if (function.isExternal())
     return total;
   for (Block &block : function.getFunctionBody()) {
-    FusionCounts counts = BlockFuser(block, target).run();
+    // The memory simulation's steps are the entry block's ops.
+    std::optional<StepMemory> memory;
+    if (&block == &function.getFunctionBody().front() &&
+        liveness.getFunction() == function.getOperation())
+      memory.emplace(liveness);
+    FusionCounts counts =
+        BlockFuser(block, target, memory ? &*memory : nullptr).run();
     total.kernelsFormed += counts.kernelsFormed;
     total.opsFused += counts.opsFused;
+    total.mergesKeptForMemory += counts.mergesKeptForMemory;
     total.predictedSecondsSaved += counts.predictedSecondsSaved;
   }
   function->setAttr(MemWallDialect::kFusedAttrName,
@@ -470,8 +509,12 @@ struct FusePass : public memwall::impl::FuseBase<FusePass> {
     RewritePatternSet patterns(&getContext());
     TransposeOp::getCanonicalizationPatterns(patterns, &getContext());
     walkAndApplyPatterns(getOperation(), std::move(patterns));
-    FusionCounts counts = fuseFunction(getOperation(), *target);
+    // Computed after the rewrite (the transposes it made views hold no
+    // bytes), not taken from the cache.
+    MemoryLiveness liveness(getOperation());
+    FusionCounts counts = fuseFunction(getOperation(), *target, liveness);
     numKernelsFormed += counts.kernelsFormed;
+    numMergesKeptForMemory += counts.mergesKeptForMemory;
     numOpsFused += counts.opsFused;
     predictedNanosecondsSaved +=
         std::llround(std::max(0.0, counts.predictedSecondsSaved) * 1e9);

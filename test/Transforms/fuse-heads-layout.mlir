@@ -9,6 +9,9 @@
 // and 2 KV heads of 64): q with its heads split and rope in one kernel; k
 // and v as one dual GEMM writing k heads-split and rotated, and v as it is:
 // attention reads v's heads through its addressing (the split is a view).
+// The weights are weights: live throughout (an input argument's bytes free
+// after its last read, and q's GEMM moved to its rope would carry wq across
+// k's and v's GEMMs, above the step's peak: fuse-lifetimes.mlir).
 // CHECK-LABEL: func.func @llama_projections
 // CHECK: %[[Q:.*]] = memwall.fusion gemm(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<2x64x256xbf16>, tensor<256x256xbf16>, tensor<64xi64>) -> tensor<2x4x64x64xbf16>
 // CHECK-NEXT: ^bb0
@@ -34,7 +37,7 @@
 // REPORT: fusion: 9 kernels -> 3
 // REPORT: gemm q+q.split+q.heads+q.rope: memwall gemm
 // REPORT: gemm k+k.split+k.heads+v+k.rope: memwall gemm
-func.func @llama_projections(%x: tensor<2x64x256xbf16>, %wq: tensor<256x256xbf16>, %wk: tensor<256x128xbf16>, %wv: tensor<256x128xbf16>, %pos: tensor<64xi64>) -> tensor<2x4x64x64xbf16> {
+func.func @llama_projections(%x: tensor<2x64x256xbf16>, %wq: tensor<256x256xbf16> {memwall.kind = #memwall.arg_kind<weight>}, %wk: tensor<256x128xbf16> {memwall.kind = #memwall.arg_kind<weight>}, %wv: tensor<256x128xbf16> {memwall.kind = #memwall.arg_kind<weight>}, %pos: tensor<64xi64>) -> tensor<2x4x64x64xbf16> {
   %q = memwall.matmul %x, %wq : tensor<2x64x256xbf16>, tensor<256x256xbf16> -> tensor<2x64x256xbf16> loc("q")
   %qs = memwall.reshape %q [2, 64, 4, 64] : tensor<2x64x256xbf16> -> tensor<2x64x4x64xbf16> loc("q.split")
   %qh = memwall.transpose %qs [0, 2, 1, 3] : tensor<2x64x4x64xbf16> -> tensor<2x4x64x64xbf16> loc("q.heads")

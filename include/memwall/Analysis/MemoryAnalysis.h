@@ -22,6 +22,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/AnalysisManager.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <optional>
 
 namespace memwall {
 
@@ -99,6 +102,15 @@ public:
   mlir::func::FuncOp getFunction() const { return function; }
   /// Every buffer: arguments first, then results in step order.
   llvm::ArrayRef<LiveBuffer> getBuffers() const { return buffers; }
+  /// The index in getBuffers() of the buffer holding `value` (a view's or
+  /// an in-place update's is its operand's); nullopt for a value of no
+  /// step (e.g. inside a fusion).
+  std::optional<unsigned> getBufferIndex(mlir::Value value) const {
+    auto it = bufferIndex.find(value);
+    if (it == bufferIndex.end())
+      return std::nullopt;
+    return it->second;
+  }
   /// The ops of the steps, in order.
   llvm::ArrayRef<mlir::Operation *> getSteps() const { return steps; }
   /// Whether the step has a backward (an op with a phase other than
@@ -118,8 +130,61 @@ private:
   /// Bytes of the Sq x Sk matrices an untiled attention holds while it runs.
   std::vector<CheckedInt> attentionWorkspace;
   std::vector<LiveBuffer> buffers;
+  llvm::DenseMap<mlir::Value, unsigned> bufferIndex;
   int64_t largestWeight = 0;
   int64_t backwardStart = -1;
+};
+
+/// The bytes live at each step while memwall-fuse merges ops into kernels
+/// (MemoryLiveness's buffers over the unfused schedule, then updated): a
+/// kernel runs at its last op's step, so a value its earlier ops read is
+/// carried across the steps up to it, a value they write is allocated at
+/// it, a value only the kernel reads is never allocated, and the steps its
+/// earlier ops held are left empty. The fuser refuses a merge that would
+/// lift a step where another kernel runs above the unfused peak
+/// (docs/fusion.md, "Lifetimes"); the kernel's own step holds its inputs
+/// and outputs together, as any kernel's does, and is not counted against
+/// it. The report says so of a merge it explains.
+class StepMemory {
+public:
+  explicit StepMemory(const MemoryLiveness &liveness);
+
+  /// What running some steps' ops as one kernel changes: buffer intervals
+  /// (first > last: never allocated), and the steps left empty.
+  struct Merge {
+    struct Change {
+      unsigned buffer;
+      int64_t first, last;
+    };
+    llvm::SmallVector<Change> changes;
+    llvm::SmallVector<int64_t> emptied;
+    int64_t step = 0; // the kernel's: its last op's
+  };
+
+  /// The merge of `ops` (ops of the liveness' steps) into one kernel.
+  Merge plan(llvm::ArrayRef<mlir::Operation *> ops) const;
+  /// The peak once `merge` is made, as the fuser judges it: the limit
+  /// plus the most `merge` lifts a step where another kernel runs above
+  /// its ceiling (the limit, or what a fused kernel already holds at its
+  /// own step), or at most the limit.
+  double peakWith(const Merge &merge) const;
+  void apply(const Merge &merge);
+  /// The unfused schedule's peak: what no merge may exceed.
+  double getLimit() const { return limit; }
+
+private:
+  void add(double bytes, int64_t first, int64_t last);
+
+  const MemoryLiveness &liveness;
+  llvm::DenseMap<mlir::Operation *, int64_t> stepOf;
+  std::vector<std::pair<int64_t, int64_t>> intervals;
+  std::vector<double> live;
+  /// Steps whose ops moved into a later kernel: no kernel runs there.
+  std::vector<bool> empty;
+  /// What a step may hold: the limit, or more where a fused kernel holds
+  /// its inputs and outputs at once.
+  std::vector<double> ceiling;
+  double limit = 0;
 };
 
 /// The simulated memory of `function` (one entry per top-level op):

@@ -197,7 +197,10 @@ def Fuse : Pass<"memwall-fuse", "mlir::func::FuncOp"> {
     little occupancy, plus one launch. A merge is rejected when the kernel
     would not be legal (more than one row reduction or matmul, mismatched
     shapes, a broadcast codegen cannot index, an epilogue cuBLASLt cannot
-    apply), would spill registers, or would create a cycle between kernels.
+    apply), would spill registers, or would create a cycle between kernels,
+    and when it would raise the function's peak memory (a kernel runs at
+    its last op's step, so what its earlier ops read lives until then:
+    memwall-fuse never raises the peak of the step it fuses).
     Producers are never duplicated: a value needed outside its kernel
     becomes an extra result (a multi-output fusion).
 
@@ -211,7 +214,9 @@ def Fuse : Pass<"memwall-fuse", "mlir::func::FuncOp"> {
               "memwall.fusion kernels formed">,
     Statistic<"numOpsFused", "ops-fused", "Ops moved into fusion kernels">,
     Statistic<"predictedNanosecondsSaved", "predicted-ns-saved",
-              "Predicted time saved by fusion, in nanoseconds">
+              "Predicted time saved by fusion, in nanoseconds">,
+    Statistic<"numMergesKeptForMemory", "merges-kept-for-memory",
+              "Merges that saved time but would have raised the peak memory">
   ];
   let dependentDialects = ["::memwall::MemWallDialect"];
 }
