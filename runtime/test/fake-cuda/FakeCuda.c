@@ -204,7 +204,9 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *function, CUmodule module,
                                      const char *name) {
   (void)module;
   if (strcmp(name, "add_f32_8") != 0 && strcmp(name, "add_tma_f32_8") != 0 &&
-      strcmp(name, "scale2_f32_8") != 0 && strcmp(name, "memwall_empty") != 0)
+      strcmp(name, "scale2_f32_8") != 0 &&
+      strcmp(name, "kv_append_f32_8") != 0 &&
+      strcmp(name, "memwall_empty") != 0)
     return CUDA_ERROR_NOT_FOUND;
   if (functionCount == 64)
     return CUDA_ERROR_OUT_OF_MEMORY;
@@ -324,6 +326,11 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned gridX,
       return CUDA_ERROR_INVALID_VALUE;
     for (int i = 0; i < 8; ++i)
       t[i] = wrong ? x[i] - y[i] : x[i] + y[i];
+  } else if (strcmp(function->name, "kv_append_f32_8") == 0) {
+    /* Row 2 of each of 2 heads of 3 rows of 4 (Inputs/kv-append). */
+    float *update = argument(params, 0), *appended = argument(params, 1);
+    for (int i = 0; i < 8; ++i)
+      appended[i + 8 * (i / 4) + 8] = update[i];
   } else {
     float *t = argument(params, 0), *u = argument(params, 1);
     for (int i = 0; i < 8; ++i)
