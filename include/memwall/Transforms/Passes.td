@@ -198,9 +198,10 @@ def Fuse : Pass<"memwall-fuse", "mlir::func::FuncOp"> {
     would not be legal (more than one row reduction or matmul, mismatched
     shapes, a broadcast codegen cannot index, an epilogue cuBLASLt cannot
     apply), would spill registers, or would create a cycle between kernels,
-    and when it would raise the function's peak memory (a kernel runs at
-    its last op's step, so what its earlier ops read lives until then:
-    memwall-fuse never raises the peak of the step it fuses).
+    and when it would carry a buffer across other kernels above the
+    function's unfused peak memory (a kernel runs at its last op's step, so
+    what its earlier ops read lives until then; docs/fusion.md,
+    "Lifetimes").
     Producers are never duplicated: a value needed outside its kernel
     becomes an extra result (a multi-output fusion).
 
