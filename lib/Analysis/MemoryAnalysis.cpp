@@ -294,15 +294,13 @@ MemoryLiveness::MemoryLiveness(Operation *op) {
     if (it != live.end())
       it->second.lastStep = lastStep;
   }
-  DenseMap<Value, unsigned> indexOfRoot;
   for (auto &entry : live) {
-    indexOfRoot[entry.first] = buffers.size();
     bufferIndex[entry.first] = buffers.size();
     buffers.push_back(entry.second);
   }
   for (auto [value, rootValue] : rootOf)
-    if (auto it = indexOfRoot.find(rootValue); it != indexOfRoot.end())
-      bufferIndex[value] = it->second;
+    if (std::optional<unsigned> i = getBufferIndex(rootValue))
+      bufferIndex[value] = *i;
 }
 
 StepMemory::StepMemory(const MemoryLiveness &liveness) : liveness(liveness) {

@@ -703,7 +703,7 @@ private:
       // A heads-merged lhs: row l·S + s, column h·D + d of [B, H, S, D].
       if (tile.heads)
         at = headsIndex(sourceRow, sourceColumn, tile.heads, tile.headDim,
-                        tile.seqLen);
+                        tile.seqLen, tile.seqLen);
       // A zero-filled chunk reads nothing; it names the operand's start.
       Value sourceIndex = arith::SelectOp::create(b, valid, at, idx(0));
       Value sourceElements =
@@ -1197,12 +1197,10 @@ private:
         });
     if (layout == analysis.headsLayouts.end())
       return flat;
-    if (layout->append)
-      return headsIndex(add(tileRow, row), add(tileColumn, column),
-                        layout->numHeads, layout->headDim, layout->seqLen,
-                        layout->cacheRows, layout->cacheLength);
     return headsIndex(add(tileRow, row), add(tileColumn, column),
-                      layout->numHeads, layout->headDim, layout->seqLen);
+                      layout->numHeads, layout->headDim, layout->seqLen,
+                      layout->append ? layout->cacheRows : layout->seqLen,
+                      layout->cacheLength);
   }
 
   /// The index in [.., H, S, D] of GEMM element (row, column), row = l·S +
@@ -1211,9 +1209,7 @@ private:
   /// rows are taken (a KV cache appended to) hold it at ((l·H + h)·headRows
   /// + firstRow + s)·D + d.
   Value headsIndex(Value row, Value column, int64_t heads, int64_t headDim,
-                   int64_t seqLen, int64_t headRows = 0, int64_t firstRow = 0) {
-    if (headRows == 0)
-      headRows = seqLen;
+                   int64_t seqLen, int64_t headRows, int64_t firstRow = 0) {
     Value headRow = add(
         mul(add(mul(div(row, seqLen), heads), div(column, headDim)), headRows),
         add(rem(row, seqLen), idx(firstRow)));

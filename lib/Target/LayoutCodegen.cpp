@@ -97,8 +97,8 @@ bool memwall::isLayoutOp(Operation *op) {
 }
 
 bool memwall::appendsInPlace(Operation *op) {
-  return isa<KVCacheAppendOp>(op) &&
-         op->hasAttr(MemWallDialect::kInPlaceAttrName);
+  auto append = dyn_cast<KVCacheAppendOp>(op);
+  return append && append.canAppendInPlace();
 }
 
 /// The elements a layout kernel's threads cover: the new rows of an

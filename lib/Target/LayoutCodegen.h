@@ -31,8 +31,9 @@ namespace memwall {
 /// True for the ops emitLayoutKernel handles.
 bool isLayoutOp(mlir::Operation *op);
 
-/// True for a kv_cache_append configured to append in place (its kernel
-/// reads the update and writes only the new rows of the cache's buffer).
+/// True for a kv_cache_append that appends in place
+/// (KVCacheAppendOp::canAppendInPlace): its kernel reads the update and
+/// writes only the new rows of the cache's buffer.
 bool appendsInPlace(mlir::Operation *op);
 
 struct LayoutKernelPlan {
