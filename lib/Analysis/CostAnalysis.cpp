@@ -45,6 +45,7 @@ std::string memwall::getTimeCategory(CostOpInterface op,
     case FusionKind::Elementwise:
       return "elementwise";
     case FusionKind::Attention:
+    case FusionKind::AttentionGrad:
       return "attention";
     case FusionKind::Rope:
       return "layout";
@@ -240,6 +241,9 @@ computeCost(Operation *root, const GPUTarget &target,
         continue;
       OpRecord innerRecord = makeRecord(innerCost, 0);
       group.ops.push_back(innerRecord.loc);
+      // A view another kernel computes too ran once before fusion.
+      if (inner.hasAttr(MemWallDialect::kAddedViewAttrName))
+        continue;
       group.kernelsBefore += kernelsOf(innerCost);
       bytesBefore += CheckedInt::fromSaturated(innerRecord.bytesRead) +
                      CheckedInt::fromSaturated(innerRecord.bytesWritten);

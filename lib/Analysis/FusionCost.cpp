@@ -152,7 +152,8 @@ public:
       return failure();
     if (analysis.kind == FusionKind::MatmulEpilogue)
       return chooseGemmKernel();
-    if (analysis.kind == FusionKind::Attention) {
+    if (analysis.kind == FusionKind::Attention ||
+        analysis.kind == FusionKind::AttentionGrad) {
       predictAttentionTime();
       return std::move(analysis);
     }
@@ -172,6 +173,8 @@ private:
       return fail(whyNot, "no ops");
     if (llvm::any_of(analysis.ops, llvm::IsaPred<FlashAttentionOp>))
       return classifyAttention();
+    if (llvm::any_of(analysis.ops, llvm::IsaPred<FlashAttentionGradOp>))
+      return classifyAttentionGrad();
     if (llvm::any_of(analysis.ops, llvm::IsaPred<RopeOp>) &&
         llvm::none_of(analysis.ops, llvm::IsaPred<MatmulOp>))
       return classifyRope();
@@ -297,6 +300,15 @@ private:
     return classifyViews(FusionKind::Attention, anchor, analysis.attention,
                          std::move(*views));
   }
+  bool classifyAttentionGrad() {
+    FailureOr<AttentionGradViews> views =
+        matchAttentionGradViews(analysis.ops, whyNot);
+    if (failed(views))
+      return false;
+    Operation *anchor = views->grad;
+    return classifyViews(FusionKind::AttentionGrad, anchor,
+                         analysis.attentionGrad, std::move(*views));
+  }
   bool classifyRope() {
     FailureOr<RopeViews> views = matchRopeViews(analysis.ops, whyNot);
     if (failed(views))
@@ -332,10 +344,11 @@ private:
     analysis.timeSeconds = analysis.estimate.timeSeconds;
   }
 
-  /// The attention kernel's time is its flash_attention's: reading through
-  /// views moves the same bytes.
+  /// An attention kernel's time is its flash_attention's (or
+  /// flash_attention_grad's): reading and writing through views moves the
+  /// same bytes.
   void predictAttentionTime() {
-    FlashAttentionOp attention = analysis.attention->attention;
+    auto attention = cast<CostOpInterface>(analysis.anchor);
     analysis.precision = attention.getMathPrecision();
     analysis.work = attention.getKernelWork(target);
     analysis.estimate = estimateKernelTime(analysis.work, target);
@@ -1166,7 +1179,7 @@ SmallVector<Operation *, 2> memwall::getGemmHeadsSplitOps(Operation *op) {
 }
 
 SmallVector<Operation *, 2> memwall::getLayoutStep(Operation *op) {
-  if (isa<RopeOp, SliceOp>(op))
+  if (isa<RopeOp, SliceOp, ConcatOp>(op))
     return {op};
   if (auto append = dyn_cast<KVCacheAppendOp>(op);
       append && append.canAppendInPlace())
@@ -1176,7 +1189,7 @@ SmallVector<Operation *, 2> memwall::getLayoutStep(Operation *op) {
 }
 
 bool memwall::isFoldableLayoutOp(Operation *op) {
-  return isGemmHeadsLayoutOp(op) || isa<SliceOp>(op);
+  return isGemmHeadsLayoutOp(op) || isa<SliceOp, ConcatOp>(op);
 }
 
 /// The bytes of one element of `value`'s tensor type.
@@ -1243,6 +1256,52 @@ traceOperandView(Value operand, StringRef name, int64_t accessBytes,
       !why.empty())
     return refuse("the view " + name + " reads: " + why);
   return std::make_pair(value, std::move(*layout));
+}
+
+/// Where `result` (named `name` in diagnostics) lands in the kernel output
+/// it is written through: forward from it through the views of `members`
+/// that take it (reshapes and transposes, each reading the one before
+/// alone, and a concat last) to a kernel output, added to `placed`. Fails
+/// through `refuse` for another op on the way, a result read both through a
+/// view and as it is, a concat where `allowConcat` is false, a layout that
+/// is no strided view of the output, or one that stores of `accessBytes`
+/// cannot address. A concat's other operands are the caller's to check.
+static FailureOr<std::pair<Value, StridedLayout>>
+traceResultView(Value result, StringRef name, int64_t accessBytes,
+                bool allowConcat,
+                const llvm::SmallPtrSetImpl<Operation *> &members,
+                llvm::SmallPtrSetImpl<Operation *> &placed,
+                function_ref<LogicalResult(const Twine &)> refuse) {
+  SmallVector<OpOperand *> chain;
+  Value output = result;
+  while (llvm::any_of(output.getUsers(), [&](Operation *user) {
+    return members.contains(user);
+  })) {
+    if (!output.hasOneUse())
+      return refuse(name + " is read both through a layout and as it is");
+    OpOperand &use = *output.getUses().begin();
+    Operation *user = use.getOwner();
+    if (!isa<ReshapeOp, TransposeOp>(user) &&
+        !(allowConcat && isa<ConcatOp>(user)))
+      return refuse(name + " is read in the kernel by '" +
+                    user->getName().getStringRef() + "'");
+    if (!chain.empty() && isa<ConcatOp>(chain.back()->getOwner()))
+      return refuse("a concat of " + name + " is read in the kernel");
+    chain.push_back(&use);
+    placed.insert(user);
+    output = user->getResult(0);
+  }
+  std::optional<StridedLayout> layout =
+      StridedLayout::contiguous(tensorType(output).getShape());
+  for (OpOperand *use : llvm::reverse(chain))
+    if (!(layout = layout->before(use->getOwner(), use->getOperandNumber())))
+      return refuse(name + "'s layout is no strided view of the kernel's "
+                           "output");
+  if (std::string why =
+          whyNotAddressable(*layout, elementBytes(output), accessBytes);
+      !why.empty())
+    return refuse("the view " + name + " is written through: " + why);
+  return std::make_pair(output, std::move(*layout));
 }
 
 FailureOr<RopeViews> memwall::matchRopeViews(ArrayRef<Operation *> ops,
@@ -1338,39 +1397,85 @@ memwall::matchAttentionViews(ArrayRef<Operation *> ops, std::string *whyNot) {
   for (Operation *user : attention.getLse().getUsers())
     if (members.contains(user))
       return refuse("its log-sum-exp is read in the kernel");
-  // Forward from the result through the views that take it to the output.
-  SmallVector<Operation *> chain;
-  Value output = attention.getResult();
-  while (llvm::any_of(output.getUsers(), [&](Operation *user) {
-    return members.contains(user);
-  })) {
-    if (!output.hasOneUse())
-      return refuse("its output is read both through a layout and as it is");
-    Operation *user = *output.getUsers().begin();
-    if (!isa<ReshapeOp, TransposeOp>(user))
-      return refuse("its output is read in the kernel by '" +
-                    user->getName().getStringRef() + "'");
-    chain.push_back(user);
-    placed.insert(user);
-    output = user->getResult(0);
-  }
-  std::optional<StridedLayout> layout =
-      StridedLayout::contiguous(tensorType(output).getShape());
-  for (Operation *op : llvm::reverse(chain))
-    if (!(layout = layout->before(op)))
-      return refuse("its output's layout is no strided view of the kernel's "
-                    "output");
   // Rows are stored as pairs of elements.
-  if (std::string why = whyNotAddressable(*layout, elementBytes(output),
-                                          2 * elementBytes(output));
-      !why.empty())
-    return refuse("the view its output is written through: " + why);
-  views.output = output;
-  views.outputLayout = std::move(*layout);
+  FailureOr<std::pair<Value, StridedLayout>> output =
+      traceResultView(attention.getResult(), "its output",
+                      2 * elementBytes(attention.getResult()),
+                      /*allowConcat=*/false, members, placed, refuse);
+  if (failed(output))
+    return failure();
+  views.output = output->first;
+  views.outputLayout = std::move(output->second);
   for (Operation *op : ops)
     if (!placed.contains(op))
       return refuse("'" + op->getName().getStringRef() +
                     "' makes none of its operands or output");
+  return views;
+}
+
+FailureOr<AttentionGradViews>
+memwall::matchAttentionGradViews(ArrayRef<Operation *> ops,
+                                 std::string *whyNot) {
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  auto refuse = [&](const Twine &why) {
+    return fail(whyNot, "attention's backward reads q, k, v, the output and "
+                        "its gradient and writes dq, dk and dv through "
+                        "reshapes, transposes, slices and a concat of the "
+                        "three it can index, but " +
+                            why),
+           failure();
+  };
+  AttentionGradViews views;
+  for (Operation *op : ops) {
+    auto grad = dyn_cast<FlashAttentionGradOp>(op);
+    if (!grad)
+      continue;
+    if (views.grad)
+      return refuse("the kernel holds two");
+    views.grad = grad;
+  }
+  if (!views.grad)
+    return refuse("the kernel holds no flash_attention_grad");
+  FlashAttentionGradOp grad = views.grad;
+  llvm::SmallPtrSet<Operation *, 16> placed{grad};
+  static constexpr StringLiteral kOperandNames[] = {"q", "k", "v", "out",
+                                                    "the output's gradient"};
+  Value operands[] = {grad.getQuery(), grad.getKey(), grad.getValue(),
+                      grad.getOut(), grad.getGrad()};
+  for (auto [i, operand] : llvm::enumerate(operands)) {
+    // Tiles are copied in 16-byte chunks, as the forward's.
+    FailureOr<std::pair<Value, StridedLayout>> view = traceOperandView(
+        operand, kOperandNames[i], 16, members, placed, refuse);
+    if (failed(view))
+      return failure();
+    views.sources[i] = view->first;
+    views.operands[i] = std::move(view->second);
+  }
+  for (Value operand : std::array<Value, 2>{grad.getLse(), grad.getMask()})
+    if (Operation *def = operand ? operand.getDefiningOp() : nullptr;
+        def && members.contains(def))
+      return refuse("its log-sum-exp or mask is computed in the kernel");
+  static constexpr StringLiteral kResultNames[] = {"dq", "dk", "dv"};
+  for (auto [i, result] : llvm::enumerate(grad.getResults())) {
+    // Rows are stored as pairs of elements.
+    FailureOr<std::pair<Value, StridedLayout>> output =
+        traceResultView(result, kResultNames[i], 2 * elementBytes(result),
+                        /*allowConcat=*/true, members, placed, refuse);
+    if (failed(output))
+      return failure();
+    views.outputs[i] = output->first;
+    views.outputLayouts[i] = std::move(output->second);
+  }
+  // A concat packs the gradients only: every operand is one of them.
+  for (Value output : views.outputs)
+    if (auto concat = output.getDefiningOp<ConcatOp>())
+      if (llvm::count(views.outputs, output) !=
+          static_cast<int64_t>(concat.getInputs().size()))
+        return refuse("a concat in the kernel packs more than its gradients");
+  for (Operation *op : ops)
+    if (!placed.contains(op))
+      return refuse("'" + op->getName().getStringRef() +
+                    "' makes none of its operands or gradients");
   return views;
 }
 

@@ -136,12 +136,28 @@ std::optional<StridedLayout> StridedLayout::through(Operation *viewOp) const {
   return std::nullopt;
 }
 
-std::optional<StridedLayout> StridedLayout::before(Operation *viewOp) const {
+std::optional<StridedLayout> StridedLayout::before(Operation *viewOp,
+                                                   unsigned operand) const {
   if (auto reshape = dyn_cast<ReshapeOp>(viewOp))
     return reshaped(
         cast<RankedTensorType>(reshape.getInput().getType()).getShape());
   if (auto transpose = dyn_cast<TransposeOp>(viewOp))
     return untransposed(transpose.getPermutation());
+  if (auto concat = dyn_cast<ConcatOp>(viewOp)) {
+    // The operand is the slice of the result from the sizes of those before.
+    int64_t rank = shape.size();
+    auto axis = static_cast<int64_t>(concat.getAxis());
+    if (axis < 0)
+      axis += rank;
+    SmallVector<int64_t, 4> offsets(rank, 0);
+    for (Value before : concat.getInputs().take_front(operand))
+      offsets[axis] +=
+          cast<RankedTensorType>(before.getType()).getDimSize(axis);
+    return sliced(offsets,
+                  cast<RankedTensorType>(concat.getInputs()[operand].getType())
+                      .getShape(),
+                  {});
+  }
   return std::nullopt;
 }
 

@@ -121,6 +121,10 @@ private:
       return configureGemm(op, *analysis);
     if (analysis->kind == FusionKind::Attention)
       return configureAttention(op, analysis->attention->attention);
+    if (analysis->kind == FusionKind::AttentionGrad)
+      return op->emitError("codegen does not support '")
+             << FlashAttentionGradOp::getOperationName()
+             << "' yet (an attention_grad fusion)";
     if (analysis->kind == FusionKind::Rope) {
       // One data-movement kernel for the ropes, reading through the views.
       LayoutKernelPlan plan = planRopeKernel(*analysis->rope);

@@ -40,6 +40,15 @@ namespace memwall {
 
 using namespace memwall;
 
+// Markers of memwall-fuse's views per reader (below), only while it runs.
+/// On each copy of a view and its original: which original it copies.
+static constexpr StringLiteral kViewCopyAttr = "__memwall_fuse_view_copy";
+/// On each copy, not on its original.
+static constexpr StringLiteral kViewCopiedAttr = "__memwall_fuse_view_copied";
+/// On the reshape and transpose that read attention's heads-merged output
+/// back as its backward's `out`.
+static constexpr StringLiteral kOutputViewAttr = "__memwall_fuse_output_view";
+
 namespace {
 /// What memwall-fuse did to a function.
 struct FusionCounts {
@@ -95,7 +104,7 @@ public:
       if (seedLayoutGroup(&op))
         continue;
       if (!isElementwiseOp(&op) && !isRowReductionOp(&op) &&
-          !isa<MatmulOp, FlashAttentionOp>(&op))
+          !isa<MatmulOp, FlashAttentionOp, FlashAttentionGradOp>(&op))
         continue;
       // A matmul starts with the dequantize of its rhs: its main loop
       // dequantizes the weights (one kernel, however else it fuses).
@@ -167,7 +176,9 @@ private:
       group.ops.push_back(member);
     }
     group.timeSeconds = predictLayoutKernelsSeconds(ops, target);
-    secondsBefore += group.timeSeconds;
+    // A view's copies ran as one kernel before fusion.
+    if (!op->hasAttr(kViewCopiedAttr))
+      secondsBefore += group.timeSeconds;
     groups.push_back(std::move(group));
     return true;
   }
@@ -471,6 +482,187 @@ private:
 
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// Views per reader
+//===----------------------------------------------------------------------===//
+//
+// A view (reshape, transpose, slice) costs nothing where its reader indexes
+// it, so a view read by several ops is copied per reader: each copy may fold
+// into its own reader (the forward's attention and its backward both read q
+// through the packed QKV projection's slice, heads split and transpose),
+// and copies no kernel took are merged back after fusion. Markers (the
+// index of the original a copy copies) live only while memwall-fuse runs.
+
+/// Puts `reader`'s phase on `op` (none where the reader has none).
+static void setPhaseOf(Operation *reader, Operation *op) {
+  if (Attribute phase = reader->getAttr(MemWallDialect::kPhaseAttrName))
+    op->setAttr(MemWallDialect::kPhaseAttrName, phase);
+  else
+    op->removeAttr(MemWallDialect::kPhaseAttrName);
+}
+
+/// Whether `reader` may index a view instead of reading it materialized: an
+/// attention, its backward or a rope, or a view only such ops read. (Not
+/// the views that read attention's output back: the forward writes it
+/// through its heads merge, which copies would give a second reader.)
+static bool readsThroughViews(Block &block, Operation *reader) {
+  if (isa<FlashAttentionOp, FlashAttentionGradOp, RopeOp>(reader))
+    return true;
+  if (!isViewOp(reader) || reader->hasAttr(kOutputViewAttr))
+    return false;
+  return llvm::all_of(reader->getUsers(), [&](Operation *user) {
+    Operation *next = block.findAncestorOpInBlock(*user);
+    return next && readsThroughViews(block, next);
+  });
+}
+
+/// Copies each view read by several ops of `block`, some of which index
+/// views (readsThroughViews), before each of those (with its phase; the
+/// first keeps the original where all do), copying the views it reads in
+/// turn. Returns whether it copied any.
+static bool copyViewsPerReader(Block &block) {
+  SmallVector<Operation *> views;
+  for (Operation &op : block.without_terminator())
+    if (isViewOp(&op))
+      views.push_back(&op);
+  Builder builder(block.getParent()->getContext());
+  bool copied = false;
+  // Last first: a copy's input view gains a reader, copied in its turn.
+  for (auto [index, view] : llvm::enumerate(llvm::reverse(views))) {
+    Value result = view->getResult(0);
+    llvm::SetVector<Operation *> readers;
+    for (Operation *user : result.getUsers())
+      if (Operation *reader = block.findAncestorOpInBlock(*user))
+        readers.insert(reader);
+    if (readers.size() < 2)
+      continue;
+    SmallVector<Operation *> ordered = readers.takeVector();
+    llvm::sort(ordered, [](Operation *x, Operation *y) {
+      return x->isBeforeInBlock(y);
+    });
+    SmallVector<Operation *> indexing;
+    for (Operation *reader : ordered)
+      if (readsThroughViews(block, reader))
+        indexing.push_back(reader);
+    if (indexing.empty())
+      continue;
+    if (indexing.size() == ordered.size())
+      indexing.erase(indexing.begin());
+    view->setAttr(kViewCopyAttr, builder.getI64IntegerAttr(index));
+    for (Operation *reader : indexing) {
+      OpBuilder atReader(reader);
+      Operation *copy = atReader.clone(*view);
+      setPhaseOf(reader, copy);
+      copy->setAttr(kViewCopiedAttr, builder.getUnitAttr());
+      result.replaceUsesWithIf(copy->getResult(0), [&](OpOperand &use) {
+        return block.findAncestorOpInBlock(*use.getOwner()) == reader;
+      });
+      copied = true;
+    }
+  }
+  return copied;
+}
+
+/// Makes attention's backward read the forward's output through the heads
+/// merge that takes it to the output projection ([B, S, H·D] reshaped to
+/// [B, S, H, D] and transposed back to [B, H, S, D]), so that the forward
+/// kernel writes its output heads-merged only, and the backward kernel
+/// reads it through those views.
+static bool readOutputsThroughHeadsMerges(Block &block) {
+  bool rewritten = false;
+  for (auto attention : block.getOps<FlashAttentionOp>()) {
+    Value output = attention.getResult();
+    TransposeOp merge;
+    SmallVector<FlashAttentionGradOp> grads;
+    for (Operation *user : output.getUsers()) {
+      if (auto grad = dyn_cast<FlashAttentionGradOp>(user);
+          grad && grad.getOut() == output && grad.getQuery() != output &&
+          grad.getKey() != output && grad.getValue() != output &&
+          grad.getGrad() != output) {
+        grads.push_back(grad);
+        continue;
+      }
+      auto transpose = dyn_cast<TransposeOp>(user);
+      if (!transpose || merge || getGemmHeadsMergeOps(transpose).empty())
+        return rewritten;
+      merge = transpose;
+    }
+    if (!merge || grads.empty())
+      continue;
+    auto mergeReshape = cast<ReshapeOp>(*merge->getUsers().begin());
+    ArrayRef<int64_t> permutation = merge.getPermutation();
+    SmallVector<int64_t> inverse(permutation.size());
+    for (auto [i, dim] : llvm::enumerate(permutation))
+      inverse[dim] = i;
+    for (FlashAttentionGradOp grad : grads) {
+      OpBuilder builder(grad);
+      auto split = ReshapeOp::create(
+          builder, mergeReshape.getLoc(), mergeReshape.getResult(),
+          builder.getDenseI64ArrayAttr(merge.getType().getShape()));
+      auto back =
+          TransposeOp::create(builder, merge.getLoc(), split.getResult(),
+                              builder.getDenseI64ArrayAttr(inverse));
+      for (Operation *op : {split.getOperation(), back.getOperation()}) {
+        setPhaseOf(grad, op);
+        op->setAttr(kOutputViewAttr, builder.getUnitAttr());
+      }
+      grad.getOutMutable().assign(back.getResult());
+      rewritten = true;
+    }
+  }
+  return rewritten;
+}
+
+/// Undoes the copies and output views no kernel took: a copy becomes the
+/// earliest copy of its original left in `block`, and attention's output
+/// read back through its heads merge becomes the output where the forward
+/// still computes it as it is. Of the copies kernels took, all but one are
+/// marked memwall.added_view (none where one is left in `block`), and so
+/// are the output views they took, so that the unfused figures count each
+/// view once. Then drops the markers.
+static void mergeUnusedViewCopies(Block &block) {
+  DenseMap<int64_t, Operation *> kept;
+  for (Operation &op : llvm::make_early_inc_range(block.without_terminator())) {
+    if (auto back = dyn_cast<TransposeOp>(op);
+        back && back->hasAttr(kOutputViewAttr)) {
+      auto split = back.getInput().getDefiningOp<ReshapeOp>();
+      auto mergeReshape =
+          split ? split.getInput().getDefiningOp<ReshapeOp>() : ReshapeOp();
+      auto merge = mergeReshape
+                       ? mergeReshape.getInput().getDefiningOp<TransposeOp>()
+                       : TransposeOp();
+      if (merge && merge.getInput().getDefiningOp<FlashAttentionOp>() &&
+          merge.getInput().getType() == back.getType()) {
+        back.getResult().replaceAllUsesWith(merge.getInput());
+        back.erase();
+        if (split.use_empty())
+          split.erase();
+        continue;
+      }
+    }
+    auto index = op.getAttrOfType<IntegerAttr>(kViewCopyAttr);
+    if (!index)
+      continue;
+    auto [it, first] = kept.try_emplace(index.getInt(), &op);
+    if (first)
+      continue;
+    // Every copy computes the same value; the earliest precedes the rest.
+    op.getResult(0).replaceAllUsesWith(it->second->getResult(0));
+    op.erase();
+  }
+  UnitAttr unit = UnitAttr::get(block.getParent()->getContext());
+  block.walk([&](Operation *op) {
+    bool inKernel = op->getBlock() != &block;
+    auto index = op->getAttrOfType<IntegerAttr>(kViewCopyAttr);
+    if (inKernel && ((index && !kept.try_emplace(index.getInt(), op).second) ||
+                     op->hasAttr(kOutputViewAttr)))
+      op->setAttr(MemWallDialect::kAddedViewAttrName, unit);
+    op->removeAttr(kViewCopyAttr);
+    op->removeAttr(kViewCopiedAttr);
+    op->removeAttr(kOutputViewAttr);
+  });
+}
+
 /// Fuses the ops of `function` into memwall.fusion kernels and marks it
 /// memwall.fused.
 static FusionCounts fuseFunction(FunctionOpInterface function,
@@ -509,10 +701,29 @@ struct FusePass : public memwall::impl::FuseBase<FusePass> {
     RewritePatternSet patterns(&getContext());
     TransposeOp::getCanonicalizationPatterns(patterns, &getContext());
     walkAndApplyPatterns(getOperation(), std::move(patterns));
-    // Computed after the rewrite (the transposes it made views hold no
-    // bytes), not taken from the cache.
-    MemoryLiveness liveness(getOperation());
-    FusionCounts counts = fuseFunction(getOperation(), *target, liveness);
+    // Views per reader, unless the copies would raise the unfused peak
+    // (a slice's source kept for a later reader).
+    std::optional<MemoryLiveness> liveness;
+    liveness.emplace(getOperation());
+    double peak = StepMemory(*liveness).getLimit();
+    bool copied = false;
+    for (Block &block : getOperation().getFunctionBody()) {
+      copied |= readOutputsThroughHeadsMerges(block);
+      copied |= copyViewsPerReader(block);
+    }
+    if (copied) {
+      // Computed after the rewrites (the transposes they made views hold no
+      // bytes), not taken from the cache.
+      liveness.emplace(getOperation());
+      if (StepMemory(*liveness).getLimit() > peak) {
+        for (Block &block : getOperation().getFunctionBody())
+          mergeUnusedViewCopies(block);
+        liveness.emplace(getOperation());
+      }
+    }
+    FusionCounts counts = fuseFunction(getOperation(), *target, *liveness);
+    for (Block &block : getOperation().getFunctionBody())
+      mergeUnusedViewCopies(block);
     numKernelsFormed += counts.kernelsFormed;
     numMergesKeptForMemory += counts.mergesKeptForMemory;
     numOpsFused += counts.opsFused;

@@ -141,7 +141,7 @@ func.func @dequantize_in_cublas_kernel(%x: tensor<4x32xbf16>, %q: tensor<32x16xi
 func.func @attention_fusion_with_math(%q: tensor<1x2x16x64xbf16>, %k: tensor<1x2x16x64xbf16>, %v: tensor<1x2x16x64xbf16>) -> tensor<1x2x16x64xbf16> {
   %0:2 = memwall.fusion attention (%q, %k, %v) : (tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>) -> (tensor<1x2x16x64xbf16>, tensor<1x2x16xf32>) {
   ^bb0(%a: tensor<1x2x16x64xbf16>, %b: tensor<1x2x16x64xbf16>, %c: tensor<1x2x16x64xbf16>):
-    // expected-error @below {{cannot be fused into an attention fusion: only reshapes, transposes and slices of its operands or output run there}}
+    // expected-error @below {{cannot be fused into an attention fusion: only reshapes, transposes and slices of its operands or results run there}}
     %s = memwall.scale %a by 2.000000e+00 : tensor<1x2x16x64xbf16>
     %o, %lse = memwall.flash_attention %s, %b, %c causal scale 0.125 block_q 64 block_kv 64 splits 1 : (tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>) -> (tensor<1x2x16x64xbf16>, tensor<1x2x16xf32>)
     memwall.yield %o, %lse : tensor<1x2x16x64xbf16>, tensor<1x2x16xf32>

@@ -150,8 +150,8 @@ llvm::SmallVector<mlir::Operation *, 2>
 getGemmHeadsSplitOps(mlir::Operation *op);
 
 /// The layout ops starting at `op` that memwall-fuse folds into a GEMM or
-/// an attention kernel as one step: a heads split, a heads merge, a rope or
-/// a slice; empty otherwise.
+/// an attention kernel as one step: a heads split, a heads merge, a rope, a
+/// slice or a concat; empty otherwise.
 llvm::SmallVector<mlir::Operation *, 2> getLayoutStep(mlir::Operation *op);
 
 /// Whether `op` runs only inside another kernel when fused: a layout op a
@@ -190,6 +190,36 @@ struct AttentionViews {
 llvm::FailureOr<AttentionViews>
 matchAttentionViews(llvm::ArrayRef<mlir::Operation *> ops,
                     std::string *whyNot = nullptr);
+
+/// A flash_attention_grad kernel with the layout ops around it folded into
+/// its addressing, as the forward's (AttentionViews): q, k, v, the output
+/// and its gradient read through views of kernel inputs (the forward's
+/// packed QKV projection and heads-merged output, the heads split of the
+/// output's gradient), and dq, dk and dv written through heads merges, into
+/// one packed [B, S, 3·H·D] gradient when a concat of the three takes them
+/// (the gradient of the forward's slices), so no transpose, slice or concat
+/// runs as a kernel in attention's backward.
+struct AttentionGradViews {
+  FlashAttentionGradOp grad;
+  /// Per q, k, v, out and its gradient: the kernel input read, and where
+  /// element (b, h, s, d) of the operand lies in it (the D stride is 1).
+  std::array<mlir::Value, 5> sources;
+  std::array<StridedLayout, 5> operands;
+  /// Per dq, dk and dv: the kernel output holding it (one value for all
+  /// three when a concat packs them), and where element (b, h, s, d) of the
+  /// gradient lands in it (the D stride is 1).
+  std::array<mlir::Value, 3> outputs;
+  std::array<StridedLayout, 3> outputLayouts;
+};
+
+/// The attention-backward kernel `ops` describe: one flash_attention_grad,
+/// reshapes, transposes and slices making its operands from kernel inputs,
+/// and transposes, reshapes and at most one concat taking its gradients to
+/// kernel outputs (a concat only of the three gradients). Fails, with why,
+/// as matchAttentionViews does.
+llvm::FailureOr<AttentionGradViews>
+matchAttentionGradViews(llvm::ArrayRef<mlir::Operation *> ops,
+                        std::string *whyNot = nullptr);
 
 /// One rope, or two sharing their positions (q and k), in one kernel, each
 /// reading its input through views (e.g. the heads split of a projection)
@@ -240,6 +270,9 @@ struct KernelAnalysis {
   /// Attention: the flash_attention (also the anchor) and how it reads its
   /// operands and writes its output.
   std::optional<AttentionViews> attention;
+  /// AttentionGrad: the flash_attention_grad (also the anchor) and how it
+  /// reads its operands and writes its gradients.
+  std::optional<AttentionGradViews> attentionGrad;
   /// Rope: the ropes and how they read their inputs.
   std::optional<RopeViews> rope;
   /// Gemm: the problem memwall's generated GEMM solves and its tiling (the

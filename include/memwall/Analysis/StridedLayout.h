@@ -63,11 +63,12 @@ struct StridedLayout {
   /// this; nullopt for any other op or a reshape reshaped() refuses.
   std::optional<StridedLayout> through(mlir::Operation *viewOp) const;
 
-  /// The layout of the value `viewOp` reads when its result is laid out as
-  /// this (a reshape or transpose run backwards: how a kernel writes a value
-  /// that a consumer sees through them); nullopt for a slice, any other op
-  /// or a reshape reshaped() refuses.
-  std::optional<StridedLayout> before(mlir::Operation *viewOp) const;
+  /// The layout of operand `operand` of `viewOp` when its result is laid
+  /// out as this (a reshape, transpose or concat run backwards: how a kernel
+  /// writes a value that a consumer sees through them); nullopt for a
+  /// slice, any other op or a reshape reshaped() refuses.
+  std::optional<StridedLayout> before(mlir::Operation *viewOp,
+                                      unsigned operand = 0) const;
 
   /// The buffer offset of element `index`.
   int64_t offsetOf(llvm::ArrayRef<int64_t> index) const;

@@ -95,6 +95,15 @@ LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a unit attribute on a backward op";
     return success();
   }
+  if (attr.getName() == kAddedViewAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) ||
+        !isa<ReshapeOp, TransposeOp, SliceOp>(op) ||
+        !isa_and_nonnull<FusionOp>(op->getParentOp()))
+      return op->emitError() << "'" << kAddedViewAttrName
+                             << "' must be a unit attribute on a reshape, "
+                                "transpose or slice in a memwall.fusion";
+    return success();
+  }
   if (attr.getName() == kInPlaceAttrName) {
     auto append = dyn_cast<KVCacheAppendOp>(op);
     if (!isa<UnitAttr>(attr.getValue()) || !append)

@@ -38,25 +38,44 @@ LogicalResult FusionOp::verify() {
   auto yield = cast<YieldOp>(block.getTerminator());
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError("yielded types must be the result types");
-  // Attention, or one or two ropes, with the views of their operands
-  // (memwall::matchAttentionViews and matchRopeViews say which views they
-  // can index).
-  if (getKind() == FusionKind::Attention || getKind() == FusionKind::Rope) {
-    bool attention = getKind() == FusionKind::Attention;
+  // Attention, its backward, or one or two ropes, with the views of their
+  // operands and results (memwall::matchAttentionViews,
+  // matchAttentionGradViews and matchRopeViews say which views they can
+  // index).
+  if (getKind() == FusionKind::Attention ||
+      getKind() == FusionKind::AttentionGrad || getKind() == FusionKind::Rope) {
+    auto isAnchor = [&](Operation &op) {
+      switch (getKind()) {
+      case FusionKind::Attention:
+        return isa<FlashAttentionOp>(op);
+      case FusionKind::AttentionGrad:
+        return isa<FlashAttentionGradOp>(op);
+      default:
+        return isa<RopeOp>(op);
+      }
+    };
+    // Attention's backward writes its gradients packed through a concat.
+    bool packs = getKind() == FusionKind::AttentionGrad;
     unsigned anchors = 0;
     for (Operation &op : block.without_terminator()) {
-      if (attention ? isa<FlashAttentionOp>(op) : isa<RopeOp>(op))
+      if (isAnchor(op))
         ++anchors;
-      else if (!isa<ReshapeOp, TransposeOp, SliceOp>(op))
+      else if (!isa<ReshapeOp, TransposeOp, SliceOp>(op) &&
+               !(packs && isa<ConcatOp>(op)))
         return op.emitOpError("cannot be fused into ")
-               << (attention ? "an attention" : "a rope")
+               << (getKind() == FusionKind::Rope ? "a rope" : "an attention")
                << " fusion: only reshapes, transposes and slices of its "
-                  "operands or output run there";
+                  "operands or results"
+               << (packs ? " and a concat of its gradients" : "")
+               << " run there";
     }
-    if (attention && anchors != 1)
+    if (getKind() == FusionKind::Attention && anchors != 1)
       return emitOpError("an attention fusion holds exactly one "
                          "flash_attention");
-    if (!attention && (anchors < 1 || anchors > 2))
+    if (getKind() == FusionKind::AttentionGrad && anchors != 1)
+      return emitOpError("an attention_grad fusion holds exactly one "
+                         "flash_attention_grad");
+    if (getKind() == FusionKind::Rope && (anchors < 1 || anchors > 2))
       return emitOpError("a rope fusion holds one or two ropes");
     return success();
   }
@@ -137,6 +156,7 @@ LogicalResult FusionOp::verify() {
     break;
   }
   case FusionKind::Attention:
+  case FusionKind::AttentionGrad:
   case FusionKind::Rope:
     llvm_unreachable("verified above");
   }

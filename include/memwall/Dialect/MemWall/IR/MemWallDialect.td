@@ -44,6 +44,13 @@ def MemWall_Dialect : Dialect {
     /// On an op memwall-remat cloned into the backward.
     static constexpr ::llvm::StringLiteral kRecomputedAttrName =
         "memwall.recomputed";
+    /// On a view (reshape, transpose, slice) inside a fusion that the
+    /// unfused graph did not run: a copy of a view another kernel computes
+    /// too (memwall-fuse copies a view per reader), or attention's output
+    /// read back through its heads merge. The cost report's unfused figures
+    /// leave it out.
+    static constexpr ::llvm::StringLiteral kAddedViewAttrName =
+        "memwall.added_view";
     /// On a module: the precision policy memwall-precision applied.
     static constexpr ::llvm::StringLiteral kPrecisionAttrName =
         "memwall.precision";
