@@ -1656,16 +1656,19 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
           getGemmHeadsMergeOps(transpose).size() == 2)
         pairs.emplace_back(transpose, &op);
   }
-  // Layout kernels left around attention or a rope (views neither could
-  // index): the chain of them making each operand, and a heads merge of
-  // attention's output.
+  // Layout kernels left around attention, its backward or a rope (views
+  // none could index): the chain of them making each operand, and a heads
+  // merge of attention's output or gradients.
   SmallVector<std::pair<SmallVector<Operation *>, SmallVector<Operation *>>>
       viewChains;
   for (Operation &op : body.without_terminator()) {
     auto fusion = dyn_cast<FusionOp>(&op);
-    if (!isa<FlashAttentionOp, RopeOp>(&op) &&
-        !(fusion && (fusion.getKind() == FusionKind::Attention ||
-                     fusion.getKind() == FusionKind::Rope)))
+    bool attention =
+        isa<FlashAttentionOp, FlashAttentionGradOp>(&op) ||
+        (fusion && (fusion.getKind() == FusionKind::Attention ||
+                    fusion.getKind() == FusionKind::AttentionGrad));
+    if (!attention && !isa<RopeOp>(&op) &&
+        !(fusion && fusion.getKind() == FusionKind::Rope))
       continue;
     for (Value operand : op.getOperands()) {
       SmallVector<Operation *> chain;
@@ -1677,9 +1680,9 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
         viewChains.emplace_back(std::move(chain),
                                 SmallVector<Operation *>{&op});
     }
-    if (isa<FlashAttentionOp>(&op) ||
-        (fusion && fusion.getKind() == FusionKind::Attention))
-      for (Operation *user : op.getResult(0).getUsers())
+    if (attention)
+      for (Operation *user :
+           llvm::SetVector<Operation *>(llvm::from_range, op.getUsers()))
         if (SmallVector<Operation *, 2> merge = getGemmHeadsMergeOps(user);
             !merge.empty() && user->getBlock() == &body)
           viewChains.emplace_back(

@@ -17,3 +17,17 @@ func.func @constant() -> tensor<4xf32> {
   %0 = arith.constant dense<1.0> : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// Attention's backward has no kernel yet, fused with its views or not.
+func.func @attention_grad(%x: tensor<1x16x2x64xbf16>, %o: tensor<1x2x16x64xbf16>, %lse: tensor<1x2x16xf32>) -> tensor<1x2x16x64xbf16> {
+  // expected-error @+1 {{codegen does not support 'memwall.flash_attention_grad' yet (an attention_grad fusion)}}
+  %0:3 = memwall.fusion attention_grad (%x, %o, %lse) : (tensor<1x16x2x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16xf32>) -> (tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>) {
+  ^bb0(%a: tensor<1x16x2x64xbf16>, %b: tensor<1x2x16x64xbf16>, %l: tensor<1x2x16xf32>):
+    %t = memwall.transpose %a [0, 2, 1, 3] : tensor<1x16x2x64xbf16> -> tensor<1x2x16x64xbf16>
+    %dq, %dk, %dv = memwall.flash_attention_grad %t, %b, %b, %b, %b, %l scale 0.125 block_q 64 block_kv 64 : (tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16xf32>) -> (tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>)
+    memwall.yield %dq, %dk, %dv : tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>
+  }
+  return %0#0 : tensor<1x2x16x64xbf16>
+}

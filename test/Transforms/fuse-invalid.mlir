@@ -151,6 +151,39 @@ func.func @attention_fusion_with_math(%q: tensor<1x2x16x64xbf16>, %k: tensor<1x2
 
 // -----
 
+func.func @attention_grad_fusion_with_math(%x: tensor<1x2x16x64xbf16>, %lse: tensor<1x2x16xf32>) -> tensor<1x2x16x64xbf16> {
+  %0:3 = memwall.fusion attention_grad (%x, %lse) : (tensor<1x2x16x64xbf16>, tensor<1x2x16xf32>) -> (tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>) {
+  ^bb0(%a: tensor<1x2x16x64xbf16>, %l: tensor<1x2x16xf32>):
+    %dq, %dk, %dv = memwall.flash_attention_grad %a, %a, %a, %a, %a, %l scale 0.125 block_q 64 block_kv 64 : (tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16xf32>) -> (tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>)
+    // expected-error @below {{cannot be fused into an attention fusion: only reshapes, transposes and slices of its operands or results and a concat of its gradients run there}}
+    %s = memwall.scale %dq by 2.000000e+00 : tensor<1x2x16x64xbf16>
+    memwall.yield %s, %dk, %dv : tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>
+  }
+  return %0#0 : tensor<1x2x16x64xbf16>
+}
+
+// -----
+
+func.func @attention_grad_fusion_without_its_op(%x: tensor<1x16x2x64xbf16>) -> tensor<1x2x16x64xbf16> {
+  // expected-error @below {{an attention_grad fusion holds exactly one flash_attention_grad}}
+  %0 = memwall.fusion attention_grad (%x) : (tensor<1x16x2x64xbf16>) -> tensor<1x2x16x64xbf16> {
+  ^bb0(%a: tensor<1x16x2x64xbf16>):
+    %t = memwall.transpose %a [0, 2, 1, 3] : tensor<1x16x2x64xbf16> -> tensor<1x2x16x64xbf16>
+    memwall.yield %t : tensor<1x2x16x64xbf16>
+  }
+  return %0 : tensor<1x2x16x64xbf16>
+}
+
+// -----
+
+func.func @added_view_outside_a_fusion(%x: tensor<1x16x2x64xbf16>) -> tensor<1x2x16x64xbf16> {
+  // expected-error @below {{'memwall.added_view' must be a unit attribute on a reshape, transpose or slice in a memwall.fusion}}
+  %t = memwall.transpose %x [0, 2, 1, 3] {memwall.added_view} : tensor<1x16x2x64xbf16> -> tensor<1x2x16x64xbf16>
+  return %t : tensor<1x2x16x64xbf16>
+}
+
+// -----
+
 func.func @attention_fusion_without_attention(%x: tensor<1x16x2x64xbf16>) -> tensor<1x2x16x64xbf16> {
   // expected-error @below {{an attention fusion holds exactly one flash_attention}}
   %0 = memwall.fusion attention (%x) : (tensor<1x16x2x64xbf16>) -> tensor<1x2x16x64xbf16> {

@@ -22,6 +22,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include "gtest/gtest.h"
 
@@ -665,6 +666,111 @@ TEST_F(FusionCostTest, AttentionReadsAPackedProjectionAndWritesHeadsMerged) {
   std::string why;
   EXPECT_TRUE(failed(analyzeKernel(shifted, target, &why)));
   EXPECT_NE(why.find("the view q reads: it starts 8 bytes into its buffer"),
+            std::string::npos)
+      << why;
+}
+
+TEST_F(FusionCostTest, AttentionsBackwardWritesItsGradientsIntoThePackedOne) {
+  // The backward of the layout above, B = 2, S = 16, 2 heads of 64: q, k and
+  // v read from the packed [2, 16, 384] projection, the output from its
+  // heads-merged [2, 16, 128] copy, the output's gradient through its heads
+  // split; dq, dk and dv written through heads merges into the concat's
+  // packed [2, 16, 384] gradient: dv's element (b, h, s, d) lands at
+  // b·16·384 + s·384 + 256 + h·64 + d.
+  std::string body;
+  auto heads = [&](StringRef name, StringRef input) {
+    body += ("%" + name + "s = memwall.reshape " + input +
+             " [2, 16, 2, 64] : tensor<2x16x128xbf16> -> "
+             "tensor<2x16x2x64xbf16>\n%" +
+             name + "h = memwall.transpose %" + name +
+             "s [0, 2, 1, 3] : tensor<2x16x2x64xbf16> -> "
+             "tensor<2x2x16x64xbf16>\n")
+                .str();
+  };
+  for (auto [name, column] : {std::pair{"q", 0}, {"k", 128}, {"v", 256}}) {
+    body += llvm::formatv("%{0} = memwall.slice %qkv offsets [0, 0, {1}] "
+                          "sizes [2, 16, 128] : tensor<2x16x384xbf16> -> "
+                          "tensor<2x16x128xbf16>\n",
+                          name, column)
+                .str();
+    heads(name, ("%" + Twine(name)).str());
+  }
+  heads("o", "%merged");
+  heads("g", "%merged_grad");
+  body += "%dq, %dk, %dv = memwall.flash_attention_grad %qh, %kh, %vh, %oh, "
+          "%gh, %lse causal scale 0.125 block_q 64 block_kv 64 : "
+          "(tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>, "
+          "tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>, "
+          "tensor<2x2x16x64xbf16>, tensor<2x2x16xf32>) -> "
+          "(tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>, "
+          "tensor<2x2x16x64xbf16>)\n";
+  for (StringRef name : {"dq", "dk", "dv"})
+    body += ("%" + name + "t = memwall.transpose %" + name +
+             " [0, 2, 1, 3] : tensor<2x2x16x64xbf16> -> "
+             "tensor<2x16x2x64xbf16>\n%" +
+             name + "m = memwall.reshape %" + name +
+             "t [2, 16, 128] : tensor<2x16x2x64xbf16> -> "
+             "tensor<2x16x128xbf16>\n")
+                .str();
+  body += "%packed = memwall.concat %dqm, %dkm, %dvm axis 2 : "
+          "tensor<2x16x128xbf16>, tensor<2x16x128xbf16>, "
+          "tensor<2x16x128xbf16> -> tensor<2x16x384xbf16>";
+  SmallVector<Operation *> ops =
+      parseOps("%qkv: tensor<2x16x384xbf16>, %merged: tensor<2x16x128xbf16>, "
+               "%merged_grad: tensor<2x16x128xbf16>, %lse: tensor<2x2x16xf32>",
+               body);
+  FailureOr<KernelAnalysis> kernel = analyzeKernel(ops, target);
+  ASSERT_TRUE(succeeded(kernel));
+  EXPECT_EQ(kernel->kind, FusionKind::AttentionGrad);
+  ASSERT_TRUE(kernel->attentionGrad);
+  const AttentionGradViews &views = *kernel->attentionGrad;
+  auto function = *module->getOps<func::FuncOp>().begin();
+  Value qkv = function.getArgument(0);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(views.sources[i], qkv);
+  EXPECT_EQ(views.sources[3], function.getArgument(1));
+  EXPECT_EQ(views.sources[4], function.getArgument(2));
+  EXPECT_EQ(views.operands[1].offsetOf({1, 1, 5, 7}),
+            6144 + 5 * 384 + 128 + 64 + 7);
+  // out (b, h, s, d) at b·16·128 + s·128 + h·64 + d of the merged output.
+  EXPECT_EQ(views.operands[3].offsetOf({1, 1, 5, 7}), 2048 + 5 * 128 + 64 + 7);
+  Value packed = ops.back()->getResult(0);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(views.outputs[i], packed);
+    EXPECT_EQ(views.outputLayouts[i].offset, 128 * i);
+    EXPECT_EQ(ArrayRef<int64_t>(views.outputLayouts[i].strides),
+              ArrayRef<int64_t>({6144, 64, 384, 1}));
+  }
+  EXPECT_EQ(views.outputLayouts[2].offsetOf({1, 1, 5, 7}),
+            6144 + 5 * 384 + 256 + 64 + 7);
+  // Reads the packed projection, both merged tensors and the log-sum-exp
+  // once; writes the packed gradient; its time is the backward's.
+  ASSERT_EQ(kernel->inputs.size(), 4u);
+  EXPECT_EQ(kernel->bytesWritten, 2 * 16 * 384 * 2);
+  auto grad = cast<FlashAttentionGradOp>(kernel->anchor);
+  EXPECT_DOUBLE_EQ(
+      kernel->timeSeconds,
+      estimateKernelTime(grad.getKernelWork(target), target).timeSeconds);
+
+  // A concat packing something besides the gradients is no output view.
+  std::string why;
+  ops = parseOps(
+      "%x: tensor<2x2x16x64xbf16>, %lse: tensor<2x2x16xf32>, "
+      "%other: tensor<2x16x128xbf16>",
+      "%dq, %dk, %dv = memwall.flash_attention_grad %x, %x, %x, %x, %x, %lse "
+      "scale 0.125 block_q 64 block_kv 64 : (tensor<2x2x16x64xbf16>, "
+      "tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>, "
+      "tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>, tensor<2x2x16xf32>) "
+      "-> (tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>, "
+      "tensor<2x2x16x64xbf16>)\n"
+      "%t = memwall.transpose %dq [0, 2, 1, 3] : tensor<2x2x16x64xbf16> -> "
+      "tensor<2x16x2x64xbf16>\n"
+      "%m = memwall.reshape %t [2, 16, 128] : tensor<2x16x2x64xbf16> -> "
+      "tensor<2x16x128xbf16>\n"
+      "%c = memwall.concat %m, %other axis 2 : tensor<2x16x128xbf16>, "
+      "tensor<2x16x128xbf16> -> tensor<2x16x256xbf16>");
+  EXPECT_TRUE(failed(analyzeKernel(ops, target, &why)));
+  EXPECT_NE(why.find("a concat in the kernel packs more than its gradients"),
             std::string::npos)
       << why;
 }
