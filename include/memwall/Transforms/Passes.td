@@ -203,7 +203,13 @@ def Fuse : Pass<"memwall-fuse", "mlir::func::FuncOp"> {
     what its earlier ops read lives until then; docs/fusion.md,
     "Lifetimes").
     Producers are never duplicated: a value needed outside its kernel
-    becomes an extra result (a multi-output fusion).
+    becomes an extra result (a multi-output fusion). Views are: a reshape,
+    transpose or slice read by several ops that index views (attention, its
+    backward, a rope) is first copied per reader, so each can fold it, and
+    attention's backward reads the forward's output back through its heads
+    merge; copies no kernel took are merged back after fusion, and none is
+    made where the copies would raise the unfused peak (docs/fusion.md,
+    "Layouts as views").
 
     Each group of two or more ops becomes a `memwall.fusion`; the function is
     marked `memwall.fused` and the roofline report gains a `fusion` section.
