@@ -1311,7 +1311,8 @@ FailureOr<RopeViews> memwall::matchRopeViews(ArrayRef<Operation *> ops,
     return fail(whyNot, "a rope kernel rotates one rope, or two of one "
                         "element type, head dim and positions, reading "
                         "their inputs through reshapes, transposes and "
-                        "slices, but " +
+                        "slices and writing their results through reshapes "
+                        "and transposes, but " +
                             why),
            failure();
   };
@@ -1335,9 +1336,6 @@ FailureOr<RopeViews> memwall::matchRopeViews(ArrayRef<Operation *> ops,
         type.getDimSize(2) != firstType.getDimSize(2) ||
         type.getDimSize(3) != firstType.getDimSize(3))
       return refuse("the two differ");
-    for (Operation *user : rope->getUsers())
-      if (members.contains(user))
-        return refuse("a rope's result is read in the kernel");
     if (Operation *def = rope.getPositions().getDefiningOp();
         def && members.contains(def))
       return refuse("the positions are computed in the kernel");
@@ -1348,6 +1346,13 @@ FailureOr<RopeViews> memwall::matchRopeViews(ArrayRef<Operation *> ops,
       return failure();
     views.sources.push_back(view->first);
     views.inputs.push_back(std::move(view->second));
+    FailureOr<std::pair<Value, StridedLayout>> output =
+        traceResultView(rope.getResult(), "its result", 4,
+                        /*allowConcat=*/false, members, placed, refuse);
+    if (failed(output))
+      return failure();
+    views.outputs.push_back(output->first);
+    views.outputLayouts.push_back(std::move(output->second));
   }
   for (Operation *op : ops)
     if (!placed.contains(op))

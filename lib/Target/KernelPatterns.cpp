@@ -393,8 +393,9 @@ protected:
   }
 };
 
-/// A rope fusion: one kernel rotating its ropes, reading their inputs
-/// through the views (LayoutCodegen.h, emitRopeKernel).
+/// A rope fusion: one kernel rotating its ropes, reading their inputs and
+/// writing their results through the views (LayoutCodegen.h,
+/// emitRopeKernel).
 LogicalResult
 LayoutLowering::lowerRopes(FusionOp fusion, KernelConfigAttr config,
                            const DenseMap<Value, Value> &buffers,
@@ -414,10 +415,10 @@ LayoutLowering::lowerRopes(FusionOp fusion, KernelConfigAttr config,
   SmallVector<Value> written;
   for (OpResult result : fusion->getResults())
     written.push_back(allocate(rewriter, loc, result));
-  for (RopeOp rope : views->ropes)
+  for (Value output : views->outputs)
     for (auto [yielded, buffer] :
          llvm::zip_equal(yield->getOperands(), written))
-      if (yielded == rope.getResult())
+      if (yielded == output)
         args.push_back(buffer);
   if (args.size() != 2 * views->ropes.size() + 1)
     return rewriter.notifyMatchFailure(fusion, "the configuration is stale");

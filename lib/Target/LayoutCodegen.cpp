@@ -169,7 +169,8 @@ LayoutKernelPlan memwall::planRopeKernel(const RopeViews &views) {
   auto fits = [&](int64_t w) {
     if ((d / 2) % w != 0)
       return false;
-    for (const StridedLayout &layout : views.inputs) {
+    for (const StridedLayout &layout :
+         llvm::concat<const StridedLayout>(views.inputs, views.outputLayouts)) {
       if (layout.offset % w != 0)
         return false;
       for (int64_t i = 0; i < 3; ++i)
@@ -373,15 +374,16 @@ public:
   /// (batch, s) of one rope (the ropes' items one after the other); it
   /// loads every head's two half-vectors from where the rope's input view
   /// puts them, computes each pair's sine and cosine once and stores both
-  /// halves of the result with vector stores.
+  /// halves of the result with vector stores where its output view puts
+  /// them.
   gpu::GPUFuncOp buildRope(StringRef name, const RopeViews &views) {
     SmallVector<Type> params;
     for (Value source : views.sources)
       params.push_back(flatMemRefType(source));
     RopeOp first = views.ropes.front();
     params.push_back(flatMemRefType(first.getPositions()));
-    for (RopeOp rope : views.ropes)
-      params.push_back(flatMemRefType(rope.getResult()));
+    for (Value output : views.outputs)
+      params.push_back(flatMemRefType(output));
     gpu::GPUFuncOp func = createKernel(b, name, params, plan.threads);
     Block &entry = func.getBody().front();
     int64_t count = static_cast<int64_t>(views.ropes.size());
@@ -405,7 +407,7 @@ public:
       OpBuilder::InsertionGuard insertion(b);
       b.setInsertionPointToStart(guard.thenBlock());
       rotateRun(rope, views.inputs[r], entry.getArgument(r), positions,
-                entry.getArgument(count + 1 + r),
+                views.outputLayouts[r], entry.getArgument(count + 1 + r),
                 arith::SubIOp::create(b, item, idx(begin)));
       begin += items;
     }
@@ -416,7 +418,8 @@ public:
 
   /// Item `item` of `rope`: see buildRope.
   void rotateRun(RopeOp rope, const StridedLayout &inputLayout, Value input,
-                 Value positions, Value out, Value item) {
+                 Value positions, const StridedLayout &outputLayout, Value out,
+                 Value item) {
     ArrayRef<int64_t> shape = rope.getType().getShape();
     int64_t heads = shape[1], seq = shape[2], d = shape[3], half = d / 2;
     int64_t w = plan.width, headGroups = heads / plan.heads;
@@ -430,7 +433,6 @@ public:
     Value column = arith::MulIOp::create(b, run, idx(w));
     Value position = RopeRotation::loadPosition(b, rope, positions, batch, s);
     Type element = rope.getType().getElementType();
-    StridedLayout outputLayout = StridedLayout::contiguous(shape);
     // Where head h's first-half run starts in `layout`.
     auto runStart = [&](const StridedLayout &layout, int64_t h) {
       Value head = arith::AddIOp::create(

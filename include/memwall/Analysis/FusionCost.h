@@ -223,19 +223,25 @@ matchAttentionGradViews(llvm::ArrayRef<mlir::Operation *> ops,
 
 /// One rope, or two sharing their positions (q and k), in one kernel, each
 /// reading its input through views (e.g. the heads split of a projection)
-/// and writing its result [B, H, S, D] row-major, so the transposes of the
-/// heads splits run as no kernel.
+/// and writing its result [B, H, S, D] row-major or through a heads merge
+/// (the backward's inverse ropes, whose gradients the projections' GEMMs
+/// read [B, S, H·D]), so the transposes run as no kernel.
 struct RopeViews {
   llvm::SmallVector<RopeOp, 2> ropes;
   /// Per rope: the kernel input read, and where element (b, h, s, d) of the
   /// rope's input lies in it (the D stride is 1).
   llvm::SmallVector<mlir::Value, 2> sources;
   llvm::SmallVector<StridedLayout, 2> inputs;
+  /// Per rope: the kernel output holding its result, and where element
+  /// (b, h, s, d) of the result lands in it (the D stride is 1).
+  llvm::SmallVector<mlir::Value, 2> outputs;
+  llvm::SmallVector<StridedLayout, 2> outputLayouts;
 };
 
 /// The rope kernel `ops` describe: one or two ropes of one element type,
-/// head dim and positions, and reshapes, transposes and slices making their
-/// inputs from kernel inputs, each read by the next alone. Fails, with why,
+/// head dim and positions, reshapes, transposes and slices making their
+/// inputs from kernel inputs, and reshapes and transposes taking their
+/// results to kernel outputs, each read by the next alone. Fails, with why,
 /// otherwise (as matchAttentionViews; the views must allow 4-byte accesses).
 llvm::FailureOr<RopeViews> matchRopeViews(llvm::ArrayRef<mlir::Operation *> ops,
                                           std::string *whyNot = nullptr);
