@@ -1361,6 +1361,47 @@ FailureOr<RopeViews> memwall::matchRopeViews(ArrayRef<Operation *> ops,
   return views;
 }
 
+/// The one op of type `OpT` among `ops`; fails through `refuse` for none
+/// or two.
+template <typename OpT>
+static FailureOr<OpT>
+findTheOne(ArrayRef<Operation *> ops,
+           function_ref<LogicalResult(const Twine &)> refuse) {
+  OpT found;
+  for (Operation *op : ops) {
+    auto candidate = dyn_cast<OpT>(op);
+    if (!candidate)
+      continue;
+    if (found)
+      return refuse("the kernel holds two '" + OpT::getOperationName() + "'");
+    found = candidate;
+  }
+  if (!found)
+    return refuse("the kernel holds no '" + OpT::getOperationName() + "'");
+  return found;
+}
+
+/// traceOperandView for each of an attention kernel's `operands` (named
+/// `names`), whose tiles are copied in 16-byte chunks, into `sources` and
+/// `layouts`.
+static LogicalResult
+traceAttentionOperands(ArrayRef<Value> operands, ArrayRef<StringLiteral> names,
+                       const llvm::SmallPtrSetImpl<Operation *> &members,
+                       llvm::SmallPtrSetImpl<Operation *> &placed,
+                       function_ref<LogicalResult(const Twine &)> refuse,
+                       MutableArrayRef<Value> sources,
+                       MutableArrayRef<StridedLayout> layouts) {
+  for (auto [i, operand] : llvm::enumerate(operands)) {
+    FailureOr<std::pair<Value, StridedLayout>> view =
+        traceOperandView(operand, names[i], 16, members, placed, refuse);
+    if (failed(view))
+      return failure();
+    sources[i] = view->first;
+    layouts[i] = std::move(view->second);
+  }
+  return success();
+}
+
 FailureOr<AttentionViews>
 memwall::matchAttentionViews(ArrayRef<Operation *> ops, std::string *whyNot) {
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
@@ -1372,30 +1413,17 @@ memwall::matchAttentionViews(ArrayRef<Operation *> ops, std::string *whyNot) {
            failure();
   };
   AttentionViews views;
-  for (Operation *op : ops) {
-    auto attention = dyn_cast<FlashAttentionOp>(op);
-    if (!attention)
-      continue;
-    if (views.attention)
-      return refuse("the kernel holds two attentions");
-    views.attention = attention;
-  }
-  if (!views.attention)
-    return refuse("the kernel holds no flash_attention");
-  FlashAttentionOp attention = views.attention;
+  FailureOr<FlashAttentionOp> found = findTheOne<FlashAttentionOp>(ops, refuse);
+  if (failed(found))
+    return failure();
+  FlashAttentionOp attention = views.attention = *found;
   llvm::SmallPtrSet<Operation *, 16> placed{attention};
   static constexpr StringLiteral kOperandNames[] = {"q", "k", "v"};
-  Value operands[] = {attention.getQuery(), attention.getKey(),
-                      attention.getValue()};
-  for (auto [i, operand] : llvm::enumerate(operands)) {
-    // Tiles are copied in 16-byte chunks.
-    FailureOr<std::pair<Value, StridedLayout>> view = traceOperandView(
-        operand, kOperandNames[i], 16, members, placed, refuse);
-    if (failed(view))
-      return failure();
-    views.sources[i] = view->first;
-    views.operands[i] = std::move(view->second);
-  }
+  if (failed(traceAttentionOperands(
+          {attention.getQuery(), attention.getKey(), attention.getValue()},
+          kOperandNames, members, placed, refuse, views.sources,
+          views.operands)))
+    return failure();
   if (Value mask = attention.getMask())
     if (Operation *def = mask.getDefiningOp(); def && members.contains(def))
       return refuse("its mask is computed in the kernel");
@@ -1431,31 +1459,20 @@ memwall::matchAttentionGradViews(ArrayRef<Operation *> ops,
            failure();
   };
   AttentionGradViews views;
-  for (Operation *op : ops) {
-    auto grad = dyn_cast<FlashAttentionGradOp>(op);
-    if (!grad)
-      continue;
-    if (views.grad)
-      return refuse("the kernel holds two");
-    views.grad = grad;
-  }
-  if (!views.grad)
-    return refuse("the kernel holds no flash_attention_grad");
-  FlashAttentionGradOp grad = views.grad;
+  FailureOr<FlashAttentionGradOp> found =
+      findTheOne<FlashAttentionGradOp>(ops, refuse);
+  if (failed(found))
+    return failure();
+  FlashAttentionGradOp grad = views.grad = *found;
   llvm::SmallPtrSet<Operation *, 16> placed{grad};
   static constexpr StringLiteral kOperandNames[] = {"q", "k", "v", "out",
                                                     "the output's gradient"};
-  Value operands[] = {grad.getQuery(), grad.getKey(), grad.getValue(),
-                      grad.getOut(), grad.getGrad()};
-  for (auto [i, operand] : llvm::enumerate(operands)) {
-    // Tiles are copied in 16-byte chunks, as the forward's.
-    FailureOr<std::pair<Value, StridedLayout>> view = traceOperandView(
-        operand, kOperandNames[i], 16, members, placed, refuse);
-    if (failed(view))
-      return failure();
-    views.sources[i] = view->first;
-    views.operands[i] = std::move(view->second);
-  }
+  if (failed(traceAttentionOperands({grad.getQuery(), grad.getKey(),
+                                     grad.getValue(), grad.getOut(),
+                                     grad.getGrad()},
+                                    kOperandNames, members, placed, refuse,
+                                    views.sources, views.operands)))
+    return failure();
   for (Value operand : std::array<Value, 2>{grad.getLse(), grad.getMask()})
     if (Operation *def = operand ? operand.getDefiningOp() : nullptr;
         def && members.contains(def))
