@@ -571,9 +571,12 @@ static bool copyViewsPerReader(Block &block) {
 static bool readOutputsThroughHeadsMerges(Block &block) {
   bool rewritten = false;
   for (auto attention : block.getOps<FlashAttentionOp>()) {
+    // The output's readers: one heads merge and backwards reading it as
+    // their `out` only.
     Value output = attention.getResult();
     TransposeOp merge;
     SmallVector<FlashAttentionGradOp> grads;
+    bool others = false;
     for (Operation *user : output.getUsers()) {
       if (auto grad = dyn_cast<FlashAttentionGradOp>(user);
           grad && grad.getOut() == output && grad.getQuery() != output &&
@@ -583,11 +586,10 @@ static bool readOutputsThroughHeadsMerges(Block &block) {
         continue;
       }
       auto transpose = dyn_cast<TransposeOp>(user);
-      if (!transpose || merge || getGemmHeadsMergeOps(transpose).empty())
-        return rewritten;
+      others |= !transpose || merge || getGemmHeadsMergeOps(transpose).empty();
       merge = transpose;
     }
-    if (!merge || grads.empty())
+    if (others || !merge || grads.empty())
       continue;
     auto mergeReshape = cast<ReshapeOp>(*merge->getUsers().begin());
     ArrayRef<int64_t> permutation = merge.getPermutation();
