@@ -1648,7 +1648,8 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
     return isElementwiseOp(op) || isRowReductionOp(op) ||
            !getGemmHeadsSplitOps(op).empty() || isa<RopeOp>(op) ||
            (isa<FusionOp>(op) && !holdsMatmul(op) &&
-            cast<FusionOp>(op).getKind() != FusionKind::Attention);
+            cast<FusionOp>(op).getKind() != FusionKind::Attention &&
+            cast<FusionOp>(op).getKind() != FusionKind::AttentionGrad);
   };
   SmallVector<std::pair<Operation *, Operation *>> pairs;
   for (Operation &op : body.without_terminator()) {
