@@ -1258,17 +1258,29 @@ traceOperandView(Value operand, StringRef name, int64_t accessBytes,
   return std::make_pair(value, std::move(*layout));
 }
 
+namespace {
+/// What may end the views a kernel writes a result through, besides
+/// reshapes and transposes.
+enum class ViewEnd {
+  None,
+  /// A concat (attention's gradients packed).
+  Concat,
+  /// An in-place KV-cache append of the result (a rope writing k's new rows
+  /// into the cache).
+  CacheAppend,
+};
+} // namespace
+
 /// Where `result` (named `name` in diagnostics) lands in the kernel output
 /// it is written through: forward from it through the views of `members`
 /// that take it (reshapes and transposes, each reading the one before
-/// alone, and a concat last) to a kernel output, added to `placed`. Fails
-/// through `refuse` for another op on the way, a result read both through a
-/// view and as it is, a concat where `allowConcat` is false, a layout that
-/// is no strided view of the output, or one that stores of `accessBytes`
-/// cannot address. A concat's other operands are the caller's to check.
+/// alone, and what `end` allows last) to a kernel output, added to
+/// `placed`. Fails through `refuse` for another op on the way, a result
+/// read both through a view and as it is, a layout that is no strided view
+/// of the output, or one that stores of `accessBytes` cannot address. A
+/// concat's other operands are the caller's to check.
 static FailureOr<std::pair<Value, StridedLayout>>
-traceResultView(Value result, StringRef name, int64_t accessBytes,
-                bool allowConcat,
+traceResultView(Value result, StringRef name, int64_t accessBytes, ViewEnd end,
                 const llvm::SmallPtrSetImpl<Operation *> &members,
                 llvm::SmallPtrSetImpl<Operation *> &placed,
                 function_ref<LogicalResult(const Twine &)> refuse) {
@@ -1281,12 +1293,18 @@ traceResultView(Value result, StringRef name, int64_t accessBytes,
       return refuse(name + " is read both through a layout and as it is");
     OpOperand &use = *output.getUses().begin();
     Operation *user = use.getOwner();
-    if (!isa<ReshapeOp, TransposeOp>(user) &&
-        !(allowConcat && isa<ConcatOp>(user)))
+    auto append = dyn_cast<KVCacheAppendOp>(user);
+    bool ends = (end == ViewEnd::Concat && isa<ConcatOp>(user)) ||
+                (end == ViewEnd::CacheAppend && append &&
+                 append.canAppendInPlace() && use.get() == append.getUpdate());
+    if (!isa<ReshapeOp, TransposeOp>(user) && !ends)
       return refuse(name + " is read in the kernel by '" +
                     user->getName().getStringRef() + "'");
-    if (!chain.empty() && isa<ConcatOp>(chain.back()->getOwner()))
-      return refuse("a concat of " + name + " is read in the kernel");
+    if (!chain.empty() &&
+        isa<ConcatOp, KVCacheAppendOp>(chain.back()->getOwner()))
+      return refuse("what " + name +
+                    " is written into is read in the "
+                    "kernel");
     chain.push_back(&use);
     placed.insert(user);
     output = user->getResult(0);
@@ -1347,8 +1365,8 @@ FailureOr<RopeViews> memwall::matchRopeViews(ArrayRef<Operation *> ops,
     views.sources.push_back(view->first);
     views.inputs.push_back(std::move(view->second));
     FailureOr<std::pair<Value, StridedLayout>> output =
-        traceResultView(rope.getResult(), "its result", 4,
-                        /*allowConcat=*/false, members, placed, refuse);
+        traceResultView(rope.getResult(), "its result", 4, ViewEnd::CacheAppend,
+                        members, placed, refuse);
     if (failed(output))
       return failure();
     views.outputs.push_back(output->first);
@@ -1433,8 +1451,8 @@ memwall::matchAttentionViews(ArrayRef<Operation *> ops, std::string *whyNot) {
   // Rows are stored as pairs of elements.
   FailureOr<std::pair<Value, StridedLayout>> output =
       traceResultView(attention.getResult(), "its output",
-                      2 * elementBytes(attention.getResult()),
-                      /*allowConcat=*/false, members, placed, refuse);
+                      2 * elementBytes(attention.getResult()), ViewEnd::None,
+                      members, placed, refuse);
   if (failed(output))
     return failure();
   views.output = output->first;
@@ -1482,7 +1500,7 @@ memwall::matchAttentionGradViews(ArrayRef<Operation *> ops,
     // Rows are stored as pairs of elements.
     FailureOr<std::pair<Value, StridedLayout>> output =
         traceResultView(result, kResultNames[i], 2 * elementBytes(result),
-                        /*allowConcat=*/true, members, placed, refuse);
+                        ViewEnd::Concat, members, placed, refuse);
     if (failed(output))
       return failure();
     views.outputs[i] = output->first;

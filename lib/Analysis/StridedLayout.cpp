@@ -143,6 +143,14 @@ std::optional<StridedLayout> StridedLayout::before(Operation *viewOp,
         cast<RankedTensorType>(reshape.getInput().getType()).getShape());
   if (auto transpose = dyn_cast<TransposeOp>(viewOp))
     return untransposed(transpose.getPermutation());
+  if (auto append = dyn_cast<KVCacheAppendOp>(viewOp)) {
+    // The update is rows [L, L + T) of each head of the appended cache.
+    if (operand != 1)
+      return std::nullopt;
+    ArrayRef<int64_t> update = append.getUpdate().getType().getShape();
+    return sliced({0, 0, append.getCache().getType().getDimSize(2), 0}, update,
+                  {});
+  }
   if (auto concat = dyn_cast<ConcatOp>(viewOp)) {
     // The operand is the slice of the result from the sizes of those before.
     int64_t rank = shape.size();

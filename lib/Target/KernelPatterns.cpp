@@ -413,8 +413,17 @@ LayoutLowering::lowerRopes(FusionOp fusion, KernelConfigAttr config,
   args.push_back(buffers.lookup(RopeOp(views->ropes.front()).getPositions()));
   Operation *yield = fusion.getBodyBlock().getTerminator();
   SmallVector<Value> written;
-  for (OpResult result : fusion->getResults())
-    written.push_back(allocate(rewriter, loc, result));
+  for (auto [yielded, result] :
+       llvm::zip_equal(yield->getOperands(), fusion->getResults())) {
+    // k's new rows go into its cache's own buffer.
+    auto append = yielded.getDefiningOp<KVCacheAppendOp>();
+    Value buffer =
+        append ? viewAppendedCache(rewriter, loc, append, result, buffers)
+               : allocate(rewriter, loc, result);
+    if (!buffer)
+      return rewriter.notifyMatchFailure(fusion, "the configuration is stale");
+    written.push_back(buffer);
+  }
   for (Value output : views->outputs)
     for (auto [yielded, buffer] :
          llvm::zip_equal(yield->getOperands(), written))

@@ -64,9 +64,10 @@ struct StridedLayout {
   std::optional<StridedLayout> through(mlir::Operation *viewOp) const;
 
   /// The layout of operand `operand` of `viewOp` when its result is laid
-  /// out as this (a reshape, transpose or concat run backwards: how a kernel
-  /// writes a value that a consumer sees through them); nullopt for a
-  /// slice, any other op or a reshape reshaped() refuses.
+  /// out as this (a reshape, transpose, concat or the update of a KV-cache
+  /// append run backwards: how a kernel writes a value that a consumer sees
+  /// through them); nullopt for a slice, any other op or a reshape
+  /// reshaped() refuses.
   std::optional<StridedLayout> before(mlir::Operation *viewOp,
                                       unsigned operand = 0) const;
 

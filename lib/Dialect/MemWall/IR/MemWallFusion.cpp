@@ -54,19 +54,23 @@ LogicalResult FusionOp::verify() {
         return isa<RopeOp>(op);
       }
     };
-    // Attention's backward writes its gradients packed through a concat.
+    // Attention's backward writes its gradients packed through a concat, a
+    // rope k's new rows into its KV cache.
     bool packs = getKind() == FusionKind::AttentionGrad;
+    bool appends = getKind() == FusionKind::Rope;
     unsigned anchors = 0;
     for (Operation &op : block.without_terminator()) {
       if (isAnchor(op))
         ++anchors;
       else if (!isa<ReshapeOp, TransposeOp, SliceOp>(op) &&
-               !(packs && isa<ConcatOp>(op)))
+               !(packs && isa<ConcatOp>(op)) &&
+               !(appends && isa<KVCacheAppendOp>(op)))
         return op.emitOpError("cannot be fused into ")
-               << (getKind() == FusionKind::Rope ? "a rope" : "an attention")
+               << (appends ? "a rope" : "an attention")
                << " fusion: only reshapes, transposes and slices of its "
                   "operands or results"
                << (packs ? " and a concat of its gradients" : "")
+               << (appends ? " and KV-cache appends of its results" : "")
                << " run there";
     }
     if (getKind() == FusionKind::Attention && anchors != 1)
