@@ -241,7 +241,8 @@ computeCost(Operation *root, const GPUTarget &target,
         continue;
       OpRecord innerRecord = makeRecord(innerCost, 0);
       group.ops.push_back(innerRecord.loc);
-      // A view another kernel computes too ran once before fusion.
+      // A view memwall-fuse added (a copy, or an output read back) was no
+      // kernel before fusion.
       if (inner.hasAttr(MemWallDialect::kAddedViewAttrName))
         continue;
       group.kernelsBefore += kernelsOf(innerCost);
