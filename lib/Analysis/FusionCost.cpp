@@ -679,8 +679,8 @@ private:
     auto micros = [](const KernelAnalysis &kernel) {
       return llvm::formatv("{0:f1} us", kernel.timeSeconds * 1e6).str();
     };
-    // A split-K GEMM is two kernels, and a cluster shares rows: say so
-    // where it runs.
+    // A split-K GEMM's last CTA per tile reduces, and a cluster shares
+    // rows: say so where it runs.
     auto splitNote = [](const KernelAnalysis &kernel) -> std::string {
       if (kernel.tiling.clusterN > 1)
         return "; each row's norm over a cluster of " +
@@ -688,7 +688,7 @@ private:
       if (kernel.tiling.splitK <= 1)
         return "";
       return "; K split " + std::to_string(kernel.tiling.splitK) +
-             " ways, then a reduce kernel";
+             " ways, the last CTA of a tile reduces";
     };
     if (cublas && generated) {
       bool useGenerated = generated->timeSeconds < cublas->timeSeconds;
@@ -1027,36 +1027,17 @@ private:
     analysis.timeSeconds = analysis.estimate.timeSeconds;
   }
 
-  /// Split-K: the split kernel reads the operands and writes [splitK,
-  /// rhsOperands, M, N] f32 partials; the reduce kernel reads them with the
-  /// epilogue's other inputs and writes the outputs (a memory-bound kernel on
-  /// every SM).
+  /// Split-K: every CTA writes its f32 partials of [splitK, rhsOperands,
+  /// M, N] and the last CTA of each tile reads them all back, in the one
+  /// kernel.
   void splitWork(KernelWork &work) {
-    KernelWork split = work, reduce;
-    auto matmul = cast<MatmulOp>(analysis.anchor);
-    const GemmProblem &problem = analysis.gemm;
-    double partials = static_cast<double>(
-        (CheckedInt(getGemmSplitKPartialElements(analysis.tiling, problem)) * 4)
-            .saturated());
-    CheckedInt operandBytes =
-        CheckedInt::fromSaturated(getGemmOperandBytes(matmul.getLhs())) +
-        CheckedInt::fromSaturated(getGemmOperandBytes(matmul.getRhs()));
-    if (auto sibling = dyn_cast_or_null<MatmulOp>(analysis.siblingMatmul))
-      operandBytes = operandBytes + CheckedInt::fromSaturated(
-                                        getGemmOperandBytes(sibling.getRhs()));
-    double operands = static_cast<double>(operandBytes.saturated());
-    reduce.bytesRead = std::max(0.0, work.bytesRead - operands) + partials;
-    reduce.bytesWritten = work.bytesWritten;
-    reduce.precision = work.precision;
-    split.bytesRead = std::min(work.bytesRead, operands);
-    split.bytesWritten = partials;
-    analysis.splitKSplit = estimateKernelTime(split, target);
-    analysis.splitKReduce = estimateKernelTime(reduce, target);
-    // One kernel's work for the report and the search: both kernels'
-    // traffic, two launches.
-    work.bytesRead = split.bytesRead + reduce.bytesRead;
-    work.bytesWritten = split.bytesWritten + reduce.bytesWritten;
-    work.extraLaunches = 1;
+    double partials =
+        static_cast<double>((CheckedInt(getGemmSplitKPartialElements(
+                                 analysis.tiling, analysis.gemm)) *
+                             4)
+                                .saturated());
+    work.bytesRead += partials;
+    work.bytesWritten += partials;
   }
 
   static std::string shapeString(ArrayRef<int64_t> shape) {

@@ -226,16 +226,8 @@ int64_t memwall::getGemmKStepsPerSplit(const GemmTiling &tiling,
   return llvm::divideCeil(steps, std::max<int64_t>(tiling.splitK, 1));
 }
 
-GemmTiling memwall::getGemmSplitKReduceTiling(const GemmTiling &tiling,
-                                              const GemmProblem &problem) {
-  GemmTiling reduce = tiling;
-  reduce.variant = GemmVariant::MmaSync;
-  reduce.splitK = 1;
-  reduce.producerThreads = 0;
-  reduce.grid[2] = 1;
-  reduce.sharedBytes = getGemmAccumulatorBytes(tiling.blockM, tiling.blockN,
-                                               problem.rhsOperands);
-  return reduce;
+int64_t memwall::getGemmSplitKCounters(const GemmTiling &tiling) {
+  return tiling.grid[0] * tiling.grid[1];
 }
 
 /// Splits K over grid.z where the tiles leave SMs idle (see

@@ -123,6 +123,10 @@ std::string simulator::simulateBundle(const Manifest &manifest,
   // Uninitialised device memory: a kernel that reads what no step wrote
   // sees NaNs (0xFF bytes), not zeros.
   std::vector<uint8_t> arena(manifest.arenaBytes, 0xFF);
+  // Counters start at zero, as the runtime's zeroed arena holds them.
+  for (const Buffer &buffer : manifest.buffers)
+    if (buffer.role == BufferRole::Counters)
+      std::fill_n(arena.data() + buffer.offset, buffer.bytes, 0);
   for (const HostInput &input : inputs)
     storeToBuffer(*input.buffer, input.tensor,
                   arena.data() + input.buffer->offset);
@@ -161,6 +165,15 @@ std::string simulator::simulateBundle(const Manifest &manifest,
     if (afterStep)
       afterStep(index, step, arena);
   }
+  // Every launch must leave its counters zero for the next run.
+  for (const Buffer &buffer : manifest.buffers)
+    if (buffer.role == BufferRole::Counters &&
+        std::any_of(arena.data() + buffer.offset,
+                    arena.data() + buffer.offset + buffer.bytes,
+                    [](uint8_t byte) { return byte != 0; }))
+      return "buffer '" + buffer.name +
+             "' holds counters the kernels left nonzero (the next run would "
+             "start from them)";
   outputs.clear();
   for (const Binding &binding : manifest.outputs) {
     const Buffer &buffer = *manifest.findBuffer(binding.buffer);

@@ -311,6 +311,9 @@ struct Buffer {
   bool shared = false;
   std::vector<uint8_t> storage; // shared buffers own their bytes
   std::vector<ByteState> state;
+  /// Global buffers: per byte, the block (linear index + 1) of this launch
+  /// that wrote it, 0 if none; sized at the first write.
+  std::vector<int64_t> writer;
 };
 
 /// A memref is uniform across the block: a view of a buffer.
@@ -532,6 +535,8 @@ private:
   llvm::Expected<int64_t> locate(Operation *op, const MemRefVal &m,
                                  ArrayRef<int64_t> indices, int64_t count,
                                  int64_t t);
+  llvm::Error checkGlobalWrite(Operation *op, Buffer &buf, int64_t off,
+                               int64_t n, Access kind);
   llvm::Error checkShared(Operation *op, unsigned buf, int64_t off, int64_t n,
                           int64_t t, Access kind);
   llvm::Error checkFullWarps(Operation *op, const llvm::BitVector &mask);
@@ -549,6 +554,8 @@ private:
   llvm::Error execIf(scf::IfOp op, const llvm::BitVector &mask);
   llvm::Error execLoadStore(Operation *op, Value memref, ValueRange indices,
                             Value stored, Value loaded, Type valueType,
+                            const llvm::BitVector &mask);
+  llvm::Error execAtomicRMW(memref::AtomicRMWOp op,
                             const llvm::BitVector &mask);
   llvm::Error execView(memref::ViewOp op, const llvm::BitVector &mask);
   llvm::Error execVector(Operation *op, const llvm::BitVector &mask,
@@ -975,12 +982,36 @@ llvm::Expected<int64_t> Interpreter::locate(Operation *op, const MemRefVal &m,
   return off;
 }
 
+llvm::Error Interpreter::checkGlobalWrite(Operation *op, Buffer &buf,
+                                          int64_t off, int64_t n, Access kind) {
+  // Blocks run in no order on a GPU: two blocks of one launch storing to
+  // one byte race (atomics do not come here), even where the sequential
+  // order here gives the right answer.
+  if (kind != Access::Write)
+    return llvm::Error::success();
+  if (buf.writer.empty())
+    buf.writer.assign(buf.size, 0);
+  int64_t self = blockId[0] +
+                 config.grid[0] * (blockId[1] + config.grid[1] * blockId[2]) +
+                 1;
+  for (int64_t i = off; i < off + n; ++i) {
+    if (buf.writer[i] != 0 && buf.writer[i] != self)
+      return fail(op, llvm::formatv("block ({0}, {1}, {2}) writes byte {3} of "
+                                    "{4}, which block {5} (linear) wrote in "
+                                    "this launch: a race between blocks",
+                                    blockId[0], blockId[1], blockId[2], i,
+                                    buf.name, buf.writer[i] - 1));
+    buf.writer[i] = self;
+  }
+  return llvm::Error::success();
+}
+
 llvm::Error Interpreter::checkShared(Operation *op, unsigned bufIdx,
                                      int64_t off, int64_t n, int64_t t,
                                      Access kind) {
   Buffer &buf = buffers[bufIdx];
   if (!buf.shared)
-    return llvm::Error::success();
+    return checkGlobalWrite(op, buf, off, n, kind);
   const char *verb = kind == Access::Read ? "reads" : "writes";
   if (kind != Access::Read)
     if (llvm::Error e = checkWgmmaReads(op, bufIdx, off, n, t))
@@ -1160,13 +1191,41 @@ llvm::Error Interpreter::dispatchOp(Operation *op,
         return n.takeError();
       expected = *n;
     }
-    if (o.getReductionOp() || static_cast<int64_t>(mask.count()) != expected)
+    if (static_cast<int64_t>(mask.count()) != expected)
       return fail(op, llvm::formatv("nvvm.barrier for {0} threads reached by "
-                                    "{1} (partial barrier, or a reduction)",
+                                    "{1} (partial barrier)",
                                     expected, mask.count()));
+    if (std::optional<NVVM::BarrierReduction> kind = o.getReductionOp()) {
+      // bar.red: every thread gets the reduction of the threads' predicates
+      // (a count for popc, 0 or 1 for and/or).
+      if (o.getBarrierId() || o.getNumberOfThreads() ||
+          !o.getReductionPredicate())
+        return fail(op, "a reducing nvvm.barrier is over the whole block "
+                        "with a predicate");
+      auto predicate = get(op, o.getReductionPredicate());
+      if (!predicate)
+        return predicate.takeError();
+      uint64_t count = 0;
+      for (unsigned t : mask.set_bits())
+        count += (*predicate)->at(t, 0) != 0;
+      uint64_t reduced = *kind == NVVM::BarrierReduction::POPC ? count
+                         : *kind == NVVM::BarrierReduction::AND
+                             ? count == mask.count()
+                             : count != 0;
+      Slot s(1, numThreads);
+      for (unsigned t : mask.set_bits())
+        s.at(t, 0) = reduced;
+      slots[o.getRes()] = std::move(s);
+    }
     ++epoch;
     return llvm::Error::success();
   }
+  // Blocks run one after another, so every global access of an earlier
+  // block is visible to a later one: a fence orders nothing more here.
+  if (isa<NVVM::MembarOp>(op))
+    return llvm::Error::success();
+  if (auto o = dyn_cast<memref::AtomicRMWOp>(op))
+    return execAtomicRMW(o, mask);
   if (auto o = dyn_cast<gpu::DynamicSharedMemoryOp>(op)) {
     MemRefVal m;
     m.buffer = dynamicShared;
@@ -1897,6 +1956,38 @@ llvm::Error Interpreter::execLoadStore(Operation *op, Value memref,
   }
   if (loaded)
     slots[loaded] = std::move(result);
+  return llvm::Error::success();
+}
+
+llvm::Error Interpreter::execAtomicRMW(memref::AtomicRMWOp op,
+                                       const llvm::BitVector &mask) {
+  auto m = getMemRef(op, op.getMemref());
+  if (!m)
+    return m.takeError();
+  if (buffers[m->buffer].shared)
+    return fail(op, "only global atomics are modelled");
+  if (op.getKind() != arith::AtomicRMWKind::addi || !op.getType().isInteger(32))
+    return fail(op, "only i32 addi atomics are modelled");
+  auto operand = get(op, op.getValue());
+  if (!operand)
+    return operand.takeError();
+  Slot result(1, numThreads);
+  Buffer &buf = buffers[m->buffer];
+  // The active threads in thread order, each seeing the sums of those
+  // before it: one order the GPU may choose.
+  for (unsigned t : mask.set_bits()) {
+    auto idx = indicesOf(op, op.getIndices(), t);
+    if (!idx)
+      return idx.takeError();
+    auto off = locate(op, *m, *idx, 1, t);
+    if (!off)
+      return off.takeError();
+    uint8_t *p = buf.data + *off;
+    uint64_t old = loadBytes(p, 4);
+    storeBytes(p, 4, (old + (*operand)->at(t, 0)) & 0xffffffffu);
+    result.at(t, 0) = old;
+  }
+  slots[op.getResult()] = std::move(result);
   return llvm::Error::success();
 }
 

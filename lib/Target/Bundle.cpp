@@ -490,7 +490,9 @@ FailureOr<Bundle> memwall::readLoweredBundle(ModuleOp module,
           op->getAttrOfType<StringAttr>(MemWallDialect::kBufferAttrName)
               .getValue()
               .str();
-      buffer.role = "intermediate";
+      buffer.role = op->hasAttr(MemWallDialect::kCountersAttrName)
+                        ? "counters"
+                        : "intermediate";
       buffer.offset =
           op->getAttrOfType<IntegerAttr>(MemWallDialect::kOffsetAttrName)
               .getInt();

@@ -196,6 +196,7 @@ private:
     int64_t resultBytes = getTensorByteSize(op.getResult().getType()) +
                           getTensorByteSize(op.getLse().getType());
     KernelWork splitWork = cost.getKernelWork(target);
+    splitWork.extraLaunches = 0;
     splitWork.bytesRead -= static_cast<double>(partialBytes);
     splitWork.bytesWritten -= static_cast<double>(resultBytes);
     KernelWork combineWork;
@@ -220,29 +221,21 @@ private:
     return success();
   }
 
-  /// memwall's GEMM with K split over grid.z: the split kernel writes f32
-  /// partials, the reduce kernel (its `combine`) sums them and runs the
-  /// epilogue; each priced as the fusion cost model priced it (the fusion's
-  /// time is both, as one work of two launches).
+  /// memwall's GEMM with K split over grid.z (one kernel: the last CTA of
+  /// each tile sums the splits and runs the epilogue).
   LogicalResult configureSplitKGemm(Operation *op,
                                     const KernelAnalysis &analysis) {
     MLIRContext *ctx = op->getContext();
     const GemmTiling &tiling = analysis.tiling;
-    GemmTiling reduce = getGemmSplitKReduceTiling(tiling, analysis.gemm);
-    KernelConfigAttr combine = configAttr(
-        ctx, KernelFamily::GeneratedGemm, kernelName("gemm_reduce", 1),
-        reduce.grid, getGemmBlockSize(reduce), reduce.sharedBytes,
-        analysis.splitKReduce.timeSeconds);
-    std::array<int64_t, 3> block = getGemmBlockSize(tiling);
     op->setAttr(MemWallDialect::kKernelConfigAttrName,
                 KernelConfigAttr::get(
-                    ctx, KernelFamily::GeneratedGemm, kernelName("gemm_split"),
+                    ctx, KernelFamily::GeneratedGemm, kernelName("gemm"),
                     DenseI64ArrayAttr::get(ctx, tiling.grid),
-                    DenseI64ArrayAttr::get(ctx, block), tiling.sharedBytes,
-                    FloatAttr::get(Float64Type::get(ctx),
-                                   analysis.splitKSplit.timeSeconds),
-                    tiling.splitK, combine, GemmConfigAttr()));
-    steps += 2;
+                    DenseI64ArrayAttr::get(ctx, getGemmBlockSize(tiling)),
+                    tiling.sharedBytes,
+                    FloatAttr::get(Float64Type::get(ctx), analysis.timeSeconds),
+                    tiling.splitK, KernelConfigAttr(), GemmConfigAttr()));
+    ++steps;
     return success();
   }
 

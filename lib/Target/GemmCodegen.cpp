@@ -58,12 +58,17 @@
 // each product (plus its bias) as a value.
 //
 // Split K (tiling.splitK > 1: skinny and decode shapes whose tiles leave SMs
-// idle): block z of the split kernel runs the main loop over its own
-// k-steps (the last split's steps past K are zero-filled as any) and writes
-// its staged tiles, unrounded f32, to [splitK, rhsOperands, M, N] partials
-// (a dual GEMM writes both products); the reduce kernel, one block per
-// tile, sums the splits' partials into the staged tiles and runs the
-// epilogue as above (biases included).
+// idle), in one kernel, as CUTLASS's serial split-K and stream-K fix-ups:
+// block z runs the main loop over its own k-steps (the last split's steps
+// past K are zero-filled as any) and writes its staged tiles, unrounded f32,
+// to [splitK, rhsOperands, M, N] partials (a dual GEMM writes both
+// products); each thread fences its writes (membar.gl), a barrier, then
+// thread 0 adds 1 to the tile's arrival counter. The block that sees
+// splitK - 1 arrived before it is the tile's last: it sets the counter back
+// to 0 (the counters are zero at load and after every launch), learns it is
+// last through the barrier's reduction (bar.red.or), fences, sums every
+// split's partials in split order into its staged tiles (the same sum
+// whichever block arrives last) and runs the epilogue as above.
 //
 // f32 operands (exact fp32, as PyTorch without TF32): the FFMA kernel. Each
 // k-step of 16 is loaded (coalesced, zeros past the edges) into K-major
@@ -154,13 +159,10 @@ constexpr int64_t kStoredRowPad = 16;
 class GemmKernelBuilder : IndexArithmetic {
 public:
   GemmKernelBuilder(gpu::GPUModuleOp gpuModule, const KernelAnalysis &analysis,
-                    ArrayRef<Value> outputs, GemmKernelPart part)
+                    ArrayRef<Value> outputs)
       : IndexArithmetic(b),
         b(analysis.anchor->getLoc(), gpuModule.getContext()),
-        analysis(analysis), problem(analysis.gemm), part(part),
-        tiling(part == GemmKernelPart::SplitKReduce
-                   ? getGemmSplitKReduceTiling(analysis.tiling, analysis.gemm)
-                   : analysis.tiling),
+        analysis(analysis), problem(analysis.gemm), tiling(analysis.tiling),
         outputs(outputs), element(problem.elementType),
         matmul(cast<MatmulOp>(analysis.anchor)),
         sibling(dyn_cast_or_null<MatmulOp>(analysis.siblingMatmul)),
@@ -175,22 +177,19 @@ public:
   FailureOr<gpu::GPUFuncOp> build(StringRef name) {
     if (std::string why = whyCannotBuild(); !why.empty())
       return matmul.emitError("cannot generate the GEMM kernel: ") << why;
-    // Split K: the reduce kernel's partials come first, the split kernel's
-    // replace the outputs.
-    auto partialsType = MemRefType::get(
-        {getGemmSplitKPartialElements(analysis.tiling, problem)},
-        b.getF32Type());
-    bool reduce = part == GemmKernelPart::SplitKReduce;
+    // Split K: the partials and the tiles' arrival counters follow the
+    // outputs.
     SmallVector<Type> params;
-    if (reduce)
-      params.push_back(partialsType);
     for (const KernelInput &input : analysis.inputs)
       params.push_back(parameterType(input.value));
-    if (part == GemmKernelPart::SplitKPartials)
-      params.push_back(partialsType);
-    else
-      for (Value output : outputs)
-        params.push_back(flatMemRefType(output));
+    for (Value output : outputs)
+      params.push_back(flatMemRefType(output));
+    if (isSplitK()) {
+      params.push_back(MemRefType::get(
+          {getGemmSplitKPartialElements(tiling, problem)}, b.getF32Type()));
+      params.push_back(
+          MemRefType::get({getGemmSplitKCounters(tiling)}, b.getI32Type()));
+    }
     gpu::GPUFuncOp func =
         createKernel(b, name, params, getGemmBlockSize(tiling));
     // The register budget the tiling's occupancy assumes (.maxnreg).
@@ -203,17 +202,15 @@ public:
                     b.getDenseI32ArrayAttr(
                         {static_cast<int32_t>(tiling.clusterN), 1, 1}));
     Block &entry = func.getBody().front();
-    unsigned firstInput = reduce ? 1 : 0;
-    unsigned afterInputs = firstInput + analysis.inputs.size();
+    unsigned afterInputs = analysis.inputs.size();
     for (auto [i, input] : llvm::enumerate(analysis.inputs))
-      emitter.setMemRef(input.value, entry.getArgument(firstInput + i));
-    if (part == GemmKernelPart::SplitKPartials)
-      partials = entry.getArgument(afterInputs);
-    else
-      for (auto [i, output] : llvm::enumerate(outputs))
-        emitter.setMemRef(output, entry.getArgument(afterInputs + i));
-    if (reduce)
-      partials = entry.getArgument(0);
+      emitter.setMemRef(input.value, entry.getArgument(i));
+    for (auto [i, output] : llvm::enumerate(outputs))
+      emitter.setMemRef(output, entry.getArgument(afterInputs + i));
+    if (isSplitK()) {
+      partials = entry.getArgument(afterInputs + outputs.size());
+      counters = entry.getArgument(afterInputs + outputs.size() + 1);
+    }
 
     tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     // The warp-specialized kernel's blocks are 128 x warpgroups: consumers
@@ -231,7 +228,7 @@ public:
     tileRow = mul(gpu::BlockIdOp::create(b, gpu::Dimension::y), tiling.blockM);
     batch = gpu::BlockIdOp::create(b, gpu::Dimension::z);
     kBase = idx(0);
-    if (part != GemmKernelPart::Whole) {
+    if (isSplitK()) {
       // One GEMM (batch 1); grid.z is the split.
       split = batch;
       batch = idx(0);
@@ -240,16 +237,22 @@ public:
 
     if (isGemmRowChunked(tiling)) {
       buildRowChunkedKernel();
-    } else if (part == GemmKernelPart::SplitKPartials) {
+    } else if (isSplitK()) {
       buildAnyMainLoop();
-      writePartials(stageAccumulatorTiles());
-    } else if (part == GemmKernelPart::SplitKReduce) {
-      // No main loop: the staged tile is the sum of the partials.
-      createSharedMemory();
-      buildEpilogue();
+      SmallVector<Value, 2> tiles = stageAccumulatorTiles();
+      writePartials(tiles);
+      // The tile's last block sums the splits and runs the epilogue.
+      auto last = scf::IfOp::create(b, arriveAtTile(), /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(last.thenBlock());
+      NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
+      for (auto [product, tile] : llvm::enumerate(tiles))
+        sumPartials(tile, product);
+      syncThreads();
+      buildEpilogue(tiles);
     } else {
       buildAnyMainLoop();
-      buildEpilogue();
+      buildEpilogue(stageAccumulatorTiles());
     }
     // The warp-specialized epilogue ran in the consumers' branch.
     if (wgmmaLoop.producerSplit)
@@ -264,6 +267,7 @@ private:
   bool isWarpSpecialized() const {
     return tiling.variant == GemmVariant::WgmmaWarpSpecialized;
   }
+  bool isSplitK() const { return tiling.splitK > 1; }
 
   /// The tensor the main loop reads the lhs from: the matmul's lhs, or the
   /// [B, H, S, D] input of a heads merge (GemmProblem::lhsHeads).
@@ -287,9 +291,8 @@ private:
   /// operands a tensor map (the host builds it with
   /// nvgpu.tma.create.descriptor).
   Type parameterType(Value input) {
-    if (isWgmma() && part != GemmKernelPart::SplitKReduce &&
-        (input == lhsSource() || input == matmul.getRhs() ||
-         (sibling && input == sibling.getRhs())))
+    if (isWgmma() && (input == lhsSource() || input == matmul.getRhs() ||
+                      (sibling && input == sibling.getRhs())))
       return getGemmWgmmaOperandMapType(b.getContext(), problem, tiling,
                                         input == lhsSource());
     return flatMemRefType(input);
@@ -299,9 +302,8 @@ private:
   int64_t warpTileN() const { return tiling.blockN / tiling.warpsN; }
   /// K-steps the main loop runs: all, or one split's.
   int64_t kSteps() const {
-    return part == GemmKernelPart::SplitKPartials
-               ? getGemmKStepsPerSplit(analysis.tiling, problem)
-               : llvm::divideCeil(problem.k, tiling.blockK);
+    return isSplitK() ? getGemmKStepsPerSplit(tiling, problem)
+                      : llvm::divideCeil(problem.k, tiling.blockK);
   }
   /// Rows and columns of one ring slot of each operand, as in memory.
   std::pair<int64_t, int64_t> lhsTileShape() const {
@@ -348,14 +350,10 @@ private:
     if (!element || (!element.isBF16() && !element.isF16() &&
                      !element.isF32() && !isGemmFp8(element)))
       return "operands must be bf16, f16, f32 or fp8";
-    if (isGemmFp8(element) && !isWgmma() &&
-        part != GemmKernelPart::SplitKReduce)
+    if (isGemmFp8(element) && !isWgmma())
       return "fp8 operands run on the wgmma kernels only";
-    if ((part != GemmKernelPart::Whole) != (analysis.tiling.splitK > 1))
-      return "a split-K tiling runs as its split and reduce kernels";
-    if (part != GemmKernelPart::Whole &&
-        (problem.batch != 1 || element.isF32() ||
-         isGemmRowChunked(analysis.tiling) || isWarpSpecialized()))
+    if (isSplitK() && (problem.batch != 1 || element.isF32() ||
+                       isGemmRowChunked(tiling) || isWarpSpecialized()))
       return "split K runs one bf16/f16 GEMM (or dual GEMM), not "
              "row-chunked, on the mma.sync or plain wgmma kernel";
     if (isWgmma()) {
@@ -402,8 +400,7 @@ private:
                                                problem.rhsOperands));
     if (isGemmRowChunked(tiling))
       ringOrTile = llvm::alignTo(ringOrTile, 16) + tiling.rowBufferBytes;
-    if (!isWgmma() && part != GemmKernelPart::SplitKReduce &&
-        ringOrTile > tiling.sharedBytes)
+    if (!isWgmma() && ringOrTile > tiling.sharedBytes)
       return "the tiling's shared memory is too small";
     auto inputIndex = [&](Value value) {
       return llvm::find_if(analysis.inputs, [&](const KernelInput &input) {
@@ -1051,11 +1048,7 @@ private:
           ValueRange{});
       products = products.take_front(accumulators.size() / 2);
     }
-    if (part == GemmKernelPart::SplitKReduce) {
-      sumPartials(tile, 0);
-      if (sibling)
-        sumPartials(siblingTile, 1);
-    } else if (element.isF32()) {
+    if (element.isF32()) {
       stageThreadTile(tile);
     } else if (isWgmma()) {
       // Each product through the dense tile after the padded ones (a dual's
@@ -1133,10 +1126,57 @@ private:
     }
   }
 
-  /// The reduce kernel's staged tile of product `product`: each element the
+  /// Split K: this block's arrival at its tile, after its partials (each
+  /// thread's writes fenced, then a barrier); thread 0 counts it, and the
+  /// last of the tile's splitK blocks resets the counter for the next
+  /// launch. True, in every thread, in that last block.
+  Value arriveAtTile() {
+    NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
+    syncThreads();
+    Value tileIndex =
+        add(mul(gpu::BlockIdOp::create(b, gpu::Dimension::y), tiling.grid[0]),
+            gpu::BlockIdOp::create(b, gpu::Dimension::x));
+    auto first = scf::IfOp::create(
+        b, TypeRange{b.getI32Type()},
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idx(0)),
+        /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(first.thenBlock());
+      Value before = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
+                                                 i32Constant(1), counters,
+                                                 ValueRange{tileIndex});
+      Value isLast = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, before,
+                                           i32Constant(tiling.splitK - 1));
+      auto reset = scf::IfOp::create(b, isLast, /*withElse=*/false);
+      b.setInsertionPointToStart(reset.thenBlock());
+      memref::StoreOp::create(b, i32Constant(0), counters,
+                              ValueRange{tileIndex});
+      b.setInsertionPointAfter(reset);
+      scf::YieldOp::create(
+          b, arith::ExtUIOp::create(b, b.getI32Type(), isLast).getResult());
+      b.setInsertionPointToStart(first.elseBlock());
+      scf::YieldOp::create(b, i32Constant(0));
+    }
+    Value anyLast =
+        NVVM::BarrierOp::create(b, b.getI32Type(), /*barrierId=*/Value(),
+                                /*numberOfThreads=*/Value(),
+                                NVVM::BarrierReductionAttr::get(
+                                    b.getContext(), NVVM::BarrierReduction::OR),
+                                first.getResult(0))
+            .getRes();
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ne, anyLast,
+                                 i32Constant(0));
+  }
+
+  Value i32Constant(int64_t value) {
+    return arith::ConstantIntOp::create(b, b.getI32Type(), value);
+  }
+
+  /// The last block's staged tile of product `product`: each element the
   /// sum of the splits' partials (in split order), 0 outside M x N.
   void sumPartials(Value tile, int64_t product) {
-    int64_t splits = analysis.tiling.splitK;
+    int64_t splits = tiling.splitK;
     forEachTileElement([&](Value row, Value column, Value flat, Value valid) {
       Value sum = f32Constant(b, 0);
       for (int64_t s = 0; s < splits; ++s) {
@@ -1324,8 +1364,9 @@ private:
                             flat);
   }
 
-  void buildEpilogue() {
-    SmallVector<Value, 2> tiles = stageAccumulatorTiles();
+  /// The epilogue over the staged tiles (one per product, every thread's
+  /// part visible).
+  void buildEpilogue(ArrayRef<Value> tiles) {
     Value tile = tiles.front();
     Operation *norm = getRowNorm();
     SmallVector<Operation *> beforeNorm, afterNorm;
@@ -1776,9 +1817,7 @@ private:
   ImplicitLocOpBuilder b;
   const KernelAnalysis &analysis;
   const GemmProblem &problem;
-  GemmKernelPart part;
-  /// The reduce kernel's (no main loop) or the analysis'.
-  const GemmTiling tiling;
+  const GemmTiling &tiling;
   ArrayRef<Value> outputs;
   Type element;
   MatmulOp matmul;
@@ -1794,9 +1833,10 @@ private:
   GemmWgmmaMainLoop wgmmaLoop;
   Value shared, tid, laneMatrix, laneRow, warpRow, warpColumn, tileRow,
       tileColumn, batch, threadRow, threadColumn;
-  /// Split K: the [splitK, rhsOperands, M, N] f32 partials, this block's
-  /// split and its first K (0 without split K).
-  Value partials, split, kBase;
+  /// Split K: the [splitK, rhsOperands, M, N] f32 partials, the tiles'
+  /// arrival counters, this block's split and its first K (0 without split
+  /// K).
+  Value partials, counters, split, kBase;
   /// Row-chunked: the row buffer's rows as f32 and the column of each row's
   /// padding, where its statistics (mean, 1/sigma) and, in a cluster, its
   /// partial sums (the next two columns) live.
@@ -1807,10 +1847,10 @@ private:
 
 FailureOr<gpu::GPUFuncOp>
 memwall::emitGemmKernel(gpu::GPUModuleOp gpuModule, StringRef name,
-                        const KernelAnalysis &analysis, ArrayRef<Value> outputs,
-                        GemmKernelPart part) {
+                        const KernelAnalysis &analysis,
+                        ArrayRef<Value> outputs) {
   if (!isa_and_nonnull<MatmulOp>(analysis.anchor))
     return emitError(gpuModule.getLoc(),
                      "the GEMM kernel's anchor must be a memwall.matmul");
-  return GemmKernelBuilder(gpuModule, analysis, outputs, part).build(name);
+  return GemmKernelBuilder(gpuModule, analysis, outputs).build(name);
 }

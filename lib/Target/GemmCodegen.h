@@ -33,21 +33,16 @@ namespace memwall {
 /// and tiling.sharedBytes bytes of dynamic shared memory. Fails (with an
 /// error at the matmul) on an analysis the kernel cannot run.
 ///
-/// With split K (tiling.splitK > 1) the GEMM is two kernels, `part` says
-/// which: SplitKPartials multiplies block z's k-steps
-/// (getGemmKStepsPerSplit from z times that) and writes its f32 tile to
-/// [splitK, rhsOperands, M, N] partials (parameters: the inputs, then the
-/// partials);
-/// SplitKReduce, launched as getGemmSplitKReduceTiling says, sums a tile's
-/// partials and runs the epilogue (parameters: the partials, the inputs as
-/// flat memrefs, the outputs).
-enum class GemmKernelPart { Whole, SplitKPartials, SplitKReduce };
-
+/// With split K (tiling.splitK > 1) block z multiplies split z's k-steps
+/// (getGemmKStepsPerSplit from z times that), and the last block of each
+/// tile sums the splits and runs the epilogue; two parameters follow the
+/// outputs: the [splitK, rhsOperands, M, N] f32 partials and the tiles'
+/// arrival counters (getGemmSplitKCounters i32, zero before the launch and
+/// left zero by it).
 mlir::FailureOr<mlir::gpu::GPUFuncOp>
 emitGemmKernel(mlir::gpu::GPUModuleOp gpuModule, llvm::StringRef name,
                const KernelAnalysis &analysis,
-               llvm::ArrayRef<mlir::Value> outputs,
-               GemmKernelPart part = GemmKernelPart::Whole);
+               llvm::ArrayRef<mlir::Value> outputs);
 
 } // namespace memwall
 

@@ -213,55 +213,51 @@ protected:
     return success();
   }
 
-  /// memwall's GEMM with split K: the split kernel writes f32 partials
-  /// [splitK, rhsOperands, M, N] (an arena temporary), the reduce kernel (the
-  /// config's `combine`) sums them and runs the epilogue.
+  /// memwall's GEMM with split K, one kernel: its f32 partials [splitK,
+  /// rhsOperands, M, N] are an arena temporary, its tiles' arrival
+  /// counters a buffer zeroed at load that every launch leaves zero.
   LogicalResult lowerSplitKGemm(Operation *op, KernelConfigAttr config,
                                 const KernelAnalysis &analysis,
                                 const DenseMap<Value, Value> &buffers,
                                 ArrayRef<Value> outputs,
                                 ArrayRef<Value> results,
                                 ConversionPatternRewriter &rewriter) const {
-    KernelConfigAttr reduce = config.getCombine();
-    if (!reduce || config.getSplits() != analysis.tiling.splitK)
+    if (config.getSplits() != analysis.tiling.splitK)
       return rewriter.notifyMatchFailure(op, "the configuration is stale");
     Location loc = op->getLoc();
-    FailureOr<gpu::GPUFuncOp> split =
-        emitGemmKernel(state.kernels, config.getName(), analysis, outputs,
-                       GemmKernelPart::SplitKPartials);
-    if (failed(split))
-      return failure();
-    FailureOr<gpu::GPUFuncOp> sum =
-        emitGemmKernel(state.kernels, reduce.getName(), analysis, outputs,
-                       GemmKernelPart::SplitKReduce);
-    if (failed(sum))
+    FailureOr<gpu::GPUFuncOp> kernel =
+        emitGemmKernel(state.kernels, config.getName(), analysis, outputs);
+    if (failed(kernel))
       return failure();
     const GemmProblem &problem = analysis.gemm;
-    Value partials = allocate(
-        rewriter, loc,
-        RankedTensorType::get(
-            {analysis.tiling.splitK, problem.rhsOperands, problem.m, problem.n},
-            rewriter.getF32Type()),
-        (config.getName() + "_partials").str());
-    ArrayAttr ops = locationsOf(rewriter, analysis.ops);
-    SmallVector<Value> splitArgs, reduceArgs{partials}, written;
+    SmallVector<Value> args, written;
     for (auto [input, param] :
-         llvm::zip(analysis.inputs, split->getArgumentTypes())) {
-      Value buffer = buffers.lookup(input.value);
-      splitArgs.push_back(getLaunchOperand(rewriter, loc, buffer, param));
-      reduceArgs.push_back(buffer);
-    }
-    splitArgs.push_back(partials);
+         llvm::zip(analysis.inputs, kernel->getArgumentTypes()))
+      args.push_back(
+          getLaunchOperand(rewriter, loc, buffers.lookup(input.value), param));
     for (auto [output, result] : llvm::zip_equal(outputs, results)) {
       Value buffer =
           allocateResult(rewriter, loc, analysis, output, result, buffers);
       if (!buffer)
         return rewriter.notifyMatchFailure(op, "the configuration is stale");
       written.push_back(buffer);
-      reduceArgs.push_back(buffer);
+      args.push_back(buffer);
     }
-    launch(rewriter, loc, config, splitArgs, ops);
-    launch(rewriter, loc, reduce, reduceArgs, ops);
+    args.push_back(allocate(
+        rewriter, loc,
+        RankedTensorType::get(
+            {analysis.tiling.splitK, problem.rhsOperands, problem.m, problem.n},
+            rewriter.getF32Type()),
+        (config.getName() + "_partials").str()));
+    Value counters =
+        allocate(rewriter, loc,
+                 RankedTensorType::get({getGemmSplitKCounters(analysis.tiling)},
+                                       rewriter.getI32Type()),
+                 (config.getName() + "_counters").str());
+    counters.getDefiningOp()->setAttr(MemWallDialect::kCountersAttrName,
+                                      rewriter.getUnitAttr());
+    args.push_back(counters);
+    launch(rewriter, loc, config, args, locationsOf(rewriter, analysis.ops));
     rewriter.replaceOp(op, written);
     return success();
   }

@@ -55,6 +55,12 @@ struct PlanArenaPass : public memwall::impl::PlanArenaBase<PlanArenaPass> {
       if (isa<memref::AllocOp>(op)) {
         BundleBuffer &buffer = buffers[bufferOf.lookup(op.getResult(0))];
         buffer.firstStep = buffer.lastStep = step;
+        // Counters keep their zeros from load to load: no buffer shares
+        // their bytes.
+        if (op.hasAttr(MemWallDialect::kCountersAttrName)) {
+          buffer.firstStep = 0;
+          buffer.lastStep = kForever;
+        }
       } else if (auto view = dyn_cast<ViewOp>(op)) {
         BundleBuffer &buffer = buffers[bufferOf.lookup(view.getResult())];
         buffer.aliasOf = bufferOf.lookup(view.getSource());

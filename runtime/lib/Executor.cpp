@@ -234,7 +234,8 @@ Status GpuSession::allocateArena() {
         "cuMemAlloc of the " + std::to_string(bytes) + "-byte arena", status);
   }
   // Zeroed so that runs are reproducible even if a kernel reads a byte no
-  // one wrote.
+  // one wrote, and because counters buffers must start at zero (their
+  // kernels leave them zero for the next launch).
   if (CUresult status = cu.memsetD8(arena, 0, bytes); status != CUDA_SUCCESS)
     return cudaFailure("cuMemsetD8 of the arena", status);
   return {};

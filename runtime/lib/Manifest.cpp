@@ -980,6 +980,9 @@ Status validateBinding(const Manifest &manifest, const Binding &binding,
       buffer->role != BufferRole::Weight)
     return invalid(context + ": buffer '" + buffer->name + "' has role " +
                    roleName(buffer->role) + ", expected input or weight");
+  if (buffer->role == BufferRole::Counters)
+    return invalid(context + ": buffer '" + buffer->name +
+                   "' holds counters, which no binding may name");
   if (!manifest.hasReference)
     return Status();
   const reference::ValueInfo *value = manifest.findValue(binding.value);
@@ -1134,6 +1137,20 @@ Status validateManifest(const Manifest &manifest) {
       return invalid("buffer '" + buffer.name + "' has role " +
                      roleName(buffer.role) +
                      " but no entry of \"inputs\" provides it");
+  // Counters keep their zeros across launches: i32, and no other buffer
+  // shares their bytes.
+  for (const Buffer &buffer : manifest.buffers) {
+    if (buffer.role != BufferRole::Counters)
+      continue;
+    if (buffer.dtype != DType::I32)
+      return invalid("buffer '" + buffer.name + "' holds counters but is " +
+                     reference::dtypeName(buffer.dtype) + ", not i32");
+    for (const Buffer &other : manifest.buffers)
+      if (&other != &buffer && overlaps(other, buffer))
+        return invalid("buffer '" + buffer.name + "' " + describeRange(buffer) +
+                       " holds counters, but buffer '" + other.name + "' " +
+                       describeRange(other) + " overlaps it");
+  }
   names.clear();
   for (const Binding &binding : manifest.outputs) {
     if (!names.insert(binding.name).second)

@@ -517,6 +517,33 @@ TEST(ManifestValidate, InputsAndOutputsMatchBuffersAndReference) {
                           "not match reference value 'v2' (bf16 [4, 16])");
 }
 
+// Counters (a split-K GEMM's arrival counters) keep their zeros across
+// launches: i32, sharing their bytes with no buffer, bound to no input or
+// output.
+TEST(ManifestValidate, CountersAreI32OwnBytesAndUnbound) {
+  Manifest manifest = validManifest();
+  Buffer counters;
+  counters.name = "c";
+  counters.offset = 1024 + 256;
+  counters.bytes = 16;
+  counters.dtype = DType::I32;
+  counters.shape = {4};
+  counters.role = BufferRole::Counters;
+  manifest.arenaBytes = 1536;
+  manifest.buffers.push_back(counters);
+  EXPECT_EQ(validateManifest(manifest).message(), "");
+  buffer(manifest, "c").dtype = DType::F32;
+  expectInvalid(manifest, "buffer 'c' holds counters but is f32, not i32");
+  buffer(manifest, "c").dtype = DType::I32;
+  buffer(manifest, "c").offset = 1024;
+  expectInvalid(manifest, "buffer 'c' [1024, 1040) holds counters, but "
+                          "buffer 'out' [1024, 1280) overlaps it");
+  buffer(manifest, "c").offset = 1280;
+  manifest.outputs[0].buffer = "c";
+  expectInvalid(manifest, "output 'result0': buffer 'c' holds counters, "
+                          "which no binding may name");
+}
+
 TEST(ManifestValidate, DuplicateStepName) {
   Manifest manifest = validManifest();
   manifest.steps[1].name = "gemm_0";

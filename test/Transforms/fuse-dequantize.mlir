@@ -15,7 +15,7 @@
 // CHECK-NEXT: memwall.dequantize
 // CHECK-NEXT: memwall.matmul
 // CHECK-NEXT: memwall.silu
-// REPORT: gemm up.weight.dequantized+up+act: memwall gemm: cuBLASLt cannot run it: cuBLASLt does not dequantize weights in its main loop; K split 2 ways, then a reduce kernel
+// REPORT: gemm up.weight.dequantized+up+act: memwall gemm: cuBLASLt cannot run it: cuBLASLt does not dequantize weights in its main loop; K split 2 ways, the last CTA of a tile reduces
 // FORCED: gemm up.weight.dequantized+up+act: memwall gemm (--gemm=memwall); K split 2 ways
 func.func @w8_up_silu(%x: tensor<16x4096xbf16>, %q: tensor<11008x4096xi8>,
                       %s: tensor<11008x1xbf16>) -> tensor<16x11008xbf16> {

@@ -460,29 +460,22 @@ TEST_F(GemmTilingTest, WarpSpecializedIsOptInAndTheNearestOpDecides) {
   EXPECT_FALSE(getGemmProblem(plain)->warpSpecializedRequested);
 }
 
-// The split-K reduce kernel's launch: the split tiling's tile and threads, no
-// main loop (flat parameters, mma.sync layout), grid.z 1, and the padded f32
-// accumulator tile of each product as its shared memory.
-TEST_F(GemmTilingTest, SplitKReduceTilingHoldsOnlyTheAccumulatorTiles) {
+// Split K's buffers: [splitK, rhsOperands, M, N] f32 partials and one
+// arrival counter per tile (grid.x x grid.y, whatever grid.z), and each
+// split's k-steps.
+TEST_F(GemmTilingTest, SplitKHasPartialsPerSplitAndACounterPerTile) {
   GemmTiling split;
   split.variant = GemmVariant::Wgmma;
   split.blockM = 128;
   split.blockN = 64;
   split.threads = 128;
   split.splitK = 3;
-  split.grid = {64, 1, 3};
-  split.sharedBytes = 74752;
+  split.grid = {64, 2, 3};
   GemmProblem problem = bf16Problem(1, 4096, 4096);
-  GemmTiling reduce = getGemmSplitKReduceTiling(split, problem);
-  EXPECT_EQ(reduce.variant, GemmVariant::MmaSync);
-  EXPECT_EQ(reduce.splitK, 1);
-  EXPECT_EQ(reduce.grid, (std::array<int64_t, 3>{64, 1, 1}));
-  EXPECT_EQ(reduce.threads, 128);
-  // 128 rows of 64 + 8 floats.
-  EXPECT_EQ(reduce.sharedBytes, 128 * 72 * 4);
+  EXPECT_EQ(getGemmSplitKCounters(split), 128);
+  EXPECT_EQ(getGemmSplitKPartialElements(split, problem), 3 * 1 * 4096);
   problem.rhsOperands = 2;
-  EXPECT_EQ(getGemmSplitKReduceTiling(split, problem).sharedBytes,
-            2 * 128 * 72 * 4);
+  EXPECT_EQ(getGemmSplitKPartialElements(split, problem), 3 * 2 * 4096);
   // ceil(ceil(4096 / 64) / 3) = 22 k-steps per split.
   split.blockK = 64;
   EXPECT_EQ(getGemmKStepsPerSplit(split, problem), 22);

@@ -814,23 +814,12 @@ protected:
     builder.setInsertionPointToStart(kernels->getBody());
     auto gpuModule =
         gpu::GPUModuleOp::create(builder, builder.getUnknownLoc(), "kernels");
-    // Split K: the split kernel, then the reduce kernel.
     bool splitK = analysis.tiling.splitK > 1;
-    FailureOr<gpu::GPUFuncOp> kernel = emitGemmKernel(
-        gpuModule, "gemm", analysis, analysis.outputs,
-        splitK ? GemmKernelPart::SplitKPartials : GemmKernelPart::Whole);
+    FailureOr<gpu::GPUFuncOp> kernel =
+        emitGemmKernel(gpuModule, "gemm", analysis, analysis.outputs);
     EXPECT_TRUE(succeeded(kernel));
     if (failed(kernel))
       return {};
-    FailureOr<gpu::GPUFuncOp> reduceKernel;
-    if (splitK) {
-      reduceKernel =
-          emitGemmKernel(gpuModule, "gemm_reduce", analysis, analysis.outputs,
-                         GemmKernelPart::SplitKReduce);
-      EXPECT_TRUE(succeeded(reduceKernel));
-      if (failed(reduceKernel))
-        return {};
-    }
     EXPECT_TRUE(succeeded(verify(*kernels)));
 
     std::vector<TensorData> inputs;
@@ -856,22 +845,23 @@ protected:
       outputBytes.emplace_back(
           type.getNumElements() * type.getElementTypeBitWidth() / 8, 0xff);
     }
-    std::vector<MutableArrayRef<uint8_t>> args, reduceArgs;
-    // Garbage, as an arena's reused bytes would be.
+    std::vector<MutableArrayRef<uint8_t>> args;
+    // Split K: the partials are garbage, as an arena's reused bytes would
+    // be; the counters start at zero.
     std::vector<uint8_t> partials(analysis.tiling.splitK *
                                       analysis.gemm.rhsOperands *
                                       analysis.gemm.m * analysis.gemm.n * 4,
                                   0xff);
-    if (splitK)
-      reduceArgs.push_back(partials);
-    for (TensorData &input : inputs) {
+    std::vector<uint8_t> counters(getGemmSplitKCounters(analysis.tiling) * 4,
+                                  0);
+    for (TensorData &input : inputs)
       args.push_back(input.bytes);
-      reduceArgs.push_back(input.bytes);
-    }
-    if (splitK)
-      args.push_back(partials);
     for (std::vector<uint8_t> &bytes : outputBytes)
-      (splitK ? reduceArgs : args).push_back(bytes);
+      args.push_back(bytes);
+    if (splitK) {
+      args.push_back(partials);
+      args.push_back(counters);
+    }
     simt::LaunchConfig launch;
     launch.grid = analysis.tiling.grid;
     launch.block = getGemmBlockSize(analysis.tiling);
@@ -896,17 +886,10 @@ protected:
       }
     llvm::Error error = simt::runKernel(*kernel, launch, args);
     EXPECT_FALSE(error) << llvm::toString(std::move(error));
-    if (splitK) {
-      GemmTiling reduce =
-          getGemmSplitKReduceTiling(analysis.tiling, analysis.gemm);
-      simt::LaunchConfig reduceLaunch;
-      reduceLaunch.grid = reduce.grid;
-      reduceLaunch.block = getGemmBlockSize(reduce);
-      reduceLaunch.dynamicSharedBytes = reduce.sharedBytes;
-      llvm::Error error =
-          simt::runKernel(*reduceKernel, reduceLaunch, reduceArgs);
-      EXPECT_FALSE(error) << llvm::toString(std::move(error));
-    }
+    // The last block of each tile set its counter back to zero.
+    if (splitK)
+      EXPECT_TRUE(llvm::all_of(counters, [](uint8_t b) { return b == 0; }))
+          << "a split-K launch left a tile's arrival counter nonzero";
 
     std::vector<std::vector<double>> expected = reference(c, inputs);
     if (corruptReference)
@@ -1958,12 +1941,8 @@ TEST_F(GemmKernelTest, SplitKFillsTheSMsTheTilesLeaveIdle) {
             tiling,
             analyze(*module->getOps<func::FuncOp>().begin(), c, *target).gemm),
         (steps + expected - 1) / expected);
-    GemmTiling reduce = getGemmSplitKReduceTiling(
-        tiling,
-        analyze(*module->getOps<func::FuncOp>().begin(), c, *target).gemm);
-    EXPECT_EQ(reduce.grid[2], 1);
-    EXPECT_EQ(reduce.sharedBytes,
-              tiling.blockM * (tiling.blockN + kGemmAccumulatorRowPad) * 4);
+    // One arrival counter per tile.
+    EXPECT_EQ(getGemmSplitKCounters(tiling), tiles);
   }
 }
 
@@ -2117,7 +2096,7 @@ TEST_F(GemmKernelTest, RopeEpilogueOnEveryTileHoldingWholeHeadsMatches) {
 }
 
 // Decode: one token per sequence, K split; the reduce kernel rotates.
-TEST_F(GemmKernelTest, RopeEpilogueInTheSplitKReduceKernelMatches) {
+TEST_F(GemmKernelTest, RopeEpilogueOfASplitKGemmMatches) {
   for (bool wgmma : {false, true}) {
     SCOPED_TRACE(wgmma ? "wgmma" : "mma.sync");
     GemmCase c = headsCase(Epilogue::HeadsRope, 4, 1, 256, 128, 2048);

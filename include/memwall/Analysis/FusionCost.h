@@ -303,11 +303,6 @@ struct KernelAnalysis {
   RooflineEstimate estimate;
   /// estimate.timeSeconds.
   double timeSeconds = 0;
-  /// Split K (tiling.splitK > 1): `work` is both kernels' (one extra
-  /// launch), and these each kernel's: the split kernel reads the operands
-  /// and writes the f32 partials, the reduce kernel reads them (and the
-  /// epilogue's inputs) and writes the outputs.
-  RooflineEstimate splitKSplit, splitKReduce;
 };
 
 /// Maximum registers per thread before the kernel spills (sm_80 / sm_90).

@@ -139,8 +139,9 @@ struct GemmTiling {
   /// Split-K (skinny and decode shapes, whose tiles leave SMs idle): grid.z
   /// splits the K loop (batch 1), each CTA multiplying
   /// getGemmKStepsPerSplit k-steps into f32 partial tiles of a [splitK,
-  /// rhsOperands, M, N] buffer; a second kernel sums the partials and runs
-  /// the epilogue. 1 otherwise.
+  /// rhsOperands, M, N] buffer; the last CTA of each tile to finish (an
+  /// arrival counter per tile) sums the partials and runs the epilogue. 1
+  /// otherwise.
   int64_t splitK = 1;
 };
 
@@ -159,11 +160,9 @@ int64_t getGemmSplitKPartialElements(const GemmTiling &tiling,
 int64_t getGemmKStepsPerSplit(const GemmTiling &tiling,
                               const GemmProblem &problem);
 
-/// The split-K reduce kernel's tiling: `tiling` with no main loop (the
-/// mma.sync layout: flat parameters), grid.z 1, the padded accumulator tiles
-/// (one per rhs of `problem`) as its shared memory.
-GemmTiling getGemmSplitKReduceTiling(const GemmTiling &tiling,
-                                     const GemmProblem &problem);
+/// The split-K kernel's arrival counters: one i32 per tile (grid.x x
+/// grid.y), zero before a launch and left zero by it.
+int64_t getGemmSplitKCounters(const GemmTiling &tiling);
 
 /// The most splits chooseGemmTiling gives K, and the fewest k-steps a split
 /// keeps (enough to fill the ring).

@@ -78,7 +78,7 @@ inline constexpr const char *kDTypeNames[] = {
 inline constexpr EnumSpec kDTypes{"dtype", kDTypeNames, std::size(kDTypeNames)};
 
 inline constexpr const char *kBufferRoleNames[] = {"input", "weight", "output",
-                                                   "intermediate"};
+                                                   "intermediate", "counters"};
 inline constexpr EnumSpec kBufferRoles{"role", kBufferRoleNames,
                                        std::size(kBufferRoleNames)};
 

@@ -573,7 +573,12 @@ static KernelWork tiledAttentionWork(Operation *op, Traffic traffic) {
 }
 
 KernelWork FlashAttentionOp::getKernelWork(const GPUTarget &target) {
-  return tiledAttentionWork(*this, flashAttentionTraffic(*this, &target));
+  KernelWork work =
+      tiledAttentionWork(*this, flashAttentionTraffic(*this, &target));
+  // Split keys: a second kernel combines the splits' partials.
+  if (getNumSplits() > 1)
+    work.extraLaunches = 1;
+  return work;
 }
 
 /// The backward ops' types: out and grad are the forward's result, each

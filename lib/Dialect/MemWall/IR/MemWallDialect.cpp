@@ -9,6 +9,7 @@
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 #include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -114,6 +115,15 @@ LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << kInPlaceAttrName
                              << "' needs a cache that is a function argument "
                                 "only this append reads";
+    return success();
+  }
+  if (attr.getName() == kCountersAttrName) {
+    auto alloc = dyn_cast<memref::AllocOp>(op);
+    if (!isa<UnitAttr>(attr.getValue()) || !alloc ||
+        !alloc.getType().getElementType().isInteger(32))
+      return op->emitError() << "'" << kCountersAttrName
+                             << "' must be a unit attribute on a "
+                                "memref.alloc of i32";
     return success();
   }
   // Codegen's attributes (memwall-lower-to-bundle).

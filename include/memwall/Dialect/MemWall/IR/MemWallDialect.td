@@ -76,6 +76,11 @@ def MemWall_Dialect : Dialect {
         "memwall.in_place";
     /// On a buffer (memref.alloc, memwall.view): its name in the bundle.
     static constexpr ::llvm::StringLiteral kBufferAttrName = "memwall.buffer";
+    /// On a buffer (memref.alloc of i32): arrival counters, zero when the
+    /// bundle is loaded and after every launch that uses them (a split-K
+    /// GEMM's). It lives for the whole bundle; its role is "counters".
+    static constexpr ::llvm::StringLiteral kCountersAttrName =
+        "memwall.counters";
     /// On a buffer, and per argument on the function: its arena offset.
     static constexpr ::llvm::StringLiteral kOffsetAttrName = "memwall.offset";
     static constexpr ::llvm::StringLiteral kArgumentOffsetsAttrName =
