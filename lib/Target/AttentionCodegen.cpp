@@ -97,9 +97,8 @@ std::string memwall::whyNoAttentionKernel(FlashAttentionOp op) {
            std::to_string(kMaxAttentionSplits) + " splits, got " +
            std::to_string(op.getNumSplits());
   AttentionKernelPlan plan = planAttentionKernel(op);
-  for (const std::array<int64_t, 3> &grid : {plan.grid, plan.combineGrid})
-    if (std::string why = whyGridCannotLaunch(grid); !why.empty())
-      return "the attention kernel: " + why;
+  if (std::string why = whyGridCannotLaunch(plan.grid); !why.empty())
+    return "the attention kernel: " + why;
   // cp.async moves 16-byte chunks: every thread moves the same number.
   for (auto [rows, width] :
        {std::pair{plan.blockQ, s.d}, std::pair{plan.blockKV, s.d},
@@ -134,10 +133,6 @@ AttentionKernelPlan memwall::planAttentionKernel(FlashAttentionOp op) {
   plan.sharedBytes = tileBytes(plan.blockQ, s.d) +
                      tileBytes(plan.blockKV, s.d) +
                      tileBytes(plan.blockKV, s.dv);
-  int64_t outputs = (CheckedInt(s.batch) * s.heads * s.sq * s.dv).saturated();
-  plan.combineGrid = {static_cast<int64_t>(llvm::divideCeil(
-                          std::max<int64_t>(outputs, 0), plan.combineThreads)),
-                      1, 1};
   return plan;
 }
 
@@ -156,7 +151,8 @@ public:
   gpu::GPUFuncOp buildForward(StringRef name) {
     bool partial = plan.splits > 1;
     Type outType = partial ? b.getF32Type() : s.element;
-    int64_t outRows = plan.splits * s.batch * s.heads * s.sq;
+    int64_t rows = s.batch * s.heads * s.sq;
+    int64_t outRows = plan.splits * rows;
     SmallVector<Type> params;
     for (Value source : views.sources)
       params.push_back(flat(getNumElements(source.getType()), s.element));
@@ -165,16 +161,26 @@ public:
       params.push_back(
           flat(getNumElements(maskType), maskType.getElementType()));
     }
-    params.push_back(
-        partial ? flat(outRows * s.dv, outType)
-                : flat(getNumElements(views.output.getType()), outType));
-    params.push_back(flat(outRows, b.getF32Type()));
+    params.push_back(flat(getNumElements(views.output.getType()), s.element));
+    params.push_back(flat(rows, b.getF32Type()));
+    if (partial) {
+      params.push_back(flat(outRows * s.dv, outType));
+      params.push_back(flat(outRows, b.getF32Type()));
+      params.push_back(flat(getAttentionCounters(plan), b.getI32Type()));
+    }
     gpu::GPUFuncOp func = createKernel(b, name, params, plan.threads());
     Block &entry = func.getBody().front();
     unsigned firstOutput = op.getMask() ? 4 : 3;
     Value query = entry.getArgument(0), key = entry.getArgument(1),
-          value = entry.getArgument(2), out = entry.getArgument(firstOutput),
-          lse = entry.getArgument(firstOutput + 1);
+          value = entry.getArgument(2),
+          finalOut = entry.getArgument(firstOutput),
+          finalLse = entry.getArgument(firstOutput + 1);
+    // With splits each block writes its split's partials.
+    Value out = finalOut, lse = finalLse;
+    if (partial) {
+      out = entry.getArgument(firstOutput + 2);
+      lse = entry.getArgument(firstOutput + 3);
+    }
     if (op.getMask())
       mask = entry.getArgument(3);
 
@@ -423,29 +429,39 @@ public:
       b.setInsertionPointToStart(store.thenBlock());
       memref::StoreOp::create(b, rowLse, lse, ValueRange{outRow});
     }
+    if (partial) {
+      // The last split of this block's rows to finish merges every split's
+      // partials into the result, element by element.
+      Value tileIndex = add(mul(batchKvHead, plan.grid[0]), queryBlock);
+      OpBuilder::InsertionGuard insertion(b);
+      buildIfLastArrival(b, entry.getArgument(firstOutput + 4), tileIndex, tid,
+                         plan.splits);
+      int64_t elements = plan.blockQ * s.dv;
+      auto loop = scf::ForOp::create(
+          b, idx(0), idx(llvm::divideCeil(elements, plan.threads())), idx(1));
+      b.setInsertionPointToStart(loop.getBody());
+      Value local = add(mul(loop.getInductionVar(), plan.threads()), tid);
+      Value row = add(blockFirstRow, div(local, s.dv));
+      Value inside = arith::AndIOp::create(
+          b, less(local, elements),
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
+                                idx(s.groupRows)));
+      auto guard = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(guard.thenBlock());
+      Value resultRow = add(mul(batchKvHead, s.groupRows), row);
+      combineElement(out, lse, finalOut, finalLse,
+                     add(mul(resultRow, s.dv), rem(local, s.dv)));
+    }
     gpu::ReturnOp::create(b);
     return func;
   }
 
-  gpu::GPUFuncOp buildCombine(StringRef name) {
+  /// Output element `element` (flat in [B, Hq, Sq, Dv]) merged from the
+  /// splits' partials by their log-sum-exps, written through the output's
+  /// layout; the row's first element writes its log-sum-exp.
+  void combineElement(Value partialOut, Value partialLse, Value out, Value lse,
+                      Value element) {
     int64_t rows = s.batch * s.heads * s.sq;
-    SmallVector<Type> params{
-        flat(plan.splits * rows * s.dv, b.getF32Type()),
-        flat(plan.splits * rows, b.getF32Type()),
-        flat(getNumElements(views.output.getType()), s.element),
-        flat(rows, b.getF32Type())};
-    gpu::GPUFuncOp func = createKernel(b, name, params, plan.combineThreads);
-    Block &entry = func.getBody().front();
-    Value partialOut = entry.getArgument(0), partialLse = entry.getArgument(1),
-          out = entry.getArgument(2), lse = entry.getArgument(3);
-    tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-    Value element = add(
-        mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), plan.combineThreads),
-        tid);
-    Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, element,
-                                          idx(rows * s.dv));
-    auto guard = scf::IfOp::create(b, inRange, false);
-    b.setInsertionPointToStart(guard.thenBlock());
     Value row = div(element, s.dv);
     const float negInf = -std::numeric_limits<float>::infinity();
     SmallVector<Value> splitLse;
@@ -487,9 +503,6 @@ public:
         arith::AddFOp::create(b, reference, math::LogOp::create(b, weightSum)),
         f32(negInf));
     memref::StoreOp::create(b, rowLse, lse, ValueRange{row});
-    b.setInsertionPointToEnd(&entry);
-    gpu::ReturnOp::create(b);
-    return func;
   }
 
 private:
@@ -717,9 +730,6 @@ gpu::GPUFuncOp memwall::emitAttentionKernel(gpu::GPUModuleOp gpuModule,
   return AttentionKernelBuilder(gpuModule, views, plan).buildForward(name);
 }
 
-gpu::GPUFuncOp
-memwall::emitAttentionCombineKernel(gpu::GPUModuleOp gpuModule, StringRef name,
-                                    const AttentionViews &views,
-                                    const AttentionKernelPlan &plan) {
-  return AttentionKernelBuilder(gpuModule, views, plan).buildCombine(name);
+int64_t memwall::getAttentionCounters(const AttentionKernelPlan &plan) {
+  return plan.grid[0] * plan.grid[1];
 }

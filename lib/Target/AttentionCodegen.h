@@ -11,7 +11,8 @@
 // K/V tiles streamed into shared memory by cp.async, fragments read with
 // ldmatrix. One block per (query block, batch x head, split); each warp owns
 // 16 query rows. With split keys, the blocks write fp32 partial outputs and
-// their log-sum-exps, and a second kernel combines them.
+// their log-sum-exps, and the last split of each block of rows to finish
+// (an arrival counter per block of rows) combines them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,10 +41,6 @@ struct AttentionKernelPlan {
   /// Dynamic shared memory: the Q, K and V tiles, rows padded by 16 bytes so
   /// that ldmatrix's eight row addresses fall in distinct banks.
   int64_t sharedBytes = 0;
-  /// With splits: the combine kernel's launch (one thread per output
-  /// element).
-  std::array<int64_t, 3> combineGrid{1, 1, 1};
-  int64_t combineThreads = 128;
 };
 
 /// Why the tensor-core kernel cannot run `op` ("" when it can).
@@ -54,21 +51,21 @@ AttentionKernelPlan planAttentionKernel(FlashAttentionOp op);
 
 /// Appends the forward kernel `name` of `views.attention` to `gpuModule`.
 /// Parameters (flat memrefs): the buffers q, k and v are read from (their
-/// views' sources), the mask if any, then the output's buffer and the
-/// log-sum-exp, or with splits the fp32 partial outputs `[splits, B, Hq, Sq,
-/// Dv]` and partial log-sum-exps `[splits, B, Hq, Sq]`.
+/// views' sources), the mask if any, the output's buffer (written through
+/// views.outputLayout) and the log-sum-exp; with splits then the fp32
+/// partial outputs `[splits, B, Hq, Sq, Dv]`, partial log-sum-exps
+/// `[splits, B, Hq, Sq]` and getAttentionCounters i32 arrival counters
+/// (zero before the launch, left zero by it): each block writes its split's
+/// partials, and the last split of a block of rows merges them all
+/// (buildIfLastArrival).
 mlir::gpu::GPUFuncOp emitAttentionKernel(mlir::gpu::GPUModuleOp gpuModule,
                                          llvm::StringRef name,
                                          const AttentionViews &views,
                                          const AttentionKernelPlan &plan);
 
-/// Appends the kernel that merges the splits' partials by their
-/// log-sum-exps. Parameters: partial outputs, partial log-sum-exps, the
-/// output's buffer (written through views.outputLayout), log-sum-exp.
-mlir::gpu::GPUFuncOp
-emitAttentionCombineKernel(mlir::gpu::GPUModuleOp gpuModule,
-                           llvm::StringRef name, const AttentionViews &views,
-                           const AttentionKernelPlan &plan);
+/// With splits: the arrival counters, one per block of query rows of a KV
+/// head (grid.x x grid.y).
+int64_t getAttentionCounters(const AttentionKernelPlan &plan);
 
 } // namespace memwall
 

@@ -135,15 +135,14 @@ private:
     }
     if (analysis->kind == FusionKind::Gemm) {
       // memwall's own GEMM kernel with its epilogue (GemmCodegen.h), launched
-      // as its tiling says.
+      // as its tiling says (with split K, the last CTA of each tile sums the
+      // splits in the same launch).
       const GemmTiling &tiling = analysis->tiling;
       if (failed(checkGrid(op, tiling.grid)))
         return failure();
-      if (tiling.splitK > 1)
-        return configureSplitKGemm(op, *analysis);
       return attach(op, KernelFamily::GeneratedGemm, kernelName("gemm"),
                     tiling.grid, getGemmBlockSize(tiling), tiling.sharedBytes,
-                    analysis->timeSeconds);
+                    analysis->timeSeconds, tiling.splitK);
     }
     const KernelGeometry &geometry = analysis->geometry;
     std::array<int64_t, 3> grid{geometry.gridSize, 1, 1};
@@ -170,73 +169,18 @@ private:
   }
 
   /// The tensor-core attention kernel of `op` (`attention` alone or the
-  /// attention fusion holding it), and with split keys the kernel that
-  /// combines the splits.
+  /// attention fusion holding it); with split keys its last split per block
+  /// of rows combines the partials in the same launch.
   LogicalResult configureAttention(Operation *step, FlashAttentionOp op) {
     if (std::string why = whyNoAttentionKernel(op); !why.empty())
       return op.emitError("codegen cannot run this attention: ") << why;
     AttentionKernelPlan plan = planAttentionKernel(op);
-    auto cost = cast<CostOpInterface>(op.getOperation());
-    std::string name = kernelName("attention");
-    if (plan.splits == 1)
-      return attach(step, KernelFamily::Attention, name, plan.grid,
-                    {plan.threads(), 1, 1}, plan.sharedBytes,
-                    estimateOpRoofline(cost, target).timeSeconds);
-    // Split keys: fp32 partials per split, then the combine. The op's cost
-    // counts the partials' round trip and the final write: the combine
-    // reads the partials and writes the output and lse.
-    Type f32 = Float32Type::get(op.getContext());
-    ArrayRef<int64_t> outShape = op.getResult().getType().getShape();
-    SmallVector<int64_t> partialShape{plan.splits};
-    partialShape.append(outShape.begin(), outShape.end());
-    int64_t partialBytes =
-        getTensorByteSize(RankedTensorType::get(partialShape, f32));
-    partialShape.pop_back();
-    partialBytes += getTensorByteSize(RankedTensorType::get(partialShape, f32));
-    int64_t resultBytes = getTensorByteSize(op.getResult().getType()) +
-                          getTensorByteSize(op.getLse().getType());
-    KernelWork splitWork = cost.getKernelWork(target);
-    splitWork.extraLaunches = 0;
-    splitWork.bytesRead -= static_cast<double>(partialBytes);
-    splitWork.bytesWritten -= static_cast<double>(resultBytes);
-    KernelWork combineWork;
-    combineWork.bytesRead = static_cast<double>(partialBytes);
-    combineWork.bytesWritten = static_cast<double>(resultBytes);
-    KernelConfigAttr combine =
-        configAttr(op->getContext(), KernelFamily::Attention,
-                   kernelName("attention_combine", /*offset=*/1),
-                   plan.combineGrid, {plan.combineThreads, 1, 1}, 0,
-                   estimateKernelTime(combineWork, target).timeSeconds);
-    KernelConfigAttr config = KernelConfigAttr::get(
-        op->getContext(), KernelFamily::Attention, name,
-        DenseI64ArrayAttr::get(op->getContext(), plan.grid),
-        DenseI64ArrayAttr::get(op->getContext(),
-                               ArrayRef<int64_t>{plan.threads(), 1, 1}),
-        plan.sharedBytes,
-        FloatAttr::get(Float64Type::get(op->getContext()),
-                       estimateKernelTime(splitWork, target).timeSeconds),
-        plan.splits, combine, GemmConfigAttr());
-    step->setAttr(MemWallDialect::kKernelConfigAttrName, config);
-    steps += 2;
-    return success();
-  }
-
-  /// memwall's GEMM with K split over grid.z (one kernel: the last CTA of
-  /// each tile sums the splits and runs the epilogue).
-  LogicalResult configureSplitKGemm(Operation *op,
-                                    const KernelAnalysis &analysis) {
-    MLIRContext *ctx = op->getContext();
-    const GemmTiling &tiling = analysis.tiling;
-    op->setAttr(MemWallDialect::kKernelConfigAttrName,
-                KernelConfigAttr::get(
-                    ctx, KernelFamily::GeneratedGemm, kernelName("gemm"),
-                    DenseI64ArrayAttr::get(ctx, tiling.grid),
-                    DenseI64ArrayAttr::get(ctx, getGemmBlockSize(tiling)),
-                    tiling.sharedBytes,
-                    FloatAttr::get(Float64Type::get(ctx), analysis.timeSeconds),
-                    tiling.splitK, KernelConfigAttr(), GemmConfigAttr()));
-    ++steps;
-    return success();
+    return attach(
+        step, KernelFamily::Attention, kernelName("attention"), plan.grid,
+        {plan.threads(), 1, 1}, plan.sharedBytes,
+        estimateOpRoofline(cast<CostOpInterface>(op.getOperation()), target)
+            .timeSeconds,
+        plan.splits);
   }
 
   /// A cuBLASLt matmul with the epilogue the analysis found.
@@ -292,20 +236,21 @@ private:
                     ctx, KernelFamily::Gemm, "gemm" + std::to_string(steps),
                     nullptr, nullptr, 0,
                     FloatAttr::get(Float64Type::get(ctx), analysis.timeSeconds),
-                    1, KernelConfigAttr(), gemm));
+                    1, gemm));
     ++steps;
     return success();
   }
 
-  /// The name of the kernel step `offset` steps from the next one.
-  std::string kernelName(StringRef what, int64_t offset = 0) const {
-    return "kernel" + std::to_string(steps + offset) + "_" + what.str();
+  /// The name of the next kernel step.
+  std::string kernelName(StringRef what) const {
+    return "kernel" + std::to_string(steps) + "_" + what.str();
   }
 
   static KernelConfigAttr configAttr(MLIRContext *ctx, KernelFamily family,
                                      StringRef name, ArrayRef<int64_t> grid,
                                      ArrayRef<int64_t> block,
-                                     int64_t sharedBytes, double seconds) {
+                                     int64_t sharedBytes, double seconds,
+                                     int64_t splits) {
     auto array = [&](ArrayRef<int64_t> values) {
       return values.empty() ? DenseI64ArrayAttr()
                             : DenseI64ArrayAttr::get(ctx, values);
@@ -315,16 +260,18 @@ private:
         family == KernelFamily::View
             ? FloatAttr()
             : FloatAttr::get(Float64Type::get(ctx), seconds),
-        1, KernelConfigAttr(), GemmConfigAttr());
+        splits, GemmConfigAttr());
   }
 
-  /// Attaches a one-kernel configuration (or a view's) to `op`.
+  /// Attaches a one-kernel configuration (or a view's) to `op`; `splits`
+  /// for a kernel that splits K or keys over grid.z.
   LogicalResult attach(Operation *op, KernelFamily family, StringRef name,
                        ArrayRef<int64_t> grid, ArrayRef<int64_t> block,
-                       int64_t sharedBytes, double seconds) {
+                       int64_t sharedBytes, double seconds,
+                       int64_t splits = 1) {
     op->setAttr(MemWallDialect::kKernelConfigAttrName,
                 configAttr(op->getContext(), family, name, grid, block,
-                           sharedBytes, seconds));
+                           sharedBytes, seconds, splits));
     if (family != KernelFamily::View)
       ++steps;
     return success();

@@ -242,10 +242,11 @@ public:
       SmallVector<Value, 2> tiles = stageAccumulatorTiles();
       writePartials(tiles);
       // The tile's last block sums the splits and runs the epilogue.
-      auto last = scf::IfOp::create(b, arriveAtTile(), /*withElse=*/false);
+      Value tileIndex =
+          add(mul(gpu::BlockIdOp::create(b, gpu::Dimension::y), tiling.grid[0]),
+              gpu::BlockIdOp::create(b, gpu::Dimension::x));
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(last.thenBlock());
-      NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
+      buildIfLastArrival(b, counters, tileIndex, tid, tiling.splitK);
       for (auto [product, tile] : llvm::enumerate(tiles))
         sumPartials(tile, product);
       syncThreads();
@@ -1124,53 +1125,6 @@ private:
                                 ValueRange{add(base, flat)});
       });
     }
-  }
-
-  /// Split K: this block's arrival at its tile, after its partials (each
-  /// thread's writes fenced, then a barrier); thread 0 counts it, and the
-  /// last of the tile's splitK blocks resets the counter for the next
-  /// launch. True, in every thread, in that last block.
-  Value arriveAtTile() {
-    NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
-    syncThreads();
-    Value tileIndex =
-        add(mul(gpu::BlockIdOp::create(b, gpu::Dimension::y), tiling.grid[0]),
-            gpu::BlockIdOp::create(b, gpu::Dimension::x));
-    auto first = scf::IfOp::create(
-        b, TypeRange{b.getI32Type()},
-        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idx(0)),
-        /*withElse=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(first.thenBlock());
-      Value before = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
-                                                 i32Constant(1), counters,
-                                                 ValueRange{tileIndex});
-      Value isLast = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, before,
-                                           i32Constant(tiling.splitK - 1));
-      auto reset = scf::IfOp::create(b, isLast, /*withElse=*/false);
-      b.setInsertionPointToStart(reset.thenBlock());
-      memref::StoreOp::create(b, i32Constant(0), counters,
-                              ValueRange{tileIndex});
-      b.setInsertionPointAfter(reset);
-      scf::YieldOp::create(
-          b, arith::ExtUIOp::create(b, b.getI32Type(), isLast).getResult());
-      b.setInsertionPointToStart(first.elseBlock());
-      scf::YieldOp::create(b, i32Constant(0));
-    }
-    Value anyLast =
-        NVVM::BarrierOp::create(b, b.getI32Type(), /*barrierId=*/Value(),
-                                /*numberOfThreads=*/Value(),
-                                NVVM::BarrierReductionAttr::get(
-                                    b.getContext(), NVVM::BarrierReduction::OR),
-                                first.getResult(0))
-            .getRes();
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::ne, anyLast,
-                                 i32Constant(0));
-  }
-
-  Value i32Constant(int64_t value) {
-    return arith::ConstantIntOp::create(b, b.getI32Type(), value);
   }
 
   /// The last block's staged tile of product `product`: each element the

@@ -19,6 +19,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
@@ -67,6 +70,59 @@ private:
 inline mlir::Value f32Constant(mlir::ImplicitLocOpBuilder &b, double value) {
   return mlir::arith::ConstantFloatOp::create(
       b, b.getF32Type(), llvm::APFloat(static_cast<float>(value)));
+}
+
+/// The end of a block's share of work that `arrivals` blocks do for one
+/// output tile (split-K GEMM tiles, split-keys attention rows), after the
+/// block wrote its partials: each thread fences its writes (membar.gl), a
+/// barrier, and thread 0 adds 1 to `counters[tileIndex]` (i32, zero before
+/// the launch). The block that finds arrivals - 1 before its own is the
+/// tile's last: it sets the counter back to 0 for the next launch, and
+/// every thread of it learns so through the barrier's reduction
+/// (bar.red.or). Leaves `b` at the start of an scf.if that only that block
+/// runs, after a second fence: the other blocks' partials are visible there.
+/// Every thread of the block must reach the call.
+inline void buildIfLastArrival(mlir::ImplicitLocOpBuilder &b,
+                               mlir::Value counters, mlir::Value tileIndex,
+                               mlir::Value threadId, int64_t arrivals) {
+  using namespace mlir;
+  auto i32 = [&](int64_t value) {
+    return arith::ConstantIntOp::create(b, b.getI32Type(), value).getResult();
+  };
+  NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
+  gpu::BarrierOp::create(b);
+  Value isThreadZero = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                             threadId, indexConstant(b, 0));
+  auto first = scf::IfOp::create(b, TypeRange{b.getI32Type()}, isThreadZero,
+                                 /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(first.thenBlock());
+    Value before = memref::AtomicRMWOp::create(
+        b, arith::AtomicRMWKind::addi, i32(1), counters, ValueRange{tileIndex});
+    Value isLast = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, before,
+                                         i32(arrivals - 1));
+    auto reset = scf::IfOp::create(b, isLast, /*withElse=*/false);
+    b.setInsertionPointToStart(reset.thenBlock());
+    memref::StoreOp::create(b, i32(0), counters, ValueRange{tileIndex});
+    b.setInsertionPointAfter(reset);
+    scf::YieldOp::create(
+        b, arith::ExtUIOp::create(b, b.getI32Type(), isLast).getResult());
+    b.setInsertionPointToStart(first.elseBlock());
+    scf::YieldOp::create(b, i32(0));
+  }
+  Value anyLast =
+      NVVM::BarrierOp::create(b, b.getI32Type(), /*barrierId=*/Value(),
+                              /*numberOfThreads=*/Value(),
+                              NVVM::BarrierReductionAttr::get(
+                                  b.getContext(), NVVM::BarrierReduction::OR),
+                              first.getResult(0))
+          .getRes();
+  auto last = scf::IfOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ne, anyLast, i32(0)),
+      /*withElse=*/false);
+  b.setInsertionPointToStart(last.thenBlock());
+  NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
 }
 
 /// The kernel parameter holding `elements` values of `element`.

@@ -82,6 +82,19 @@ protected:
     return alloc;
   }
 
+  /// `count` i32 arrival counters of kernel `kernelName` (a split-K GEMM's,
+  /// a split-keys attention's): a buffer zeroed at load that every launch
+  /// leaves zero, so memwall-plan-arena keeps it for the whole bundle.
+  Value allocateCounters(ConversionPatternRewriter &rewriter, Location loc,
+                         int64_t count, StringRef kernelName) const {
+    Value counters = allocate(
+        rewriter, loc, RankedTensorType::get({count}, rewriter.getI32Type()),
+        (kernelName + "_counters").str());
+    counters.getDefiningOp()->setAttr(MemWallDialect::kCountersAttrName,
+                                      rewriter.getUnitAttr());
+    return counters;
+  }
+
   /// The buffer of `append`'s result when it appends in place: its cache's
   /// buffer viewed at the appended length (ConvertToGPU gives the cache
   /// argument that buffer's pitch); null if the cache is no argument.
@@ -249,14 +262,9 @@ protected:
             {analysis.tiling.splitK, problem.rhsOperands, problem.m, problem.n},
             rewriter.getF32Type()),
         (config.getName() + "_partials").str()));
-    Value counters =
-        allocate(rewriter, loc,
-                 RankedTensorType::get({getGemmSplitKCounters(analysis.tiling)},
-                                       rewriter.getI32Type()),
-                 (config.getName() + "_counters").str());
-    counters.getDefiningOp()->setAttr(MemWallDialect::kCountersAttrName,
-                                      rewriter.getUnitAttr());
-    args.push_back(counters);
+    args.push_back(allocateCounters(rewriter, loc,
+                                    getGemmSplitKCounters(analysis.tiling),
+                                    config.getName()));
     launch(rewriter, loc, config, args, locationsOf(rewriter, analysis.ops));
     rewriter.replaceOp(op, written);
     return success();
@@ -480,30 +488,25 @@ protected:
     }
     if (!out || !lse)
       return rewriter.notifyMatchFailure(op, "the configuration is stale");
-    ArrayAttr locations = locationsOf(rewriter, ops);
-    if (plan.splits == 1) {
-      args.append({out, lse});
-      launch(rewriter, loc, config, args, locations);
-      rewriter.replaceOp(op, written);
-      return success();
+    args.append({out, lse});
+    if (plan.splits > 1) {
+      // Split keys: fp32 partials per split and the blocks' arrival
+      // counters; the last split of each block of rows merges them.
+      ArrayRef<int64_t> outShape = attention.getResult().getType().getShape();
+      SmallVector<int64_t> partialShape{plan.splits};
+      partialShape.append(outShape.begin(), outShape.end());
+      Type f32 = rewriter.getF32Type();
+      args.push_back(allocate(rewriter, loc,
+                              RankedTensorType::get(partialShape, f32),
+                              (config.getName() + "_partial_out").str()));
+      partialShape.pop_back();
+      args.push_back(allocate(rewriter, loc,
+                              RankedTensorType::get(partialShape, f32),
+                              (config.getName() + "_partial_lse").str()));
+      args.push_back(allocateCounters(rewriter, loc, getAttentionCounters(plan),
+                                      config.getName()));
     }
-    ArrayRef<int64_t> outShape = attention.getResult().getType().getShape();
-    SmallVector<int64_t> partialShape{plan.splits};
-    partialShape.append(outShape.begin(), outShape.end());
-    Type f32 = rewriter.getF32Type();
-    Value partialOut =
-        allocate(rewriter, loc, RankedTensorType::get(partialShape, f32),
-                 (config.getName() + "_partial_out").str());
-    partialShape.pop_back();
-    Value partialLse =
-        allocate(rewriter, loc, RankedTensorType::get(partialShape, f32),
-                 (config.getName() + "_partial_lse").str());
-    args.append({partialOut, partialLse});
-    launch(rewriter, loc, config, args, locations);
-    KernelConfigAttr combine = config.getCombine();
-    emitAttentionCombineKernel(state.kernels, combine.getName(), *views, plan);
-    launch(rewriter, loc, combine, {partialOut, partialLse, out, lse},
-           locations);
+    launch(rewriter, loc, config, args, locationsOf(rewriter, ops));
     rewriter.replaceOp(op, written);
     return success();
   }

@@ -4,7 +4,8 @@
 // one 16-row block (one warp), so 8 blocks fill a fraction of the SMs and
 // the 63 key blocks are split in 63 ranges (memwall-tile-attention's choice:
 // up to 4 waves for decode-shaped blocks, which stream K and V), whose fp32
-// partial outputs and log-sum-exps a second kernel combines.
+// partial outputs and log-sum-exps the last split of each block merges, in
+// the same kernel (a counter per block of rows, left zero).
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: memwall-compile %s -o %t/b
 // RUN: %PYTHON %S/summarize_bundle.py %t/b/manifest.json | FileCheck %s
@@ -17,13 +18,15 @@
 // CHECK: buffer kernel0_attention_partial_lse f32 [63, 1, 32, 1] 8064 intermediate
 // 16 query rows (one warp) instead of 128; tiles 16x64 (block_kv from the pass):
 // 2 B x (16 + 64 + 64) x (128 + 8) = 39168 bytes.
-// CHECK: kernel kernel0_attention grid=[1, 8, 63] block=[32, 1, 1] shared=39168 args=q,k,v,kernel0_attention_partial_out,kernel0_attention_partial_lse
-// 4096 output elements, one thread each.
-// CHECK: kernel kernel1_attention_combine grid=[32, 1, 1] block=[128, 1, 1] args=kernel0_attention_partial_out,kernel0_attention_partial_lse,attn#0,attn#1
+// CHECK: buffer kernel0_attention_counters i32 [8] 32 counters
+// CHECK: kernel kernel0_attention grid=[1, 8, 63] block=[32, 1, 1] shared=39168 args=q,k,v,attn#0,attn#1,kernel0_attention_partial_out,kernel0_attention_partial_lse,kernel0_attention_counters
+// CHECK-NOT: kernel
 
-// f16 multiplicands go to mma.sync as vector<2xf16>.
+// f16 multiplicands go to mma.sync as vector<2xf16>; the merge weighs the
+// splits by exp of their log-sum-exps after the last one arrived.
 // GPU: nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32)
-// GPU: gpu.func @kernel1_attention_combine
+// GPU: memref.atomic_rmw addi
+// GPU: nvvm.barrier #nvvm.reduction<or>
 // GPU: math.exp
 
 // REF: output result0: f16 [1, 32, 1, 128]

@@ -887,9 +887,10 @@ protected:
     llvm::Error error = simt::runKernel(*kernel, launch, args);
     EXPECT_FALSE(error) << llvm::toString(std::move(error));
     // The last block of each tile set its counter back to zero.
-    if (splitK)
+    if (splitK) {
       EXPECT_TRUE(llvm::all_of(counters, [](uint8_t b) { return b == 0; }))
           << "a split-K launch left a tile's arrival counter nonzero";
+    }
 
     std::vector<std::vector<double>> expected = reference(c, inputs);
     if (corruptReference)

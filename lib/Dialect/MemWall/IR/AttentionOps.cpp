@@ -573,12 +573,7 @@ static KernelWork tiledAttentionWork(Operation *op, Traffic traffic) {
 }
 
 KernelWork FlashAttentionOp::getKernelWork(const GPUTarget &target) {
-  KernelWork work =
-      tiledAttentionWork(*this, flashAttentionTraffic(*this, &target));
-  // Split keys: a second kernel combines the splits' partials.
-  if (getNumSplits() > 1)
-    work.extraLaunches = 1;
-  return work;
+  return tiledAttentionWork(*this, flashAttentionTraffic(*this, &target));
 }
 
 /// The backward ops' types: out and grad are the forward's result, each

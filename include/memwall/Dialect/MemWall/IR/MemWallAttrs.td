@@ -181,9 +181,9 @@ def MemWall_KernelConfigAttr : AttrDef<MemWall_Dialect, "KernelConfig"> {
     `name` is the step's (and generated kernel's) name; `grid`, `block` and
     `sharedBytes` its launch; `predictedSeconds` the fusion cost model's
     time. A GEMM carries its cuBLASLt call in `gemm`; an attention with split
-    keys, or memwall's GEMM with split K, its `splits` and the `combine`
-    kernel's own configuration (the split-KV combine, the split-K reduce). A
-    reshape (`view`) is no step: it names the bytes of its input.
+    keys, or memwall's GEMM with split K, its `splits` (one launch: the last
+    block of each tile combines the splits). A reshape (`view`) is no step:
+    it names the bytes of its input.
   }];
   let parameters = (ins
     "::memwall::KernelFamily":$family,
@@ -193,7 +193,6 @@ def MemWall_KernelConfigAttr : AttrDef<MemWall_Dialect, "KernelConfig"> {
     DefaultValuedParameter<"int64_t", "0">:$sharedBytes,
     OptionalParameter<"::mlir::FloatAttr">:$predictedSeconds,
     DefaultValuedParameter<"int64_t", "1">:$splits,
-    OptionalParameter<"::memwall::KernelConfigAttr">:$combine,
     OptionalParameter<"::memwall::GemmConfigAttr">:$gemm
   );
   let assemblyFormat = "`<` struct(params) `>`";
