@@ -14,7 +14,7 @@ writes
       wgmma kernels only) of FLOPs / (time x the bf16 peak); skinny GEMMs
       are memory-bound and keep the base's figure;
   achievable.attention_efficiency: the median over the attention workloads
-      that run one kernel (no split-KV combine) of FLOPs / (time x peak),
+      that run one kernel without split keys of FLOPs / (time x peak),
       FLOPs as pytorch_bench.py counts them.
   python3 bench/gpu/calibrate_from_bench.py --target CAL.json \\
       --memwall-dir RUN/memwall --bundles bench/gpu/bundles \\
@@ -105,7 +105,14 @@ def main():
         if not os.path.exists(report_path):
             continue
         steps = load(report_path).get("steps", [])
-        if len(steps) != 1:  # split keys: the combine kernel's share differs
+        if len(steps) != 1:
+            continue
+        # Split keys (grid.z > 1): the last split's merge is in the kernel's
+        # time, so its FLOP rate is no attention rate.
+        manifest_path = os.path.join(args.bundles, w["name"], "manifest.json")
+        if os.path.exists(manifest_path) and any(
+                s.get("kind") == "kernel" and s.get("grid", [1, 1, 1])[2] > 1
+                for s in load(manifest_path)["steps"]):
             continue
         fraction = w["flops"] / (steps[0]["measured_time_s"] * args.peak_flops)
         attention.append(fraction)
