@@ -140,6 +140,7 @@ private:
   Status runIsolatedPass(const std::vector<HostInput> &inputs,
                          GpuRunResult &result);
   Status noteFreeMemory();
+  Status checkCountersAreZero(int runs);
 };
 
 GpuSession::~GpuSession() {
@@ -547,6 +548,30 @@ Status GpuSession::download(const Buffer &buffer, const std::string &what,
   return {};
 }
 
+/// Counters buffers must be zero again after every launch
+/// (docs/bundle-format.md): one a kernel left set would hand the next run a
+/// wrong count.
+Status GpuSession::checkCountersAreZero(int runs) {
+  for (const Buffer &buffer : manifest.buffers) {
+    if (buffer.role != BufferRole::Counters)
+      continue;
+    std::vector<uint8_t> bytes(static_cast<size_t>(buffer.bytes));
+    if (CUresult status =
+            cu.memcpyDtoH(bytes.data(), arena + buffer.offset, bytes.size());
+        status != CUDA_SUCCESS)
+      return cudaFailure("downloading counters '" + buffer.name + "'", status);
+    if (std::any_of(bytes.begin(), bytes.end(),
+                    [](uint8_t byte) { return byte != 0; }))
+      return Status(ErrorCode::KernelState,
+                    "buffer '" + buffer.name +
+                        "' holds counters a kernel left nonzero after " +
+                        std::to_string(runs) +
+                        " run(s) of the bundle (the next run would start "
+                        "from them)");
+  }
+  return {};
+}
+
 /// --check's per-step gate: every step once more, on the reference values of
 /// the buffers it reads (docs/runtime.md, "Check").
 Status GpuSession::runIsolatedPass(const std::vector<HostInput> &inputs,
@@ -704,6 +729,12 @@ Status GpuSession::run(const std::vector<HostInput> &inputs,
   // After the timed runs, so that checking does not change the timings.
   if (!options.isolatedPass.empty() &&
       failed(error = runIsolatedPass(inputs, result)))
+    return error;
+  // Warm-up, two launches of every step per timed iteration, the isolated
+  // pass.
+  if (failed(error =
+                 checkCountersAreZero(1 + 2 * options.iters +
+                                      (options.isolatedPass.empty() ? 0 : 1))))
     return error;
 
   for (const std::vector<double> &samples : stepSamples)

@@ -45,6 +45,9 @@ enum class ErrorCode {
   CuBLAS,
   /// The device is not one the command knows (--calibrate's base).
   Unsupported,
+  /// A kernel broke the bundle's contract on device state (counters it
+  /// must leave zero).
+  KernelState,
 };
 
 /// The code's name, for tests and debugging ("InvalidManifest", ...).
@@ -72,6 +75,8 @@ inline const char *errorCodeName(ErrorCode code) {
     return "CuBLAS";
   case ErrorCode::Unsupported:
     return "Unsupported";
+  case ErrorCode::KernelState:
+    return "KernelState";
   }
   return "?";
 }
