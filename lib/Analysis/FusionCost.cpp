@@ -1283,9 +1283,7 @@ traceResultView(Value result, StringRef name, int64_t accessBytes, ViewEnd end,
                     user->getName().getStringRef() + "'");
     if (!chain.empty() &&
         isa<ConcatOp, KVCacheAppendOp>(chain.back()->getOwner()))
-      return refuse("what " + name +
-                    " is written into is read in the "
-                    "kernel");
+      return refuse("what " + name + " is written into is read in the kernel");
     chain.push_back(&use);
     placed.insert(user);
     output = user->getResult(0);

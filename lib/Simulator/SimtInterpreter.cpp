@@ -537,7 +537,9 @@ private:
                                  int64_t t);
   llvm::Error checkGlobalWrite(Operation *op, Buffer &buf, int64_t off,
                                int64_t n, Access kind);
-  llvm::Error checkShared(Operation *op, unsigned buf, int64_t off, int64_t n,
+  /// The race checks of one access: shared memory per byte and thread,
+  /// global stores per byte and block.
+  llvm::Error checkAccess(Operation *op, unsigned buf, int64_t off, int64_t n,
                           int64_t t, Access kind);
   llvm::Error checkFullWarps(Operation *op, const llvm::BitVector &mask);
   void completeGroup(int64_t t, std::vector<PendingCopy> &group);
@@ -1006,7 +1008,7 @@ llvm::Error Interpreter::checkGlobalWrite(Operation *op, Buffer &buf,
   return llvm::Error::success();
 }
 
-llvm::Error Interpreter::checkShared(Operation *op, unsigned bufIdx,
+llvm::Error Interpreter::checkAccess(Operation *op, unsigned bufIdx,
                                      int64_t off, int64_t n, int64_t t,
                                      Access kind) {
   Buffer &buf = buffers[bufIdx];
@@ -1943,7 +1945,7 @@ llvm::Error Interpreter::execLoadStore(Operation *op, Value memref,
     auto off = locate(op, *m, *idx, count, t);
     if (!off)
       return off.takeError();
-    if (llvm::Error e = checkShared(op, m->buffer, *off, count * m->elemBytes,
+    if (llvm::Error e = checkAccess(op, m->buffer, *off, count * m->elemBytes,
                                     t, stored ? Access::Write : Access::Read))
       return e;
     for (unsigned e = 0; e < count; ++e) {
@@ -2295,7 +2297,7 @@ llvm::Error Interpreter::execLdMatrix(nvgpu::LdMatrixOp op,
         if (!off)
           return off.takeError();
         if (llvm::Error e =
-                checkShared(op, m->buffer, *off, 16, lane, Access::Read))
+                checkAccess(op, m->buffer, *off, 16, lane, Access::Read))
           return e;
         for (int64_t c = 0; c < 8; ++c)
           mat[r][k][c] = loadBytes(buf.data + *off + 2 * c, 2);
@@ -2355,12 +2357,12 @@ llvm::Error Interpreter::execAsyncCopy(nvgpu::DeviceAsyncCopyOp op,
       if (!off)
         return off.takeError();
       sOff = *off;
-      if (llvm::Error e = checkShared(op, src->buffer, sOff, n * src->elemBytes,
+      if (llvm::Error e = checkAccess(op, src->buffer, sOff, n * src->elemBytes,
                                       t, Access::Read))
         return e;
     }
     if (llvm::Error e =
-            checkShared(op, dst->buffer, *dOff, count * dst->elemBytes, t,
+            checkAccess(op, dst->buffer, *dOff, count * dst->elemBytes, t,
                         Access::AsyncIssue))
       return e;
     uncommitted[t].push_back(PendingCopy{src->buffer, dst->buffer, sOff,
@@ -2708,7 +2710,7 @@ llvm::Error Interpreter::execSharedLoad(LLVM::LoadOp op,
     uint64_t value = 0;
     if (rank == clusterRank) {
       if (llvm::Error e =
-              checkShared(op, dynamicShared, offset, bytes, t, Access::Read))
+              checkAccess(op, dynamicShared, offset, bytes, t, Access::Read))
         return e;
       std::memcpy(&value, buffers[dynamicShared].data + offset, bytes);
     } else {
@@ -2927,7 +2929,7 @@ llvm::Error Interpreter::execTmaLoad(nvgpu::TmaAsyncLoadOp op,
     for (int64_t c = 0; c < boxBytes; c += 16) {
       int64_t off = swizzle(dst->byteOffset + c, sw);
       if (llvm::Error e =
-              checkShared(op, dst->buffer, off, 16, t, Access::TmaIssue))
+              checkAccess(op, dst->buffer, off, 16, t, Access::TmaIssue))
         return e;
       std::array<uint8_t, 16> chunk;
       std::memcpy(chunk.data(), &staged[c], 16);
@@ -2975,7 +2977,7 @@ llvm::Error Interpreter::execTmaStore(nvgpu::TmaAsyncStoreOp op,
           if (error)
             return;
           if (llvm::Error e =
-                  checkShared(op, src->buffer, off, elemBytes, t, Access::Read))
+                  checkAccess(op, src->buffer, off, elemBytes, t, Access::Read))
             error = std::move(e);
           else if (globalOff)
             std::memcpy(global.data + *globalOff, smem.data + off, elemBytes);
@@ -3120,7 +3122,7 @@ llvm::Error Interpreter::execWgmma(nvgpu::WarpgroupMmaOp op,
                                     "{1}-byte {2}",
                                     off, buf.size, buf.name));
     if (llvm::Error e =
-            checkShared(op, d.buffer, off, elemBytes, reader, Access::Read))
+            checkAccess(op, d.buffer, off, elemBytes, reader, Access::Read))
       return std::move(e);
     return static_cast<float>(floatValue(operand == 0 ? elemA : elemB,
                                          loadBytes(buf.data + off, elemBytes)));
@@ -3224,7 +3226,7 @@ llvm::Error Interpreter::execWgmmaStore(nvgpu::WarpgroupMmaStoreOp op,
         if (!off)
           return off.takeError();
         if (llvm::Error e =
-                checkShared(op, m->buffer, *off, 4, t, Access::Write))
+                checkAccess(op, m->buffer, *off, 4, t, Access::Write))
           return e;
         storeBytes(buf.data + *off, 4, (*acc)->at(t, i * regsPerBlock + reg));
       }

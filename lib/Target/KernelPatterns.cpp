@@ -197,9 +197,10 @@ protected:
     }
     if (analysis->kind == FusionKind::MatmulEpilogue)
       return lowerGemm(op, config, *analysis, buffers, results, rewriter);
-    if (analysis->kind == FusionKind::Gemm && analysis->tiling.splitK > 1)
-      return lowerSplitKGemm(op, config, *analysis, buffers, outputs, results,
-                             rewriter);
+    const GemmTiling &tiling = analysis->tiling;
+    bool splitK = analysis->kind == FusionKind::Gemm && tiling.splitK > 1;
+    if (splitK && config.getSplits() != tiling.splitK)
+      return rewriter.notifyMatchFailure(op, "the configuration is stale");
     FailureOr<gpu::GPUFuncOp> kernel =
         analysis->kind == FusionKind::Gemm
             ? emitGemmKernel(state.kernels, config.getName(), *analysis,
@@ -220,52 +221,22 @@ protected:
       written.push_back(buffer);
       args.push_back(buffer);
     }
+    if (splitK) {
+      // The f32 partials [splitK, rhsOperands, M, N], an arena temporary,
+      // and the tiles' arrival counters.
+      const GemmProblem &problem = analysis->gemm;
+      args.push_back(
+          allocate(rewriter, op->getLoc(),
+                   RankedTensorType::get({tiling.splitK, problem.rhsOperands,
+                                          problem.m, problem.n},
+                                         rewriter.getF32Type()),
+                   (config.getName() + "_partials").str()));
+      args.push_back(allocateCounters(rewriter, op->getLoc(),
+                                      getGemmSplitKCounters(tiling),
+                                      config.getName()));
+    }
     launch(rewriter, op->getLoc(), config, args,
            locationsOf(rewriter, analysis->ops));
-    rewriter.replaceOp(op, written);
-    return success();
-  }
-
-  /// memwall's GEMM with split K, one kernel: its f32 partials [splitK,
-  /// rhsOperands, M, N] are an arena temporary, its tiles' arrival
-  /// counters a buffer zeroed at load that every launch leaves zero.
-  LogicalResult lowerSplitKGemm(Operation *op, KernelConfigAttr config,
-                                const KernelAnalysis &analysis,
-                                const DenseMap<Value, Value> &buffers,
-                                ArrayRef<Value> outputs,
-                                ArrayRef<Value> results,
-                                ConversionPatternRewriter &rewriter) const {
-    if (config.getSplits() != analysis.tiling.splitK)
-      return rewriter.notifyMatchFailure(op, "the configuration is stale");
-    Location loc = op->getLoc();
-    FailureOr<gpu::GPUFuncOp> kernel =
-        emitGemmKernel(state.kernels, config.getName(), analysis, outputs);
-    if (failed(kernel))
-      return failure();
-    const GemmProblem &problem = analysis.gemm;
-    SmallVector<Value> args, written;
-    for (auto [input, param] :
-         llvm::zip(analysis.inputs, kernel->getArgumentTypes()))
-      args.push_back(
-          getLaunchOperand(rewriter, loc, buffers.lookup(input.value), param));
-    for (auto [output, result] : llvm::zip_equal(outputs, results)) {
-      Value buffer =
-          allocateResult(rewriter, loc, analysis, output, result, buffers);
-      if (!buffer)
-        return rewriter.notifyMatchFailure(op, "the configuration is stale");
-      written.push_back(buffer);
-      args.push_back(buffer);
-    }
-    args.push_back(allocate(
-        rewriter, loc,
-        RankedTensorType::get(
-            {analysis.tiling.splitK, problem.rhsOperands, problem.m, problem.n},
-            rewriter.getF32Type()),
-        (config.getName() + "_partials").str()));
-    args.push_back(allocateCounters(rewriter, loc,
-                                    getGemmSplitKCounters(analysis.tiling),
-                                    config.getName()));
-    launch(rewriter, loc, config, args, locationsOf(rewriter, analysis.ops));
     rewriter.replaceOp(op, written);
     return success();
   }

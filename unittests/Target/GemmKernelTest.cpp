@@ -848,10 +848,8 @@ protected:
     std::vector<MutableArrayRef<uint8_t>> args;
     // Split K: the partials are garbage, as an arena's reused bytes would
     // be; the counters start at zero.
-    std::vector<uint8_t> partials(analysis.tiling.splitK *
-                                      analysis.gemm.rhsOperands *
-                                      analysis.gemm.m * analysis.gemm.n * 4,
-                                  0xff);
+    std::vector<uint8_t> partials(
+        getGemmSplitKPartialElements(analysis.tiling, analysis.gemm) * 4, 0xff);
     std::vector<uint8_t> counters(getGemmSplitKCounters(analysis.tiling) * 4,
                                   0);
     for (TensorData &input : inputs)

@@ -36,7 +36,8 @@ using reference::DType;
 constexpr int64_t kBufferAlignment = 256;
 
 /// In the order of schema::kBufferRoles, which names them.
-/// Counters: i32 arrival counters (a split-K GEMM's), zero when the bundle
+/// Counters: i32 arrival counters (a split-K GEMM's or a split-keys
+/// attention's, one per output tile), zero when the bundle
 /// is loaded (the arena is zeroed) and left zero by every launch; no other
 /// buffer shares their bytes.
 enum class BufferRole { Input, Weight, Output, Intermediate, Counters };
