@@ -128,6 +128,33 @@ double occupancyOf(int64_t threads, int64_t registers, int64_t shared,
   return static_cast<double>(blocks * threads) / kMaxThreadsPerSM;
 }
 
+/// What `value` names outside fusions: a fusion body's argument is the
+/// fusion's operand.
+Value getValueOutsideFusions(Value value) {
+  while (auto argument = dyn_cast<BlockArgument>(value)) {
+    auto fusion =
+        dyn_cast_or_null<FusionOp>(argument.getOwner()->getParentOp());
+    if (!fusion)
+      break;
+    value = fusion->getOperand(argument.getArgNumber());
+  }
+  return value;
+}
+
+/// Calls `visit` on every matmul that reads `value` as its rhs, inside
+/// fusions too.
+void forEachRhsReader(Value value, function_ref<void(MatmulOp)> visit) {
+  for (OpOperand &use : value.getUses()) {
+    if (auto matmul = dyn_cast<MatmulOp>(use.getOwner())) {
+      if (matmul.getRhs() == value)
+        visit(matmul);
+    } else if (auto fusion = dyn_cast<FusionOp>(use.getOwner())) {
+      forEachRhsReader(
+          fusion.getBodyBlock().getArgument(use.getOperandNumber()), visit);
+    }
+  }
+}
+
 bool fail(std::string *whyNot, const Twine &message) {
   if (whyNot)
     *whyNot = message.str();
@@ -195,10 +222,13 @@ private:
       if (!isAnchor)
         return fail(whyNot, "'" + op->getName().getStringRef() +
                                 "' does not run in a generated kernel");
-      // A second matmul may join a first as a dual GEMM.
-      if (isa_and_nonnull<MatmulOp>(analysis.anchor) && isa<MatmulOp>(op) &&
-          !analysis.siblingMatmul) {
-        analysis.siblingMatmul = op;
+      // A second matmul may join a first as a dual GEMM; more siblings run
+      // as one batched cuBLASLt call.
+      if (isa_and_nonnull<MatmulOp>(analysis.anchor) && isa<MatmulOp>(op)) {
+        if (!analysis.siblingMatmul)
+          analysis.siblingMatmul = op;
+        else
+          moreSiblings.push_back(op);
         continue;
       }
       if (analysis.anchor) {
@@ -215,6 +245,9 @@ private:
         !isDualGemm(cast<MatmulOp>(analysis.anchor),
                     cast<MatmulOp>(analysis.siblingMatmul)))
       return false;
+    for (Operation *sibling : moreSiblings)
+      if (!isDualGemm(cast<MatmulOp>(analysis.anchor), cast<MatmulOp>(sibling)))
+        return false;
     if (analysis.siblingMatmul && rowNorm)
       return fail(whyNot, "a dual GEMM has no layer_norm or rms_norm "
                           "epilogue");
@@ -373,8 +406,8 @@ private:
   /// the kernel computes (the other's result included).
   bool isDualGemm(MatmulOp first, MatmulOp second) {
     auto refuse = [&](const Twine &why) {
-      return fail(whyNot, "two matmuls share a kernel only as a dual GEMM, "
-                          "but " +
+      return fail(whyNot, "matmuls share a kernel only as a dual GEMM or a "
+                          "batched call, but " +
                               why);
     };
     if (first.getLhs() != second.getLhs())
@@ -744,6 +777,8 @@ private:
                           "kernel only with --gemm=memwall (its rate is not "
                           "modelled)");
     auto sibling = dyn_cast_or_null<MatmulOp>(analysis.siblingMatmul);
+    if (!moreSiblings.empty())
+      return fail(whyNot, "the generated GEMM's dual holds two matmuls");
     if (sibling) {
       // isDualGemm matched the operand types and layouts, so the sibling
       // asks the same problem of a second rhs.
@@ -918,8 +953,6 @@ private:
     auto matmul = cast<MatmulOp>(analysis.anchor);
     if (rowNorm)
       return fail(whyNot, "cuBLASLt has no layer_norm or rms_norm epilogue");
-    if (analysis.siblingMatmul)
-      return fail(whyNot, "cuBLASLt runs one matmul per call");
     if (!dequantizes.empty())
       return fail(whyNot, "cuBLASLt does not dequantize weights in its main "
                           "loop");
@@ -930,6 +963,8 @@ private:
     if (!isa<Float32Type, BFloat16Type, Float16Type>(elementType))
       return fail(whyNot, "only f32, bf16 and f16 matmuls run through "
                           "cuBLASLt");
+    if (analysis.siblingMatmul)
+      return analyzeBatchedGemm();
     GemmEpilogue &epilogue = analysis.epilogue;
     epilogue.bias = matmul.getBias();
     ArrayRef<int64_t> shape = analysis.iterationShape;
@@ -985,6 +1020,55 @@ private:
     return true;
   }
 
+  /// Sibling matmuls (isDualGemm) as one strided-batched cuBLASLt call, as
+  /// vLLM's merged QKV and gate/up weights run: the weights are the batch
+  /// (memwall.stack_view places them side by side in the arena), the lhs is
+  /// shared (batch stride 0), and each product is one batch of the result.
+  /// So every rhs is a function argument of its own that no other matmul
+  /// reads as its rhs (each weight lies in one stack), the rhs is one
+  /// matrix and the lhs is read as stored, and nothing follows: cuBLASLt
+  /// writes each product whole.
+  bool analyzeBatchedGemm() {
+    SmallVector<MatmulOp> matmuls{cast<MatmulOp>(analysis.anchor),
+                                  cast<MatmulOp>(analysis.siblingMatmul)};
+    for (Operation *op : moreSiblings)
+      matmuls.push_back(cast<MatmulOp>(op));
+    auto refuse = [&](const Twine &why) {
+      return fail(whyNot, "cuBLASLt runs sibling matmuls as one batched call "
+                          "only " +
+                              why);
+    };
+    if (analysis.ops.size() != matmuls.size())
+      return refuse("with no epilogue (it writes each product whole)");
+    llvm::SmallPtrSet<Value, 4> weights;
+    for (MatmulOp matmul : matmuls) {
+      if (matmul.getBias())
+        return refuse("with no bias");
+      if (matmul.getTransposeLhs() || matmul.getRhs().getType().getRank() != 2)
+        return refuse("of one rhs matrix and an lhs read as stored");
+      Value weight = getValueOutsideFusions(matmul.getRhs());
+      auto argument = dyn_cast<BlockArgument>(weight);
+      if (!argument ||
+          !isa_and_nonnull<func::FuncOp>(argument.getOwner()->getParentOp()))
+        return refuse("when every rhs is a function argument (the arena "
+                      "places them side by side)");
+      if (!weights.insert(weight).second)
+        return refuse("of distinct rhs");
+      bool readElsewhere = false;
+      forEachRhsReader(weight, [&](MatmulOp reader) {
+        readElsewhere |= !members.contains(reader);
+      });
+      if (readElsewhere)
+        return refuse("when no other matmul reads an rhs (each lies in one "
+                      "stack of the arena)");
+    }
+    analysis.batchedMatmuls.assign(matmuls.begin(), matmuls.end());
+    analysis.precision = matmuls.front().getMathPrecision();
+    for (KernelInput &input : analysis.inputs)
+      input.pattern = AccessPattern::Full;
+    return true;
+  }
+
   /// The one time model (Roofline.h) on the kernel's FLOPs and traffic: a
   /// GEMM at its shape class's efficiency, a generated kernel at the
   /// bandwidth its occupancy sustains.
@@ -1005,11 +1089,13 @@ private:
         work.bandwidthFraction =
             std::min(1.0, ctas / std::max(target.smCount, 1u));
       }
-      // A dual GEMM's shape class is that of the product with both rhs
-      // side by side (N doubled).
+      // A dual GEMM's (a batched call's) shape class is that of the
+      // product with every rhs side by side (N doubled, tripled).
       if (analysis.siblingMatmul) {
         MatmulOp::Dims dims = cast<MatmulOp>(analysis.anchor).getDims();
-        work.gemmShape = classifyGemm(dims.batch, dims.m, 2 * dims.n, dims.k);
+        int64_t products = 2 + static_cast<int64_t>(moreSiblings.size());
+        work.gemmShape =
+            classifyGemm(dims.batch, dims.m, products * dims.n, dims.k);
       }
     } else {
       work.bandwidthFraction =
@@ -1053,6 +1139,8 @@ private:
   llvm::SmallPtrSet<Operation *, 16> members;
   /// A layer_norm or rms_norm in a matmul's epilogue (memwall's GEMM only).
   Operation *rowNorm = nullptr;
+  /// Matmuls beyond the sibling: a batched cuBLASLt call's third and on.
+  SmallVector<Operation *> moreSiblings;
   /// The ops hold a reshape, transpose or rope (a heads layout, or refused).
   bool hasHeadsLayoutOps = false;
   /// Dequantizes making the matmuls' rhs (their main loop's prologue).

@@ -28,12 +28,19 @@ llvm::MutableArrayRef<uint8_t> bytesOf(std::vector<uint8_t> &arena,
                                         buffer.bytes);
 }
 
-/// Every element of `buffer`, widened to double (empty for no buffer).
+/// Every element the bytes of `buffer` hold, gaps of a strided buffer
+/// included, widened to double (empty for no buffer): a GEMM operand as
+/// cuBLASLt addresses it, from its start at its leading dimensions and
+/// batch strides (a stack of weights is read a pitch apart).
 std::vector<double> decode(const std::vector<uint8_t> &arena,
                            const Buffer *buffer) {
   if (!buffer)
     return {};
-  return fromBufferBytes(*buffer, arena.data() + buffer->offset).data;
+  int64_t elements = buffer->bytes / reference::dtypeBytes(buffer->dtype);
+  return reference::Tensor::fromBytes(buffer->dtype, {elements},
+                                      arena.data() + buffer->offset,
+                                      static_cast<size_t>(buffer->bytes))
+      .data;
 }
 
 /// D = epilogue(op(A) op(B) + C + bias) per batch, in double, rounded once to

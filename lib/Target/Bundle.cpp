@@ -40,12 +40,13 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
+#include <functional>
 
 using namespace mlir;
 using namespace memwall;
 
 namespace {
-constexpr int64_t kArenaAlignment = 256;
+constexpr int64_t kArenaAlignment = MemWallDialect::kArenaAlignment;
 
 std::string dtypeName(Type type) {
   if (type.isF32())
@@ -301,9 +302,15 @@ std::optional<int64_t> memwall::planArena(std::vector<BundleBuffer> &buffers) {
     arena = std::max(arena, *end);
     placed.push_back(i);
   }
-  for (BundleBuffer &buffer : buffers)
-    if (buffer.aliasOf >= 0)
-      buffer.offset = buffers[buffer.aliasOf].offset;
+  // A view of a stacked source lies in the stack: resolve through chains.
+  std::function<int64_t(size_t)> offsetOf = [&](size_t i) -> int64_t {
+    const BundleBuffer &buffer = buffers[i];
+    return buffer.aliasOf < 0 ? buffer.offset
+                              : offsetOf(buffer.aliasOf) + buffer.aliasOffset;
+  };
+  for (size_t i = 0; i < buffers.size(); ++i)
+    if (buffers[i].aliasOf >= 0)
+      buffers[i].offset = offsetOf(i);
   return arena;
 }
 
@@ -352,7 +359,7 @@ DenseMap<Value, std::string> memwall::nameBundleValues(func::FuncOp function) {
 SmallVector<Value> memwall::getBundleBuffers(func::FuncOp function) {
   SmallVector<Value> buffers(function.getArguments());
   for (Operation &op : function.getBody().front())
-    if (isa<memref::AllocOp, ViewOp>(op))
+    if (isa<memref::AllocOp, ViewOp, StackViewOp>(op))
       buffers.push_back(op.getResult(0));
   return buffers;
 }

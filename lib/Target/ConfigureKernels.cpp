@@ -199,7 +199,18 @@ private:
     int64_t lhsBatch = batchOf(lhs), rhsBatch = batchOf(rhs),
             outBatch = batchOf(out);
     int64_t m, batch = 1, strideA = 0, strideB = 0, strideC = 0, strideD = 0;
-    if (rhsBatch == 1 && !transA) {
+    auto pitchOf = [](RankedTensorType type) {
+      return StackViewOp::getPitch(
+          MemRefType::get(type.getShape(), type.getElementType()));
+    };
+    if (!analysis.batchedMatmuls.empty()) {
+      // Sibling products of one lhs (every row) and stacked weights: batch
+      // i multiplies weight i into result i, a pitch apart each.
+      m = dims.m * outBatch;
+      batch = analysis.batchedMatmuls.size();
+      strideB = pitchOf(rhs);
+      strideD = pitchOf(out);
+    } else if (rhsBatch == 1 && !transA) {
       // A weight shared by every batch: one GEMM over all rows.
       m = dims.m * outBatch;
     } else {

@@ -96,7 +96,7 @@ struct ConvertToGPUPass
 
     ConversionTarget legal(*ctx);
     legal.addLegalDialect<memref::MemRefDialect, gpu::GPUDialect>();
-    legal.addLegalOp<LaunchOp, GemmOp, ViewOp>();
+    legal.addLegalOp<LaunchOp, GemmOp, ViewOp, StackViewOp>();
     // A tensor-map launch operand (KernelPatterns.cpp): the descriptor and
     // its box sizes.
     legal.addLegalOp<nvgpu::TmaCreateDescriptorOp, arith::ConstantOp>();

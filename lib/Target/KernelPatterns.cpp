@@ -306,6 +306,21 @@ public:
       : AnalyzedKernelLowering(converter, ctx, KernelFamily::Gemm, state) {}
 
 protected:
+  LogicalResult lower(Operation *op, KernelConfigAttr config,
+                      const DenseMap<Value, Value> &buffers,
+                      ConversionPatternRewriter &rewriter) const override {
+    // A batched call (KernelAnalysis::batchedMatmuls) is the fusion's
+    // matmuls alone, lowered as configured: the analysis that chose it
+    // needs the function's arguments, which the conversion is replacing.
+    auto fusion = dyn_cast<FusionOp>(op);
+    GemmConfigAttr gemm = config.getGemm();
+    if (fusion && gemm && gemm.getBatch() > 1 &&
+        llvm::all_of(fusion.getBodyBlock().without_terminator(),
+                     llvm::IsaPred<MatmulOp>))
+      return lowerBatchedGemm(fusion, config, buffers, rewriter);
+    return AnalyzedKernelLowering::lower(op, config, buffers, rewriter);
+  }
+
   LogicalResult lowerGemm(Operation *op, KernelConfigAttr config,
                           const KernelAnalysis &analysis,
                           const DenseMap<Value, Value> &buffers,
@@ -326,7 +341,62 @@ protected:
     rewriter.replaceOp(op, d);
     return success();
   }
+
+private:
+  LogicalResult lowerBatchedGemm(FusionOp fusion, KernelConfigAttr config,
+                                 const DenseMap<Value, Value> &buffers,
+                                 ConversionPatternRewriter &rewriter) const;
 };
+
+/// Sibling matmuls as one strided-batched call: the weights (function
+/// arguments) and the products (new buffers) each stacked side by side in
+/// the arena, the shared lhs read by every batch.
+LogicalResult
+GemmLowering::lowerBatchedGemm(FusionOp fusion, KernelConfigAttr config,
+                               const DenseMap<Value, Value> &buffers,
+                               ConversionPatternRewriter &rewriter) const {
+  Location loc = fusion.getLoc();
+  Operation *yield = fusion.getBodyBlock().getTerminator();
+  SmallVector<Operation *> matmuls;
+  for (Operation &op : fusion.getBodyBlock().without_terminator())
+    matmuls.push_back(&op);
+  if (static_cast<int64_t>(matmuls.size()) != config.getGemm().getBatch())
+    return rewriter.notifyMatchFailure(fusion, "the configuration is stale");
+  SmallVector<Value> weights, products, replacements(fusion->getNumResults());
+  for (Operation *op : matmuls) {
+    Value weight = buffers.lookup(cast<MatmulOp>(op).getRhs());
+    auto yielded = llvm::find_if(yield->getOpOperands(), [&](OpOperand &use) {
+      return use.get() == op->getResult(0);
+    });
+    if (!isa_and_nonnull<BlockArgument>(weight) ||
+        yielded == yield->getOpOperands().end())
+      return rewriter.notifyMatchFailure(fusion, "the configuration is stale");
+    Value result = fusion->getResult(yielded->getOperandNumber());
+    weights.push_back(weight);
+    products.push_back(allocate(rewriter, loc, result));
+    replacements[cast<OpResult>(result).getResultNumber()] = products.back();
+  }
+  if (llvm::is_contained(replacements, Value()))
+    return rewriter.notifyMatchFailure(fusion, "the configuration is stale");
+  auto stack = [&](ArrayRef<Value> sources, StringRef what) -> Value {
+    auto view = StackViewOp::create(
+        rewriter, loc,
+        StackViewOp::getStackedType(cast<MemRefType>(sources[0].getType()),
+                                    sources.size()),
+        sources);
+    view->setAttr(MemWallDialect::kBufferAttrName,
+                  rewriter.getStringAttr(config.getName() + "_" + what));
+    return view;
+  };
+  auto anchor = cast<MatmulOp>(matmuls.front());
+  GemmOp::create(rewriter, loc, rewriter.getStringAttr(config.getName()),
+                 buffers.lookup(anchor.getLhs()), stack(weights, "weights"),
+                 Value(), Value(), stack(products, "products"),
+                 config.getGemm(), locationsOf(rewriter, matmuls),
+                 rewriter.getF64FloatAttr(config.getPredictedTime()));
+  rewriter.replaceOp(fusion, replacements);
+  return success();
+}
 
 /// Data movement (LayoutCodegen.h): one thread per output vector; ropes
 /// (alone or as a rope fusion) a run of pairs of a few heads per thread.

@@ -42,9 +42,35 @@ struct PlanArenaPass : public memwall::impl::PlanArenaBase<PlanArenaPass> {
       bufferOf[value] = buffers.size();
       buffers.push_back(buffer);
     }
-    // Arguments live throughout.
-    for (BlockArgument argument : function.getArguments())
-      buffers[bufferOf.lookup(argument)].lastStep = kForever;
+    // A stack's sources lie in it, a pitch apart: the stack is the buffer
+    // the arena places, live from its first source's definition to its
+    // last source's use.
+    for (StackViewOp stack : function.getBody().getOps<StackViewOp>()) {
+      int root = bufferOf.lookup(stack.getResult());
+      int64_t pitchBytes = StackViewOp::getPitch(cast<MemRefType>(
+                               stack.getSources().front().getType())) *
+                           (stack.getType().getElementTypeBitWidth() / 8);
+      buffers[root].firstStep = kForever;
+      for (auto [i, source] : llvm::enumerate(stack.getSources())) {
+        BundleBuffer &buffer = buffers[bufferOf.lookup(source)];
+        if (buffer.aliasOf >= 0) {
+          stack.emitOpError("stacks a buffer another memwall.stack_view "
+                            "stacks: the arena cannot place it in both");
+          return signalPassFailure();
+        }
+        buffer.aliasOf = root;
+        buffer.aliasOffset = static_cast<int64_t>(i) * pitchBytes;
+      }
+    }
+    // Arguments live throughout (with the stack they lie in).
+    for (BlockArgument argument : function.getArguments()) {
+      int index = bufferOf.lookup(argument);
+      buffers[index].lastStep = kForever;
+      if (int root = buffers[index].aliasOf; root >= 0) {
+        buffers[root].firstStep = 0;
+        buffers[root].lastStep = kForever;
+      }
+    }
     // A step's use keeps a buffer, and what it views, alive.
     int64_t step = 0;
     auto use = [&](int index) {
@@ -55,6 +81,11 @@ struct PlanArenaPass : public memwall::impl::PlanArenaBase<PlanArenaPass> {
       if (isa<memref::AllocOp>(op)) {
         BundleBuffer &buffer = buffers[bufferOf.lookup(op.getResult(0))];
         buffer.firstStep = buffer.lastStep = step;
+        if (buffer.aliasOf >= 0) {
+          BundleBuffer &stack = buffers[buffer.aliasOf];
+          stack.firstStep = std::min(stack.firstStep, step);
+          stack.lastStep = std::max(stack.lastStep, step);
+        }
         // Counters keep their zeros from load to load: no buffer shares
         // their bytes.
         if (op.hasAttr(MemWallDialect::kCountersAttrName)) {
@@ -72,13 +103,11 @@ struct PlanArenaPass : public memwall::impl::PlanArenaBase<PlanArenaPass> {
           use(bufferOf.lookup(getLaunchBuffer(operand)));
         ++step;
       } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-        // Returned buffers live to the end (with the buffer a view names).
-        for (Value value : ret.getOperands()) {
-          BundleBuffer &buffer = buffers[bufferOf.lookup(value)];
-          buffer.lastStep = kForever;
-          if (buffer.aliasOf >= 0)
-            buffers[buffer.aliasOf].lastStep = kForever;
-        }
+        // Returned buffers live to the end (with the buffers they lie in).
+        for (Value value : ret.getOperands())
+          for (int index = bufferOf.lookup(value); index >= 0;
+               index = buffers[index].aliasOf)
+            buffers[index].lastStep = kForever;
       }
     }
     std::optional<int64_t> arena = planArena(buffers);

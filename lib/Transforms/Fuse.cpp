@@ -75,13 +75,14 @@ struct Candidate {
   /// (two matmuls of one lhs and the SwiGLU reading both).
   std::optional<unsigned> c;
   unsigned versionC = 0;
-  /// Only ropes and views merge (q's and k's ropes into one kernel): taken
-  /// after every merge into a GEMM or attention, which may absorb a rope
-  /// whole where this would only save a launch.
-  bool layoutOnly = false;
+  /// Only ropes and views merge (q's and k's ropes into one kernel), or
+  /// only matmuls (sibling projections as one batched cuBLASLt call): taken
+  /// after every merge into a GEMM or attention, which may absorb a rope or
+  /// a product whole where this would only save a launch.
+  bool deferred = false;
   bool operator<(const Candidate &other) const {
-    if (layoutOnly != other.layoutOnly)
-      return layoutOnly;
+    if (deferred != other.deferred)
+      return deferred;
     // Largest saving first; ties go to the earlier groups, for determinism.
     if (saving != other.saving)
       return saving < other.saving;
@@ -343,13 +344,17 @@ private:
 
   void propose(unsigned a, unsigned b) {
     std::optional<double> saving = savingOf({a, b});
+    bool matmulsOnly = isMatmulsOnly(a) && isMatmulsOnly(b);
     if (saving && *saving >= kMinSavingSeconds) {
       Candidate candidate{*saving, a, b, groups[a].version, groups[b].version};
-      candidate.layoutOnly = llvm::all_of(
-          llvm::concat<Operation *const>(groups[a].ops, groups[b].ops),
-          isFoldableLayoutOp);
+      candidate.deferred =
+          matmulsOnly || llvm::all_of(llvm::concat<Operation *const>(
+                                          groups[a].ops, groups[b].ops),
+                                      isFoldableLayoutOp);
       queue.push(candidate);
-      return;
+      // Sibling matmuls may still pay more as a dual GEMM with a reader.
+      if (!matmulsOnly)
+        return;
     }
     // A kernel reading the products of two sibling matmuls (one lhs) may
     // join them only as a dual GEMM: found from a matmul and the reader too,
@@ -378,9 +383,19 @@ private:
   /// Proposes merging `a`, `b` and `c` at once, if that saves time.
   void proposeTriple(unsigned a, unsigned b, unsigned c) {
     std::optional<double> triple = savingOf({a, b, c});
-    if (triple && *triple >= kMinSavingSeconds)
-      queue.push({*triple, a, b, groups[a].version, groups[b].version, c,
-                  groups[c].version});
+    if (!triple || *triple < kMinSavingSeconds)
+      return;
+    Candidate candidate{
+        *triple,          a, b, groups[a].version, groups[b].version, c,
+        groups[c].version};
+    candidate.deferred =
+        isMatmulsOnly(a) && isMatmulsOnly(b) && isMatmulsOnly(c);
+    queue.push(candidate);
+  }
+
+  /// A group of matmuls alone (a batched cuBLASLt call when merged).
+  bool isMatmulsOnly(unsigned id) {
+    return llvm::all_of(groups[id].ops, llvm::IsaPred<MatmulOp>);
   }
 
   bool isMatmulGroup(unsigned id) {

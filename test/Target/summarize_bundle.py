@@ -35,10 +35,22 @@ if errors:
     sys.exit("\n".join(errors))
 
 print("bundle %s target=%s arch=%s arena=%d" % (manifest["model"], manifest["target"], manifest["arch"], arena))
+# The operands of batched GEMMs: a stack's sources lie in it a pitch apart
+# (buffers of its element shape at its pitches; others reuse its bytes at
+# other times).
+stacks = [buffers[s[k]] for s in manifest["steps"] if s["kind"] == "gemm" and s["batch"] > 1 for k in ("b", "d")]
+def lies_in(b, stack):
+    pitch = stack["bytes"] // stack["shape"][0]
+    delta = b["offset"] - stack["offset"]
+    return (b is not stack and b["dtype"] == stack["dtype"] and b["shape"] == stack["shape"][1:]
+            and 0 <= delta < stack["bytes"] and delta % pitch == 0)
 for b in manifest["buffers"]:
     line = "buffer %s %s %s %d %s" % (b["name"], b["dtype"], b["shape"], b["bytes"], b["role"])
     if "strides" in b:
         line += " strides=%s" % b["strides"]
+    for o in stacks:
+        if lies_in(b, o):
+            line += " in=%s+%d" % (o["name"], b["offset"] - o["offset"])
     # Another buffer at the same bytes: a view of it (or it of this one).
     views = [o["name"] for o in manifest["buffers"] if o is not b and o["offset"] == b["offset"] and o["bytes"] == b["bytes"] and o["role"] != "intermediate" and b["role"] != "intermediate"]
     if views:
@@ -46,9 +58,10 @@ for b in manifest["buffers"]:
     print(line)
 for s in manifest["steps"]:
     if s["kind"] == "gemm":
-        print("gemm %s a=%s b=%s c=%s bias=%s d=%s m=%d n=%d k=%d batch=%d trans_a=%s trans_b=%s dtype=%s epilogue=%s" % (
+        print("gemm %s a=%s b=%s c=%s bias=%s d=%s m=%d n=%d k=%d batch=%d trans_a=%s trans_b=%s dtype=%s epilogue=%s strides=%s" % (
             s["name"], s["a"], s["b"], s["c"], s["bias"], s["d"], s["m"], s["n"], s["k"], s["batch"],
-            s["trans_a"], s["trans_b"], s["dtype"], s["epilogue"]))
+            s["trans_a"], s["trans_b"], s["dtype"], s["epilogue"],
+            [s["stride_a"], s["stride_b"], s["stride_c"], s["stride_d"]]))
     else:
         shared = " shared=%d" % s["shared_bytes"] if s["shared_bytes"] else ""
         print("kernel %s grid=%s block=%s%s args=%s ops=%s" % (

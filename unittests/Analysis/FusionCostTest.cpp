@@ -377,11 +377,11 @@ TEST_F(FusionCostTest, NormTooWideForTheRowBufferIsNotFused) {
 
 // Llama's gate and up projections read the same x: one dual GEMM kernel
 // computes both (x loaded once per tile) with SwiGLU as its epilogue.
-// cuBLASLt runs one matmul per call, so the generated GEMM runs it, at the
-// skinny class's 0.5 (M = 16). Decode-shaped, its one row of tiles leaves
-// SMs idle, so K is split: the split kernel reads x once (128 KiB) + both
-// weights (2 x 86 MiB) and writes f32 partials of both products per split,
-// the last CTA of each tile reads them and writes the SwiGLU, in one
+// cuBLASLt runs sibling matmuls only without an epilogue, so the generated
+// GEMM runs it, at the skinny class's 0.5 (M = 16). Decode-shaped, its one row
+// of tiles leaves SMs idle, so K is split: the split kernel reads x once (128
+// KiB) + both weights (2 x 86 MiB) and writes f32 partials of both products per
+// split, the last CTA of each tile reads them and writes the SwiGLU, in one
 // kernel. Against cuBLASLt at its full rate on skinny GEMMs (this
 // target's), the two GEMMs and the SwiGLU kernel apart are faster, by less
 // than one launch.
@@ -401,8 +401,9 @@ TEST_F(FusionCostTest, DualGemmReadsTheSharedLhsOnceAndSplitsKInOneKernel) {
   EXPECT_EQ(dual->siblingMatmul, ops[1]);
   EXPECT_EQ(dual->gemm.rhsOperands, 2);
   EXPECT_EQ(dual->gemmChoice,
-            "memwall gemm: cuBLASLt cannot run it: cuBLASLt runs one matmul "
-            "per call; K split " +
+            "memwall gemm: cuBLASLt cannot run it: cuBLASLt runs sibling "
+            "matmuls as one batched call only with no epilogue (it writes "
+            "each product whole); K split " +
                 std::to_string(dual->tiling.splitK) +
                 " ways, the last CTA of a tile reduces");
   ASSERT_EQ(dual->inputs.size(), 3u);
@@ -461,18 +462,67 @@ TEST_F(FusionCostTest, ComputeBoundDualGemmLosesToFasterCuBLASLt) {
   EXPECT_GT(dual->timeSeconds, apart);
 }
 
-TEST_F(FusionCostTest, DualGemmIsNoCuBLASLtCall) {
+// Sibling matmuls of one lhs whose weights are function arguments run as
+// one strided-batched cuBLASLt call (vLLM's merged QKV weight): x read once,
+// each weight and product once, one launch instead of three.
+TEST_F(FusionCostTest,
+       SiblingMatmulsOnWeightArgumentsAreOneBatchedCuBLASLtCall) {
   SmallVector<Operation *> ops =
       parseOps("%x: tensor<64x64xbf16>, %a: tensor<64x64xbf16>, "
-               "%b: tensor<64x64xbf16>",
+               "%b: tensor<64x64xbf16>, %c: tensor<64x64xbf16>",
                "%0 = memwall.matmul %x, %a : tensor<64x64xbf16>, "
                "tensor<64x64xbf16> -> tensor<64x64xbf16>\n"
                "%1 = memwall.matmul %x, %b : tensor<64x64xbf16>, "
+               "tensor<64x64xbf16> -> tensor<64x64xbf16>\n"
+               "%2 = memwall.matmul %x, %c : tensor<64x64xbf16>, "
+               "tensor<64x64xbf16> -> tensor<64x64xbf16>");
+  setGemmBackend("cublaslt");
+  FailureOr<KernelAnalysis> batched = analyzeKernel(ops, target);
+  ASSERT_TRUE(succeeded(batched));
+  EXPECT_EQ(batched->kind, FusionKind::MatmulEpilogue);
+  EXPECT_EQ(batched->batchedMatmuls, SmallVector<Operation *>(ops));
+  EXPECT_EQ(batched->flops, 3 * 2 * 64 * 64 * 64);
+  EXPECT_EQ(batched->bytesRead, 4 * 64 * 64 * 2);
+  EXPECT_EQ(batched->bytesWritten, 3 * 64 * 64 * 2);
+  double apart = 0;
+  for (Operation *op : ops)
+    apart += analyzeKernel({op}, target)->timeSeconds;
+  EXPECT_LT(batched->timeSeconds, apart);
+}
+
+// Each weight lies in one stack of the arena and cuBLASLt writes each
+// product whole: an epilogue, a computed rhs and a weight another matmul
+// reads as its rhs keep the matmuls apart.
+TEST_F(FusionCostTest, BatchedCuBLASLtCallNeedsBareProductsOfUnsharedWeights) {
+  SmallVector<Operation *> ops =
+      parseOps("%x: tensor<64x64xbf16>, %y: tensor<64x64xbf16>, "
+               "%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>",
+               "%0 = memwall.matmul %x, %a : tensor<64x64xbf16>, "
+               "tensor<64x64xbf16> -> tensor<64x64xbf16>\n"
+               "%1 = memwall.matmul %x, %b : tensor<64x64xbf16>, "
+               "tensor<64x64xbf16> -> tensor<64x64xbf16>\n"
+               "%2 = memwall.relu %1 : tensor<64x64xbf16>\n"
+               "%3 = memwall.relu %b : tensor<64x64xbf16>\n"
+               "%4 = memwall.matmul %x, %3 : tensor<64x64xbf16>, "
+               "tensor<64x64xbf16> -> tensor<64x64xbf16>\n"
+               "%5 = memwall.matmul %y, %a : tensor<64x64xbf16>, "
                "tensor<64x64xbf16> -> tensor<64x64xbf16>");
   setGemmBackend("cublaslt");
   std::string why;
-  EXPECT_TRUE(failed(analyzeKernel(ops, target, &why)));
-  EXPECT_EQ(why, "cuBLASLt runs one matmul per call");
+  EXPECT_TRUE(failed(analyzeKernel({ops[0], ops[1], ops[2]}, target, &why)));
+  EXPECT_EQ(why, "cuBLASLt runs sibling matmuls as one batched call only "
+                 "with no epilogue (it writes each product whole)");
+  EXPECT_TRUE(failed(analyzeKernel({ops[1], ops[4]}, target, &why)));
+  EXPECT_EQ(why, "cuBLASLt runs sibling matmuls as one batched call only "
+                 "when every rhs is a function argument (the arena places "
+                 "them side by side)");
+  EXPECT_TRUE(failed(analyzeKernel({ops[0], ops[1]}, target, &why)));
+  EXPECT_EQ(why, "cuBLASLt runs sibling matmuls as one batched call only "
+                 "when no other matmul reads an rhs (each lies in one stack "
+                 "of the arena)");
+  // Without %5 reading %a, the two are one call.
+  ops[5]->erase();
+  EXPECT_TRUE(succeeded(analyzeKernel({ops[0], ops[1]}, target, &why)));
 }
 
 // A dual GEMM's epilogue has no norm (no row buffer for two products).
@@ -500,7 +550,8 @@ TEST_F(FusionCostTest, F32DualGemmIsRefused) {
                "%0 = memwall.matmul %x, %a : tensor<64x64xf32>, "
                "tensor<64x64xf32> -> tensor<64x64xf32>\n"
                "%1 = memwall.matmul %x, %b : tensor<64x64xf32>, "
-               "tensor<64x64xf32> -> tensor<64x64xf32>");
+               "tensor<64x64xf32> -> tensor<64x64xf32>\n"
+               "%2 = memwall.swiglu %0, %1 : tensor<64x64xf32>");
   setGemmBackend("memwall");
   std::string why;
   EXPECT_TRUE(failed(analyzeKernel(ops, target, &why)));
@@ -522,22 +573,25 @@ TEST_F(FusionCostTest, MatmulsThatAreNoDualGemmCannotShareAKernel) {
                    "tensor<64x64xbf16> -> tensor<64x64xbf16>\n"
                    "%1 = memwall.matmul %y, %a : tensor<64x64xbf16>, "
                    "tensor<64x64xbf16> -> tensor<64x64xbf16>"),
-            "two matmuls share a kernel only as a dual GEMM, but their lhs "
+            "matmuls share a kernel only as a dual GEMM or a batched call, but "
+            "their lhs "
             "differ");
-  EXPECT_EQ(whyNot("%x: tensor<64x64xbf16>, %a: tensor<64x64xbf16>, "
-                   "%b: tensor<64x128xbf16>",
-                   "%0 = memwall.matmul %x, %a : tensor<64x64xbf16>, "
-                   "tensor<64x64xbf16> -> tensor<64x64xbf16>\n"
-                   "%1 = memwall.matmul %x, %b : tensor<64x64xbf16>, "
-                   "tensor<64x128xbf16> -> tensor<64x128xbf16>"),
-            "two matmuls share a kernel only as a dual GEMM, but their "
-            "results differ in shape or type");
+  EXPECT_EQ(
+      whyNot("%x: tensor<64x64xbf16>, %a: tensor<64x64xbf16>, "
+             "%b: tensor<64x128xbf16>",
+             "%0 = memwall.matmul %x, %a : tensor<64x64xbf16>, "
+             "tensor<64x64xbf16> -> tensor<64x64xbf16>\n"
+             "%1 = memwall.matmul %x, %b : tensor<64x64xbf16>, "
+             "tensor<64x128xbf16> -> tensor<64x128xbf16>"),
+      "matmuls share a kernel only as a dual GEMM or a batched call, but their "
+      "results differ in shape or type");
   EXPECT_EQ(whyNot("%x: tensor<64x64xbf16>, %a: tensor<64x64xbf16>",
                    "%0 = memwall.matmul %x, %a : tensor<64x64xbf16>, "
                    "tensor<64x64xbf16> -> tensor<64x64xbf16>\n"
                    "%1 = memwall.matmul %x, %0 : tensor<64x64xbf16>, "
                    "tensor<64x64xbf16> -> tensor<64x64xbf16>"),
-            "two matmuls share a kernel only as a dual GEMM, but one reads a "
+            "matmuls share a kernel only as a dual GEMM or a batched call, but "
+            "one reads a "
             "value computed in the kernel");
 }
 

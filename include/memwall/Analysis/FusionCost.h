@@ -257,6 +257,10 @@ struct KernelAnalysis {
   /// tile is loaded once for both products, and the epilogue reads both
   /// results. Null otherwise; the anchor is the earlier of the two.
   mlir::Operation *siblingMatmul = nullptr;
+  /// MatmulEpilogue with siblings: the matmuls (the anchor first) of one
+  /// strided-batched cuBLASLt call over weights the arena places side by
+  /// side (memwall.stack_view), e.g. Llama's q, k and v projections.
+  llvm::SmallVector<mlir::Operation *, 3> batchedMatmuls;
   /// Ops in program order.
   llvm::SmallVector<mlir::Operation *> ops;
   /// Values read from memory, in order of first use, each once.

@@ -42,8 +42,11 @@ struct BundleBuffer {
   /// Steps (indices) that define and last use the buffer; inputs are live
   /// from the start and outputs to the end.
   int64_t firstStep = 0, lastStep = 0;
-  /// A view of another buffer (a reshape): same bytes, no allocation.
+  /// A view of another buffer (a reshape: same bytes; or one source of a
+  /// memwall.stack_view: `aliasOffset` bytes into the stack), no
+  /// allocation of its own.
   int aliasOf = -1;
+  int64_t aliasOffset = 0;
   /// Element strides of a buffer that is not dense row-major (a KV cache
   /// appended in place); empty when dense.
   std::vector<int64_t> strides;
@@ -130,7 +133,7 @@ nameBundleValues(mlir::func::FuncOp function);
 
 /// The buffers of a lowered function (memwall-convert-to-gpu's output), in
 /// the bundle's order: its arguments, then every memref.alloc and
-/// memwall.view.
+/// memwall.view and memwall.stack_view.
 llvm::SmallVector<mlir::Value> getBundleBuffers(mlir::func::FuncOp function);
 
 /// The bytes of a buffer (a memref of the bundle).

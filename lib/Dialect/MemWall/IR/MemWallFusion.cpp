@@ -143,9 +143,13 @@ LogicalResult FusionOp::verify() {
                          "reduction and no matmul");
     break;
   case FusionKind::MatmulEpilogue:
-    if (matmuls != 1 || rowReductions)
+    // One cuBLASLt call: a matmul and its epilogue, or sibling matmuls
+    // (one lhs) and nothing else as a batched call (FusionCost.h,
+    // batchedMatmuls).
+    if (rowReductions || !(matmuls == 1 || (!lhsDiffers && !others)))
       return emitOpError("a matmul_epilogue fusion holds exactly one matmul "
-                         "and no row reduction");
+                         "and no row reduction, or sibling matmuls of one "
+                         "lhs and nothing else");
     break;
   case FusionKind::Gemm: {
     // memwall's GEMM runs one layer_norm or rms_norm in its epilogue, or two

@@ -88,6 +88,9 @@ def MemWall_Dialect : Dialect {
     /// On the function: the arena's size (memwall-plan-arena).
     static constexpr ::llvm::StringLiteral kArenaBytesAttrName =
         "memwall.arena_bytes";
+    /// Every buffer starts at a multiple of this many bytes of the arena
+    /// (the runtime checks it; memwall.stack_view's pitch is one too).
+    static constexpr int64_t kArenaAlignment = 256;
   }];
 }
 

@@ -104,4 +104,41 @@ def MemWall_ViewOp : MemWall_HostOp<"view", [Pure, ViewLikeOpInterface]> {
   }];
 }
 
+def MemWall_StackViewOp : MemWall_HostOp<"stack_view", [Pure]> {
+  let summary = "buffers of one type the arena places side by side, as one";
+  let description = [{
+    The `n` sources (buffers of one dense type `[d...]`, each a function
+    argument or a `memref.alloc`, each at most once) viewed as one buffer
+    `[n, d...]` whose outermost stride is the pitch: memwall-plan-arena
+    places source `i` at `i` pitches from the start, so a strided-batched
+    cuBLASLt call reads the weights of sibling projections (Llama's q, k
+    and v) as one operand and writes their products as one result, as
+    vLLM's and TensorRT-LLM's merged QKV weights do, without copying.
+
+    ```mlir
+    %qkv = memwall.stack_view %wq, %wk, %wv
+        : memref<64x64xbf16>, memref<64x64xbf16>, memref<64x64xbf16>
+        to memref<3x64x64xbf16, strided<[4096, 64, 1]>>
+    ```
+
+    The pitch (elements) is the source's size rounded up to the arena's
+    alignment (`MemWallDialect::kArenaAlignment` bytes); the result is dense
+    where that is the size itself.
+  }];
+  let arguments = (ins Variadic<AnyStaticShapeMemRef>:$sources);
+  let results = (outs AnyStaticShapeMemRef:$result);
+  let assemblyFormat = [{
+    $sources attr-dict `:` type($sources) `to` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The pitch, in elements, of `count` stacked buffers of `type`
+    /// (dense): its size rounded up to the arena's alignment.
+    static int64_t getPitch(::mlir::MemRefType type);
+    /// The type of `count` stacked buffers of dense `type`.
+    static ::mlir::MemRefType getStackedType(::mlir::MemRefType type,
+                                             int64_t count);
+  }];
+}
+
 #endif // MEMWALL_DIALECT_MEMWALL_IR_MEMWALLHOSTOPS_TD

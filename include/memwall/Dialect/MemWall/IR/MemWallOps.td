@@ -1090,7 +1090,8 @@ def MemWall_FusionOp : MemWall_Op<"fusion",
     - `reduction`: one row reduction (layer_norm, rms_norm, softmax or reduce
       over the last axis) with elementwise prologue and epilogue;
     - `matmul_epilogue`: one matmul with what cuBLASLt applies after it
-      (bias, relu or tanh-GELU, or a residual add).
+      (bias, relu or tanh-GELU, or a residual add), or sibling matmuls of one
+      lhs as one strided-batched cuBLASLt call;
 
     Its cost is the fused kernel's: the body's FLOPs, the inputs' bytes read
     once and the results' bytes written once.
