@@ -315,6 +315,7 @@ protected:
     auto fusion = dyn_cast<FusionOp>(op);
     GemmConfigAttr gemm = config.getGemm();
     if (fusion && gemm && gemm.getBatch() > 1 &&
+        fusion.getBodyBlock().getOperations().size() > 2 &&
         llvm::all_of(fusion.getBodyBlock().without_terminator(),
                      llvm::IsaPred<MatmulOp>))
       return lowerBatchedGemm(fusion, config, buffers, rewriter);

@@ -368,8 +368,9 @@ private:
         proposeTriple(a, b, c);
       }
     }
-    // Two sibling matmuls (one lhs) may pay only with the op reading both
-    // products: a dual GEMM saves its SwiGLU kernel, not its second launch.
+    // Two sibling matmuls (one lhs) may pay more with the op reading both
+    // products (a dual GEMM saves its SwiGLU kernel) than alone (a batched
+    // call saves a launch), or pay only so.
     if (!isMatmulGroup(a) || !isMatmulGroup(b))
       return;
     llvm::SmallSetVector<unsigned, 8> ofB = neighbors(b);

@@ -109,6 +109,34 @@ func.func @dual_gemm_with_two_lhs(%x: tensor<16x32xbf16>, %y: tensor<16x32xbf16>
 
 // -----
 
+// A cuBLASLt call runs sibling matmuls (one lhs) only with nothing else.
+func.func @batched_call_with_an_epilogue(%x: tensor<16x32xbf16>, %wg: tensor<32x64xbf16>, %wu: tensor<32x64xbf16>) -> tensor<16x64xbf16> {
+  // expected-error @below {{a matmul_epilogue fusion holds exactly one matmul and no row reduction, or sibling matmuls of one lhs and nothing else}}
+  %0 = memwall.fusion matmul_epilogue (%x, %wg, %wu) : (tensor<16x32xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>) -> tensor<16x64xbf16> {
+  ^bb0(%a: tensor<16x32xbf16>, %b: tensor<32x64xbf16>, %c: tensor<32x64xbf16>):
+    %1 = memwall.matmul %a, %b : tensor<16x32xbf16>, tensor<32x64xbf16> -> tensor<16x64xbf16>
+    %2 = memwall.matmul %a, %c : tensor<16x32xbf16>, tensor<32x64xbf16> -> tensor<16x64xbf16>
+    %3 = memwall.swiglu %1, %2 : tensor<16x64xbf16>
+    memwall.yield %3 : tensor<16x64xbf16>
+  }
+  return %0 : tensor<16x64xbf16>
+}
+
+// -----
+
+func.func @batched_call_with_two_lhs(%x: tensor<16x32xbf16>, %y: tensor<16x32xbf16>, %w: tensor<32x64xbf16>) -> (tensor<16x64xbf16>, tensor<16x64xbf16>) {
+  // expected-error @below {{a matmul_epilogue fusion holds exactly one matmul and no row reduction, or sibling matmuls of one lhs and nothing else}}
+  %0:2 = memwall.fusion matmul_epilogue (%x, %y, %w) : (tensor<16x32xbf16>, tensor<16x32xbf16>, tensor<32x64xbf16>) -> (tensor<16x64xbf16>, tensor<16x64xbf16>) {
+  ^bb0(%a: tensor<16x32xbf16>, %b: tensor<16x32xbf16>, %c: tensor<32x64xbf16>):
+    %1 = memwall.matmul %a, %c : tensor<16x32xbf16>, tensor<32x64xbf16> -> tensor<16x64xbf16>
+    %2 = memwall.matmul %b, %c : tensor<16x32xbf16>, tensor<32x64xbf16> -> tensor<16x64xbf16>
+    memwall.yield %1, %2 : tensor<16x64xbf16>, tensor<16x64xbf16>
+  }
+  return %0#0, %0#1 : tensor<16x64xbf16>, tensor<16x64xbf16>
+}
+
+// -----
+
 // A dual GEMM has no norm epilogue.
 func.func @dual_gemm_with_norm(%x: tensor<16x32xbf16>, %wg: tensor<32x64xbf16>, %wu: tensor<32x64xbf16>, %g: tensor<64xbf16>) -> tensor<16x64xbf16> {
   // expected-error @below {{a gemm fusion holds one matmul and at most one row reduction, a layer_norm or rms_norm, or two matmuls sharing their lhs and no row reduction}}
