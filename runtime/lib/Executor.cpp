@@ -555,13 +555,13 @@ Status GpuSession::checkCountersAreZero(int runs) {
   for (const Buffer &buffer : manifest.buffers) {
     if (buffer.role != BufferRole::Counters)
       continue;
-    std::vector<uint8_t> bytes(static_cast<size_t>(buffer.bytes));
-    if (CUresult status =
-            cu.memcpyDtoH(bytes.data(), arena + buffer.offset, bytes.size());
-        status != CUDA_SUCCESS)
-      return cudaFailure("downloading counters '" + buffer.name + "'", status);
-    if (std::any_of(bytes.begin(), bytes.end(),
-                    [](uint8_t byte) { return byte != 0; }))
+    reference::Tensor counts;
+    if (Status error =
+            download(buffer, "counters '" + buffer.name + "'", counts);
+        failed(error))
+      return error;
+    if (std::any_of(counts.data.begin(), counts.data.end(),
+                    [](double count) { return count != 0; }))
       return Status(ErrorCode::KernelState,
                     "buffer '" + buffer.name +
                         "' holds counters a kernel left nonzero after " +
