@@ -73,6 +73,13 @@ struct DefaultPipelineOptions
       llvm::cl::desc("Fuse ops into kernels (memwall-fuse) before the "
                      "command-line pipeline"),
       llvm::cl::init(true)};
+  Option<bool> fusedLinearCrossEntropy{
+      *this, "fused-linear-cross-entropy",
+      llvm::cl::desc("With --fuse, compute a language-model head and its "
+                     "cross-entropy as one chunked op that never stores the "
+                     "logits (memwall-fuse-linear-cross-entropy, before "
+                     "autodiff)"),
+      llvm::cl::init(true)};
   Option<std::string> report{
       *this, "report",
       llvm::cl::desc("Write the roofline report after the pipeline: .json, "

@@ -154,22 +154,6 @@ Value aliasedOperand(OpResult result) {
   return {};
 }
 
-/// Bytes of the Sq x Sk matrices an untiled attention (or its backward)
-/// holds while it runs.
-CheckedInt attentionWorkspaceBytes(Operation *op) {
-  auto scores = [](Value query, Value key) {
-    auto q = cast<RankedTensorType>(query.getType());
-    auto k = cast<RankedTensorType>(key.getType());
-    return CheckedInt::product(q.getShape().drop_back()) * k.getDimSize(2) *
-           getElementByteSize(q.getElementType());
-  };
-  if (auto attention = dyn_cast<AttentionOp>(op))
-    return scores(attention.getQuery(), attention.getKey());
-  if (auto grad = dyn_cast<AttentionGradOp>(op))
-    return CheckedInt(2) * scores(grad.getQuery(), grad.getKey()); // P and dS
-  return 0;
-}
-
 /// `bytes` scaled by `factor`, rounded: a count again, or overflowed.
 CheckedInt scaleBytes(CheckedInt bytes, double factor) {
   std::optional<int64_t> count = bytes.get();
@@ -198,7 +182,11 @@ MemoryLiveness::MemoryLiveness(Operation *op) {
   for (Operation *step : steps) {
     stepLocs.push_back(formatLocationForReport(step->getLoc()));
     stepPhases.push_back(phaseOf(step).str());
-    attentionWorkspace.push_back(attentionWorkspaceBytes(step));
+    auto cost = dyn_cast<CostOpInterface>(step);
+    workspace.push_back(cost ? cost.getWorkspaceBytes() : 0);
+    // An untiled attention's scores grow with the context squared.
+    workspaceScalesWithContext.push_back(
+        isa<AttentionOp, AttentionGradOp>(step));
   }
 
   // Weight gradients: what the optimizer consumes or the function returns
@@ -494,11 +482,13 @@ MemorySummary MemoryLiveness::simulate(const ShardingOptions &sharding,
     step.loc = stepLocs[i];
     step.phase = stepPhases[i];
     CheckedBuckets bytes = live;
-    unsigned workspace = static_cast<unsigned>(MemoryBucket::Workspace);
-    bytes[workspace] +=
+    unsigned scratch = static_cast<unsigned>(MemoryBucket::Workspace);
+    double scratchScale =
+        (workspaceScalesWithContext[i] ? scaling.attentionWorkspace : 1) *
+        scaling.factor[scratch];
+    bytes[scratch] +=
         gatherBytes +
-        scaleBytes(attentionWorkspace[i],
-                   scaling.attentionWorkspace * scaling.factor[workspace]);
+        scaleBytes(CheckedInt::fromSaturated(workspace[i]), scratchScale);
     bytes[static_cast<unsigned>(MemoryBucket::Optimizer)] +=
         CheckedInt::fromSaturated(scaling.extraOptimizerBytes);
     for (unsigned b = 0; b < kNumMemoryBuckets; ++b)

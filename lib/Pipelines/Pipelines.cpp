@@ -172,6 +172,9 @@ LogicalResult memwall::buildDefaultPipeline(
     precision.kvCacheDtype = options.kvCacheDtype;
     pm.addPass(createPrecision(precision));
   }
+  // Before autodiff, so the backward never materializes the logits either.
+  if (options.fuse && options.fusedLinearCrossEntropy)
+    pm.addNestedPass<func::FuncOp>(createFuseLinearCrossEntropy());
   AutodiffOptions autodiff;
   autodiff.onlyLossFunctions = true;
   pm.addPass(createAutodiff(autodiff));

@@ -73,10 +73,21 @@ public:
 
 private:
   Location loc(Operation *forward, StringRef suffix) {
-    if (auto name = dyn_cast<NameLoc>(forward->getLoc()))
+    return withSuffix(forward->getLoc(), suffix);
+  }
+  /// `where` with `suffix` after its names (each part of a fused location,
+  /// e.g. a fused head and loss's "lm_head+loss").
+  Location withSuffix(Location where, StringRef suffix) {
+    if (auto name = dyn_cast<NameLoc>(where))
       return NameLoc::get(
           getBuilder().getStringAttr(name.getName().getValue() + suffix));
-    return forward->getLoc();
+    if (auto fused = dyn_cast<FusedLoc>(where)) {
+      SmallVector<Location> parts;
+      for (Location part : fused.getLocations())
+        parts.push_back(withSuffix(part, suffix));
+      return FusedLoc::get(where.getContext(), parts, fused.getMetadata());
+    }
+    return where;
   }
 
   LogicalResult differentiate(Operation *op);
@@ -173,18 +184,22 @@ void Differentiator::joinSliceGradients(Value value) {
 }
 
 LogicalResult Differentiator::differentiate(Operation *op) {
-  if (op->getNumResults() != 1)
+  if (op->getNumResults() == 0)
     return op->emitOpError(
         "has no vector-Jacobian product in memwall-autodiff");
-  joinSliceGradients(op->getResult(0));
-  Value dy = gradients.lookup(op->getResult(0));
-  if (!dy)
+  // One gradient per result, null where the result does not reach the loss.
+  SmallVector<Value> dys;
+  for (Value result : op->getResults()) {
+    joinSliceGradients(result);
+    dys.push_back(gradients.lookup(result));
+  }
+  if (llvm::all_of(dys, [](Value dy) { return !dy; }))
     return success(); // does not contribute to the loss
   auto rule = dyn_cast<AutodiffOpInterface>(op);
   if (!rule)
     return notDifferentiable(op, "no rule for this op");
   setLoc(loc(op, ".grad"));
-  return rule.buildVJP(*this, dy);
+  return rule.buildVJP(*this, dys);
 }
 
 LogicalResult Differentiator::run(Value loss) {

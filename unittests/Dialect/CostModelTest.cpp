@@ -227,6 +227,19 @@ TEST_F(CostModelTest, EveryRegisteredOpHasAHandComputedCase) {
        "%0 = memwall.cross_entropy %l, %y : tensor<3x4xf32>, tensor<3xi64> "
        "-> tensor<f32>",
        {61, 12 * kF32 + 3 * kI64, kF32, kFP32, true}},
+      // hidden [2,3,8] bf16 (N 6, D 8) times a [300, 8] weight (V 300):
+      // chunks of 128 columns (300 / 8 = 38, rounded up to 128), 3 of them.
+      // FLOPs 2*6*8*300 = 28800 + the loss 6*(4*300 + 3) = 7218 + mean 7.
+      // Read: hidden once a chunk 3*96, weight 4800, labels 48, the logits
+      // 6*300*2 = 3600 by the loss kernel; written: the logits 3600, loss 4,
+      // lse 24.
+      {"memwall.linear_cross_entropy",
+       "%h: tensor<2x3x8xbf16>, %w: tensor<300x8xbf16>, %y: tensor<2x3xi64>",
+       "%0, %1 = memwall.linear_cross_entropy %h, %w, %y transpose_weight : "
+       "tensor<2x3x8xbf16>, tensor<300x8xbf16>, tensor<2x3xi64> -> "
+       "tensor<f32>, tensor<2x3xf32>",
+       {36025, 288 + 4800 + 48 + 3600, 3600 + 4 + 24, MathPrecision::BF16,
+        true}},
       // A view: nothing at all.
       {"memwall.reshape",
        "%x: tensor<3x4xf32>",
@@ -336,6 +349,20 @@ TEST_F(CostModelTest, EveryRegisteredOpHasAHandComputedCase) {
        "%0 = memwall.cross_entropy_grad %l, %y, %d : tensor<2x5xf32>, "
        "tensor<2xi64>, tensor<f32>",
        {72, 60, 40, kFP32, true}},
+      // The same head's backward: three GEMMs 3*28800, the gradient
+      // 6*(3*300 + 1) = 5406, the fp32 dH adds of chunks 2 and 3: 2*6*8.
+      // Read per chunk hidden twice (3*2*96) and labels + lse (3*72); the
+      // weight twice (9600), dloss 4, the logits once and their gradient
+      // twice (3*3600), the fp32 dH accumulator 3*192. Written: the logits
+      // and their gradient (2*3600), the accumulator 3*192, dH 96, dW 4800.
+      {"memwall.linear_cross_entropy_grad",
+       "%h: tensor<2x3x8xbf16>, %w: tensor<300x8xbf16>, %y: tensor<2x3xi64>, "
+       "%lse: tensor<2x3xf32>, %d: tensor<f32>",
+       "%0, %1 = memwall.linear_cross_entropy_grad %h, %w, %y, %lse, %d "
+       "transpose_weight : tensor<2x3x8xbf16>, tensor<300x8xbf16>, "
+       "tensor<2x3xi64>, tensor<2x3xf32>, tensor<f32>",
+       {91902, 576 + 216 + 9600 + 4 + 10800 + 576, 7200 + 576 + 96 + 4800,
+        MathPrecision::BF16, true}},
       // Data movement only: read 3 f32, write 12.
       {"memwall.broadcast",
        "%x: tensor<3x1xf32>",
@@ -719,6 +746,39 @@ TEST_F(CostModelTest, CrossEntropyCountsLogSumExpPerPosition) {
       parseOp(args, "%0 = memwall.cross_entropy %l, %y ignore_index -100 : "
                     "tensor<2x4x10xf32>, tensor<2x4xi64> -> tensor<f32>");
   expectCosts(ignore, {344 + 8 + 1, read, kF32, kFP32, true});
+}
+
+TEST_F(CostModelTest, LinearCrossEntropyHoldsOneLogitsChunkNotTheLogits) {
+  // GPT-2-medium's head at batch 16 x 1024: N 16384, D 1024, V 50257. A
+  // chunk is 50257 / 8 = 6283 columns rounded up to 6400, 8 chunks; its
+  // bf16 logits are 16384 * 6400 * 2 bytes, where the whole logits would be
+  // 16384 * 50257 * 2 = 1.65 GB.
+  StringRef args = "%h: tensor<16x1024x1024xbf16>, "
+                   "%w: tensor<50257x1024xbf16>, %y: tensor<16x1024xi64>, "
+                   "%lse: tensor<16x1024xf32>, %d: tensor<f32>";
+  CostOpInterface forward = parseOp(
+      args, "%0, %1 = memwall.linear_cross_entropy %h, %w, %y "
+            "transpose_weight : tensor<16x1024x1024xbf16>, "
+            "tensor<50257x1024xbf16>, tensor<16x1024xi64> -> tensor<f32>, "
+            "tensor<16x1024xf32>");
+  ASSERT_TRUE(forward);
+  EXPECT_EQ(forward.getWorkspaceBytes(), 16384LL * 6400 * 2);
+  // A GEMM and a loss kernel per chunk: 16 launches.
+  const GPUTarget &h100 = *lookupBuiltinGPUTarget("h100-sxm");
+  KernelWork work = forward.getKernelWork(h100);
+  EXPECT_EQ(work.unit, ComputeUnit::Gemm);
+  EXPECT_EQ(work.extraLaunches, 15);
+  CostOpInterface backward = parseOp(
+      args, "%0, %1 = memwall.linear_cross_entropy_grad %h, %w, %y, %lse, %d "
+            "transpose_weight : tensor<16x1024x1024xbf16>, "
+            "tensor<50257x1024xbf16>, tensor<16x1024xi64>, "
+            "tensor<16x1024xf32>, tensor<f32>");
+  ASSERT_TRUE(backward);
+  // The chunk's logits and the fp32 [N, D] dH accumulator.
+  EXPECT_EQ(backward.getWorkspaceBytes(),
+            16384LL * 6400 * 2 + 16384LL * 1024 * 4);
+  // Four launches per chunk and dH's cast: 33.
+  EXPECT_EQ(backward.getKernelWork(h100).extraLaunches, 32);
 }
 
 //===----------------------------------------------------------------------===//

@@ -68,8 +68,12 @@ protected:
   /// Differentiates the single function of `module` (optimizer=none) and
   /// exports it; the step returns the loss, then one gradient per float
   /// argument in argument order.
-  bool differentiate(ModuleOp module, Step &step) {
+  bool differentiate(ModuleOp module, Step &step, bool fuseHead = false) {
     PassManager pm(&context);
+    // The head and its loss as one linear_cross_entropy, as memwall-default
+    // runs it.
+    if (fuseHead)
+      pm.addNestedPass<func::FuncOp>(createFuseLinearCrossEntropy());
     AutodiffOptions options;
     options.optimizer = "none";
     pm.addPass(createAutodiff(options));
@@ -433,6 +437,35 @@ TEST_F(GradientCheckTest, CrossEntropyPerPositionLosses) {
                    "%l", "tensor<2x3xf32>", /*intBound=*/5);
 }
 
+TEST_F(GradientCheckTest, LinearCrossEntropyBothWeightLayoutsAndReductions) {
+  // The hidden states and the head weight both get gradients, through
+  // logits that the op never returns.
+  for (const char *attrs :
+       {"transpose_weight", "sum", "mean ignore_index 0 transpose_weight"}) {
+    SCOPED_TRACE(attrs);
+    bool transposed = StringRef(attrs).contains("transpose_weight");
+    std::string weight = transposed ? "tensor<5x4xf32>" : "tensor<4x5xf32>";
+    checkSource(llvm::formatv(R"(
+func.func @f(%h: tensor<2x3x4xf32>, %w: {1}, %labels: tensor<2x3xi64>) -> tensor<f32> {
+  %loss, %lse = memwall.linear_cross_entropy %h, %w, %labels {0} : tensor<2x3x4xf32>, {1}, tensor<2x3xi64> -> tensor<f32>, tensor<2x3xf32>
+  return %loss : tensor<f32>
+})",
+                              attrs, weight)
+                    .str(),
+                /*intBound=*/5);
+  }
+}
+
+TEST_F(GradientCheckTest, LinearCrossEntropyPerPositionLosses) {
+  checkWeightedSum("%h: tensor<2x3x4xf32>, %w: tensor<5x4xf32>, "
+                   "%labels: tensor<2x3xi64>",
+                   "  %l, %lse = memwall.linear_cross_entropy %h, %w, %labels "
+                   "none transpose_weight : tensor<2x3x4xf32>, "
+                   "tensor<5x4xf32>, tensor<2x3xi64> -> tensor<2x3xf32>, "
+                   "tensor<2x3xf32>",
+                   "%l", "tensor<2x3xf32>", /*intBound=*/5);
+}
+
 TEST_F(GradientCheckTest, LayoutOpsTransposeReshapeSliceConcat) {
   checkWeightedSum(
       "%x: tensor<2x3x4xf32>, %y: tensor<3x2xf32>",
@@ -601,7 +634,7 @@ func.func @f(%q: tensor<1x4x80x32xbf16>, %k: tensor<1x2x80x32xbf16>, %v: tensor<
 /// loss.
 class TinyModelGradientCheck : public GradientCheckTest {
 protected:
-  void checkPreset(StringRef preset, int64_t kvHeads) {
+  void checkPreset(StringRef preset, int64_t kvHeads, bool fuseHead = false) {
     llvm::Expected<ModelConfig> config = lookupPreset(preset);
     ASSERT_TRUE(static_cast<bool>(config)) << toString(config.takeError());
     config->layers = 2;
@@ -621,7 +654,11 @@ protected:
         buildModel(&context, *config, GenerationMode::Train);
     ASSERT_TRUE(module);
     Step step;
-    ASSERT_TRUE(differentiate(*module, step));
+    ASSERT_TRUE(differentiate(*module, step, fuseHead));
+    if (fuseHead)
+      EXPECT_TRUE(llvm::any_of(step.graph.ops, [](const ref::Op &op) {
+        return op.op == "linear_cross_entropy_grad";
+      })) << "the head was not fused";
     // Token ids, labels and positions all below maxPositions (8).
     checkGradients(step, /*intBound=*/8);
   }
@@ -696,6 +733,52 @@ TEST_F(TinyModelGradientCheck, GPT2TrainingStepWithTiedEmbeddings) {
 
 TEST_F(TinyModelGradientCheck, LlamaTrainingStepWithGroupedQueryAttention) {
   checkPreset("llama-2-7b", /*kvHeads=*/1);
+}
+
+/// The fused head computes what the matmul and cross_entropy it replaces
+/// compute: the loss and every gradient agree to f32 rounding.
+TEST_F(TinyModelGradientCheck, FusedHeadGivesTheUnfusedLossAndGradients) {
+  llvm::Expected<ModelConfig> config = lookupPreset("gpt2");
+  ASSERT_TRUE(static_cast<bool>(config)) << toString(config.takeError());
+  config->layers = 1;
+  config->hidden = 16;
+  config->heads = 2;
+  config->kvHeads = 2;
+  config->ffn = 32;
+  config->vocab = 300;
+  config->maxPositions = 8;
+  config->seq = 8;
+  config->batch = 2;
+  config->dtype = "f32";
+  config->dropout = 0;
+  Step steps[2];
+  for (bool fuse : {false, true}) {
+    OwningOpRef<ModuleOp> module =
+        buildModel(&context, *config, GenerationMode::Train);
+    ASSERT_TRUE(module);
+    ASSERT_TRUE(differentiate(*module, steps[fuse], fuse));
+  }
+  std::map<std::string, ref::Tensor> inputs = randomInputs(steps[0], 8);
+  std::vector<ref::Tensor> unfused = run(steps[0], inputs);
+  std::vector<ref::Tensor> fused = run(steps[1], inputs);
+  ASSERT_EQ(unfused.size(), fused.size());
+  for (size_t i = 0; i < unfused.size(); ++i) {
+    ASSERT_EQ(fused[i].shape, unfused[i].shape) << "output " << i;
+    double scale = 0;
+    for (double x : unfused[i].data)
+      scale = std::max(scale, std::fabs(x));
+    for (size_t j = 0; j < unfused[i].data.size(); ++j)
+      ASSERT_NEAR(fused[i].data[j], unfused[i].data[j], 1e-5 * scale + 1e-12)
+          << "output " << i << " element " << j;
+  }
+}
+
+TEST_F(TinyModelGradientCheck, GPT2StepWithTheTiedHeadFusedIntoItsLoss) {
+  checkPreset("gpt2", /*kvHeads=*/2, /*fuseHead=*/true);
+}
+
+TEST_F(TinyModelGradientCheck, LlamaStepWithItsOwnHeadFusedIntoItsLoss) {
+  checkPreset("llama-2-7b", /*kvHeads=*/1, /*fuseHead=*/true);
 }
 
 } // namespace

@@ -127,8 +127,11 @@ private:
   std::string precision; // the module's memwall.precision
   llvm::SmallVector<mlir::Operation *> steps;
   std::vector<std::string> stepLocs, stepPhases;
-  /// Bytes of the Sq x Sk matrices an untiled attention holds while it runs.
-  std::vector<CheckedInt> attentionWorkspace;
+  /// Bytes each step holds while it runs besides its operands and results
+  /// (CostOpInterface::getWorkspaceBytes), and whether they are an untiled
+  /// attention's, which scale with the context squared.
+  std::vector<int64_t> workspace;
+  std::vector<bool> workspaceScalesWithContext;
   std::vector<LiveBuffer> buffers;
   llvm::DenseMap<mlir::Value, unsigned> bufferIndex;
   int64_t largestWeight = 0;

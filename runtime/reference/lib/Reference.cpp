@@ -1178,22 +1178,15 @@ std::string readLoss(OpEval &e, LossSpec &loss) {
   return "";
 }
 
-/// Checks logits [..., V] (operand 0) against labels [...] (operand 1) and
-/// marks the positions that count (not ignored); labels out of range are an
-/// error.
-std::string readLabels(OpEval &e, const LossSpec &loss,
-                       std::vector<char> &counted) {
-  const Tensor &logits = e.operand(0), &labels = e.operand(1);
-  RETURN_IF_ERROR(e.expectFloat(0, "logits"));
+/// Checks `labels` against `V` classes and marks the positions that count
+/// (not ignored); labels out of range are an error.
+std::string markCountedLabels(OpEval &e, const Tensor &labels, int64_t V,
+                              const LossSpec &loss,
+                              std::vector<char> &counted) {
   if (isFloat(labels.dtype) || labels.dtype == DType::I1)
     return e.fail(std::string("labels must be integers, got ") +
                   dtypeName(labels.dtype));
-  if (logits.shape.empty() ||
-      Shape(logits.shape.begin(), logits.shape.end() - 1) != labels.shape)
-    return e.fail("logits " + shapeStr(logits.shape) + " and labels " +
-                  shapeStr(labels.shape) +
-                  " do not match ([..., V] and [...])");
-  int64_t V = logits.shape.back(), n = labels.numElements();
+  int64_t n = labels.numElements();
   counted.assign(n, 0);
   for (int64_t p = 0; p < n; ++p) {
     int64_t label = static_cast<int64_t>(labels.data[p]);
@@ -1207,34 +1200,38 @@ std::string readLabels(OpEval &e, const LossSpec &loss,
   return "";
 }
 
-std::string evalCrossEntropy(OpEval &e) {
-  RETURN_IF_ERROR(e.expectOperands(2, 2));
-  LossSpec spec;
-  RETURN_IF_ERROR(readLoss(e, spec));
-  const std::string &reduction = spec.reduction;
-  std::vector<char> counted;
-  RETURN_IF_ERROR(readLabels(e, spec, counted));
+/// Checks logits [..., V] (operand 0) against labels [...] (operand 1) and
+/// marks the positions that count.
+std::string readLabels(OpEval &e, const LossSpec &loss,
+                       std::vector<char> &counted) {
   const Tensor &logits = e.operand(0), &labels = e.operand(1);
-  int64_t V = logits.shape.back(), n = labels.numElements();
-  std::vector<double> loss(n, 0.0);
-  parallelFor(n, 1 + 65536 / std::max<int64_t>(1, V),
-              [&](int64_t begin, int64_t end) {
-                for (int64_t p = begin; p < end; ++p) {
-                  if (!counted[p])
-                    continue;
-                  const double *row = logits.data.data() + p * V;
-                  double mx = -std::numeric_limits<double>::infinity();
-                  for (int64_t j = 0; j < V; ++j)
-                    mx = std::max(mx, row[j]);
-                  double sum = 0;
-                  for (int64_t j = 0; j < V; ++j)
-                    sum += std::exp(row[j] - mx);
-                  loss[p] = std::log(sum) + mx -
-                            row[static_cast<int64_t>(labels.data[p])];
-                }
-              });
-  if (reduction == "none") {
-    e.out.shape = labels.shape;
+  RETURN_IF_ERROR(e.expectFloat(0, "logits"));
+  if (logits.shape.empty() ||
+      Shape(logits.shape.begin(), logits.shape.end() - 1) != labels.shape)
+    return e.fail("logits " + shapeStr(logits.shape) + " and labels " +
+                  shapeStr(labels.shape) +
+                  " do not match ([..., V] and [...])");
+  return markCountedLabels(e, labels, logits.shape.back(), loss, counted);
+}
+
+/// log(sum(exp(row))) of a row of `V` logits, the max subtracted first.
+double logSumExp(const double *row, int64_t V) {
+  double mx = -std::numeric_limits<double>::infinity();
+  for (int64_t j = 0; j < V; ++j)
+    mx = std::max(mx, row[j]);
+  double sum = 0;
+  for (int64_t j = 0; j < V; ++j)
+    sum += std::exp(row[j] - mx);
+  return std::log(sum) + mx;
+}
+
+/// The loss result of the positions' `loss`es under `spec`'s reduction.
+std::string reduceLoss(OpEval &e, const LossSpec &spec, const Shape &labels,
+                       const std::vector<double> &loss,
+                       const std::vector<char> &counted) {
+  int64_t n = static_cast<int64_t>(loss.size());
+  if (spec.reduction == "none") {
+    e.out.shape = labels;
     e.out.data.resize(n);
     for (int64_t p = 0; p < n; ++p)
       e.out.data[p] = roundToDType(loss[p], e.out.dtype);
@@ -1247,10 +1244,58 @@ std::string evalCrossEntropy(OpEval &e) {
     count += counted[p];
   }
   // Like PyTorch, a mean over no counted position is NaN.
-  double v = reduction == "sum" ? total : total / static_cast<double>(count);
+  double v =
+      spec.reduction == "sum" ? total : total / static_cast<double>(count);
   e.out.shape = {};
   e.out.data = {roundToDType(v, e.out.dtype)};
   return "";
+}
+
+/// Checks the loss gradient `dloss` (rank 0, or shaped like `labels` for
+/// reduction none) and gives the factor every position's gradient is scaled
+/// by (dloss, over the counted positions for mean; 1 for none, whose
+/// positions take their own dloss).
+std::string readLossGradient(OpEval &e, const LossSpec &spec,
+                             const Tensor &dloss, const Shape &labels,
+                             const std::vector<char> &counted, double &factor) {
+  bool none = spec.reduction == "none";
+  if (dloss.dtype != DType::F32 || dloss.shape != (none ? labels : Shape{}))
+    return e.fail("loss gradient " + typeStr(dloss.shape, dloss.dtype) +
+                  " must be " + typeStr(none ? labels : Shape{}, DType::F32) +
+                  " for reduction " + spec.reduction);
+  factor = 1;
+  if (!none) {
+    factor = dloss.data[0];
+    if (spec.reduction == "mean") {
+      int64_t count = 0;
+      for (char c : counted)
+        count += c;
+      factor /= static_cast<double>(count);
+    }
+  }
+  return "";
+}
+
+std::string evalCrossEntropy(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(2, 2));
+  LossSpec spec;
+  RETURN_IF_ERROR(readLoss(e, spec));
+  std::vector<char> counted;
+  RETURN_IF_ERROR(readLabels(e, spec, counted));
+  const Tensor &logits = e.operand(0), &labels = e.operand(1);
+  int64_t V = logits.shape.back(), n = labels.numElements();
+  std::vector<double> loss(n, 0.0);
+  parallelFor(n, 1 + 65536 / std::max<int64_t>(1, V),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t p = begin; p < end; ++p) {
+                  if (!counted[p])
+                    continue;
+                  const double *row = logits.data.data() + p * V;
+                  loss[p] = logSumExp(row, V) -
+                            row[static_cast<int64_t>(labels.data[p])];
+                }
+              });
+  return reduceLoss(e, spec, labels.shape, loss, counted);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1879,24 +1924,11 @@ std::string evalCrossEntropyGrad(OpEval &e) {
   const Tensor &logits = e.operand(0), &labels = e.operand(1),
                &dloss = e.operand(2);
   RETURN_IF_ERROR(e.expectSameType(logits, "logits"));
+  double factor;
+  RETURN_IF_ERROR(
+      readLossGradient(e, spec, dloss, labels.shape, counted, factor));
   bool none = spec.reduction == "none";
-  if (dloss.dtype != DType::F32 ||
-      dloss.shape != (none ? labels.shape : Shape{}))
-    return e.fail("loss gradient " + typeStr(dloss.shape, dloss.dtype) +
-                  " must be " +
-                  typeStr(none ? labels.shape : Shape{}, DType::F32) +
-                  " for reduction " + spec.reduction);
   int64_t V = logits.shape.back(), n = labels.numElements();
-  double factor = 1;
-  if (!none) {
-    factor = dloss.data[0];
-    if (spec.reduction == "mean") {
-      int64_t count = 0;
-      for (char c : counted)
-        count += c;
-      factor /= static_cast<double>(count);
-    }
-  }
   e.out.shape = logits.shape;
   e.out.data.assign(logits.data.size(), 0.0);
   DType type = e.out.dtype;
@@ -2256,6 +2288,164 @@ std::string evalMatmul(OpEval &e) {
 }
 
 //===----------------------------------------------------------------------===//
+// Fused linear cross-entropy
+//===----------------------------------------------------------------------===//
+
+/// A language-model head: hidden [..., D] (operand 0) times weight [V, D]
+/// with transpose_weight, else [D, V] (operand 1), against labels (operand
+/// 2); its logits are computed a block of positions at a time, never whole.
+struct LinearHead {
+  const Tensor *hidden = nullptr, *weight = nullptr, *labels = nullptr;
+  int64_t N = 0, D = 0, V = 0;
+  bool transposed = false;
+  LossSpec spec;
+  std::vector<char> counted;
+
+  double w(int64_t j, int64_t d) const {
+    return transposed ? weight->data[j * D + d] : weight->data[d * V + j];
+  }
+  /// The logits of position `p` into `row` [V], rounded to the operands'
+  /// type as the matmul they replace stores them.
+  void logits(int64_t p, double *row) const {
+    const double *h = hidden->data.data() + p * D;
+    for (int64_t j = 0; j < V; ++j) {
+      double acc = 0;
+      for (int64_t d = 0; d < D; ++d)
+        acc += h[d] * w(j, d);
+      row[j] = roundToDType(acc, hidden->dtype);
+    }
+  }
+};
+
+std::string readLinearHead(OpEval &e, LinearHead &head) {
+  RETURN_IF_ERROR(readLoss(e, head.spec));
+  head.transposed = e.attrs.flag("transpose_weight");
+  RETURN_IF_ERROR(e.attrError());
+  const Tensor &hidden = e.operand(0), &weight = e.operand(1),
+               &labels = e.operand(2);
+  RETURN_IF_ERROR(e.expectFloat(0, "hidden"));
+  if (weight.dtype != hidden.dtype)
+    return e.fail(std::string("hidden and weight differ in element type: ") +
+                  dtypeName(hidden.dtype) + " and " + dtypeName(weight.dtype));
+  if (hidden.shape.empty() || weight.shape.size() != 2 ||
+      weight.shape[head.transposed ? 1 : 0] != hidden.shape.back())
+    return e.fail("hidden " + shapeStr(hidden.shape) + " and weight " +
+                  shapeStr(weight.shape) + " do not contract (" +
+                  (head.transposed ? "[V, D]" : "[D, V]") + " weight)");
+  if (Shape(hidden.shape.begin(), hidden.shape.end() - 1) != labels.shape)
+    return e.fail("hidden " + shapeStr(hidden.shape) + " and labels " +
+                  shapeStr(labels.shape) +
+                  " do not match ([..., D] and [...])");
+  head.hidden = &hidden;
+  head.weight = &weight;
+  head.labels = &labels;
+  head.D = hidden.shape.back();
+  head.V = weight.shape[head.transposed ? 0 : 1];
+  head.N = labels.numElements();
+  return markCountedLabels(e, labels, head.V, head.spec, head.counted);
+}
+
+/// Operands (hidden, weight, labels): the loss of the logits hidden times
+/// weight (as cross_entropy of the matmul), and each position's log-sum-exp.
+std::string evalLinearCrossEntropy(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(3, 3));
+  RETURN_IF_ERROR(e.expectResults(2));
+  LinearHead head;
+  RETURN_IF_ERROR(readLinearHead(e, head));
+  int64_t N = head.N, V = head.V;
+  std::vector<double> loss(N, 0.0), lse(N, 0.0);
+  parallelFor(N, 1 + 65536 / std::max<int64_t>(1, V * head.D),
+              [&](int64_t begin, int64_t end) {
+                std::vector<double> row(V);
+                for (int64_t p = begin; p < end; ++p) {
+                  head.logits(p, row.data());
+                  lse[p] = logSumExp(row.data(), V);
+                  if (head.counted[p])
+                    loss[p] = lse[p] -
+                              row[static_cast<int64_t>(head.labels->data[p])];
+                }
+              });
+  Tensor &lseOut = e.outs[1];
+  lseOut.shape = head.labels->shape;
+  lseOut.data.resize(N);
+  for (int64_t p = 0; p < N; ++p)
+    lseOut.data[p] = roundToDType(lse[p], lseOut.dtype);
+  return reduceLoss(e, head.spec, head.labels->shape, loss, head.counted);
+}
+
+/// Operands (hidden, weight, labels, lse, dloss): the gradients of the
+/// hidden states and the weight through the logits' gradient
+/// (exp(logits - lse) - onehot) times dloss, rounded to the operands' type
+/// as cross_entropy_grad stores it. Blocks of positions at a time; dW sums
+/// every position in order.
+std::string evalLinearCrossEntropyGrad(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(5, 5));
+  RETURN_IF_ERROR(e.expectResults(2));
+  LinearHead head;
+  RETURN_IF_ERROR(readLinearHead(e, head));
+  const Tensor &lse = e.operand(3), &dloss = e.operand(4);
+  if (lse.dtype != DType::F32 || lse.shape != head.labels->shape)
+    return e.fail("lse " + typeStr(lse.shape, lse.dtype) + " must be " +
+                  typeStr(head.labels->shape, DType::F32));
+  double factor;
+  RETURN_IF_ERROR(readLossGradient(e, head.spec, dloss, head.labels->shape,
+                                   head.counted, factor));
+  bool none = head.spec.reduction == "none";
+  int64_t N = head.N, V = head.V, D = head.D;
+  DType type = head.hidden->dtype;
+  Tensor &dh = e.outs[0], &dw = e.outs[1];
+  dh.shape = head.hidden->shape;
+  dh.data.assign(N * D, 0.0);
+  dw.shape = head.weight->shape;
+  std::vector<double> dwAcc(V * D, 0.0);
+  const int64_t block =
+      std::max<int64_t>(1, (int64_t(1) << 22) / std::max<int64_t>(1, V));
+  std::vector<double> grad;
+  for (int64_t first = 0; first < N; first += block) {
+    int64_t rows = std::min(block, N - first);
+    grad.assign(rows * V, 0.0);
+    // The block's logits gradient and its rows of dH.
+    parallelFor(rows, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        int64_t p = first + r;
+        if (!head.counted[p])
+          continue;
+        double *g = grad.data() + r * V;
+        head.logits(p, g);
+        double scale = none ? dloss.data[p] : factor;
+        int64_t label = static_cast<int64_t>(head.labels->data[p]);
+        for (int64_t j = 0; j < V; ++j)
+          g[j] = roundToDType(
+              (std::exp(g[j] - lse.data[p]) - (j == label ? 1.0 : 0.0)) * scale,
+              type);
+        for (int64_t d = 0; d < D; ++d) {
+          double acc = 0;
+          for (int64_t j = 0; j < V; ++j)
+            acc += g[j] * head.w(j, d);
+          dh.data[p * D + d] = roundToDType(acc, type);
+        }
+      }
+    });
+    // dW's rows (or columns), each summed over the positions in order.
+    parallelFor(V, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t j = begin; j < end; ++j)
+        for (int64_t r = 0; r < rows; ++r) {
+          double g = grad[r * V + j];
+          const double *h = head.hidden->data.data() + (first + r) * D;
+          for (int64_t d = 0; d < D; ++d)
+            dwAcc[j * D + d] += g * h[d];
+        }
+    });
+  }
+  dw.data.resize(V * D);
+  for (int64_t j = 0; j < V; ++j)
+    for (int64_t d = 0; d < D; ++d)
+      dw.data[head.transposed ? j * D + d : d * V + j] =
+          roundToDType(dwAcc[j * D + d], type);
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
 // Dispatch
 //===----------------------------------------------------------------------===//
 
@@ -2325,6 +2515,8 @@ const std::map<std::string, OpDef> &evaluators() {
       {"flash_attention_grad", {evalFlashAttentionGrad, 3, 3}},
       {"embedding_grad", evalEmbeddingGrad},
       {"cross_entropy_grad", evalCrossEntropyGrad},
+      {"linear_cross_entropy", {evalLinearCrossEntropy, 2, 2}},
+      {"linear_cross_entropy_grad", {evalLinearCrossEntropyGrad, 2, 2}},
       {"broadcast", evalBroadcast},
       {"constant", evalConstant},
       {"pad", evalPad},

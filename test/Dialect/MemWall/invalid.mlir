@@ -1090,3 +1090,35 @@ func.func @dequantize_float_storage(%q: tensor<16x32xbf16>, %s: tensor<16x1xbf16
   %0 = memwall.dequantize %q, %s : tensor<16x32xbf16>, tensor<16x1xbf16> -> tensor<16x32xbf16>
   return
 }
+
+// -----
+
+func.func @linear_cross_entropy_mixed_types(%h: tensor<4x8xbf16>, %w: tensor<16x8xf32>, %y: tensor<4xi64>) {
+  // expected-error @below {{hidden and weight must share an element type, got 'bf16' and 'f32'}}
+  %0, %1 = memwall.linear_cross_entropy %h, %w, %y transpose_weight : tensor<4x8xbf16>, tensor<16x8xf32>, tensor<4xi64> -> tensor<f32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_labels_shape(%h: tensor<4x8xbf16>, %w: tensor<16x8xbf16>, %y: tensor<5xi64>) {
+  // expected-error @below {{labels shape [5] must equal the hidden shape without its last dimension [4]}}
+  %0, %1 = memwall.linear_cross_entropy %h, %w, %y transpose_weight : tensor<4x8xbf16>, tensor<16x8xbf16>, tensor<5xi64> -> tensor<f32>, tensor<5xf32>
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_weight_rank(%h: tensor<4x8xbf16>, %w: tensor<2x16x8xbf16>, %y: tensor<4xi64>) {
+  // expected-error @below {{weight must have rank 2 ([V, D] with transpose_weight, else [D, V]), got rank 3}}
+  %0, %1 = memwall.linear_cross_entropy %h, %w, %y transpose_weight : tensor<4x8xbf16>, tensor<2x16x8xbf16>, tensor<4xi64> -> tensor<f32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_none_result(%h: tensor<4x8xbf16>, %w: tensor<16x8xbf16>, %y: tensor<4xi64>) {
+  // expected-error @below {{result type 'tensor<f32>', 'tensor<4xf32>' does not match the inferred type 'tensor<4xf32>', 'tensor<4xf32>'}}
+  %0, %1 = memwall.linear_cross_entropy %h, %w, %y none transpose_weight : tensor<4x8xbf16>, tensor<16x8xbf16>, tensor<4xi64> -> tensor<f32>, tensor<4xf32>
+  return
+}

@@ -95,3 +95,27 @@ func.func @flash_mask_shape(%q: tensor<1x2x4x8xbf16>, %m: tensor<1x1x4x9xbf16>) 
   %o, %l = memwall.flash_attention %q, %q, %q mask %m scale 5.000000e-01 block_q 2 block_kv 2 splits 1 : (tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x1x4x9xbf16>) -> (tensor<1x2x4x8xbf16>, tensor<1x2x4xf32>)
   return
 }
+
+// -----
+
+func.func @linear_cross_entropy_grad_lse_shape(%h: tensor<4x8xbf16>, %w: tensor<16x8xbf16>, %y: tensor<4xi64>, %lse: tensor<3xf32>, %g: tensor<f32>) {
+  // expected-error @below {{lse must have type 'tensor<4xf32>'}}
+  %dh, %dw = memwall.linear_cross_entropy_grad %h, %w, %y, %lse, %g transpose_weight : tensor<4x8xbf16>, tensor<16x8xbf16>, tensor<4xi64>, tensor<3xf32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_grad_none_needs_per_position_grad(%h: tensor<4x8xbf16>, %w: tensor<16x8xbf16>, %y: tensor<4xi64>, %lse: tensor<4xf32>, %g: tensor<f32>) {
+  // expected-error @below {{grad must have type 'tensor<4xf32>'}}
+  %dh, %dw = memwall.linear_cross_entropy_grad %h, %w, %y, %lse, %g none transpose_weight : tensor<4x8xbf16>, tensor<16x8xbf16>, tensor<4xi64>, tensor<4xf32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_grad_weight_does_not_contract(%h: tensor<4x8xbf16>, %w: tensor<16x8xbf16>, %y: tensor<4xi64>, %lse: tensor<4xf32>, %g: tensor<f32>) {
+  // expected-error @below {{weight [16, 8] does not contract with hidden size 8 ([D, V])}}
+  %dh, %dw = memwall.linear_cross_entropy_grad %h, %w, %y, %lse, %g : tensor<4x8xbf16>, tensor<16x8xbf16>, tensor<4xi64>, tensor<4xf32>, tensor<f32>
+  return
+}

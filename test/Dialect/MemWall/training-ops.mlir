@@ -33,3 +33,15 @@ func.func @optimizer(%p: tensor<4x8xbf16>, %g: tensor<4x8xbf16>, %m: tensor<4x8x
   %0:4 = memwall.adamw %p, %g, %m, %m master %master lr 3.0e-04 step 7 : (tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xbf16>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
   return
 }
+
+// CHECK-LABEL: func.func @fused_head
+func.func @fused_head(%h: tensor<2x3x8xbf16>, %w: tensor<16x8xbf16>, %wt: tensor<8x16xbf16>,
+                      %y: tensor<2x3xi64>, %g: tensor<2x3xf32>) {
+  // CHECK: memwall.linear_cross_entropy %{{.*}}, %{{.*}}, %{{.*}} transpose_weight : tensor<2x3x8xbf16>, tensor<16x8xbf16>, tensor<2x3xi64> -> tensor<f32>, tensor<2x3xf32>
+  %l, %lse = memwall.linear_cross_entropy %h, %w, %y transpose_weight : tensor<2x3x8xbf16>, tensor<16x8xbf16>, tensor<2x3xi64> -> tensor<f32>, tensor<2x3xf32>
+  // CHECK: memwall.linear_cross_entropy %{{.*}}, %{{.*}}, %{{.*}} none ignore_index 3 : tensor<2x3x8xbf16>, tensor<8x16xbf16>
+  %ln, %lse2 = memwall.linear_cross_entropy %h, %wt, %y none ignore_index 3 : tensor<2x3x8xbf16>, tensor<8x16xbf16>, tensor<2x3xi64> -> tensor<2x3xf32>, tensor<2x3xf32>
+  // CHECK: memwall.linear_cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} none ignore_index 3 : tensor<2x3x8xbf16>, tensor<8x16xbf16>, tensor<2x3xi64>, tensor<2x3xf32>, tensor<2x3xf32>
+  %dh, %dw = memwall.linear_cross_entropy_grad %h, %wt, %y, %lse2, %g none ignore_index 3 : tensor<2x3x8xbf16>, tensor<8x16xbf16>, tensor<2x3xi64>, tensor<2x3xf32>, tensor<2x3xf32>
+  return
+}

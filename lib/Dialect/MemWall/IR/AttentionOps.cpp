@@ -273,6 +273,11 @@ static CheckedInt attentionScoreBytes(AttentionOp op) {
                     op.getResult().getType().getElementType());
 }
 
+// Untiled, the scores are held while the attention runs.
+int64_t AttentionOp::getWorkspaceBytes() {
+  return attentionScoreBytes(*this).saturated();
+}
+
 /// `bytes` (an op's operands or results) plus `copies` x `scores`.
 static int64_t plusScoreTraffic(int64_t bytes, int64_t copies,
                                 CheckedInt scores) {
@@ -842,6 +847,11 @@ KernelWork AttentionGradOp::getKernelWork(const GPUTarget &) {
 static CheckedInt attentionGradScoreBytes(AttentionGradOp op) {
   return scoreBytes(op.getQuery(), op.getKey(),
                     op.getQuery().getType().getElementType());
+}
+
+// Untiled, P and dS are held while the backward runs.
+int64_t AttentionGradOp::getWorkspaceBytes() {
+  return (CheckedInt(2) * attentionGradScoreBytes(*this)).saturated();
 }
 
 int64_t AttentionGradOp::getBytesRead() {

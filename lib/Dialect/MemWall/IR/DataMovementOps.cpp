@@ -356,6 +356,13 @@ LogicalResult BroadcastOp::inferReturnTypes(MLIRContext *,
 // Pure data movement.
 int64_t BroadcastOp::getFlops() { return 0; }
 
+// Each element is its input's element: the kernel reads the input in its
+// broadcast pattern.
+Value BroadcastOp::buildScalarPayload(OpBuilder &, Location,
+                                      ValueRange operands, Type) {
+  return operands[0];
+}
+
 //===----------------------------------------------------------------------===//
 // PadOp
 //===----------------------------------------------------------------------===//

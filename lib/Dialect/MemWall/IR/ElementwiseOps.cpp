@@ -452,6 +452,72 @@ void ActivationGradOp::getReferenceAttrs(NamedAttrList &attrs) {
   setKeyword(attrs, getActivationAttrName(), getActivation());
 }
 
+// f'(x) * dy in the compute type, the formulas of the reference
+// interpreter's activation derivatives.
+Value ActivationGradOp::buildScalarPayload(OpBuilder &b, Location loc,
+                                           ValueRange operands,
+                                           Type computeType) {
+  auto constant = [&](double value) {
+    return floatConstant(b, loc, computeType, value);
+  };
+  auto mul = [&](Value lhs, Value rhs) {
+    return arith::MulFOp::create(b, loc, lhs, rhs).getResult();
+  };
+  auto add = [&](Value lhs, Value rhs) {
+    return arith::AddFOp::create(b, loc, lhs, rhs).getResult();
+  };
+  auto sub = [&](Value lhs, Value rhs) {
+    return arith::SubFOp::create(b, loc, lhs, rhs).getResult();
+  };
+  Value x = operands[0], dy = operands[1], one = constant(1.0);
+  Value derivative;
+  switch (getActivation()) {
+  case ActivationKind::GeluErf: {
+    // Phi(x) + x phi(x).
+    Value cdf =
+        mul(constant(0.5),
+            add(one, math::ErfOp::create(b, loc, mul(x, constant(M_SQRT1_2)))));
+    Value pdf =
+        mul(constant(0.5 * M_2_SQRTPI * M_SQRT1_2),
+            math::ExpOp::create(b, loc, mul(constant(-0.5), mul(x, x))));
+    derivative = add(cdf, mul(x, pdf));
+    break;
+  }
+  case ActivationKind::GeluTanh: {
+    // 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2), t = tanh(k (x + c x^3)).
+    Value k = constant(std::sqrt(2.0 / M_PI)), c = constant(0.044715);
+    Value square = mul(x, x);
+    Value t =
+        math::TanhOp::create(b, loc, mul(k, add(x, mul(c, mul(square, x)))));
+    Value slope = mul(mul(mul(constant(0.5), x), sub(one, mul(t, t))),
+                      mul(k, add(one, mul(constant(3 * 0.044715), square))));
+    derivative = add(mul(constant(0.5), add(one, t)), slope);
+    break;
+  }
+  case ActivationKind::Silu: {
+    // s (1 + x (1 - s)), s = sigmoid(x).
+    Value s = arith::DivFOp::create(
+        b, loc, one,
+        add(one,
+            math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x))));
+    derivative = mul(s, add(one, mul(x, sub(one, s))));
+    break;
+  }
+  case ActivationKind::Relu: {
+    Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x,
+                                           constant(0.0));
+    derivative = arith::SelectOp::create(b, loc, positive, one, constant(0.0));
+    break;
+  }
+  case ActivationKind::Tanh: {
+    Value t = math::TanhOp::create(b, loc, x);
+    derivative = sub(one, mul(t, t));
+    break;
+  }
+  }
+  return mul(dy, derivative);
+}
+
 int64_t ActivationGradOp::getFlops() {
   // dy * f'(x). f'(x) per element: gelu erf = Phi(x) + x * phi(x) (erf, exp
   // and 7 mul/add); gelu tanh = the forward's 9 plus the sech^2 chain (7);

@@ -81,13 +81,33 @@ MathPrecision getContractionPrecision(mlir::Type elementType);
 
 /// Ops computed independently per output element from the elements of their
 /// (broadcast) operands (ElementwiseOpInterface): add, sub, mul, div, scale,
-/// gelu, silu, relu, tanh, swiglu and float-to-float casts. Fusion and
+/// gelu, silu, relu, tanh, swiglu, activation_grad, broadcast and
+/// float-to-float casts. Fusion and
 /// codegen treat them alike.
 bool isElementwiseOp(mlir::Operation *op);
 /// Ops that reduce along the last axis of one input, row by row
 /// (RowReductionOpInterface): layer_norm, rms_norm, softmax on the last
 /// axis, reduce over only the last axis.
 bool isRowReductionOp(mlir::Operation *op);
+
+/// The shape of a language-model head and its loss (linear_cross_entropy
+/// and its gradient): positions (rows of the logits), vocabulary size V and
+/// hidden size D, and the chunks of vocabulary columns the ops compute the
+/// logits in.
+struct LinearHeadDims {
+  int64_t tokens = 0, vocab = 0, hidden = 0;
+  /// Column chunks the vocabulary is computed in.
+  static constexpr int64_t kVocabChunks = 8;
+  /// Columns of one chunk: V / kVocabChunks rounded up to 128 (a GEMM
+  /// tile), at most V; and how many chunks that makes.
+  int64_t getChunkColumns() const;
+  int64_t getChunks() const;
+  /// Of `hidden` [..., D] times `weight` ([V, D] when `transposeWeight`,
+  /// else [D, V]), both verified.
+  static LinearHeadDims get(mlir::RankedTensorType hidden,
+                            mlir::RankedTensorType weight,
+                            bool transposeWeight);
+};
 
 /// What a vector-Jacobian product rule (AutodiffOpInterface::buildVJP) builds
 /// with: a builder placed in the backward, the location of the op's backward

@@ -53,6 +53,11 @@ def MemWall_CostOpInterface : OpInterface<"CostOpInterface"> {
         return ::memwall::MathPrecision::FP32;
       }]>,
     InterfaceMethod<[{
+        Bytes of device memory the op holds while it runs besides its
+        operands and results (an untiled attention's score matrices, a
+        chunked loss's logits chunk).
+      }], "int64_t", "getWorkspaceBytes", (ins), [{}], [{ return 0; }]>,
+    InterfaceMethod<[{
         False for ops that are pure metadata and launch no kernel.
       }], "bool", "launchesKernel", (ins), [{}], [{ return true; }]>,
     InterfaceMethod<[{
@@ -88,7 +93,8 @@ def MemWall_AutodiffOpInterface : OpInterface<"AutodiffOpInterface"> {
     InterfaceMethod<[{
         Emits the VJP at the builder's insertion point and location
         (`vjp.getBuilder()`, `vjp.getLoc()`): `resultGradients[i]` is the
-        gradient of result `i`. Fails, with a diagnostic, when this instance
+        gradient of result `i`, null when that result does not reach the
+        loss (at least one is not null). Fails, with a diagnostic, when this instance
         of the op is not differentiable.
       }], "::mlir::LogicalResult", "buildVJP",
       (ins "::memwall::VJPBuilder &":$vjp,

@@ -156,7 +156,7 @@ def MemWall_MatmulOp : MemWall_InferredOp<"matmul",
 def MemWall_AttentionOp : MemWall_InferredOp<"attention",
     [MemWall_VJP, MemWall_ReferenceAttrs],
     ["getMathPrecision", "getBytesRead", "getBytesWritten",
-     "getKernelWork"]> {
+     "getKernelWork", "getWorkspaceBytes"]> {
   let summary = "scaled dot-product attention";
   let description = [{
     `softmax(scale * query @ key^T + mask) @ value` per batch and head.
@@ -620,6 +620,56 @@ def MemWall_CrossEntropyOp : MemWall_InferredOp<"cross_entropy",
   }];
 }
 
+def MemWall_LinearCrossEntropyOp : MemWall_InferredOp<"linear_cross_entropy",
+    [MemWall_VJP, MemWall_ReferenceAttrs],
+    ["getMathPrecision", "getBytesRead", "getBytesWritten", "getKernelWork",
+     "getWorkspaceBytes"]> {
+  let summary = "cross-entropy of a linear layer's logits, never stored whole";
+  let description = [{
+    `cross_entropy(matmul(hidden, weight), labels)`: the language-model head
+    and its loss in one op (Liger-Kernel's fused linear cross-entropy, Apple's
+    Cut Cross-Entropy), formed by `memwall-fuse-linear-cross-entropy`.
+    `hidden` is `[..., D]`, `weight` `[V, D]` with `transpose_weight` (a tied
+    embedding, `nn.Linear`'s layout) or `[D, V]` without; `labels` is
+    `[...]`. The logits are computed in chunks of columns
+    (`LinearHeadDims::getChunkColumns`, about an eighth of V): each chunk's `[N, V / chunks]` logits (rounded to the operands'
+    type, as the matmul stores them) update every row's running max and sum
+    of exponentials and pick the label's logit, so the `[..., V]` logits
+    never exist. `reduction` and `ignore_index` as `memwall.cross_entropy`.
+    The second result is each position's log-sum-exp (f32, shaped like
+    `labels`), which the backward (`linear_cross_entropy_grad`) reads
+    instead of a second pass over the vocabulary.
+
+    ```mlir
+    %loss, %lse = memwall.linear_cross_entropy %h, %wte, %labels
+        transpose_weight
+        : tensor<16x1024x1024xbf16>, tensor<50257x1024xbf16>,
+          tensor<16x1024xi64> -> tensor<f32>, tensor<16x1024xf32>
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$hidden,
+                       MemWall_ComputeTensor:$weight,
+                       MemWall_IndexTensor:$labels,
+                       DefaultValuedAttr<MemWall_LossReduction,
+                           "::memwall::LossReduction::Mean">:$reduction,
+                       OptionalAttr<I64Attr>:$ignore_index,
+                       UnitAttr:$transpose_weight);
+  let results = (outs StaticShapeTensorOf<[F32]>:$result,
+                      StaticShapeTensorOf<[F32]>:$lse);
+  let assemblyFormat = [{
+    $hidden `,` $weight `,` $labels ($reduction^)?
+    (`ignore_index` $ignore_index^)? (`transpose_weight` $transpose_weight^)?
+    attr-dict `:` type($hidden) `,` type($weight) `,` type($labels) `->`
+    type($result) `,` type($lse)
+  }];
+  let extraClassDeclaration = [{
+    ::memwall::LinearHeadDims getDims() {
+      return ::memwall::LinearHeadDims::get(
+          getHidden().getType(), getWeight().getType(), getTransposeWeight());
+    }
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
@@ -787,7 +837,8 @@ def MemWall_DequantizeOp : MemWall_Op<"dequantize", [MemWall_Aliasing],
 //===----------------------------------------------------------------------===//
 
 def MemWall_ActivationGradOp : MemWall_Op<"activation_grad",
-    [AllTypesMatch<["input", "grad", "result"]>, MemWall_ReferenceAttrs]> {
+    [AllTypesMatch<["input", "grad", "result"]>, MemWall_ScalarPayload,
+     MemWall_ReferenceAttrs]> {
   let summary = "gradient of a pointwise activation: `grad * f'(input)`";
   let description = [{
     The vector-Jacobian product of `gelu` (erf or tanh form), `silu`, `relu`
@@ -873,7 +924,7 @@ def MemWall_RmsNormGradOp : MemWall_Op<"rms_norm_grad",
 def MemWall_AttentionGradOp : MemWall_Op<"attention_grad",
     [MemWall_ReferenceAttrs],
     ["getMathPrecision", "getBytesRead", "getBytesWritten",
-     "getKernelWork"]> {
+     "getKernelWork", "getWorkspaceBytes"]> {
   let summary = "gradients of attention w.r.t. query, key and value";
   let description = [{
     The backward of `memwall.attention` in the recompute form of
@@ -975,7 +1026,61 @@ def MemWall_CrossEntropyGradOp : MemWall_Op<"cross_entropy_grad",
   ];
 }
 
-def MemWall_BroadcastOp : MemWall_InferredOp<"broadcast"> {
+def MemWall_LinearCrossEntropyGradOp : MemWall_Op<"linear_cross_entropy_grad",
+    [AllTypesMatch<["hidden", "hidden_grad"]>,
+     AllTypesMatch<["weight", "weight_grad"]>, MemWall_ReferenceAttrs],
+    ["getMathPrecision", "getBytesRead", "getBytesWritten", "getKernelWork",
+     "getWorkspaceBytes"]> {
+  let summary = "gradients of linear_cross_entropy, chunk by chunk";
+  let description = [{
+    The backward of `memwall.linear_cross_entropy`: per chunk of vocabulary
+    columns, the chunk's logits are recomputed, turned into
+    `(exp(logits - lse) - onehot(labels)) * dloss` (divided by the counted
+    positions for `mean`, zero at `ignore_index`, rounded to the operands'
+    type as `cross_entropy_grad` stores it), and multiplied into the hidden
+    gradient (accumulated in fp32 across chunks) and the chunk's rows of the
+    weight gradient (one GEMM over every position). `grad` is the loss
+    gradient (rank 0 for `mean`/`sum`, shaped like `labels` for `none`).
+
+    ```mlir
+    %dh, %dw = memwall.linear_cross_entropy_grad %h, %wte, %labels, %lse,
+        %dloss transpose_weight
+        : tensor<16x1024x1024xbf16>, tensor<50257x1024xbf16>,
+          tensor<16x1024xi64>, tensor<16x1024xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$hidden,
+                       MemWall_ComputeTensor:$weight,
+                       MemWall_IndexTensor:$labels,
+                       StaticShapeTensorOf<[F32]>:$lse,
+                       StaticShapeTensorOf<[F32]>:$grad,
+                       DefaultValuedAttr<MemWall_LossReduction,
+                           "::memwall::LossReduction::Mean">:$reduction,
+                       OptionalAttr<I64Attr>:$ignore_index,
+                       UnitAttr:$transpose_weight);
+  let results = (outs MemWall_ComputeTensor:$hidden_grad,
+                      MemWall_ComputeTensor:$weight_grad);
+  let assemblyFormat = [{
+    $hidden `,` $weight `,` $labels `,` $lse `,` $grad ($reduction^)?
+    (`ignore_index` $ignore_index^)? (`transpose_weight` $transpose_weight^)?
+    attr-dict `:` type($hidden) `,` type($weight) `,` type($labels) `,`
+    type($lse) `,` type($grad)
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::memwall::LinearCrossEntropyOp":$forward,
+                   "::mlir::Value":$grad)>
+  ];
+  let extraClassDeclaration = [{
+    ::memwall::LinearHeadDims getDims() {
+      return ::memwall::LinearHeadDims::get(
+          getHidden().getType(), getWeight().getType(), getTransposeWeight());
+    }
+  }];
+}
+
+def MemWall_BroadcastOp : MemWall_InferredOp<"broadcast",
+    [MemWall_ScalarPayload]> {
   let summary = "NumPy broadcast of a tensor to a shape";
   let description = [{
     Materializes `input` broadcast to `shape` (trailing dimensions aligned;
