@@ -664,21 +664,34 @@ protected:
   }
 };
 
-/// memwall-remat must not change what a step computes: the recomputed
-/// clones produce bit-identical gradients in the reference interpreter.
-TEST_F(TinyModelGradientCheck, RecomputationLeavesEveryGradientBitIdentical) {
+/// An f32 GPT-2 of hidden size 16, two heads, batch 2, no dropout.
+std::optional<ModelConfig> tinyGPT2(int64_t layers, int64_t ffn, int64_t vocab,
+                                    int64_t seq) {
   llvm::Expected<ModelConfig> config = lookupPreset("gpt2");
-  ASSERT_TRUE(static_cast<bool>(config)) << toString(config.takeError());
-  config->layers = 3;
+  if (!config) {
+    ADD_FAILURE() << toString(config.takeError());
+    return std::nullopt;
+  }
+  config->layers = layers;
   config->hidden = 16;
   config->heads = 2;
   config->kvHeads = 2;
-  config->ffn = 64;
-  config->vocab = 11;
-  config->maxPositions = 32;
-  config->seq = 32;
+  config->ffn = ffn;
+  config->vocab = vocab;
+  config->maxPositions = seq;
+  config->seq = seq;
   config->batch = 2;
   config->dtype = "f32";
+  config->dropout = 0;
+  return *config;
+}
+
+/// memwall-remat must not change what a step computes: the recomputed
+/// clones produce bit-identical gradients in the reference interpreter.
+TEST_F(TinyModelGradientCheck, RecomputationLeavesEveryGradientBitIdentical) {
+  std::optional<ModelConfig> config =
+      tinyGPT2(/*layers=*/3, /*ffn=*/64, /*vocab=*/11, /*seq=*/32);
+  ASSERT_TRUE(config);
   OwningOpRef<ModuleOp> module =
       buildModel(&context, *config, GenerationMode::Train);
   ASSERT_TRUE(module);
@@ -738,19 +751,9 @@ TEST_F(TinyModelGradientCheck, LlamaTrainingStepWithGroupedQueryAttention) {
 /// The fused head computes what the matmul and cross_entropy it replaces
 /// compute: the loss and every gradient agree to f32 rounding.
 TEST_F(TinyModelGradientCheck, FusedHeadGivesTheUnfusedLossAndGradients) {
-  llvm::Expected<ModelConfig> config = lookupPreset("gpt2");
-  ASSERT_TRUE(static_cast<bool>(config)) << toString(config.takeError());
-  config->layers = 1;
-  config->hidden = 16;
-  config->heads = 2;
-  config->kvHeads = 2;
-  config->ffn = 32;
-  config->vocab = 300;
-  config->maxPositions = 8;
-  config->seq = 8;
-  config->batch = 2;
-  config->dtype = "f32";
-  config->dropout = 0;
+  std::optional<ModelConfig> config =
+      tinyGPT2(/*layers=*/1, /*ffn=*/32, /*vocab=*/300, /*seq=*/8);
+  ASSERT_TRUE(config);
   Step steps[2];
   for (bool fuse : {false, true}) {
     OwningOpRef<ModuleOp> module =

@@ -1940,15 +1940,10 @@ std::string evalCrossEntropyGrad(OpEval &e) {
           double scale = none ? dloss.data[p] : factor;
           const double *row = logits.data.data() + p * V;
           double *o = e.out.data.data() + p * V;
-          double mx = -std::numeric_limits<double>::infinity();
-          for (int64_t j = 0; j < V; ++j)
-            mx = std::max(mx, row[j]);
-          double sum = 0;
-          for (int64_t j = 0; j < V; ++j)
-            sum += std::exp(row[j] - mx);
+          double lse = logSumExp(row, V);
           int64_t label = static_cast<int64_t>(labels.data[p]);
           for (int64_t j = 0; j < V; ++j) {
-            double prob = std::exp(row[j] - mx) / sum;
+            double prob = std::exp(row[j] - lse);
             o[j] =
                 roundToDType((prob - (j == label ? 1.0 : 0.0)) * scale, type);
           }
