@@ -40,3 +40,16 @@ func.func @twice(%x: tensor<4xf32> {memwall.kind = #memwall.arg_kind<weight>}) -
   %0 = memwall.reduce sum %x axes [0] {memwall.phase = "backward"} : tensor<4xf32> -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// The fused head's log-sum-exp is an output for its backward, not a value
+// the loss is differentiated through.
+func.func @loss_of_lse(%h: tensor<4x8xf32> {memwall.kind = #memwall.arg_kind<weight>},
+                       %w: tensor<16x8xf32> {memwall.kind = #memwall.arg_kind<weight>},
+                       %y: tensor<4xi64> {memwall.kind = #memwall.arg_kind<input>}) -> tensor<f32> {
+  // expected-error @below {{'memwall.linear_cross_entropy' op has no vector-Jacobian product: its log-sum-exp result is not differentiable}}
+  %l, %lse = memwall.linear_cross_entropy %h, %w, %y transpose_weight : tensor<4x8xf32>, tensor<16x8xf32>, tensor<4xi64> -> tensor<f32>, tensor<4xf32>
+  %s = memwall.reduce sum %lse axes [0] : tensor<4xf32> -> tensor<f32>
+  return %s : tensor<f32>
+}
