@@ -28,8 +28,8 @@ namespace memwall {
 using namespace memwall;
 
 namespace {
-/// The matmul whose logits `loss` reads, directly or through a widening
-/// float cast (exact, so the fused op computes the same loss), when it can
+/// The matmul whose logits `loss` reads, directly or through a cast to f32
+/// (exact, so the fused op computes the same loss), when it can
 /// be fused: the loss is the only reader, no bias, an lhs read as stored, a
 /// 2-D rhs, one float type; else null.
 MatmulOp getFusibleHead(CrossEntropyOp loss) {
@@ -37,7 +37,8 @@ MatmulOp getFusibleHead(CrossEntropyOp loss) {
   if (auto widen = logits.getDefiningOp<CastOp>()) {
     auto from = dyn_cast<FloatType>(getElementTypeOrSelf(widen.getInput()));
     auto to = dyn_cast<FloatType>(getElementTypeOrSelf(widen.getType()));
-    if (!widen->hasOneUse() || !from || !to || from.getWidth() > to.getWidth())
+    // Only to f32 is every bf16/f16 value kept (bf16 to f16 is not).
+    if (!widen->hasOneUse() || !from || !to || !to.isF32())
       return {};
     logits = widen.getInput();
   }

@@ -39,13 +39,14 @@ func.func @untied_cast(%h: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %y: tensor<4
 // -----
 
 // Left alone: logits read by anything else (returned), a bias, a batched
-// rhs, a narrowing cast.
+// rhs, a narrowing cast, a bf16 -> f16 cast (as wide, but not exact).
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT: linear_cross_entropy
 // CHECK: return
 func.func @left_alone(%h: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>,
-                      %wb: tensor<4x8x16xf32>, %y: tensor<4xi64>)
-    -> (tensor<f32>, tensor<4x16xf32>, tensor<f32>, tensor<f32>, tensor<f32>) {
+                      %wb: tensor<4x8x16xf32>, %y: tensor<4xi64>,
+                      %hb: tensor<4x8xbf16>, %wbf: tensor<8x16xbf16>)
+    -> (tensor<f32>, tensor<4x16xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>) {
   %logits = memwall.matmul %h, %w : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
   %l0 = memwall.cross_entropy %logits, %y : tensor<4x16xf32>, tensor<4xi64> -> tensor<f32>
   %biased = memwall.matmul %h, %w bias %b : tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
@@ -57,5 +58,8 @@ func.func @left_alone(%h: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf
   %plain = memwall.matmul %h, %w : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
   %narrow = memwall.cast %plain to bf16 : tensor<4x16xf32> -> tensor<4x16xbf16>
   %l3 = memwall.cross_entropy %narrow, %y : tensor<4x16xbf16>, tensor<4xi64> -> tensor<f32>
-  return %l0, %logits, %l1, %l2, %l3 : tensor<f32>, tensor<4x16xf32>, tensor<f32>, tensor<f32>, tensor<f32>
+  %half = memwall.matmul %hb, %wbf : tensor<4x8xbf16>, tensor<8x16xbf16> -> tensor<4x16xbf16>
+  %f16 = memwall.cast %half to f16 : tensor<4x16xbf16> -> tensor<4x16xf16>
+  %l4 = memwall.cross_entropy %f16, %y : tensor<4x16xf16>, tensor<4xi64> -> tensor<f32>
+  return %l0, %logits, %l1, %l2, %l3, %l4 : tensor<f32>, tensor<4x16xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>
 }

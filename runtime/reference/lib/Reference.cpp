@@ -2389,6 +2389,10 @@ std::string evalLinearCrossEntropyGrad(OpEval &e) {
   int64_t N = head.N, V = head.V, D = head.D;
   DType type = head.hidden->dtype;
   Tensor &dh = e.outs[0], &dw = e.outs[1];
+  if (dh.dtype != type || dw.dtype != type)
+    return e.fail(std::string("gradients must have the operands' type ") +
+                  dtypeName(type) + ", the graph declares " +
+                  dtypeName(dh.dtype) + " and " + dtypeName(dw.dtype));
   dh.shape = head.hidden->shape;
   dh.data.assign(N * D, 0.0);
   dw.shape = head.weight->shape;

@@ -191,30 +191,31 @@ int64_t CrossEntropyGradOp::getFlops() {
 // and two GEMMs read that: dW's rows of the chunk (one GEMM over all N
 // positions) and dH, accumulated in an fp32 [N, D] buffer across chunks.
 
-/// `hidden` [..., D] and `weight` [V, D] (`transposed`) or [D, V], checked:
-/// the vocabulary size V and the hidden size D.
-static FailureOr<std::pair<int64_t, int64_t>>
-checkLinearHead(std::optional<Location> loc, RankedTensorType hidden,
-                RankedTensorType weight, bool transposed) {
+/// Checks `hidden` [..., D] against `weight` [V, D] (`transposed`) or
+/// [D, V].
+static LogicalResult checkLinearHead(std::optional<Location> loc,
+                                     RankedTensorType hidden,
+                                     RankedTensorType weight, bool transposed) {
   if (hidden.getElementType() != weight.getElementType())
     return emitOptionalError(loc,
                              "hidden and weight must share an element "
                              "type, got ",
                              hidden.getElementType(), " and ",
                              weight.getElementType());
-  if (hidden.getRank() < 1 || weight.getRank() != 2)
+  if (hidden.getRank() < 1)
+    return emitOptionalError(loc, "hidden must have rank >= 1 ([..., D])");
+  if (weight.getRank() != 2)
     return emitOptionalError(loc,
                              "weight must have rank 2 ([V, D] with "
                              "transpose_weight, else [D, V]), got rank ",
                              weight.getRank());
   int64_t d = hidden.getShape().back();
-  int64_t vocab = weight.getDimSize(transposed ? 0 : 1);
   if (weight.getDimSize(transposed ? 1 : 0) != d)
     return emitOptionalError(loc, "weight ", shapeString(weight.getShape()),
                              " does not contract with hidden size ", d,
                              transposed ? " (transpose_weight: [V, D])"
                                         : " ([D, V])");
-  return std::make_pair(vocab, d);
+  return success();
 }
 
 /// `labels` shaped like `hidden` without its last dimension.

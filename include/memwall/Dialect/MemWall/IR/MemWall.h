@@ -82,8 +82,7 @@ MathPrecision getContractionPrecision(mlir::Type elementType);
 /// Ops computed independently per output element from the elements of their
 /// (broadcast) operands (ElementwiseOpInterface): add, sub, mul, div, scale,
 /// gelu, silu, relu, tanh, swiglu, activation_grad, broadcast and
-/// float-to-float casts. Fusion and
-/// codegen treat them alike.
+/// float-to-float casts. Fusion and codegen treat them alike.
 bool isElementwiseOp(mlir::Operation *op);
 /// Ops that reduce along the last axis of one input, row by row
 /// (RowReductionOpInterface): layer_norm, rms_norm, softmax on the last
