@@ -17,6 +17,7 @@
 #include "AttentionCodegen.h"
 #include "KernelBuilding.h"
 #include "LayoutCodegen.h"
+#include "TrainingCodegen.h"
 #include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 
 #include "memwall/Analysis/CostAnalysis.h"
@@ -95,6 +96,14 @@ private:
       return configureAttention(op, attention);
     if (isLayoutOp(op))
       return configureLayout(op);
+    if (auto constant = dyn_cast<arith::ConstantOp>(op))
+      return configureFill(constant);
+    if (auto reduce = dyn_cast<ReduceOp>(op); reduce && isColumnReduction(op))
+      return configureColumnReduction(reduce);
+    if (isa<LayerNormGradOp, RmsNormGradOp>(op))
+      return configureNormGrad(op);
+    if (auto adamw = dyn_cast<AdamWOp>(op))
+      return configureAdamW(adamw);
     if (isa<AttentionOp>(op))
       return op->emitError("codegen runs attention only in its tiled form "
                            "(memwall.flash_attention); this one stayed "
@@ -162,10 +171,65 @@ private:
     LayoutKernelPlan plan = planLayoutKernel(op);
     if (failed(checkGrid(op, plan.grid)))
       return failure();
-    return attach(
-        op, KernelFamily::Layout, kernelName(op->getName().stripDialect()),
-        plan.grid, {plan.threads, 1, 1}, 0,
-        estimateOpRoofline(cast<CostOpInterface>(op), target).timeSeconds);
+    return attach(op, KernelFamily::Layout,
+                  kernelName(op->getName().stripDialect()), plan.grid,
+                  {plan.threads, 1, 1}, 0, predictedSeconds(op));
+  }
+
+  /// A splat constant: a fill kernel writing it (TrainingCodegen.h).
+  LogicalResult configureFill(arith::ConstantOp constant) {
+    if (std::string why = whyNoFillKernel(constant); !why.empty())
+      return constant.emitError(why);
+    FlatKernelPlan plan = planFillKernel(constant);
+    if (failed(checkGrid(constant, plan.grid)))
+      return failure();
+    KernelWork work;
+    work.bytesWritten = static_cast<double>(
+        getTensorByteSize(cast<RankedTensorType>(constant.getType())));
+    return attach(constant, KernelFamily::Fill, kernelName("fill"), plan.grid,
+                  {plan.threads, 1, 1}, 0,
+                  estimateKernelTime(work, target).timeSeconds);
+  }
+
+  /// A reduce over leading axes: the column-reduction kernel, its rows
+  /// split over grid.y (TrainingCodegen.h).
+  LogicalResult configureColumnReduction(ReduceOp reduce) {
+    ColumnReductionPlan plan = planColumnReduction(reduce, target);
+    if (failed(checkGrid(reduce, plan.grid)))
+      return failure();
+    return attach(reduce, KernelFamily::ColumnReduction,
+                  kernelName("column_reduction"), plan.grid,
+                  {plan.threads(), 1, 1}, 0, predictedSeconds(reduce));
+  }
+
+  /// layer_norm_grad / rms_norm_grad: rows in registers, the parameter
+  /// gradients summed over blocks (TrainingCodegen.h).
+  LogicalResult configureNormGrad(Operation *op) {
+    if (std::string why = whyNoNormGradKernel(op, target); !why.empty())
+      return op->emitError("codegen cannot run '")
+             << op->getName() << "': " << why;
+    NormGradPlan plan = planNormGradKernel(op, target);
+    if (failed(checkGrid(op, plan.grid())))
+      return failure();
+    return attach(op, KernelFamily::NormGrad,
+                  kernelName(op->getName().stripDialect()), plan.grid(),
+                  {plan.threads, 1, 1}, 0, predictedSeconds(op));
+  }
+
+  /// adamw: one kernel updating the parameter's state in place.
+  LogicalResult configureAdamW(AdamWOp adamw) {
+    if (std::string why = whyNoAdamWKernel(adamw); !why.empty())
+      return adamw.emitError(why);
+    FlatKernelPlan plan = planAdamWKernel(adamw);
+    if (failed(checkGrid(adamw, plan.grid)))
+      return failure();
+    return attach(adamw, KernelFamily::Optimizer, kernelName("adamw"),
+                  plan.grid, {plan.threads, 1, 1}, 0, predictedSeconds(adamw));
+  }
+
+  /// The op's own cost as one kernel on the target.
+  double predictedSeconds(Operation *op) const {
+    return estimateOpRoofline(cast<CostOpInterface>(op), target).timeSeconds;
   }
 
   /// The tensor-core attention kernel of `op` (`attention` alone or the

@@ -99,11 +99,14 @@ struct ConvertToGPUPass
     legal.addLegalOp<LaunchOp, GemmOp, ViewOp, StackViewOp>();
     // A tensor-map launch operand (KernelPatterns.cpp): the descriptor and
     // its box sizes.
-    legal.addLegalOp<nvgpu::TmaCreateDescriptorOp, arith::ConstantOp>();
-    // Ops inside a fusion go with it; only configured ops are steps.
-    legal.addDynamicallyLegalDialect<MemWallDialect>([](Operation *op) {
+    legal.addLegalOp<nvgpu::TmaCreateDescriptorOp>();
+    // Ops inside a fusion go with it; only configured ops are steps (a
+    // tensor constant is a fill step; index constants stay).
+    auto isNoStep = [](Operation *op) {
       return !op->hasAttr(MemWallDialect::kKernelConfigAttrName);
-    });
+    };
+    legal.addDynamicallyLegalDialect<MemWallDialect>(isNoStep);
+    legal.addDynamicallyLegalOp<arith::ConstantOp>(isNoStep);
     legal.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp function) {
       return converter.isSignatureLegal(function.getFunctionType());
     });

@@ -125,6 +125,49 @@ inline void buildIfLastArrival(mlir::ImplicitLocOpBuilder &b,
   NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
 }
 
+/// Combines one f32 `partial` per thread across a block of `threads`
+/// threads (a power of two up to 32, or a multiple of 32) with a max
+/// (`isMax`) or a sum: a butterfly of warp shuffles, one partial per warp in
+/// `scratch` (a workgroup memref<32xf32>), a barrier, every thread combining
+/// the warps' partials in order, and a barrier so the scratch may be reused.
+/// Every thread gets the result; every thread of the block must reach it.
+inline mlir::Value buildBlockReduce(mlir::ImplicitLocOpBuilder &b,
+                                    mlir::Value partial, mlir::Value threadId,
+                                    int64_t threads, mlir::Value scratch,
+                                    bool isMax) {
+  using namespace mlir;
+  auto combine = [&](Value x, Value y) {
+    return isMax ? Value(arith::MaximumFOp::create(b, x, y))
+                 : Value(arith::AddFOp::create(b, x, y));
+  };
+  int64_t warpWidth = std::min<int64_t>(threads, 32);
+  for (int64_t offset = warpWidth / 2; offset >= 1; offset /= 2) {
+    auto shuffle = gpu::ShuffleOp::create(b, partial, offset, warpWidth,
+                                          gpu::ShuffleMode::XOR);
+    partial = combine(partial, shuffle.getShuffleResult());
+  }
+  if (threads <= 32)
+    return partial;
+  Value warp = arith::DivUIOp::create(b, threadId, indexConstant(b, 32));
+  Value lane = arith::RemUIOp::create(b, threadId, indexConstant(b, 32));
+  Value isFirst = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane,
+                                        indexConstant(b, 0));
+  {
+    auto guard = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard insertion(b);
+    b.setInsertionPointToStart(guard.thenBlock());
+    memref::StoreOp::create(b, partial, scratch, ValueRange{warp});
+  }
+  gpu::BarrierOp::create(b);
+  Value total =
+      memref::LoadOp::create(b, scratch, ValueRange{indexConstant(b, 0)});
+  for (int64_t w = 1; w < threads / 32; ++w)
+    total = combine(total, memref::LoadOp::create(
+                               b, scratch, ValueRange{indexConstant(b, w)}));
+  gpu::BarrierOp::create(b);
+  return total;
+}
+
 /// The kernel parameter holding `elements` values of `element`.
 inline mlir::MemRefType flatMemRefType(int64_t elements, mlir::Type element) {
   return mlir::MemRefType::get({elements}, element);

@@ -130,34 +130,9 @@ private:
   /// Combines one f32 per thread across the block; every thread gets the
   /// result.
   Value blockReduce(Value partial, Combine kind) {
-    int64_t threads = analysis.geometry.threadsPerBlock;
-    int64_t warpWidth = std::min<int64_t>(threads, 32);
-    for (int64_t offset = warpWidth / 2; offset >= 1; offset /= 2) {
-      auto shuffle = gpu::ShuffleOp::create(b, partial, offset, warpWidth,
-                                            gpu::ShuffleMode::XOR);
-      partial = combine(kind, partial, shuffle.getShuffleResult());
-    }
-    if (threads <= 32)
-      return partial;
-    int64_t warps = threads / 32;
-    Value warp = arith::DivUIOp::create(b, threadId, index(32));
-    Value lane = arith::RemUIOp::create(b, threadId, index(32));
-    Value isFirst =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, index(0));
-    {
-      auto guard = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard insertion(b);
-      b.setInsertionPointToStart(guard.thenBlock());
-      memref::StoreOp::create(b, partial, scratch, ValueRange{warp});
-    }
-    gpu::BarrierOp::create(b);
-    Value total = memref::LoadOp::create(b, scratch, ValueRange{index(0)});
-    for (int64_t w = 1; w < warps; ++w)
-      total = combine(kind, total,
-                      memref::LoadOp::create(b, scratch, ValueRange{index(w)}));
-    // The scratch is reused by the next reduction.
-    gpu::BarrierOp::create(b);
-    return total;
+    return buildBlockReduce(b, partial, threadId,
+                            analysis.geometry.threadsPerBlock, scratch,
+                            kind == Combine::Max);
   }
 
   /// Sum (or max) of f(lane) over the valid lanes this thread holds.

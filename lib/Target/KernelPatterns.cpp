@@ -12,6 +12,7 @@
 #include "GemmCodegen.h"
 #include "KernelCodegen.h"
 #include "LayoutCodegen.h"
+#include "TrainingCodegen.h"
 
 #include "memwall/Analysis/CostAnalysis.h"
 #include "memwall/Analysis/FusionCost.h"
@@ -554,6 +555,138 @@ protected:
   }
 };
 
+/// A splat constant: a fill kernel writing a new buffer.
+class FillLowering : public StepLowering {
+public:
+  FillLowering(const TypeConverter &converter, MLIRContext *ctx,
+               const KernelLoweringState &state)
+      : StepLowering(converter, ctx, KernelFamily::Fill, state) {}
+
+protected:
+  LogicalResult lower(Operation *op, KernelConfigAttr config,
+                      const DenseMap<Value, Value> &buffers,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto constant = cast<arith::ConstantOp>(op);
+    emitFillKernel(state.kernels, config.getName(), constant,
+                   planFillKernel(constant));
+    Value result = allocate(rewriter, op->getLoc(), constant.getResult());
+    launch(rewriter, op->getLoc(), config, {result},
+           locationsOf(rewriter, {op}));
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// A reduce over leading axes; with split rows an fp32 partials workspace
+/// and the splits' arrival counters.
+class ColumnReductionLowering : public StepLowering {
+public:
+  ColumnReductionLowering(const TypeConverter &converter, MLIRContext *ctx,
+                          const KernelLoweringState &state)
+      : StepLowering(converter, ctx, KernelFamily::ColumnReduction, state) {}
+
+protected:
+  LogicalResult lower(Operation *op, KernelConfigAttr config,
+                      const DenseMap<Value, Value> &buffers,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto reduce = cast<ReduceOp>(op);
+    ColumnReductionPlan plan = planColumnReduction(reduce, state.target);
+    emitColumnReductionKernel(state.kernels, config.getName(), reduce, plan);
+    Location loc = op->getLoc();
+    Value result = allocate(rewriter, loc, reduce.getResult());
+    SmallVector<Value> args{buffers.lookup(reduce.getInput()), result};
+    if (plan.splits > 1) {
+      args.push_back(
+          allocate(rewriter, loc,
+                   RankedTensorType::get({plan.splits * plan.columns},
+                                         rewriter.getF32Type()),
+                   (config.getName() + "_partials").str()));
+      args.push_back(
+          allocateCounters(rewriter, loc, plan.grid[0], config.getName()));
+    }
+    launch(rewriter, loc, config, args, locationsOf(rewriter, {op}));
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// layer_norm_grad / rms_norm_grad: the gradients in new buffers; with
+/// several blocks fp32 partials of the parameter gradients and a counter.
+class NormGradLowering : public StepLowering {
+public:
+  NormGradLowering(const TypeConverter &converter, MLIRContext *ctx,
+                   const KernelLoweringState &state)
+      : StepLowering(converter, ctx, KernelFamily::NormGrad, state) {}
+
+protected:
+  LogicalResult lower(Operation *op, KernelConfigAttr config,
+                      const DenseMap<Value, Value> &buffers,
+                      ConversionPatternRewriter &rewriter) const override {
+    NormGradPlan plan = planNormGradKernel(op, state.target);
+    emitNormGradKernel(state.kernels, config.getName(), op, plan);
+    Location loc = op->getLoc();
+    SmallVector<Value> args, results;
+    for (Value operand : op->getOperands())
+      args.push_back(buffers.lookup(operand));
+    for (Value result : op->getResults())
+      results.push_back(allocate(rewriter, loc, result));
+    args.append(results);
+    if (plan.blocks > 1) {
+      args.push_back(
+          allocate(rewriter, loc,
+                   RankedTensorType::get(
+                       {plan.blocks * plan.parameterGrads * plan.columns},
+                       rewriter.getF32Type()),
+                   (config.getName() + "_partials").str()));
+      args.push_back(allocateCounters(rewriter, loc, 1, config.getName()));
+    }
+    launch(rewriter, loc, config, args, locationsOf(rewriter, {op}));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// adamw updates in place: each new state is a view of its operand's
+/// buffer (a function argument), which the kernel reads and writes.
+class OptimizerLowering : public StepLowering {
+public:
+  OptimizerLowering(const TypeConverter &converter, MLIRContext *ctx,
+                    const KernelLoweringState &state)
+      : StepLowering(converter, ctx, KernelFamily::Optimizer, state) {}
+
+protected:
+  LogicalResult lower(Operation *op, KernelConfigAttr config,
+                      const DenseMap<Value, Value> &buffers,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto adamw = cast<AdamWOp>(op);
+    Location loc = op->getLoc();
+    SmallVector<Value> args;
+    for (Value operand : op->getOperands())
+      args.push_back(buffers.lookup(operand));
+    SmallVector<Value> states{adamw.getParam(), adamw.getExpAvg(),
+                              adamw.getExpAvgSq()};
+    if (Value master = adamw.getMaster())
+      states.push_back(master);
+    SmallVector<Value> results;
+    for (auto [operand, result] : llvm::zip_equal(states, op->getResults())) {
+      Value buffer = buffers.lookup(operand);
+      if (!isa_and_nonnull<BlockArgument>(buffer))
+        return rewriter.notifyMatchFailure(op, "the configuration is stale");
+      auto view = ViewOp::create(
+          rewriter, loc, getTypeConverter()->convertType(result.getType()),
+          buffer);
+      view->setAttr(MemWallDialect::kBufferAttrName,
+                    rewriter.getStringAttr(state.bufferNames.lookup(result)));
+      results.push_back(view);
+    }
+    emitAdamWKernel(state.kernels, config.getName(), adamw,
+                    planAdamWKernel(adamw));
+    launch(rewriter, loc, config, args, locationsOf(rewriter, {op}));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
 /// A reshape names its input's bytes under another shape.
 class ViewLowering : public StepLowering {
 public:
@@ -583,5 +716,7 @@ void memwall::populateKernelLoweringPatterns(const TypeConverter &converter,
                                              const KernelLoweringState &state) {
   patterns.add<ElementwiseLowering, RowReductionLowering, GemmLowering,
                GeneratedGemmLowering, LayoutLowering, AttentionLowering,
-               ViewLowering>(converter, patterns.getContext(), state);
+               ViewLowering, FillLowering, ColumnReductionLowering,
+               NormGradLowering, OptimizerLowering>(
+      converter, patterns.getContext(), state);
 }

@@ -117,6 +117,12 @@ Status makeRandomInputs(const Manifest &manifest, uint64_t seed,
     if (!inserted)
       it->second = std::min(it->second, table->shape[0]);
   }
+  // A second moment (AdamW's exp_avg_sq, operand 3) is a running mean of
+  // squares: never negative, or the update's square root is NaN.
+  std::set<std::string> secondMoments;
+  for (const reference::Op &op : manifest.reference.ops)
+    if (op.op == "adamw" && op.operands.size() >= 4)
+      secondMoments.insert(op.operands[3]);
   for (size_t i = 0; i < manifest.inputs.size(); ++i) {
     HostInput input;
     input.binding = &manifest.inputs[i];
@@ -126,6 +132,9 @@ Status makeRandomInputs(const Manifest &manifest, uint64_t seed,
     if (auto it = tableRows.find(input.binding->value); it != tableRows.end())
       for (double &id : input.tensor.data)
         id = std::fmod(id, static_cast<double>(it->second));
+    if (secondMoments.count(input.binding->value))
+      for (double &moment : input.tensor.data)
+        moment = std::fabs(moment);
     inputs.push_back(std::move(input));
   }
   return Status();

@@ -12,10 +12,40 @@ func.func @repeats(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 
 // -----
 
-func.func @constant() -> tensor<4xf32> {
-  // expected-error @+1 {{codegen does not support 'arith.constant' yet}}
-  %0 = arith.constant dense<1.0> : tensor<4xf32>
+// A constant runs as a fill kernel only when it is one repeated value of a
+// type the kernel stores.
+func.func @distinct_constant() -> tensor<4xf32> {
+  // expected-error @+1 {{codegen fills only tensor constants of one repeated value}}
+  %0 = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fp8_constant() -> tensor<4xf8E4M3FN> {
+  // expected-error @+1 {{codegen fills bf16, f16, f32 or whole-byte integer tensors, not f8E4M3FN}}
+  %0 = arith.constant dense<1.0> : tensor<4xf8E4M3FN>
+  return %0 : tensor<4xf8E4M3FN>
+}
+
+// -----
+
+// AdamW updates its state in place: state computed in the step has no
+// buffer of its own to update.
+func.func @adamw_state_not_an_argument(%p: tensor<64xf32>, %g: tensor<64xf32>, %m: tensor<64xf32>) -> tensor<64xf32> {
+  %v = memwall.mul %m, %m : tensor<64xf32>, tensor<64xf32> -> tensor<64xf32>
+  // expected-error @+1 {{codegen updates AdamW's param, moments and master weights in place, so each must be a function argument}}
+  %p2, %m2, %v2 = memwall.adamw %p, %g, %m, %v lr 1.0e-03 : (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+  return %p2 : tensor<64xf32>
+}
+
+// -----
+
+// A norm gradient holds its row in registers: 20480 f32 would spill.
+func.func @norm_grad_row_too_long(%x: tensor<2x20480xf32>, %w: tensor<20480xf32>) -> tensor<2x20480xf32> {
+  // expected-error @+1 {{codegen cannot run 'memwall.layer_norm_grad': rows of 20480 elements need about 272 registers per thread and would spill}}
+  %dx, %dw, %db = memwall.layer_norm_grad %x, %w, %x has_bias : (tensor<2x20480xf32>, tensor<20480xf32>, tensor<2x20480xf32>) -> (tensor<2x20480xf32>, tensor<20480xf32>, tensor<20480xf32>)
+  return %dx : tensor<2x20480xf32>
 }
 
 // -----

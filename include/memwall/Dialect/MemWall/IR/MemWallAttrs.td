@@ -147,7 +147,11 @@ def MemWall_KernelFamily : I32Enum<"KernelFamily", "how codegen runs one step", 
       I32EnumCase<"Attention", 3, "attention">,
       I32EnumCase<"Layout", 4, "layout">,
       I32EnumCase<"View", 5, "view">,
-      I32EnumCase<"GeneratedGemm", 6, "generated_gemm">
+      I32EnumCase<"GeneratedGemm", 6, "generated_gemm">,
+      I32EnumCase<"Fill", 7, "fill">,
+      I32EnumCase<"ColumnReduction", 8, "column_reduction">,
+      I32EnumCase<"NormGrad", 9, "norm_grad">,
+      I32EnumCase<"Optimizer", 10, "optimizer">
     ]> {
   let cppNamespace = "::memwall";
 }

@@ -1,0 +1,801 @@
+//===- TrainingCodegen.cpp - kernels a training step adds -----------------===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "TrainingCodegen.h"
+#include "ElementwiseEmitter.h"
+#include "KernelBuilding.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace memwall;
+
+namespace {
+int64_t ceilDiv(int64_t x, int64_t y) { return (x + y - 1) / y; }
+
+RankedTensorType tensorTypeOf(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+/// The widest vector (up to 16 bytes of the narrowest of `values`' element
+/// types) that divides `run` elements.
+int64_t vectorWidthFor(ValueRange values, int64_t run) {
+  int64_t narrowest = 8;
+  for (Value value : values)
+    narrowest = std::min(
+        narrowest, getElementByteSize(tensorTypeOf(value).getElementType()));
+  int64_t width = 16 / std::max<int64_t>(1, narrowest);
+  while (width > 1 && run % width != 0)
+    width /= 2;
+  return width;
+}
+
+FlatKernelPlan planFlat(int64_t elements, int64_t width) {
+  FlatKernelPlan plan;
+  plan.elements = elements;
+  plan.width = width;
+  plan.grid[0] = std::max<int64_t>(1, ceilDiv(elements / width, plan.threads));
+  return plan;
+}
+
+/// What the generators share: the builder, the thread's coordinates, and
+/// f32 vectors of `width` lanes in memory.
+class TrainingKernelBuilder : public IndexArithmetic {
+public:
+  TrainingKernelBuilder(gpu::GPUModuleOp gpuModule, Location loc)
+      : IndexArithmetic(b), b(loc, gpuModule.getContext()) {
+    b.setInsertionPointToEnd(gpuModule.getBody());
+  }
+
+protected:
+  Value f32(double value) { return f32Constant(b, value); }
+
+  /// The kernel and the ids every generator reads; `b` is left in its body.
+  gpu::GPUFuncOp startKernel(StringRef name, ArrayRef<Type> params,
+                             int64_t threads, TypeRange workgroup = {}) {
+    gpu::GPUFuncOp func = createKernel(b, name, params, threads, workgroup);
+    threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+    blockX = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+    blockY = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+    return func;
+  }
+
+  static MemRefType workgroupF32(MLIRContext *ctx, int64_t elements) {
+    return MemRefType::get(
+        {elements}, Float32Type::get(ctx), AffineMap(),
+        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+  }
+
+  Value eq(Value x, int64_t c) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x, idx(c));
+  }
+
+  /// Runs `body` only where `condition` holds (no guard when it is null).
+  void guarded(Value condition, function_ref<void()> body) {
+    if (!condition) {
+      body();
+      return;
+    }
+    auto guard = scf::IfOp::create(b, condition, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard insertion(b);
+    b.setInsertionPointToStart(guard.thenBlock());
+    body();
+  }
+
+  /// `width` f32 lanes of an f32 memref at `flat`.
+  Lanes loadF32(Value memref, Value flat, int64_t width) {
+    Lanes lanes;
+    if (width == 1) {
+      lanes.push_back(memref::LoadOp::create(b, memref, ValueRange{flat}));
+      return lanes;
+    }
+    Value vector = alignedVectorLoad(
+        b, VectorType::get({width}, b.getF32Type()), memref, flat);
+    for (int64_t lane = 0; lane < width; ++lane)
+      lanes.push_back(vector::ExtractOp::create(b, vector, lane));
+    return lanes;
+  }
+
+  void storeF32(Value memref, const Lanes &lanes, Value flat) {
+    if (lanes.size() == 1) {
+      memref::StoreOp::create(b, lanes[0], memref, ValueRange{flat});
+      return;
+    }
+    Value vector = vector::FromElementsOp::create(
+        b,
+        VectorType::get({static_cast<int64_t>(lanes.size())}, b.getF32Type()),
+        lanes);
+    alignedVectorStore(b, vector, memref, flat);
+  }
+
+  /// A loop of `count` iterations (the same in every thread) carrying
+  /// `init`; `body(i, carried)` returns the next values.
+  SmallVector<Value>
+  loop(Value lower, Value upper, ValueRange init,
+       function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    auto forOp = scf::ForOp::create(b, lower, upper, idx(1), init);
+    OpBuilder::InsertionGuard insertion(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    scf::YieldOp::create(
+        b, body(forOp.getInductionVar(), forOp.getRegionIterArgs()));
+    return SmallVector<Value>(forOp.getResults());
+  }
+
+  ImplicitLocOpBuilder b;
+  Value threadId, blockX, blockY;
+};
+
+//===----------------------------------------------------------------------===//
+// Fill
+//===----------------------------------------------------------------------===//
+
+class FillBuilder : public TrainingKernelBuilder {
+public:
+  FillBuilder(gpu::GPUModuleOp gpuModule, arith::ConstantOp constant,
+              const FlatKernelPlan &plan)
+      : TrainingKernelBuilder(gpuModule, constant.getLoc()), constant(constant),
+        plan(plan) {}
+
+  void build(StringRef name) {
+    Type element = tensorTypeOf(constant.getResult()).getElementType();
+    gpu::GPUFuncOp func = startKernel(
+        name, {flatMemRefType(plan.elements, element)}, plan.threads);
+    Value out = func.getArgument(0);
+    auto splat =
+        cast<DenseElementsAttr>(constant.getValue()).getSplatValue<Attribute>();
+    Value vectorIndex = add(mul(blockX, plan.threads), threadId);
+    guarded(less(vectorIndex, plan.elements / plan.width), [&] {
+      Value flat = mul(vectorIndex, plan.width);
+      if (plan.width == 1) {
+        memref::StoreOp::create(
+            b, arith::ConstantOp::create(b, cast<TypedAttr>(splat)), out,
+            ValueRange{flat});
+        return;
+      }
+      auto type = VectorType::get({plan.width}, element);
+      alignedVectorStore(
+          b, arith::ConstantOp::create(b, DenseElementsAttr::get(type, splat)),
+          out, flat);
+    });
+    gpu::ReturnOp::create(b);
+  }
+
+private:
+  arith::ConstantOp constant;
+  const FlatKernelPlan &plan;
+};
+
+//===----------------------------------------------------------------------===//
+// Column reduction
+//===----------------------------------------------------------------------===//
+
+/// The number of leading axes `reduce` reduces, when it reduces exactly a
+/// prefix of its input's dims (0 otherwise).
+int64_t reducedPrefix(ReduceOp reduce) {
+  int64_t rank = reduce.getInput().getType().getRank();
+  llvm::SmallVector<bool> reduced(rank, false);
+  for (int64_t axis : reduce.getAxes())
+    reduced[axis < 0 ? axis + rank : axis] = true;
+  int64_t prefix = 0;
+  while (prefix < rank && reduced[prefix])
+    ++prefix;
+  for (int64_t d = prefix; d < rank; ++d)
+    if (reduced[d])
+      return 0;
+  return prefix;
+}
+
+class ColumnReductionBuilder : public TrainingKernelBuilder {
+public:
+  ColumnReductionBuilder(gpu::GPUModuleOp gpuModule, ReduceOp reduce,
+                         const ColumnReductionPlan &plan)
+      : TrainingKernelBuilder(gpuModule, reduce.getLoc()), reduce(reduce),
+        plan(plan), isMax(reduce.getKind() == ReduceKind::Max) {}
+
+  void build(StringRef name) {
+    MLIRContext *ctx = b.getContext();
+    Value input = reduce.getInput(), result = reduce.getResult();
+    SmallVector<Type> params{flatMemRefType(input), flatMemRefType(result)};
+    bool split = plan.splits > 1;
+    if (split) {
+      params.push_back(
+          flatMemRefType(plan.splits * plan.columns, b.getF32Type()));
+      params.push_back(flatMemRefType(plan.grid[0], b.getI32Type()));
+    }
+    gpu::GPUFuncOp func =
+        startKernel(name, params, plan.threads(),
+                    {workgroupF32(ctx, plan.threads() * plan.width)});
+    Value scratch = func.getWorkgroupAttributions().front();
+    inputs.push_back({input, AccessPattern::Full, 1});
+    ElementwiseEmitter emitter(b, inputs, plan.width);
+    emitter.setMemRef(input, func.getArgument(0));
+    emitter.setMemRef(result, func.getArgument(1));
+
+    int64_t width = plan.width, vectors = plan.columns / width;
+    Value tx = rem(threadId, plan.threadsX), ty = div(threadId, plan.threadsX);
+    Value vectorIndex = add(mul(blockX, plan.threadsX), tx);
+    Value columnValid;
+    if (plan.grid[0] * plan.threadsX != vectors) {
+      columnValid = less(vectorIndex, vectors);
+      vectorIndex =
+          arith::SelectOp::create(b, columnValid, vectorIndex, idx(0));
+    }
+    Value column = mul(vectorIndex, width);
+
+    // This thread's rows of the split, summed per lane.
+    Value rowStart = mul(blockY, plan.rowsPerSplit);
+    Value rowEnd = arith::MinUIOp::create(b, add(rowStart, plan.rowsPerSplit),
+                                          idx(plan.rows));
+    SmallVector<Value> init(width, neutral());
+    SmallVector<Value> partial = loop(
+        idx(0), idx(ceilDiv(plan.rowsPerSplit, plan.threadsY)), init,
+        [&](Value i, ValueRange acc) {
+          Value row = add(add(rowStart, mul(i, plan.threadsY)), ty);
+          Value valid =
+              arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, rowEnd);
+          // A row past the split's end reads its first and counts nothing.
+          row = arith::SelectOp::create(b, valid, row, rowStart);
+          Lanes x = emitter.loadInput(inputs.front(),
+                                      add(mul(row, plan.columns), column));
+          SmallVector<Value> next;
+          for (auto [sum, v] : llvm::zip(acc, x))
+            next.push_back(
+                combine(sum, arith::SelectOp::create(b, valid, v, neutral())));
+          return next;
+        });
+
+    // The block's threadsY partials of each column, in order.
+    Value slot = mul(threadId, width);
+    for (int64_t lane = 0; lane < width; ++lane)
+      memref::StoreOp::create(b, partial[lane], scratch,
+                              ValueRange{add(slot, lane)});
+    gpu::BarrierOp::create(b);
+    guarded(less(threadId, plan.threadsX), [&] {
+      SmallVector<Value> total =
+          loop(idx(0), idx(plan.threadsY), init, [&](Value y, ValueRange acc) {
+            Value at = mul(add(mul(y, plan.threadsX), tx), width);
+            SmallVector<Value> next;
+            for (int64_t lane = 0; lane < width; ++lane)
+              next.push_back(combine(
+                  acc[lane], memref::LoadOp::create(
+                                 b, scratch, ValueRange{add(at, lane)})));
+            return next;
+          });
+      guarded(columnValid, [&] {
+        if (!split)
+          emitter.storeOutput(result, finish(total), column);
+        else
+          storeF32(func.getArgument(2), Lanes(total.begin(), total.end()),
+                   add(mul(blockY, plan.columns), column));
+      });
+    });
+    if (split) {
+      // The last split to arrive sums the splits' partials in order.
+      OpBuilder::InsertionGuard insertion(b);
+      buildIfLastArrival(b, func.getArgument(3), blockX, threadId, plan.splits);
+      Value owner = less(threadId, plan.threadsX);
+      if (columnValid)
+        owner = arith::AndIOp::create(b, owner, columnValid);
+      guarded(owner, [&] {
+        SmallVector<Value> total =
+            loop(idx(0), idx(plan.splits), init, [&](Value s, ValueRange acc) {
+              Lanes part = loadF32(func.getArgument(2),
+                                   add(mul(s, plan.columns), column), width);
+              SmallVector<Value> next;
+              for (auto [sum, v] : llvm::zip(acc, part))
+                next.push_back(combine(sum, v));
+              return next;
+            });
+        emitter.storeOutput(result, finish(total), column);
+      });
+    }
+    gpu::ReturnOp::create(b);
+  }
+
+private:
+  Value neutral() {
+    return f32(isMax ? -std::numeric_limits<double>::infinity() : 0.0);
+  }
+  Value combine(Value x, Value y) {
+    return isMax ? Value(arith::MaximumFOp::create(b, x, y))
+                 : Value(arith::AddFOp::create(b, x, y));
+  }
+  /// The reduction's value from the combined lanes (mean divides).
+  Lanes finish(ArrayRef<Value> total) {
+    Lanes lanes(total.begin(), total.end());
+    if (reduce.getKind() == ReduceKind::Mean)
+      for (Value &lane : lanes)
+        lane =
+            arith::DivFOp::create(b, lane, f32(static_cast<double>(plan.rows)));
+    return lanes;
+  }
+
+  ReduceOp reduce;
+  const ColumnReductionPlan &plan;
+  bool isMax;
+  SmallVector<KernelInput, 1> inputs;
+};
+
+//===----------------------------------------------------------------------===//
+// Norm gradients
+//===----------------------------------------------------------------------===//
+
+/// layer_norm_grad's and rms_norm_grad's common form.
+struct NormGradOperands {
+  Value input, weight, grad, inputGrad, weightGrad, biasGrad;
+  double epsilon = 0;
+  bool layerNorm = false;
+};
+
+std::optional<NormGradOperands> getNormGradOperands(Operation *op) {
+  NormGradOperands operands;
+  if (auto grad = dyn_cast<LayerNormGradOp>(op)) {
+    operands = {grad.getInput(),
+                grad.getWeight(),
+                grad.getGrad(),
+                grad.getInputGrad(),
+                grad.getWeightGrad(),
+                grad.getBiasGrad(),
+                grad.getEpsilon().convertToDouble(),
+                true};
+    return operands;
+  }
+  if (auto grad = dyn_cast<RmsNormGradOp>(op)) {
+    operands = {grad.getInput(),
+                grad.getWeight(),
+                grad.getGrad(),
+                grad.getInputGrad(),
+                grad.getWeightGrad(),
+                Value(),
+                grad.getEpsilon().convertToDouble(),
+                false};
+    return operands;
+  }
+  return std::nullopt;
+}
+
+class NormGradBuilder : public TrainingKernelBuilder {
+public:
+  NormGradBuilder(gpu::GPUModuleOp gpuModule, Operation *op,
+                  const NormGradOperands &norm, const NormGradPlan &plan)
+      : TrainingKernelBuilder(gpuModule, op->getLoc()), norm(norm), plan(plan) {
+  }
+
+  void build(StringRef name) {
+    MLIRContext *ctx = b.getContext();
+    SmallVector<Value> params{norm.input, norm.weight, norm.grad,
+                              norm.inputGrad, norm.weightGrad};
+    if (norm.biasGrad)
+      params.push_back(norm.biasGrad);
+    SmallVector<Type> types;
+    for (Value value : params)
+      types.push_back(flatMemRefType(value));
+    bool split = plan.blocks > 1;
+    int64_t partialsPerBlock = plan.parameterGrads * plan.columns;
+    if (split) {
+      types.push_back(
+          flatMemRefType(plan.blocks * partialsPerBlock, b.getF32Type()));
+      types.push_back(flatMemRefType(1, b.getI32Type()));
+    }
+    gpu::GPUFuncOp func =
+        startKernel(name, types, plan.threads, {workgroupF32(ctx, 32)});
+    scratch = func.getWorkgroupAttributions().front();
+    for (Value value : {norm.input, norm.weight, norm.grad})
+      inputs.push_back({value, AccessPattern::Full, 1});
+    ElementwiseEmitter emitter(b, inputs, plan.width);
+    for (auto [i, value] : llvm::enumerate(params))
+      emitter.setMemRef(value, func.getArgument(i));
+
+    // The thread's columns, and the weight there (read once).
+    int64_t chunks = plan.vectorsPerThread, width = plan.width;
+    bool exact = plan.threads * chunks * width == plan.columns;
+    SmallVector<Value> columns(chunks), valid(chunks);
+    SmallVector<Lanes> weight(chunks);
+    for (int64_t k = 0; k < chunks; ++k) {
+      Value column = mul(add(threadId, k * plan.threads), width);
+      if (!exact) {
+        valid[k] = less(column, plan.columns);
+        column = arith::SelectOp::create(b, valid[k], column, idx(0));
+      }
+      columns[k] = column;
+      weight[k] = emitter.loadInput(inputs[1], column);
+    }
+
+    // Every row of the block's run; the parameter gradients accumulate per
+    // column in the loop's carried values (weight's, then bias's).
+    Value rowStart = mul(blockX, plan.rowsPerBlock);
+    Value rowEnd = arith::MinUIOp::create(b, add(rowStart, plan.rowsPerBlock),
+                                          idx(plan.rows));
+    int64_t laneCount = chunks * width;
+    SmallVector<Value> init(plan.parameterGrads * laneCount, f32(0.0));
+    SmallVector<Value> sums =
+        loop(rowStart, rowEnd, init, [&](Value row, ValueRange acc) {
+          return buildRow(emitter, row, columns, valid, weight, acc);
+        });
+
+    auto storeParameterGrads = [&](function_ref<Lanes(int64_t, int64_t)> at) {
+      for (int64_t k = 0; k < chunks; ++k)
+        guarded(valid[k], [&] {
+          for (int64_t p = 0; p < plan.parameterGrads; ++p)
+            emitter.storeOutput(p == 0 ? norm.weightGrad : norm.biasGrad,
+                                at(p, k), columns[k]);
+        });
+    };
+    auto carried = [&](ArrayRef<Value> values, int64_t p, int64_t k) {
+      auto begin = values.begin() + p * laneCount + k * width;
+      return Lanes(begin, begin + width);
+    };
+    if (!split) {
+      storeParameterGrads(
+          [&](int64_t p, int64_t k) { return carried(sums, p, k); });
+    } else {
+      // fp32 partials per block, summed in block order by the last block.
+      Value partials = func.getArgument(params.size());
+      Value blockBase = mul(blockX, partialsPerBlock);
+      for (int64_t k = 0; k < chunks; ++k)
+        guarded(valid[k], [&] {
+          for (int64_t p = 0; p < plan.parameterGrads; ++p)
+            storeF32(partials, carried(sums, p, k),
+                     add(add(blockBase, p * plan.columns), columns[k]));
+        });
+      OpBuilder::InsertionGuard insertion(b);
+      buildIfLastArrival(b, func.getArgument(params.size() + 1), idx(0),
+                         threadId, plan.blocks);
+      SmallVector<Value> total = loop(
+          idx(0), idx(plan.blocks), init, [&](Value block, ValueRange acc) {
+            SmallVector<Value> next(acc.begin(), acc.end());
+            Value base = mul(block, partialsPerBlock);
+            for (int64_t p = 0; p < plan.parameterGrads; ++p)
+              for (int64_t k = 0; k < chunks; ++k) {
+                Lanes part = loadF32(
+                    partials, add(add(base, p * plan.columns), columns[k]),
+                    width);
+                for (int64_t lane = 0; lane < width; ++lane) {
+                  Value &sum = next[p * laneCount + k * width + lane];
+                  sum = arith::AddFOp::create(b, sum, part[lane]);
+                }
+              }
+            return next;
+          });
+      storeParameterGrads(
+          [&](int64_t p, int64_t k) { return carried(total, p, k); });
+    }
+    gpu::ReturnOp::create(b);
+  }
+
+private:
+  /// One row: its input gradient stored, the parameter gradients' sums
+  /// `acc` returned with the row's terms added.
+  SmallVector<Value> buildRow(ElementwiseEmitter &emitter, Value row,
+                              ArrayRef<Value> columns, ArrayRef<Value> valid,
+                              ArrayRef<Lanes> weight, ValueRange acc) {
+    int64_t chunks = plan.vectorsPerThread, width = plan.width;
+    Value rowBase = mul(row, plan.columns);
+    SmallVector<Value> flat;
+    SmallVector<Lanes> x, dy;
+    for (int64_t k = 0; k < chunks; ++k) {
+      flat.push_back(add(rowBase, columns[k]));
+      x.push_back(emitter.loadInput(inputs[0], flat[k]));
+      dy.push_back(emitter.loadInput(inputs[2], flat[k]));
+    }
+    Value count = f32(static_cast<double>(plan.columns));
+    // Sum over the row of f(k, lane), the lanes of invalid chunks left out.
+    auto rowSum = [&](function_ref<Value(int64_t, int64_t)> term) {
+      Value partial = f32(0.0);
+      for (int64_t k = 0; k < chunks; ++k) {
+        Value chunk = f32(0.0);
+        for (int64_t lane = 0; lane < width; ++lane)
+          chunk = arith::AddFOp::create(b, chunk, term(k, lane));
+        if (valid[k])
+          chunk = arith::SelectOp::create(b, valid[k], chunk, f32(0.0));
+        partial = arith::AddFOp::create(b, partial, chunk);
+      }
+      Value total = buildBlockReduce(b, partial, threadId, plan.threads,
+                                     scratch, /*isMax=*/false);
+      return Value(arith::DivFOp::create(b, total, count));
+    };
+    // LayerNorm: x̂ = (x - mean) rstd; RMSNorm: x̂ = x rstd (mean 0).
+    Value mean = norm.layerNorm
+                     ? rowSum([&](int64_t k, int64_t l) { return x[k][l]; })
+                     : f32(0.0);
+    auto centered = [&](int64_t k, int64_t l) {
+      return Value(arith::SubFOp::create(b, x[k][l], mean));
+    };
+    Value variance = rowSum([&](int64_t k, int64_t l) {
+      Value d = centered(k, l);
+      return Value(arith::MulFOp::create(b, d, d));
+    });
+    Value rstd = math::RsqrtOp::create(
+        b, arith::AddFOp::create(b, variance, f32(norm.epsilon)));
+    SmallVector<Lanes> xhat(chunks), gw(chunks);
+    for (int64_t k = 0; k < chunks; ++k)
+      for (int64_t l = 0; l < width; ++l) {
+        xhat[k].push_back(arith::MulFOp::create(b, centered(k, l), rstd));
+        gw[k].push_back(arith::MulFOp::create(b, dy[k][l], weight[k][l]));
+      }
+    // dx = rstd (gw - mean(gw) - x̂ mean(gw x̂)); RMSNorm has no mean(gw).
+    Value meanG = norm.layerNorm
+                      ? rowSum([&](int64_t k, int64_t l) { return gw[k][l]; })
+                      : f32(0.0);
+    Value meanGX = rowSum([&](int64_t k, int64_t l) {
+      return Value(arith::MulFOp::create(b, gw[k][l], xhat[k][l]));
+    });
+    for (int64_t k = 0; k < chunks; ++k) {
+      Lanes dx;
+      for (int64_t l = 0; l < width; ++l) {
+        Value v = arith::SubFOp::create(b, gw[k][l], meanG);
+        v = arith::SubFOp::create(b, v,
+                                  arith::MulFOp::create(b, xhat[k][l], meanGX));
+        dx.push_back(arith::MulFOp::create(b, rstd, v));
+      }
+      guarded(valid[k],
+              [&] { emitter.storeOutput(norm.inputGrad, dx, flat[k]); });
+    }
+    // dweight += dy x̂, dbias += dy (the invalid chunks' lanes are never
+    // stored).
+    SmallVector<Value> next(acc.begin(), acc.end());
+    int64_t laneCount = chunks * width;
+    for (int64_t k = 0; k < chunks; ++k)
+      for (int64_t l = 0; l < width; ++l) {
+        Value &dw = next[k * width + l];
+        dw = arith::AddFOp::create(
+            b, dw, arith::MulFOp::create(b, dy[k][l], xhat[k][l]));
+        if (plan.parameterGrads == 2) {
+          Value &db = next[laneCount + k * width + l];
+          db = arith::AddFOp::create(b, db, dy[k][l]);
+        }
+      }
+    return next;
+  }
+
+  const NormGradOperands &norm;
+  const NormGradPlan &plan;
+  SmallVector<KernelInput, 3> inputs;
+  Value scratch;
+};
+
+//===----------------------------------------------------------------------===//
+// AdamW
+//===----------------------------------------------------------------------===//
+
+class AdamWBuilder : public TrainingKernelBuilder {
+public:
+  AdamWBuilder(gpu::GPUModuleOp gpuModule, AdamWOp adamw,
+               const FlatKernelPlan &plan)
+      : TrainingKernelBuilder(gpuModule, adamw.getLoc()), adamw(adamw),
+        plan(plan) {}
+
+  void build(StringRef name) {
+    SmallVector<Value> operands(adamw->getOperands());
+    SmallVector<Type> params;
+    for (Value operand : operands) {
+      params.push_back(flatMemRefType(operand));
+      inputs.push_back({operand, AccessPattern::Full, 1});
+    }
+    gpu::GPUFuncOp func = startKernel(name, params, plan.threads);
+    ElementwiseEmitter emitter(b, inputs, plan.width);
+    for (auto [i, operand] : llvm::enumerate(operands))
+      emitter.setMemRef(operand, func.getArgument(i));
+    // Each result is written where its operand was read.
+    Value master = adamw.getMaster();
+    emitter.setMemRef(adamw.getNewParam(), func.getArgument(0));
+    emitter.setMemRef(adamw.getNewExpAvg(), func.getArgument(2));
+    emitter.setMemRef(adamw.getNewExpAvgSq(), func.getArgument(3));
+    if (master)
+      emitter.setMemRef(adamw.getNewMaster(), func.getArgument(4));
+
+    double lr = adamw.getLr().convertToDouble();
+    double beta1 = adamw.getBeta1().convertToDouble();
+    double beta2 = adamw.getBeta2().convertToDouble();
+    double step = static_cast<double>(adamw.getStep());
+    // The bias corrections, as the reference computes them (in double).
+    double c1 = 1.0 - std::pow(beta1, step), c2 = 1.0 - std::pow(beta2, step);
+    Value vectorIndex = add(mul(blockX, plan.threads), threadId);
+    guarded(less(vectorIndex, plan.elements / plan.width), [&] {
+      Value flat = mul(vectorIndex, plan.width);
+      Lanes p = emitter.loadInput(inputs[master ? 4 : 0], flat);
+      Lanes g = emitter.loadInput(inputs[1], flat);
+      Lanes m = emitter.loadInput(inputs[2], flat);
+      Lanes v = emitter.loadInput(inputs[3], flat);
+      Lanes newP, newM, newV;
+      for (int64_t lane = 0; lane < plan.width; ++lane) {
+        auto mulf = [&](Value x, double c) {
+          return Value(arith::MulFOp::create(b, x, f32(c)));
+        };
+        // p -= lr wd p; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g²;
+        // p -= lr (m / c1) / (sqrt(v / c2) + eps).
+        Value w = arith::SubFOp::create(
+            b, p[lane],
+            mulf(p[lane], lr * adamw.getWeightDecay().convertToDouble()));
+        Value mi = arith::AddFOp::create(b, mulf(m[lane], beta1),
+                                         mulf(g[lane], 1 - beta1));
+        Value gSquared = arith::MulFOp::create(b, g[lane], g[lane]);
+        Value vi = arith::AddFOp::create(b, mulf(v[lane], beta2),
+                                         mulf(gSquared, 1 - beta2));
+        Value denominator = arith::AddFOp::create(
+            b, math::SqrtOp::create(b, arith::DivFOp::create(b, vi, f32(c2))),
+            f32(adamw.getEpsilon().convertToDouble()));
+        Value update = arith::DivFOp::create(
+            b, arith::DivFOp::create(b, mi, f32(c1)), denominator);
+        newP.push_back(arith::SubFOp::create(b, w, mulf(update, lr)));
+        newM.push_back(mi);
+        newV.push_back(vi);
+      }
+      emitter.storeOutput(adamw.getNewParam(), newP, flat);
+      emitter.storeOutput(adamw.getNewExpAvg(), newM, flat);
+      emitter.storeOutput(adamw.getNewExpAvgSq(), newV, flat);
+      if (master)
+        emitter.storeOutput(adamw.getNewMaster(), newP, flat);
+    });
+    gpu::ReturnOp::create(b);
+  }
+
+private:
+  AdamWOp adamw;
+  const FlatKernelPlan &plan;
+  SmallVector<KernelInput, 5> inputs;
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Plans
+//===----------------------------------------------------------------------===//
+
+std::string memwall::whyNoFillKernel(arith::ConstantOp constant) {
+  auto type = dyn_cast<RankedTensorType>(constant.getType());
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!type || !dense || !dense.isSplat())
+    return "codegen fills only tensor constants of one repeated value";
+  Type element = type.getElementType();
+  bool wholeBytes =
+      isa<IntegerType>(element) && element.getIntOrFloatBitWidth() % 8 == 0;
+  if (!element.isF32() && !element.isF16() && !element.isBF16() &&
+      !wholeBytes) {
+    std::string name;
+    llvm::raw_string_ostream os(name);
+    os << element;
+    return "codegen fills bf16, f16, f32 or whole-byte integer tensors, not " +
+           name;
+  }
+  if (type.getNumElements() == 0)
+    return "empty tensors run no generated kernel";
+  return "";
+}
+
+FlatKernelPlan memwall::planFillKernel(arith::ConstantOp constant) {
+  int64_t elements = tensorTypeOf(constant.getResult()).getNumElements();
+  SmallVector<Value> values{constant.getResult()};
+  return planFlat(elements, vectorWidthFor(values, elements));
+}
+
+void memwall::emitFillKernel(gpu::GPUModuleOp gpuModule, StringRef name,
+                             arith::ConstantOp constant,
+                             const FlatKernelPlan &plan) {
+  FillBuilder(gpuModule, constant, plan).build(name);
+}
+
+bool memwall::isColumnReduction(Operation *op) {
+  auto reduce = dyn_cast<ReduceOp>(op);
+  return reduce && !reduce.isRowReduction() && reducedPrefix(reduce) > 0;
+}
+
+ColumnReductionPlan memwall::planColumnReduction(ReduceOp reduce,
+                                                 const GPUTarget &target) {
+  ColumnReductionPlan plan;
+  ArrayRef<int64_t> shape = reduce.getInput().getType().getShape();
+  int64_t prefix = reducedPrefix(reduce);
+  plan.rows = 1;
+  for (int64_t d : shape.take_front(prefix))
+    plan.rows *= d;
+  plan.columns = 1;
+  for (int64_t d : shape.drop_front(prefix))
+    plan.columns *= d;
+  SmallVector<Value> values{reduce.getInput(), reduce.getResult()};
+  plan.width = vectorWidthFor(values, plan.columns);
+  int64_t vectors = plan.columns / plan.width;
+  plan.threadsX =
+      std::min<int64_t>(32, static_cast<int64_t>(llvm::PowerOf2Ceil(vectors)));
+  plan.threadsY = 256 / plan.threadsX;
+  plan.grid[0] = ceilDiv(vectors, plan.threadsX);
+  // Enough splits of the rows for two blocks per SM, each thread still
+  // summing at least four rows; at most CUDA's grid.y.
+  int64_t wanted =
+      ceilDiv(2 * std::max<int64_t>(1, target.smCount), plan.grid[0]);
+  int64_t most = std::max<int64_t>(1, plan.rows / (4 * plan.threadsY));
+  plan.splits = std::clamp<int64_t>(wanted, 1, std::min<int64_t>(most, 65535));
+  plan.rowsPerSplit = ceilDiv(plan.rows, plan.splits);
+  plan.splits = ceilDiv(plan.rows, plan.rowsPerSplit);
+  plan.grid[1] = plan.splits;
+  return plan;
+}
+
+void memwall::emitColumnReductionKernel(gpu::GPUModuleOp gpuModule,
+                                        StringRef name, ReduceOp reduce,
+                                        const ColumnReductionPlan &plan) {
+  ColumnReductionBuilder(gpuModule, reduce, plan).build(name);
+}
+
+NormGradPlan memwall::planNormGradKernel(Operation *op,
+                                         const GPUTarget &target) {
+  NormGradPlan plan;
+  std::optional<NormGradOperands> norm = getNormGradOperands(op);
+  assert(norm && "not a norm gradient");
+  ArrayRef<int64_t> shape = tensorTypeOf(norm->input).getShape();
+  plan.columns = shape.empty() ? 1 : shape.back();
+  plan.rows = tensorTypeOf(norm->input).getNumElements() /
+              std::max<int64_t>(1, plan.columns);
+  plan.parameterGrads = norm->biasGrad ? 2 : 1;
+  SmallVector<Value> values{norm->input, norm->weight, norm->grad,
+                            norm->inputGrad, norm->weightGrad};
+  plan.width = vectorWidthFor(values, plan.columns);
+  // As the forward's row kernel: a warp-multiple of threads up to 512.
+  int64_t rowVectors = plan.columns / plan.width;
+  plan.threads = rowVectors >= 32
+                     ? std::min<int64_t>(512, ceilDiv(rowVectors, 32) * 32)
+                     : static_cast<int64_t>(std::max<uint64_t>(
+                           1, llvm::PowerOf2Ceil(rowVectors)));
+  plan.vectorsPerThread = ceilDiv(rowVectors, plan.threads);
+  // Per lane: x, dy, x̂, the weight and the parameter gradients' sums.
+  plan.registersPerThread =
+      32 + plan.vectorsPerThread * plan.width * (4 + plan.parameterGrads);
+  // Two blocks per SM share the rows: fewer partials to combine than one
+  // block per row, every SM busy.
+  plan.blocks = std::clamp<int64_t>(2 * std::max<int64_t>(1, target.smCount), 1,
+                                    std::max<int64_t>(1, plan.rows));
+  plan.rowsPerBlock = ceilDiv(plan.rows, plan.blocks);
+  plan.blocks = std::max<int64_t>(1, ceilDiv(plan.rows, plan.rowsPerBlock));
+  return plan;
+}
+
+std::string memwall::whyNoNormGradKernel(Operation *op,
+                                         const GPUTarget &target) {
+  std::optional<NormGradOperands> norm = getNormGradOperands(op);
+  if (!norm)
+    return "not a layer_norm_grad or rms_norm_grad";
+  if (tensorTypeOf(norm->input).getNumElements() == 0)
+    return "empty tensors run no generated kernel";
+  NormGradPlan plan = planNormGradKernel(op, target);
+  if (plan.registersPerThread > kMaxRegistersPerThread)
+    return "rows of " + std::to_string(plan.columns) + " elements need about " +
+           std::to_string(plan.registersPerThread) +
+           " registers per thread and would spill";
+  return "";
+}
+
+void memwall::emitNormGradKernel(gpu::GPUModuleOp gpuModule, StringRef name,
+                                 Operation *op, const NormGradPlan &plan) {
+  std::optional<NormGradOperands> norm = getNormGradOperands(op);
+  assert(norm && "not a norm gradient");
+  NormGradBuilder(gpuModule, op, *norm, plan).build(name);
+}
+
+std::string memwall::whyNoAdamWKernel(AdamWOp adamw) {
+  for (Value state : adamw->getOperands()) {
+    if (state == adamw.getGrad())
+      continue;
+    if (!isa<BlockArgument>(state))
+      return "codegen updates AdamW's param, moments and master weights in "
+             "place, so each must be a function argument";
+  }
+  if (tensorTypeOf(adamw.getParam()).getNumElements() == 0)
+    return "empty tensors run no generated kernel";
+  return "";
+}
+
+FlatKernelPlan memwall::planAdamWKernel(AdamWOp adamw) {
+  int64_t elements = tensorTypeOf(adamw.getParam()).getNumElements();
+  return planFlat(elements, vectorWidthFor(adamw->getOperands(), elements));
+}
+
+void memwall::emitAdamWKernel(gpu::GPUModuleOp gpuModule, StringRef name,
+                              AdamWOp adamw, const FlatKernelPlan &plan) {
+  AdamWBuilder(gpuModule, adamw, plan).build(name);
+}

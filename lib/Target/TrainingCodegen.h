@@ -1,0 +1,119 @@
+//===- TrainingCodegen.h - kernels a training step adds ---------*- C++ -*-===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The kernel families a backward pass and an optimizer step need beside the
+// forward's (docs/codegen.md, "Training kernels"):
+//  - fill: a splat constant (the loss seed dL/dL = 1, the zero gradient of
+//    a weight the loss does not reach), one vector store per thread;
+//  - column reduction: `reduce` over leading axes (a bias or norm weight's
+//    gradient summed over the tokens, a broadcast's gradient), the rows
+//    split over blocks that write fp32 partials, summed in split order by
+//    the last block to arrive (deterministic: no float atomics);
+//  - norm gradient: layer_norm_grad and rms_norm_grad, one block per run
+//    of rows, each row in registers as the forward's row kernel holds it,
+//    the weight (and bias) gradient accumulated per column in registers
+//    over the block's rows and combined over blocks as a column reduction;
+//  - optimizer: adamw, one vector of every state a thread, updated in place.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_LIB_TARGET_TRAININGCODEGEN_H
+#define MEMWALL_LIB_TARGET_TRAININGCODEGEN_H
+
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Hardware/GPUTarget.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+#include <array>
+#include <string>
+
+namespace memwall {
+
+/// One vector of `width` elements per thread over a flat iteration space
+/// (fill, adamw).
+struct FlatKernelPlan {
+  int64_t elements = 0;
+  int64_t width = 1;
+  int64_t threads = 256;
+  std::array<int64_t, 3> grid{1, 1, 1};
+};
+
+/// Why codegen cannot fill `constant` ("" when it can): only splat tensors
+/// of a float (bf16, f16, f32) or integer element type.
+std::string whyNoFillKernel(mlir::arith::ConstantOp constant);
+FlatKernelPlan planFillKernel(mlir::arith::ConstantOp constant);
+/// Parameters: the result.
+void emitFillKernel(mlir::gpu::GPUModuleOp gpuModule, llvm::StringRef name,
+                    mlir::arith::ConstantOp constant,
+                    const FlatKernelPlan &plan);
+
+/// A reduce over leading axes as `rows` x `columns` (the kept trailing dims
+/// flattened): thread `t` of a block of 256 sums vector `t mod threadsX` of
+/// the block's columns over the rows `≡ t / threadsX (mod threadsY)` of its
+/// split (grid.y), the block then sums its threadsY partials in order.
+struct ColumnReductionPlan {
+  int64_t rows = 0, columns = 0;
+  /// Columns per thread (one vector load).
+  int64_t width = 1;
+  int64_t threadsX = 1, threadsY = 256;
+  /// Splits of the rows (grid.y), each `rowsPerSplit` rows; with more than
+  /// one, fp32 partials [splits, columns] and one counter per grid.x block.
+  int64_t splits = 1, rowsPerSplit = 0;
+  std::array<int64_t, 3> grid{1, 1, 1};
+  int64_t threads() const { return threadsX * threadsY; }
+};
+
+/// Whether `op` is a reduce over leading axes only (including all of
+/// them), which the column-reduction kernel runs; a reduce over the last
+/// axis alone is a row reduction.
+bool isColumnReduction(mlir::Operation *op);
+ColumnReductionPlan planColumnReduction(ReduceOp reduce,
+                                        const GPUTarget &target);
+/// Parameters: the input, the result, then with splits the partials and
+/// the counters.
+void emitColumnReductionKernel(mlir::gpu::GPUModuleOp gpuModule,
+                               llvm::StringRef name, ReduceOp reduce,
+                               const ColumnReductionPlan &plan);
+
+/// layer_norm_grad / rms_norm_grad: `blocks` blocks of `threads` threads,
+/// each taking `rowsPerBlock` consecutive rows, thread `t` holding the
+/// vectors at columns (k·threads + t)·width, k < vectorsPerThread.
+struct NormGradPlan {
+  int64_t rows = 0, columns = 0;
+  int64_t width = 1, threads = 32, vectorsPerThread = 1;
+  int64_t blocks = 1, rowsPerBlock = 0;
+  /// Per-parameter gradients: 1 (weight) or 2 (weight and bias).
+  int64_t parameterGrads = 1;
+  int64_t registersPerThread = 0;
+  std::array<int64_t, 3> grid() const { return {blocks, 1, 1}; }
+};
+
+/// Why codegen cannot run the norm gradient `op` ("" when it can).
+std::string whyNoNormGradKernel(mlir::Operation *op, const GPUTarget &target);
+NormGradPlan planNormGradKernel(mlir::Operation *op, const GPUTarget &target);
+/// Parameters: input, weight, grad, then the op's results, then with more
+/// than one block the fp32 partials [blocks, parameterGrads, columns] and
+/// one counter.
+void emitNormGradKernel(mlir::gpu::GPUModuleOp gpuModule, llvm::StringRef name,
+                        mlir::Operation *op, const NormGradPlan &plan);
+
+/// Why codegen cannot run `adamw` ("" when it can): it updates its state in
+/// place, so param, exp_avg, exp_avg_sq and master must be function
+/// arguments (buffers the step owns for good).
+std::string whyNoAdamWKernel(AdamWOp adamw);
+FlatKernelPlan planAdamWKernel(AdamWOp adamw);
+/// Parameters: param, grad, exp_avg, exp_avg_sq and master if any; the
+/// kernel writes param, the moments and master where it read them.
+void emitAdamWKernel(mlir::gpu::GPUModuleOp gpuModule, llvm::StringRef name,
+                     AdamWOp adamw, const FlatKernelPlan &plan);
+
+} // namespace memwall
+
+#endif // MEMWALL_LIB_TARGET_TRAININGCODEGEN_H
