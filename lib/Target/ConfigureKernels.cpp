@@ -104,6 +104,10 @@ private:
       return configureNormGrad(op);
     if (auto adamw = dyn_cast<AdamWOp>(op))
       return configureAdamW(adamw);
+    if (auto embeddingGrad = dyn_cast<EmbeddingGradOp>(op))
+      return configureEmbeddingGrad(embeddingGrad);
+    if (isCrossEntropyKernelOp(op))
+      return configureCrossEntropy(op);
     if (isa<AttentionOp>(op))
       return op->emitError("codegen runs attention only in its tiled form "
                            "(memwall.flash_attention); this one stayed "
@@ -225,6 +229,31 @@ private:
       return failure();
     return attach(adamw, KernelFamily::Optimizer, kernelName("adamw"),
                   plan.grid, {plan.threads, 1, 1}, 0, predictedSeconds(adamw));
+  }
+
+  /// embedding_grad: each table row summed from its positions in order.
+  LogicalResult configureEmbeddingGrad(EmbeddingGradOp op) {
+    if (std::string why = whyNoEmbeddingGradKernel(op); !why.empty())
+      return op.emitError("codegen cannot run '")
+             << op->getName() << "': " << why;
+    EmbeddingGradPlan plan = planEmbeddingGradKernel(op);
+    if (failed(checkGrid(op, plan.grid)))
+      return failure();
+    return attach(op, KernelFamily::EmbeddingGrad, kernelName("embedding_grad"),
+                  plan.grid, {plan.threads, 1, 1}, 0, predictedSeconds(op));
+  }
+
+  /// cross_entropy / cross_entropy_grad: a block streaming each row.
+  LogicalResult configureCrossEntropy(Operation *op) {
+    if (std::string why = whyNoCrossEntropyKernel(op); !why.empty())
+      return op->emitError("codegen cannot run '")
+             << op->getName() << "': " << why;
+    CrossEntropyPlan plan = planCrossEntropyKernel(op);
+    if (failed(checkGrid(op, plan.grid())))
+      return failure();
+    return attach(op, KernelFamily::CrossEntropy,
+                  kernelName(op->getName().stripDialect()), plan.grid(),
+                  {plan.threads, 1, 1}, 0, predictedSeconds(op));
   }
 
   /// The op's own cost as one kernel on the target.

@@ -687,6 +687,63 @@ protected:
   }
 };
 
+/// embedding_grad: the table gradient in a new buffer, every row written.
+class EmbeddingGradLowering : public StepLowering {
+public:
+  EmbeddingGradLowering(const TypeConverter &converter, MLIRContext *ctx,
+                        const KernelLoweringState &state)
+      : StepLowering(converter, ctx, KernelFamily::EmbeddingGrad, state) {}
+
+protected:
+  LogicalResult lower(Operation *op, KernelConfigAttr config,
+                      const DenseMap<Value, Value> &buffers,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto grad = cast<EmbeddingGradOp>(op);
+    emitEmbeddingGradKernel(state.kernels, config.getName(), grad,
+                            planEmbeddingGradKernel(grad));
+    Value table = allocate(rewriter, op->getLoc(), grad.getResult());
+    launch(rewriter, op->getLoc(), config,
+           {buffers.lookup(grad.getGrad()), buffers.lookup(grad.getIndices()),
+            table},
+           locationsOf(rewriter, {op}));
+    rewriter.replaceOp(op, table);
+    return success();
+  }
+};
+
+/// cross_entropy / cross_entropy_grad: the result in a new buffer; a
+/// reduced loss's per-row partials and their counter.
+class CrossEntropyLowering : public StepLowering {
+public:
+  CrossEntropyLowering(const TypeConverter &converter, MLIRContext *ctx,
+                       const KernelLoweringState &state)
+      : StepLowering(converter, ctx, KernelFamily::CrossEntropy, state) {}
+
+protected:
+  LogicalResult lower(Operation *op, KernelConfigAttr config,
+                      const DenseMap<Value, Value> &buffers,
+                      ConversionPatternRewriter &rewriter) const override {
+    CrossEntropyPlan plan = planCrossEntropyKernel(op);
+    emitCrossEntropyKernel(state.kernels, config.getName(), op, plan);
+    Location loc = op->getLoc();
+    SmallVector<Value> args;
+    for (Value operand : op->getOperands())
+      args.push_back(buffers.lookup(operand));
+    Value result = allocate(rewriter, loc, op->getResult(0));
+    args.push_back(result);
+    if (plan.reducesRows) {
+      args.push_back(allocate(
+          rewriter, loc,
+          RankedTensorType::get({2 * plan.rows}, rewriter.getF32Type()),
+          (config.getName() + "_partials").str()));
+      args.push_back(allocateCounters(rewriter, loc, 1, config.getName()));
+    }
+    launch(rewriter, loc, config, args, locationsOf(rewriter, {op}));
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 /// A reshape names its input's bytes under another shape.
 class ViewLowering : public StepLowering {
 public:
@@ -717,6 +774,6 @@ void memwall::populateKernelLoweringPatterns(const TypeConverter &converter,
   patterns.add<ElementwiseLowering, RowReductionLowering, GemmLowering,
                GeneratedGemmLowering, LayoutLowering, AttentionLowering,
                ViewLowering, FillLowering, ColumnReductionLowering,
-               NormGradLowering, OptimizerLowering>(
-      converter, patterns.getContext(), state);
+               NormGradLowering, OptimizerLowering, EmbeddingGradLowering,
+               CrossEntropyLowering>(converter, patterns.getContext(), state);
 }

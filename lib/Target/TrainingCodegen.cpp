@@ -38,6 +38,21 @@ int64_t vectorWidthFor(ValueRange values, int64_t run) {
   return width;
 }
 
+/// Threads for a row of `rowVectors` vectors, as the forward's row kernel
+/// takes them: a warp-multiple up to 512, or a power of two below a warp.
+struct RowThreads {
+  int64_t threads = 1, vectorsPerThread = 1;
+};
+RowThreads chooseRowThreads(int64_t rowVectors) {
+  RowThreads choice;
+  choice.threads = rowVectors >= 32
+                       ? std::min<int64_t>(512, ceilDiv(rowVectors, 32) * 32)
+                       : static_cast<int64_t>(std::max<uint64_t>(
+                             1, llvm::PowerOf2Ceil(rowVectors)));
+  choice.vectorsPerThread = ceilDiv(rowVectors, choice.threads);
+  return choice;
+}
+
 FlatKernelPlan planFlat(int64_t elements, int64_t width) {
   FlatKernelPlan plan;
   plan.elements = elements;
@@ -68,10 +83,14 @@ protected:
     return func;
   }
 
-  static MemRefType workgroupF32(MLIRContext *ctx, int64_t elements) {
+  static MemRefType workgroupOf(Type element, int64_t elements) {
+    MLIRContext *ctx = element.getContext();
     return MemRefType::get(
-        {elements}, Float32Type::get(ctx), AffineMap(),
+        {elements}, element, AffineMap(),
         gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+  }
+  static MemRefType workgroupF32(MLIRContext *ctx, int64_t elements) {
+    return workgroupOf(Float32Type::get(ctx), elements);
   }
 
   Value eq(Value x, int64_t c) {
@@ -123,6 +142,12 @@ protected:
        function_ref<SmallVector<Value>(Value, ValueRange)> body) {
     auto forOp = scf::ForOp::create(b, lower, upper, idx(1), init);
     OpBuilder::InsertionGuard insertion(b);
+    if (init.empty()) {
+      // The builder gave a loop without carried values its yield.
+      b.setInsertionPoint(forOp.getBody()->getTerminator());
+      body(forOp.getInductionVar(), {});
+      return {};
+    }
     b.setInsertionPointToStart(forOp.getBody());
     scf::YieldOp::create(
         b, body(forOp.getInductionVar(), forOp.getRegionIterArgs()));
@@ -643,6 +668,444 @@ private:
   const FlatKernelPlan &plan;
   SmallVector<KernelInput, 5> inputs;
 };
+//===----------------------------------------------------------------------===//
+// Embedding gradient
+//===----------------------------------------------------------------------===//
+
+class EmbeddingGradBuilder : public TrainingKernelBuilder {
+public:
+  EmbeddingGradBuilder(gpu::GPUModuleOp gpuModule, EmbeddingGradOp op,
+                       const EmbeddingGradPlan &plan)
+      : TrainingKernelBuilder(gpuModule, op.getLoc()), op(op), plan(plan) {}
+
+  void build(StringRef name) {
+    Value grad = op.getGrad(), indices = op.getIndices(),
+          table = op.getResult();
+    Type i32 = b.getI32Type(), i64 = b.getI64Type();
+    gpu::GPUFuncOp func = startKernel(
+        name,
+        {flatMemRefType(grad), flatMemRefType(indices), flatMemRefType(table)},
+        plan.threads, {workgroupOf(i32, plan.threads), workgroupOf(i32, 32)});
+    Value list = func.getWorkgroupAttributions()[0];
+    warpTotals = func.getWorkgroupAttributions()[1];
+    inputs.push_back({grad, AccessPattern::Full, 1});
+    ElementwiseEmitter emitter(b, inputs, plan.width);
+    emitter.setMemRef(grad, func.getArgument(0));
+    emitter.setMemRef(table, func.getArgument(2));
+    Value ids = func.getArgument(1);
+
+    int64_t chunks = plan.vectorsPerThread, width = plan.width;
+    bool exact = plan.threads * chunks * width == plan.columns;
+    SmallVector<Value> columns(chunks), valid(chunks);
+    for (int64_t k = 0; k < chunks; ++k) {
+      Value column = mul(add(threadId, k * plan.threads), width);
+      if (!exact) {
+        valid[k] = less(column, plan.columns);
+        column = arith::SelectOp::create(b, valid[k], column, idx(0));
+      }
+      columns[k] = column;
+    }
+    // The block's table rows [first, first + rowsPerBlock), as i64 ids.
+    Value first = mul(blockX, plan.rowsPerBlock);
+    Value firstId = arith::IndexCastOp::create(b, i64, first);
+    Value endId = arith::AddIOp::create(
+        b, firstId,
+        arith::ConstantIntOp::create(b, i64, plan.rowsPerBlock).getResult());
+    auto loadId = [&](Value position) {
+      Value id = memref::LoadOp::create(b, ids, ValueRange{position});
+      return id.getType() == i64 ? id
+                                 : Value(arith::ExtSIOp::create(b, i64, id));
+    };
+    auto toIndex = [&](Value value) {
+      return Value(
+          arith::IndexCastOp::create(b, b.getIndexType(), value).getResult());
+    };
+
+    // The positions in order, a tile of `threads` at a time: the tile's
+    // positions holding one of the block's ids, compacted in order into
+    // `list`, then added to their rows' sums in that order.
+    int64_t laneCount = chunks * width;
+    SmallVector<Value> init(plan.rowsPerBlock * laneCount, f32(0.0));
+    SmallVector<Value> sums = loop(
+        idx(0), idx(ceilDiv(plan.positions, plan.threads)), init,
+        [&](Value tile, ValueRange acc) {
+          Value position = add(mul(tile, plan.threads), threadId);
+          Value inRange = less(position, plan.positions);
+          Value id =
+              loadId(arith::SelectOp::create(b, inRange, position, idx(0)));
+          Value inBlock = arith::AndIOp::create(
+              b,
+              arith::CmpIOp::create(b, arith::CmpIPredicate::sge, id, firstId),
+              arith::CmpIOp::create(b, arith::CmpIPredicate::slt, id, endId));
+          Value match = arith::AndIOp::create(b, inRange, inBlock);
+          auto [before, total] =
+              blockExclusiveCount(arith::ExtUIOp::create(b, i32, match));
+          guarded(match, [&] {
+            memref::StoreOp::create(
+                b, arith::IndexCastOp::create(b, i32, position), list,
+                ValueRange{toIndex(before)});
+          });
+          gpu::BarrierOp::create(b);
+          SmallVector<Value> next = loop(
+              idx(0), toIndex(total), acc, [&](Value m, ValueRange rowSums) {
+                Value matched =
+                    toIndex(memref::LoadOp::create(b, list, ValueRange{m}));
+                Value row = arith::SubIOp::create(b, loadId(matched), firstId);
+                SmallVector<Value> updated(rowSums.begin(), rowSums.end());
+                for (int64_t k = 0; k < chunks; ++k) {
+                  Lanes g = emitter.loadInput(
+                      inputs.front(),
+                      add(mul(matched, plan.columns), columns[k]));
+                  for (int64_t r = 0; r < plan.rowsPerBlock; ++r) {
+                    Value isRow = arith::CmpIOp::create(
+                        b, arith::CmpIPredicate::eq, row,
+                        arith::ConstantIntOp::create(b, i64, r).getResult());
+                    for (int64_t l = 0; l < width; ++l) {
+                      Value &sum = updated[r * laneCount + k * width + l];
+                      sum = arith::SelectOp::create(
+                          b, isRow, arith::AddFOp::create(b, sum, g[l]), sum);
+                    }
+                  }
+                }
+                return updated;
+              });
+          // The list is refilled by the next tile.
+          gpu::BarrierOp::create(b);
+          return next;
+        });
+
+    // Every row of the block, a zero row where no position holds its id.
+    for (int64_t r = 0; r < plan.rowsPerBlock; ++r) {
+      Value rowIndex = add(first, r);
+      Value rowExists = plan.rows % plan.rowsPerBlock != 0
+                            ? less(rowIndex, plan.rows)
+                            : Value();
+      guarded(rowExists, [&] {
+        for (int64_t k = 0; k < chunks; ++k)
+          guarded(valid[k], [&] {
+            auto begin = sums.begin() + r * laneCount + k * width;
+            emitter.storeOutput(table, Lanes(begin, begin + width),
+                                add(mul(rowIndex, plan.columns), columns[k]));
+          });
+      });
+    }
+    gpu::ReturnOp::create(b);
+  }
+
+private:
+  /// Over the block: the number of threads before this one whose `flag`
+  /// (i32 0 or 1) is set, and the block's total (both i32). An inclusive
+  /// warp scan by shuffles, then the warps' totals through shared memory.
+  std::pair<Value, Value> blockExclusiveCount(Value flag) {
+    Type i32 = b.getI32Type();
+    int64_t warpWidth = std::min<int64_t>(plan.threads, 32);
+    Value inclusive = flag;
+    for (int64_t offset = 1; offset < warpWidth; offset *= 2) {
+      auto up = gpu::ShuffleOp::create(b, inclusive, offset, warpWidth,
+                                       gpu::ShuffleMode::UP);
+      Value sum = arith::AddIOp::create(b, inclusive, up.getShuffleResult());
+      inclusive = arith::SelectOp::create(b, up.getValid(), sum, inclusive);
+    }
+    Value exclusive = arith::SubIOp::create(b, inclusive, flag);
+    if (plan.threads <= 32) {
+      Value total = gpu::ShuffleOp::create(b, inclusive, warpWidth - 1,
+                                           warpWidth, gpu::ShuffleMode::IDX)
+                        .getShuffleResult();
+      return {exclusive, total};
+    }
+    Value warp = div(threadId, 32);
+    guarded(eq(rem(threadId, 32), 31), [&] {
+      memref::StoreOp::create(b, inclusive, warpTotals, ValueRange{warp});
+    });
+    gpu::BarrierOp::create(b);
+    Value zero = arith::ConstantIntOp::create(b, i32, 0);
+    Value before = zero, total = zero;
+    for (int64_t w = 0; w < plan.threads / 32; ++w) {
+      Value count = memref::LoadOp::create(b, warpTotals, ValueRange{idx(w)});
+      total = arith::AddIOp::create(b, total, count);
+      Value earlier =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, warp, idx(w));
+      before = arith::SelectOp::create(
+          b, earlier, arith::AddIOp::create(b, before, count), before);
+    }
+    // The totals are rewritten by the next tile's scan.
+    gpu::BarrierOp::create(b);
+    return {arith::AddIOp::create(b, before, exclusive), total};
+  }
+
+  EmbeddingGradOp op;
+  const EmbeddingGradPlan &plan;
+  SmallVector<KernelInput, 1> inputs;
+  Value warpTotals;
+};
+//===----------------------------------------------------------------------===//
+// Cross-entropy
+//===----------------------------------------------------------------------===//
+
+/// cross_entropy's and cross_entropy_grad's common form.
+struct CrossEntropyOperands {
+  Value logits, labels, grad, result;
+  LossReduction reduction = LossReduction::Mean;
+  std::optional<int64_t> ignoreIndex;
+};
+
+std::optional<CrossEntropyOperands> getCrossEntropyOperands(Operation *op) {
+  if (auto loss = dyn_cast<CrossEntropyOp>(op))
+    return CrossEntropyOperands{
+        loss.getLogits(), loss.getLabels(),    Value(),
+        loss.getResult(), loss.getReduction(), loss.getIgnoreIndex()};
+  if (auto grad = dyn_cast<CrossEntropyGradOp>(op))
+    return CrossEntropyOperands{grad.getLogits(),    grad.getLabels(),
+                                grad.getGrad(),      grad.getResult(),
+                                grad.getReduction(), grad.getIgnoreIndex()};
+  return std::nullopt;
+}
+
+class CrossEntropyBuilder : public TrainingKernelBuilder {
+public:
+  CrossEntropyBuilder(gpu::GPUModuleOp gpuModule, Operation *op,
+                      const CrossEntropyOperands &loss,
+                      const CrossEntropyPlan &plan)
+      : TrainingKernelBuilder(gpuModule, op->getLoc()), loss(loss), plan(plan) {
+  }
+
+  void build(StringRef name) {
+    bool backward = static_cast<bool>(loss.grad);
+    SmallVector<Value> values{loss.logits, loss.labels};
+    if (backward)
+      values.push_back(loss.grad);
+    values.push_back(loss.result);
+    SmallVector<Type> params;
+    for (Value value : values)
+      params.push_back(flatMemRefType(value));
+    if (plan.reducesRows) {
+      params.push_back(flatMemRefType(2 * plan.rows, b.getF32Type()));
+      params.push_back(flatMemRefType(1, b.getI32Type()));
+    }
+    gpu::GPUFuncOp func = startKernel(name, params, plan.threads,
+                                      {workgroupF32(b.getContext(), 32)});
+    scratch = func.getWorkgroupAttributions().front();
+    inputs.push_back({loss.logits, AccessPattern::Full, 1});
+    ElementwiseEmitter emitter(b, inputs, plan.width);
+    emitter.setMemRef(loss.logits, func.getArgument(0));
+    emitter.setMemRef(loss.result, func.getArgument(values.size() - 1));
+    labels = func.getArgument(1);
+
+    Value row = blockX;
+    Value label = loadLabel(row);
+    Value counted = isCounted(label);
+    // A position that does not count reads column 0 for its label.
+    Value labelColumn = toIndex(arith::SelectOp::create(
+        b, counted, label,
+        arith::ConstantIntOp::create(b, b.getI64Type(), 0).getResult()));
+    Value rowBase = mul(row, plan.vocab);
+    Value lse = buildLogSumExp(emitter, rowBase);
+    if (backward)
+      buildGradient(emitter, func, rowBase, lse, counted, labelColumn);
+    else
+      buildLoss(func, rowBase, lse, counted, labelColumn);
+    gpu::ReturnOp::create(b);
+  }
+
+private:
+  Value toIndex(Value value) {
+    return arith::IndexCastOp::create(b, b.getIndexType(), value);
+  }
+  Value negativeInfinity() {
+    return f32(-std::numeric_limits<double>::infinity());
+  }
+  Value isNegativeInfinity(Value x) {
+    return arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, x,
+                                 negativeInfinity());
+  }
+  /// exp(x - m), 0 where x is -inf (so a row of -inf sums to 0, not NaN).
+  Value expShifted(Value x, Value m) {
+    Value e = math::ExpOp::create(b, arith::SubFOp::create(b, x, m));
+    return arith::SelectOp::create(b, isNegativeInfinity(x), f32(0.0), e);
+  }
+
+  Value loadLabel(Value position) {
+    Value label = memref::LoadOp::create(b, labels, ValueRange{position});
+    if (label.getType() != b.getI64Type())
+      label = arith::ExtSIOp::create(b, b.getI64Type(), label);
+    return label;
+  }
+  /// Whether a label counts (is not ignore_index).
+  Value isCounted(Value label) {
+    if (!loss.ignoreIndex)
+      return arith::ConstantIntOp::create(b, b.getI1Type(), 1);
+    return arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ne, label,
+        arith::ConstantIntOp::create(b, b.getI64Type(), *loss.ignoreIndex)
+            .getResult());
+  }
+
+  /// Streams over the row's `vectors` in `width`-element vectors, thread `t`
+  /// taking vectors t, t + threads, ...; `body(column, valid, lanes)`.
+  SmallVector<Value> streamRow(
+      ElementwiseEmitter &emitter, Value rowBase, ValueRange init,
+      function_ref<SmallVector<Value>(Value, Value, const Lanes &, ValueRange)>
+          body) {
+    int64_t vectors = plan.vocab / plan.width;
+    return loop(idx(0), idx(ceilDiv(vectors, plan.threads)), init,
+                [&](Value i, ValueRange carried) {
+                  Value vector = add(mul(i, plan.threads), threadId);
+                  Value valid = less(vector, vectors);
+                  Value column =
+                      mul(arith::SelectOp::create(b, valid, vector, idx(0)),
+                          plan.width);
+                  Lanes x =
+                      emitter.loadInput(inputs.front(), add(rowBase, column));
+                  return body(column, valid, x, carried);
+                });
+  }
+
+  /// The row's log-sum-exp: each thread's online max and sum of exp over
+  /// its elements, then the block's max and its rescaled sum.
+  Value buildLogSumExp(ElementwiseEmitter &emitter, Value rowBase) {
+    SmallVector<Value> init{negativeInfinity(), f32(0.0)};
+    SmallVector<Value> state =
+        streamRow(emitter, rowBase, init,
+                  [&](Value, Value valid, const Lanes &x, ValueRange carried) {
+                    Value m = carried[0], s = carried[1];
+                    for (Value lane : x) {
+                      Value v = arith::SelectOp::create(b, valid, lane,
+                                                        negativeInfinity());
+                      Value next = arith::MaximumFOp::create(b, m, v);
+                      // s·exp(m - m') + exp(v - m'), terms of -inf dropped.
+                      s = arith::AddFOp::create(
+                          b, arith::MulFOp::create(b, s, expShifted(m, next)),
+                          expShifted(v, next));
+                      m = next;
+                    }
+                    return SmallVector<Value>{m, s};
+                  });
+    Value rowMax = buildBlockReduce(b, state[0], threadId, plan.threads,
+                                    scratch, /*isMax=*/true);
+    Value sum = buildBlockReduce(
+        b, arith::MulFOp::create(b, state[1], expShifted(state[0], rowMax)),
+        threadId, plan.threads, scratch, /*isMax=*/false);
+    return arith::AddFOp::create(b, rowMax, math::LogOp::create(b, sum));
+  }
+
+  /// The row's loss lse - logit[label] (0 where the label does not count):
+  /// stored per position for reduction none, else summed with the count of
+  /// counted positions over all rows by the last block to arrive, in row
+  /// order.
+  void buildLoss(gpu::GPUFuncOp func, Value rowBase, Value lse, Value counted,
+                 Value labelColumn) {
+    Value logits = func.getArgument(0), result = func.getArgument(2);
+    guarded(eq(threadId, 0), [&] {
+      Value logit = memref::LoadOp::create(
+          b, logits, ValueRange{add(rowBase, labelColumn)});
+      if (!logit.getType().isF32())
+        logit = arith::ExtFOp::create(b, b.getF32Type(), logit);
+      Value value = arith::SelectOp::create(
+          b, counted, arith::SubFOp::create(b, lse, logit), f32(0.0));
+      if (!plan.reducesRows) {
+        memref::StoreOp::create(b, value, result, ValueRange{blockX});
+        return;
+      }
+      Value partials = func.getArgument(3);
+      memref::StoreOp::create(b, value, partials, ValueRange{blockX});
+      memref::StoreOp::create(
+          b, arith::SelectOp::create(b, counted, f32(1.0), f32(0.0)), partials,
+          ValueRange{add(blockX, plan.rows)});
+    });
+    if (!plan.reducesRows)
+      return;
+    OpBuilder::InsertionGuard insertion(b);
+    Value partials = func.getArgument(3);
+    buildIfLastArrival(b, func.getArgument(4), idx(0), threadId, plan.rows);
+    SmallVector<Value> init{f32(0.0), f32(0.0)};
+    SmallVector<Value> sums = loop(
+        idx(0), idx(ceilDiv(plan.rows, plan.threads)), init,
+        [&](Value i, ValueRange acc) {
+          Value r = add(mul(i, plan.threads), threadId);
+          Value valid = less(r, plan.rows);
+          r = arith::SelectOp::create(b, valid, r, idx(0));
+          SmallVector<Value> next;
+          for (int64_t half = 0; half < 2; ++half) {
+            Value v = memref::LoadOp::create(
+                b, partials, ValueRange{add(r, half * plan.rows)});
+            next.push_back(arith::AddFOp::create(
+                b, acc[half], arith::SelectOp::create(b, valid, v, f32(0.0))));
+          }
+          return next;
+        });
+    Value total = buildBlockReduce(b, sums[0], threadId, plan.threads, scratch,
+                                   /*isMax=*/false);
+    Value count = buildBlockReduce(b, sums[1], threadId, plan.threads, scratch,
+                                   /*isMax=*/false);
+    guarded(eq(threadId, 0), [&] {
+      // Like PyTorch, a mean over no counted position is NaN (0 / 0).
+      Value value = loss.reduction == LossReduction::Mean
+                        ? Value(arith::DivFOp::create(b, total, count))
+                        : total;
+      memref::StoreOp::create(b, value, func.getArgument(2),
+                              ValueRange{idx(0)});
+    });
+  }
+
+  /// (softmax - onehot(label)) · scale, scale the loss gradient (over the
+  /// counted positions for mean; the position's own for none; 0 where the
+  /// label does not count), the logits read a second time.
+  void buildGradient(ElementwiseEmitter &emitter, gpu::GPUFuncOp func,
+                     Value rowBase, Value lse, Value counted,
+                     Value labelColumn) {
+    Value grad = func.getArgument(2);
+    bool none = loss.reduction == LossReduction::None;
+    Value scale =
+        memref::LoadOp::create(b, grad, ValueRange{none ? blockX : idx(0)});
+    if (loss.reduction == LossReduction::Mean)
+      scale = arith::DivFOp::create(b, scale, countLabels());
+    scale = arith::SelectOp::create(b, counted, scale, f32(0.0));
+    streamRow(
+        emitter, rowBase, {},
+        [&](Value column, Value valid, const Lanes &x, ValueRange) {
+          Lanes d;
+          for (auto [lane, v] : llvm::enumerate(x)) {
+            Value isLabel = arith::CmpIOp::create(
+                b, arith::CmpIPredicate::eq, add(column, lane), labelColumn);
+            Value p = math::ExpOp::create(b, arith::SubFOp::create(b, v, lse));
+            p = arith::SubFOp::create(
+                b, p, arith::SelectOp::create(b, isLabel, f32(1.0), f32(0.0)));
+            d.push_back(arith::MulFOp::create(b, p, scale));
+          }
+          guarded(valid, [&] {
+            emitter.storeOutput(loss.result, d, add(rowBase, column));
+          });
+          return SmallVector<Value>{};
+        });
+  }
+
+  /// The number of counted positions, as f32: all of them without an
+  /// ignore_index, else counted by the block over every label.
+  Value countLabels() {
+    if (!loss.ignoreIndex)
+      return f32(static_cast<double>(plan.rows));
+    SmallVector<Value> init{f32(0.0)};
+    SmallVector<Value> partial =
+        loop(idx(0), idx(ceilDiv(plan.rows, plan.threads)), init,
+             [&](Value i, ValueRange acc) {
+               Value r = add(mul(i, plan.threads), threadId);
+               Value valid = less(r, plan.rows);
+               Value label =
+                   loadLabel(arith::SelectOp::create(b, valid, r, idx(0)));
+               Value counts = arith::AndIOp::create(b, valid, isCounted(label));
+               return SmallVector<Value>{arith::AddFOp::create(
+                   b, acc[0],
+                   arith::SelectOp::create(b, counts, f32(1.0), f32(0.0)))};
+             });
+    return buildBlockReduce(b, partial[0], threadId, plan.threads, scratch,
+                            /*isMax=*/false);
+  }
+
+  const CrossEntropyOperands &loss;
+  const CrossEntropyPlan &plan;
+  SmallVector<KernelInput, 1> inputs;
+  Value scratch, labels;
+};
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -737,12 +1200,9 @@ NormGradPlan memwall::planNormGradKernel(Operation *op,
                             norm->inputGrad, norm->weightGrad};
   plan.width = vectorWidthFor(values, plan.columns);
   // As the forward's row kernel: a warp-multiple of threads up to 512.
-  int64_t rowVectors = plan.columns / plan.width;
-  plan.threads = rowVectors >= 32
-                     ? std::min<int64_t>(512, ceilDiv(rowVectors, 32) * 32)
-                     : static_cast<int64_t>(std::max<uint64_t>(
-                           1, llvm::PowerOf2Ceil(rowVectors)));
-  plan.vectorsPerThread = ceilDiv(rowVectors, plan.threads);
+  RowThreads threads = chooseRowThreads(plan.columns / plan.width);
+  plan.threads = threads.threads;
+  plan.vectorsPerThread = threads.vectorsPerThread;
   // Per lane: x, dy, x̂, the weight and the parameter gradients' sums.
   plan.registersPerThread =
       32 + plan.vectorsPerThread * plan.width * (4 + plan.parameterGrads);
@@ -798,4 +1258,84 @@ FlatKernelPlan memwall::planAdamWKernel(AdamWOp adamw) {
 void memwall::emitAdamWKernel(gpu::GPUModuleOp gpuModule, StringRef name,
                               AdamWOp adamw, const FlatKernelPlan &plan) {
   AdamWBuilder(gpuModule, adamw, plan).build(name);
+}
+
+EmbeddingGradPlan memwall::planEmbeddingGradKernel(EmbeddingGradOp op) {
+  EmbeddingGradPlan plan;
+  ArrayRef<int64_t> table = op.getResult().getType().getShape();
+  plan.rows = table[0];
+  plan.columns = table[1];
+  plan.positions = op.getIndices().getType().getNumElements();
+  SmallVector<Value> values{op.getGrad(), op.getResult()};
+  plan.width = vectorWidthFor(values, plan.columns);
+  RowThreads threads = chooseRowThreads(plan.columns / plan.width);
+  plan.threads = threads.threads;
+  plan.vectorsPerThread = threads.vectorsPerThread;
+  // Up to 8 rows a block while their sums fit in 64 registers a thread.
+  plan.rowsPerBlock =
+      std::clamp<int64_t>(64 / (plan.vectorsPerThread * plan.width), 1, 8);
+  plan.rowsPerBlock =
+      std::min(plan.rowsPerBlock, std::max<int64_t>(1, plan.rows));
+  plan.grid[0] = std::max<int64_t>(1, ceilDiv(plan.rows, plan.rowsPerBlock));
+  return plan;
+}
+
+std::string memwall::whyNoEmbeddingGradKernel(EmbeddingGradOp op) {
+  if (getNumElements(op.getResult().getType()) == 0)
+    return "empty tensors run no generated kernel";
+  EmbeddingGradPlan plan = planEmbeddingGradKernel(op);
+  // Per lane: the block's rows' sums and the gradient vector.
+  int64_t registers =
+      32 + plan.vectorsPerThread * plan.width * (plan.rowsPerBlock + 1);
+  if (registers > kMaxRegistersPerThread)
+    return "rows of " + std::to_string(plan.columns) + " elements need about " +
+           std::to_string(registers) + " registers per thread and would spill";
+  if (plan.positions > std::numeric_limits<int32_t>::max())
+    return "it holds positions in i32: more than 2^31 - 1 positions";
+  return "";
+}
+
+void memwall::emitEmbeddingGradKernel(gpu::GPUModuleOp gpuModule,
+                                      StringRef name, EmbeddingGradOp op,
+                                      const EmbeddingGradPlan &plan) {
+  EmbeddingGradBuilder(gpuModule, op, plan).build(name);
+}
+
+bool memwall::isCrossEntropyKernelOp(Operation *op) {
+  return getCrossEntropyOperands(op).has_value();
+}
+
+CrossEntropyPlan memwall::planCrossEntropyKernel(Operation *op) {
+  std::optional<CrossEntropyOperands> loss = getCrossEntropyOperands(op);
+  assert(loss && "not a cross-entropy");
+  CrossEntropyPlan plan;
+  ArrayRef<int64_t> shape = tensorTypeOf(loss->logits).getShape();
+  plan.vocab = shape.back();
+  plan.rows = tensorTypeOf(loss->labels).getNumElements();
+  SmallVector<Value> values{loss->logits};
+  if (loss->grad)
+    values.push_back(loss->result);
+  plan.width = vectorWidthFor(values, plan.vocab);
+  // A block streams its row: up to 256 threads, the row never held whole.
+  plan.threads =
+      std::min<int64_t>(256, chooseRowThreads(plan.vocab / plan.width).threads);
+  plan.reducesRows = !loss->grad && loss->reduction != LossReduction::None;
+  return plan;
+}
+
+std::string memwall::whyNoCrossEntropyKernel(Operation *op) {
+  std::optional<CrossEntropyOperands> loss = getCrossEntropyOperands(op);
+  if (!loss)
+    return "not a cross_entropy or cross_entropy_grad";
+  if (getNumElements(loss->logits.getType()) == 0)
+    return "empty tensors run no generated kernel";
+  return "";
+}
+
+void memwall::emitCrossEntropyKernel(gpu::GPUModuleOp gpuModule, StringRef name,
+                                     Operation *op,
+                                     const CrossEntropyPlan &plan) {
+  std::optional<CrossEntropyOperands> loss = getCrossEntropyOperands(op);
+  assert(loss && "not a cross-entropy");
+  CrossEntropyBuilder(gpuModule, op, *loss, plan).build(name);
 }

@@ -18,7 +18,10 @@
 //    of rows, each row in registers as the forward's row kernel holds it,
 //    the weight (and bias) gradient accumulated per column in registers
 //    over the block's rows and combined over blocks as a column reduction;
-//  - optimizer: adamw, one vector of every state a thread, updated in place.
+//  - optimizer: adamw, one vector of every state a thread, updated in place;
+//  - embedding gradient: every table row summed from its positions in
+//    position order (no float atomics);
+//  - cross-entropy and its gradient: a block streams a row of logits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -113,6 +116,52 @@ FlatKernelPlan planAdamWKernel(AdamWOp adamw);
 /// kernel writes param, the moments and master where it read them.
 void emitAdamWKernel(mlir::gpu::GPUModuleOp gpuModule, llvm::StringRef name,
                      AdamWOp adamw, const FlatKernelPlan &plan);
+
+/// embedding_grad, deterministic: block `b` owns table rows
+/// [b·rowsPerBlock, (b+1)·rowsPerBlock) and walks every position in order,
+/// a tile of `threads` ids at a time; the positions holding its ids are
+/// compacted in order (a block scan) and their gradient rows added to f32
+/// sums in registers (thread `t` holds columns (k·threads + t)·width), so a
+/// row's sum is in position order and every row, zero or not, is written
+/// once.
+struct EmbeddingGradPlan {
+  int64_t rows = 0, columns = 0, positions = 0;
+  int64_t width = 1, threads = 32, vectorsPerThread = 1;
+  int64_t rowsPerBlock = 1;
+  std::array<int64_t, 3> grid{1, 1, 1};
+};
+
+/// Why codegen cannot run `op` ("" when it can).
+std::string whyNoEmbeddingGradKernel(EmbeddingGradOp op);
+EmbeddingGradPlan planEmbeddingGradKernel(EmbeddingGradOp op);
+/// Parameters: grad, indices, the table gradient.
+void emitEmbeddingGradKernel(mlir::gpu::GPUModuleOp gpuModule,
+                             llvm::StringRef name, EmbeddingGradOp op,
+                             const EmbeddingGradPlan &plan);
+
+/// cross_entropy and cross_entropy_grad: one block per position streaming
+/// its row of logits (never held whole: V is a vocabulary), the log-sum-exp
+/// from each thread's online max and sum of exp combined over the block.
+/// The loss of a mean or sum is summed over rows, in row order, by the last
+/// block to arrive; the gradient reads the row a second time.
+struct CrossEntropyPlan {
+  int64_t rows = 0, vocab = 0;
+  int64_t width = 1, threads = 32;
+  /// cross_entropy with mean or sum: per-row losses and counted flags in
+  /// fp32 partials [2, rows], and one counter.
+  bool reducesRows = false;
+  std::array<int64_t, 3> grid() const { return {rows, 1, 1}; }
+};
+
+bool isCrossEntropyKernelOp(mlir::Operation *op);
+/// Why codegen cannot run `op` ("" when it can).
+std::string whyNoCrossEntropyKernel(mlir::Operation *op);
+CrossEntropyPlan planCrossEntropyKernel(mlir::Operation *op);
+/// Parameters: logits, labels, (the loss gradient,) the result, then with
+/// reducesRows the partials and the counter.
+void emitCrossEntropyKernel(mlir::gpu::GPUModuleOp gpuModule,
+                            llvm::StringRef name, mlir::Operation *op,
+                            const CrossEntropyPlan &plan);
 
 } // namespace memwall
 

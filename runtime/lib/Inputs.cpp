@@ -103,13 +103,18 @@ Status makeRandomInputs(const Manifest &manifest, uint64_t seed,
   if (std::string error = checkHostMemory(hostBytes, "generating the inputs");
       !error.empty())
     return Status(ErrorCode::OutOfMemory, error);
-  // Ids that index an embedding table stay below its row count (BERT's
-  // token types index a 2-row table).
+  // Ids that index an embedding table (or its gradient) stay below its row
+  // count (BERT's token types index a 2-row table).
   std::map<std::string, int64_t> tableRows;
   for (const reference::Op &op : manifest.reference.ops) {
-    if (op.op != "embedding" || op.operands.size() != 2)
+    // embedding's table is its first operand; embedding_grad's its result.
+    bool gather = op.op == "embedding" && op.operands.size() == 2;
+    bool scatter = op.op == "embedding_grad" && op.operands.size() == 2 &&
+                   op.results.size() == 1;
+    if (!gather && !scatter)
       continue;
-    const reference::ValueInfo *table = manifest.findValue(op.operands[0]);
+    const reference::ValueInfo *table =
+        manifest.findValue(gather ? op.operands[0] : op.results[0]);
     if (!table || table->shape.empty() || table->shape[0] <= 0)
       continue;
     auto [it, inserted] =

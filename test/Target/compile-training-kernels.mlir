@@ -4,8 +4,9 @@
 // leading axes (column reduction; with the rows split over blocks whose fp32
 // partials the last block sums in order), layer_norm_grad and rms_norm_grad
 // (rows in registers; the weight and bias gradients summed per column over a
-// block's rows, then over blocks), and adamw updating param, moments and
-// master weights in place. Ragged sizes; every kernel computes what the
+// block's rows, then over blocks), adamw updating param, moments and
+// master weights in place, and embedding_grad (each table row summed from
+// its positions in position order, zero rows written too). Ragged sizes; every kernel computes what the
 // reference interpreter computes (memwall-simulate), and the PTX assembles.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: memwall-compile %s -o %t/b
@@ -34,6 +35,10 @@
 // adamw reads and writes the weight's and the state's own buffers.
 // CHECK-DAG: kernel kernel9_adamw grid=[1, 1, 1] block=[256, 1, 1] args=p,g,m,v,w ops=adamw
 // CHECK-DAG: kernel kernel10_adamw grid=[4, 1, 1] block=[256, 1, 1] args=fp,fg,fm,fv ops=adamw_plain
+// Ids 0..36 twice over a 50-row table: 8 rows a block, the last block 2.
+// CHECK-DAG: kernel kernel11_embedding_grad grid=[7, 1, 1] block=[8, 1, 1] args=tok_grad,tokens,wte_grad ops=wte_grad
+// 300 i32 ids into 20 rows of 160 f32: two warps scan each tile of 64.
+// CHECK-DAG: kernel kernel12_embedding_grad grid=[3, 1, 1] block=[64, 1, 1] args=pos_grad,positions,wpe_grad ops=wpe_grad
 // SIM-NOT: FAIL
 // SIM: PASS
 // SIM-NOT: FAIL
@@ -56,14 +61,19 @@ func.func @main(%x: tensor<3x37x40xbf16> loc("x"),
                 %fp: tensor<1001xf32> {memwall.kind = #memwall.arg_kind<weight>} loc("fp"),
                 %fg: tensor<1001xf32> loc("fg"),
                 %fm: tensor<1001xf32> {memwall.kind = #memwall.arg_kind<optimizer_state>} loc("fm"),
-                %fv: tensor<1001xf32> {memwall.kind = #memwall.arg_kind<optimizer_state>} loc("fv"))
+                %fv: tensor<1001xf32> {memwall.kind = #memwall.arg_kind<optimizer_state>} loc("fv"),
+                %tok_grad: tensor<2x37x40xbf16> loc("tok_grad"),
+                %tokens: tensor<2x37xi64> loc("tokens"),
+                %pos_grad: tensor<300x160xf32> loc("pos_grad"),
+                %positions: tensor<300xi32> loc("positions"))
     -> (tensor<3x37x40xbf16>, tensor<f32>, tensor<40xbf16>, tensor<24xf32>,
         tensor<bf16>, tensor<1x37x40xbf16>,
         tensor<4x37x40xbf16>, tensor<40xbf16>, tensor<40xbf16>,
         tensor<300x72xf32>, tensor<72xf32>,
         tensor<3x4104xf32>, tensor<4104xf32>,
         tensor<37x40xbf16>, tensor<37x40xf32>, tensor<37x40xf32>, tensor<37x40xf32>,
-        tensor<1001xf32>, tensor<1001xf32>, tensor<1001xf32>) {
+        tensor<1001xf32>, tensor<1001xf32>, tensor<1001xf32>,
+        tensor<50x40xbf16>, tensor<20x160xf32>) {
   %seed = arith.constant dense<2.5> : tensor<3x37x40xbf16> loc("seed")
   %ones = arith.constant dense<1.0> : tensor<f32> loc("ones")
   %bias_grad = memwall.reduce sum %x axes [0, 1] : tensor<3x37x40xbf16> -> tensor<40xbf16> loc("bias_grad")
@@ -82,14 +92,17 @@ func.func @main(%x: tensor<3x37x40xbf16> loc("x"),
   %fp2, %fm2, %fv2 = memwall.adamw %fp, %fg, %fm, %fv lr 1.0e-03 weight_decay 1.0e-01
       : (tensor<1001xf32>, tensor<1001xf32>, tensor<1001xf32>, tensor<1001xf32>)
       -> (tensor<1001xf32>, tensor<1001xf32>, tensor<1001xf32>) loc("adamw_plain")
+  %wte_grad = memwall.embedding_grad %tok_grad[%tokens] : tensor<2x37x40xbf16>, tensor<2x37xi64> -> tensor<50x40xbf16> loc("wte_grad")
+  %wpe_grad = memwall.embedding_grad %pos_grad[%positions] : tensor<300x160xf32>, tensor<300xi32> -> tensor<20x160xf32> loc("wpe_grad")
   return %seed, %ones, %bias_grad, %tall_sum, %peak, %mean_grad,
          %ln_dx, %ln_dw, %ln_db, %rms_dx, %rms_dw, %wide_dx, %wide_dw,
-         %p2, %m2, %v2, %w2, %fp2, %fm2, %fv2
+         %p2, %m2, %v2, %w2, %fp2, %fm2, %fv2, %wte_grad, %wpe_grad
       : tensor<3x37x40xbf16>, tensor<f32>, tensor<40xbf16>, tensor<24xf32>,
         tensor<bf16>, tensor<1x37x40xbf16>,
         tensor<4x37x40xbf16>, tensor<40xbf16>, tensor<40xbf16>,
         tensor<300x72xf32>, tensor<72xf32>,
         tensor<3x4104xf32>, tensor<4104xf32>,
         tensor<37x40xbf16>, tensor<37x40xf32>, tensor<37x40xf32>, tensor<37x40xf32>,
-        tensor<1001xf32>, tensor<1001xf32>, tensor<1001xf32>
+        tensor<1001xf32>, tensor<1001xf32>, tensor<1001xf32>,
+        tensor<50x40xbf16>, tensor<20x160xf32>
 }

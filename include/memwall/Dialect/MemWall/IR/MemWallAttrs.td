@@ -151,7 +151,9 @@ def MemWall_KernelFamily : I32Enum<"KernelFamily", "how codegen runs one step", 
       I32EnumCase<"Fill", 7, "fill">,
       I32EnumCase<"ColumnReduction", 8, "column_reduction">,
       I32EnumCase<"NormGrad", 9, "norm_grad">,
-      I32EnumCase<"Optimizer", 10, "optimizer">
+      I32EnumCase<"Optimizer", 10, "optimizer">,
+      I32EnumCase<"EmbeddingGrad", 11, "embedding_grad">,
+      I32EnumCase<"CrossEntropy", 12, "cross_entropy">
     ]> {
   let cppNamespace = "::memwall";
 }
