@@ -106,9 +106,14 @@ public:
       if (op->getNumResults() > 1)
         base += "#" + std::to_string(result.getResultNumber());
     }
-    std::string unique = base;
+    return reserve(value, base);
+  }
+
+  /// Names `value` `base` (with a suffix if another value has it).
+  std::string reserve(Value value, StringRef base) {
+    std::string unique = base.str();
     for (int suffix = 1; !used.insert(unique).second; ++suffix)
-      unique = base + "." + std::to_string(suffix);
+      unique = base.str() + "." + std::to_string(suffix);
     names[value] = unique;
     return unique;
   }
@@ -167,7 +172,7 @@ llvm::json::Object referenceAttrs(Operation *op) {
 } // namespace
 
 FailureOr<llvm::json::Value>
-memwall::exportReferenceGraph(func::FuncOp function) {
+memwall::exportReferenceGraph(func::FuncOp function, bool stampNames) {
   ValueNamer namer;
   llvm::json::Array values, ops;
   auto addValue = [&](Value value) {
@@ -244,6 +249,16 @@ memwall::exportReferenceGraph(func::FuncOp function) {
   });
   if (walk.wasInterrupted())
     return failure();
+  if (stampNames) {
+    Builder b(function.getContext());
+    for (Operation &op : function.getBody().front().without_terminator()) {
+      SmallVector<Attribute> names;
+      for (Value result : op.getResults())
+        names.push_back(b.getStringAttr(namer.name(result)));
+      op.setAttr(MemWallDialect::kReferenceNamesAttrName,
+                 b.getArrayAttr(names));
+    }
+  }
   llvm::json::Array inputs, outputs;
   for (BlockArgument argument : function.getArguments())
     inputs.push_back(namer.name(argument));
@@ -350,9 +365,23 @@ DenseMap<Value, std::string> memwall::nameBundleValues(func::FuncOp function) {
   DenseMap<Value, std::string> names;
   for (BlockArgument argument : function.getArguments())
     names[argument] = namer.name(argument);
-  for (Operation &op : function.getBody().front().without_terminator())
+  Block &body = function.getBody().front();
+  // The reference's names first (ops memwall-export-reference stamped), so
+  // that no value named in program order takes one: a value keeps its
+  // reference name whatever ops tiling and fusion added or merged before it.
+  for (Operation &op : body.without_terminator()) {
+    auto stamped =
+        op.getAttrOfType<ArrayAttr>(MemWallDialect::kReferenceNamesAttrName);
+    if (!stamped || stamped.size() != op.getNumResults())
+      continue;
+    for (auto [result, name] : llvm::zip_equal(op.getResults(), stamped))
+      if (auto string = dyn_cast<StringAttr>(name))
+        names[result] = namer.reserve(result, string.getValue());
+  }
+  for (Operation &op : body.without_terminator())
     for (Value result : op.getResults())
-      names[result] = namer.name(result);
+      if (!names.count(result))
+        names[result] = namer.name(result);
   return names;
 }
 

@@ -15,6 +15,7 @@
 #include "memwall/Target/Passes.h"
 
 #include "AttentionCodegen.h"
+#include "AttentionGradCodegen.h"
 #include "KernelBuilding.h"
 #include "LayoutCodegen.h"
 #include "TrainingCodegen.h"
@@ -94,6 +95,8 @@ private:
       return attach(op, KernelFamily::View, "", {}, {}, 0, 0);
     if (auto attention = dyn_cast<FlashAttentionOp>(op))
       return configureAttention(op, attention);
+    if (auto grad = dyn_cast<FlashAttentionGradOp>(op))
+      return configureAttentionGrad(op, grad);
     if (isLayoutOp(op))
       return configureLayout(op);
     if (auto constant = dyn_cast<arith::ConstantOp>(op))
@@ -135,9 +138,7 @@ private:
     if (analysis->kind == FusionKind::Attention)
       return configureAttention(op, analysis->attention->attention);
     if (analysis->kind == FusionKind::AttentionGrad)
-      return op->emitError("codegen does not support '")
-             << FlashAttentionGradOp::getOperationName()
-             << "' yet (an attention_grad fusion)";
+      return configureAttentionGrad(op, analysis->attentionGrad->grad);
     if (analysis->kind == FusionKind::Rope) {
       // One data-movement kernel for the ropes, reading through the views.
       LayoutKernelPlan plan = planRopeKernel(*analysis->rope);
@@ -276,6 +277,21 @@ private:
         plan.splits);
   }
 
+  /// Attention's backward (AttentionGradCodegen.h) of `op` (alone or the
+  /// attention_grad fusion holding it): one launch of key and query blocks.
+  LogicalResult configureAttentionGrad(Operation *step,
+                                       FlashAttentionGradOp op) {
+    if (std::string why = whyNoAttentionGradKernel(op); !why.empty())
+      return op.emitError("codegen cannot run attention's backward with ")
+             << why;
+    AttentionGradKernelPlan plan = planAttentionGradKernel(op);
+    if (failed(checkGrid(op, plan.grid)))
+      return failure();
+    return attach(step, KernelFamily::Attention, kernelName("attention_grad"),
+                  plan.grid, {plan.threads, 1, 1}, 0,
+                  predictAttentionGradKernelSeconds(op, target));
+  }
+
   /// A cuBLASLt matmul with the epilogue the analysis found.
   LogicalResult configureGemm(Operation *op, const KernelAnalysis &analysis) {
     auto matmul = cast<MatmulOp>(analysis.anchor);
@@ -395,6 +411,42 @@ private:
   int64_t steps = 0;
 };
 
+/// Moves each adamw after the last other reader of the state it updates in
+/// place (param, moments, master): SSA lets a step read a weight after its
+/// update was computed (memwall-fuse and remat order the backward freely),
+/// but the kernel overwrites the weight's buffer. Fails, at the adamw, when a
+/// user of its results comes before that reader.
+LogicalResult sinkInPlaceUpdates(func::FuncOp function) {
+  SmallVector<AdamWOp> updates(function.getBody().front().getOps<AdamWOp>());
+  for (AdamWOp adamw : updates) {
+    Operation *lastReader = nullptr;
+    for (Value state : adamw->getOperands()) {
+      if (state == adamw.getGrad())
+        continue;
+      for (Operation *user : state.getUsers()) {
+        if (user == adamw.getOperation())
+          continue;
+        Operation *top =
+            function.getBody().front().findAncestorOpInBlock(*user);
+        if (top && adamw->isBeforeInBlock(top) &&
+            (!lastReader || lastReader->isBeforeInBlock(top)))
+          lastReader = top;
+      }
+    }
+    if (!lastReader)
+      continue;
+    for (Operation *user : adamw->getUsers()) {
+      Operation *top = function.getBody().front().findAncestorOpInBlock(*user);
+      if (top && !isa<func::ReturnOp>(top) && !lastReader->isBeforeInBlock(top))
+        return adamw.emitError("codegen updates AdamW's state in place, but "
+                               "its result is used before the last read of "
+                               "the state it overwrites");
+    }
+    adamw->moveAfter(lastReader);
+  }
+  return success();
+}
+
 struct ConfigureKernelsPass
     : public memwall::impl::ConfigureKernelsBase<ConfigureKernelsPass> {
   void runOnOperation() override {
@@ -405,6 +457,9 @@ struct ConfigureKernelsPass
         append->setAttr(MemWallDialect::kInPlaceAttrName,
                         UnitAttr::get(append.getContext()));
     });
+    // AdamW updates in place: after every other reader of its state.
+    if (failed(sinkInPlaceUpdates(getOperation())))
+      return signalPassFailure();
     FailureOr<GPUTarget> target = getTargetOf(getOperation());
     if (failed(target) ||
         failed(KernelConfigurator(*target).configureFunction(getOperation())))

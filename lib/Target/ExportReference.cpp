@@ -32,7 +32,8 @@ struct ExportReferencePass
     SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
     SmallVector<llvm::json::Value> references;
     for (func::FuncOp function : functions) {
-      FailureOr<llvm::json::Value> reference = exportReferenceGraph(function);
+      FailureOr<llvm::json::Value> reference =
+          exportReferenceGraph(function, /*stampNames=*/true);
       if (failed(reference))
         return signalPassFailure();
       references.push_back(std::move(*reference));

@@ -9,6 +9,7 @@
 #include "KernelPatterns.h"
 
 #include "AttentionCodegen.h"
+#include "AttentionGradCodegen.h"
 #include "GemmCodegen.h"
 #include "KernelCodegen.h"
 #include "LayoutCodegen.h"
@@ -494,6 +495,12 @@ public:
       : StepLowering(converter, ctx, KernelFamily::Attention, state) {}
 
 protected:
+  LogicalResult lowerBackward(Operation *op, KernelConfigAttr config,
+                              ArrayRef<Operation *> ops,
+                              ArrayRef<Value> yielded, ArrayRef<Value> results,
+                              const DenseMap<Value, Value> &buffers,
+                              ConversionPatternRewriter &rewriter) const;
+
   LogicalResult lower(Operation *op, KernelConfigAttr config,
                       const DenseMap<Value, Value> &buffers,
                       ConversionPatternRewriter &rewriter) const override {
@@ -508,6 +515,9 @@ protected:
       yielded.assign(fusion.getBodyBlock().getTerminator()->operand_begin(),
                      fusion.getBodyBlock().getTerminator()->operand_end());
     }
+    if (llvm::any_of(ops, llvm::IsaPred<FlashAttentionGradOp>))
+      return lowerBackward(op, config, ops, yielded, results, buffers,
+                           rewriter);
     FailureOr<AttentionViews> views = matchAttentionViews(ops);
     if (failed(views))
       return rewriter.notifyMatchFailure(op, "the configuration is stale");
@@ -743,6 +753,41 @@ protected:
     return success();
   }
 };
+
+/// Attention's backward (AttentionGradCodegen.h): the kernel reads q, k, v,
+/// the output and its gradient through their views and writes dq, dk and dv
+/// through theirs, into one buffer per distinct output.
+LogicalResult AttentionLowering::lowerBackward(
+    Operation *op, KernelConfigAttr config, ArrayRef<Operation *> ops,
+    ArrayRef<Value> yielded, ArrayRef<Value> results,
+    const DenseMap<Value, Value> &buffers,
+    ConversionPatternRewriter &rewriter) const {
+  FailureOr<AttentionGradViews> views = matchAttentionGradViews(ops);
+  if (failed(views))
+    return rewriter.notifyMatchFailure(op, "the configuration is stale");
+  emitAttentionGradKernel(state.kernels, config.getName(), *views,
+                          planAttentionGradKernel(views->grad));
+  Location loc = op->getLoc();
+  SmallVector<Value> args;
+  for (Value source : getAttentionGradSources(*views))
+    args.push_back(buffers.lookup(source));
+  args.push_back(buffers.lookup(views->grad.getLse()));
+  SmallVector<Value> written;
+  DenseMap<Value, Value> outputBuffers;
+  for (auto [value, result] : llvm::zip_equal(yielded, results)) {
+    written.push_back(allocate(rewriter, loc, result));
+    outputBuffers[value] = written.back();
+  }
+  for (Value output : getAttentionGradOutputs(*views)) {
+    Value buffer = outputBuffers.lookup(output);
+    if (!buffer)
+      return rewriter.notifyMatchFailure(op, "the configuration is stale");
+    args.push_back(buffer);
+  }
+  launch(rewriter, loc, config, args, locationsOf(rewriter, ops));
+  rewriter.replaceOp(op, written);
+  return success();
+}
 
 /// A reshape names its input's bytes under another shape.
 class ViewLowering : public StepLowering {

@@ -33,6 +33,10 @@ std::string referenceValueName(const Manifest &manifest,
   for (const Binding &output : manifest.outputs)
     if (output.buffer == buffer)
       return output.value;
+  // A buffer named as a reference value holds it (memwall-export-reference
+  // stamps the names), whatever its name's parts say.
+  if (manifest.findValue(buffer))
+    return buffer;
   std::string name = buffer;
   if (size_t hash = name.rfind('#'); hash != std::string::npos) {
     if (name.find('+') != std::string::npos || name.substr(hash) != "#0")

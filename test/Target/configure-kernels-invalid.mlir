@@ -50,14 +50,32 @@ func.func @norm_grad_row_too_long(%x: tensor<2x20480xf32>, %w: tensor<20480xf32>
 
 // -----
 
-// Attention's backward has no kernel yet, fused with its views or not.
-func.func @attention_grad(%x: tensor<1x16x2x64xbf16>, %o: tensor<1x2x16x64xbf16>, %lse: tensor<1x2x16xf32>) -> tensor<1x2x16x64xbf16> {
-  // expected-error @+1 {{codegen does not support 'memwall.flash_attention_grad' yet (an attention_grad fusion)}}
-  %0:3 = memwall.fusion attention_grad (%x, %o, %lse) : (tensor<1x16x2x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16xf32>) -> (tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>) {
-  ^bb0(%a: tensor<1x16x2x64xbf16>, %b: tensor<1x2x16x64xbf16>, %l: tensor<1x2x16xf32>):
-    %t = memwall.transpose %a [0, 2, 1, 3] : tensor<1x16x2x64xbf16> -> tensor<1x2x16x64xbf16>
-    %dq, %dk, %dv = memwall.flash_attention_grad %t, %b, %b, %b, %b, %l scale 0.125 block_q 64 block_kv 64 : (tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16xf32>) -> (tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>)
-    memwall.yield %dq, %dk, %dv : tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>
-  }
-  return %0#0 : tensor<1x2x16x64xbf16>
+// Attention's backward runs causal or unmasked; a head dim that is not a
+// multiple of 8 has no tiles either.
+func.func @attention_grad_mask(%q: tensor<1x2x16x64xbf16>, %lse: tensor<1x2x16xf32>, %mask: tensor<1x1x16x16xi1>) -> tensor<1x2x16x64xbf16> {
+  // expected-error @+1 {{codegen cannot run attention's backward with a mask operand (attention's backward runs causal or unmasked)}}
+  %dq, %dk, %dv = memwall.flash_attention_grad %q, %q, %q, %q, %q, %lse mask %mask scale 0.125 block_q 64 block_kv 64 : (tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16xf32>, tensor<1x1x16x16xi1>) -> (tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>)
+  return %dq : tensor<1x2x16x64xbf16>
+}
+
+// -----
+
+func.func @attention_grad_head_dim(%q: tensor<1x2x16x12xf32>, %lse: tensor<1x2x16xf32>) -> tensor<1x2x16x12xf32> {
+  // expected-error @+1 {{codegen cannot run attention's backward with head dims that are not multiples of 8 (got 12 and 12)}}
+  %dq, %dk, %dv = memwall.flash_attention_grad %q, %q, %q, %q, %q, %lse causal scale 0.125 block_q 64 block_kv 64 : (tensor<1x2x16x12xf32>, tensor<1x2x16x12xf32>, tensor<1x2x16x12xf32>, tensor<1x2x16x12xf32>, tensor<1x2x16x12xf32>, tensor<1x2x16xf32>) -> (tensor<1x2x16x12xf32>, tensor<1x2x16x12xf32>, tensor<1x2x16x12xf32>)
+  return %dq : tensor<1x2x16x12xf32>
+}
+
+// -----
+
+// adamw runs after the last other reader of the state it overwrites; the
+// updated weight read before the old one's last reader has no such order.
+func.func @result_before_last_read(%w: tensor<256xf32>, %g: tensor<256xf32>, %m: tensor<256xf32>, %v: tensor<256xf32>) -> (tensor<256xf32>, tensor<256xf32>) {
+  // expected-error @+1 {{codegen updates AdamW's state in place, but its result is used before the last read of the state it overwrites}}
+  %w2, %m2, %v2 = memwall.adamw %w, %g, %m, %v lr 1.0e-01
+      : (tensor<256xf32>, tensor<256xf32>, tensor<256xf32>, tensor<256xf32>)
+      -> (tensor<256xf32>, tensor<256xf32>, tensor<256xf32>)
+  %new = memwall.add %w2, %g : tensor<256xf32>, tensor<256xf32> -> tensor<256xf32>
+  %old = memwall.mul %w, %new : tensor<256xf32>, tensor<256xf32> -> tensor<256xf32>
+  return %old, %m2 : tensor<256xf32>, tensor<256xf32>
 }

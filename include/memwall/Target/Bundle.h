@@ -115,9 +115,11 @@ struct CompileOptions {
 
 /// The CPU reference graph (bundle "reference" section) of `function`'s ops.
 /// Fusions are flattened into their ops. Fails (with a diagnostic) on ops
-/// outside the memwall dialect.
+/// outside the memwall dialect. With `stampNames`, every top-level op gets
+/// its results' reference names (`memwall.reference_names`), which
+/// nameBundleValues gives their buffers.
 mlir::FailureOr<llvm::json::Value>
-exportReferenceGraph(mlir::func::FuncOp function);
+exportReferenceGraph(mlir::func::FuncOp function, bool stampNames = false);
 
 /// The reference names (exportReferenceGraph's) of the values `function`
 /// returns, given its exported `reference`.
@@ -126,8 +128,8 @@ referenceOutputNames(mlir::func::FuncOp function,
                      const llvm::json::Value &reference);
 
 /// The bundle names of `function`'s arguments and of the results of its
-/// top-level ops, given in program order as buffers and reference values
-/// are named.
+/// top-level ops: the reference names stamped on an op, else given in
+/// program order as reference values are named.
 llvm::DenseMap<mlir::Value, std::string>
 nameBundleValues(mlir::func::FuncOp function);
 

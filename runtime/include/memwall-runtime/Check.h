@@ -60,10 +60,11 @@ Status evaluateCheckReference(const Manifest &manifest,
                               bool keepF32Values, CheckReference &reference);
 
 /// The reference value a step's buffer holds: an output's the value it is
-/// bound to; else the buffer's own name; an op's
-/// first result "x#0" is "x"; a fused group's single result "a+b" is its
-/// last op's "b". "" for other results of multi-result fusions and for
-/// names the graph does not have.
+/// bound to; else the buffer's own name when the graph has a value of that
+/// name (memwall-export-reference stamps them); an op's first result "x#0"
+/// is "x"; a fused group's single result "a+b" is its last op's "b". "" for
+/// other results of multi-result fusions and for names the graph does not
+/// have.
 std::string referenceValueName(const Manifest &manifest,
                                const std::string &buffer);
 

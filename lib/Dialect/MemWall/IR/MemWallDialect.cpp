@@ -135,8 +135,8 @@ LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
                     : "a #memwall.kernel_config attribute")
           .Cases({kReferenceAttrName, kKernelsSourceAttrName, kBufferAttrName},
                  isa<StringAttr>(attr.getValue()) ? "" : "a string")
-          .Case(kOutputNamesAttrName,
-                isa<ArrayAttr>(attr.getValue()) ? "" : "an array of strings")
+          .Cases({kOutputNamesAttrName, kReferenceNamesAttrName},
+                 isa<ArrayAttr>(attr.getValue()) ? "" : "an array of strings")
           .Cases({kOffsetAttrName, kArenaBytesAttrName},
                  isa<IntegerAttr>(attr.getValue()) ? "" : "an integer")
           .Case(kArgumentOffsetsAttrName,

@@ -65,6 +65,11 @@ def MemWall_Dialect : Dialect {
         "memwall.reference";
     static constexpr ::llvm::StringLiteral kOutputNamesAttrName =
         "memwall.output_names";
+    /// On an op of the function memwall-export-reference exported: the
+    /// reference graph's names of its results, which the bundle's buffers
+    /// keep whatever tiling and fusion do to the ops around it.
+    static constexpr ::llvm::StringLiteral kReferenceNamesAttrName =
+        "memwall.reference_names";
     /// On the module: the generated gpu.module as text, before lowering.
     static constexpr ::llvm::StringLiteral kKernelsSourceAttrName =
         "memwall.kernels_source";

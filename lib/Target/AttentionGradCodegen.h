@@ -1,0 +1,72 @@
+//===- AttentionGradCodegen.h - attention's backward kernel -----*- C++ -*-===//
+//
+// Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
+// See the LICENSE file for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// flash_attention_grad as one launch of two kinds of blocks, FlashAttention-2's
+// backward without atomics: a key block of a KV head accumulates its dK and dV
+// over every query block of the head's query heads (grouped-query heads sum
+// there), and a query block of a query head accumulates its dQ over the key
+// blocks, each recomputing P = exp(scale·QKᵀ − lse) and dS = P∘(dO·Vᵀ − D),
+// D = rowsum(dO∘O), from tiles in shared memory. Causal blocks past the
+// diagonal are skipped. The math runs on CUDA cores in f32 (FFMA from shared
+// memory); operands and gradients are read and written through the views of
+// AttentionGradViews. docs/codegen.md, "Attention's backward".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_LIB_TARGET_ATTENTIONGRADCODEGEN_H
+#define MEMWALL_LIB_TARGET_ATTENTIONGRADCODEGEN_H
+
+#include "memwall/Analysis/FusionCost.h"
+#include "memwall/Hardware/GPUTarget.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+#include <array>
+#include <string>
+
+namespace memwall {
+
+struct AttentionGradKernelPlan {
+  int64_t batch = 0, queryHeads = 0, kvHeads = 0, querySeq = 0, keySeq = 0;
+  int64_t headDim = 0, valueDim = 0;
+  /// Rows of a query or key tile.
+  int64_t tile = 32;
+  int64_t threads = 128;
+  int64_t queryTiles = 0, keyTiles = 0;
+  /// grid.x: the key blocks, then the query blocks of each query head of
+  /// the KV head; grid.y: batch x KV heads.
+  std::array<int64_t, 3> grid{1, 1, 1};
+};
+
+/// Why the kernel cannot run `op` ("" when it can).
+std::string whyNoAttentionGradKernel(FlashAttentionGradOp op);
+AttentionGradKernelPlan planAttentionGradKernel(FlashAttentionGradOp op);
+
+/// The kernel's predicted time on `target`: the op's FLOPs on FP32 CUDA
+/// cores (not tensor cores) and its traffic.
+double predictAttentionGradKernelSeconds(FlashAttentionGradOp op,
+                                         const GPUTarget &target);
+
+/// The distinct buffers the kernel reads q, k, v, the output and its
+/// gradient from (views.sources, first use first), and the distinct values
+/// it writes dq, dk and dv into (views.outputs).
+llvm::SmallVector<mlir::Value, 5>
+getAttentionGradSources(const AttentionGradViews &views);
+llvm::SmallVector<mlir::Value, 3>
+getAttentionGradOutputs(const AttentionGradViews &views);
+
+/// Appends the kernel `name` to `gpuModule`. Parameters (flat memrefs): the
+/// sources, the log-sum-exp, then the outputs.
+void emitAttentionGradKernel(mlir::gpu::GPUModuleOp gpuModule,
+                             llvm::StringRef name,
+                             const AttentionGradViews &views,
+                             const AttentionGradKernelPlan &plan);
+
+} // namespace memwall
+
+#endif // MEMWALL_LIB_TARGET_ATTENTIONGRADCODEGEN_H
