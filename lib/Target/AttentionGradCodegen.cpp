@@ -112,12 +112,9 @@ private:
     return memref::LoadOp::create(b, tile, ValueRange{at});
   }
 
-  /// Runs `body` only where `condition` holds.
+  /// Runs `body` only where `condition` holds (always when it is null).
   void guarded(Value condition, function_ref<void()> body) {
-    auto guard = scf::IfOp::create(b, condition, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard insertion(b);
-    b.setInsertionPointToStart(guard.thenBlock());
-    body();
+    buildGuarded(b, condition, body);
   }
 
   /// A loop from `lower` to `upper` (the same in every thread of the
@@ -125,17 +122,7 @@ private:
   SmallVector<Value>
   loop(Value lower, Value upper, ValueRange init,
        function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-    auto forOp = scf::ForOp::create(b, lower, upper, idx(1), init);
-    OpBuilder::InsertionGuard insertion(b);
-    if (init.empty()) {
-      b.setInsertionPoint(forOp.getBody()->getTerminator());
-      body(forOp.getInductionVar(), {});
-      return {};
-    }
-    b.setInsertionPointToStart(forOp.getBody());
-    scf::YieldOp::create(
-        b, body(forOp.getInductionVar(), forOp.getRegionIterArgs()));
-    return SmallVector<Value>(forOp.getResults());
+    return buildLoop(b, lower, upper, init, body);
   }
 
   /// Σ_c x[xBase + c] · y[yBase + c] over `length` elements of two tiles.
@@ -469,22 +456,24 @@ double memwall::predictAttentionGradKernelSeconds(FlashAttentionGradOp op,
   return estimateKernelTime(work, target).timeSeconds;
 }
 
+/// `values` without repeats, first occurrence first.
+template <unsigned N, size_t M>
+static SmallVector<Value, N> distinct(const std::array<Value, M> &values) {
+  SmallVector<Value, N> unique;
+  for (Value value : values)
+    if (!llvm::is_contained(unique, value))
+      unique.push_back(value);
+  return unique;
+}
+
 SmallVector<Value, 5>
 memwall::getAttentionGradSources(const AttentionGradViews &views) {
-  SmallVector<Value, 5> sources;
-  for (Value source : views.sources)
-    if (!llvm::is_contained(sources, source))
-      sources.push_back(source);
-  return sources;
+  return distinct<5>(views.sources);
 }
 
 SmallVector<Value, 3>
 memwall::getAttentionGradOutputs(const AttentionGradViews &views) {
-  SmallVector<Value, 3> outputs;
-  for (Value output : views.outputs)
-    if (!llvm::is_contained(outputs, output))
-      outputs.push_back(output);
-  return outputs;
+  return distinct<3>(views.outputs);
 }
 
 void memwall::emitAttentionGradKernel(gpu::GPUModuleOp gpuModule,

@@ -168,6 +168,45 @@ inline mlir::Value buildBlockReduce(mlir::ImplicitLocOpBuilder &b,
   return total;
 }
 
+/// Runs `body` at `b`'s insertion point only where `condition` holds (always
+/// when it is null); `b` is back after the guard when `body` returns.
+inline void buildGuarded(mlir::ImplicitLocOpBuilder &b, mlir::Value condition,
+                         llvm::function_ref<void()> body) {
+  if (!condition) {
+    body();
+    return;
+  }
+  auto guard = mlir::scf::IfOp::create(b, condition, /*withElseRegion=*/false);
+  mlir::OpBuilder::InsertionGuard insertion(b);
+  b.setInsertionPointToStart(guard.thenBlock());
+  body();
+}
+
+/// An scf.for from `lower` to `upper` by 1 carrying `init`: `body(i,
+/// carried)` builds an iteration and returns the next carried values (none
+/// when `init` is empty). Returns the loop's results. Kernels keep the bounds
+/// the same in every thread of a block (barriers and shuffles inside).
+inline llvm::SmallVector<mlir::Value>
+buildLoop(mlir::ImplicitLocOpBuilder &b, mlir::Value lower, mlir::Value upper,
+          mlir::ValueRange init,
+          llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value,
+                                                            mlir::ValueRange)>
+              body) {
+  auto forOp =
+      mlir::scf::ForOp::create(b, lower, upper, indexConstant(b, 1), init);
+  mlir::OpBuilder::InsertionGuard insertion(b);
+  if (init.empty()) {
+    // The builder gave a loop without carried values its yield.
+    b.setInsertionPoint(forOp.getBody()->getTerminator());
+    body(forOp.getInductionVar(), {});
+    return {};
+  }
+  b.setInsertionPointToStart(forOp.getBody());
+  mlir::scf::YieldOp::create(
+      b, body(forOp.getInductionVar(), forOp.getRegionIterArgs()));
+  return llvm::SmallVector<mlir::Value>(forOp.getResults());
+}
+
 /// The kernel parameter holding `elements` values of `element`.
 inline mlir::MemRefType flatMemRefType(int64_t elements, mlir::Type element) {
   return mlir::MemRefType::get({elements}, element);

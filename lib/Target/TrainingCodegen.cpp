@@ -97,16 +97,9 @@ protected:
     return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x, idx(c));
   }
 
-  /// Runs `body` only where `condition` holds (no guard when it is null).
+  /// Runs `body` only where `condition` holds (always when it is null).
   void guarded(Value condition, function_ref<void()> body) {
-    if (!condition) {
-      body();
-      return;
-    }
-    auto guard = scf::IfOp::create(b, condition, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard insertion(b);
-    b.setInsertionPointToStart(guard.thenBlock());
-    body();
+    buildGuarded(b, condition, body);
   }
 
   /// `width` f32 lanes of an f32 memref at `flat`.
@@ -140,18 +133,7 @@ protected:
   SmallVector<Value>
   loop(Value lower, Value upper, ValueRange init,
        function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-    auto forOp = scf::ForOp::create(b, lower, upper, idx(1), init);
-    OpBuilder::InsertionGuard insertion(b);
-    if (init.empty()) {
-      // The builder gave a loop without carried values its yield.
-      b.setInsertionPoint(forOp.getBody()->getTerminator());
-      body(forOp.getInductionVar(), {});
-      return {};
-    }
-    b.setInsertionPointToStart(forOp.getBody());
-    scf::YieldOp::create(
-        b, body(forOp.getInductionVar(), forOp.getRegionIterArgs()));
-    return SmallVector<Value>(forOp.getResults());
+    return buildLoop(b, lower, upper, init, body);
   }
 
   ImplicitLocOpBuilder b;
