@@ -235,11 +235,9 @@ private:
            Value rowLse = loadShared(lseTile, i);
            visible = arith::AndIOp::create(
                b, visible,
-               arith::CmpIOp::create(
-                   b, arith::CmpIPredicate::ne,
-                   arith::BitcastOp::create(b, b.getI32Type(), rowLse),
-                   arith::BitcastOp::create(b, b.getI32Type(),
-                                            negativeInfinity())));
+               // A row that saw no key (lse -inf) has P = 0; a NaN stays.
+               arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, rowLse,
+                                     negativeInfinity()));
            Value s = dot(qTile, mul(i, plan.headDim), kTile,
                          mul(j, plan.headDim), plan.headDim);
            Value p = math::ExpOp::create(

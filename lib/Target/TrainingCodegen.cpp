@@ -93,6 +93,11 @@ protected:
     return workgroupOf(Float32Type::get(ctx), elements);
   }
 
+  /// An integer as an index.
+  Value toIndex(Value value) {
+    return arith::IndexCastOp::create(b, b.getIndexType(), value);
+  }
+
   Value eq(Value x, int64_t c) {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x, idx(c));
   }
@@ -698,10 +703,6 @@ public:
       return id.getType() == i64 ? id
                                  : Value(arith::ExtSIOp::create(b, i64, id));
     };
-    auto toIndex = [&](Value value) {
-      return Value(
-          arith::IndexCastOp::create(b, b.getIndexType(), value).getResult());
-    };
 
     // The positions in order, a tile of `threads` at a time: the tile's
     // positions holding one of the block's ids, compacted in order into
@@ -890,9 +891,6 @@ public:
   }
 
 private:
-  Value toIndex(Value value) {
-    return arith::IndexCastOp::create(b, b.getIndexType(), value);
-  }
   Value negativeInfinity() {
     return f32(-std::numeric_limits<double>::infinity());
   }
