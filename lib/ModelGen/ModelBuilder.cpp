@@ -245,10 +245,13 @@ SmallVector<Value> ModelBuilder::buildLlama() {
     h = residual(h, m, mlp + ".residual");
   }
   h = rmsNorm(h, "norm");
-  Value logits =
-      config.tieEmbeddings
-          ? create<MatmulOp>("lm_head", h, embed, Value(), false, true)
-          : linear(h, d, config.vocab, false, "lm_head");
+  // The head's weight has the embedding's layout [V, D] (Hugging Face's
+  // lm_head.weight), tied or not: a chunk of the vocabulary is a run of its
+  // rows (the fused linear cross-entropy's GEMMs read them in place).
+  Value head = config.tieEmbeddings
+                   ? embed
+                   : weight({config.vocab, d}, "lm_head.weight");
+  Value logits = create<MatmulOp>("lm_head", h, head, Value(), false, true);
   if (mode == GenerationMode::Train)
     return {loss(logits)};
   return {logits};

@@ -28,6 +28,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -464,9 +465,22 @@ int64_t memwall::getBufferByteSize(Value buffer) {
   SmallVector<int64_t> shape(type.getShape());
   // A strided buffer (a KV cache appended in place) spans its outermost
   // dimension's whole pitch.
-  if (!type.getLayout().isIdentity() && !shape.empty())
+  if (!isDenseBuffer(type) && !shape.empty())
     shape = {shape.front(), type.getStridesAndOffset().first.front()};
   return getTensorByteSize(RankedTensorType::get(shape, type.getElementType()));
+}
+
+bool memwall::isDenseBuffer(MemRefType type) {
+  if (type.getLayout().isIdentity())
+    return true;
+  auto layout = dyn_cast<StridedLayoutAttr>(type.getLayout());
+  return layout && !ShapedType::isDynamic(layout.getOffset()) &&
+         layout.getStrides() == ArrayRef(computeStrides(type.getShape()));
+}
+
+int64_t memwall::getWindowOffset(MemRefType type) {
+  auto layout = dyn_cast<StridedLayoutAttr>(type.getLayout());
+  return layout && isDenseBuffer(type) ? layout.getOffset() : 0;
 }
 
 FailureOr<Bundle> memwall::readLoweredBundle(ModuleOp module,
@@ -508,7 +522,7 @@ FailureOr<Bundle> memwall::readLoweredBundle(ModuleOp module,
     buffer.dtype = dtypeName(type.getElementType());
     buffer.shape.assign(type.getShape().begin(), type.getShape().end());
     buffer.bytes = getBufferByteSize(value);
-    if (!type.getLayout().isIdentity()) {
+    if (!isDenseBuffer(type)) {
       SmallVector<int64_t> strides = type.getStridesAndOffset().first;
       buffer.strides.assign(strides.begin(), strides.end());
     }
@@ -597,7 +611,10 @@ FailureOr<Bundle> memwall::readLoweredBundle(ModuleOp module,
       step.strideD = config.getStrideD();
       step.transA = config.getTransA().getValue();
       step.transB = config.getTransB().getValue();
-      step.dtype = dtypeName(gemm.getD().getType().getElementType());
+      step.dtype = dtypeName(gemm.getA().getType().getElementType());
+      if (std::string out = dtypeName(gemm.getD().getType().getElementType());
+          out != step.dtype)
+        step.outDtype = out;
       step.epilogue = config.getEpilogue().str();
       bundle.steps.push_back(step);
     } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {

@@ -139,6 +139,9 @@ void memwall::writeManifest(const Bundle &bundle, llvm::raw_ostream &os) {
           object[gemm::transA.key] = step.transA;
           object[gemm::transB.key] = step.transB;
           object[gemm::dtype.key] = enumValue(gemm::dtype, step.dtype);
+          if (!step.outDtype.empty())
+            object[gemm::outDtype.key] =
+                enumValue(gemm::outDtype, step.outDtype);
           object[gemm::epilogue.key] = enumValue(gemm::epilogue, step.epilogue);
         }
         json.value(std::move(object));

@@ -111,6 +111,8 @@ private:
       return configureEmbeddingGrad(embeddingGrad);
     if (isCrossEntropyKernelOp(op))
       return configureCrossEntropy(op);
+    if (isLinearCrossEntropyOp(op))
+      return configureLinearCrossEntropy(op);
     if (isa<AttentionOp>(op))
       return op->emitError("codegen runs attention only in its tiled form "
                            "(memwall.flash_attention); this one stayed "
@@ -255,6 +257,23 @@ private:
     return attach(op, KernelFamily::CrossEntropy,
                   kernelName(op->getName().stripDialect()), plan.grid(),
                   {plan.threads, 1, 1}, 0, predictedSeconds(op));
+  }
+
+  /// linear_cross_entropy(_grad): GEMMs and row kernels per chunk of the
+  /// vocabulary, named after this step (TrainingCodegen.h); the launch
+  /// recorded is the first chunk's row kernel's.
+  LogicalResult configureLinearCrossEntropy(Operation *op) {
+    if (std::string why = whyNoLinearCrossEntropyKernels(op); !why.empty())
+      return op->emitError("codegen cannot run '")
+             << op->getName() << "': " << why;
+    LinearCrossEntropyPlan plan = planLinearCrossEntropy(op);
+    const CrossEntropyPlan &row = plan.chunkKernels.front();
+    if (failed(checkGrid(op, row.grid())) ||
+        failed(checkGrid(op, plan.narrow.grid)))
+      return failure();
+    return attach(op, KernelFamily::CrossEntropy,
+                  kernelName(op->getName().stripDialect()), row.grid(),
+                  {row.threads, 1, 1}, 0, predictedSeconds(op));
   }
 
   /// The op's own cost as one kernel on the target.

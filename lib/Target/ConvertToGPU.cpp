@@ -44,7 +44,9 @@ static void pitchInPlaceCaches(func::FuncOp function) {
     auto cache = dyn_cast<BlockArgument>(view.getSource());
     auto window = cast<MemRefType>(view.getSource().getType());
     MemRefType appended = view.getType();
-    if (!cache || window.getNumElements() == appended.getNumElements())
+    // Only an appended cache views more elements than its argument holds
+    // (a window, e.g. a chunk of a weight's rows, views fewer).
+    if (!cache || window.getNumElements() >= appended.getNumElements())
       continue;
     auto [strides, offset] = appended.getStridesAndOffset();
     cache.setType(MemRefType::get(

@@ -125,15 +125,23 @@ protected:
   /// A step launching the kernel `config` names on `args`.
   void launch(ConversionPatternRewriter &rewriter, Location loc,
               KernelConfigAttr config, ValueRange args, ArrayAttr ops) const {
+    launch(rewriter, loc, config.getName(), config.getGrid(), config.getBlock(),
+           config.getSharedBytes(), args, ops, config.getPredictedTime());
+  }
+  /// A step launching kernel `name` (one of several an op lowers to).
+  void launch(ConversionPatternRewriter &rewriter, Location loc, StringRef name,
+              ArrayRef<int64_t> grid, ArrayRef<int64_t> block,
+              int64_t sharedBytes, ValueRange args, ArrayAttr ops,
+              double seconds) const {
     gpu::GPUModuleOp kernels = state.kernels;
-    LaunchOp::create(
-        rewriter, loc,
-        SymbolRefAttr::get(
-            kernels.getSymNameAttr(),
-            {FlatSymbolRefAttr::get(rewriter.getContext(), config.getName())}),
-        args, config.getGrid(), config.getBlock(),
-        rewriter.getI64IntegerAttr(config.getSharedBytes()), ops,
-        rewriter.getF64FloatAttr(config.getPredictedTime()));
+    LaunchOp::create(rewriter, loc,
+                     SymbolRefAttr::get(
+                         kernels.getSymNameAttr(),
+                         {FlatSymbolRefAttr::get(rewriter.getContext(), name)}),
+                     args, rewriter.getDenseI64ArrayAttr(grid),
+                     rewriter.getDenseI64ArrayAttr(block),
+                     rewriter.getI64IntegerAttr(sharedBytes), ops,
+                     rewriter.getF64FloatAttr(seconds));
   }
 
   KernelFamily family;
@@ -733,6 +741,8 @@ protected:
   LogicalResult lower(Operation *op, KernelConfigAttr config,
                       const DenseMap<Value, Value> &buffers,
                       ConversionPatternRewriter &rewriter) const override {
+    if (isLinearCrossEntropyOp(op))
+      return lowerLinear(op, config, buffers, rewriter);
     CrossEntropyPlan plan = planCrossEntropyKernel(op);
     emitCrossEntropyKernel(state.kernels, config.getName(), op, plan);
     Location loc = op->getLoc();
@@ -752,7 +762,162 @@ protected:
     rewriter.replaceOp(op, result);
     return success();
   }
+
+private:
+  LogicalResult lowerLinear(Operation *op, KernelConfigAttr config,
+                            const DenseMap<Value, Value> &buffers,
+                            ConversionPatternRewriter &rewriter) const;
 };
+
+/// linear_cross_entropy(_grad) (TrainingCodegen.h, LinearCrossEntropyPlan):
+/// per chunk of vocabulary columns, cuBLASLt GEMMs reading and writing
+/// windows of the weight (and its gradient) and row kernels, named after
+/// the configured step.
+LogicalResult
+CrossEntropyLowering::lowerLinear(Operation *op, KernelConfigAttr config,
+                                  const DenseMap<Value, Value> &buffers,
+                                  ConversionPatternRewriter &rewriter) const {
+  MLIRContext *ctx = op->getContext();
+  Location loc = op->getLoc();
+  LinearCrossEntropyPlan plan = planLinearCrossEntropy(op);
+  bool backward = isa<LinearCrossEntropyGradOp>(op);
+  Value hidden = buffers.lookup(op->getOperand(0)),
+        weight = buffers.lookup(op->getOperand(1)),
+        labels = buffers.lookup(op->getOperand(2));
+  auto element =
+      cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
+  Type f32 = rewriter.getF32Type();
+  int64_t elementBytes = getElementByteSize(element);
+  MathPrecision precision = cast<CostOpInterface>(op).getMathPrecision();
+  ArrayAttr ops = locationsOf(rewriter, {op});
+  std::string base = config.getName().str();
+  auto stepName = [&](StringRef what, int64_t chunk) {
+    return base + "_" + what.str() + std::to_string(chunk);
+  };
+  auto temporary = [&](ArrayRef<int64_t> shape, Type type, StringRef name) {
+    return allocate(rewriter, loc, RankedTensorType::get(shape, type), name);
+  };
+  // Rows [first, first + columns) of a [V, D] buffer, in place.
+  auto rowsOf = [&](Value matrix, int64_t chunk, StringRef what) -> Value {
+    auto type = MemRefType::get(
+        {plan.columns(chunk), plan.hidden}, element,
+        StridedLayoutAttr::get(ctx, plan.firstColumn(chunk) * plan.hidden,
+                               {plan.hidden, 1}));
+    auto view = ViewOp::create(rewriter, loc, type, matrix);
+    view->setAttr(MemWallDialect::kBufferAttrName,
+                  rewriter.getStringAttr(stepName(what, chunk)));
+    return view;
+  };
+  // D (M x N) = op(A) op(B) [+ C], one cuBLASLt call, timed as a
+  // cuBLAS-class GEMM of the op's precision.
+  auto gemm = [&](StringRef name, Value a, Value b, Value c, Value d, int64_t m,
+                  int64_t n, int64_t k, bool transA, bool transB) {
+    int64_t outBytes =
+        getElementByteSize(cast<MemRefType>(d.getType()).getElementType());
+    KernelWork work;
+    work.flops = 2.0 * m * n * k;
+    work.bytesRead = static_cast<double>((m * k + k * n) * elementBytes +
+                                         (c ? m * n * outBytes : 0));
+    work.bytesWritten = static_cast<double>(m * n * outBytes);
+    work.precision = precision;
+    work.unit = ComputeUnit::Gemm;
+    work.gemmShape = classifyGemm(1, m, n, k);
+    auto call = GemmConfigAttr::get(ctx, m, n, k, 1, 0, 0, 0, 0,
+                                    BoolAttr::get(ctx, transA),
+                                    BoolAttr::get(ctx, transB), "none");
+    GemmOp::create(rewriter, loc, rewriter.getStringAttr(name), a, b, c,
+                   Value(), d, call, ops,
+                   rewriter.getF64FloatAttr(
+                       estimateKernelTime(work, state.target).timeSeconds));
+  };
+  // A memory-bound row kernel's time: `bytes` moved.
+  auto rowSeconds = [&](double bytes) {
+    KernelWork work;
+    work.bytesRead = bytes;
+    return estimateKernelTime(work, state.target).timeSeconds;
+  };
+  // The chunk's logits: a buffer of their own, which the arena reuses
+  // across chunks.
+  auto chunkLogits = [&](int64_t chunk, Value weightRows) {
+    Value logits = temporary({plan.rows, plan.columns(chunk)}, element,
+                             stepName("logits", chunk));
+    gemm(stepName("gemm_logits", chunk), hidden, weightRows, Value(), logits,
+         plan.rows, plan.columns(chunk), plan.hidden, /*transA=*/false,
+         /*transB=*/true);
+    return logits;
+  };
+  auto rowLaunch = [&](int64_t chunk, ValueRange args, double bytes) {
+    const CrossEntropyPlan &row = plan.chunkKernels[chunk];
+    std::string name = stepName("rows", chunk);
+    emitLinearCrossEntropyChunkKernel(state.kernels, name, op, plan, chunk);
+    launch(rewriter, loc, name, row.grid(), {row.threads, 1, 1}, 0, args, ops,
+           rowSeconds(bytes));
+  };
+  double logitBytes = static_cast<double>(plan.rows) * elementBytes;
+
+  if (!backward) {
+    Value state = temporary({3, plan.rows}, f32, base + "_state");
+    Value loss = allocate(rewriter, loc, op->getResult(0));
+    Value lse = allocate(rewriter, loc, op->getResult(1));
+    SmallVector<Value> reduction;
+    if (plan.chunkKernels.back().reducesRows) {
+      reduction.push_back(temporary({2 * plan.rows}, f32, base + "_partials"));
+      reduction.push_back(allocateCounters(rewriter, loc, 1, base));
+    }
+    for (int64_t chunk = 0; chunk < plan.chunks; ++chunk) {
+      Value logits = chunkLogits(chunk, rowsOf(weight, chunk, "weight_rows"));
+      SmallVector<Value> args{logits, labels, state};
+      if (chunk + 1 == plan.chunks) {
+        args.append({lse, loss});
+        args.append(reduction);
+      }
+      rowLaunch(chunk, args, logitBytes * plan.columns(chunk));
+    }
+    rewriter.replaceOp(op, {loss, lse});
+    return success();
+  }
+
+  auto grad = cast<LinearCrossEntropyGradOp>(op);
+  Value lse = buffers.lookup(grad.getLse()),
+        lossGrad = buffers.lookup(grad.getGrad());
+  Value hiddenGrad = allocate(rewriter, loc, grad.getHiddenGrad());
+  Value weightGrad = allocate(rewriter, loc, grad.getWeightGrad());
+  Value accumulator =
+      temporary({plan.rows, plan.hidden}, f32, base + "_hidden_grad_f32");
+  Value count;
+  if (plan.countsLabels) {
+    count = temporary({1}, f32, base + "_count");
+    std::string name = base + "_count_labels";
+    emitCountLabelsKernel(state.kernels, name, op, plan);
+    launch(rewriter, loc, name, {1, 1, 1}, {256, 1, 1}, 0, {labels, count}, ops,
+           rowSeconds(static_cast<double>(plan.rows) * 8));
+  }
+  for (int64_t chunk = 0; chunk < plan.chunks; ++chunk) {
+    int64_t columns = plan.columns(chunk);
+    Value weightRows = rowsOf(weight, chunk, "weight_rows");
+    Value logits = chunkLogits(chunk, weightRows);
+    SmallVector<Value> args{logits, labels, lse, lossGrad};
+    if (count)
+      args.push_back(count);
+    rowLaunch(chunk, args, 2 * logitBytes * columns);
+    // dW's rows of the chunk: dlogits^T (columns x rows) · hidden.
+    gemm(stepName("gemm_weight_grad", chunk), logits, hidden, Value(),
+         rowsOf(weightGrad, chunk, "weight_grad_rows"), columns, plan.hidden,
+         plan.rows, /*transA=*/true, /*transB=*/false);
+    // dH += dlogits (rows x columns) · the chunk's weight rows, in f32.
+    gemm(stepName("gemm_hidden_grad", chunk), logits, weightRows,
+         chunk == 0 ? Value() : accumulator, accumulator, plan.rows,
+         plan.hidden, columns, /*transA=*/false, /*transB=*/false);
+  }
+  std::string narrow = base + "_narrow";
+  emitNarrowKernel(state.kernels, narrow, loc, plan.narrow, element);
+  launch(rewriter, loc, narrow, plan.narrow.grid, {plan.narrow.threads, 1, 1},
+         0, {accumulator, hiddenGrad}, ops,
+         rowSeconds(static_cast<double>(plan.rows) * plan.hidden *
+                    (4 + elementBytes)));
+  rewriter.replaceOp(op, {hiddenGrad, weightGrad});
+  return success();
+}
 
 /// Attention's backward (AttentionGradCodegen.h): the kernel reads q, k, v,
 /// the output and its gradient through their views and writes dq, dk and dv

@@ -95,6 +95,9 @@ struct PlanArenaPass : public memwall::impl::PlanArenaBase<PlanArenaPass> {
       } else if (auto view = dyn_cast<ViewOp>(op)) {
         BundleBuffer &buffer = buffers[bufferOf.lookup(view.getResult())];
         buffer.aliasOf = bufferOf.lookup(view.getSource());
+        // A window lies at its offset in the buffer it views.
+        buffer.aliasOffset = getWindowOffset(view.getType()) *
+                             (view.getType().getElementTypeBitWidth() / 8);
         buffer.firstStep = buffers[buffer.aliasOf].firstStep;
         buffer.lastStep = step;
       } else if (isa<LaunchOp, GemmOp>(op)) {

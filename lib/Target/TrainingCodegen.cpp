@@ -11,6 +11,8 @@
 #include "KernelBuilding.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
@@ -844,53 +846,188 @@ std::optional<CrossEntropyOperands> getCrossEntropyOperands(Operation *op) {
   return std::nullopt;
 }
 
+/// The row kernels of a cross-entropy: one block per position streaming
+/// `plan.vocab` logits of its row (a whole vocabulary, or one chunk of
+/// linear_cross_entropy's starting at column `firstColumn`).
 class CrossEntropyBuilder : public TrainingKernelBuilder {
 public:
-  CrossEntropyBuilder(gpu::GPUModuleOp gpuModule, Operation *op,
-                      const CrossEntropyOperands &loss,
+  CrossEntropyBuilder(gpu::GPUModuleOp gpuModule, Location loc,
+                      LossReduction reduction,
+                      std::optional<int64_t> ignoreIndex,
                       const CrossEntropyPlan &plan)
-      : TrainingKernelBuilder(gpuModule, op->getLoc()), loss(loss), plan(plan) {
+      : TrainingKernelBuilder(gpuModule, loc), reduction(reduction),
+        ignoreIndex(ignoreIndex), plan(plan) {}
+
+  /// cross_entropy (parameters: logits, labels, result[, partials,
+  /// counter]) or cross_entropy_grad (logits, labels, grad, result).
+  void buildWhole(StringRef name, const CrossEntropyOperands &loss) {
+    bool backward = static_cast<bool>(loss.grad);
+    SmallVector<Type> params{flatMemRefType(loss.logits),
+                             flatMemRefType(loss.labels)};
+    if (backward)
+      params.push_back(flatMemRefType(loss.grad));
+    params.push_back(flatMemRefType(loss.result));
+    appendLossReductionParams(params);
+    start(name, params);
+    labels = func.getArgument(1);
+    if (backward) {
+      Value counted;
+      Value labelColumn = labelColumnOf(idx(0), counted);
+      Value lse = buildLogSumExp();
+      buildGradient(func.getArgument(3), func.getArgument(2), Value(), lse,
+                    counted, labelColumn);
+    } else {
+      Value counted;
+      Value labelColumn = labelColumnOf(idx(0), counted);
+      Value lse = buildLogSumExp();
+      Value logit = loadLogit(labelColumn);
+      finishLoss(func.getArgument(2), counted,
+                 arith::SubFOp::create(b, lse, logit), 3);
+    }
+    gpu::ReturnOp::create(b);
   }
 
-  void build(StringRef name) {
-    bool backward = static_cast<bool>(loss.grad);
-    SmallVector<Value> values{loss.logits, loss.labels};
-    if (backward)
-      values.push_back(loss.grad);
-    values.push_back(loss.result);
-    SmallVector<Type> params;
-    for (Value value : values)
-      params.push_back(flatMemRefType(value));
-    if (plan.reducesRows) {
-      params.push_back(flatMemRefType(2 * plan.rows, b.getF32Type()));
-      params.push_back(flatMemRefType(1, b.getI32Type()));
+  /// One chunk of linear_cross_entropy: the chunk's row max and sum of exp
+  /// folded into the running ones in `state` (f32 [3, rows]: max, sum, the
+  /// label's logit); the last chunk writes the log-sum-exp and the loss.
+  /// Parameters: logits [rows, columns], labels, state, and for the last
+  /// chunk lse, result[, partials, counter].
+  void buildChunk(StringRef name, Type element, Type labelsType,
+                  ArrayRef<int64_t> resultShape, int64_t firstColumn,
+                  bool first, bool last) {
+    Type f32 = b.getF32Type();
+    SmallVector<Type> params{flatMemRefType(plan.rows * plan.vocab, element),
+                             flatMemRefType(plan.rows, labelsType),
+                             flatMemRefType(3 * plan.rows, f32)};
+    if (last) {
+      params.push_back(flatMemRefType(plan.rows, f32));
+      params.push_back(flatMemRefType(
+          std::max<int64_t>(1, computeProduct(resultShape)), f32));
+      appendLossReductionParams(params);
     }
-    gpu::GPUFuncOp func = startKernel(name, params, plan.threads,
-                                      {workgroupF32(b.getContext(), 32)});
-    scratch = func.getWorkgroupAttributions().front();
-    inputs.push_back({loss.logits, AccessPattern::Full, 1});
-    ElementwiseEmitter emitter(b, inputs, plan.width);
-    emitter.setMemRef(loss.logits, func.getArgument(0));
-    emitter.setMemRef(loss.result, func.getArgument(values.size() - 1));
+    start(name, params);
     labels = func.getArgument(1);
+    Value state = func.getArgument(2);
+    Value counted;
+    Value labelColumn = labelColumnOf(idx(firstColumn), counted);
+    auto [chunkMax, chunkSum] = buildMaxAndSum();
+    // The label's logit where this chunk holds its column.
+    Value inChunk = arith::AndIOp::create(
+        b, counted,
+        arith::AndIOp::create(
+            b,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::sge, labelColumn,
+                                  idx(0)),
+            arith::CmpIOp::create(b, arith::CmpIPredicate::slt, labelColumn,
+                                  idx(plan.vocab))));
+    Value logit = loadLogit(
+        arith::SelectOp::create(b, inChunk, labelColumn, idx(0)).getResult());
+    Value runningMax = chunkMax, runningSum = chunkSum,
+          labelLogit = arith::SelectOp::create(b, inChunk, logit, f32Zero());
+    if (!first) {
+      auto stateAt = [&](int64_t part) {
+        return memref::LoadOp::create(b, state,
+                                      ValueRange{add(blockX, part * plan.rows)})
+            .getResult();
+      };
+      Value oldMax = stateAt(0), oldSum = stateAt(1);
+      runningMax = arith::MaximumFOp::create(b, oldMax, chunkMax);
+      runningSum = arith::AddFOp::create(
+          b, arith::MulFOp::create(b, oldSum, expShifted(oldMax, runningMax)),
+          arith::MulFOp::create(b, chunkSum, expShifted(chunkMax, runningMax)));
+      labelLogit = arith::SelectOp::create(b, inChunk, logit, stateAt(2));
+    }
+    if (!last) {
+      SmallVector<Value, 3> running{runningMax, runningSum, labelLogit};
+      guarded(eq(threadId, 0), [&] {
+        for (auto [part, value] : llvm::enumerate(running))
+          memref::StoreOp::create(
+              b, value, state,
+              ValueRange{add(blockX, static_cast<int64_t>(part) * plan.rows)});
+      });
+      gpu::ReturnOp::create(b);
+      return;
+    }
+    Value lse = arith::AddFOp::create(b, runningMax,
+                                      math::LogOp::create(b, runningSum));
+    guarded(eq(threadId, 0), [&] {
+      memref::StoreOp::create(b, lse, func.getArgument(3), ValueRange{blockX});
+    });
+    finishLoss(func.getArgument(4), counted,
+               arith::SubFOp::create(b, lse, labelLogit), 5);
+    gpu::ReturnOp::create(b);
+  }
 
-    Value row = blockX;
-    Value label = loadLabel(row);
-    Value counted = isCounted(label);
-    // A position that does not count reads column 0 for its label.
-    Value labelColumn = toIndex(arith::SelectOp::create(
-        b, counted, label,
-        arith::ConstantIntOp::create(b, b.getI64Type(), 0).getResult()));
-    Value rowBase = mul(row, plan.vocab);
-    Value lse = buildLogSumExp(emitter, rowBase);
-    if (backward)
-      buildGradient(emitter, func, rowBase, lse, counted, labelColumn);
-    else
-      buildLoss(func, rowBase, lse, counted, labelColumn);
+  /// One chunk of linear_cross_entropy_grad: the chunk's logits turned into
+  /// their gradient in place. Parameters: logits [rows, columns], labels,
+  /// lse, grad[, count (f32 [1]) for mean with ignore_index].
+  void buildGradChunk(StringRef name, Type element, Type labelsType,
+                      ArrayRef<int64_t> gradShape, int64_t firstColumn,
+                      bool readsCount) {
+    Type f32 = b.getF32Type();
+    SmallVector<Type> params{
+        flatMemRefType(plan.rows * plan.vocab, element),
+        flatMemRefType(plan.rows, labelsType), flatMemRefType(plan.rows, f32),
+        flatMemRefType(std::max<int64_t>(1, computeProduct(gradShape)), f32)};
+    if (readsCount)
+      params.push_back(flatMemRefType(1, f32));
+    start(name, params);
+    labels = func.getArgument(1);
+    Value counted;
+    Value labelColumn = labelColumnOf(idx(firstColumn), counted);
+    Value lse =
+        memref::LoadOp::create(b, func.getArgument(2), ValueRange{blockX});
+    Value count = readsCount ? memref::LoadOp::create(b, func.getArgument(4),
+                                                      ValueRange{idx(0)})
+                                   .getResult()
+                             : Value();
+    buildGradient(logitsArg, func.getArgument(3), count, lse, counted,
+                  labelColumn);
+    gpu::ReturnOp::create(b);
+  }
+
+  /// One block counting the positions whose label counts (not
+  /// ignore_index) into an f32 [1]. Parameters: labels, count.
+  void buildCount(StringRef name, Type labelsType) {
+    gpu::GPUFuncOp func =
+        createKernel(b, name,
+                     {flatMemRefType(plan.rows, labelsType),
+                      flatMemRefType(1, b.getF32Type())},
+                     plan.threads, {workgroupF32(b.getContext(), 32)});
+    threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+    scratch = func.getWorkgroupAttributions().front();
+    labels = func.getArgument(0);
+    Value count = countLabels();
+    guarded(eq(threadId, 0), [&] {
+      memref::StoreOp::create(b, count, func.getArgument(1),
+                              ValueRange{idx(0)});
+    });
     gpu::ReturnOp::create(b);
   }
 
 private:
+  /// The kernel, its scratch, and the logits (parameter 0) as the input the
+  /// row is streamed from.
+  gpu::GPUFuncOp start(StringRef name, ArrayRef<Type> params) {
+    func = startKernel(name, params, plan.threads,
+                       {workgroupF32(b.getContext(), 32)});
+    scratch = func.getWorkgroupAttributions().front();
+    logitsArg = func.getArgument(0);
+    inputs.push_back({logitsArg, AccessPattern::Full, 1});
+    emitter.emplace(b, inputs, plan.width);
+    emitter->setMemRef(logitsArg, logitsArg);
+    rowBase = mul(blockX, plan.vocab);
+    return func;
+  }
+
+  void appendLossReductionParams(SmallVectorImpl<Type> &params) {
+    if (!plan.reducesRows)
+      return;
+    params.push_back(flatMemRefType(2 * plan.rows, b.getF32Type()));
+    params.push_back(flatMemRefType(1, b.getI32Type()));
+  }
+
+  Value f32Zero() { return f32(0.0); }
   Value negativeInfinity() {
     return f32(-std::numeric_limits<double>::infinity());
   }
@@ -912,18 +1049,35 @@ private:
   }
   /// Whether a label counts (is not ignore_index).
   Value isCounted(Value label) {
-    if (!loss.ignoreIndex)
+    if (!ignoreIndex)
       return arith::ConstantIntOp::create(b, b.getI1Type(), 1);
     return arith::CmpIOp::create(
         b, arith::CmpIPredicate::ne, label,
-        arith::ConstantIntOp::create(b, b.getI64Type(), *loss.ignoreIndex)
+        arith::ConstantIntOp::create(b, b.getI64Type(), *ignoreIndex)
             .getResult());
+  }
+  /// The row's label as a column of the streamed logits (label minus
+  /// `firstColumn`; 0 where the label does not count), and whether it
+  /// counts.
+  Value labelColumnOf(Value firstColumn, Value &counted) {
+    Value label = loadLabel(blockX);
+    counted = isCounted(label);
+    Value column = arith::SubIOp::create(b, toIndex(label), firstColumn);
+    return arith::SelectOp::create(b, counted, column, idx(0));
+  }
+  /// The logit at `column` of the row, as f32.
+  Value loadLogit(Value column) {
+    Value logit =
+        memref::LoadOp::create(b, logitsArg, ValueRange{add(rowBase, column)});
+    if (!logit.getType().isF32())
+      logit = arith::ExtFOp::create(b, b.getF32Type(), logit);
+    return logit;
   }
 
   /// Streams over the row's `vectors` in `width`-element vectors, thread `t`
   /// taking vectors t, t + threads, ...; `body(column, valid, lanes)`.
   SmallVector<Value> streamRow(
-      ElementwiseEmitter &emitter, Value rowBase, ValueRange init,
+      ValueRange init,
       function_ref<SmallVector<Value>(Value, Value, const Lanes &, ValueRange)>
           body) {
     int64_t vectors = plan.vocab / plan.width;
@@ -935,58 +1089,55 @@ private:
                       mul(arith::SelectOp::create(b, valid, vector, idx(0)),
                           plan.width);
                   Lanes x =
-                      emitter.loadInput(inputs.front(), add(rowBase, column));
+                      emitter->loadInput(inputs.front(), add(rowBase, column));
                   return body(column, valid, x, carried);
                 });
   }
 
-  /// The row's log-sum-exp: each thread's online max and sum of exp over
-  /// its elements, then the block's max and its rescaled sum.
-  Value buildLogSumExp(ElementwiseEmitter &emitter, Value rowBase) {
+  /// The row's max and its sum of exp(x - max): each thread's online max
+  /// and sum over its elements, then the block's max and rescaled sum.
+  std::pair<Value, Value> buildMaxAndSum() {
     SmallVector<Value> init{negativeInfinity(), f32(0.0)};
-    SmallVector<Value> state =
-        streamRow(emitter, rowBase, init,
-                  [&](Value, Value valid, const Lanes &x, ValueRange carried) {
-                    Value m = carried[0], s = carried[1];
-                    for (Value lane : x) {
-                      Value v = arith::SelectOp::create(b, valid, lane,
-                                                        negativeInfinity());
-                      Value next = arith::MaximumFOp::create(b, m, v);
-                      // s·exp(m - m') + exp(v - m'), terms of -inf dropped.
-                      s = arith::AddFOp::create(
-                          b, arith::MulFOp::create(b, s, expShifted(m, next)),
-                          expShifted(v, next));
-                      m = next;
-                    }
-                    return SmallVector<Value>{m, s};
-                  });
+    SmallVector<Value> state = streamRow(
+        init, [&](Value, Value valid, const Lanes &x, ValueRange carried) {
+          Value m = carried[0], s = carried[1];
+          for (Value lane : x) {
+            Value v =
+                arith::SelectOp::create(b, valid, lane, negativeInfinity());
+            Value next = arith::MaximumFOp::create(b, m, v);
+            // s·exp(m - m') + exp(v - m'), terms of -inf dropped.
+            s = arith::AddFOp::create(
+                b, arith::MulFOp::create(b, s, expShifted(m, next)),
+                expShifted(v, next));
+            m = next;
+          }
+          return SmallVector<Value>{m, s};
+        });
     Value rowMax = buildBlockReduce(b, state[0], threadId, plan.threads,
                                     scratch, /*isMax=*/true);
     Value sum = buildBlockReduce(
         b, arith::MulFOp::create(b, state[1], expShifted(state[0], rowMax)),
         threadId, plan.threads, scratch, /*isMax=*/false);
+    return {rowMax, sum};
+  }
+  Value buildLogSumExp() {
+    auto [rowMax, sum] = buildMaxAndSum();
     return arith::AddFOp::create(b, rowMax, math::LogOp::create(b, sum));
   }
 
-  /// The row's loss lse - logit[label] (0 where the label does not count):
-  /// stored per position for reduction none, else summed with the count of
-  /// counted positions over all rows by the last block to arrive, in row
-  /// order.
-  void buildLoss(gpu::GPUFuncOp func, Value rowBase, Value lse, Value counted,
-                 Value labelColumn) {
-    Value logits = func.getArgument(0), result = func.getArgument(2);
+  /// Writes the row's `loss` (0 where the label does not count) to `result`
+  /// per position for reduction none; else the loss and the counted flag go
+  /// to the partials (parameter `partialsArg`, the counter after it) and the
+  /// last block to arrive sums them over all rows, in row order.
+  void finishLoss(Value result, Value counted, Value loss,
+                  unsigned partialsArg) {
+    Value value = arith::SelectOp::create(b, counted, loss, f32(0.0));
     guarded(eq(threadId, 0), [&] {
-      Value logit = memref::LoadOp::create(
-          b, logits, ValueRange{add(rowBase, labelColumn)});
-      if (!logit.getType().isF32())
-        logit = arith::ExtFOp::create(b, b.getF32Type(), logit);
-      Value value = arith::SelectOp::create(
-          b, counted, arith::SubFOp::create(b, lse, logit), f32(0.0));
       if (!plan.reducesRows) {
         memref::StoreOp::create(b, value, result, ValueRange{blockX});
         return;
       }
-      Value partials = func.getArgument(3);
+      Value partials = func.getArgument(partialsArg);
       memref::StoreOp::create(b, value, partials, ValueRange{blockX});
       memref::StoreOp::create(
           b, arith::SelectOp::create(b, counted, f32(1.0), f32(0.0)), partials,
@@ -995,8 +1146,9 @@ private:
     if (!plan.reducesRows)
       return;
     OpBuilder::InsertionGuard insertion(b);
-    Value partials = func.getArgument(3);
-    buildIfLastArrival(b, func.getArgument(4), idx(0), threadId, plan.rows);
+    Value partials = func.getArgument(partialsArg);
+    buildIfLastArrival(b, func.getArgument(partialsArg + 1), idx(0), threadId,
+                       plan.rows);
     SmallVector<Value> init{f32(0.0), f32(0.0)};
     SmallVector<Value> sums = loop(
         idx(0), idx(ceilDiv(plan.rows, plan.threads)), init,
@@ -1019,50 +1171,47 @@ private:
                                    /*isMax=*/false);
     guarded(eq(threadId, 0), [&] {
       // Like PyTorch, a mean over no counted position is NaN (0 / 0).
-      Value value = loss.reduction == LossReduction::Mean
-                        ? Value(arith::DivFOp::create(b, total, count))
-                        : total;
-      memref::StoreOp::create(b, value, func.getArgument(2),
-                              ValueRange{idx(0)});
+      Value reduced = reduction == LossReduction::Mean
+                          ? Value(arith::DivFOp::create(b, total, count))
+                          : total;
+      memref::StoreOp::create(b, reduced, result, ValueRange{idx(0)});
     });
   }
 
-  /// (softmax - onehot(label)) · scale, scale the loss gradient (over the
-  /// counted positions for mean; the position's own for none; 0 where the
-  /// label does not count), the logits read a second time.
-  void buildGradient(ElementwiseEmitter &emitter, gpu::GPUFuncOp func,
-                     Value rowBase, Value lse, Value counted,
-                     Value labelColumn) {
-    Value grad = func.getArgument(2);
-    bool none = loss.reduction == LossReduction::None;
+  /// (softmax - onehot(label)) · scale into `out` (the logits' own buffer
+  /// for linear_cross_entropy_grad), scale the loss gradient `grad` (over
+  /// the counted positions for mean: `count`, or counted here when null; the
+  /// position's own for none; 0 where the label does not count), the logits
+  /// read a second time.
+  void buildGradient(Value out, Value grad, Value count, Value lse,
+                     Value counted, Value labelColumn) {
+    bool none = reduction == LossReduction::None;
     Value scale =
         memref::LoadOp::create(b, grad, ValueRange{none ? blockX : idx(0)});
-    if (loss.reduction == LossReduction::Mean)
-      scale = arith::DivFOp::create(b, scale, countLabels());
+    if (reduction == LossReduction::Mean)
+      scale = arith::DivFOp::create(b, scale, count ? count : countLabels());
     scale = arith::SelectOp::create(b, counted, scale, f32(0.0));
-    streamRow(
-        emitter, rowBase, {},
-        [&](Value column, Value valid, const Lanes &x, ValueRange) {
-          Lanes d;
-          for (auto [lane, v] : llvm::enumerate(x)) {
-            Value isLabel = arith::CmpIOp::create(
-                b, arith::CmpIPredicate::eq, add(column, lane), labelColumn);
-            Value p = math::ExpOp::create(b, arith::SubFOp::create(b, v, lse));
-            p = arith::SubFOp::create(
-                b, p, arith::SelectOp::create(b, isLabel, f32(1.0), f32(0.0)));
-            d.push_back(arith::MulFOp::create(b, p, scale));
-          }
-          guarded(valid, [&] {
-            emitter.storeOutput(loss.result, d, add(rowBase, column));
-          });
-          return SmallVector<Value>{};
-        });
+    emitter->setMemRef(out, out);
+    streamRow({}, [&](Value column, Value valid, const Lanes &x, ValueRange) {
+      Lanes d;
+      for (auto [lane, v] : llvm::enumerate(x)) {
+        Value isLabel = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                              add(column, lane), labelColumn);
+        Value p = math::ExpOp::create(b, arith::SubFOp::create(b, v, lse));
+        p = arith::SubFOp::create(
+            b, p, arith::SelectOp::create(b, isLabel, f32(1.0), f32(0.0)));
+        d.push_back(arith::MulFOp::create(b, p, scale));
+      }
+      guarded(valid,
+              [&] { emitter->storeOutput(out, d, add(rowBase, column)); });
+      return SmallVector<Value>{};
+    });
   }
 
   /// The number of counted positions, as f32: all of them without an
   /// ignore_index, else counted by the block over every label.
   Value countLabels() {
-    if (!loss.ignoreIndex)
+    if (!ignoreIndex)
       return f32(static_cast<double>(plan.rows));
     SmallVector<Value> init{f32(0.0)};
     SmallVector<Value> partial =
@@ -1081,10 +1230,13 @@ private:
                             /*isMax=*/false);
   }
 
-  const CrossEntropyOperands &loss;
+  LossReduction reduction;
+  std::optional<int64_t> ignoreIndex;
   const CrossEntropyPlan &plan;
   SmallVector<KernelInput, 1> inputs;
-  Value scratch, labels;
+  std::optional<ElementwiseEmitter> emitter;
+  gpu::GPUFuncOp func;
+  Value scratch, labels, logitsArg, rowBase;
 };
 } // namespace
 
@@ -1317,5 +1469,180 @@ void memwall::emitCrossEntropyKernel(gpu::GPUModuleOp gpuModule, StringRef name,
                                      const CrossEntropyPlan &plan) {
   std::optional<CrossEntropyOperands> loss = getCrossEntropyOperands(op);
   assert(loss && "not a cross-entropy");
-  CrossEntropyBuilder(gpuModule, op, *loss, plan).build(name);
+  CrossEntropyBuilder(gpuModule, op->getLoc(), loss->reduction,
+                      loss->ignoreIndex, plan)
+      .buildWhole(name, *loss);
+}
+
+//===----------------------------------------------------------------------===//
+// Linear cross-entropy
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// What the forward and the backward share.
+struct LinearHead {
+  Value hidden, weight, labels, lossOrGrad;
+  LossReduction reduction = LossReduction::Mean;
+  std::optional<int64_t> ignoreIndex;
+  bool transposeWeight = false;
+  bool backward = false;
+  LinearHeadDims dims;
+};
+
+std::optional<LinearHead> getLinearHead(Operation *op) {
+  if (auto loss = dyn_cast<LinearCrossEntropyOp>(op))
+    return LinearHead{loss.getHidden(),
+                      loss.getWeight(),
+                      loss.getLabels(),
+                      loss.getResult(),
+                      loss.getReduction(),
+                      loss.getIgnoreIndex(),
+                      loss.getTransposeWeight(),
+                      false,
+                      loss.getDims()};
+  if (auto grad = dyn_cast<LinearCrossEntropyGradOp>(op))
+    return LinearHead{grad.getHidden(),
+                      grad.getWeight(),
+                      grad.getLabels(),
+                      grad.getGrad(),
+                      grad.getReduction(),
+                      grad.getIgnoreIndex(),
+                      grad.getTransposeWeight(),
+                      true,
+                      grad.getDims()};
+  return std::nullopt;
+}
+} // namespace
+
+bool memwall::isLinearCrossEntropyOp(Operation *op) {
+  return getLinearHead(op).has_value();
+}
+
+std::string memwall::whyNoLinearCrossEntropyKernels(Operation *op) {
+  std::optional<LinearHead> head = getLinearHead(op);
+  if (!head)
+    return "not a linear_cross_entropy or linear_cross_entropy_grad";
+  if (head->dims.tokens == 0 || head->dims.vocab == 0 || head->dims.hidden == 0)
+    return "empty tensors run no generated kernel";
+  if (!head->transposeWeight)
+    return "the chunks of its weight are runs of rows only as [V, D] "
+           "(transpose_weight, nn.Linear's and a tied embedding's layout); "
+           "this one is [D, V]";
+  Type element = tensorTypeOf(head->hidden).getElementType();
+  if (!element.isBF16() && !element.isF16() && !element.isF32())
+    return "its GEMMs run on cuBLASLt, which takes f32, bf16 or f16, not " +
+           llvm::formatv("{0}", element).str();
+  int64_t chunkBytes = head->dims.getChunkColumns() * head->dims.hidden *
+                       getElementByteSize(element);
+  if (head->dims.getChunks() > 1 &&
+      chunkBytes % MemWallDialect::kArenaAlignment != 0)
+    return "a chunk of its weight's rows must start " +
+           std::to_string(MemWallDialect::kArenaAlignment) +
+           "-byte aligned, and " +
+           std::to_string(head->dims.getChunkColumns()) + " rows of " +
+           std::to_string(head->dims.hidden) + " do not";
+  return "";
+}
+
+LinearCrossEntropyPlan memwall::planLinearCrossEntropy(Operation *op) {
+  std::optional<LinearHead> head = getLinearHead(op);
+  assert(head && "not a linear cross-entropy");
+  LinearCrossEntropyPlan plan;
+  plan.rows = head->dims.tokens;
+  plan.vocab = head->dims.vocab;
+  plan.hidden = head->dims.hidden;
+  plan.chunkColumns = head->dims.getChunkColumns();
+  plan.chunks = head->dims.getChunks();
+  for (int64_t chunk = 0; chunk < plan.chunks; ++chunk) {
+    CrossEntropyPlan row;
+    row.rows = plan.rows;
+    row.vocab = plan.columns(chunk);
+    row.width = vectorWidthFor(head->hidden, row.vocab);
+    row.threads =
+        std::min<int64_t>(256, chooseRowThreads(row.vocab / row.width).threads);
+    row.reducesRows = !head->backward && chunk + 1 == plan.chunks &&
+                      head->reduction != LossReduction::None;
+    plan.chunkKernels.push_back(row);
+  }
+  plan.countsLabels = head->backward && head->ignoreIndex &&
+                      head->reduction == LossReduction::Mean;
+  int64_t accumulator = plan.rows * plan.hidden;
+  plan.narrow = planFlat(accumulator, accumulator % 4 == 0 ? 4 : 1);
+  return plan;
+}
+
+void memwall::emitLinearCrossEntropyChunkKernel(
+    gpu::GPUModuleOp gpuModule, StringRef name, Operation *op,
+    const LinearCrossEntropyPlan &plan, int64_t chunk) {
+  std::optional<LinearHead> head = getLinearHead(op);
+  assert(head && "not a linear cross-entropy");
+  Type element = tensorTypeOf(head->hidden).getElementType();
+  Type labels = tensorTypeOf(head->labels).getElementType();
+  CrossEntropyBuilder builder(gpuModule, op->getLoc(), head->reduction,
+                              head->ignoreIndex, plan.chunkKernels[chunk]);
+  ArrayRef<int64_t> shape = tensorTypeOf(head->lossOrGrad).getShape();
+  if (head->backward)
+    builder.buildGradChunk(name, element, labels, shape,
+                           plan.firstColumn(chunk), plan.countsLabels);
+  else
+    builder.buildChunk(name, element, labels, shape, plan.firstColumn(chunk),
+                       chunk == 0, chunk + 1 == plan.chunks);
+}
+
+void memwall::emitCountLabelsKernel(gpu::GPUModuleOp gpuModule, StringRef name,
+                                    Operation *op,
+                                    const LinearCrossEntropyPlan &plan) {
+  std::optional<LinearHead> head = getLinearHead(op);
+  assert(head && "not a linear cross-entropy");
+  CrossEntropyPlan count;
+  count.rows = plan.rows;
+  count.threads = 256;
+  CrossEntropyBuilder(gpuModule, op->getLoc(), head->reduction,
+                      head->ignoreIndex, count)
+      .buildCount(name, tensorTypeOf(head->labels).getElementType());
+}
+
+namespace {
+class NarrowBuilder : public TrainingKernelBuilder {
+public:
+  NarrowBuilder(gpu::GPUModuleOp gpuModule, Location loc,
+                const FlatKernelPlan &plan)
+      : TrainingKernelBuilder(gpuModule, loc), plan(plan) {}
+
+  void build(StringRef name, Type type) {
+    gpu::GPUFuncOp func =
+        startKernel(name,
+                    {flatMemRefType(plan.elements, b.getF32Type()),
+                     flatMemRefType(plan.elements, type)},
+                    plan.threads);
+    Value vectorIndex = add(mul(blockX, plan.threads), threadId);
+    guarded(less(vectorIndex, plan.elements / plan.width), [&] {
+      Value flat = mul(vectorIndex, plan.width);
+      Lanes lanes = loadF32(func.getArgument(0), flat, plan.width);
+      SmallVector<Value> narrowed;
+      for (Value lane : lanes)
+        narrowed.push_back(
+            type.isF32() ? lane : arith::TruncFOp::create(b, type, lane));
+      if (plan.width == 1) {
+        memref::StoreOp::create(b, narrowed[0], func.getArgument(1),
+                                ValueRange{flat});
+        return;
+      }
+      alignedVectorStore(b,
+                         vector::FromElementsOp::create(
+                             b, VectorType::get({plan.width}, type), narrowed),
+                         func.getArgument(1), flat);
+    });
+    gpu::ReturnOp::create(b);
+  }
+
+private:
+  const FlatKernelPlan &plan;
+};
+} // namespace
+
+void memwall::emitNarrowKernel(gpu::GPUModuleOp gpuModule, StringRef name,
+                               Location loc, const FlatKernelPlan &plan,
+                               Type type) {
+  NarrowBuilder(gpuModule, loc, plan).build(name, type);
 }

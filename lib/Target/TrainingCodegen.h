@@ -34,6 +34,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -162,6 +163,60 @@ CrossEntropyPlan planCrossEntropyKernel(mlir::Operation *op);
 void emitCrossEntropyKernel(mlir::gpu::GPUModuleOp gpuModule,
                             llvm::StringRef name, mlir::Operation *op,
                             const CrossEntropyPlan &plan);
+
+/// linear_cross_entropy and linear_cross_entropy_grad (the fused head,
+/// docs/codegen.md "The fused linear cross-entropy"): per chunk of
+/// `chunkColumns` vocabulary columns (LinearHeadDims::getChunkColumns), a
+/// cuBLASLt GEMM writes the chunk's [rows, columns] logits into a buffer of
+/// their own and a row kernel (a CrossEntropyPlan whose `vocab` is the
+/// chunk's columns) reads them. The forward folds each chunk into running
+/// per-row max, sum of exp and label logit (f32 [3, rows]); its last chunk
+/// writes the log-sum-exp and the loss. The backward turns the chunk's
+/// recomputed logits into their gradient in place, then one GEMM writes
+/// the chunk's rows of dW and one accumulates dH in an f32 [rows, hidden]
+/// buffer (C = D, bf16/f16 A and B), narrowed to dH's type at the end.
+struct LinearCrossEntropyPlan {
+  int64_t rows = 0, vocab = 0, hidden = 0;
+  int64_t chunkColumns = 0, chunks = 0;
+  /// The row kernel of each chunk.
+  llvm::SmallVector<CrossEntropyPlan> chunkKernels;
+  /// The backward of a mean with ignore_index: one block counts the counted
+  /// positions first (an f32 [1] every chunk kernel reads).
+  bool countsLabels = false;
+  /// The backward's narrowing of the f32 dH accumulator.
+  FlatKernelPlan narrow;
+
+  int64_t firstColumn(int64_t chunk) const { return chunk * chunkColumns; }
+  int64_t columns(int64_t chunk) const {
+    return std::min(chunkColumns, vocab - firstColumn(chunk));
+  }
+};
+
+bool isLinearCrossEntropyOp(mlir::Operation *op);
+/// Why codegen cannot run `op` ("" when it can): the weight must be [V, D]
+/// (transpose_weight: a chunk is a run of its rows, which the GEMMs read
+/// and write in place) and a chunk's rows must start 256-byte aligned.
+std::string whyNoLinearCrossEntropyKernels(mlir::Operation *op);
+LinearCrossEntropyPlan planLinearCrossEntropy(mlir::Operation *op);
+/// The row kernel of `chunk`. Forward parameters: logits [rows, columns],
+/// labels, state (f32 [3, rows]), and for the last chunk lse, result, then
+/// for a mean or sum the partials (f32 [2, rows]) and the counter. Backward:
+/// logits (turned into their gradient in place), labels, lse, grad, then with
+/// countsLabels the count.
+void emitLinearCrossEntropyChunkKernel(mlir::gpu::GPUModuleOp gpuModule,
+                                       llvm::StringRef name,
+                                       mlir::Operation *op,
+                                       const LinearCrossEntropyPlan &plan,
+                                       int64_t chunk);
+/// The backward's label count (countsLabels). Parameters: labels, count.
+void emitCountLabelsKernel(mlir::gpu::GPUModuleOp gpuModule,
+                           llvm::StringRef name, mlir::Operation *op,
+                           const LinearCrossEntropyPlan &plan);
+/// `plan.narrow.elements` f32 values rounded to `type`. Parameters: the f32
+/// input, the result.
+void emitNarrowKernel(mlir::gpu::GPUModuleOp gpuModule, llvm::StringRef name,
+                      mlir::Location loc, const FlatKernelPlan &plan,
+                      mlir::Type type);
 
 } // namespace memwall
 

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace memwall::runtime {
 
@@ -415,11 +416,13 @@ Status GpuSession::prepareGemm(const Step &step, PreparedStep &out) {
              sizeof(biasType))) != CUBLAS_STATUS_SUCCESS)
       return cublasFailure(context + ": bias of the matmul descriptor", status);
   }
-  for (auto [layoutPlan, layout] :
-       {std::pair{&plan.a, &out.layoutA}, std::pair{&plan.b, &out.layoutB},
-        std::pair{&plan.c, &out.layoutC}, std::pair{&plan.d, &out.layoutD}})
-    if (Status error =
-            createLayout(*layoutPlan, gemm.dtype, step.name, *layout);
+  // C and D may be an f32 accumulator beside bf16/f16 A and B.
+  for (auto [layoutPlan, layout, dtype] :
+       {std::tuple{&plan.a, &out.layoutA, gemm.dtype},
+        std::tuple{&plan.b, &out.layoutB, gemm.dtype},
+        std::tuple{&plan.c, &out.layoutC, gemm.outDtype},
+        std::tuple{&plan.d, &out.layoutD, gemm.outDtype}})
+    if (Status error = createLayout(*layoutPlan, dtype, step.name, *layout);
         !error.ok())
       return error;
   out.pointerA = addressOf(plan.a.buffer);
@@ -429,10 +432,12 @@ Status GpuSession::prepareGemm(const Step &step, PreparedStep &out) {
   out.alpha = plan.alpha;
   out.beta = plan.beta;
 
-  int64_t elementBytes = reference::dtypeBytes(gemm.dtype);
   auto alignment = [&](const MatrixLayoutPlan &layout) {
-    return alignmentOf(manifest.findBuffer(layout.buffer)->offset,
-                       layout.batchStride * elementBytes, layout.batchCount);
+    const Buffer *buffer = manifest.findBuffer(layout.buffer);
+    return alignmentOf(buffer->offset,
+                       layout.batchStride *
+                           reference::dtypeBytes(buffer->dtype),
+                       layout.batchCount);
   };
   uint32_t alignments[4] = {alignment(plan.a), alignment(plan.b),
                             alignment(plan.c), alignment(plan.d)};
@@ -464,8 +469,12 @@ Status GpuSession::prepareGemm(const Step &step, PreparedStep &out) {
       heuristic.state != CUBLAS_STATUS_SUCCESS)
     return cublasFailure(
         context + ": cuBLASLt has no algorithm for this gemm (" +
-        reference::dtypeName(gemm.dtype) + ", m=" + std::to_string(gemm.m) +
-        " n=" + std::to_string(gemm.n) + " k=" + std::to_string(gemm.k) +
+        reference::dtypeName(gemm.dtype) +
+        (gemm.outDtype != gemm.dtype
+             ? std::string(" to ") + reference::dtypeName(gemm.outDtype)
+             : std::string()) +
+        ", m=" + std::to_string(gemm.m) + " n=" + std::to_string(gemm.n) +
+        " k=" + std::to_string(gemm.k) +
         " batch=" + std::to_string(gemm.batch) + ", epilogue " +
         epilogueName(gemm.epilogue) + ")");
   out.algo = heuristic.algo;

@@ -686,7 +686,11 @@ bool FieldReader::readKindFields(const json::Value &object,
   if (step.kind == StepKind::Kernel)
     return readObject(object, context, step.kernel);
   step.gemm.name = step.name;
-  return readObject(object, context, step.gemm);
+  if (!readObject(object, context, step.gemm))
+    return false;
+  if (!object.get(schema::gemmStep::outDtype.key))
+    step.gemm.outDtype = step.gemm.dtype;
+  return true;
 }
 
 } // namespace
@@ -769,15 +773,19 @@ std::string shapeTooLarge(const std::vector<int64_t> &shape) {
 Status checkGemmOperand(const Manifest &manifest, const GemmStep &gemm,
                         const char *role, const std::string &name, int64_t rows,
                         int64_t cols, int64_t stride) {
+  // C and D hold the output type; A, B and the bias the input type.
+  bool output = role[0] == 'c' || role[0] == 'd';
+  DType dtype = output ? gemm.outDtype : gemm.dtype;
   std::string context = "step '" + gemm.name + "': operand " + role;
   const Buffer *buffer = manifest.findBuffer(name);
   if (!buffer)
     return invalid(context + " names unknown buffer '" + name + "'");
   context += " (buffer '" + name + "')";
-  if (buffer->dtype != gemm.dtype)
-    return invalid(
-        context + " has dtype " + reference::dtypeName(buffer->dtype) +
-        ", but the gemm's dtype is " + reference::dtypeName(gemm.dtype));
+  if (buffer->dtype != dtype)
+    return invalid(context + " has dtype " +
+                   reference::dtypeName(buffer->dtype) + ", but the gemm's " +
+                   (output ? "out_dtype" : "dtype") + " is " +
+                   reference::dtypeName(dtype));
   if (stride < 0)
     return invalid(context + ": negative batch stride " +
                    std::to_string(stride));
@@ -788,14 +796,14 @@ Status checkGemmOperand(const Manifest &manifest, const GemmStep &gemm,
   if (!checkedMul(rows, cols, matrix) ||
       !checkedMul(gemm.batch - 1, stride, span) ||
       !checkedAdd(span, matrix, elements) ||
-      !checkedMul(elements, reference::dtypeBytes(gemm.dtype), needed))
+      !checkedMul(elements, reference::dtypeBytes(dtype), needed))
     return invalid(context + ": the bytes of " + tooLargeForInt64(what));
   if (buffer->bytes < needed)
     return invalid(context + " holds " + std::to_string(buffer->bytes) +
                    " bytes, but " + what + " need " + std::to_string(needed));
   // With one batch the stride addresses nothing, but cuBLASLt still gets it
   // (in bytes, for alignment): it must not reach past the buffer either.
-  int64_t bufferElements = buffer->bytes / reference::dtypeBytes(gemm.dtype);
+  int64_t bufferElements = buffer->bytes / reference::dtypeBytes(dtype);
   if (stride > bufferElements)
     return invalid(context + ": batch stride " + std::to_string(stride) +
                    " is larger than the buffer's " +
@@ -820,6 +828,14 @@ Status validateGemm(const Manifest &manifest, const GemmStep &gemm) {
     return invalid(context + ": gemm dtype " +
                    std::string(reference::dtypeName(gemm.dtype)) +
                    " is not supported (expected f32, bf16 or f16)");
+  if (gemm.outDtype != gemm.dtype &&
+      (gemm.outDtype != DType::F32 || gemm.dtype == DType::F32 ||
+       gemm.epilogue != Epilogue::None))
+    return invalid(context + ": out_dtype " +
+                   std::string(reference::dtypeName(gemm.outDtype)) +
+                   " with dtype " + reference::dtypeName(gemm.dtype) +
+                   " is not supported (expected the dtype itself, or f32 "
+                   "beside bf16 or f16 without an epilogue)");
   if (epilogueHasBias(gemm.epilogue) != !gemm.bias.empty())
     return invalid(
         context + ": epilogue '" + epilogueName(gemm.epilogue) + "' " +

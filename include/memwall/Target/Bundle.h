@@ -83,6 +83,8 @@ struct BundleStep {
   int64_t strideA = 0, strideB = 0, strideC = 0, strideD = 0;
   bool transA = false, transB = false;
   std::string dtype, epilogue = "none";
+  /// C and D's type when it is not `dtype` (an f32 accumulator); "" else.
+  std::string outDtype;
 };
 
 struct Bundle {
@@ -140,6 +142,14 @@ llvm::SmallVector<mlir::Value> getBundleBuffers(mlir::func::FuncOp function);
 
 /// The bytes of a buffer (a memref of the bundle).
 int64_t getBufferByteSize(mlir::Value buffer);
+
+/// Whether a buffer of `type` is dense row-major: no layout, or a window
+/// (memwall.view) with row-major strides at an offset.
+bool isDenseBuffer(mlir::MemRefType type);
+
+/// The element offset of a window (memwall.view `strided<[...], offset: k>`)
+/// in the buffer it views; 0 for other buffers.
+int64_t getWindowOffset(mlir::MemRefType type);
 
 /// The buffer a memwall.launch argument passes: the argument itself, or for
 /// a TMA tensor map (`nvgpu.tma.create.descriptor`) the buffer under the

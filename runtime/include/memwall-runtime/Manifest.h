@@ -130,6 +130,9 @@ struct GemmStep {
   int64_t strideA = 0, strideB = 0, strideC = 0, strideD = 0;
   bool transA = false, transB = false;
   DType dtype = DType::F32;
+  /// C and D's type: dtype, or f32 beside bf16/f16 A and B (an fp32
+  /// accumulator, "out_dtype").
+  DType outDtype = DType::F32;
   Epilogue epilogue = Epilogue::None;
 };
 

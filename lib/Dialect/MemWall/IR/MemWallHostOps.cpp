@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -23,13 +24,25 @@ LogicalResult ViewOp::verify() {
   MemRefType source = getSource().getType(), result = getResult().getType();
   if (source.getElementType() != result.getElementType())
     return emitOpError("changes the element type");
-  if (!result.getLayout().isIdentity())
-    return emitOpError("must give a dense buffer");
-  if (source.getLayout().isIdentity()) {
+  if (source.getLayout().isIdentity() && result.getLayout().isIdentity()) {
     if (source.getNumElements() != result.getNumElements())
       return emitOpError("of a dense buffer must keep its element count");
     return success();
   }
+  // A window of a dense buffer: a run of its elements at a static offset,
+  // dense (`strided<[row-major strides], offset: k>`), e.g. a chunk of a
+  // weight's rows.
+  if (source.getLayout().isIdentity()) {
+    auto layout = dyn_cast<StridedLayoutAttr>(result.getLayout());
+    if (!layout || ShapedType::isDynamic(layout.getOffset()) ||
+        layout.getStrides() != ArrayRef(computeStrides(result.getShape())))
+      return emitOpError("must give a dense buffer");
+    if (layout.getOffset() + result.getNumElements() > source.getNumElements())
+      return emitOpError("of a dense buffer must lie inside it");
+    return success();
+  }
+  if (!result.getLayout().isIdentity())
+    return emitOpError("must give a dense buffer");
   // The buffer a strided window lies in.
   auto [strides, offset] = source.getStridesAndOffset();
   bool holds = offset == 0 && source.getRank() == result.getRank() &&
