@@ -1532,15 +1532,10 @@ std::string memwall::whyNoLinearCrossEntropyKernels(Operation *op) {
   if (!element.isBF16() && !element.isF16() && !element.isF32())
     return "its GEMMs run on cuBLASLt, which takes f32, bf16 or f16, not " +
            llvm::formatv("{0}", element).str();
-  int64_t chunkBytes = head->dims.getChunkColumns() * head->dims.hidden *
-                       getElementByteSize(element);
-  if (head->dims.getChunks() > 1 &&
-      chunkBytes % MemWallDialect::kArenaAlignment != 0)
-    return "a chunk of its weight's rows must start " +
-           std::to_string(MemWallDialect::kArenaAlignment) +
-           "-byte aligned, and " +
-           std::to_string(head->dims.getChunkColumns()) + " rows of " +
-           std::to_string(head->dims.hidden) + " do not";
+  // A chunk is a multiple of 128 rows: of 2- or 4-byte elements, it starts
+  // at a multiple of the arena's 256-byte alignment.
+  static_assert(MemWallDialect::kArenaAlignment <= 128 * 2,
+                "chunks of 128 rows start aligned");
   return "";
 }
 

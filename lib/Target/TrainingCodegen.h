@@ -195,7 +195,7 @@ struct LinearCrossEntropyPlan {
 bool isLinearCrossEntropyOp(mlir::Operation *op);
 /// Why codegen cannot run `op` ("" when it can): the weight must be [V, D]
 /// (transpose_weight: a chunk is a run of its rows, which the GEMMs read
-/// and write in place) and a chunk's rows must start 256-byte aligned.
+/// and write in place) of a type cuBLASLt takes.
 std::string whyNoLinearCrossEntropyKernels(mlir::Operation *op);
 LinearCrossEntropyPlan planLinearCrossEntropy(mlir::Operation *op);
 /// The row kernel of `chunk`. Forward parameters: logits [rows, columns],

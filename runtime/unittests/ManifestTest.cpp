@@ -499,6 +499,48 @@ TEST(ManifestValidate, GemmDtypeAndEpilogue) {
   expectInvalid(manifest, "epilogue 'none' does not take a bias");
 }
 
+// An f32 accumulator beside bf16 A and B (out_dtype, the fused head's dH):
+// C and D hold out_dtype, A, B and the bias dtype; absent, it is dtype.
+TEST(ManifestValidate, GemmOutDtypeIsTheTypeOfCAndD) {
+  Manifest manifest = validManifest();
+  EXPECT_EQ(manifest.steps[0].gemm.outDtype, DType::F32);
+  for (Buffer &buffer : manifest.buffers)
+    if (buffer.name == "x" || buffer.name == "w") {
+      buffer.dtype = DType::BF16;
+      buffer.bytes /= 2;
+    }
+  for (memwall::reference::ValueInfo &value : manifest.reference.values)
+    if (value.name == "x" || value.name == "w")
+      value.dtype = DType::BF16;
+  manifest.steps[0].gemm.dtype = DType::BF16;
+  manifest.steps[0].gemm.outDtype = DType::F32;
+  EXPECT_EQ(validateManifest(manifest).message(), "");
+  manifest.steps[0].gemm.outDtype = DType::BF16;
+  expectInvalid(manifest, "operand d (buffer 't') has dtype f32, but the "
+                          "gemm's out_dtype is bf16");
+  manifest.steps[0].gemm.outDtype = DType::F16;
+  expectInvalid(manifest, "out_dtype f16 with dtype bf16 is not supported");
+  manifest.steps[0].gemm.outDtype = DType::F32;
+  manifest.steps[0].gemm.epilogue = Epilogue::Relu;
+  expectInvalid(manifest, "out_dtype f32 with dtype bf16 is not supported "
+                          "(expected the dtype itself, or f32 beside bf16 or "
+                          "f16 without an epilogue)");
+}
+
+TEST(Manifest, GemmOutDtypeParses) {
+  Manifest manifest;
+  ASSERT_EQ(parseText(kValidManifest, manifest), "");
+  EXPECT_EQ(manifest.steps[0].gemm.outDtype, DType::F32);
+  std::string text = kValidManifest;
+  std::string from = "\"dtype\": \"f32\",\n      \"epilogue\"";
+  size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, from.size(),
+               "\"dtype\": \"f32\", \"out_dtype\": \"bf16\", \"epilogue\"");
+  ASSERT_EQ(parseText(text, manifest), "");
+  EXPECT_EQ(manifest.steps[0].gemm.outDtype, DType::BF16);
+}
+
 TEST(ManifestValidate, InputsAndOutputsMatchBuffersAndReference) {
   Manifest manifest = validManifest();
   manifest.inputs[0].buffer = "t";

@@ -79,3 +79,13 @@ func.func @result_before_last_read(%w: tensor<256xf32>, %g: tensor<256xf32>, %m:
   %old = memwall.mul %w, %new : tensor<256xf32>, tensor<256xf32> -> tensor<256xf32>
   return %old, %m2 : tensor<256xf32>, tensor<256xf32>
 }
+
+// -----
+
+// The fused head's chunks are runs of its weight's rows only as [V, D].
+func.func @linear_cross_entropy_dv(%h: tensor<8x64xbf16>, %w: tensor<64x300xbf16>, %labels: tensor<8xi64>) -> tensor<f32> {
+  // expected-error @+1 {{codegen cannot run 'memwall.linear_cross_entropy': the chunks of its weight are runs of rows only as [V, D] (transpose_weight, nn.Linear's and a tied embedding's layout); this one is [D, V]}}
+  %loss, %lse = memwall.linear_cross_entropy %h, %w, %labels : tensor<8x64xbf16>, tensor<64x300xbf16>, tensor<8xi64> -> tensor<f32>, tensor<8xf32>
+  return %loss : tensor<f32>
+}
+

@@ -61,7 +61,8 @@ for s in manifest["steps"]:
         print("gemm %s a=%s b=%s c=%s bias=%s d=%s m=%d n=%d k=%d batch=%d trans_a=%s trans_b=%s dtype=%s epilogue=%s strides=%s" % (
             s["name"], s["a"], s["b"], s["c"], s["bias"], s["d"], s["m"], s["n"], s["k"], s["batch"],
             s["trans_a"], s["trans_b"], s["dtype"], s["epilogue"],
-            [s["stride_a"], s["stride_b"], s["stride_c"], s["stride_d"]]))
+            [s["stride_a"], s["stride_b"], s["stride_c"], s["stride_d"]])
+            + (" out_dtype=%s" % s["out_dtype"] if "out_dtype" in s else ""))
     else:
         shared = " shared=%d" % s["shared_bytes"] if s["shared_bytes"] else ""
         print("kernel %s grid=%s block=%s%s args=%s ops=%s" % (

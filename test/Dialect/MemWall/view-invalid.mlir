@@ -1,4 +1,5 @@
-// memwall.view: a reshape keeps a dense buffer's element count; a strided
+// memwall.view: a reshape keeps a dense buffer's element count, a window
+// is a dense run of its elements at an offset; a strided
 // buffer (a KV cache appended in place) is viewed only as the dense buffer
 // it is a window of.
 // RUN: memwall-opt %s -split-input-file -verify-diagnostics
@@ -52,4 +53,29 @@ func.func @strided_result(%a: memref<64xf32>) -> memref<8x8xf32, strided<[16, 1]
   // expected-error @below {{'memwall.view' op must give a dense buffer}}
   %0 = memwall.view %a : memref<64xf32> to memref<8x8xf32, strided<[16, 1]>>
   return %0 : memref<8x8xf32, strided<[16, 1]>>
+}
+
+// -----
+
+// A window: rows [128, 172) of a [300, 64] buffer, dense at an offset.
+func.func @rows_window(%w: memref<300x64xbf16>) -> memref<44x64xbf16, strided<[64, 1], offset: 8192>> {
+  %0 = memwall.view %w : memref<300x64xbf16> to memref<44x64xbf16, strided<[64, 1], offset: 8192>>
+  return %0 : memref<44x64xbf16, strided<[64, 1], offset: 8192>>
+}
+
+// -----
+
+func.func @window_past_the_end(%w: memref<300x64xbf16>) -> memref<45x64xbf16, strided<[64, 1], offset: 16384>> {
+  // expected-error @below {{'memwall.view' op of a dense buffer must lie inside it}}
+  %0 = memwall.view %w : memref<300x64xbf16> to memref<45x64xbf16, strided<[64, 1], offset: 16384>>
+  return %0 : memref<45x64xbf16, strided<[64, 1], offset: 16384>>
+}
+
+// -----
+
+// A column window is not dense: the fused head's GEMMs read rows only.
+func.func @column_window(%w: memref<64x300xbf16>) -> memref<64x128xbf16, strided<[300, 1], offset: 128>> {
+  // expected-error @below {{'memwall.view' op must give a dense buffer}}
+  %0 = memwall.view %w : memref<64x300xbf16> to memref<64x128xbf16, strided<[300, 1], offset: 128>>
+  return %0 : memref<64x128xbf16, strided<[300, 1], offset: 128>>
 }
