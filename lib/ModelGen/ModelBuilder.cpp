@@ -156,17 +156,22 @@ private:
 SmallVector<Value> ModelBuilder::buildGPT2() {
   int64_t d = config.hidden;
   Type i64 = builder.getI64Type();
-  Value tokenIds = input({config.batch, tokens}, i64, "tokens");
-  Value positions = input({tokens}, i64, "positions");
-  Value wte = weight({config.vocab, d}, "embed.tokens");
-  Value wpe = weight({config.maxPositions, d}, "embed.positions");
-  // One IR-creating call per statement keeps op order independent of the
-  // compiler's argument evaluation order.
-  Value tokenEmbeddings = create<EmbeddingOp>("embed.tokens", wte, tokenIds);
-  Value positionEmbeddings =
-      create<EmbeddingOp>("embed.positions", wpe, positions);
-  Value h = create<AddOp>("embed", tokenEmbeddings, positionEmbeddings);
-  h = dropout(h, "embed.dropout");
+  Value h, wte;
+  if (config.blocksOnly) {
+    h = input({config.batch, tokens, d}, dtype, "hidden");
+  } else {
+    Value tokenIds = input({config.batch, tokens}, i64, "tokens");
+    Value positions = input({tokens}, i64, "positions");
+    wte = weight({config.vocab, d}, "embed.tokens");
+    Value wpe = weight({config.maxPositions, d}, "embed.positions");
+    // One IR-creating call per statement keeps op order independent of the
+    // compiler's argument evaluation order.
+    Value tokenEmbeddings = create<EmbeddingOp>("embed.tokens", wte, tokenIds);
+    Value positionEmbeddings =
+        create<EmbeddingOp>("embed.positions", wpe, positions);
+    h = create<AddOp>("embed", tokenEmbeddings, positionEmbeddings);
+    h = dropout(h, "embed.dropout");
+  }
 
   for (int64_t layer = 0; layer < config.layers; ++layer) {
     std::string prefix = "layers." + std::to_string(layer);
@@ -195,6 +200,17 @@ SmallVector<Value> ModelBuilder::buildGPT2() {
     m = dropout(linear(m, config.ffn, d, true, mlp + ".proj"),
                 mlp + ".dropout");
     h = residual(h, m, mlp + ".residual");
+  }
+  if (config.blocksOnly) {
+    if (mode != GenerationMode::Train)
+      return {h};
+    // mean(out²) in f32: a loss that reads every element of the output.
+    Value wide =
+        create<CastOp>("loss.cast", h, TypeAttr::get(builder.getF32Type()));
+    Value square = create<MulOp>("loss.square", wide, wide);
+    return {create<ReduceOp>("loss", ReduceKind::Mean, square,
+                             ArrayRef<int64_t>{0, 1, 2},
+                             /*keep_dims=*/false)};
   }
   h = layerNorm(h, "ln_f");
   // Tied head: logits = h @ wte^T.

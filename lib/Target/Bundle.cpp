@@ -42,6 +42,7 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 #include <functional>
+#include <limits>
 
 using namespace mlir;
 using namespace memwall;
@@ -281,8 +282,23 @@ std::optional<int64_t> memwall::planArena(std::vector<BundleBuffer> &buffers) {
   for (size_t i = 0; i < buffers.size(); ++i)
     if (buffers[i].aliasOf < 0)
       order.push_back(i);
-  // Largest first (ties: earliest defined) packs best in practice.
+  // Buffers live for the whole run (weights, inputs, optimizer state,
+  // counters) first, packed at the bottom: placed among the intermediates,
+  // each would split the space the intermediates share over time (a
+  // training step's scattered weights cost GPT-2-medium's arena 3.4 GB).
+  // Then largest first (ties: earliest defined), which packs best in
+  // practice.
+  int64_t firstStep = std::numeric_limits<int64_t>::max(), lastStep = 0;
+  for (size_t i : order) {
+    firstStep = std::min(firstStep, buffers[i].firstStep);
+    lastStep = std::max(lastStep, buffers[i].lastStep);
+  }
+  auto permanent = [&](size_t i) {
+    return buffers[i].firstStep <= firstStep && buffers[i].lastStep >= lastStep;
+  };
   llvm::stable_sort(order, [&](size_t x, size_t y) {
+    if (permanent(x) != permanent(y))
+      return permanent(x);
     return buffers[x].bytes > buffers[y].bytes;
   });
   std::vector<size_t> placed;

@@ -18,7 +18,6 @@
 #include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 #include "memwall/Transforms/Passes.h"
 
-#include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -480,8 +479,61 @@ private:
     // Users of an early result placed between the fused ops now precede
     // the fusion; restore dominance, keeping the order otherwise.
     if (counts.kernelsFormed)
-      sortTopologically(&block);
+      restoreDominance(block);
     return counts;
+  }
+
+  /// Moves each op that reads a result defined after it to just after the
+  /// op defining it (in program order among the ops so moved), every other
+  /// op keeping its place. Not sortTopologically: its passes move such an
+  /// op after every op that was ready, to the end of the block, which in a
+  /// backward pass keeps the activation it reads alive to the end of the
+  /// step (the memory plan memwall-remat made assumed the order it saw).
+  static void restoreDominance(Block &block) {
+    SmallVector<Operation *> order;
+    llvm::DenseSet<Operation *> emitted;
+    llvm::DenseMap<Operation *, SmallVector<Operation *>> waiting;
+    // The op of this block defining a value `op` (or an op nested in it)
+    // reads that is not emitted yet, if any.
+    auto pendingDefinition = [&](Operation *op) -> Operation * {
+      Operation *pending = nullptr;
+      op->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          if (!def)
+            continue;
+          def = block.findAncestorOpInBlock(*def);
+          if (def && def != op && !emitted.contains(def)) {
+            pending = def;
+            return WalkResult::interrupt();
+          }
+        }
+        return WalkResult::advance();
+      });
+      return pending;
+    };
+    std::function<void(Operation *)> place = [&](Operation *op) {
+      if (Operation *def = pendingDefinition(op)) {
+        waiting[def].push_back(op);
+        return;
+      }
+      order.push_back(op);
+      emitted.insert(op);
+      auto released = waiting.find(op);
+      if (released == waiting.end())
+        return;
+      SmallVector<Operation *> ready = std::move(released->second);
+      waiting.erase(released);
+      for (Operation *next : ready)
+        place(next);
+    };
+    for (Operation &op : block.without_terminator())
+      place(&op);
+    assert(waiting.empty() && "the block had a use before its definition "
+                              "that fusion did not create (a cycle)");
+    Operation *terminator = block.getTerminator();
+    for (Operation *op : order)
+      op->moveBefore(terminator);
   }
 
   Block &block;

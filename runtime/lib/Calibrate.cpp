@@ -101,6 +101,7 @@ Status timeGemms(DType dtype, int iters, double peakFlops,
     step.gemm.n = shape.n;
     step.gemm.k = shape.k;
     step.gemm.dtype = dtype;
+    step.gemm.outDtype = dtype;
     manifest.steps.push_back(step);
   }
   for (const char *name : {"a", "b"}) {

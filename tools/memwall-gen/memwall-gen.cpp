@@ -77,6 +77,12 @@ NUMBER_FLAG(kvLenFlag, "kv-len", "Cached tokens per sequence (decode)");
 NUMBER_FLAG(maxPositionsFlag, "max-positions", "Context length");
 NUMBER_FLAG(dropoutFlag, "dropout", "Dropout rate in train mode");
 #undef NUMBER_FLAG
+static cl::opt<bool> blocksOnlyFlag(
+    "blocks-only",
+    cl::desc("GPT-2: the transformer blocks alone on a hidden-states input "
+             "(no embeddings, final norm or head); the train loss is "
+             "mean(out^2)"),
+    cl::cat(category));
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "memwall-gen") << message << "\n";
@@ -269,6 +275,12 @@ int main(int argc, char **argv) {
     config.dtype = dtype;
   if (knobs->dropout)
     config.dropout = *knobs->dropout;
+  if (blocksOnlyFlag) {
+    if (config.family != ModelFamily::GPT2 || *mode == GenerationMode::Decode)
+      return fail("--blocks-only generates GPT-2's blocks in prefill or "
+                  "train mode");
+    config.blocksOnly = true;
+  }
 
   if (llvm::Error error = validateModelConfig(config, *mode))
     return fail(llvm::toString(std::move(error)));

@@ -69,6 +69,10 @@ struct ModelConfig {
   int64_t kvLen = 0;
   std::string dtype = "bf16";
   double dropout = 0;
+  /// GPT-2 only: the transformer blocks alone on a hidden-states input
+  /// [batch, seq, hidden] (no embeddings, final norm or head); in train mode
+  /// the loss is mean(out²), as ../bench/gpu/train_bench.py's stack.
+  bool blocksOnly = false;
 
   /// Where the sizes came from: validation messages name these, prefixed
   /// with `sourceFile` (a config.json) when there is one.

@@ -131,7 +131,8 @@ struct GemmStep {
   bool transA = false, transB = false;
   DType dtype = DType::F32;
   /// C and D's type: dtype, or f32 beside bf16/f16 A and B (an fp32
-  /// accumulator, "out_dtype").
+  /// accumulator, "out_dtype"; the reader sets it to dtype when absent, and
+  /// code building a step sets both).
   DType outDtype = DType::F32;
   Epilogue epilogue = Epilogue::None;
 };
