@@ -43,29 +43,10 @@ SECONDS=0
 log() { echo "[run.sh ${SECONDS}s] $*"; }
 status=0
 
-shopt -s nullglob
-bundle_dirs=("$bundles"/*/)
-shopt -u nullglob
-if [ "${#bundle_dirs[@]}" -eq 0 ]; then
-  echo "run.sh: error: no bundles in $bundles (run bench/gpu/compile_bundles.sh on a machine with MLIR)" >&2
-  exit 1
-fi
-
-if command -v nvidia-smi >/dev/null 2>&1; then
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/device.txt" || echo "unknown (nvidia-smi failed)" > "$OUT/device.txt"
-  nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1 || true
-else
-  echo "unknown (no nvidia-smi)" > "$OUT/device.txt"
-fi
-log "device: $(head -n 1 "$OUT/device.txt")"
-
-log "building $build (runtime only) -> $OUT/build.log"
-if ! { cmake -G Ninja -S . -B "$build" -DMEMWALL_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=Release &&
-       ninja -C "$build"; } > "$OUT/build.log" 2>&1; then
-  tail -n 40 "$OUT/build.log" >&2
-  echo "run.sh: error: the runtime-only build failed (see $OUT/build.log)" >&2
-  exit 1
-fi
+. "$root/bench/gpu/common.sh"
+find_bundles "$bundles" bench/gpu/compile_bundles.sh || exit 1
+record_device
+build_runtime "$build" || exit 1
 
 log "ctest -L gpu -> $OUT/ctest-gpu.log"
 ctest_rc=0

@@ -1489,27 +1489,24 @@ struct LinearHead {
   LinearHeadDims dims;
 };
 
+template <typename OpTy>
+LinearHead linearHeadOf(OpTy op, Value lossOrGrad, bool backward) {
+  return LinearHead{op.getHidden(),
+                    op.getWeight(),
+                    op.getLabels(),
+                    lossOrGrad,
+                    op.getReduction(),
+                    op.getIgnoreIndex(),
+                    op.getTransposeWeight(),
+                    backward,
+                    op.getDims()};
+}
+
 std::optional<LinearHead> getLinearHead(Operation *op) {
   if (auto loss = dyn_cast<LinearCrossEntropyOp>(op))
-    return LinearHead{loss.getHidden(),
-                      loss.getWeight(),
-                      loss.getLabels(),
-                      loss.getResult(),
-                      loss.getReduction(),
-                      loss.getIgnoreIndex(),
-                      loss.getTransposeWeight(),
-                      false,
-                      loss.getDims()};
+    return linearHeadOf(loss, loss.getResult(), /*backward=*/false);
   if (auto grad = dyn_cast<LinearCrossEntropyGradOp>(op))
-    return LinearHead{grad.getHidden(),
-                      grad.getWeight(),
-                      grad.getLabels(),
-                      grad.getGrad(),
-                      grad.getReduction(),
-                      grad.getIgnoreIndex(),
-                      grad.getTransposeWeight(),
-                      true,
-                      grad.getDims()};
+    return linearHeadOf(grad, grad.getGrad(), /*backward=*/true);
   return std::nullopt;
 }
 } // namespace
