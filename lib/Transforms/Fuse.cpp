@@ -512,20 +512,25 @@ private:
       });
       return pending;
     };
-    std::function<void(Operation *)> place = [&](Operation *op) {
-      if (Operation *def = pendingDefinition(op)) {
-        waiting[def].push_back(op);
-        return;
+    // Depth first without recursion: an op, then the ops it released (in
+    // their order, each followed by those it releases in turn).
+    auto place = [&](Operation *first) {
+      SmallVector<Operation *> stack{first};
+      while (!stack.empty()) {
+        Operation *op = stack.pop_back_val();
+        if (Operation *def = pendingDefinition(op)) {
+          waiting[def].push_back(op);
+          continue;
+        }
+        order.push_back(op);
+        emitted.insert(op);
+        auto released = waiting.find(op);
+        if (released == waiting.end())
+          continue;
+        SmallVector<Operation *> ready = std::move(released->second);
+        waiting.erase(released);
+        stack.append(ready.rbegin(), ready.rend());
       }
-      order.push_back(op);
-      emitted.insert(op);
-      auto released = waiting.find(op);
-      if (released == waiting.end())
-        return;
-      SmallVector<Operation *> ready = std::move(released->second);
-      waiting.erase(released);
-      for (Operation *next : ready)
-        place(next);
     };
     for (Operation &op : block.without_terminator())
       place(&op);
