@@ -284,10 +284,8 @@ std::optional<int64_t> memwall::planArena(std::vector<BundleBuffer> &buffers) {
       order.push_back(i);
   // Buffers live for the whole run (weights, inputs, optimizer state,
   // counters) first, packed at the bottom: placed among the intermediates,
-  // each would split the space the intermediates share over time (a
-  // training step's scattered weights cost GPT-2-medium's arena 3.4 GB).
-  // Then largest first (ties: earliest defined), which packs best in
-  // practice.
+  // each would split the space the intermediates share over time. Then
+  // largest first (ties: earliest defined), which packs best in practice.
   int64_t firstStep = std::numeric_limits<int64_t>::max(), lastStep = 0;
   for (size_t i : order) {
     firstStep = std::min(firstStep, buffers[i].firstStep);
