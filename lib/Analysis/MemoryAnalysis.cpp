@@ -139,8 +139,9 @@ bool isQuantizeInGemm(CastOp cast) {
 }
 
 /// Results that reuse an operand's buffer: views, in-place updates and
-/// dequantize-at-use casts (AliasingOpInterface), and casts that quantize
-/// inside a GEMM.
+/// dequantize-at-use casts (AliasingOpInterface), casts that quantize
+/// inside a GEMM, and elementwise kernels writing over an operand that dies
+/// there (getReusedOperand).
 Value aliasedOperand(OpResult result) {
   Operation *op = result.getOwner();
   if (auto cast = dyn_cast<CastOp>(op); cast && isQuantizeInGemm(cast))
@@ -151,7 +152,7 @@ Value aliasedOperand(OpResult result) {
       return transpose.getInput();
   if (auto aliasing = dyn_cast<AliasingOpInterface>(op))
     return aliasing.getAliasedOperand(result.getResultNumber());
-  return {};
+  return getReusedOperand(result);
 }
 
 /// `bytes` scaled by `factor`, rounded: a count again, or overflowed.

@@ -181,6 +181,8 @@ static void writeRemat(FiniteJSONStream &json, const RematSummary &remat) {
     json.attribute("saved_bytes", remat.savedBytes);
     json.attribute("recomputed", remat.recomputed);
     json.attribute("recomputed_bytes", remat.recomputedBytes);
+    json.attribute("segment_layers", remat.segmentLayers);
+    json.attribute("segment_recomputed", remat.segmentRecomputed);
     json.attribute("recompute_flops", remat.recomputeFlops);
     json.attribute("overhead_time_s", remat.overheadSeconds);
     json.attribute("overhead_fraction", remat.overheadFraction);

@@ -255,6 +255,10 @@ void memwall::printRooflineReportText(const RooflineReport &report,
        << llvm::formatv(" ({0:f1}% of the step)", 100 * remat.overheadFraction);
     if (remat.bound)
       os << llvm::formatv(", MILP gap {0:f2}%", 100 * remat.gap);
+    if (remat.segmentLayers > 0)
+      os << "\n  two levels: one layer input kept per " << remat.segmentLayers
+         << " layers; each segment's backward first recomputes the others ("
+         << remat.segmentRecomputed << " values)";
     os << "\n  baselines:\n";
     for (const RematBaseline &b : remat.baselines)
       os << llvm::formatv("    {0,-18} peak {1,10}  overhead {2,6:f1}%  {3}\n",

@@ -241,6 +241,8 @@ inline std::string whyGridCannotLaunch(const std::array<int64_t, 3> &grid) {
 /// `llvm.noalias`: the arena never places a kernel's outputs over buffers it
 /// reads (their lifetimes overlap at the step), so the loads of a thread may
 /// be reordered across its stores and read through the non-coherent cache.
+/// (An elementwise kernel writing in place over an input drops it on that
+/// pair, KernelPatterns.cpp.)
 inline mlir::gpu::GPUFuncOp
 createKernel(mlir::ImplicitLocOpBuilder &b, llvm::StringRef name,
              llvm::ArrayRef<mlir::Type> params, std::array<int64_t, 3> block,

@@ -228,6 +228,13 @@ protected:
                                     result, buffers);
       if (!buffer)
         return rewriter.notifyMatchFailure(op, "the configuration is stale");
+      // Written in place: the two parameters alias, so neither is noalias.
+      if (Value reused = reusedOperand(result))
+        for (auto [i, input] : llvm::enumerate(analysis->inputs))
+          if (buffers.lookup(input.value) == buffers.lookup(reused)) {
+            kernel->removeArgAttr(i, "llvm.noalias");
+            kernel->removeArgAttr(args.size(), "llvm.noalias");
+          }
       written.push_back(buffer);
       args.push_back(buffer);
     }
@@ -261,7 +268,23 @@ protected:
     for (const GemmHeadsLayout &layout : analysis.headsLayouts)
       if (layout.append && layout.getOutput() == output)
         return viewAppendedCache(rewriter, loc, layout.append, result, buffers);
+    if (Value reused = reusedOperand(result)) {
+      auto view = ViewOp::create(
+          rewriter, loc, getTypeConverter()->convertType(result.getType()),
+          buffers.lookup(reused));
+      view->setAttr(MemWallDialect::kBufferAttrName,
+                    rewriter.getStringAttr(state.bufferNames.lookup(result)));
+      return view;
+    }
     return allocate(rewriter, loc, result);
+  }
+
+  /// The operand an elementwise kernel writes `result` over (it dies here),
+  /// as the memory analysis counted it; null for a new buffer.
+  Value reusedOperand(Value result) const {
+    if (family != KernelFamily::Elementwise)
+      return {};
+    return getReusedOperand(cast<OpResult>(result));
   }
 
   virtual LogicalResult lowerGemm(Operation *op, KernelConfigAttr config,

@@ -343,6 +343,27 @@ struct AutodiffPass : public memwall::impl::AutodiffBase<AutodiffPass> {
                                                ValueRange(results).getTypes()));
   }
 
+  /// Moves `adam` to just after its gradient is complete and the weight's
+  /// last reader has run, so that the gradient dies there instead of living
+  /// to the end of the step (PyTorch's optimizer-in-backward; the weight is
+  /// updated in place, docs/autodiff.md).
+  static void placeUpdateEarly(AdamWOp adam) {
+    Block *block = adam->getBlock();
+    Operation *after = nullptr;
+    auto consider = [&](Operation *op) {
+      op = op ? block->findAncestorOpInBlock(*op) : nullptr;
+      if (op && op != adam && op->isBeforeInBlock(adam) &&
+          (!after || after->isBeforeInBlock(op)))
+        after = op;
+    };
+    consider(adam.getGrad().getDefiningOp());
+    for (Value state : adam->getOperands())
+      for (Operation *user : state.getUsers())
+        consider(user);
+    if (after)
+      adam->moveAfter(after);
+  }
+
   void appendAdamW(func::FuncOp function, Differentiator &ad, Value loss) {
     Block &body = function.getBody().front();
     auto returnOp = cast<func::ReturnOp>(body.getTerminator());
@@ -388,6 +409,7 @@ struct AutodiffPass : public memwall::impl::AutodiffBase<AutodiffPass> {
       adam.setWeightDecay(APFloat(weightDecay));
       adam->setAttr(MemWallDialect::kPhaseAttrName, phase);
       llvm::append_range(results, adam->getResults());
+      placeUpdateEarly(adam);
     }
     func::ReturnOp::create(builder, returnOp.getLoc(), results);
     returnOp.erase();

@@ -295,10 +295,14 @@ private:
     return false;
   }
 
-  /// "forward", "backward" or "optimizer": fusing across phases would move
-  /// a forward op into the backward (or a recomputed clone back into the
-  /// forward) and stretch lifetimes the memory plan relies on.
+  /// "forward", "backward", "optimizer", or "recompute" for memwall-remat's
+  /// clones: fusing across phases would move a forward op into the backward
+  /// (or a recomputed clone back into the forward, or into a gradient's
+  /// kernel, where its result is made later and lives beside the gradient's)
+  /// and stretch lifetimes the memory plan relies on.
   static StringRef phaseOf(Operation *op) {
+    if (op->hasAttr(MemWallDialect::kRecomputedAttrName))
+      return "recompute";
     if (auto phase =
             op->getAttrOfType<StringAttr>(MemWallDialect::kPhaseAttrName))
       return phase.getValue();

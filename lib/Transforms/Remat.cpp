@@ -28,6 +28,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
@@ -64,6 +65,114 @@ std::string nameOf(Location loc) {
   return name == "?" ? std::string() : name;
 }
 
+/// Marks the ops of a two-level plan's chain with their segment until they
+/// are placed (RematGraph::apply); never left in the IR.
+constexpr llvm::StringLiteral kSegmentAttrName = "memwall.remat_segment";
+
+/// `<op name>.recompute`, on the original location.
+Location recomputedLoc(Operation *op) {
+  std::string name = nameOf(op->getLoc());
+  return NameLoc::get(
+      StringAttr::get(op->getContext(),
+                      (name.empty() ? "value" : name) + ".recompute"),
+      op->getLoc());
+}
+
+/// Drops the ops of each segment's chain that nothing reads, moves the rest
+/// (in order) to just before the first op that reads one of them, and clears
+/// `chain` for the values whose clone went away.
+void placeChains(Block *body, const std::vector<Operation *> &chainClone,
+                 std::vector<bool> &chain) {
+  std::map<int64_t, SmallVector<Operation *>> segments;
+  for (Operation &op : *body)
+    if (auto tag = op.getAttrOfType<IntegerAttr>(kSegmentAttrName))
+      segments[tag.getInt()].push_back(&op);
+  DenseMap<Operation *, int> valueOf;
+  for (auto [i, clone] : llvm::enumerate(chainClone))
+    if (clone)
+      valueOf[clone] = static_cast<int>(i);
+  for (auto &[segment, members] : segments) {
+    // Readers come after what they read: walking backwards, an op's
+    // readers in the chain are already gone when it is dead.
+    SmallVector<Operation *> kept;
+    for (Operation *op : llvm::reverse(members)) {
+      if (op->use_empty()) {
+        if (auto it = valueOf.find(op); it != valueOf.end())
+          chain[it->second] = false;
+        op->erase();
+        continue;
+      }
+      kept.push_back(op);
+    }
+    std::reverse(kept.begin(), kept.end());
+    llvm::SmallPtrSet<Operation *, 32> inChain(kept.begin(), kept.end());
+    Operation *firstReader = nullptr;
+    for (Operation *op : kept)
+      for (Operation *user : op->getUsers())
+        if (!inChain.contains(user) &&
+            (!firstReader || user->isBeforeInBlock(firstReader)))
+          firstReader = user;
+    for (Operation *op : kept) {
+      op->removeAttr(kSegmentAttrName);
+      op->moveBefore(firstReader);
+    }
+  }
+}
+
+/// Moves each backward op whose results outweigh what dies at it to just
+/// before its first reader, so that a gradient made early (e.g. before a
+/// layer's recomputation) is not held across the recomputation. Walks
+/// backwards so that a producer follows its reader once that has moved.
+void sinkBackwardProducers(Block *body) {
+  SmallVector<Operation *> candidates;
+  for (Operation &op : body->without_terminator())
+    if (op.getAttrOfType<StringAttr>(MemWallDialect::kPhaseAttrName) ==
+            StringAttr::get(op.getContext(), "backward") &&
+        !op.hasAttr(MemWallDialect::kRecomputedAttrName) &&
+        isa<MemWallDialect>(op.getDialect()) && !isa<ReshapeOp>(op) &&
+        (op.getNumRegions() == 0 || isa<FusionOp>(op)) && isPure(&op))
+      candidates.push_back(&op);
+  auto bytesOf = [](Value v) {
+    return isa<RankedTensorType>(v.getType()) ? getTensorByteSize(v.getType())
+                                              : int64_t(0);
+  };
+  // The op in `body` at or above `op`.
+  auto top = [&](Operation *op) { return body->findAncestorOpInBlock(*op); };
+  for (Operation *op : llvm::reverse(candidates)) {
+    Operation *firstReader = nullptr;
+    for (Operation *user : op->getUsers())
+      if (Operation *t = top(user);
+          t && (!firstReader || t->isBeforeInBlock(firstReader)))
+        firstReader = t;
+    // Nor past an update in place of what it reads (adamw of a weight).
+    for (Value operand : op->getOperands())
+      for (Operation *user : operand.getUsers())
+        if (isa<AdamWOp>(user) && user->getBlock() == body &&
+            op->isBeforeInBlock(user) &&
+            (!firstReader || user->isBeforeInBlock(firstReader)))
+          firstReader = user;
+    if (!firstReader || firstReader == op->getNextNode())
+      continue;
+    int64_t made = 0, freed = 0;
+    for (Value result : op->getResults())
+      made += bytesOf(result);
+    llvm::SmallPtrSet<Value, 4> seen;
+    for (Value operand : op->getOperands()) {
+      if (!seen.insert(operand).second)
+        continue;
+      // Dies here: no reader after `op` (views count as readers).
+      bool readLater = llvm::any_of(operand.getUsers(), [&](Operation *user) {
+        Operation *t = top(user);
+        return t && t != op && op->isBeforeInBlock(t);
+      });
+      if (!readLater && !isa<BlockArgument>(operand))
+        freed += bytesOf(operand);
+    }
+    if (made > freed)
+      op->moveBefore(firstReader);
+  }
+}
+
 /// The forward values of a training step as a RematProblem, grouped by layer
 /// (`layers.N.` in the op's name; ops before the first layer form one group,
 /// ops after the last another).
@@ -75,6 +184,10 @@ struct RematGraph {
   /// The group of each value's defining op (the baselines recompute whole
   /// layers by where values are made, not where they are first read).
   std::vector<int> definedIn;
+  /// The rank (0, 1, ...) among the layers of each value's defining layer,
+  /// or -1 outside the layers; and how many layers there are.
+  std::vector<int> layerRank;
+  int numLayers = 0;
   double stepSeconds = 0;
 
   static std::optional<RematGraph> build(func::FuncOp function,
@@ -200,39 +313,153 @@ struct RematGraph {
         }
     }
     graph.problem.numGroups = static_cast<int>(groups.size());
+    std::vector<int> layers;
+    for (int layer : graph.layerOfGroup)
+      if (layer >= 0)
+        layers.push_back(layer);
+    llvm::sort(layers);
+    graph.numLayers = static_cast<int>(layers.size());
+    for (int group : definedIn) {
+      int layer = graph.layerOfGroup[group];
+      graph.layerRank.push_back(
+          layer < 0 ? -1
+                    : static_cast<int>(llvm::lower_bound(layers, layer) -
+                                       layers.begin()));
+    }
     return graph;
   }
 
-  /// Applies `recompute` with the groups `groupOf` (per value): clones the
-  /// recomputed ops of each group before the group's first backward use and
-  /// points the backward at the clones.
-  void apply(const std::vector<bool> &recompute,
-             const std::vector<int> &groupOf) {
+  /// Values a two-level plan with segments of `segmentLayers` layers
+  /// recomputes first (docs/remat.md "Two levels"): those of every layer
+  /// but the last of each segment, re-run from the segment's input before
+  /// the segment's backward so that only one layer input per segment is
+  /// kept from the forward. Empty below two layers per segment.
+  std::vector<bool> segmentChain(int segmentLayers) const {
+    std::vector<bool> chain(ops.size(), false);
+    if (segmentLayers < 2)
+      return chain;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      int rank = layerRank[i];
+      if (rank < 0 || !problem.values[i].recomputable)
+        continue;
+      int last =
+          std::min((rank / segmentLayers + 1) * segmentLayers, numLayers) - 1;
+      chain[i] = rank < last;
+    }
+    return chain;
+  }
+
+  /// Applies a plan: with `segmentLayers` >= 2 first the segments' chains
+  /// (segmentChain), then `recompute` with the groups `groupOf` (per value):
+  /// clones the recomputed ops of each group before the group's first
+  /// backward use and points the backward at the clones. Returns the chain
+  /// values that remain (the others were recomputed again per group and
+  /// nothing else read them).
+  std::vector<bool> apply(const std::vector<bool> &recompute,
+                          const std::vector<int> &groupOf,
+                          int segmentLayers = 0) {
+    std::vector<bool> chain = segmentChain(segmentLayers);
     if (ops.empty())
-      return;
+      return chain;
     Block *body = ops.front()->getBlock();
-    DenseMap<Operation *, int64_t> position;
-    int64_t p = 0;
-    for (Operation &op : *body)
-      position[&op] = p++;
-    // Backward uses of an op's results or of their forward views.
-    auto backwardUses = [&](Operation *op) {
+    MLIRContext *ctx = body->getParentOp()->getContext();
+    auto markRecomputed = [&](Operation *clone) {
+      clone->setAttr(MemWallDialect::kPhaseAttrName,
+                     StringAttr::get(ctx, "backward"));
+      clone->setAttr(MemWallDialect::kRecomputedAttrName, UnitAttr::get(ctx));
+    };
+    // `v` with the values `mapping` replaces, looking through forward views
+    // (cloned at the builder's point); `v` itself when none is replaced.
+    std::function<Value(Value, IRMapping &, DenseMap<Value, Value> &,
+                        OpBuilder &, Attribute)>
+        remap = [&](Value v, IRMapping &mapping, DenseMap<Value, Value> &views,
+                    OpBuilder &builder, Attribute segment) -> Value {
+      if (Value mapped = mapping.lookupOrNull(v))
+        return mapped;
+      if (auto it = views.find(v); it != views.end())
+        return it->second;
+      auto reshape = v.getDefiningOp<ReshapeOp>();
+      if (!reshape)
+        return v;
+      Value source =
+          remap(reshape.getInput(), mapping, views, builder, segment);
+      if (source == reshape.getInput())
+        return v;
+      Operation *view = builder.clone(*reshape);
+      view->setOperand(0, source);
+      markRecomputed(view);
+      // A view of a chain's view belongs to the chain only when made for it.
+      if (segment)
+        view->setAttr(kSegmentAttrName, segment);
+      else
+        view->removeAttr(kSegmentAttrName);
+      views[v] = view->getResult(0);
+      return view->getResult(0);
+    };
+    // Backward uses of an op's results or of their forward views (and, for
+    // a chain's clone, of the chain's views).
+    auto backwardUses = [&](Operation *op, bool throughRecomputedViews) {
       SmallVector<OpOperand *> uses;
       SmallVector<Value> worklist(op->getResults());
       while (!worklist.empty()) {
         Value v = worklist.pop_back_val();
         for (OpOperand &use : v.getUses()) {
           Operation *user = use.getOwner();
+          bool recomputed = user->hasAttr(MemWallDialect::kRecomputedAttrName);
           if (auto reshape = dyn_cast<ReshapeOp>(user);
-              reshape && !reshape->hasAttr(MemWallDialect::kRecomputedAttrName))
+              reshape && (!recomputed || throughRecomputedViews))
             worklist.push_back(reshape.getResult());
-          else if (hasPhase(user) &&
-                   !user->hasAttr(MemWallDialect::kRecomputedAttrName))
+          else if (hasPhase(user) && !recomputed)
             uses.push_back(&use);
         }
       }
       return uses;
     };
+    // A backward view the reader no longer needs goes away.
+    auto eraseUnusedViews = [](Value view) {
+      while (auto reshape = view.getDefiningOp<ReshapeOp>()) {
+        if (!hasPhase(reshape) || !reshape->use_empty())
+          break;
+        view = reshape.getInput();
+        reshape->erase();
+      }
+    };
+
+    // The chains, cloned at the end for now and tagged with their segment;
+    // moved before their first reader once every group is applied.
+    std::vector<Operation *> chainClone(ops.size(), nullptr);
+    {
+      OpBuilder builder(body->getTerminator());
+      std::map<int, IRMapping> mappings;
+      std::map<int, DenseMap<Value, Value>> views;
+      for (size_t i = 0; i < ops.size(); ++i) {
+        if (!chain[i])
+          continue;
+        int segment = layerRank[i] / segmentLayers;
+        Attribute tag = builder.getI64IntegerAttr(segment);
+        IRMapping operands;
+        for (Value operand : ops[i]->getOperands())
+          operands.map(operand, remap(operand, mappings[segment],
+                                      views[segment], builder, tag));
+        Operation *clone = builder.clone(*ops[i], operands);
+        markRecomputed(clone);
+        clone->setAttr(kSegmentAttrName, tag);
+        clone->setLoc(recomputedLoc(ops[i]));
+        mappings[segment].map(ops[i]->getResults(), clone->getResults());
+        chainClone[i] = clone;
+        for (OpOperand *use : backwardUses(ops[i], false)) {
+          Value view = use->get();
+          use->set(
+              remap(view, mappings[segment], views[segment], builder, tag));
+          eraseUnusedViews(view);
+        }
+      }
+    }
+
+    DenseMap<Operation *, int64_t> position;
+    int64_t p = 0;
+    for (Operation &op : *body)
+      position[&op] = p++;
     std::map<int, std::vector<int>> members;
     for (size_t i = 0; i < ops.size(); ++i)
       if (recompute[i])
@@ -241,7 +468,8 @@ struct RematGraph {
       Operation *insertBefore = nullptr;
       DenseMap<int, SmallVector<OpOperand *>> uses;
       for (int i : indices) {
-        uses[i] = backwardUses(ops[i]);
+        uses[i] = chainClone[i] ? backwardUses(chainClone[i], true)
+                                : backwardUses(ops[i], false);
         for (OpOperand *use : uses[i])
           if (!insertBefore ||
               position[use->getOwner()] < position[insertBefore])
@@ -251,71 +479,66 @@ struct RematGraph {
         continue;
 
       OpBuilder builder(insertBefore);
-      IRMapping mapping;
-      DenseMap<Value, Value> viewClones;
+      IRMapping mapping, chains;
+      DenseMap<Value, Value> viewClones, chainViews;
       llvm::DenseSet<int> inGroup(indices.begin(), indices.end());
-      // The clone standing for `v` (a recomputed value or a view of one).
-      std::function<Value(Value)> cloneOf = [&](Value v) -> Value {
-        if (Value mapped = mapping.lookupOrNull(v))
-          return mapped;
-        if (auto it = viewClones.find(v); it != viewClones.end())
-          return it->second;
-        auto reshape = v.getDefiningOp<ReshapeOp>();
-        Value source = cloneOf(reshape.getInput());
-        Operation *view = builder.clone(*reshape, mapping);
-        view->setOperand(0, source);
-        view->setAttr(MemWallDialect::kPhaseAttrName,
-                      builder.getStringAttr("backward"));
-        view->setAttr(MemWallDialect::kRecomputedAttrName,
-                      builder.getUnitAttr());
-        viewClones[v] = view->getResult(0);
-        return view->getResult(0);
-      };
       for (int i : indices) {
         Operation *op = ops[i];
         IRMapping operands;
-        for (Value operand : op->getOperands())
-          if (auto it = index.find(viewRoot(operand));
-              it != index.end() && inGroup.contains(it->second))
-            operands.map(operand, cloneOf(operand));
+        for (Value operand : op->getOperands()) {
+          auto it = index.find(viewRoot(operand));
+          if (it == index.end())
+            continue;
+          if (inGroup.contains(it->second)) {
+            operands.map(operand, remap(operand, mapping, viewClones, builder,
+                                        Attribute()));
+          } else if (Operation *clone = chainClone[it->second]) {
+            // What another group keeps, from a chain: the chain's copy.
+            chains.map(ops[it->second]->getResults(), clone->getResults());
+            operands.map(operand, remap(operand, chains, chainViews, builder,
+                                        Attribute()));
+          }
+        }
         Operation *clone = builder.clone(*op, operands);
-        clone->setAttr(MemWallDialect::kPhaseAttrName,
-                       builder.getStringAttr("backward"));
-        clone->setAttr(MemWallDialect::kRecomputedAttrName,
-                       builder.getUnitAttr());
-        std::string name = nameOf(op->getLoc());
-        clone->setLoc(
-            NameLoc::get(builder.getStringAttr((name.empty() ? "value" : name) +
-                                               ".recompute"),
-                         op->getLoc()));
+        markRecomputed(clone);
+        clone->setLoc(recomputedLoc(op));
         mapping.map(op->getResults(), clone->getResults());
+        // The backward reads a chain's copy of it: that copy maps here too.
+        if (chainClone[i])
+          mapping.map(chainClone[i]->getResults(), clone->getResults());
       }
       for (int i : indices)
         for (OpOperand *use : uses[i]) {
           Value view = use->get();
-          use->set(cloneOf(view));
-          // A backward view the reader no longer needs goes away.
-          while (auto reshape = view.getDefiningOp<ReshapeOp>()) {
-            if (!hasPhase(reshape) || !reshape->use_empty())
-              break;
-            view = reshape.getInput();
-            reshape->erase();
-          }
+          use->set(remap(view, mapping, viewClones, builder, Attribute()));
+          eraseUnusedViews(view);
         }
     }
+    if (segmentLayers >= 2)
+      placeChains(body, chainClone, chain);
+    if (!members.empty() || segmentLayers >= 2)
+      sinkBackwardProducers(body);
+    return chain;
   }
 };
 
-/// A plan applied to a copy of `function`, and its simulated memory.
-MemorySummary simulatePlan(func::FuncOp function, const GPUTarget &target,
+/// A plan applied to a copy of a step: its simulated memory, and the values
+/// of the segments' chains that remain (RematGraph::apply).
+struct SimulatedPlan {
+  MemorySummary memory;
+  std::vector<bool> chain;
+};
+
+SimulatedPlan simulatePlan(func::FuncOp function, const GPUTarget &target,
                            const std::vector<bool> &recompute,
                            const std::vector<int> &groupOf,
-                           const ShardingOptions &sharding) {
+                           const ShardingOptions &sharding, int segmentLayers) {
   OwningOpRef<func::FuncOp> copy = function.clone();
-  std::optional<RematGraph> graph = RematGraph::build(*copy, target);
-  if (graph)
-    graph->apply(recompute, groupOf);
-  return simulateMemory(*copy, sharding);
+  SimulatedPlan result;
+  if (std::optional<RematGraph> graph = RematGraph::build(*copy, target))
+    result.chain = graph->apply(recompute, groupOf, segmentLayers);
+  result.memory = simulateMemory(*copy, sharding);
+  return result;
 }
 
 std::vector<int> groupsOf(const RematProblem &problem) {
@@ -378,22 +601,43 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
   /// A plan, the problem (grouping) it was made for, and its simulation.
   struct Candidate {
     std::string name;
-    RematPlan plan; // evaluated on `problem`
+    RematPlan plan; // evaluated on `problem`, plus the chains' recompute
     RematProblem problem;
     MemorySummary memory;
+    /// Two levels: layers per segment (0: one level) and the values its
+    /// chains recompute.
+    int segmentLayers = 0;
+    std::vector<bool> chain;
   };
+
+  /// `plan` applied and simulated; the recompute of the segments' chains
+  /// is added to its cost.
+  Candidate evaluate(func::FuncOp function, StringRef name, RematPlan plan,
+                     const RematProblem &problem, int segmentLayers = 0) {
+    Candidate c;
+    c.name = name.str();
+    c.problem = problem;
+    c.segmentLayers = segmentLayers;
+    SimulatedPlan simulated =
+        simulatePlan(function, target, plan.recompute, groupsOf(problem),
+                     sharding, segmentLayers);
+    c.memory = std::move(simulated.memory);
+    c.chain = std::move(simulated.chain);
+    for (size_t i = 0; i < c.chain.size(); ++i)
+      if (c.chain[i]) {
+        plan.cost += problem.values[i].seconds;
+        plan.flops += problem.values[i].flops;
+      }
+    c.plan = std::move(plan);
+    return c;
+  }
 
   Candidate simulate(func::FuncOp function, StringRef name,
                      const RematProblem &problem,
                      const std::vector<bool> &recompute) {
-    Candidate c;
-    c.name = name.str();
-    c.plan = evaluateRematPlan(problem, recompute, 0);
-    c.plan.solver = c.name;
-    c.problem = problem;
-    c.memory = simulatePlan(function, target, c.plan.recompute,
-                            groupsOf(problem), sharding);
-    return c;
+    RematPlan plan = evaluateRematPlan(problem, recompute, 0);
+    plan.solver = name.str();
+    return evaluate(function, name, std::move(plan), problem);
   }
 
   /// The problem with every value in the group of its defining layer: plans
@@ -406,18 +650,44 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     return problem;
   }
 
+  /// `problem` under segments of `segmentLayers` layers: what a layer hands
+  /// to the next inside a segment comes from the segment's chain, so the
+  /// plan's formula does not count it as kept (the simulation does).
+  static RematProblem segmented(const RematGraph &graph, RematProblem problem,
+                                int segmentLayers) {
+    std::vector<bool> chain = graph.segmentChain(segmentLayers);
+    for (RematValue &v : problem.values)
+      for (int d : v.deps)
+        if (chain[d] &&
+            graph.layerRank[d] != graph.layerRank[&v - problem.values.data()])
+          problem.values[d].bytes = 0;
+    return problem;
+  }
+
+  /// Segment lengths two-level plans try: 2 up to twice the square root of
+  /// the layer count (Chen et al.'s optimum is near the root).
+  static std::vector<int> segmentLengths(const RematGraph &graph) {
+    std::vector<int> lengths;
+    int longest = std::min(
+        graph.numLayers - 1,
+        static_cast<int>(std::ceil(2 * std::sqrt(double(graph.numLayers)))));
+    for (int k = 2; k <= longest; ++k)
+      lengths.push_back(k);
+    return lengths;
+  }
+
   /// Finds the cheapest plan for `problem` whose simulated peak is within
   /// `budget`: solves for the formula's capacity, simulates, and tightens
   /// the capacity by the overshoot until the simulation agrees. The MILP
-  /// runs once, at the capacity the DP's loop settled on (where the DP's
-  /// plan is a feasible start), with `options`' time limit; the cheapest
-  /// plan that fits wins.
+  /// runs once (when `options` ask for it), at the capacity the DP's loop
+  /// settled on (where the DP's plan is a feasible start), with `options`'
+  /// time limit; the cheapest plan that fits wins. `fixedBytes` is what no
+  /// plan changes.
   std::optional<Candidate> fit(func::FuncOp function,
                                const RematProblem &problem, int64_t budget,
-                               int64_t beforePeak,
-                               const RematSolveOptions &options) {
-    int64_t fixedBytes = beforePeak - evaluateRematPlan(problem, {}, 0).memory;
-    std::vector<int> groups = groupsOf(problem);
+                               int64_t fixedBytes,
+                               const RematSolveOptions &options,
+                               int segmentLayers = 0, bool allowMilp = true) {
     RematSolverKind kind = options.solver;
     if (kind == RematSolverKind::Auto)
       kind = resolveAutoSolver(problem);
@@ -438,40 +708,42 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
         RematPlan plan = solveRemat(problem, capacity, heuristicOptions);
         if (!plan.feasible)
           break;
-        MemorySummary memory =
-            simulatePlan(function, target, plan.recompute, groups, sharding);
-        if (memory.peakBytes <= budget) {
-          if (!found || plan.cost < found->plan.cost)
-            found = Candidate{plan.solver, std::move(plan), problem,
-                              std::move(memory)};
+        std::string name = plan.solver;
+        Candidate c =
+            evaluate(function, name, std::move(plan), problem, segmentLayers);
+        if (c.memory.peakBytes <= budget) {
+          if (!found || c.plan.cost < found->plan.cost)
+            found = std::move(c);
           break;
         }
         // 0.1% more than the overshoot, so the loop ends in a few steps.
-        capacity -= memory.peakBytes - budget + budget / 1000;
+        capacity -= c.memory.peakBytes - budget + budget / 1000;
       }
       if (heuristic == RematSolverKind::DP)
         dpCapacity = capacity;
     }
     // The MILP runs only with both heuristics, so dpCapacity is set.
-    if (kind != RematSolverKind::MILP || dpCapacity <= 0)
+    if (!allowMilp || kind != RematSolverKind::MILP || dpCapacity <= 0)
       return found;
     RematSolveOptions exact = options;
     exact.solver = RematSolverKind::MILP;
     RematPlan plan = solveRemat(problem, dpCapacity, exact);
     if (plan.feasible) {
-      MemorySummary memory =
-          simulatePlan(function, target, plan.recompute, groups, sharding);
-      if (memory.peakBytes <= budget &&
-          (!found || plan.cost <= found->plan.cost))
-        return Candidate{plan.solver, std::move(plan), problem,
-                         std::move(memory)};
+      std::string name = plan.solver;
+      Candidate c =
+          evaluate(function, name, std::move(plan), problem, segmentLayers);
+      if (c.memory.peakBytes <= budget &&
+          (!found || c.plan.cost <= found->plan.cost))
+        return c;
     }
     if (found)
       found->plan.solver += " (the MILP found nothing better)";
     return found;
   }
 
-  /// The cheapest fitting plan over both groupings, or nothing.
+  /// The cheapest fitting plan over both groupings, or nothing; two-level
+  /// plans (segments whose layer inputs are recomputed too) only when no
+  /// one-level plan fits, since their chains cost a forward of most layers.
   std::optional<Candidate> fitBest(func::FuncOp function,
                                    const RematGraph &graph, int64_t budget,
                                    int64_t beforePeak,
@@ -480,12 +752,27 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     // The MILP's time limit is shared by the two groupings.
     RematSolveOptions half = options;
     half.timeLimitSeconds = options.timeLimitSeconds / 2;
-    for (const RematProblem &problem : {graph.problem, byDefinition(graph)}) {
-      std::optional<Candidate> c =
-          fit(function, problem, budget, beforePeak, half);
+    auto consider = [&](std::optional<Candidate> c) {
       if (c && (!best || c->plan.cost < best->plan.cost))
         best = std::move(c);
-    }
+    };
+    std::vector<RematProblem> groupings = {graph.problem, byDefinition(graph)};
+    int64_t fixedBytes =
+        beforePeak - evaluateRematPlan(graph.problem, {}, 0).memory;
+    for (const RematProblem &problem : groupings)
+      consider(fit(function, problem, budget, fixedBytes, half));
+    if (best)
+      return best;
+    // The heuristics alone: one MILP per length would be slow.
+    for (int k : segmentLengths(graph))
+      for (const RematProblem &problem : groupings) {
+        std::optional<Candidate> c =
+            fit(function, segmented(graph, problem, k), budget, fixedBytes,
+                options, k, /*allowMilp=*/false);
+        if (c)
+          c->plan.solver += ", segments of " + std::to_string(k) + " layers";
+        consider(std::move(c));
+      }
     return best;
   }
 
@@ -571,11 +858,20 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
                                    const RematGraph &graph,
                                    const std::vector<Candidate> &baselines) {
     std::vector<Candidate> result;
-    for (const RematProblem &problem : {graph.problem, byDefinition(graph)}) {
-      RematPlan least = minimumMemoryRematPlan(problem, solveOptions);
-      result.push_back(simulate(function, least.solver + " (least-memory plan)",
-                                problem, least.recompute));
-    }
+    std::vector<int> lengths = segmentLengths(graph);
+    lengths.insert(lengths.begin(), 0);
+    for (const RematProblem &grouping : {graph.problem, byDefinition(graph)})
+      for (int k : lengths) {
+        RematProblem problem = k ? segmented(graph, grouping, k) : grouping;
+        RematPlan least = minimumMemoryRematPlan(problem, solveOptions);
+        std::string name = least.solver + " (least-memory plan";
+        if (k)
+          name += ", segments of " + std::to_string(k) + " layers";
+        name += ")";
+        least.solver = name;
+        result.push_back(
+            evaluate(function, name, std::move(least), problem, k));
+      }
     for (const Candidate &c : baselines)
       if (c.name != "none")
         result.push_back(c);
@@ -626,9 +922,10 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
           baselineWon = true;
         }
     }
-    if (!chosen) {
-      // The solvers may miss a plan that exists: the cheapest fitting
-      // fallback, else the budget is infeasible.
+    if (!chosen || chosen->segmentLayers > 0) {
+      // The solvers may miss a plan that exists (and two-level fits try
+      // the heuristics only): the cheapest fitting fallback, else the
+      // budget is infeasible.
       std::vector<Candidate> options =
           fallbacks(function, *graph, baselineRuns);
       const Candidate *least = nullptr;
@@ -663,12 +960,19 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     summary.recomputeFlops = plan.flops;
     summary.overheadFraction =
         graph->stepSeconds > 0 ? plan.cost / graph->stepSeconds : 0;
+    summary.segmentLayers = chosen->segmentLayers;
     for (size_t i = 0; i < plan.recompute.size(); ++i) {
-      const RematValue &v = chosen->problem.values[i];
+      // Sizes from the step (a segmented problem zeroes some).
+      const RematValue &v = graph->problem.values[i];
+      if (i < chosen->chain.size() && chosen->chain[i]) {
+        ++summary.segmentRecomputed;
+        summary.recomputedBytes += v.bytes;
+      }
       if (plan.recompute[i]) {
         ++summary.recomputed;
         summary.recomputedBytes += v.bytes;
-      } else if (v.neededByBackward) {
+      } else if (v.neededByBackward &&
+                 !(i < chosen->chain.size() && chosen->chain[i])) {
         ++summary.saved;
         summary.savedBytes += v.bytes;
       }
@@ -679,8 +983,9 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
         failed(writePareto(function, *graph, before.peakBytes, baselineRuns,
                            summary)))
       return signalPassFailure();
-    graph->apply(plan.recompute, groupsOf(chosen->problem));
-    numValuesRecomputed += summary.recomputed;
+    graph->apply(plan.recompute, groupsOf(chosen->problem),
+                 chosen->segmentLayers);
+    numValuesRecomputed += summary.recomputed + summary.segmentRecomputed;
     module->setAttr(MemWallDialect::kRematAttrName, encode(summary));
   }
 
@@ -717,8 +1022,8 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
     std::vector<int> groups = groupsOf(least.problem);
     auto predicted = [&](const ShardingOptions &options) {
       return gb(simulatePlan(function, target, least.plan.recompute, groups,
-                             options)
-                    .peakBytes);
+                             options, least.segmentLayers)
+                    .memory.peakBytes);
     };
     error << "; model states (weights, gradients, optimizer) dominate with "
           << gb(states) << ": try ";
@@ -822,6 +1127,8 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
         b.getNamedAttr("saved_bytes", i64(summary.savedBytes)),
         b.getNamedAttr("recomputed", i64(summary.recomputed)),
         b.getNamedAttr("recomputed_bytes", i64(summary.recomputedBytes)),
+        b.getNamedAttr("segment_layers", i64(summary.segmentLayers)),
+        b.getNamedAttr("segment_recomputed", i64(summary.segmentRecomputed)),
         b.getNamedAttr("recompute_flops", f64(summary.recomputeFlops)),
         b.getNamedAttr("overhead_time_s", f64(summary.overheadSeconds)),
         b.getNamedAttr("overhead_fraction", f64(summary.overheadFraction)),
@@ -878,6 +1185,8 @@ std::optional<RematSummary> memwall::readRematSummary(ModuleOp module) {
   s.savedBytes = i64(dict, "saved_bytes");
   s.recomputed = i64(dict, "recomputed");
   s.recomputedBytes = i64(dict, "recomputed_bytes");
+  s.segmentLayers = i64(dict, "segment_layers");
+  s.segmentRecomputed = i64(dict, "segment_recomputed");
   s.recomputeFlops = f64(dict, "recompute_flops");
   s.overheadSeconds = f64(dict, "overhead_time_s");
   s.overheadFraction = f64(dict, "overhead_fraction");

@@ -68,12 +68,27 @@ std::vector<StepBuffers> planStepBuffers(const Manifest &manifest) {
   for (const Step &step : manifest.steps) {
     StepBuffers &buffers = plan.emplace_back();
     std::set<std::string> seen; // a buffer named twice by one step
-    for (const std::string &name : buffersOf(step)) {
+    std::vector<std::string> names = buffersOf(step);
+    // A buffer whose bytes a later-named one shares is what that one (an
+    // output written in place over a dying input) overwrites: an input.
+    auto overwritten = [&](size_t index) {
+      const Buffer *buffer = manifest.findBuffer(names[index]);
+      for (size_t later = index + 1; later < names.size(); ++later) {
+        const Buffer *other = manifest.findBuffer(names[later]);
+        if (other && other != buffer &&
+            other->offset < buffer->offset + buffer->bytes &&
+            buffer->offset < other->offset + other->bytes)
+          return true;
+      }
+      return false;
+    };
+    for (size_t index = 0; index < names.size(); ++index) {
+      const std::string &name = names[index];
       const Buffer *buffer = manifest.findBuffer(name);
       if (!buffer || buffer->role == BufferRole::Input ||
           buffer->role == BufferRole::Weight || !seen.insert(name).second)
         continue;
-      bool read = !written.insert(name).second;
+      bool read = !written.insert(name).second || overwritten(index);
       std::string value = referenceValueName(manifest, name);
       const reference::ValueInfo *info =
           value.empty() ? nullptr : manifest.findValue(value);

@@ -41,6 +41,11 @@ struct RematSummary {
   int64_t savedBytes = 0;
   int64_t recomputed = 0; // forward values recomputed in the backward
   int64_t recomputedBytes = 0;
+  /// Two-level plans: the backward of each segment of this many layers
+  /// starts by recomputing the segment's layer inputs from the one it keeps
+  /// (segmentRecomputed values); 0 for one level.
+  int64_t segmentLayers = 0;
+  int64_t segmentRecomputed = 0;
   double recomputeFlops = 0;
   double overheadSeconds = 0;  // predicted recompute time
   double overheadFraction = 0; // of the step's predicted time

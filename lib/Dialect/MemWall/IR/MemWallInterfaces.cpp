@@ -21,6 +21,55 @@ bool memwall::isElementwiseOp(Operation *op) {
   return elementwise && elementwise.isFusibleElementwise();
 }
 
+Value memwall::getReusedOperand(OpResult result) {
+  Operation *op = result.getOwner();
+  // Where a training step peaks; forward and inference kernels keep their
+  // inputs read-only (the non-coherent load path, noalias).
+  auto phase = op->getAttrOfType<StringAttr>(MemWallDialect::kPhaseAttrName);
+  if (!phase || phase.getValue() != "backward")
+    return {};
+  auto fusion = dyn_cast<FusionOp>(op);
+  if (fusion ? fusion.getKind() != FusionKind::Elementwise
+             : !isElementwiseOp(op))
+    return {};
+  auto reusable = [&](OpOperand &operand, Type type) {
+    Value value = operand.get();
+    auto made = dyn_cast<OpResult>(value);
+    if (!made || value.getType() != type || !value.hasOneUse())
+      return false;
+    if (auto aliasing = dyn_cast<AliasingOpInterface>(made.getOwner());
+        aliasing && aliasing.getAliasedOperand(made.getResultNumber()))
+      return false;
+    if (!fusion)
+      return true;
+    // Inside a fusion: read element for element only.
+    BlockArgument argument =
+        fusion.getBodyBlock().getArgument(operand.getOperandNumber());
+    return llvm::all_of(argument.getUsers(), [&](Operation *user) {
+      return isElementwiseOp(user) &&
+             llvm::all_of(user->getResultTypes(), [&](Type resultType) {
+               return cast<ShapedType>(resultType).getShape() ==
+                      cast<ShapedType>(type).getShape();
+             });
+    });
+  };
+  // Results take operands in order, each operand once.
+  llvm::SmallPtrSet<Value, 4> taken;
+  for (OpResult each : op->getResults()) {
+    Value chosen;
+    for (OpOperand &operand : op->getOpOperands())
+      if (!taken.contains(operand.get()) && reusable(operand, each.getType())) {
+        chosen = operand.get();
+        break;
+      }
+    if (each == result)
+      return chosen;
+    if (chosen)
+      taken.insert(chosen);
+  }
+  return {};
+}
+
 bool memwall::isRowReductionOp(Operation *op) {
   auto reduction = dyn_cast<RowReductionOpInterface>(op);
   return reduction && reduction.isRowReduction();

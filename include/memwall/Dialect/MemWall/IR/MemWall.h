@@ -84,6 +84,13 @@ MathPrecision getContractionPrecision(mlir::Type elementType);
 /// gelu, silu, relu, tanh, swiglu, activation_grad, broadcast and
 /// float-to-float casts. Fusion and codegen treat them alike.
 bool isElementwiseOp(mlir::Operation *op);
+/// The operand whose buffer `result` takes instead of a new one (docs/
+/// memory.md, "In place"), or null: a backward elementwise op, or elementwise
+/// fusion that reads it only through elementwise ops of its shape, reading a
+/// value of the result's type that nothing else reads and that owns its
+/// buffer (an op's result, not a view or an argument). Each element is read
+/// before the same thread writes it, so the kernel may overwrite it.
+mlir::Value getReusedOperand(mlir::OpResult result);
 /// Ops that reduce along the last axis of one input, row by row
 /// (RowReductionOpInterface): layer_norm, rms_norm, softmax on the last
 /// axis, reduce over only the last axis.
