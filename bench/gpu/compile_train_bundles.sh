@@ -47,7 +47,7 @@ gen=("$bin/memwall-gen" --preset=gpt2-medium --mode=train --batch=16 --layers="$
 "${gen[@]}" -o "$tmp/step.mlir"
 
 # The least peak memwall-remat reaches, from its error at a budget of 1 byte
-# ("the least peak it reaches is 6.59 GB"), rounded up to the next 0.01.
+# ("the least peak it reaches is 5.92 GB"), rounded up to the next 0.01.
 least_peak() { # source
   local message
   message="$("$bin/memwall-opt" "$1" --fuse --budget=1B -o /dev/null 2>&1 >/dev/null || true)"

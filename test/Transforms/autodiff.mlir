@@ -17,10 +17,16 @@
 // CHECK: %[[DB:.*]] = memwall.reduce sum %[[DH]] axes [0, 1]
 // CHECK: return %[[L]], %[[DX]], %[[DW]], %[[DB]]
 
+// Each update runs as soon as its gradient is complete and nothing reads the
+// weight any more (its gradient dies there, not at the end of the step): w's
+// right after dW, before db is reduced.
 // ADAM-LABEL: func.func @linear
 // ADAM-SAME: %arg4: tensor<4x5xf32> {memwall.kind = #memwall.arg_kind<optimizer_state>}
-// ADAM: memwall.adamw %arg1, %{{.*}}, %arg4, %arg5 lr 1.000000e-03 {memwall.phase = "optimizer"}
-// ADAM: memwall.adamw %arg2, %{{.*}}, %arg6, %arg7 lr 1.000000e-03 {memwall.phase = "optimizer"}
+// ADAM: %[[DW:.*]] = memwall.matmul {{.*}} {memwall.phase = "backward", transpose_lhs}
+// ADAM-NEXT: memwall.adamw %arg1, %[[DW]], %arg4, %arg5 lr 1.000000e-03 {memwall.phase = "optimizer"}
+// ADAM-NEXT: %[[DB:.*]] = memwall.reduce sum
+// ADAM-NEXT: memwall.adamw %arg2, %[[DB]], %arg6, %arg7 lr 1.000000e-03 {memwall.phase = "optimizer"}
+// ADAM-NEXT: return
 func.func @linear(%x: tensor<2x3x4xf32> {memwall.kind = #memwall.arg_kind<input>},
                   %w: tensor<4x5xf32> {memwall.kind = #memwall.arg_kind<weight>},
                   %b: tensor<5xf32> {memwall.kind = #memwall.arg_kind<weight>},
