@@ -656,10 +656,9 @@ struct RematPass : public memwall::impl::RematBase<RematPass> {
   static RematProblem segmented(const RematGraph &graph, RematProblem problem,
                                 int segmentLayers) {
     std::vector<bool> chain = graph.segmentChain(segmentLayers);
-    for (RematValue &v : problem.values)
-      for (int d : v.deps)
-        if (chain[d] &&
-            graph.layerRank[d] != graph.layerRank[&v - problem.values.data()])
+    for (size_t reader = 0; reader < problem.values.size(); ++reader)
+      for (int d : problem.values[reader].deps)
+        if (chain[d] && graph.layerRank[d] != graph.layerRank[reader])
           problem.values[d].bytes = 0;
     return problem;
   }
