@@ -216,6 +216,20 @@ TEST_F(CheckPlanTest, FirstWriterIsCheckedLaterStepsReadTheReference) {
   EXPECT_EQ(names(plan[4].writes), List{"t=v"});
 }
 
+TEST_F(CheckPlanTest, ABufferALaterOneOverwritesInPlaceIsRead) {
+  // m#1 written over m#0 (an elementwise kernel writing in place over an
+  // input that dies there): m#0 is an input of the step, though no step
+  // named it before, and nothing holds its value after it.
+  for (Buffer &buffer : manifest.buffers)
+    if (buffer.name == "m#1")
+      buffer.offset = 1024;
+  std::vector<StepBuffers> plan = planStepBuffers(manifest);
+  ASSERT_EQ(plan.size(), 5u);
+  using List = std::vector<std::string>;
+  EXPECT_EQ(names(plan[3].reads), (List{"b+c=c", "m#0=m"}));
+  EXPECT_EQ(names(plan[3].writes), List{});
+}
+
 TEST_F(CheckPlanTest, IsolatedPassUploadsReferenceValuesOfReads) {
   std::map<std::string, Tensor> values = {
       {"a", tensor(DType::F32, {1, 2, 3, 4})},
