@@ -511,50 +511,15 @@ private:
   }
   Value f32(double value) { return f32Constant(b, value); }
 
-  /// Where row `row` (of the [B, H, S] rows, in that order) of a
-  /// [B, H, S, D] operand or result laid out as `layout` starts in its
-  /// buffer: row · D when it is the row-major buffer itself.
   Value rowStart(const StridedLayout &layout, Value row) {
-    if (layout.isContiguous())
-      return mul(row, layout.shape[3]);
-    Value position = rem(row, layout.shape[2]);
-    Value batchHead = div(row, layout.shape[2]);
-    Value head = rem(batchHead, layout.shape[1]);
-    Value batch = div(batchHead, layout.shape[1]);
-    return add(
-        add(idx(layout.offset), mul(batch, layout.strides[0])),
-        add(mul(head, layout.strides[1]), mul(position, layout.strides[2])));
+    return stridedRowStart(b, layout, row);
   }
 
-  /// Issues cp.async for a `rows` x `width` tile whose first row is row
-  /// `firstRow` of `source` (rows of `width` elements, where `layout` puts
-  /// them); rows at or beyond
-  /// `validRows` are zero-filled without reading memory (padded V rows must
-  /// be 0, not garbage: P is 0 there but 0 · NaN is not). Returns the
-  /// group's token.
+  /// loadTileAsync over this block's threads; the token is the last group.
   Value loadTile(Value tile, Value source, const StridedLayout &layout,
                  Value firstRow, Value validRows, int64_t rows, int64_t width) {
-    int64_t chunksPerRow = width / 8;
-    int64_t perThread = rows * chunksPerRow / plan.threads();
-    auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-    SmallVector<Value> tokens;
-    for (int64_t i = 0; i < perThread; ++i) {
-      Value chunk = add(tid, idx(i * plan.threads()));
-      Value row = div(chunk, chunksPerRow);
-      Value column = mul(rem(chunk, chunksPerRow), 8);
-      Value valid =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, validRows);
-      // A zero-filled chunk still names an address: the tile's first row.
-      Value sourceRow =
-          add(firstRow, arith::SelectOp::create(b, valid, row, idx(0)));
-      Value sourceIndex = add(rowStart(layout, sourceRow), column);
-      Value sourceElements = arith::SelectOp::create(b, valid, idx(8), idx(0));
-      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-          b, tokenType, tile, ValueRange{row, column}, source,
-          ValueRange{sourceIndex}, b.getIndexAttr(8), sourceElements,
-          b.getUnitAttr()));
-    }
-    lastToken = nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, tokens);
+    lastToken = loadTileAsync(b, tile, source, layout, firstRow, validRows,
+                              rows, width, tid, plan.threads());
     return lastToken;
   }
 
@@ -590,14 +555,7 @@ private:
     return ldmatrixX4(b, tile, ValueRange{row, column}, transpose, s.element);
   }
 
-  /// Two f32s rounded to the element type, packed (x in the low half).
-  Value pack(Value x, Value y) {
-    Value pair = vector::FromElementsOp::create(
-        b, VectorType::get({2}, s.element),
-        ValueRange{arith::TruncFOp::create(b, s.element, x),
-                   arith::TruncFOp::create(b, s.element, y)});
-    return asMmaRegister(b, pair, s.element);
-  }
+  Value pack(Value x, Value y) { return packPair(b, x, y, s.element); }
 
   std::array<Value, 4> mma(const std::array<Value, 4> &a,
                            std::array<Value, 2> bRegisters,
@@ -605,17 +563,7 @@ private:
     return mmaM16N8K16(b, a, bRegisters, c, s.element);
   }
 
-  /// Max or sum over the four lanes that share a row.
-  Value quadReduce(Value x, bool sum) {
-    for (int64_t offset : {1, 2}) {
-      Value other =
-          gpu::ShuffleOp::create(b, x, offset, 32, gpu::ShuffleMode::XOR)
-              .getShuffleResult();
-      x = sum ? Value(arith::AddFOp::create(b, x, other))
-              : Value(arith::MaximumFOp::create(b, x, other));
-    }
-    return x;
-  }
+  Value quadReduce(Value x, bool sum) { return memwall::quadReduce(b, x, sum); }
 
   /// Adds the mask operand (broadcast to [B, Hq, Sq, Sk]) to the scores, in
   /// log2 units; an i1 mask hides (-inf) where it is false. Padded rows and

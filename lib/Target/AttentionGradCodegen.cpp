@@ -10,6 +10,7 @@
 #include "KernelBuilding.h"
 
 #include "memwall/Analysis/CostAnalysis.h"
+#include "memwall/Transforms/TileAttention.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -407,12 +408,28 @@ private:
 };
 } // namespace
 
+/// Whether the tensor-core form runs `op`: q, k and v of one 16-bit type,
+/// head dims the forward's kernel takes.
+static bool runsOnTensorCores(FlashAttentionGradOp op) {
+  Type element = op.getQuery().getType().getElementType();
+  return op.getKey().getType().getElementType() == element &&
+         op.getValue().getType().getElementType() == element &&
+         whyAttentionKernelCannotRun(element,
+                                     op.getQuery().getType().getShape()[3],
+                                     op.getValue().getType().getShape()[3])
+             .empty();
+}
+
 std::string memwall::whyNoAttentionGradKernel(FlashAttentionGradOp op) {
   if (op.getMask())
     return "a mask operand (attention's backward runs causal or unmasked)";
   auto q = op.getQuery().getType(), k = op.getKey().getType(),
        v = op.getValue().getType();
   int64_t headDim = q.getShape()[3], valueDim = v.getShape()[3];
+  if (runsOnTensorCores(op))
+    return q.getNumElements() == 0 || k.getNumElements() == 0
+               ? "empty tensors run no generated kernel"
+               : "";
   if (headDim % 8 != 0 || valueDim % 8 != 0)
     return "head dims that are not multiples of 8 (got " +
            std::to_string(headDim) + " and " + std::to_string(valueDim) + ")";
@@ -437,7 +454,20 @@ memwall::planAttentionGradKernel(FlashAttentionGradOp op) {
   plan.kvHeads = k[1];
   plan.keySeq = k[2];
   plan.valueDim = op.getValue().getType().getShape()[3];
-  plan.tile = chooseTile(plan.headDim, plan.valueDim);
+  plan.tensorCores = runsOnTensorCores(op);
+  if (plan.tensorCores) {
+    // 16 rows a warp; wider heads take half the rows (the accumulators of
+    // dK and dV stay in registers).
+    plan.tile = std::max(plan.headDim, plan.valueDim) <= 64 ? 64 : 32;
+    plan.threads = 2 * plan.tile;
+    // Q, K, V, O and dO tiles of 16-bit rows padded by 8 elements, and two
+    // f32 row statistics.
+    plan.sharedBytes =
+        plan.tile * 2 * (2 * (plan.headDim + 8) + 3 * (plan.valueDim + 8)) +
+        2 * plan.tile * 4;
+  } else {
+    plan.tile = chooseTile(plan.headDim, plan.valueDim);
+  }
   plan.queryTiles = ceilDiv(plan.querySeq, plan.tile);
   plan.keyTiles = ceilDiv(plan.keySeq, plan.tile);
   plan.grid = {plan.keyTiles + plan.queryHeads / plan.kvHeads * plan.queryTiles,
@@ -449,6 +479,12 @@ double memwall::predictAttentionGradKernelSeconds(FlashAttentionGradOp op,
                                                   const GPUTarget &target) {
   KernelWork work =
       cast<CostOpInterface>(op.getOperation()).getKernelWork(target);
+  if (runsOnTensorCores(op)) {
+    double d = op.getQuery().getType().getShape()[3],
+           dv = op.getValue().getType().getShape()[3];
+    work.flops *= (6 * d + 4 * dv) / (3 * d + 2 * dv);
+    return estimateKernelTime(work, target).timeSeconds;
+  }
   work.unit = ComputeUnit::CudaCores;
   work.precision = MathPrecision::FP32;
   return estimateKernelTime(work, target).timeSeconds;
@@ -478,5 +514,7 @@ void memwall::emitAttentionGradKernel(gpu::GPUModuleOp gpuModule,
                                       StringRef name,
                                       const AttentionGradViews &views,
                                       const AttentionGradKernelPlan &plan) {
+  if (plan.tensorCores)
+    return emitAttentionGradMmaKernel(gpuModule, name, views, plan);
   AttentionGradBuilder(gpuModule, views, plan).build(name);
 }

@@ -12,9 +12,12 @@
 // there), and a query block of a query head accumulates its dQ over the key
 // blocks, each recomputing P = exp(scale·QKᵀ − lse) and dS = P∘(dO·Vᵀ − D),
 // D = rowsum(dO∘O), from tiles in shared memory. Causal blocks past the
-// diagonal are skipped. The math runs on CUDA cores in f32 (FFMA from shared
-// memory); operands and gradients are read and written through the views of
-// AttentionGradViews. docs/codegen.md, "Attention's backward".
+// diagonal are skipped. bf16 and f16 operands with head dims the forward's
+// kernel takes (multiples of 16, at most 128) run every product on tensor
+// cores (mma.sync, AttentionGradMmaCodegen.cpp); others (f32) run on CUDA
+// cores in f32 (FFMA from shared memory). Operands and gradients are read
+// and written through the views of AttentionGradViews. docs/codegen.md,
+// "Attention's backward".
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,9 +37,13 @@ namespace memwall {
 struct AttentionGradKernelPlan {
   int64_t batch = 0, queryHeads = 0, kvHeads = 0, querySeq = 0, keySeq = 0;
   int64_t headDim = 0, valueDim = 0;
-  /// Rows of a query or key tile.
+  /// Whether the products run on tensor cores (mma.sync).
+  bool tensorCores = false;
+  /// Rows of a query or key tile (on tensor cores, 16 per warp).
   int64_t tile = 32;
   int64_t threads = 128;
+  /// Dynamic shared memory of a block (the CUDA-core form's is static).
+  int64_t sharedBytes = 0;
   int64_t queryTiles = 0, keyTiles = 0;
   /// grid.x: the key blocks, then the query blocks of each query head of
   /// the KV head; grid.y: batch x KV heads.
@@ -47,8 +54,11 @@ struct AttentionGradKernelPlan {
 std::string whyNoAttentionGradKernel(FlashAttentionGradOp op);
 AttentionGradKernelPlan planAttentionGradKernel(FlashAttentionGradOp op);
 
-/// The kernel's predicted time on `target`: the op's FLOPs on FP32 CUDA
-/// cores (not tensor cores) and its traffic.
+/// The kernel's predicted time on `target`: its traffic, and on tensor cores
+/// the products it runs (6d + 4dv per pair instead of FlashAttention-2's
+/// 3d + 2dv: a query block recomputes S and dP, no atomics, and P and dS
+/// enter their products as two 16-bit terms each), on CUDA cores the op's
+/// FLOPs at the FP32 rate.
 double predictAttentionGradKernelSeconds(FlashAttentionGradOp op,
                                          const GPUTarget &target);
 
@@ -66,6 +76,13 @@ void emitAttentionGradKernel(mlir::gpu::GPUModuleOp gpuModule,
                              llvm::StringRef name,
                              const AttentionGradViews &views,
                              const AttentionGradKernelPlan &plan);
+
+/// The tensor-core form emitAttentionGradKernel emits when
+/// plan.tensorCores (AttentionGradMmaCodegen.cpp).
+void emitAttentionGradMmaKernel(mlir::gpu::GPUModuleOp gpuModule,
+                                llvm::StringRef name,
+                                const AttentionGradViews &views,
+                                const AttentionGradKernelPlan &plan);
 
 } // namespace memwall
 

@@ -307,7 +307,7 @@ private:
     if (failed(checkGrid(op, plan.grid)))
       return failure();
     return attach(step, KernelFamily::Attention, kernelName("attention_grad"),
-                  plan.grid, {plan.threads, 1, 1}, 0,
+                  plan.grid, {plan.threads, 1, 1}, plan.sharedBytes,
                   predictAttentionGradKernelSeconds(op, target));
   }
 

@@ -23,6 +23,9 @@
 #ifndef MEMWALL_LIB_TARGET_MMABUILDING_H
 #define MEMWALL_LIB_TARGET_MMABUILDING_H
 
+#include "KernelBuilding.h"
+#include "memwall/Analysis/StridedLayout.h"
+
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -81,6 +84,97 @@ mmaM16N8K16(mlir::ImplicitLocOpBuilder &b, const std::array<mlir::Value, 4> &a,
   for (int64_t i = 0; i < 4; ++i)
     result[i] = mlir::LLVM::ExtractValueOp::create(b, d, i);
   return result;
+}
+
+/// Two f32s rounded to `element` and packed as mma.sync takes them (x in the
+/// low half).
+inline mlir::Value packPair(mlir::ImplicitLocOpBuilder &b, mlir::Value x,
+                            mlir::Value y, mlir::Type element) {
+  mlir::Value pair = mlir::vector::FromElementsOp::create(
+      b, mlir::VectorType::get({2}, element),
+      mlir::ValueRange{mlir::arith::TruncFOp::create(b, element, x),
+                       mlir::arith::TruncFOp::create(b, element, y)});
+  return asMmaRegister(b, pair, element);
+}
+
+/// Max or sum over the four lanes that share a row of an accumulator.
+inline mlir::Value quadReduce(mlir::ImplicitLocOpBuilder &b, mlir::Value x,
+                              bool sum) {
+  for (int64_t offset : {1, 2}) {
+    mlir::Value other = mlir::gpu::ShuffleOp::create(
+                            b, x, offset, 32, mlir::gpu::ShuffleMode::XOR)
+                            .getShuffleResult();
+    x = sum ? mlir::Value(mlir::arith::AddFOp::create(b, x, other))
+            : mlir::Value(mlir::arith::MaximumFOp::create(b, x, other));
+  }
+  return x;
+}
+
+/// Where row `row` (of the [B, H, S] rows, in that order) of a [B, H, S, D]
+/// value laid out as `layout` starts in its buffer: row · D when it is the
+/// row-major buffer itself.
+inline mlir::Value stridedRowStart(mlir::ImplicitLocOpBuilder &b,
+                                   const StridedLayout &layout,
+                                   mlir::Value row) {
+  auto idx = [&](int64_t c) { return indexConstant(b, c); };
+  auto mul = [&](mlir::Value x, int64_t c) {
+    return mlir::arith::MulIOp::create(b, x, idx(c));
+  };
+  auto add = [&](mlir::Value x, mlir::Value y) {
+    return mlir::arith::AddIOp::create(b, x, y);
+  };
+  if (layout.isContiguous())
+    return mul(row, layout.shape[3]);
+  mlir::Value position =
+      mlir::arith::RemUIOp::create(b, row, idx(layout.shape[2]));
+  mlir::Value batchHead =
+      mlir::arith::DivUIOp::create(b, row, idx(layout.shape[2]));
+  mlir::Value head =
+      mlir::arith::RemUIOp::create(b, batchHead, idx(layout.shape[1]));
+  mlir::Value batch =
+      mlir::arith::DivUIOp::create(b, batchHead, idx(layout.shape[1]));
+  return add(
+      add(idx(layout.offset), mul(batch, layout.strides[0])),
+      add(mul(head, layout.strides[1]), mul(position, layout.strides[2])));
+}
+
+/// Issues cp.async for a `rows` x `width` tile of 16-bit elements whose first
+/// row is row `firstRow` of `source` (as stridedRowStart counts rows) into
+/// the padded shared `tile`, 16-byte chunks spread evenly over `threads`
+/// threads (thread `tid`); rows at or beyond `validRows` are zero-filled
+/// without reading memory (a padded row must be 0, not garbage: a zero
+/// weight times NaN is not 0). Returns the copies' group token.
+inline mlir::Value loadTileAsync(mlir::ImplicitLocOpBuilder &b,
+                                 mlir::Value tile, mlir::Value source,
+                                 const StridedLayout &layout,
+                                 mlir::Value firstRow, mlir::Value validRows,
+                                 int64_t rows, int64_t width, mlir::Value tid,
+                                 int64_t threads) {
+  auto idx = [&](int64_t c) { return indexConstant(b, c); };
+  int64_t chunksPerRow = width / 8;
+  int64_t perThread = rows * chunksPerRow / threads;
+  auto tokenType = mlir::nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  llvm::SmallVector<mlir::Value> tokens;
+  for (int64_t i = 0; i < perThread; ++i) {
+    mlir::Value chunk = mlir::arith::AddIOp::create(b, tid, idx(i * threads));
+    mlir::Value row = mlir::arith::DivUIOp::create(b, chunk, idx(chunksPerRow));
+    mlir::Value column = mlir::arith::MulIOp::create(
+        b, mlir::arith::RemUIOp::create(b, chunk, idx(chunksPerRow)), idx(8));
+    mlir::Value valid = mlir::arith::CmpIOp::create(
+        b, mlir::arith::CmpIPredicate::ult, row, validRows);
+    // A zero-filled chunk still names an address: the tile's first row.
+    mlir::Value sourceRow = mlir::arith::AddIOp::create(
+        b, firstRow, mlir::arith::SelectOp::create(b, valid, row, idx(0)));
+    mlir::Value sourceIndex = mlir::arith::AddIOp::create(
+        b, stridedRowStart(b, layout, sourceRow), column);
+    mlir::Value sourceElements =
+        mlir::arith::SelectOp::create(b, valid, idx(8), idx(0));
+    tokens.push_back(mlir::nvgpu::DeviceAsyncCopyOp::create(
+        b, tokenType, tile, mlir::ValueRange{row, column}, source,
+        mlir::ValueRange{sourceIndex}, b.getIndexAttr(8), sourceElements,
+        b.getUnitAttr()));
+  }
+  return mlir::nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, tokens);
 }
 
 } // namespace memwall

@@ -18,6 +18,9 @@
 #include "memwall/Simulator/SimtInterpreter.h"
 
 #include "lib/Target/AttentionCodegen.h"
+#include "lib/Target/AttentionGradCodegen.h"
+#include "memwall/Hardware/GPUTarget.h"
+#include "memwall/Hardware/Roofline.h"
 #include "memwall/Registration.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -407,6 +410,67 @@ TEST_F(AttentionKernelTest, UnsupportedShapesAreRefusedWithAReason) {
   module->walk([&](FlashAttentionOp found) { op = found; });
   EXPECT_NE(whyNoAttentionKernel(op).find("multiples of 16"),
             std::string::npos);
+}
+
+/// The flash_attention_grad of one [1, 1, S, D] head of `element`.
+static std::string attentionGradSource(int64_t s, int64_t d,
+                                       StringRef element) {
+  std::string t = llvm::formatv("tensor<1x1x{0}x{1}x{2}>", s, d, element);
+  std::string lse = llvm::formatv("tensor<1x1x{0}xf32>", s);
+  return llvm::formatv(
+      "func.func @f(%x: {0}, %l: {1}) -> ({0}, {0}, {0}) {{\n"
+      "  %dq, %dk, %dv = memwall.flash_attention_grad %x, %x, %x, %x, %x, %l "
+      "scale 0.125 block_q 64 block_kv 64 : ({0}, {0}, {0}, {0}, {0}, {1}) "
+      "-> ({0}, {0}, {0})\n"
+      "  return %dq, %dk, %dv : {0}, {0}, {0}\n}",
+      t, lse);
+}
+
+TEST_F(AttentionKernelTest, GradTileAndSharedBytesFollowTheHeadDim) {
+  struct Expected {
+    int64_t d;
+    StringRef element;
+    bool tensorCores;
+    int64_t tile, threads, sharedBytes;
+  };
+  // Tensor cores: five tiles of `tile` rows of (D + 8) 16-bit elements and
+  // two f32 rows: 64 x 2 x 5 x 72 + 2 x 64 x 4 = 46592 at D = 64;
+  // 32 x 2 x 5 x 136 + 2 x 32 x 4 = 43776 at D = 128. f32 runs on CUDA
+  // cores with static shared memory.
+  for (const Expected &e : {Expected{64, "bf16", true, 64, 128, 46592},
+                            Expected{128, "f16", true, 32, 64, 43776},
+                            Expected{32, "f32", false, 32, 128, 0}}) {
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+        attentionGradSource(128, e.d, e.element), context.get());
+    ASSERT_TRUE(module);
+    FlashAttentionGradOp op;
+    module->walk([&](FlashAttentionGradOp found) { op = found; });
+    EXPECT_EQ(whyNoAttentionGradKernel(op), "");
+    AttentionGradKernelPlan plan = planAttentionGradKernel(op);
+    EXPECT_EQ(plan.tensorCores, e.tensorCores) << e.d;
+    EXPECT_EQ(plan.tile, e.tile) << e.d;
+    EXPECT_EQ(plan.threads, e.threads) << e.d;
+    EXPECT_EQ(plan.sharedBytes, e.sharedBytes) << e.d;
+    // 128 rows: key tiles then query tiles along x.
+    EXPECT_EQ(plan.grid[0], 2 * 128 / e.tile) << e.d;
+  }
+}
+
+TEST_F(AttentionKernelTest, GradPredictionCountsTwiceFlashAttention2sProducts) {
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+      attentionGradSource(128, 64, "bf16"), context.get());
+  ASSERT_TRUE(module);
+  FlashAttentionGradOp op;
+  module->walk([&](FlashAttentionGradOp found) { op = found; });
+  // FlashAttention-2's five products: 2 x 128 x 128 pairs x (3 x 64 +
+  // 2 x 64) FLOPs; the kernel runs 6d + 4dv per pair, twice as many.
+  EXPECT_EQ(op.getFlops(), 10485760);
+  GPUTarget target = *lookupBuiltinGPUTarget("h100-sxm");
+  KernelWork work =
+      cast<CostOpInterface>(op.getOperation()).getKernelWork(target);
+  work.flops = 20971520;
+  EXPECT_DOUBLE_EQ(predictAttentionGradKernelSeconds(op, target),
+                   estimateKernelTime(work, target).timeSeconds);
 }
 
 } // namespace
