@@ -570,18 +570,9 @@ private:
   /// keys read the last valid element (maskScores hides those keys).
   void addMask(SmallVectorImpl<std::array<Value, 4>> &scores, Value firstKey,
                Value firstRow) {
-    auto maskType = cast<RankedTensorType>(op.getMask().getType());
-    SmallVector<int64_t> shape(4 - maskType.getRank(), 1);
-    shape.append(maskType.getShape().begin(), maskType.getShape().end());
-    // Broadcast dimensions (size 1) do not move.
-    SmallVector<int64_t> strides = computeStrides(shape);
-    for (int64_t i = 0; i < 4; ++i)
-      if (shape[i] == 1)
-        strides[i] = 0;
+    BroadcastMask broadcast(cast<RankedTensorType>(op.getMask().getType()));
     Value batchIndex = div(batchKvHead, s.kvHeads);
     Value firstHead = mul(rem(batchKvHead, s.kvHeads), s.group);
-    Type element = maskType.getElementType();
-    const float negInf = -std::numeric_limits<float>::infinity();
     for (int64_t t = 0; t < static_cast<int64_t>(scores.size()); ++t)
       for (int e = 0; e < 4; ++e) {
         Value key = arith::MinUIOp::create(
@@ -590,19 +581,8 @@ private:
         Value row = arith::MinUIOp::create(b, add(firstRow, idx(8 * (e / 2))),
                                            idx(s.groupRows - 1));
         Value head = add(firstHead, div(row, s.sq));
-        Value at =
-            add(add(mul(batchIndex, strides[0]), mul(head, strides[1])),
-                add(mul(rem(row, s.sq), strides[2]), mul(key, strides[3])));
-        Value m = memref::LoadOp::create(b, mask, ValueRange{at});
-        Value &score = scores[t][e];
-        if (element.isInteger(1)) {
-          score = arith::SelectOp::create(b, m, score, f32(negInf));
-          continue;
-        }
-        if (!element.isF32())
-          m = arith::ExtFOp::create(b, b.getF32Type(), m);
-        score = arith::AddFOp::create(
-            b, score, arith::MulFOp::create(b, m, f32(M_LOG2E)));
+        scores[t][e] = broadcast.apply(b, mask, scores[t][e], batchIndex, head,
+                                       rem(row, s.sq), key);
       }
   }
 
@@ -676,6 +656,35 @@ gpu::GPUFuncOp memwall::emitAttentionKernel(gpu::GPUModuleOp gpuModule,
                                             const AttentionViews &views,
                                             const AttentionKernelPlan &plan) {
   return AttentionKernelBuilder(gpuModule, views, plan).buildForward(name);
+}
+
+memwall::BroadcastMask::BroadcastMask(RankedTensorType type)
+    : element(type.getElementType()) {
+  SmallVector<int64_t> shape(4 - type.getRank(), 1);
+  shape.append(type.getShape().begin(), type.getShape().end());
+  SmallVector<int64_t> rowMajor = computeStrides(shape);
+  // Broadcast dimensions (size 1) do not move.
+  for (int64_t i = 0; i < 4; ++i)
+    strides[i] = shape[i] == 1 ? 0 : rowMajor[i];
+}
+
+Value memwall::BroadcastMask::apply(ImplicitLocOpBuilder &b, Value mask,
+                                    Value score, Value batch, Value head,
+                                    Value query, Value key) const {
+  Value at = indexConstant(b, 0);
+  for (auto [index, stride] :
+       llvm::zip_equal(std::array<Value, 4>{batch, head, query, key}, strides))
+    if (stride != 0)
+      at = arith::AddIOp::create(
+          b, at, arith::MulIOp::create(b, index, indexConstant(b, stride)));
+  Value m = memref::LoadOp::create(b, mask, ValueRange{at});
+  if (element.isInteger(1))
+    return arith::SelectOp::create(
+        b, m, score, f32Constant(b, -std::numeric_limits<double>::infinity()));
+  if (!element.isF32())
+    m = arith::ExtFOp::create(b, b.getF32Type(), m);
+  return arith::AddFOp::create(
+      b, score, arith::MulFOp::create(b, m, f32Constant(b, M_LOG2E)));
 }
 
 int64_t memwall::getAttentionCounters(const AttentionKernelPlan &plan) {

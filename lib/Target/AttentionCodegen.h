@@ -23,6 +23,7 @@
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <array>
 #include <string>
@@ -62,6 +63,21 @@ mlir::gpu::GPUFuncOp emitAttentionKernel(mlir::gpu::GPUModuleOp gpuModule,
                                          llvm::StringRef name,
                                          const AttentionViews &views,
                                          const AttentionKernelPlan &plan);
+
+/// An attention op's mask operand as the [B, Hq, Sq, Sk] mask it broadcasts
+/// to (the forward's and the backward's kernels read it alike).
+struct BroadcastMask {
+  explicit BroadcastMask(mlir::RankedTensorType type);
+  /// `score` (f32, in log2 units) with the mask element at (batch, head,
+  /// query, key) of the flat `mask` buffer applied: plus the value · log2 e,
+  /// or -inf where an i1 mask is false.
+  mlir::Value apply(mlir::ImplicitLocOpBuilder &b, mlir::Value mask,
+                    mlir::Value score, mlir::Value batch, mlir::Value head,
+                    mlir::Value query, mlir::Value key) const;
+  /// Element strides of the broadcast mask (0 along broadcast dimensions).
+  std::array<int64_t, 4> strides{};
+  mlir::Type element;
+};
 
 /// With splits: the arrival counters, one per block of query rows of a KV
 /// head (grid.x x grid.y).

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionGradCodegen.h"
+#include "AttentionCodegen.h"
 #include "KernelBuilding.h"
 
 #include "memwall/Analysis/CostAnalysis.h"
@@ -14,6 +15,7 @@
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -53,6 +55,8 @@ public:
     for (Value source : sources)
       params.push_back(flatMemRefType(source));
     params.push_back(flatMemRefType(grad.getLse()));
+    if (Value maskOperand = grad.getMask())
+      params.push_back(flatMemRefType(maskOperand));
     for (Value output : outputs)
       params.push_back(flatMemRefType(output));
     int64_t t = plan.tile, dh = plan.headDim, dv = plan.valueDim;
@@ -65,11 +69,14 @@ public:
                               b.getContext(), gpu::AddressSpace::Workgroup)));
     gpu::GPUFuncOp func =
         createKernel(b, name, params, plan.threads, workgroup);
-    for (auto [i, source] : llvm::enumerate(sources))
-      memrefs[source] = func.getArgument(i);
-    lse = func.getArgument(sources.size());
-    for (auto [i, output] : llvm::enumerate(outputs))
-      memrefs[output] = func.getArgument(sources.size() + 1 + i);
+    unsigned arg = 0;
+    for (Value source : sources)
+      memrefs[source] = func.getArgument(arg++);
+    lse = func.getArgument(arg++);
+    if (grad.getMask())
+      mask = func.getArgument(arg++);
+    for (Value output : outputs)
+      memrefs[output] = func.getArgument(arg++);
     ArrayRef<BlockArgument> tiles = func.getWorkgroupAttributions();
     qTile = tiles[0];
     doTile = tiles[1];
@@ -210,11 +217,11 @@ private:
     gpu::BarrierOp::create(b);
   }
 
-  /// Every (query row, key) pair of the tiles from rows i0 and keys j0: P
-  /// (when `storeP`) and dS = P∘(dO·Vᵀ − D) into shared memory, P =
-  /// exp(scale·q·k − lse), 0 where the pair is masked or out of range. Ends
-  /// with a barrier.
-  void buildScores(Value i0, Value j0, bool storeP) {
+  /// Every (query row, key) pair of the tiles from rows i0 and keys j0 of
+  /// query head `head`: P (when `storeP`) and dS = P∘(dO·Vᵀ − D) into shared
+  /// memory, P = exp(scale·q·k + mask − lse), 0 where the pair is masked or
+  /// out of range. Ends with a barrier.
+  void buildScores(Value head, Value i0, Value j0, bool storeP) {
     int64_t t = plan.tile, pairs = t * t;
     double scale = grad.getScale().convertToDouble();
     loop(idx(0), idx(ceilDiv(pairs, plan.threads)), {},
@@ -241,9 +248,23 @@ private:
                                      negativeInfinity()));
            Value s = dot(qTile, mul(i, plan.headDim), kTile,
                          mul(j, plan.headDim), plan.headDim);
-           Value p = math::ExpOp::create(
-               b, arith::SubFOp::create(
-                      b, arith::MulFOp::create(b, s, f32(scale)), rowLse));
+           s = arith::MulFOp::create(b, s, f32(scale));
+           if (mask) {
+             // The mask applies in log2 units; padded pairs read a valid
+             // element (not visible).
+             BroadcastMask broadcast(
+                 cast<RankedTensorType>(grad.getMask().getType()));
+             s = arith::MulFOp::create(
+                 b,
+                 broadcast.apply(
+                     b, mask, arith::MulFOp::create(b, s, f32(M_LOG2E)), batch,
+                     head,
+                     arith::MinUIOp::create(b, qi, idx(plan.querySeq - 1)),
+                     arith::MinUIOp::create(b, kj, idx(plan.keySeq - 1))),
+                 f32(M_LN2));
+           }
+           Value p =
+               math::ExpOp::create(b, arith::SubFOp::create(b, s, rowLse));
            p = arith::SelectOp::create(b, visible, p, f32(0.0));
            Value dp = dot(doTile, mul(i, plan.valueDim), vTile,
                           mul(j, plan.valueDim), plan.valueDim);
@@ -332,7 +353,7 @@ private:
                       [&](Value queryTile, ValueRange acc) {
                         Value i0 = mul(queryTile, plan.tile);
                         loadQueryRows(head, i0);
-                        buildScores(i0, j0, /*storeP=*/true);
+                        buildScores(head, i0, j0, /*storeP=*/true);
                         SmallVector<Value> next(acc.begin(), acc.end());
                         // dK_j += Σ_i dS_ij Q_i; dV_j += Σ_i P_ij dO_i.
                         for (int64_t u = 0; u < kEntries + vEntries; ++u) {
@@ -375,7 +396,7 @@ private:
           loadTile(kTile, K, kvHead, j0, plan.keySeq, plan.headDim);
           loadTile(vTile, V, kvHead, j0, plan.keySeq, plan.valueDim);
           gpu::BarrierOp::create(b);
-          buildScores(i0, j0, /*storeP=*/false);
+          buildScores(head, i0, j0, /*storeP=*/false);
           SmallVector<Value> next(acc.begin(), acc.end());
           // dQ_i += Σ_j dS_ij K_j.
           for (int64_t u = 0; u < qEntries; ++u) {
@@ -403,7 +424,7 @@ private:
   SmallVector<Value, 5> sources;
   SmallVector<Value, 3> outputs;
   DenseMap<Value, Value> memrefs;
-  Value lse, qTile, doTile, kTile, vTile, pTile, dsTile, lseTile, rowDot;
+  Value lse, mask, qTile, doTile, kTile, vTile, pTile, dsTile, lseTile, rowDot;
   Value threadId, batch, kvHead;
 };
 } // namespace
@@ -421,8 +442,6 @@ static bool runsOnTensorCores(FlashAttentionGradOp op) {
 }
 
 std::string memwall::whyNoAttentionGradKernel(FlashAttentionGradOp op) {
-  if (op.getMask())
-    return "a mask operand (attention's backward runs causal or unmasked)";
   auto q = op.getQuery().getType(), k = op.getKey().getType(),
        v = op.getValue().getType();
   int64_t headDim = q.getShape()[3], valueDim = v.getShape()[3];

@@ -71,7 +71,7 @@ llvm::SmallVector<mlir::Value, 3>
 getAttentionGradOutputs(const AttentionGradViews &views);
 
 /// Appends the kernel `name` to `gpuModule`. Parameters (flat memrefs): the
-/// sources, the log-sum-exp, then the outputs.
+/// sources, the log-sum-exp, the mask (if the op has one), then the outputs.
 void emitAttentionGradKernel(mlir::gpu::GPUModuleOp gpuModule,
                              llvm::StringRef name,
                              const AttentionGradViews &views,

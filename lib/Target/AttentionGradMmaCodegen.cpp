@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionCodegen.h"
 #include "AttentionGradCodegen.h"
 #include "KernelBuilding.h"
 #include "MmaBuilding.h"
@@ -60,14 +61,19 @@ public:
     for (Value source : sources)
       params.push_back(flatMemRefType(source));
     params.push_back(flatMemRefType(grad.getLse()));
+    if (Value maskOperand = grad.getMask())
+      params.push_back(flatMemRefType(maskOperand));
     for (Value output : outputs)
       params.push_back(flatMemRefType(output));
     gpu::GPUFuncOp func = createKernel(b, name, params, plan.threads);
-    for (auto [i, source] : llvm::enumerate(sources))
-      memrefs[source] = func.getArgument(i);
-    lse = func.getArgument(sources.size());
-    for (auto [i, output] : llvm::enumerate(outputs))
-      memrefs[output] = func.getArgument(sources.size() + 1 + i);
+    unsigned arg = 0;
+    for (Value source : sources)
+      memrefs[source] = func.getArgument(arg++);
+    lse = func.getArgument(arg++);
+    if (grad.getMask())
+      mask = func.getArgument(arg++);
+    for (Value output : outputs)
+      memrefs[output] = func.getArgument(arg++);
 
     // Five tiles of `tile` rows and two f32 row statistics, in the dynamic
     // shared memory (plan.sharedBytes).
@@ -270,32 +276,46 @@ private:
     }
   }
 
-  /// The row (within the warp's 16) and column (within the tile) of
-  /// element `e` of accumulator fragment `n`.
+  /// The row (of the block's tile: the warp's 16 rows start at warpRow) and
+  /// the column (of the streamed tile) of element `e` of accumulator
+  /// fragment `n`.
   Value fragmentRow(int e) { return add(add(warpRow, group), 8 * (e / 2)); }
   Value fragmentColumn(int64_t n, int e) {
     return add(mul(quad, 2), n * 8 + e % 2);
   }
 
-  /// P and dS of the strips `scores` (q·k) and `dp` (dO·v), in place:
-  /// P = exp(scale·q·k − lse), dS = P ∘ (dP − D), with lse and D of the
-  /// query `queryOf(n, e)` (an index into the row statistics) and P = 0
-  /// where `hidden(n, e)` holds (only built in blocks `needsMask` marks).
-  void buildProbabilities(Strip &scores, Strip &dp,
-                          function_ref<Value(int64_t, int)> queryOf,
-                          Value needsMask,
-                          function_ref<Value(int64_t, int)> hidden) {
+  /// P and dS of the strips `scores` (q·k) and `dp` (dO·v) of head `head`,
+  /// in place: P = exp(scale·q·k + mask − lse), dS = P ∘ (dP − D), for the
+  /// query and key `pairOf(n, e)` (within the tiles from i0 and j0) of
+  /// each element, and P = 0 where the pair is hidden (only computed in
+  /// blocks that may hide one).
+  void buildProbabilities(
+      Strip &scores, Strip &dp, Value head, Value i0, Value j0,
+      function_ref<std::pair<Value, Value>(int64_t, int)> pairOf) {
     double scaleLog2 = grad.getScale().convertToDouble() * M_LOG2E;
+    std::optional<BroadcastMask> broadcast;
+    if (mask)
+      broadcast.emplace(cast<RankedTensorType>(grad.getMask().getType()));
     SmallVector<Value> flat;
     for (auto [n, fragment] : llvm::enumerate(scores))
       for (int e = 0; e < 4; ++e) {
-        Value l = memref::LoadOp::create(b, lseRows, ValueRange{queryOf(n, e)});
-        fragment[e] = math::Exp2Op::create(
-            b,
-            arith::SubFOp::create(
-                b, arith::MulFOp::create(b, fragment[e], f32(scaleLog2)), l));
+        auto [query, key] = pairOf(n, e);
+        Value x = arith::MulFOp::create(b, fragment[e], f32(scaleLog2));
+        if (broadcast) {
+          // Padded rows and keys read a valid element (hidden below).
+          x = broadcast->apply(
+              b, mask, x, batch, head,
+              arith::MinUIOp::create(b, add(i0, query), idx(plan.querySeq - 1)),
+              arith::MinUIOp::create(b, add(j0, key), idx(plan.keySeq - 1)));
+        }
+        Value l = memref::LoadOp::create(b, lseRows, ValueRange{query});
+        fragment[e] = math::Exp2Op::create(b, arith::SubFOp::create(b, x, l));
         flat.push_back(fragment[e]);
       }
+    // A mask may hide every key of a row (lse -inf) in any block.
+    Value needsMask =
+        mask ? arith::ConstantIntOp::create(b, b.getI1Type(), 1).getResult()
+             : tileNeedsMask(i0, j0);
     SmallVector<Type> types(flat.size(), b.getF32Type());
     auto branch = scf::IfOp::create(b, types, needsMask, true);
     {
@@ -304,13 +324,14 @@ private:
       SmallVector<Value> masked;
       for (int64_t n = 0; n < static_cast<int64_t>(scores.size()); ++n)
         for (int e = 0; e < 4; ++e) {
-          Value l =
-              memref::LoadOp::create(b, lseRows, ValueRange{queryOf(n, e)});
+          auto [query, key] = pairOf(n, e);
+          Value l = memref::LoadOp::create(b, lseRows, ValueRange{query});
           // A row that saw no key (lse -inf) has P = 0; a NaN stays.
           Value none = arith::CmpFOp::create(
               b, arith::CmpFPredicate::OEQ, l,
               f32(-std::numeric_limits<double>::infinity()));
-          Value off = arith::OrIOp::create(b, hidden(n, e), none);
+          Value off = arith::OrIOp::create(
+              b, isHidden(add(j0, key), add(i0, query)), none);
           masked.push_back(
               arith::SelectOp::create(b, off, f32(0), flat[4 * n + e]));
         }
@@ -321,8 +342,8 @@ private:
     for (auto [n, fragment] : llvm::enumerate(scores))
       for (int e = 0; e < 4; ++e) {
         fragment[e] = branch.getResult(4 * n + e);
-        Value d =
-            memref::LoadOp::create(b, deltaRows, ValueRange{queryOf(n, e)});
+        Value d = memref::LoadOp::create(b, deltaRows,
+                                         ValueRange{pairOf(n, e).first});
         dp[n][e] = arith::MulFOp::create(b, fragment[e],
                                          arith::SubFOp::create(b, dp[n][e], d));
       }
@@ -478,12 +499,8 @@ private:
                 Strip scores = multiplyRows(K, Q, plan.headDim);
                 Strip dp = multiplyRows(V, DOut, plan.valueDim);
                 buildProbabilities(
-                    scores, dp,
-                    [&](int64_t n, int e) { return fragmentColumn(n, e); },
-                    tileNeedsMask(i0, j0),
-                    [&](int64_t n, int e) {
-                      return isHidden(add(j0, fragmentRow(e)),
-                                      add(i0, fragmentColumn(n, e)));
+                    scores, dp, head, i0, j0, [&](int64_t n, int e) {
+                      return std::pair(fragmentColumn(n, e), fragmentRow(e));
                     });
                 SmallVector<Strip> acc = unflatten(carried, widths);
                 accumulate(acc[0], dp, Q, /*exact=*/true);
@@ -523,13 +540,9 @@ private:
           // Rows are queries, columns keys.
           Strip scores = multiplyRows(Q, K, plan.headDim);
           Strip dp = multiplyRows(DOut, V, plan.valueDim);
-          buildProbabilities(
-              scores, dp, [&](int64_t, int e) { return fragmentRow(e); },
-              tileNeedsMask(i0, j0),
-              [&](int64_t n, int e) {
-                return isHidden(add(j0, fragmentColumn(n, e)),
-                                add(i0, fragmentRow(e)));
-              });
+          buildProbabilities(scores, dp, head, i0, j0, [&](int64_t n, int e) {
+            return std::pair(fragmentRow(e), fragmentColumn(n, e));
+          });
           Strip acc = unflatten(carried, {plan.headDim}).front();
           accumulate(acc, dp, K, /*exact=*/true);
           // The key tiles are reloaded by the next key tile.
@@ -548,7 +561,7 @@ private:
   Type element;
   DenseMap<Value, Value> memrefs;
   std::array<Value, 5> tiles;
-  Value lse, lseRows, deltaRows, lastToken;
+  Value lse, mask, lseRows, deltaRows, lastToken;
   Value tid, warpRow, group, quad, laneMatrix, laneRow, batch, kvHead;
 };
 } // namespace

@@ -960,6 +960,8 @@ LogicalResult AttentionLowering::lowerBackward(
   for (Value source : getAttentionGradSources(*views))
     args.push_back(buffers.lookup(source));
   args.push_back(buffers.lookup(views->grad.getLse()));
+  if (Value mask = views->grad.getMask())
+    args.push_back(buffers.lookup(mask));
   SmallVector<Value> written;
   DenseMap<Value, Value> outputBuffers;
   for (auto [value, result] : llvm::zip_equal(yielded, results)) {

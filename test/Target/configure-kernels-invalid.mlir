@@ -50,12 +50,12 @@ func.func @norm_grad_row_too_long(%x: tensor<2x20480xf32>, %w: tensor<20480xf32>
 
 // -----
 
-// Attention's backward runs causal or unmasked; a head dim that is not a
-// multiple of 8 has no tiles either.
-func.func @attention_grad_mask(%q: tensor<1x2x16x64xbf16>, %lse: tensor<1x2x16xf32>, %mask: tensor<1x1x16x16xi1>) -> tensor<1x2x16x64xbf16> {
-  // expected-error @+1 {{codegen cannot run attention's backward with a mask operand (attention's backward runs causal or unmasked)}}
-  %dq, %dk, %dv = memwall.flash_attention_grad %q, %q, %q, %q, %q, %lse mask %mask scale 0.125 block_q 64 block_kv 64 : (tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16xf32>, tensor<1x1x16x16xi1>) -> (tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>)
-  return %dq : tensor<1x2x16x64xbf16>
+// Attention's backward off tensor cores (f32) holds its tiles in 40 KiB of
+// shared memory; a head dim that is not a multiple of 8 has no tiles either.
+func.func @attention_grad_shared_memory(%q: tensor<1x2x16x256xf32>, %lse: tensor<1x2x16xf32>, %mask: tensor<1x1x16x16xi1>) -> tensor<1x2x16x256xf32> {
+  // expected-error @+1 {{codegen cannot run attention's backward with head dims of 256 and 256 (its tiles must fit in 40 KiB of shared memory)}}
+  %dq, %dk, %dv = memwall.flash_attention_grad %q, %q, %q, %q, %q, %lse mask %mask scale 0.125 block_q 64 block_kv 64 : (tensor<1x2x16x256xf32>, tensor<1x2x16x256xf32>, tensor<1x2x16x256xf32>, tensor<1x2x16x256xf32>, tensor<1x2x16x256xf32>, tensor<1x2x16xf32>, tensor<1x1x16x16xi1>) -> (tensor<1x2x16x256xf32>, tensor<1x2x16x256xf32>, tensor<1x2x16x256xf32>)
+  return %dq : tensor<1x2x16x256xf32>
 }
 
 // -----
