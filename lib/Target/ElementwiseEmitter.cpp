@@ -94,8 +94,13 @@ void ElementwiseEmitter::evaluate(ArrayRef<Operation *> ops, Value flat,
       for (const Lanes &operand : operandLanes)
         scalars.push_back(operand[lane]);
       // One element of the op, in f32: its scalar payload.
+      // (Every value a kernel computes has its iteration space's shape:
+      // the flat index is the element's own.)
+      Value index =
+          lane == 0 ? flat
+                    : arith::AddIOp::create(b, flat, indexConstant(b, lane));
       result.push_back(cast<ElementwiseOpInterface>(op).buildScalarPayload(
-          b, b.getLoc(), scalars, b.getF32Type()));
+          b, b.getLoc(), scalars, b.getF32Type(), index));
     }
     lanes[op->getResult(0)] = std::move(result);
   }

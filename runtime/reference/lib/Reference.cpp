@@ -765,11 +765,25 @@ std::string evalScale(OpEval &e) {
 
 std::string evalDropout(OpEval &e) {
   double rate = e.attrs.number("rate", 0.0);
+  int64_t seed = e.attrs.integer("seed", 0);
   RETURN_IF_ERROR(e.attrError());
-  if (rate != 0)
-    return e.fail(
-        "dropout with rate > 0 is not supported by the reference interpreter");
-  return unary(e, [](float x) { return x; });
+  if (!(rate >= 0 && rate < 1))
+    return e.fail("dropout rate must be in [0, 1)");
+  RETURN_IF_ERROR(unary(e, [](float x) { return x; }));
+  // The survivors scaled by 1 / (1 - rate) in f32, as kernels compute it.
+  float scale = static_cast<float>(1.0 / (1.0 - rate));
+  DType type = e.out.dtype;
+  parallelFor(static_cast<int64_t>(e.out.data.size()), 1 << 15,
+              [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i)
+                  e.out.data[i] =
+                      dropoutKeeps(static_cast<uint64_t>(seed),
+                                   static_cast<uint64_t>(i), rate)
+                          ? roundFloat(
+                                static_cast<float>(e.out.data[i]) * scale, type)
+                          : 0.0;
+              });
+  return "";
 }
 
 std::string evalSwiglu(OpEval &e) {
@@ -2647,6 +2661,29 @@ double defaultTolerance(DType type) {
   default:
     return 0;
   }
+}
+
+std::array<uint32_t, 4> philox4x32x10(std::array<uint32_t, 4> counter,
+                                      std::array<uint32_t, 2> key) {
+  for (int round = 0; round < 10; ++round) {
+    uint64_t product0 = uint64_t{0xD2511F53u} * counter[0];
+    uint64_t product1 = uint64_t{0xCD9E8D57u} * counter[2];
+    counter = {static_cast<uint32_t>(product1 >> 32) ^ counter[1] ^ key[0],
+               static_cast<uint32_t>(product1),
+               static_cast<uint32_t>(product0 >> 32) ^ counter[3] ^ key[1],
+               static_cast<uint32_t>(product0)};
+    key[0] += 0x9E3779B9u;
+    key[1] += 0xBB67AE85u;
+  }
+  return counter;
+}
+
+bool dropoutKeeps(uint64_t seed, uint64_t index, double rate) {
+  auto threshold = static_cast<uint32_t>(std::floor(rate * 4294967296.0));
+  uint32_t word = philox4x32x10(
+      {static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32), 0, 0},
+      {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)})[0];
+  return word >= threshold;
 }
 
 double checkTolerance(DType type, double rtol) {

@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -380,16 +381,49 @@ TEST(Elementwise, SiluReluTanhSwiglu) {
            1e-6);
 }
 
-TEST(Elementwise, DropoutRateZeroIsIdentityOtherwiseUnsupported) {
-  auto x = tensor(DType::F32, {2}, {1, -2});
-  OneOp zero("dropout", {{"x", x}}, DType::F32, {2},
+TEST(Philox, MatchesRandom123KnownAnswers) {
+  // Random123's tests/kat_vectors, the three "philox4x32 10" lines.
+  using Words = std::array<uint32_t, 4>;
+  EXPECT_EQ(philox4x32x10({0, 0, 0, 0}, {0, 0}),
+            (Words{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}));
+  EXPECT_EQ(philox4x32x10({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff},
+                          {0xffffffff, 0xffffffff}),
+            (Words{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}));
+  EXPECT_EQ(philox4x32x10({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344},
+                          {0xa4093822, 0x299f31d0}),
+            (Words{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
+}
+
+TEST(Elementwise, DropoutKeepsByPhiloxAndScalesSurvivors) {
+  // Element i is kept when word 0 of Philox(counter {i, 0, 0, 0}, key
+  // {seed, 0}) >= floor(rate * 2^32).
+  auto x = tensor(DType::F32, {64}, std::vector<double>(64, 1.5));
+  OneOp zero("dropout", {{"x", x}}, DType::F32, {64},
              {{"rate", Attr::ofNumber(0)}, {"seed", Attr::ofNumber(7)}});
-  expectOp(zero, {2}, {1, -2});
-  OneOp some("dropout", {{"x", x}}, DType::F32, {2},
-             {{"rate", Attr::ofNumber(0.1)}});
-  EXPECT_NE(some.run().find("dropout with rate > 0 is not supported by the "
-                            "reference interpreter"),
-            std::string::npos);
+  expectOp(zero, {64}, std::vector<double>(64, 1.5));
+  OneOp some("dropout", {{"x", x}}, DType::F32, {64},
+             {{"rate", Attr::ofNumber(0.25)}, {"seed", Attr::ofNumber(7)}});
+  ASSERT_EQ(some.run(), "");
+  std::vector<double> expected;
+  for (uint32_t i = 0; i < 64; ++i) {
+    bool keep = philox4x32x10({i, 0, 0, 0}, {7, 0})[0] >= 0x40000000u;
+    expected.push_back(keep ? 2.0 : 0.0); // 1.5 / 0.75
+  }
+  expectData(some.out(), expected);
+}
+
+TEST(Elementwise, DropoutDropsAboutRateOfTheElements) {
+  int64_t kept = 0, n = 1 << 16;
+  for (int64_t i = 0; i < n; ++i)
+    kept += dropoutKeeps(/*seed=*/3, i, 0.1);
+  // 65536 draws: the standard deviation of the kept fraction is 0.0012.
+  EXPECT_NEAR(static_cast<double>(kept) / n, 0.9, 0.006);
+  // Another seed draws another mask.
+  int64_t same = 0;
+  for (int64_t i = 0; i < 1024; ++i)
+    same += dropoutKeeps(3, i, 0.5) == dropoutKeeps(4, i, 0.5);
+  EXPECT_LT(same, 600);
+  EXPECT_GT(same, 424);
 }
 
 //===----------------------------------------------------------------------===//

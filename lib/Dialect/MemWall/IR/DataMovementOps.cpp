@@ -359,7 +359,7 @@ int64_t BroadcastOp::getFlops() { return 0; }
 // Each element is its input's element: the kernel reads the input in its
 // broadcast pattern.
 Value BroadcastOp::buildScalarPayload(OpBuilder &, Location,
-                                      ValueRange operands, Type) {
+                                      ValueRange operands, Type, Value) {
   return operands[0];
 }
 

@@ -74,7 +74,7 @@ LogicalResult AddOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
 }
 
 Value AddOp::buildScalarPayload(OpBuilder &b, Location loc, ValueRange operands,
-                                Type) {
+                                Type, Value) {
   return arith::AddFOp::create(b, loc, operands[0], operands[1]);
 }
 
@@ -101,7 +101,7 @@ LogicalResult SubOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
 }
 
 Value SubOp::buildScalarPayload(OpBuilder &b, Location loc, ValueRange operands,
-                                Type) {
+                                Type, Value) {
   return arith::SubFOp::create(b, loc, operands[0], operands[1]);
 }
 
@@ -129,7 +129,7 @@ LogicalResult MulOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
 }
 
 Value MulOp::buildScalarPayload(OpBuilder &b, Location loc, ValueRange operands,
-                                Type) {
+                                Type, Value) {
   return arith::MulFOp::create(b, loc, operands[0], operands[1]);
 }
 
@@ -161,7 +161,7 @@ LogicalResult DivOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
 }
 
 Value DivOp::buildScalarPayload(OpBuilder &b, Location loc, ValueRange operands,
-                                Type) {
+                                Type, Value) {
   return arith::DivFOp::create(b, loc, operands[0], operands[1]);
 }
 
@@ -196,7 +196,8 @@ static Value floatConstant(OpBuilder &builder, Location loc, Type type,
 }
 
 Value ScaleOp::buildScalarPayload(OpBuilder &b, Location loc,
-                                  ValueRange operands, Type computeType) {
+                                  ValueRange operands, Type computeType,
+                                  Value) {
   return arith::MulFOp::create(
       b, loc, operands[0],
       floatConstant(b, loc, computeType, getFactor().convertToDouble()));
@@ -231,7 +232,7 @@ void GeluOp::getReferenceAttrs(NamedAttrList &attrs) {
 }
 
 Value GeluOp::buildScalarPayload(OpBuilder &b, Location loc,
-                                 ValueRange operands, Type computeType) {
+                                 ValueRange operands, Type computeType, Value) {
   auto constant = [&](double value) {
     return floatConstant(b, loc, computeType, value);
   };
@@ -282,7 +283,7 @@ static Value scalarSilu(OpBuilder &b, Location loc, Value x) {
 }
 
 Value SiluOp::buildScalarPayload(OpBuilder &b, Location loc,
-                                 ValueRange operands, Type) {
+                                 ValueRange operands, Type, Value) {
   return scalarSilu(b, loc, operands[0]);
 }
 
@@ -304,7 +305,7 @@ LogicalResult ReluOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
 }
 
 Value ReluOp::buildScalarPayload(OpBuilder &b, Location loc,
-                                 ValueRange operands, Type computeType) {
+                                 ValueRange operands, Type computeType, Value) {
   return arith::MaximumFOp::create(b, loc, operands[0],
                                    floatConstant(b, loc, computeType, 0.0));
 }
@@ -322,7 +323,7 @@ LogicalResult TanhOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
 }
 
 Value TanhOp::buildScalarPayload(OpBuilder &b, Location loc,
-                                 ValueRange operands, Type) {
+                                 ValueRange operands, Type, Value) {
   return math::TanhOp::create(b, loc, operands[0]);
 }
 
@@ -348,7 +349,7 @@ LogicalResult SwigluOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
 }
 
 Value SwigluOp::buildScalarPayload(OpBuilder &b, Location loc,
-                                   ValueRange operands, Type) {
+                                   ValueRange operands, Type, Value) {
   return arith::MulFOp::create(b, loc, scalarSilu(b, loc, operands[0]),
                                operands[1]);
 }
@@ -375,6 +376,79 @@ LogicalResult DropoutOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
                                                resultGradients[0],
                                                getRateAttr(), getSeedAttr()));
   return success();
+}
+
+/// Word 0 of Philox4x32-10 of counter {lo32(index), hi32(index), 0, 0} and
+/// key {lo32(seed), hi32(seed)}, built in i32 (the key schedule folds into
+/// constants).
+static Value buildPhiloxWord(OpBuilder &b, Location loc, Value index,
+                             uint64_t seed) {
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto constant = [&](uint32_t value) -> Value {
+    return arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(i32, static_cast<int32_t>(value)));
+  };
+  Value wide = arith::IndexCastUIOp::create(b, loc, i64, index);
+  std::array<Value, 4> counter = {
+      arith::TruncIOp::create(b, loc, i32, wide),
+      arith::TruncIOp::create(
+          b, loc, i32,
+          arith::ShRUIOp::create(
+              b, loc, wide,
+              arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, 32)))),
+      constant(0), constant(0)};
+  uint32_t key0 = static_cast<uint32_t>(seed),
+           key1 = static_cast<uint32_t>(seed >> 32);
+  Value shift = arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, 32));
+  // The 64-bit product of a 32-bit constant and `x`, as its low and high
+  // words (what arith.mului_extended lowers to, in ops every kernel
+  // interpreter runs).
+  auto multiply = [&](uint32_t factor, Value x) -> std::pair<Value, Value> {
+    Value product = arith::MulIOp::create(
+        b, loc, arith::ExtUIOp::create(b, loc, i64, x),
+        arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, factor)));
+    return {arith::TruncIOp::create(b, loc, i32, product),
+            arith::TruncIOp::create(
+                b, loc, i32, arith::ShRUIOp::create(b, loc, product, shift))};
+  };
+  for (int round = 0; round < 10; ++round) {
+    auto [low0, high0] = multiply(0xD2511F53u, counter[0]);
+    auto [low1, high1] = multiply(0xCD9E8D57u, counter[2]);
+    counter = {arith::XOrIOp::create(
+                   b, loc, high1,
+                   arith::XOrIOp::create(b, loc, counter[1], constant(key0))),
+               low1,
+               arith::XOrIOp::create(
+                   b, loc, high0,
+                   arith::XOrIOp::create(b, loc, counter[3], constant(key1))),
+               low0};
+    key0 += 0x9E3779B9u;
+    key1 += 0xBB67AE85u;
+  }
+  return counter[0];
+}
+
+Value DropoutOp::buildScalarPayload(OpBuilder &b, Location loc,
+                                    ValueRange operands, Type computeType,
+                                    Value index) {
+  double rate = getRate().convertToDouble();
+  if (rate == 0)
+    return operands[0];
+  // Drop below floor(rate · 2^32) (rate < 1, so the threshold fits).
+  auto threshold = static_cast<uint32_t>(std::floor(rate * 4294967296.0));
+  Value word = buildPhiloxWord(b, loc, index, getSeed());
+  Value keep = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::uge, word,
+      arith::ConstantOp::create(
+          b, loc,
+          b.getIntegerAttr(b.getI32Type(), static_cast<int32_t>(threshold))));
+  // The scale as the reference rounds it: 1 / (1 - rate) in f32.
+  Value scaled = arith::MulFOp::create(
+      b, loc, operands[0],
+      floatConstant(b, loc, computeType,
+                    static_cast<float>(1.0 / (1.0 - rate))));
+  return arith::SelectOp::create(b, loc, keep, scaled,
+                                 floatConstant(b, loc, computeType, 0.0));
 }
 
 // Compare against the threshold, select, rescale by 1/(1-rate). The
@@ -412,7 +486,7 @@ bool CastOp::isFusibleElementwise() {
 }
 
 Value CastOp::buildScalarPayload(OpBuilder &b, Location loc,
-                                 ValueRange operands, Type computeType) {
+                                 ValueRange operands, Type computeType, Value) {
   // Round to the target type, as the stored tensor would be.
   Type target = getElementType();
   if (target == computeType)
@@ -456,7 +530,7 @@ void ActivationGradOp::getReferenceAttrs(NamedAttrList &attrs) {
 // interpreter's activation derivatives.
 Value ActivationGradOp::buildScalarPayload(OpBuilder &b, Location loc,
                                            ValueRange operands,
-                                           Type computeType) {
+                                           Type computeType, Value) {
   auto constant = [&](double value) {
     return floatConstant(b, loc, computeType, value);
   };

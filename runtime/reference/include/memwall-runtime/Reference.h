@@ -17,6 +17,7 @@
 #ifndef MEMWALL_RUNTIME_REFERENCE_H
 #define MEMWALL_RUNTIME_REFERENCE_H
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -104,9 +105,19 @@ enum class Precision { Declared, F32 };
 /// Precision::F32, the float inputs too become f32 tensors). Returns
 /// an empty string on success, else one message naming the op (its `loc`)
 /// and what is wrong (unknown op, shape or dtype mismatch with `values`,
-/// missing operand, unsupported attribute such as dropout rate > 0).
+/// missing operand, unsupported attribute).
 std::string evaluate(const Graph &graph, std::map<std::string, Tensor> &values,
                      Precision precision = Precision::Declared);
+
+/// Philox4x32-10 (Salmon et al., SC'11; Random123's philox4x32_R(10, ...)).
+std::array<uint32_t, 4> philox4x32x10(std::array<uint32_t, 4> counter,
+                                      std::array<uint32_t, 2> key);
+
+/// Whether dropout at `rate` with `seed` keeps element `index` (flat,
+/// row-major): word 0 of Philox4x32-10 of counter {lo32(index),
+/// hi32(index), 0, 0} and key {lo32(seed), hi32(seed)} is at least
+/// floor(rate · 2^32) (memwall.dropout; generated kernels draw the same).
+bool dropoutKeeps(uint64_t seed, uint64_t index, double rate);
 
 /// Comparison of a computed output against the reference, as
 /// docs/bundle-format.md ("Check") defines it.

@@ -118,10 +118,13 @@ def MemWall_ElementwiseOpInterface : OpInterface<"ElementwiseOpInterface"> {
     InterfaceMethod<[{
         The op on one element: `operands` are scalars of `computeType` (f32
         in memwall's kernels), one per operand, and the result has the same
-        type.
+        type. `index` (an index value) is the element's flat row-major
+        position in the result, for ops whose value depends on it (dropout
+        keys its mask by it); the others ignore it.
       }], "::mlir::Value", "buildScalarPayload",
       (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
-           "::mlir::ValueRange":$operands, "::mlir::Type":$computeType)>
+           "::mlir::ValueRange":$operands, "::mlir::Type":$computeType,
+           "::mlir::Value":$index)>
   ];
 }
 

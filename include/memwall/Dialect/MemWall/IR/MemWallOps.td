@@ -382,7 +382,7 @@ def MemWall_SwigluOp : MemWall_Op<"swiglu", [SameOperandsAndResultType,
 }
 
 def MemWall_DropoutOp : MemWall_Op<"dropout", [SameOperandsAndResultType,
-    InferTypeOpInterface, MemWall_VJP]> {
+    InferTypeOpInterface, MemWall_VJP, MemWall_ScalarPayload]> {
   let summary = "inverted dropout";
   let description = [{
     Zeroes each element with probability `rate` and scales the survivors by
@@ -390,6 +390,12 @@ def MemWall_DropoutOp : MemWall_Op<"dropout", [SameOperandsAndResultType,
     by `seed`, so the op is a pure function of its input and attributes and a
     backward pass can regenerate the mask instead of storing it.
     `0 <= rate < 1`.
+
+    The generator is Philox4x32-10 (Salmon et al., SC'11; as cuRAND and
+    PyTorch use it): element i (flat, row-major) is dropped when word 0 of
+    Philox4x32-10(counter = {lo32(i), hi32(i), 0, 0}, key = {lo32(seed),
+    hi32(seed)}) is below floor(rate * 2^32). Kernels and the reference
+    interpreter compute the same mask.
 
     ```mlir
     %y = memwall.dropout %x rate 1.000000e-01 seed 7 : tensor<4x768xbf16>
