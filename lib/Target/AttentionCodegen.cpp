@@ -63,10 +63,6 @@ struct AttentionShape {
   int64_t group, groupRows;
 };
 
-/// Padding per shared-memory row: 8 elements (16 bytes) put the eight rows
-/// one ldmatrix reads in distinct banks.
-constexpr int64_t kRowPad = 8;
-
 /// Bytes of a shared tile of `rows` rows of `width` 16-bit elements.
 int64_t tileBytes(int64_t rows, int64_t width) {
   return rows * (width + kRowPad) * 2;
@@ -216,19 +212,9 @@ public:
                                              rem(lastRow, s.sq));
 
     // Shared tiles, viewed in the dynamic shared memory.
-    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
-                                                gpu::AddressSpace::Workgroup);
-    Value shared = gpu::DynamicSharedMemoryOp::create(
-        b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
-                           workgroup));
-    int64_t offset = 0;
+    SharedMemoryCarver carver(b);
     auto tile = [&](int64_t rows, int64_t width) {
-      auto type = MemRefType::get({rows, width + kRowPad}, s.element,
-                                  AffineMap(), workgroup);
-      Value view =
-          memref::ViewOp::create(b, type, shared, idx(offset), ValueRange{});
-      offset += tileBytes(rows, width);
-      return view;
+      return carver.paddedTile(rows, width, s.element);
     };
     Value queryTile = tile(plan.blockQ, s.d);
     keyTile = tile(plan.blockKV, s.d);

@@ -49,16 +49,6 @@ public:
   }
 
   void build(StringRef name) {
-    sources = getAttentionGradSources(views);
-    outputs = getAttentionGradOutputs(views);
-    SmallVector<Type> params;
-    for (Value source : sources)
-      params.push_back(flatMemRefType(source));
-    params.push_back(flatMemRefType(grad.getLse()));
-    if (Value maskOperand = grad.getMask())
-      params.push_back(flatMemRefType(maskOperand));
-    for (Value output : outputs)
-      params.push_back(flatMemRefType(output));
     int64_t t = plan.tile, dh = plan.headDim, dv = plan.valueDim;
     SmallVector<Type> workgroup;
     for (int64_t elements :
@@ -67,16 +57,12 @@ public:
           MemRefType::get({elements}, b.getF32Type(), AffineMap(),
                           gpu::AddressSpaceAttr::get(
                               b.getContext(), gpu::AddressSpace::Workgroup)));
+    AttentionGradParams params;
     gpu::GPUFuncOp func =
-        createKernel(b, name, params, plan.threads, workgroup);
-    unsigned arg = 0;
-    for (Value source : sources)
-      memrefs[source] = func.getArgument(arg++);
-    lse = func.getArgument(arg++);
-    if (grad.getMask())
-      mask = func.getArgument(arg++);
-    for (Value output : outputs)
-      memrefs[output] = func.getArgument(arg++);
+        createAttentionGradKernel(b, name, views, plan, workgroup, params);
+    memrefs = std::move(params.memrefs);
+    lse = params.lse;
+    mask = params.mask;
     ArrayRef<BlockArgument> tiles = func.getWorkgroupAttributions();
     qTile = tiles[0];
     doTile = tiles[1];
@@ -88,21 +74,9 @@ public:
     rowDot = tiles[7];
 
     threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-    Value blockX = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-    Value blockY = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-    batch = div(blockY, plan.kvHeads);
-    kvHead = rem(blockY, plan.kvHeads);
-    auto isKeyBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                            blockX, idx(plan.keyTiles));
-    auto branch = scf::IfOp::create(b, isKeyBlock, /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(branch.thenBlock());
-      buildKeyBlock(blockX);
-      b.setInsertionPointToStart(branch.elseBlock());
-      buildQueryBlock(sub(blockX, plan.keyTiles));
-    }
-    gpu::ReturnOp::create(b);
+    buildAttentionGradBlocks(
+        b, plan, batch, kvHead, [&](Value keyTile) { buildKeyBlock(keyTile); },
+        [&](Value block) { buildQueryBlock(block); });
   }
 
 private:
@@ -421,8 +395,6 @@ private:
   ImplicitLocOpBuilder b;
   const AttentionGradViews &views;
   const AttentionGradKernelPlan &plan;
-  SmallVector<Value, 5> sources;
-  SmallVector<Value, 3> outputs;
   DenseMap<Value, Value> memrefs;
   Value lse, mask, qTile, doTile, kTile, vTile, pTile, dsTile, lseTile, rowDot;
   Value threadId, batch, kvHead;
@@ -527,6 +499,56 @@ memwall::getAttentionGradSources(const AttentionGradViews &views) {
 SmallVector<Value, 3>
 memwall::getAttentionGradOutputs(const AttentionGradViews &views) {
   return distinct<3>(views.outputs);
+}
+
+gpu::GPUFuncOp memwall::createAttentionGradKernel(
+    ImplicitLocOpBuilder &b, StringRef name, const AttentionGradViews &views,
+    const AttentionGradKernelPlan &plan, TypeRange workgroup,
+    AttentionGradParams &params) {
+  FlashAttentionGradOp grad = views.grad;
+  SmallVector<Value, 5> sources = getAttentionGradSources(views);
+  SmallVector<Value, 3> outputs = getAttentionGradOutputs(views);
+  SmallVector<Type> types;
+  for (Value source : sources)
+    types.push_back(flatMemRefType(source));
+  types.push_back(flatMemRefType(grad.getLse()));
+  if (Value mask = grad.getMask())
+    types.push_back(flatMemRefType(mask));
+  for (Value output : outputs)
+    types.push_back(flatMemRefType(output));
+  gpu::GPUFuncOp func = createKernel(b, name, types, plan.threads, workgroup);
+  unsigned arg = 0;
+  for (Value source : sources)
+    params.memrefs[source] = func.getArgument(arg++);
+  params.lse = func.getArgument(arg++);
+  if (grad.getMask())
+    params.mask = func.getArgument(arg++);
+  for (Value output : outputs)
+    params.memrefs[output] = func.getArgument(arg++);
+  return func;
+}
+
+void memwall::buildAttentionGradBlocks(ImplicitLocOpBuilder &b,
+                                       const AttentionGradKernelPlan &plan,
+                                       Value &batch, Value &kvHead,
+                                       function_ref<void(Value)> keyBlock,
+                                       function_ref<void(Value)> queryBlock) {
+  auto idx = [&](int64_t c) { return indexConstant(b, c); };
+  Value blockX = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value blockY = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  batch = arith::DivUIOp::create(b, blockY, idx(plan.kvHeads));
+  kvHead = arith::RemUIOp::create(b, blockY, idx(plan.kvHeads));
+  auto isKeyBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, blockX,
+                                          idx(plan.keyTiles));
+  auto branch = scf::IfOp::create(b, isKeyBlock, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(branch.thenBlock());
+    keyBlock(blockX);
+    b.setInsertionPointToStart(branch.elseBlock());
+    queryBlock(arith::SubIOp::create(b, blockX, idx(plan.keyTiles)));
+  }
+  gpu::ReturnOp::create(b);
 }
 
 void memwall::emitAttentionGradKernel(gpu::GPUModuleOp gpuModule,

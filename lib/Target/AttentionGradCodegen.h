@@ -28,6 +28,7 @@
 #include "memwall/Hardware/GPUTarget.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <array>
 #include <string>
@@ -76,6 +77,30 @@ void emitAttentionGradKernel(mlir::gpu::GPUModuleOp gpuModule,
                              llvm::StringRef name,
                              const AttentionGradViews &views,
                              const AttentionGradKernelPlan &plan);
+
+/// The buffers a kernel of attention's backward was handed.
+struct AttentionGradParams {
+  /// The parameter of each of views.sources and views.outputs.
+  llvm::DenseMap<mlir::Value, mlir::Value> memrefs;
+  mlir::Value lse, mask;
+};
+
+/// Creates the kernel `name` at `b`'s insertion point with the parameters
+/// emitAttentionGradKernel documents (and `workgroup` attributions), binds
+/// them into `params`, and leaves `b` at the start of its body.
+mlir::gpu::GPUFuncOp createAttentionGradKernel(
+    mlir::ImplicitLocOpBuilder &b, llvm::StringRef name,
+    const AttentionGradViews &views, const AttentionGradKernelPlan &plan,
+    mlir::TypeRange workgroup, AttentionGradParams &params);
+
+/// The split of the grid both forms share: sets `batch` and `kvHead` from
+/// grid.y, then builds `keyBlock(key tile)` in the key blocks and
+/// `queryBlock(query block of the KV head)` in the others, and the return.
+void buildAttentionGradBlocks(mlir::ImplicitLocOpBuilder &b,
+                              const AttentionGradKernelPlan &plan,
+                              mlir::Value &batch, mlir::Value &kvHead,
+                              llvm::function_ref<void(mlir::Value)> keyBlock,
+                              llvm::function_ref<void(mlir::Value)> queryBlock);
 
 /// The tensor-core form emitAttentionGradKernel emits when
 /// plan.tensorCores (AttentionGradMmaCodegen.cpp).

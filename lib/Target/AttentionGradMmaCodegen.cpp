@@ -36,10 +36,6 @@ using namespace memwall;
 namespace {
 enum Operand { Q = 0, K = 1, V = 2, Out = 3, DOut = 4 };
 
-/// Padding per shared-memory row: 8 elements (16 bytes) put the eight rows
-/// one ldmatrix reads in distinct banks.
-constexpr int64_t kRowPad = 8;
-
 /// Accumulator fragments of a 16-row strip: four f32s per 8-column tile.
 using Strip = SmallVector<std::array<Value, 4>>;
 
@@ -55,50 +51,19 @@ public:
   }
 
   void build(StringRef name) {
-    SmallVector<Value, 5> sources = getAttentionGradSources(views);
-    SmallVector<Value, 3> outputs = getAttentionGradOutputs(views);
-    SmallVector<Type> params;
-    for (Value source : sources)
-      params.push_back(flatMemRefType(source));
-    params.push_back(flatMemRefType(grad.getLse()));
-    if (Value maskOperand = grad.getMask())
-      params.push_back(flatMemRefType(maskOperand));
-    for (Value output : outputs)
-      params.push_back(flatMemRefType(output));
-    gpu::GPUFuncOp func = createKernel(b, name, params, plan.threads);
-    unsigned arg = 0;
-    for (Value source : sources)
-      memrefs[source] = func.getArgument(arg++);
-    lse = func.getArgument(arg++);
-    if (grad.getMask())
-      mask = func.getArgument(arg++);
-    for (Value output : outputs)
-      memrefs[output] = func.getArgument(arg++);
+    AttentionGradParams params;
+    createAttentionGradKernel(b, name, views, plan, {}, params);
+    memrefs = std::move(params.memrefs);
+    lse = params.lse;
+    mask = params.mask;
 
     // Five tiles of `tile` rows and two f32 row statistics, in the dynamic
     // shared memory (plan.sharedBytes).
-    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
-                                                gpu::AddressSpace::Workgroup);
-    Value shared = gpu::DynamicSharedMemoryOp::create(
-        b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
-                           workgroup));
-    int64_t offset = 0;
-    auto view = [&](MemRefType type) {
-      Value tile =
-          memref::ViewOp::create(b, type, shared, idx(offset), ValueRange{});
-      offset += type.getNumElements() * type.getElementTypeBitWidth() / 8;
-      return tile;
-    };
-    int64_t t = plan.tile;
-    auto tileType = [&](int64_t width) {
-      return MemRefType::get({t, width + kRowPad}, element, AffineMap(),
-                             workgroup);
-    };
+    SharedMemoryCarver carver(b);
     for (int which : {Q, K, V, Out, DOut})
-      tiles[which] = view(tileType(width(which)));
-    auto rowType = MemRefType::get({t}, b.getF32Type(), AffineMap(), workgroup);
-    lseRows = view(rowType);
-    deltaRows = view(rowType);
+      tiles[which] = carver.paddedTile(plan.tile, width(which), element);
+    lseRows = carver.next({plan.tile}, b.getF32Type());
+    deltaRows = carver.next({plan.tile}, b.getF32Type());
 
     tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     Value lane = rem(tid, 32);
@@ -107,21 +72,9 @@ public:
     quad = rem(lane, 4);
     laneMatrix = div(lane, 8);
     laneRow = rem(lane, 8);
-    Value blockX = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-    Value blockY = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-    batch = div(blockY, plan.kvHeads);
-    kvHead = rem(blockY, plan.kvHeads);
-    auto isKeyBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                            blockX, idx(plan.keyTiles));
-    auto branch = scf::IfOp::create(b, isKeyBlock, /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(branch.thenBlock());
-      buildKeyBlock(blockX);
-      b.setInsertionPointToStart(branch.elseBlock());
-      buildQueryBlock(arith::SubIOp::create(b, blockX, idx(plan.keyTiles)));
-    }
-    gpu::ReturnOp::create(b);
+    buildAttentionGradBlocks(
+        b, plan, batch, kvHead, [&](Value keyTile) { buildKeyBlock(keyTile); },
+        [&](Value block) { buildQueryBlock(block); });
   }
 
 private:

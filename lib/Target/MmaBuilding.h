@@ -86,6 +86,44 @@ mmaM16N8K16(mlir::ImplicitLocOpBuilder &b, const std::array<mlir::Value, 4> &a,
   return result;
 }
 
+/// Padding per shared-memory row of a tile ldmatrix reads: 8 16-bit
+/// elements (16 bytes) put the eight rows one ldmatrix reads in distinct
+/// banks.
+constexpr int64_t kRowPad = 8;
+
+/// Consecutive views into a kernel's dynamic shared memory (its size is the
+/// launch's shared bytes).
+class SharedMemoryCarver {
+public:
+  explicit SharedMemoryCarver(mlir::ImplicitLocOpBuilder &b) : b(b) {
+    workgroup = mlir::gpu::AddressSpaceAttr::get(
+        b.getContext(), mlir::gpu::AddressSpace::Workgroup);
+    shared = mlir::gpu::DynamicSharedMemoryOp::create(
+        b, mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getI8Type(),
+                                 mlir::AffineMap(), workgroup));
+  }
+  /// The next `shape` of `element` after the previous views.
+  mlir::Value next(llvm::ArrayRef<int64_t> shape, mlir::Type element) {
+    auto type =
+        mlir::MemRefType::get(shape, element, mlir::AffineMap(), workgroup);
+    mlir::Value view = mlir::memref::ViewOp::create(
+        b, type, shared, indexConstant(b, offset), mlir::ValueRange{});
+    offset += type.getNumElements() * type.getElementTypeBitWidth() / 8;
+    return view;
+  }
+  /// The next tile of `rows` rows of `width` 16-bit elements, each row
+  /// padded by kRowPad.
+  mlir::Value paddedTile(int64_t rows, int64_t width, mlir::Type element) {
+    return next({rows, width + kRowPad}, element);
+  }
+
+private:
+  mlir::ImplicitLocOpBuilder &b;
+  mlir::Attribute workgroup;
+  mlir::Value shared;
+  int64_t offset = 0;
+};
+
 /// Two f32s rounded to `element` and packed as mma.sync takes them (x in the
 /// low half).
 inline mlir::Value packPair(mlir::ImplicitLocOpBuilder &b, mlir::Value x,
