@@ -291,21 +291,35 @@ def attention_pairs(sq, sk, causal):
     return sum(max(0, min(sk, i + sk - sq + 1)) for i in range(sq))
 
 
-def _attention_workload(b, hq, sq, d, causal, hkv=None, sk=None, name=None):
+def _attention_workload(b, hq, sq, d, causal, hkv=None, sk=None, name=None,
+                        backward=False):
+    """Attention's forward, or with `backward` its backward alone: dq, dk
+    and dv from q, k, v, the output, its gradient and the log-sum-exp
+    (memwall.flash_attention_grad; PyTorch times torch.autograd.grad of the
+    backend's forward, run once outside the timing). The backward's FLOPs
+    are FlashAttention-2's five matmuls, 2.5x the forward's."""
     hkv = hkv or hq
     sk = sk or sq
     if name is None:
-        name = "attention_b%d_h%d_s%d_d%d%s_bf16" % (
-            b, hq, sq, d, "_causal" if causal else "")
+        name = "attention%s_b%d_h%d_s%d_d%d%s_bf16" % (
+            "_grad" if backward else "", b, hq, sq, d,
+            "_causal" if causal else "")
+    inputs = [("q", [b, hq, sq, d], "input"),
+              ("k", [b, hkv, sk, d], "input"),
+              ("v", [b, hkv, sk, d], "input")]
+    outputs = [[b, hq, sq, d]]
+    if backward:
+        inputs += [("o", [b, hq, sq, d], "input"),
+                   ("do", [b, hq, sq, d], "input"),
+                   ("lse", [b, hq, sq], "input")]
+        outputs = [[b, hq, sq, d], [b, hkv, sk, d], [b, hkv, sk, d]]
+    forward_flops = 4 * b * hq * d * attention_pairs(sq, sk, causal)
     return {
         "name": name, "kind": "attention", "dtype": "bf16",
-        "inputs": [("q", [b, hq, sq, d], "input"),
-                   ("k", [b, hkv, sk, d], "input"),
-                   ("v", [b, hkv, sk, d], "input")],
-        "outputs": [[b, hq, sq, d]],
+        "inputs": inputs, "outputs": outputs,
         "attention": {"B": b, "Hq": hq, "Hkv": hkv, "Sq": sq, "Sk": sk,
-                      "D": d, "causal": causal},
-        "flops": 4 * b * hq * d * attention_pairs(sq, sk, causal),
+                      "D": d, "causal": causal, "backward": backward},
+        "flops": forward_flops * 5 // 2 if backward else forward_flops,
     }
 
 
@@ -322,6 +336,10 @@ def attention_workloads():
         _attention_workload(
             1, 32, 1, 128, True, hkv=8, sk=4096,
             name="attention_decode_b1_hq32_hkv8_sk4096_d128_bf16"),
+        # The backward: GPT-2-medium's training step's shape, and a small
+        # one that --check runs quickly.
+        _attention_workload(16, 16, 1024, 64, True, backward=True),
+        _attention_workload(1, 8, 1024, 64, True, backward=True),
     ]
 
 
@@ -542,11 +560,26 @@ def time_attention(w, inputs, args):
     """Times every backend of ATTENTION_BACKENDS on one attention workload;
     returns {backend: {"ms", "graph_ms", "error", "gqa"}}."""
     a = w["attention"]
-    q, k, v = inputs
+    q, k, v = inputs[:3]
     scale = 1.0 / math.sqrt(a["D"])
     gqa = a["Hq"] != a["Hkv"]
     results = {}
     expanded = None
+    backward = a.get("backward", False)
+
+    def timed(fn, fn_args):
+        """What is timed: fn, or for a backward workload fn's backward
+        alone (its forward run here, once)."""
+        if not backward:
+            return fn, fn_args
+        leaves = [t.detach().requires_grad_() for t in fn_args]
+        with torch.enable_grad():
+            out = fn(*leaves)
+
+        def grads():
+            return torch.autograd.grad(out, leaves, inputs[4],
+                                       retain_graph=True)
+        return grads, []
     for backend in ATTENTION_BACKENDS:
         res = {"ms": None, "graph_ms": None, "error": None, "gqa": None}
         results[backend] = res
@@ -559,7 +592,7 @@ def time_attention(w, inputs, args):
                     continue
                 if gqa:
                     res["gqa"] = "KV heads broadcast over their query heads"
-                fn, fn_args = _naive_attention(a, scale), [q, k, v]
+                fn, fn_args = timed(_naive_attention(a, scale), [q, k, v])
                 res["ms"] = time_ms(fn, fn_args, args.warmup, args.iters)
             else:
                 ctx, err = _sdpa_backend(backend)
@@ -575,6 +608,7 @@ def time_attention(w, inputs, args):
                             return F.scaled_dot_product_attention(
                                 q_, k_, v_, enable_gqa=True, **kw)
                         try:
+                            fn, fn_args = timed(fn, fn_args)
                             res["ms"] = time_ms(fn, fn_args, args.warmup,
                                                 args.iters)
                             res["gqa"] = "enable_gqa=True"
@@ -594,6 +628,7 @@ def time_attention(w, inputs, args):
                         def fn(q_, k_, v_):
                             return F.scaled_dot_product_attention(
                                 q_, k_, v_, **kw)
+                        fn, fn_args = timed(fn, fn_args)
                         res["ms"] = time_ms(fn, fn_args, args.warmup,
                                             args.iters)
             # Under a millisecond, Python's launch overhead can show in the

@@ -8,7 +8,8 @@
 #   3. memwall-run BUNDLE --inputs=random --check --iters=50 --report=... for
 #      every bundle in bench/gpu/bundles (a failure is recorded, not fatal);
 #      the bundles named in NO_CHECK (default: the three large attention
-#      workloads, whose O(S^2) double-precision CPU reference would take
+#      workloads and the large attention backward, whose O(S^2)
+#      double-precision CPU reference would take
 #      minutes, and the Llama-2-7B attention projections, which
 #      attn_proj_check_* checks at a small size) run without --check
 #   4. bench/gpu/pytorch_bench.py (PyTorch eager and torch.compile; every
@@ -35,7 +36,7 @@ iters="${ITERS:-50}"
 python="${PYTHON:-python3}"
 deadline="${DEADLINE_S:-540}"
 run_timeout="${RUN_TIMEOUT_S:-300}"
-no_check="${NO_CHECK-attention_b4_h32_s4096_d128_bf16 attention_b4_h32_s4096_d128_causal_bf16 attention_b1_h32_s16384_d128_causal_bf16 attn_proj_llama2_7b_2048_bf16 attn_proj_llama2_7b_2048_bf16.memwall attn_proj_llama2_7b_2048_bf16.cublaslt attn_proj_llama2_7b_2048_bf16.mmasync attn_proj_llama2_7b_2048_bf16.ws}"
+no_check="${NO_CHECK-attention_b4_h32_s4096_d128_bf16 attention_grad_b16_h16_s1024_d64_causal_bf16 attention_b4_h32_s4096_d128_causal_bf16 attention_b1_h32_s16384_d128_causal_bf16 attn_proj_llama2_7b_2048_bf16 attn_proj_llama2_7b_2048_bf16.memwall attn_proj_llama2_7b_2048_bf16.cublaslt attn_proj_llama2_7b_2048_bf16.mmasync attn_proj_llama2_7b_2048_bf16.ws}"
 bundles="$root/bench/gpu/bundles"
 mkdir -p "$OUT/memwall"
 OUT="$(cd "$OUT" && pwd)"
