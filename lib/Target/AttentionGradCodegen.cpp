@@ -283,32 +283,11 @@ private:
     }
   }
 
-  /// The first query tile a key tile from j0 can see (causal: the rows at
-  /// or after j0 - (Sk - Sq)).
   Value firstQueryTile(Value j0) {
-    if (!grad.getCausal())
-      return idx(0);
-    // max(0, j0 + Sq - Sk) / tile, without going below zero in index math.
-    Value shifted = add(j0, plan.querySeq);
-    Value past = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, shifted,
-                                       idx(plan.keySeq));
-    Value first = arith::SelectOp::create(
-        b, past, arith::SubIOp::create(b, shifted, idx(plan.keySeq)), idx(0));
-    return div(first, plan.tile);
+    return buildFirstQueryTile(b, plan, grad.getCausal(), j0);
   }
-
-  /// The key tiles a query tile from i0 sees (causal: keys up to
-  /// i0 + tile - 1 + Sk - Sq).
   Value keyTilesSeen(Value i0) {
-    if (!grad.getCausal())
-      return idx(plan.keyTiles);
-    Value end = add(i0, plan.tile + plan.keySeq);
-    Value some = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, end,
-                                       idx(plan.querySeq));
-    Value keys = arith::SelectOp::create(
-        b, some, arith::SubIOp::create(b, end, idx(plan.querySeq)), idx(0));
-    keys = arith::MinUIOp::create(b, keys, idx(plan.keySeq));
-    return div(add(keys, plan.tile - 1), plan.tile);
+    return buildKeyTilesSeen(b, plan, grad.getCausal(), i0);
   }
 
   /// A key block: dK and dV of keys [j0, j0 + tile) of the KV head, summed
@@ -526,6 +505,37 @@ gpu::GPUFuncOp memwall::createAttentionGradKernel(
   for (Value output : outputs)
     params.memrefs[output] = func.getArgument(arg++);
   return func;
+}
+
+Value memwall::buildFirstQueryTile(ImplicitLocOpBuilder &b,
+                                   const AttentionGradKernelPlan &plan,
+                                   bool causal, Value j0) {
+  auto idx = [&](int64_t c) { return indexConstant(b, c); };
+  if (!causal)
+    return idx(0);
+  // max(0, j0 + Sq - Sk) / tile, without going below zero in index math.
+  Value shifted = arith::AddIOp::create(b, j0, idx(plan.querySeq));
+  Value past = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, shifted,
+                                     idx(plan.keySeq));
+  Value first = arith::SelectOp::create(
+      b, past, arith::SubIOp::create(b, shifted, idx(plan.keySeq)), idx(0));
+  return arith::DivUIOp::create(b, first, idx(plan.tile));
+}
+
+Value memwall::buildKeyTilesSeen(ImplicitLocOpBuilder &b,
+                                 const AttentionGradKernelPlan &plan,
+                                 bool causal, Value i0) {
+  auto idx = [&](int64_t c) { return indexConstant(b, c); };
+  if (!causal)
+    return idx(plan.keyTiles);
+  Value end = arith::AddIOp::create(b, i0, idx(plan.tile + plan.keySeq));
+  Value some = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, end,
+                                     idx(plan.querySeq));
+  Value keys = arith::SelectOp::create(
+      b, some, arith::SubIOp::create(b, end, idx(plan.querySeq)), idx(0));
+  keys = arith::MinUIOp::create(b, keys, idx(plan.keySeq));
+  return arith::DivUIOp::create(
+      b, arith::AddIOp::create(b, keys, idx(plan.tile - 1)), idx(plan.tile));
 }
 
 void memwall::buildAttentionGradBlocks(ImplicitLocOpBuilder &b,

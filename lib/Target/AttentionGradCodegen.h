@@ -102,6 +102,16 @@ void buildAttentionGradBlocks(mlir::ImplicitLocOpBuilder &b,
                               llvm::function_ref<void(mlir::Value)> keyBlock,
                               llvm::function_ref<void(mlir::Value)> queryBlock);
 
+/// The causal skipping both forms share: the first query tile keys from j0
+/// see (rows at or after j0 - (Sk - Sq); 0 without `causal`), and how many
+/// key tiles queries from i0 see (keys up to i0 + tile - 1 + Sk - Sq).
+mlir::Value buildFirstQueryTile(mlir::ImplicitLocOpBuilder &b,
+                                const AttentionGradKernelPlan &plan,
+                                bool causal, mlir::Value j0);
+mlir::Value buildKeyTilesSeen(mlir::ImplicitLocOpBuilder &b,
+                              const AttentionGradKernelPlan &plan, bool causal,
+                              mlir::Value i0);
+
 /// The tensor-core form emitAttentionGradKernel emits when
 /// plan.tensorCores (AttentionGradMmaCodegen.cpp).
 void emitAttentionGradMmaKernel(mlir::gpu::GPUModuleOp gpuModule,

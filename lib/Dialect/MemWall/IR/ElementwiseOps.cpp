@@ -388,29 +388,26 @@ static Value buildPhiloxWord(OpBuilder &b, Location loc, Value index,
     return arith::ConstantOp::create(
         b, loc, b.getIntegerAttr(i32, static_cast<int32_t>(value)));
   };
-  Value wide = arith::IndexCastUIOp::create(b, loc, i64, index);
-  std::array<Value, 4> counter = {
-      arith::TruncIOp::create(b, loc, i32, wide),
-      arith::TruncIOp::create(
-          b, loc, i32,
-          arith::ShRUIOp::create(
-              b, loc, wide,
-              arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, 32)))),
-      constant(0), constant(0)};
+  Value shift = arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, 32));
+  // The low and high 32-bit words of an i64.
+  auto split = [&](Value wide) -> std::pair<Value, Value> {
+    return {arith::TruncIOp::create(b, loc, i32, wide),
+            arith::TruncIOp::create(
+                b, loc, i32, arith::ShRUIOp::create(b, loc, wide, shift))};
+  };
+  // The 64-bit product of a 32-bit constant and `x`, split (what
+  // arith.mului_extended lowers to, in ops every kernel interpreter runs).
+  auto multiply = [&](uint32_t factor, Value x) {
+    return split(arith::MulIOp::create(
+        b, loc, arith::ExtUIOp::create(b, loc, i64, x),
+        arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, factor))));
+  };
+  auto [indexLow, indexHigh] =
+      split(arith::IndexCastUIOp::create(b, loc, i64, index));
+  std::array<Value, 4> counter = {indexLow, indexHigh, constant(0),
+                                  constant(0)};
   uint32_t key0 = static_cast<uint32_t>(seed),
            key1 = static_cast<uint32_t>(seed >> 32);
-  Value shift = arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, 32));
-  // The 64-bit product of a 32-bit constant and `x`, as its low and high
-  // words (what arith.mului_extended lowers to, in ops every kernel
-  // interpreter runs).
-  auto multiply = [&](uint32_t factor, Value x) -> std::pair<Value, Value> {
-    Value product = arith::MulIOp::create(
-        b, loc, arith::ExtUIOp::create(b, loc, i64, x),
-        arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, factor)));
-    return {arith::TruncIOp::create(b, loc, i32, product),
-            arith::TruncIOp::create(
-                b, loc, i32, arith::ShRUIOp::create(b, loc, product, shift))};
-  };
   for (int round = 0; round < 10; ++round) {
     auto [low0, high0] = multiply(0xD2511F53u, counter[0]);
     auto [low1, high1] = multiply(0xCD9E8D57u, counter[2]);
