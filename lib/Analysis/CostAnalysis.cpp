@@ -49,6 +49,8 @@ std::string memwall::getTimeCategory(CostOpInterface op,
       return "attention";
     case FusionKind::Rope:
       return "layout";
+    case FusionKind::Horizontal:
+      return "optimizer";
     }
   }
   if (work.unit == ComputeUnit::Gemm || work.unit == ComputeUnit::GeneratedGemm)

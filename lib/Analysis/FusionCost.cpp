@@ -128,19 +128,6 @@ double occupancyOf(int64_t threads, int64_t registers, int64_t shared,
   return static_cast<double>(blocks * threads) / kMaxThreadsPerSM;
 }
 
-/// What `value` names outside fusions: a fusion body's argument is the
-/// fusion's operand.
-Value getValueOutsideFusions(Value value) {
-  while (auto argument = dyn_cast<BlockArgument>(value)) {
-    auto fusion =
-        dyn_cast_or_null<FusionOp>(argument.getOwner()->getParentOp());
-    if (!fusion)
-      break;
-    value = fusion->getOperand(argument.getArgNumber());
-  }
-  return value;
-}
-
 /// Calls `visit` on every matmul that reads `value` as its rhs, inside
 /// fusions too.
 void forEachRhsReader(Value value, function_ref<void(MatmulOp)> visit) {
@@ -188,6 +175,12 @@ public:
       predictRopeTime();
       return std::move(analysis);
     }
+    if (analysis.kind == FusionKind::Horizontal) {
+      if (!fitsKernelParameters())
+        return failure();
+      predictTime();
+      return std::move(analysis);
+    }
     if (!analyzeKernel())
       return failure();
     predictTime();
@@ -205,6 +198,12 @@ private:
     if (llvm::any_of(analysis.ops, llvm::IsaPred<RopeOp>) &&
         llvm::none_of(analysis.ops, llvm::IsaPred<MatmulOp>))
       return classifyRope();
+    // Independent optimizer updates, several as one multi-tensor launch.
+    if (llvm::all_of(analysis.ops, llvm::IsaPred<AdamWOp>)) {
+      analysis.kind = FusionKind::Horizontal;
+      analysis.precision = MathPrecision::FP32;
+      return true;
+    }
     for (Operation *op : analysis.ops) {
       if (isElementwiseOp(op))
         continue;
@@ -1069,6 +1068,19 @@ private:
     return true;
   }
 
+  /// A horizontal kernel takes every buffer as a pointer parameter: at most
+  /// kMaxKernelParameterBytes of them (the fuser starts another launch).
+  bool fitsKernelParameters() {
+    int64_t bytes = static_cast<int64_t>(analysis.inputs.size()) *
+                    kKernelPointerParameterBytes;
+    if (bytes <= kMaxKernelParameterBytes)
+      return true;
+    return fail(whyNot, "its " + Twine(analysis.inputs.size()) +
+                            " buffers take " + Twine(bytes) +
+                            " bytes of kernel parameters, more than the " +
+                            Twine(kMaxKernelParameterBytes) + " a launch has");
+  }
+
   /// The one time model (Roofline.h) on the kernel's FLOPs and traffic: a
   /// GEMM at its shape class's efficiency, a generated kernel at the
   /// bandwidth its occupancy sustains.
@@ -1097,7 +1109,7 @@ private:
         work.gemmShape =
             classifyGemm(dims.batch, dims.m, products * dims.n, dims.k);
       }
-    } else {
+    } else if (analysis.kind != FusionKind::Horizontal) {
       work.bandwidthFraction =
           std::min(1.0, analysis.geometry.occupancy / kFullBandwidthOccupancy);
     }
@@ -1734,7 +1746,8 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
            !getGemmHeadsSplitOps(op).empty() || isa<RopeOp>(op) ||
            (isa<FusionOp>(op) && !holdsMatmul(op) &&
             cast<FusionOp>(op).getKind() != FusionKind::Attention &&
-            cast<FusionOp>(op).getKind() != FusionKind::AttentionGrad);
+            cast<FusionOp>(op).getKind() != FusionKind::AttentionGrad &&
+            cast<FusionOp>(op).getKind() != FusionKind::Horizontal);
   };
   SmallVector<std::pair<Operation *, Operation *>> pairs;
   for (Operation &op : body.without_terminator()) {

@@ -151,7 +151,8 @@ Value aliasedOperand(OpResult result) {
         cast && isQuantizeInGemm(cast))
       return transpose.getInput();
   if (auto aliasing = dyn_cast<AliasingOpInterface>(op))
-    return aliasing.getAliasedOperand(result.getResultNumber());
+    if (Value aliased = aliasing.getAliasedOperand(result.getResultNumber()))
+      return aliased;
   return getReusedOperand(result);
 }
 
@@ -195,8 +196,8 @@ MemoryLiveness::MemoryLiveness(Operation *op) {
   llvm::DenseSet<Value> weightGrads;
   SmallVector<Value> worklist;
   for (Operation *op : steps)
-    if (auto adam = dyn_cast<AdamWOp>(op))
-      worklist.push_back(adam.getGrad());
+    for (AdamWOp adam : getOptimizerUpdates(op))
+      worklist.push_back(getValueOutsideFusions(adam.getGrad()));
   for (Value v : body.getTerminator()->getOperands())
     if (Operation *def = v.getDefiningOp(); def && phaseOf(def) == "backward")
       worklist.push_back(v);

@@ -198,6 +198,9 @@ LogicalResult memwall::buildDefaultPipeline(
     remat.offload = options.offload;
     pm.addPass(createRemat(remat));
   }
+  // After recomputation: the peak its groups keep is the plan's.
+  if (options.fuse)
+    pm.addNestedPass<func::FuncOp>(createFuseHorizontal());
   if (extraPasses && failed(extraPasses(pm)))
     return failure();
   std::string report = options.reportPath();
@@ -234,8 +237,10 @@ void memwall::buildBundleFrontendPipeline(OpPassManager &pm,
   // Attention runs only in its tiled form; tiling is not fusion, so it
   // happens without fusion too.
   pm.addNestedPass<func::FuncOp>(createTileAttention());
-  if (options.fuse)
+  if (options.fuse) {
     pm.addNestedPass<func::FuncOp>(createFuse());
+    pm.addNestedPass<func::FuncOp>(createFuseHorizontal());
+  }
 }
 
 void memwall::buildKernelsToPTXPipeline(OpPassManager &pm, StringRef cudaPath) {

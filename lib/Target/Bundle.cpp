@@ -363,6 +363,16 @@ memwall::referenceOutputNames(func::FuncOp function,
       resultNames[result] = (*results)[i].getAsString()->str();
     return WalkResult::skip();
   });
+  // A fusion's result has the name of the body op's result it yields.
+  function.walk([&](FusionOp fusion) {
+    auto yield = cast<YieldOp>(fusion.getBodyBlock().getTerminator());
+    for (auto [yielded, result] :
+         llvm::zip_equal(yield.getValues(), fusion.getResults()))
+      if (auto it = resultNames.find(yielded); it != resultNames.end()) {
+        std::string name = it->second;
+        resultNames[result] = std::move(name);
+      }
+  });
   std::vector<std::string> names;
   for (Value value : ret.getOperands()) {
     if (auto argument = dyn_cast<BlockArgument>(value)) {

@@ -106,7 +106,7 @@ private:
     if (isa<LayerNormGradOp, RmsNormGradOp>(op))
       return configureNormGrad(op);
     if (auto adamw = dyn_cast<AdamWOp>(op))
-      return configureAdamW(adamw);
+      return configureAdamW(op);
     if (auto embeddingGrad = dyn_cast<EmbeddingGradOp>(op))
       return configureEmbeddingGrad(embeddingGrad);
     if (isCrossEntropyKernelOp(op))
@@ -135,6 +135,8 @@ private:
       return op->emitError("codegen does not support '")
              << op->getName() << "' yet";
     }
+    if (analysis->kind == FusionKind::Horizontal)
+      return configureAdamW(op);
     if (analysis->kind == FusionKind::MatmulEpilogue)
       return configureGemm(op, *analysis);
     if (analysis->kind == FusionKind::Attention)
@@ -223,15 +225,20 @@ private:
                   {plan.threads, 1, 1}, 0, predictedSeconds(op));
   }
 
-  /// adamw: one kernel updating the parameter's state in place.
-  LogicalResult configureAdamW(AdamWOp adamw) {
-    if (std::string why = whyNoAdamWKernel(adamw); !why.empty())
-      return adamw.emitError(why);
-    FlatKernelPlan plan = planAdamWKernel(adamw);
-    if (failed(checkGrid(adamw, plan.grid)))
+  /// adamw, or a horizontal fusion of them: one kernel updating each
+  /// parameter's state in place.
+  LogicalResult configureAdamW(Operation *op) {
+    SmallVector<AdamWOp> updates = getOptimizerUpdates(op);
+    for (AdamWOp adamw : updates)
+      if (std::string why = whyNoAdamWKernel(adamw); !why.empty())
+        return adamw.emitError(why);
+    AdamWKernelPlan plan = planAdamWKernel(updates);
+    if (failed(checkGrid(op, plan.grid)))
       return failure();
-    return attach(adamw, KernelFamily::Optimizer, kernelName("adamw"),
-                  plan.grid, {plan.threads, 1, 1}, 0, predictedSeconds(adamw));
+    return attach(
+        op, KernelFamily::Optimizer,
+        kernelName(isa<FusionOp>(op) ? "multi_tensor_adamw" : "adamw"),
+        plan.grid, {plan.threads, 1, 1}, 0, predictedSeconds(op));
   }
 
   /// embedding_grad: each table row summed from its positions in order.
@@ -430,38 +437,44 @@ private:
   int64_t steps = 0;
 };
 
-/// Moves each adamw after the last other reader of the state it updates in
-/// place (param, moments, master): SSA lets a step read a weight after its
-/// update was computed (memwall-fuse and remat order the backward freely),
-/// but the kernel overwrites the weight's buffer. Fails, at the adamw, when a
-/// user of its results comes before that reader.
+/// Moves each AdamW update (or horizontal fusion of them) after the last
+/// other reader of the state it updates in place (param, moments, master):
+/// SSA lets a step read a weight after its update was computed (memwall-fuse
+/// and remat order the backward freely), but the kernel overwrites the
+/// weight's buffer. Fails, at the update, when a user of its results comes
+/// before that reader.
 LogicalResult sinkInPlaceUpdates(func::FuncOp function) {
-  SmallVector<AdamWOp> updates(function.getBody().front().getOps<AdamWOp>());
-  for (AdamWOp adamw : updates) {
+  Block &body = function.getBody().front();
+  SmallVector<Operation *> updates;
+  for (Operation &op : body.without_terminator())
+    if (!getOptimizerUpdates(&op).empty())
+      updates.push_back(&op);
+  for (Operation *update : updates) {
     Operation *lastReader = nullptr;
-    for (Value state : adamw->getOperands()) {
-      if (state == adamw.getGrad())
+    auto aliasing = cast<AliasingOpInterface>(update);
+    for (unsigned result = 0; result < update->getNumResults(); ++result) {
+      Value state = aliasing.getAliasedOperand(result);
+      if (!state)
         continue;
       for (Operation *user : state.getUsers()) {
-        if (user == adamw.getOperation())
+        if (user == update)
           continue;
-        Operation *top =
-            function.getBody().front().findAncestorOpInBlock(*user);
-        if (top && adamw->isBeforeInBlock(top) &&
+        Operation *top = body.findAncestorOpInBlock(*user);
+        if (top && update->isBeforeInBlock(top) &&
             (!lastReader || lastReader->isBeforeInBlock(top)))
           lastReader = top;
       }
     }
     if (!lastReader)
       continue;
-    for (Operation *user : adamw->getUsers()) {
-      Operation *top = function.getBody().front().findAncestorOpInBlock(*user);
+    for (Operation *user : update->getUsers()) {
+      Operation *top = body.findAncestorOpInBlock(*user);
       if (top && !isa<func::ReturnOp>(top) && !lastReader->isBeforeInBlock(top))
-        return adamw.emitError("codegen updates AdamW's state in place, but "
-                               "its result is used before the last read of "
-                               "the state it overwrites");
+        return update->emitError("codegen updates AdamW's state in place, but "
+                                 "its result is used before the last read of "
+                                 "the state it overwrites");
     }
-    adamw->moveAfter(lastReader);
+    update->moveAfter(lastReader);
   }
   return success();
 }

@@ -687,8 +687,9 @@ protected:
   }
 };
 
-/// adamw updates in place: each new state is a view of its operand's
-/// buffer (a function argument), which the kernel reads and writes.
+/// adamw (or a horizontal fusion of them) updates in place: each new state
+/// is a view of its operand's buffer (a function argument), which the kernel
+/// reads and writes.
 class OptimizerLowering : public StepLowering {
 public:
   OptimizerLowering(const TypeConverter &converter, MLIRContext *ctx,
@@ -699,18 +700,15 @@ protected:
   LogicalResult lower(Operation *op, KernelConfigAttr config,
                       const DenseMap<Value, Value> &buffers,
                       ConversionPatternRewriter &rewriter) const override {
-    auto adamw = cast<AdamWOp>(op);
     Location loc = op->getLoc();
     SmallVector<Value> args;
     for (Value operand : op->getOperands())
       args.push_back(buffers.lookup(operand));
-    SmallVector<Value> states{adamw.getParam(), adamw.getExpAvg(),
-                              adamw.getExpAvgSq()};
-    if (Value master = adamw.getMaster())
-      states.push_back(master);
+    auto aliasing = cast<AliasingOpInterface>(op);
     SmallVector<Value> results;
-    for (auto [operand, result] : llvm::zip_equal(states, op->getResults())) {
-      Value buffer = buffers.lookup(operand);
+    for (OpResult result : op->getResults()) {
+      Value buffer =
+          buffers.lookup(aliasing.getAliasedOperand(result.getResultNumber()));
       if (!isa_and_nonnull<BlockArgument>(buffer))
         return rewriter.notifyMatchFailure(op, "the configuration is stale");
       auto view = ViewOp::create(
@@ -720,9 +718,18 @@ protected:
                     rewriter.getStringAttr(state.bufferNames.lookup(result)));
       results.push_back(view);
     }
-    emitAdamWKernel(state.kernels, config.getName(), adamw,
-                    planAdamWKernel(adamw));
-    launch(rewriter, loc, config, args, locationsOf(rewriter, {op}));
+    // A fusion's updates read its body's arguments, one per operand.
+    auto fusion = dyn_cast<FusionOp>(op);
+    ValueRange parameters =
+        fusion ? ValueRange(fusion.getBodyBlock().getArguments())
+               : ValueRange(op->getOperands());
+    SmallVector<AdamWOp> updates = getOptimizerUpdates(op);
+    emitAdamWKernel(state.kernels, config.getName(), updates, parameters,
+                    planAdamWKernel(updates));
+    SmallVector<Operation *> sources;
+    for (AdamWOp adamw : updates)
+      sources.push_back(adamw);
+    launch(rewriter, loc, config, args, locationsOf(rewriter, sources));
     rewriter.replaceOp(op, results);
     return success();
   }

@@ -582,29 +582,60 @@ private:
 
 class AdamWBuilder : public TrainingKernelBuilder {
 public:
-  AdamWBuilder(gpu::GPUModuleOp gpuModule, AdamWOp adamw,
-               const FlatKernelPlan &plan)
-      : TrainingKernelBuilder(gpuModule, adamw.getLoc()), adamw(adamw),
-        plan(plan) {}
+  AdamWBuilder(gpu::GPUModuleOp gpuModule, ArrayRef<AdamWOp> updates,
+               ValueRange parameters, const AdamWKernelPlan &plan)
+      : TrainingKernelBuilder(gpuModule, updates.front()->getLoc()),
+        updates(updates), parameters(parameters), plan(plan) {}
 
   void build(StringRef name) {
-    SmallVector<Value> operands(adamw->getOperands());
     SmallVector<Type> params;
-    for (Value operand : operands) {
-      params.push_back(flatMemRefType(operand));
-      inputs.push_back({operand, AccessPattern::Full, 1});
+    for (Value parameter : parameters)
+      params.push_back(flatMemRefType(parameter));
+    func = startKernel(name, params, plan.threads);
+    buildSegments(0, updates.size());
+    gpu::ReturnOp::create(b);
+  }
+
+private:
+  /// Updates [first, last): the block finds its own by bisecting the
+  /// segments' first blocks (uniform per block: no divergence).
+  void buildSegments(size_t first, size_t last) {
+    if (last - first == 1) {
+      buildUpdate(first);
+      return;
     }
-    gpu::GPUFuncOp func = startKernel(name, params, plan.threads);
-    ElementwiseEmitter emitter(b, inputs, plan.width);
-    for (auto [i, operand] : llvm::enumerate(operands))
-      emitter.setMemRef(operand, func.getArgument(i));
+    size_t middle = first + (last - first) / 2;
+    auto branch =
+        scf::IfOp::create(b, less(blockX, plan.segments[middle].firstBlock),
+                          /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard insertion(b);
+    b.setInsertionPointToStart(branch.thenBlock());
+    buildSegments(first, middle);
+    b.setInsertionPointToStart(branch.elseBlock());
+    buildSegments(middle, last);
+  }
+
+  /// One vector of `width` elements per thread of update `index`'s blocks.
+  void buildUpdate(size_t index) {
+    AdamWOp adamw = updates[index];
+    const AdamWKernelPlan::Segment &segment = plan.segments[index];
+    SmallVector<KernelInput, 5> inputs;
+    for (Value operand : adamw->getOperands())
+      inputs.push_back({operand, AccessPattern::Full, 1});
+    ElementwiseEmitter emitter(b, inputs, segment.width);
+    auto memrefOf = [&](Value value) {
+      return func.getArgument(llvm::find(parameters, value) -
+                              parameters.begin());
+    };
+    for (Value operand : adamw->getOperands())
+      emitter.setMemRef(operand, memrefOf(operand));
     // Each result is written where its operand was read.
     Value master = adamw.getMaster();
-    emitter.setMemRef(adamw.getNewParam(), func.getArgument(0));
-    emitter.setMemRef(adamw.getNewExpAvg(), func.getArgument(2));
-    emitter.setMemRef(adamw.getNewExpAvgSq(), func.getArgument(3));
+    emitter.setMemRef(adamw.getNewParam(), memrefOf(adamw.getParam()));
+    emitter.setMemRef(adamw.getNewExpAvg(), memrefOf(adamw.getExpAvg()));
+    emitter.setMemRef(adamw.getNewExpAvgSq(), memrefOf(adamw.getExpAvgSq()));
     if (master)
-      emitter.setMemRef(adamw.getNewMaster(), func.getArgument(4));
+      emitter.setMemRef(adamw.getNewMaster(), memrefOf(master));
 
     double lr = adamw.getLr().convertToDouble();
     double beta1 = adamw.getBeta1().convertToDouble();
@@ -612,15 +643,17 @@ public:
     double step = static_cast<double>(adamw.getStep());
     // The bias corrections, as the reference computes them (in double).
     double c1 = 1.0 - std::pow(beta1, step), c2 = 1.0 - std::pow(beta2, step);
-    Value vectorIndex = add(mul(blockX, plan.threads), threadId);
-    guarded(less(vectorIndex, plan.elements / plan.width), [&] {
-      Value flat = mul(vectorIndex, plan.width);
+    Value localBlock =
+        arith::SubIOp::create(b, blockX, idx(segment.firstBlock));
+    Value vectorIndex = add(mul(localBlock, plan.threads), threadId);
+    guarded(less(vectorIndex, segment.elements / segment.width), [&] {
+      Value flat = mul(vectorIndex, segment.width);
       Lanes p = emitter.loadInput(inputs[master ? 4 : 0], flat);
       Lanes g = emitter.loadInput(inputs[1], flat);
       Lanes m = emitter.loadInput(inputs[2], flat);
       Lanes v = emitter.loadInput(inputs[3], flat);
       Lanes newP, newM, newV;
-      for (int64_t lane = 0; lane < plan.width; ++lane) {
+      for (int64_t lane = 0; lane < segment.width; ++lane) {
         auto mulf = [&](Value x, double c) {
           return Value(arith::MulFOp::create(b, x, f32(c)));
         };
@@ -649,13 +682,12 @@ public:
       if (master)
         emitter.storeOutput(adamw.getNewMaster(), newP, flat);
     });
-    gpu::ReturnOp::create(b);
   }
 
-private:
-  AdamWOp adamw;
-  const FlatKernelPlan &plan;
-  SmallVector<KernelInput, 5> inputs;
+  ArrayRef<AdamWOp> updates;
+  ValueRange parameters;
+  const AdamWKernelPlan &plan;
+  gpu::GPUFuncOp func;
 };
 //===----------------------------------------------------------------------===//
 // Embedding gradient
@@ -1373,7 +1405,9 @@ std::string memwall::whyNoAdamWKernel(AdamWOp adamw) {
   for (Value state : adamw->getOperands()) {
     if (state == adamw.getGrad())
       continue;
-    if (!isa<BlockArgument>(state))
+    auto argument = dyn_cast<BlockArgument>(getValueOutsideFusions(state));
+    if (!argument || !isa_and_nonnull<FunctionOpInterface>(
+                         argument.getOwner()->getParentOp()))
       return "codegen updates AdamW's param, moments and master weights in "
              "place, so each must be a function argument";
   }
@@ -1382,14 +1416,25 @@ std::string memwall::whyNoAdamWKernel(AdamWOp adamw) {
   return "";
 }
 
-FlatKernelPlan memwall::planAdamWKernel(AdamWOp adamw) {
-  int64_t elements = tensorTypeOf(adamw.getParam()).getNumElements();
-  return planFlat(elements, vectorWidthFor(adamw->getOperands(), elements));
+AdamWKernelPlan memwall::planAdamWKernel(ArrayRef<AdamWOp> updates) {
+  AdamWKernelPlan plan;
+  int64_t blocks = 0;
+  for (AdamWOp adamw : updates) {
+    int64_t elements = tensorTypeOf(adamw.getParam()).getNumElements();
+    FlatKernelPlan flat =
+        planFlat(elements, vectorWidthFor(adamw->getOperands(), elements));
+    plan.threads = flat.threads;
+    plan.segments.push_back({elements, flat.width, blocks, flat.grid[0]});
+    blocks += flat.grid[0];
+  }
+  plan.grid[0] = blocks;
+  return plan;
 }
 
 void memwall::emitAdamWKernel(gpu::GPUModuleOp gpuModule, StringRef name,
-                              AdamWOp adamw, const FlatKernelPlan &plan) {
-  AdamWBuilder(gpuModule, adamw, plan).build(name);
+                              ArrayRef<AdamWOp> updates, ValueRange parameters,
+                              const AdamWKernelPlan &plan) {
+  AdamWBuilder(gpuModule, updates, parameters, plan).build(name);
 }
 
 EmbeddingGradPlan memwall::planEmbeddingGradKernel(EmbeddingGradOp op) {

@@ -41,7 +41,7 @@
 namespace memwall {
 
 /// One vector of `width` elements per thread over a flat iteration space
-/// (fill, adamw).
+/// (fill).
 struct FlatKernelPlan {
   int64_t elements = 0;
   int64_t width = 1;
@@ -112,11 +112,24 @@ void emitNormGradKernel(mlir::gpu::GPUModuleOp gpuModule, llvm::StringRef name,
 /// place, so param, exp_avg, exp_avg_sq and master must be function
 /// arguments (buffers the step owns for good).
 std::string whyNoAdamWKernel(AdamWOp adamw);
-FlatKernelPlan planAdamWKernel(AdamWOp adamw);
-/// Parameters: param, grad, exp_avg, exp_avg_sq and master if any; the
-/// kernel writes param, the moments and master where it read them.
+/// AdamW over one or more parameters in one launch (one update, or a
+/// horizontal fusion's): update `u` owns blocks [firstBlock, firstBlock +
+/// blocks) of grid.x, each thread one vector of `width` of its elements.
+struct AdamWKernelPlan {
+  struct Segment {
+    int64_t elements = 0, width = 1, firstBlock = 0, blocks = 0;
+  };
+  llvm::SmallVector<Segment> segments;
+  int64_t threads = 256;
+  std::array<int64_t, 3> grid{1, 1, 1};
+};
+AdamWKernelPlan planAdamWKernel(llvm::ArrayRef<AdamWOp> updates);
+/// Parameters: `parameters` (the values the updates read: an update's
+/// operands, or a horizontal fusion's body arguments), in order; the kernel
+/// writes each param, its moments and master where it read them.
 void emitAdamWKernel(mlir::gpu::GPUModuleOp gpuModule, llvm::StringRef name,
-                     AdamWOp adamw, const FlatKernelPlan &plan);
+                     llvm::ArrayRef<AdamWOp> updates,
+                     mlir::ValueRange parameters, const AdamWKernelPlan &plan);
 
 /// embedding_grad, deterministic: block `b` owns table rows
 /// [b·rowsPerBlock, (b+1)·rowsPerBlock) and walks every position in order,

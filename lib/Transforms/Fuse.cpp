@@ -16,6 +16,7 @@
 #include "memwall/Analysis/FusionCost.h"
 #include "memwall/Analysis/MemoryAnalysis.h"
 #include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
+#include "memwall/Transforms/OutlineKernel.h"
 #include "memwall/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -439,45 +440,8 @@ private:
       FailureOr<KernelAnalysis> kernel = analyzeKernel(group.ops, target);
       if (failed(kernel))
         continue;
-      KernelAnalysis &analysis = *kernel;
-      SmallVector<Value> inputs;
-      for (const KernelInput &input : analysis.inputs)
-        inputs.push_back(input.value);
-      // The cache of an in-place KV-cache append is no kernel input (the
-      // kernel writes into its buffer), but the fusion's append reads it.
-      for (Operation *op : group.ops)
-        if (auto append = dyn_cast<KVCacheAppendOp>(op))
-          if (!llvm::is_contained(inputs, append.getCache()))
-            inputs.push_back(append.getCache());
-      SmallVector<Type> resultTypes;
-      for (Value output : analysis.outputs)
-        resultTypes.push_back(output.getType());
-      SmallVector<Location> locs;
-      for (Operation *op : group.ops)
-        locs.push_back(op->getLoc());
-      MLIRContext *ctx = block.getParentOp()->getContext();
-      OpBuilder builder(group.ops.back());
-      auto fusion = FusionOp::create(builder, FusedLoc::get(ctx, locs),
-                                     analysis.kind, inputs, resultTypes);
-      // Groups never span phases: the kernel keeps its ops' phase.
-      if (Attribute phase =
-              group.ops.front()->getAttr(MemWallDialect::kPhaseAttrName))
-        fusion->setAttr(MemWallDialect::kPhaseAttrName, phase);
-      IRMapping mapping;
-      mapping.map(inputs, fusion.getBodyBlock().getArguments());
-      builder.setInsertionPointToStart(&fusion.getBodyBlock());
-      for (Operation *op : group.ops)
-        builder.clone(*op, mapping);
-      SmallVector<Value> yielded;
-      for (Value output : analysis.outputs)
-        yielded.push_back(mapping.lookup(output));
-      YieldOp::create(builder, fusion.getLoc(), yielded);
-      for (auto [output, result] :
-           llvm::zip_equal(analysis.outputs, fusion.getResults()))
-        output.replaceAllUsesWith(result);
+      outlineKernel(*kernel);
       counts.opsFused += group.ops.size();
-      for (Operation *op : llvm::reverse(group.ops))
-        op->erase();
       ++counts.kernelsFormed;
     }
     // Users of an early result placed between the fused ops now precede

@@ -147,7 +147,7 @@ void sinkBackwardProducers(Block *body) {
     // Nor past an update in place of what it reads (adamw of a weight).
     for (Value operand : op->getOperands())
       for (Operation *user : operand.getUsers())
-        if (isa<AdamWOp>(user) && user->getBlock() == body &&
+        if (!getOptimizerUpdates(user).empty() && user->getBlock() == body &&
             op->isBeforeInBlock(user) &&
             (!firstReader || user->isBeforeInBlock(firstReader)))
           firstReader = user;

@@ -235,3 +235,15 @@ func.func @three_ropes(%x: tensor<1x2x16x64xbf16>, %p: tensor<16xi64>) -> tensor
   }
   return %0 : tensor<1x2x16x64xbf16>
 }
+
+// -----
+
+func.func @horizontal_non_update(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = memwall.fusion horizontal (%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    // expected-error @below {{cannot be fused into a horizontal fusion: only AdamW updates run there}}
+    %1 = memwall.relu %a : tensor<4x8xf32>
+    memwall.yield %1 : tensor<4x8xf32>
+  }
+  return %0 : tensor<4x8xf32>
+}

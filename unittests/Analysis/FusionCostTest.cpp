@@ -866,3 +866,66 @@ TEST_F(FusionCostTest, QAndKRopesShareOneKernelThroughTheirHeadsSplits) {
   EXPECT_TRUE(failed(analyzeKernel(apart, target, &why)));
   EXPECT_NE(why.find("the two differ"), std::string::npos) << why;
 }
+
+TEST_F(FusionCostTest, AdamWUpdatesShareOneLaunchAndItsParameterSpace) {
+  SmallVector<Operation *> ops = parseOps(
+      "%p: tensor<1024xbf16>, %g: tensor<1024xbf16>, %m: tensor<1024xf32>, "
+      "%v: tensor<1024xf32>, %w: tensor<1024xf32>, %q: tensor<512xf32>, "
+      "%h: tensor<512xf32>, %n: tensor<512xf32>, %u: tensor<512xf32>",
+      "%0:4 = memwall.adamw %p, %g, %m, %v master %w lr 1.0e-03 : "
+      "(tensor<1024xbf16>, tensor<1024xbf16>, tensor<1024xf32>, "
+      "tensor<1024xf32>, tensor<1024xf32>) -> (tensor<1024xbf16>, "
+      "tensor<1024xf32>, tensor<1024xf32>, tensor<1024xf32>)\n"
+      "%1:3 = memwall.adamw %q, %h, %n, %u lr 1.0e-03 : (tensor<512xf32>, "
+      "tensor<512xf32>, tensor<512xf32>, tensor<512xf32>) -> "
+      "(tensor<512xf32>, tensor<512xf32>, tensor<512xf32>)");
+  FailureOr<KernelAnalysis> kernel = analyzeKernel(ops, target);
+  ASSERT_TRUE(succeeded(kernel));
+  EXPECT_EQ(kernel->kind, FusionKind::Horizontal);
+  EXPECT_EQ(kernel->inputs.size(), 9u);
+  EXPECT_EQ(kernel->outputs.size(), 7u);
+  // Read: 1024 x (2 + 2 + 4 + 4 + 4) and 512 x 4 x 4; written: 1024 x (2 +
+  // 4 + 4 + 4) and 512 x 3 x 4. 16 FLOPs per parameter.
+  EXPECT_EQ(kernel->bytesRead, 16384 + 8192);
+  EXPECT_EQ(kernel->bytesWritten, 14336 + 6144);
+  EXPECT_EQ(kernel->flops, 16 * 1536);
+  // One launch for both, the traffic at the full bandwidth.
+  double compute = 16 * 1536 / 10e12;
+  double memory = (24576 + 20480) / 1e12;
+  EXPECT_NEAR(kernel->timeSeconds,
+              std::pow(std::pow(compute, 4) + std::pow(memory, 4), 0.25) + 2e-6,
+              1e-15);
+}
+
+TEST_F(FusionCostTest, AdamWUpdatesBeyondTheLaunchsParameterSpaceAreRefused) {
+  // With master weights an update takes 5 buffers, 40 bytes of pointers:
+  // 102 fit in 4096 bytes (4080), 103 (4120) do not.
+  auto updates = [&](int count) {
+    std::string args, body;
+    for (int i = 0; i < count; ++i) {
+      for (StringRef name : {"p", "g"})
+        args += llvm::formatv("%{0}{1}: tensor<64xbf16>, ", name, i).str();
+      for (StringRef name : {"m", "v", "w"})
+        args += llvm::formatv("%{0}{1}: tensor<64xf32>, ", name, i).str();
+      body += llvm::formatv(
+                  "%r{0}:4 = memwall.adamw %p{0}, %g{0}, %m{0}, %v{0} master "
+                  "%w{0} lr 1.0e-03 : (tensor<64xbf16>, tensor<64xbf16>, "
+                  "tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> "
+                  "(tensor<64xbf16>, tensor<64xf32>, tensor<64xf32>, "
+                  "tensor<64xf32>)\n",
+                  i)
+                  .str();
+    }
+    args.resize(args.size() - 2);
+    return parseOps(args, body);
+  };
+  SmallVector<Operation *> fitting = updates(102);
+  FailureOr<KernelAnalysis> kernel = analyzeKernel(fitting, target);
+  ASSERT_TRUE(succeeded(kernel));
+  EXPECT_EQ(kernel->inputs.size(), 510u);
+  std::string whyNot;
+  SmallVector<Operation *> tooMany = updates(103);
+  EXPECT_TRUE(failed(analyzeKernel(tooMany, target, &whyNot)));
+  EXPECT_EQ(whyNot, "its 515 buffers take 4120 bytes of kernel parameters, "
+                    "more than the 4096 a launch has");
+}

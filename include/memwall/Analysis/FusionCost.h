@@ -309,6 +309,12 @@ struct KernelAnalysis {
   double timeSeconds = 0;
 };
 
+/// The kernel parameter space every CUDA launch has (4 KiB; larger only
+/// with CUDA 12.1+ on Volta and newer), and what one buffer takes of it (a
+/// bare pointer: kernels use the bare-pointer calling convention).
+inline constexpr int64_t kMaxKernelParameterBytes = 4096;
+inline constexpr int64_t kKernelPointerParameterBytes = 8;
+
 /// Maximum registers per thread before the kernel spills (sm_80 / sm_90).
 inline constexpr int64_t kMaxRegistersPerThread = 255;
 

@@ -228,6 +228,35 @@ def Fuse : Pass<"memwall-fuse", "mlir::func::FuncOp"> {
   let dependentDialects = ["::memwall::MemWallDialect"];
 }
 
+def FuseHorizontal : Pass<"memwall-fuse-horizontal", "mlir::func::FuncOp"> {
+  let summary = "Run short AdamW updates as multi-tensor launches";
+  let description = [{
+    Horizontal fusion (XLA's horizontal loop fusion, PyTorch's fused
+    AdamW): each `memwall.adamw` whose predicted work (compute or memory) is
+    shorter than the target's launch cost (a bias's, a norm weight's) joins
+    the open group, in program order, into one `memwall.fusion horizontal`
+    that runs at the group's last update: while one launch's 4 KiB of kernel
+    parameters hold the group's buffers, and while the gradients the group
+    carries to its last update keep every other step within the function's
+    peak (`StepMemory`, docs/fusion.md "Lifetimes"); otherwise the update
+    opens the next group. Updates that cover their launch stay where their
+    gradient completes, so that it dies there (docs/autodiff.md).
+
+    It runs after `memwall-remat` (the `memwall-default` pipeline runs it
+    with `fuse`; memwall-compile after memwall-fuse): the peak it keeps is
+    the one the recomputation plan reached. docs/fusion.md, "Multi-tensor
+    AdamW".
+  }];
+  let statistics = [
+    Statistic<"numKernelsFormed", "kernels-formed",
+              "Multi-tensor AdamW kernels formed">,
+    Statistic<"numUpdatesFused", "updates-fused",
+              "AdamW updates moved into multi-tensor kernels">,
+    Statistic<"numGroupsEndedForMemory", "groups-ended-for-memory",
+              "Groups ended because carrying a gradient would raise the peak">
+  ];
+}
+
 def FuseLinearCrossEntropy
     : Pass<"memwall-fuse-linear-cross-entropy", "mlir::func::FuncOp"> {
   let summary = "Compute a language-model head and its loss without the "

@@ -38,6 +38,16 @@ LogicalResult FusionOp::verify() {
   auto yield = cast<YieldOp>(block.getTerminator());
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError("yielded types must be the result types");
+  // Independent AdamW updates, one multi-tensor launch.
+  if (getKind() == FusionKind::Horizontal) {
+    for (Operation &op : block.without_terminator())
+      if (!isa<AdamWOp>(op))
+        return op.emitOpError("cannot be fused into a horizontal fusion: "
+                              "only AdamW updates run there");
+    if (block.without_terminator().empty())
+      return emitOpError("body has no ops");
+    return success();
+  }
   // Attention, its backward, or one or two ropes, with the views of their
   // operands and results (memwall::matchAttentionViews,
   // matchAttentionGradViews and matchRopeViews say which views they can
@@ -166,6 +176,7 @@ LogicalResult FusionOp::verify() {
   case FusionKind::Attention:
   case FusionKind::AttentionGrad:
   case FusionKind::Rope:
+  case FusionKind::Horizontal:
     llvm_unreachable("verified above");
   }
   return success();
@@ -174,6 +185,22 @@ LogicalResult FusionOp::verify() {
 LogicalResult FusionOp::buildVJP(VJPBuilder &, ValueRange) {
   return VJPBuilder::notDifferentiable(
       *this, "run memwall-autodiff before memwall-fuse");
+}
+
+/// The input whose buffer result `resultNumber` reuses: the one the body
+/// op yielding it updates in place (AdamW, a KV-cache append), if any.
+Value FusionOp::getAliasedOperand(unsigned resultNumber) {
+  Value yielded = getBodyBlock().getTerminator()->getOperand(resultNumber);
+  auto made = dyn_cast<OpResult>(yielded);
+  // Not a view or a cast of an input: the kernel writes those out whole.
+  if (!made || !isa<AdamWOp, KVCacheAppendOp>(made.getOwner()))
+    return {};
+  auto aliasing = cast<AliasingOpInterface>(made.getOwner());
+  auto updated = dyn_cast_or_null<BlockArgument>(
+      aliasing.getAliasedOperand(made.getResultNumber()));
+  if (!updated || updated.getOwner() != &getBodyBlock())
+    return {};
+  return getInputs()[updated.getArgNumber()];
 }
 
 unsigned FusionOp::getNumUnfusedKernels() {
@@ -209,4 +236,24 @@ MathPrecision FusionOp::getMathPrecision() {
     if (auto matmul = dyn_cast<MatmulOp>(op))
       return matmul.getMathPrecision();
   return MathPrecision::FP32;
+}
+
+SmallVector<AdamWOp> memwall::getOptimizerUpdates(Operation *op) {
+  if (auto adamw = dyn_cast<AdamWOp>(op))
+    return {adamw};
+  auto fusion = dyn_cast<FusionOp>(op);
+  if (!fusion || fusion.getKind() != FusionKind::Horizontal)
+    return {};
+  return SmallVector<AdamWOp>(fusion.getBodyBlock().getOps<AdamWOp>());
+}
+
+Value memwall::getValueOutsideFusions(Value value) {
+  while (auto argument = dyn_cast<BlockArgument>(value)) {
+    auto fusion =
+        dyn_cast_or_null<FusionOp>(argument.getOwner()->getParentOp());
+    if (!fusion)
+      break;
+    value = fusion->getOperand(argument.getArgNumber());
+  }
+  return value;
 }

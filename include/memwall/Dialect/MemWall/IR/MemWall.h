@@ -196,6 +196,12 @@ bool isDequantizeAtUse(DequantizeOp dequantize);
 /// Bytes a GEMM reads for `operand`: when a dequantize at use made it, the
 /// quantized bytes plus the scales, else the operand's own bytes.
 int64_t getGemmOperandBytes(mlir::Value operand);
+/// The AdamW updates `op` runs: itself, or the body of a horizontal fusion
+/// (one multi-tensor launch); none for any other op.
+llvm::SmallVector<AdamWOp> getOptimizerUpdates(mlir::Operation *op);
+/// What `value` names outside fusions: a fusion body's argument is the
+/// fusion's operand.
+mlir::Value getValueOutsideFusions(mlir::Value value);
 } // namespace memwall
 
 #endif // MEMWALL_DIALECT_MEMWALL_IR_MEMWALL_H

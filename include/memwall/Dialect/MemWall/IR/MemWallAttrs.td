@@ -64,7 +64,8 @@ def MemWall_FusionKind : I32EnumAttr<"FusionKind", "kind of fused kernel", [
       I32EnumAttrCase<"Gemm", 3, "gemm">,
       I32EnumAttrCase<"Attention", 4, "attention">,
       I32EnumAttrCase<"Rope", 5, "rope">,
-      I32EnumAttrCase<"AttentionGrad", 6, "attention_grad">
+      I32EnumAttrCase<"AttentionGrad", 6, "attention_grad">,
+      I32EnumAttrCase<"Horizontal", 7, "horizontal">
     ]> {
   let cppNamespace = "::memwall";
 }

@@ -1186,7 +1186,7 @@ def MemWall_AdamWOp : MemWall_Op<"adamw", [MemWall_Aliasing]> {
 
 def MemWall_FusionOp : MemWall_Op<"fusion",
     [IsolatedFromAbove, SingleBlockImplicitTerminator<"YieldOp">,
-     MemWall_VJP],
+     MemWall_VJP, MemWall_Aliasing],
     ["getBytesRead", "getBytesWritten", "getMathPrecision"]> {
   let summary = "ops that run as one kernel";
   let description = [{
@@ -1203,6 +1203,12 @@ def MemWall_FusionOp : MemWall_Op<"fusion",
     - `matmul_epilogue`: one matmul with what cuBLASLt applies after it
       (bias, relu or tanh-GELU, or a residual add), or sibling matmuls of one
       lhs as one strided-batched cuBLASLt call;
+    - `horizontal`: independent AdamW updates as one multi-tensor launch
+      (each CTA updates a slice of one parameter), as XLA's horizontal loop
+      fusion and PyTorch's fused AdamW do.
+
+    A result that a body op updates in place (AdamW's states, a KV-cache
+    append) reuses the buffer of the input it updates.
 
     Its cost is the fused kernel's: the body's FLOPs, the inputs' bytes read
     once and the results' bytes written once.
