@@ -20,6 +20,7 @@
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace mlir;
 using namespace memwall;
@@ -93,7 +94,14 @@ static RopeViews ropeViewsOf(RopeOp rope) {
 }
 
 bool memwall::isLayoutOp(Operation *op) {
-  return isa<TransposeOp, SliceOp, EmbeddingOp, RopeOp, KVCacheAppendOp>(op);
+  return isa<TransposeOp, SliceOp, EmbeddingOp, RopeOp, KVCacheAppendOp, PadOp,
+             ConcatOp>(op);
+}
+
+/// concat's axis, counted from the front.
+static int64_t concatAxis(ConcatOp concat) {
+  int64_t axis = concat.getAxis();
+  return axis < 0 ? axis + concat.getType().getRank() : axis;
 }
 
 bool memwall::appendsInPlace(Operation *op) {
@@ -145,6 +153,22 @@ LayoutKernelPlan memwall::planLayoutKernel(Operation *op) {
       return llvm::all_of(ArrayRef(gather->coefficients).drop_back(),
                           [&](int64_t c) { return c % w == 0; });
     }
+    // A vector of pad's output lies wholly inside the input or wholly in
+    // the padding when the innermost padding and input are whole vectors;
+    // one of concat's, in one input when each input's run along the last
+    // axis is.
+    if (auto pad = dyn_cast<PadOp>(op))
+      return pad.getLow().back() % w == 0 &&
+             pad.getInput().getType().getShape().back() % w == 0;
+    if (auto concat = dyn_cast<ConcatOp>(op))
+      return concatAxis(concat) != concat.getType().getRank() - 1 ||
+             llvm::all_of(concat.getInputs(), [&](Value input) {
+               return cast<RankedTensorType>(input.getType())
+                              .getShape()
+                              .back() %
+                          w ==
+                      0;
+             });
     // embedding and kv_cache_append copy whole rows of `inner` elements.
     return isa<EmbeddingOp, KVCacheAppendOp>(op);
   };
@@ -267,6 +291,10 @@ public:
       value = load(
           input, arith::AddIOp::create(
                      b, arith::MulIOp::create(b, id, idx(rowLength)), column));
+    } else if (auto pad = dyn_cast<PadOp>(op)) {
+      value = padElements(pad, input, outFlat);
+    } else if (auto concat = dyn_cast<ConcatOp>(op)) {
+      value = concatElements(concat, entry.getArguments().drop_back(), outFlat);
     } else if (appendsInPlace(op)) {
       value = load(input, outFlat);
       outFlat = appendedAt(cast<KVCacheAppendOp>(op), outFlat);
@@ -309,6 +337,87 @@ private:
     Type element = cast<MemRefType>(memref.getType()).getElementType();
     return alignedVectorLoad(b, VectorType::get({plan.width}, element), memref,
                              at);
+  }
+
+  /// The type `load` returns for elements of `element` type.
+  Type loadedType(Type element) {
+    return plan.width == 1 ? element
+                           : Type(VectorType::get({plan.width}, element));
+  }
+
+  /// Output elements `outFlat..` of pad: the input's where every index lies
+  /// in [low, low + input size), else zero.
+  Value padElements(PadOp pad, Value input, Value outFlat) {
+    ArrayRef<int64_t> inShape = pad.getInput().getType().getShape();
+    ArrayRef<int64_t> low = pad.getLow();
+    SmallVector<Value> index = multiIndex(outFlat, pad.getType().getShape());
+    SmallVector<int64_t> inStrides = computeStrides(inShape);
+    Value inside, at = idx(0);
+    for (auto [i, size] : llvm::enumerate(inShape)) {
+      // index - low < size, unsigned: below low wraps around.
+      Value shifted = arith::SubIOp::create(b, index[i], idx(low[i]));
+      Value within = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                           shifted, idx(size));
+      inside = inside ? arith::AndIOp::create(b, inside, within) : within;
+      at = arith::AddIOp::create(
+          b, at, arith::MulIOp::create(b, shifted, idx(inStrides[i])));
+    }
+    Type element = pad.getType().getElementType();
+    Type type = loadedType(element);
+    if (!inside)
+      return load(input, at); // rank 0: nothing to pad
+    auto branch = scf::IfOp::create(b, type, inside, /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(branch.thenBlock());
+    scf::YieldOp::create(b, load(input, at));
+    b.setInsertionPointToStart(branch.elseBlock());
+    Value zero = arith::ConstantOp::create(b, b.getZeroAttr(element));
+    if (plan.width > 1)
+      zero = vector::BroadcastOp::create(b, type, zero);
+    scf::YieldOp::create(b, zero);
+    return branch.getResult(0);
+  }
+
+  /// Output elements `outFlat..` of concat: input k's where the axis index
+  /// lies in its run [offset_k, offset_k + size_k), found by bisection.
+  Value concatElements(ConcatOp concat, ValueRange inputs, Value outFlat) {
+    int64_t axis = concatAxis(concat);
+    SmallVector<Value> index = multiIndex(outFlat, concat.getType().getShape());
+    SmallVector<int64_t> offsets{0};
+    for (Value input : concat.getInputs())
+      offsets.push_back(
+          offsets.back() +
+          cast<RankedTensorType>(input.getType()).getDimSize(axis));
+    Type type = loadedType(concat.getType().getElementType());
+    std::function<Value(size_t, size_t)> select = [&](size_t first,
+                                                      size_t last) -> Value {
+      if (last - first == 1) {
+        auto shape = cast<RankedTensorType>(concat.getInputs()[first].getType())
+                         .getShape();
+        SmallVector<int64_t> strides = computeStrides(shape);
+        Value at = idx(0);
+        for (auto [i, stride] : llvm::enumerate(strides)) {
+          Value coordinate = static_cast<int64_t>(i) == axis
+                                 ? Value(arith::SubIOp::create(
+                                       b, index[i], idx(offsets[first])))
+                                 : index[i];
+          at = arith::AddIOp::create(
+              b, at, arith::MulIOp::create(b, coordinate, idx(stride)));
+        }
+        return load(inputs[first], at);
+      }
+      size_t middle = first + (last - first) / 2;
+      Value before = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                           index[axis], idx(offsets[middle]));
+      auto branch = scf::IfOp::create(b, type, before, /*withElse=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(branch.thenBlock());
+      scf::YieldOp::create(b, select(first, middle));
+      b.setInsertionPointToStart(branch.elseBlock());
+      scf::YieldOp::create(b, select(middle, last));
+      return branch.getResult(0);
+    };
+    return select(0, inputs.size());
   }
 
   /// Where element `updateFlat` of an in-place append's update lands in the

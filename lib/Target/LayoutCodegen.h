@@ -8,7 +8,8 @@
 //===----------------------------------------------------------------------===//
 //
 // Kernels for the ops that move data rather than compute on it: transpose,
-// slice, embedding (a row gather) and rope (a rotation of feature pairs).
+// slice, pad, concat, embedding (a row gather) and rope (a rotation of
+// feature pairs).
 // One thread per `width` consecutive output elements: 16-byte vectors when
 // the innermost dimension is contiguous in the input and stays aligned,
 // else single elements. docs/codegen.md, "Data-movement kernels".

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Prints a function of COUNT independent AdamW updates of 64-element bf16
 weights with fp32 master weights (five buffers each), for
 fuse-horizontal.mlir."""
