@@ -105,7 +105,7 @@ private:
       return configureColumnReduction(reduce);
     if (isa<LayerNormGradOp, RmsNormGradOp>(op))
       return configureNormGrad(op);
-    if (auto adamw = dyn_cast<AdamWOp>(op))
+    if (isa<AdamWOp>(op))
       return configureAdamW(op);
     if (auto embeddingGrad = dyn_cast<EmbeddingGradOp>(op))
       return configureEmbeddingGrad(embeddingGrad);

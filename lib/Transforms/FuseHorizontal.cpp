@@ -64,9 +64,6 @@ struct FuseHorizontalPass
     if (failed(target))
       return signalPassFailure();
     MemoryLiveness liveness(function);
-    // Without a simulation (no steps) no gradient can be carried safely.
-    if (liveness.getFunction() != function)
-      return;
     StepMemory memory(liveness);
     SmallVector<SmallVector<Operation *>> groups;
     std::optional<size_t> open;
