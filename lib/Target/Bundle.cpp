@@ -368,10 +368,8 @@ memwall::referenceOutputNames(func::FuncOp function,
     auto yield = cast<YieldOp>(fusion.getBodyBlock().getTerminator());
     for (auto [yielded, result] :
          llvm::zip_equal(yield.getValues(), fusion.getResults()))
-      if (auto it = resultNames.find(yielded); it != resultNames.end()) {
-        std::string name = it->second;
-        resultNames[result] = std::move(name);
-      }
+      if (std::string name = resultNames.lookup(yielded); !name.empty())
+        resultNames[result] = name;
   });
   std::vector<std::string> names;
   for (Value value : ret.getOperands()) {

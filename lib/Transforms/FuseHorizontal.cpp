@@ -21,8 +21,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
-#include <optional>
-
 using namespace mlir;
 
 namespace memwall {
@@ -65,29 +63,28 @@ struct FuseHorizontalPass
       return signalPassFailure();
     MemoryLiveness liveness(function);
     StepMemory memory(liveness);
+    // The last group is the open one.
     SmallVector<SmallVector<Operation *>> groups;
-    std::optional<size_t> open;
     for (Operation &op : function.getBody().front().without_terminator()) {
       auto adamw = dyn_cast<AdamWOp>(&op);
       if (!adamw || !isLaunchBound(adamw, *target))
         continue;
-      if (open) {
-        SmallVector<Operation *> grown(groups[*open]);
+      if (!groups.empty()) {
+        SmallVector<Operation *> grown(groups.back());
         grown.push_back(adamw);
         // Time saved (one launch) is certain; legality (the launch's
         // parameters) and the peak decide.
         if (succeeded(analyzeKernel(grown, *target)) &&
-            !readBefore(groups[*open], adamw)) {
+            !readBefore(groups.back(), adamw)) {
           StepMemory::Merge merge = memory.plan(grown);
           if (memory.peakWith(merge) <= memory.getLimit()) {
             memory.apply(merge);
-            groups[*open] = std::move(grown);
+            groups.back() = std::move(grown);
             continue;
           }
           ++numGroupsEndedForMemory;
         }
       }
-      open = groups.size();
       groups.push_back({adamw});
     }
     for (ArrayRef<Operation *> group : groups) {
