@@ -1,4 +1,4 @@
-//===- ModelBuilder.cpp - memwall IR for GPT-2, Llama and BERT ------------===//
+//===- ModelBuilder.cpp - memwall IR for GPT-2, Llama, Qwen2 and BERT -----===//
 //
 // Part of memwall, under the Apache License v2.0 with LLVM Exceptions.
 // See the LICENSE file for license information.
@@ -102,18 +102,18 @@ private:
   Value mergeHeads(Value x, const Twine &name) {
     Value transposed = create<TransposeOp>(
         name + ".heads", x, builder.getDenseI64ArrayAttr({0, 2, 1, 3}));
-    return create<ReshapeOp>(
-        name + ".merge", transposed,
-        builder.getDenseI64ArrayAttr({config.batch, tokens, config.hidden}));
+    return create<ReshapeOp>(name + ".merge", transposed,
+                             builder.getDenseI64ArrayAttr(
+                                 {config.batch, tokens, config.queryWidth()}));
   }
 
-  /// Appends this step's keys or values to the layer's cache in decode mode.
-  Value withCache(Value kv, const Twine &name) {
+  /// Appends this step's keys or values to `layer`'s cache in decode mode.
+  Value withCache(Value kv, int64_t layer, const Twine &name) {
     if (mode != GenerationMode::Decode)
       return kv;
-    Value cache =
-        argument({config.batch, config.kvHeads, config.kvLen, config.headDim()},
-                 dtype, ArgKind::KVCache, name);
+    Value cache = argument({config.batch, config.kvHeads,
+                            config.cachedTokens(layer), config.headDim()},
+                           dtype, ArgKind::KVCache, name);
     Value appended = create<KVCacheAppendOp>(name + ".append", cache, kv);
     extraResults.push_back(appended);
     return appended;
@@ -187,8 +187,8 @@ SmallVector<Value> ModelBuilder::buildGPT2() {
       return splitHeads(slice, config.heads, attn + "." + name);
     };
     Value q = part(0, "q");
-    Value k = withCache(part(1, "k"), attn + ".k_cache");
-    Value v = withCache(part(2, "v"), attn + ".v_cache");
+    Value k = withCache(part(1, "k"), layer, attn + ".k_cache");
+    Value v = withCache(part(2, "v"), layer, attn + ".v_cache");
     Value o = mergeHeads(attention(q, k, v, Value(), true, attn), attn);
     o = dropout(linear(o, d, d, true, attn + ".proj"), attn + ".dropout");
     h = residual(h, o, attn + ".residual");
@@ -222,7 +222,7 @@ SmallVector<Value> ModelBuilder::buildGPT2() {
 
 SmallVector<Value> ModelBuilder::buildLlama() {
   int64_t d = config.hidden;
-  int64_t kvWidth = config.kvHeads * config.headDim();
+  int64_t qWidth = config.queryWidth(), kvWidth = config.kvWidth();
   Type i64 = builder.getI64Type();
   Value tokenIds = input({config.batch, tokens}, i64, "tokens");
   Value positions = input({tokens}, i64, "positions");
@@ -235,28 +235,29 @@ SmallVector<Value> ModelBuilder::buildLlama() {
     std::string prefix = "layers." + std::to_string(layer);
     std::string attn = prefix + ".attn";
     Value a = rmsNorm(h, prefix + ".attn_norm");
-    Value q = splitHeads(linear(a, d, d, false, attn + ".q"), config.heads,
-                         attn + ".q");
-    Value k = splitHeads(linear(a, d, kvWidth, false, attn + ".k"),
+    Value q = splitHeads(linear(a, d, qWidth, config.qkvBias, attn + ".q"),
+                         config.heads, attn + ".q");
+    Value k = splitHeads(linear(a, d, kvWidth, config.qkvBias, attn + ".k"),
                          config.kvHeads, attn + ".k");
-    Value v = splitHeads(linear(a, d, kvWidth, false, attn + ".v"),
+    Value v = splitHeads(linear(a, d, kvWidth, config.qkvBias, attn + ".v"),
                          config.kvHeads, attn + ".v");
     q = create<RopeOp>(attn + ".q.rope", q, positions, theta,
                        UnitAttr());
     k = create<RopeOp>(attn + ".k.rope", k, positions, theta,
                        UnitAttr());
-    k = withCache(k, attn + ".k_cache");
-    v = withCache(v, attn + ".v_cache");
+    k = withCache(k, layer, attn + ".k_cache");
+    v = withCache(v, layer, attn + ".v_cache");
     Value o = mergeHeads(attention(q, k, v, Value(), true, attn), attn);
-    o = dropout(linear(o, d, d, false, attn + ".o"), attn + ".dropout");
+    o = dropout(linear(o, qWidth, d, config.outputBias, attn + ".o"),
+                attn + ".dropout");
     h = residual(h, o, attn + ".residual");
 
     std::string mlp = prefix + ".mlp";
     Value m = rmsNorm(h, prefix + ".mlp_norm");
-    Value gate = linear(m, d, config.ffn, false, mlp + ".gate");
-    Value up = linear(m, d, config.ffn, false, mlp + ".up");
+    Value gate = linear(m, d, config.ffn, config.mlpBias, mlp + ".gate");
+    Value up = linear(m, d, config.ffn, config.mlpBias, mlp + ".up");
     m = create<SwigluOp>(mlp + ".swiglu", gate, up);
-    m = dropout(linear(m, config.ffn, d, false, mlp + ".down"),
+    m = dropout(linear(m, config.ffn, d, config.mlpBias, mlp + ".down"),
                 mlp + ".dropout");
     h = residual(h, m, mlp + ".residual");
   }
@@ -357,6 +358,7 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     results = buildGPT2();
     break;
   case ModelFamily::Llama:
+  case ModelFamily::Qwen2:
     results = buildLlama();
     break;
   case ModelFamily::BERT:

@@ -12,9 +12,12 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace memwall;
@@ -29,6 +32,8 @@ llvm::StringRef memwall::stringifyModelFamily(ModelFamily family) {
     return "gpt2";
   case ModelFamily::Llama:
     return "llama";
+  case ModelFamily::Qwen2:
+    return "qwen2";
   case ModelFamily::BERT:
     return "bert";
   }
@@ -36,11 +41,26 @@ llvm::StringRef memwall::stringifyModelFamily(ModelFamily family) {
 }
 
 std::optional<ModelFamily> memwall::symbolizeModelFamily(llvm::StringRef name) {
-  for (ModelFamily family :
-       {ModelFamily::GPT2, ModelFamily::Llama, ModelFamily::BERT})
+  for (ModelFamily family : {ModelFamily::GPT2, ModelFamily::Llama,
+                             ModelFamily::Qwen2, ModelFamily::BERT})
     if (name == stringifyModelFamily(family))
       return family;
   return std::nullopt;
+}
+
+bool memwall::isRotaryFamily(ModelFamily family) {
+  return family == ModelFamily::Llama || family == ModelFamily::Qwen2;
+}
+
+void memwall::applyFamilyDefaults(ModelConfig &config) {
+  ModelFamily family = config.family;
+  config.tieEmbeddings = !isRotaryFamily(family);
+  config.typeVocab = family == ModelFamily::BERT ? 2 : 0;
+  config.normEpsilon = family == ModelFamily::BERT    ? 1e-12
+                       : family == ModelFamily::Qwen2 ? 1e-6
+                                                      : 1e-5;
+  config.ropeTheta = family == ModelFamily::Qwen2 ? 1e6 : 10000.0;
+  config.qkvBias = family == ModelFamily::Qwen2;
 }
 
 llvm::StringRef memwall::stringifyGenerationMode(GenerationMode mode) {
@@ -78,6 +98,7 @@ struct Preset {
 
 // Sources: the Hugging Face config.json of each checkpoint (openai-community/
 // gpt2*, meta-llama/Llama-2-*-hf, meta-llama/Meta-Llama-3-8B,
+// mistralai/Mistral-7B-v0.3 (no sliding window), Qwen/Qwen2.5-7B-Instruct,
 // google-bert/bert-*-uncased) and Brown et al. 2020, Table 2.1 (GPT-3 175B).
 constexpr Preset kPresets[] = {
     {"gpt2", ModelFamily::GPT2, 12, 768, 12, 12, 3072, 50257, 1024, 1e-5, 0},
@@ -97,6 +118,10 @@ constexpr Preset kPresets[] = {
      1e-5, 10000},
     {"llama-3-8b", ModelFamily::Llama, 32, 4096, 32, 8, 14336, 128256, 8192,
      1e-5, 500000},
+    {"mistral-7b", ModelFamily::Llama, 32, 4096, 32, 8, 14336, 32768, 32768,
+     1e-5, 1e6},
+    {"qwen2.5-7b", ModelFamily::Qwen2, 28, 3584, 28, 4, 18944, 152064, 32768,
+     1e-6, 1e6},
     {"bert-base", ModelFamily::BERT, 12, 768, 12, 12, 3072, 30522, 512, 1e-12,
      0},
     {"bert-large", ModelFamily::BERT, 24, 1024, 16, 16, 4096, 30522, 512, 1e-12,
@@ -132,6 +157,7 @@ llvm::Expected<ModelConfig> memwall::lookupPreset(llvm::StringRef name) {
   ModelConfig config;
   config.name = preset->name.str();
   config.family = preset->family;
+  applyFamilyDefaults(config);
   config.layers = preset->layers;
   config.hidden = preset->hidden;
   config.heads = preset->heads;
@@ -141,8 +167,6 @@ llvm::Expected<ModelConfig> memwall::lookupPreset(llvm::StringRef name) {
   config.maxPositions = preset->maxPositions;
   config.normEpsilon = preset->normEpsilon;
   config.ropeTheta = preset->ropeTheta;
-  config.tieEmbeddings = preset->family != ModelFamily::Llama;
-  config.typeVocab = preset->family == ModelFamily::BERT ? 2 : 0;
   applyStepDefaults(config);
   return config;
 }
@@ -165,14 +189,186 @@ static ConfigFieldNames huggingFaceKeyNames(ModelFamily family) {
     names.layers = "\"num_hidden_layers\"";
     names.hidden = "\"hidden_size\"";
     names.heads = "\"num_attention_heads\"";
-    names.kvHeads = family == ModelFamily::Llama
-                        ? "\"num_key_value_heads\""
-                        : "\"num_attention_heads\"";
+    names.kvHeads = isRotaryFamily(family) ? "\"num_key_value_heads\""
+                                           : "\"num_attention_heads\"";
+    names.headDim = "\"head_dim\"";
+    names.slidingWindow = "\"sliding_window\"";
     names.ffn = "\"intermediate_size\"";
     names.maxPositions = "\"max_position_embeddings\"";
   }
   names.vocab = "\"vocab_size\"";
   return names;
+}
+
+/// Keys of a config.json that leave the computation as it is: token ids,
+/// labels, metadata, caching and output switches, initialization,
+/// tensor-parallel pretraining's slicing (the same products), the default
+/// dtype (memwall's is --dtype).
+static constexpr llvm::StringLiteral kNoEffectKeys[] = {
+    "_name_or_path",
+    "_attn_implementation_autoset",
+    "architectures",
+    "auto_map",
+    "bad_words_ids",
+    "bos_token_id",
+    "classifier_dropout",
+    "decoder_start_token_id",
+    "dtype",
+    "eos_token_id",
+    "finetuning_task",
+    "gradient_checkpointing",
+    "id2label",
+    "initializer_range",
+    "label2id",
+    "model_type",
+    "output_attentions",
+    "output_hidden_states",
+    "pad_token_id",
+    "pretraining_tp",
+    "problem_type",
+    "return_dict",
+    "sep_token_id",
+    "task_specific_params",
+    "tokenizer_class",
+    "torch_dtype",
+    "transformers_version",
+    "use_cache",
+};
+
+namespace {
+/// How memwall treats the keys of a config.json it does not read as sizes:
+/// keys that never change the model (ids, metadata, runtime switches); keys
+/// whose expected value is what memwall builds (warned about otherwise); and
+/// dropout rates, which matter only to a training step. Any other key is
+/// reported as unknown, since it may change the model.
+class ConfigFieldAudit {
+public:
+  ConfigFieldAudit(const llvm::json::Object &object, llvm::StringRef bufferName,
+                   ModelConfig &config)
+      : object(object), bufferName(bufferName), config(config) {}
+
+  /// Keys read into `config` or judged by the caller.
+  void handled(std::initializer_list<llvm::StringRef> keys) {
+    for (llvm::StringRef key : keys)
+      handledKeys.insert(key);
+  }
+
+  /// Warns unless `key` is absent or equals `expected` (a string, a
+  /// boolean or a number); `builds` says what memwall builds instead.
+  void expect(llvm::StringRef key, const llvm::json::Value &expected,
+              llvm::StringRef builds) {
+    handledKeys.insert(key);
+    const llvm::json::Value *value = object.get(key);
+    if (value && *value != expected)
+      warn(key, *value, builds);
+  }
+
+  /// A dropout rate: a warning for train mode when nonzero.
+  void dropout(llvm::StringRef key, llvm::StringRef where) {
+    handledKeys.insert(key);
+    const llvm::json::Value *value = object.get(key);
+    std::optional<double> rate = value ? value->getAsNumber() : std::nullopt;
+    if (!rate || *rate == 0)
+      return;
+    config.trainingWarnings.push_back(llvm::formatv(
+        "{0}: \"{1}\" is {2} ({3}); memwall-gen applies --dropout "
+        "(0 unless given) after the embeddings and each residual branch "
+        "instead, and no attention-probability dropout",
+        bufferName, key, show(*value), where));
+  }
+
+  void warn(llvm::StringRef key, const llvm::json::Value &value,
+            llvm::StringRef builds) {
+    config.warnings.push_back(llvm::formatv(
+        "{0}: \"{1}\" is {2}: {3}", bufferName, key, show(value), builds));
+  }
+
+  /// Warns about every key nobody handled.
+  void reportUnknownKeys() {
+    // The object is a DenseMap: sort for a stable order.
+    llvm::SmallVector<llvm::StringRef> unknown;
+    for (const auto &[key, value] : object)
+      if (!handledKeys.contains(key) &&
+          !llvm::is_contained(kNoEffectKeys, llvm::StringRef(key)))
+        unknown.push_back(key);
+    llvm::sort(unknown);
+    for (llvm::StringRef key : unknown)
+      config.warnings.push_back(llvm::formatv(
+          "{0}: \"{1}\" is {2}: memwall does not read it; if it changes the "
+          "model, the generated step is not that model",
+          bufferName, key, show(*object.get(key))));
+  }
+
+private:
+  /// A value as JSON, shortened to one readable line.
+  static std::string show(const llvm::json::Value &value) {
+    // JSON prints 17 digits (0.10000000000000001); a rate reads as written.
+    if (!value.getAsInteger())
+      if (std::optional<double> number = value.getAsNumber())
+        return llvm::formatv("{0}", llvm::format("%g", *number)).str();
+    std::string text = llvm::formatv("{0}", value).str();
+    constexpr size_t kMaxShown = 60;
+    if (text.size() > kMaxShown)
+      text = text.substr(0, kMaxShown - 3) + "...";
+    return text;
+  }
+
+  const llvm::json::Object &object;
+  llvm::StringRef bufferName;
+  ModelConfig &config;
+  llvm::StringSet<> handledKeys;
+};
+} // namespace
+
+/// Reads the keys of a Llama, Mistral or Qwen2 config.json past the sizes:
+/// grouped-query attention, norms, RoPE, tied head, head size, biases and
+/// sliding windows.
+static void readRotaryConfig(llvm::StringRef modelType,
+                             JSONObjectReader &reader, ConfigFieldAudit &audit,
+                             ModelConfig &config) {
+  config.kvHeads = config.heads;
+  reader.readInteger("num_key_value_heads", config.kvHeads, true);
+  reader.readNumber("rms_norm_eps", config.normEpsilon, true);
+  reader.readNumber("rope_theta", config.ropeTheta, true);
+  reader.readBoolean("tie_word_embeddings", config.tieEmbeddings);
+  audit.handled({"num_key_value_heads", "rms_norm_eps", "rope_theta",
+                 "tie_word_embeddings"});
+  // A head size other than hidden / heads (Mistral-Nemo, Qwen3): q and the
+  // attention output are heads * head_dim wide.
+  int64_t headDim = 0;
+  reader.readInteger("head_dim", headDim, true);
+  if (headDim && !(config.heads && config.hidden == config.heads * headDim))
+    config.explicitHeadDim = headDim;
+  // Llama's attention_bias puts biases on q, k, v and o; Qwen2 always has
+  // them on q, k and v only.
+  bool attentionBias = false;
+  reader.readBoolean("attention_bias", attentionBias);
+  config.qkvBias = attentionBias || config.family == ModelFamily::Qwen2;
+  config.outputBias = attentionBias;
+  reader.readBoolean("mlp_bias", config.mlpBias);
+  audit.handled({"head_dim", "attention_bias", "mlp_bias"});
+  // Mistral slides on every layer; Qwen2 only with use_sliding_window, from
+  // layer max_window_layers on.
+  bool slides = modelType == "mistral";
+  if (modelType == "qwen2") {
+    slides = false;
+    reader.readBoolean("use_sliding_window", slides);
+    reader.readInteger("max_window_layers", config.slidingWindowFirstLayer);
+  }
+  audit.handled({"use_sliding_window", "max_window_layers", "sliding_window"});
+  if (slides)
+    reader.readInteger("sliding_window", config.slidingWindow, true);
+  audit.expect("hidden_act", "silu", "memwall builds SiLU (SwiGLU) MLPs");
+  audit.expect("rope_scaling", nullptr,
+               "memwall ignores RoPE scaling (rotary frequencies are "
+               "unscaled: FLOPs and bytes are the same, values differ from "
+               "the model's beyond its original context)");
+  audit.expect("use_mrope", false,
+               "memwall builds one-dimensional rotary positions");
+  audit.expect("layer_types", nullptr,
+               "memwall reads sliding windows from sliding_window (and "
+               "Qwen2's use_sliding_window, max_window_layers) only");
+  audit.dropout("attention_dropout", "on the attention probabilities");
 }
 
 llvm::Expected<ModelConfig>
@@ -197,16 +393,19 @@ memwall::parseHuggingFaceConfig(llvm::StringRef jsonText,
 
   ModelConfig config;
   JSONObjectReader reader(*object, bufferName);
+  ConfigFieldAudit audit(*object, bufferName, config);
   // Reads required positive sizes, in order, into `fields`.
   auto sizes =
       [&](std::initializer_list<std::pair<llvm::StringRef, int64_t *>> fields) {
         for (const auto &[key, field] : fields) {
           reader.requireKeys({key});
           reader.readInteger(key, *field, /*positive=*/true);
+          audit.handled({key});
         }
       };
   if (*modelType == "gpt2") {
     config.family = ModelFamily::GPT2;
+    applyFamilyDefaults(config);
     sizes({{"n_layer", &config.layers},
            {"n_embd", &config.hidden},
            {"n_head", &config.heads},
@@ -216,55 +415,67 @@ memwall::parseHuggingFaceConfig(llvm::StringRef jsonText,
     reader.readInteger("n_inner", config.ffn, /*positive=*/true);
     reader.readNumber("layer_norm_epsilon", config.normEpsilon, true);
     config.kvHeads = config.heads;
-    config.tieEmbeddings = true;
-  } else if (llvm::is_contained({"llama", "mistral"}, *modelType)) {
-    config.family = ModelFamily::Llama;
+    // n_ctx is n_positions' old name; summary_* configure the
+    // double-heads model's classifier, which the LM does not have.
+    audit.handled({"n_inner", "layer_norm_epsilon", "n_ctx",
+                   "summary_activation", "summary_first_dropout",
+                   "summary_proj_to_labels", "summary_type",
+                   "summary_use_proj"});
+    audit.expect("activation_function", "gelu_new",
+                 "memwall builds GPT-2's tanh GELU (gelu_new)");
+    audit.expect("scale_attn_weights", true,
+                 "memwall scales attention scores by 1/sqrt(head size)");
+    audit.expect("scale_attn_by_inverse_layer_idx", false,
+                 "memwall does not scale scores by the layer index");
+    audit.expect("add_cross_attention", false,
+                 "memwall builds a decoder without cross-attention");
+    // Upcasting changes rounding, not the computation.
+    audit.handled({"reorder_and_upcast_attn"});
+    audit.dropout("resid_pdrop", "on each residual branch");
+    audit.dropout("embd_pdrop", "after the embeddings");
+    audit.dropout("attn_pdrop", "on the attention probabilities");
+  } else if (llvm::is_contained({"llama", "mistral", "qwen2"}, *modelType)) {
+    config.family =
+        *modelType == "qwen2" ? ModelFamily::Qwen2 : ModelFamily::Llama;
+    applyFamilyDefaults(config);
     sizes({{"num_hidden_layers", &config.layers},
            {"hidden_size", &config.hidden},
            {"num_attention_heads", &config.heads},
            {"intermediate_size", &config.ffn},
            {"vocab_size", &config.vocab},
            {"max_position_embeddings", &config.maxPositions}});
-    config.kvHeads = config.heads;
-    reader.readInteger("num_key_value_heads", config.kvHeads, true);
-    reader.readNumber("rms_norm_eps", config.normEpsilon, true);
-    reader.readNumber("rope_theta", config.ropeTheta, true);
-    reader.readBoolean("tie_word_embeddings", config.tieEmbeddings);
-    // Some derivatives decouple the head size from hidden / heads, or add
-    // biases to the projections; the builder has neither, so refuse rather
-    // than build the wrong model.
-    int64_t headDim = 0;
-    reader.readInteger("head_dim", headDim, true);
-    if (headDim && config.heads && config.hidden / config.heads != headDim)
-      reader.fail("head_dim", "must equal hidden_size / num_attention_heads "
-                              "(other head sizes are not supported)");
-    for (llvm::StringRef biasKey : {"attention_bias", "mlp_bias"}) {
-      bool hasBias = false;
-      reader.readBoolean(biasKey, hasBias);
-      if (hasBias)
-        reader.fail(biasKey, "must be false (projection biases are not "
-                             "supported)");
-    }
+    readRotaryConfig(*modelType, reader, audit, config);
   } else if (*modelType == "bert") {
     config.family = ModelFamily::BERT;
+    applyFamilyDefaults(config);
     sizes({{"num_hidden_layers", &config.layers},
            {"hidden_size", &config.hidden},
            {"num_attention_heads", &config.heads},
            {"intermediate_size", &config.ffn},
            {"vocab_size", &config.vocab},
            {"max_position_embeddings", &config.maxPositions}});
-    config.typeVocab = 2;
     reader.readInteger("type_vocab_size", config.typeVocab, true);
-    config.normEpsilon = 1e-12;
     reader.readNumber("layer_norm_eps", config.normEpsilon, true);
+    audit.handled({"type_vocab_size", "layer_norm_eps"});
     config.kvHeads = config.heads;
-    config.tieEmbeddings = true;
+    audit.expect("hidden_act", "gelu", "memwall builds BERT's erf GELU");
+    audit.expect("position_embedding_type", "absolute",
+                 "memwall builds learned absolute positions");
+    audit.expect("is_decoder", false,
+                 "memwall builds BERT as a bidirectional encoder");
+    audit.expect("add_cross_attention", false,
+                 "memwall builds an encoder without cross-attention");
+    audit.dropout("hidden_dropout_prob",
+                  "after the embeddings and each residual branch");
+    audit.dropout("attention_probs_dropout_prob",
+                  "on the attention probabilities");
   } else {
     return makeError(bufferName + ": model_type '" + *modelType +
-                     "' is not supported (gpt2, llama, mistral, bert)");
+                     "' is not supported (gpt2, llama, mistral, qwen2, bert)");
   }
   if (llvm::Error error = reader.takeError())
     return std::move(error);
+  audit.reportUnknownKeys();
   config.name = object->getString("_name_or_path").value_or(*modelType).str();
   applyStepDefaults(config);
   config.sourceFile = bufferName.str();
@@ -283,6 +494,7 @@ template <typename Number>
 static Number parameterFormula(const ModelConfig &config, GenerationMode mode) {
   Number d = config.hidden, f = config.ffn, v = config.vocab;
   Number layers = config.layers, positions = config.maxPositions;
+  Number qWidth = Number(config.heads) * config.headDim();
   Number kvWidth = Number(config.kvHeads) * config.headDim();
   switch (config.family) {
   case ModelFamily::GPT2: {
@@ -291,10 +503,18 @@ static Number parameterFormula(const ModelConfig &config, GenerationMode mode) {
     Number layer = 4 * d * d + 2 * d * f + 9 * d + f;
     return v * d + positions * d + layers * layer + 2 * d;
   }
-  case ModelFamily::Llama: {
-    // Per layer: q and o (d*d each), k and v (d*kvWidth each), gate/up/down
-    // (3*d*f), two RMSNorm weights (2d).
-    Number layer = 2 * d * d + 2 * d * kvWidth + 3 * d * f + 2 * d;
+  case ModelFamily::Llama:
+  case ModelFamily::Qwen2: {
+    // Per layer: q and o (d*qWidth each), k and v (d*kvWidth each),
+    // gate/up/down (3*d*f), two RMSNorm weights (2d), and the biases the
+    // config has.
+    Number layer = 2 * d * qWidth + 2 * d * kvWidth + 3 * d * f + 2 * d;
+    if (config.qkvBias)
+      layer += qWidth + 2 * kvWidth;
+    if (config.outputBias)
+      layer += d;
+    if (config.mlpBias)
+      layer += 2 * f + d;
     Number head = config.tieEmbeddings ? 0 : v * d;
     return v * d + layers * layer + d + head;
   }
@@ -332,12 +552,14 @@ static StepWork estimateStepWork(const ModelConfig &config,
   double params = parameterFormula<double>(config, mode);
   double layers = config.layers, d = config.hidden, v = config.vocab;
   double kvWidth = double(config.kvHeads) * config.headDim();
+  double width = std::max(d, double(config.heads) * config.headDim());
   // Activation elements per token: fewer than 64 tensors a layer, none wider
-  // than 3d + ffn, then logits and loss.
-  double activations = layers * 64 * (3 * d + config.ffn) + 4 * v;
-  // 2 FLOPs per weight and token (plus a tied head's second use), 4d per
-  // attention (query, key) pair, a few per activation element.
-  double flops = rows * (2 * (params + v * d) + 4 * d * context * layers +
+  // than 3 * width + ffn, then logits and loss.
+  double activations = layers * 64 * (3 * width + config.ffn) + 4 * v;
+  // 2 FLOPs per weight and token (plus a tied head's second use), 4 per
+  // query element and attention (query, key) pair, a few per activation
+  // element.
+  double flops = rows * (2 * (params + v * d) + 4 * width * context * layers +
                          8 * activations);
   // 4 bytes an element (f32, the widest dtype); decode reads and writes the
   // caches.
@@ -367,7 +589,22 @@ static llvm::Error checkModelConfig(const ModelConfig &config,
     if (size.value <= 0)
       return makeError(llvm::formatv("{0} must be positive, got {1}", size.name,
                                      size.value));
-  if (config.hidden % config.heads != 0)
+  bool rotary = isRotaryFamily(config.family);
+  if (!rotary && (config.explicitHeadDim || config.qkvBias ||
+                  config.outputBias || config.mlpBias || config.slidingWindow))
+    return makeError(llvm::formatv(
+        "{0} has fixed head sizes, biases and full attention: {1} and {2} are "
+        "for llama and qwen2",
+        stringifyModelFamily(config.family), names.headDim,
+        names.slidingWindow));
+  if (config.explicitHeadDim < 0)
+    return makeError(llvm::formatv("{0} must be positive, got {1}",
+                                   names.headDim, config.explicitHeadDim));
+  if (config.slidingWindow < 0 || config.slidingWindowFirstLayer < 0)
+    return makeError(llvm::formatv(
+        "{0} must be positive, got {1}", names.slidingWindow,
+        std::min(config.slidingWindow, config.slidingWindowFirstLayer)));
+  if (!config.explicitHeadDim && config.hidden % config.heads != 0)
     return makeError(llvm::formatv("{0} ({1}) must be a multiple of {2} ({3})",
                                    names.hidden, config.hidden, names.heads,
                                    config.heads));
@@ -375,12 +612,12 @@ static llvm::Error checkModelConfig(const ModelConfig &config,
     return makeError(llvm::formatv("{0} ({1}) must be a multiple of {2} ({3})",
                                    names.heads, config.heads, names.kvHeads,
                                    config.kvHeads));
-  if (config.family != ModelFamily::Llama && config.kvHeads != config.heads)
+  if (!rotary && config.kvHeads != config.heads)
     return makeError(llvm::formatv("{0} has no grouped-query attention: {1} "
                                    "must equal {2}",
                                    stringifyModelFamily(config.family),
                                    names.kvHeads, names.heads));
-  if (config.family == ModelFamily::Llama && config.headDim() % 2 != 0)
+  if (rotary && config.headDim() % 2 != 0)
     return makeError(llvm::formatv("rotary embeddings need an even head "
                                    "dimension, got {0}",
                                    config.headDim()));
@@ -394,13 +631,13 @@ static llvm::Error checkModelConfig(const ModelConfig &config,
   if (mode == GenerationMode::Decode) {
     if (config.family == ModelFamily::BERT)
       return makeError("bert is an encoder: --mode=decode needs a decoder "
-                       "(gpt2 or llama)");
+                       "(gpt2, llama or qwen2)");
     if (config.kvLen <= 0)
       return makeError(llvm::formatv("{0} must be positive, got {1}",
                                      names.kvLen, config.kvLen));
   }
   // Learned position tables end at the context length.
-  if (config.family != ModelFamily::Llama) {
+  if (!rotary) {
     if (config.maxPositions <= 0)
       return makeError(names.maxPositions +
                        " (the context length) must be positive");

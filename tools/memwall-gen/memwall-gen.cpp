@@ -22,6 +22,7 @@
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -44,7 +45,7 @@ static cl::opt<std::string>
     hfConfigPath("hf-config", cl::desc("Read a Hugging Face config.json"),
                  cl::value_desc("file"), cl::cat(category));
 static cl::opt<std::string>
-    familyName("family", cl::desc("Model family: gpt2, llama or bert"),
+    familyName("family", cl::desc("Model family: gpt2, llama, qwen2 or bert"),
                cl::value_desc("name"), cl::cat(category));
 static cl::opt<std::string> modeName("mode",
                                      cl::desc("prefill, decode or train"),
@@ -76,6 +77,12 @@ NUMBER_FLAG(batchFlag, "batch", "Sequences per step");
 NUMBER_FLAG(kvLenFlag, "kv-len", "Cached tokens per sequence (decode)");
 NUMBER_FLAG(maxPositionsFlag, "max-positions", "Context length");
 NUMBER_FLAG(dropoutFlag, "dropout", "Dropout rate in train mode");
+NUMBER_FLAG(headDimFlag, "head-dim",
+            "Size of one attention head when not --hidden / --heads "
+            "(llama, qwen2)");
+NUMBER_FLAG(slidingWindowFlag, "sliding-window",
+            "Tokens a query attends to, itself included (llama, qwen2); a "
+            "decode step's cache holds the window");
 #undef NUMBER_FLAG
 static cl::opt<bool> blocksOnlyFlag(
     "blocks-only",
@@ -93,7 +100,7 @@ namespace {
 /// The numeric knobs given on the command line (std::nullopt: not given).
 struct Knobs {
   std::optional<int64_t> layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
-      kvLen, maxPositions;
+      kvLen, maxPositions, headDim, slidingWindow;
   std::optional<double> dropout;
 };
 } // namespace
@@ -135,6 +142,8 @@ static llvm::Expected<Knobs> readKnobs() {
   readKnob(kvLenFlag, knobs.kvLen, error);
   readKnob(maxPositionsFlag, knobs.maxPositions, error);
   readKnob(dropoutFlag, knobs.dropout, error);
+  readKnob(headDimFlag, knobs.headDim, error);
+  readKnob(slidingWindowFlag, knobs.slidingWindow, error);
   if (!error.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
   return knobs;
@@ -156,13 +165,56 @@ static llvm::Expected<ModelConfig> baseConfig() {
     return parseHuggingFaceConfig((*buffer)->getBuffer(), hfConfigPath);
   }
   if (familyName.empty())
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "give --preset=NAME, --hf-config=FILE or --family=gpt2|llama|bert");
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "give --preset=NAME, --hf-config=FILE or "
+                                   "--family=gpt2|llama|qwen2|bert");
   ModelConfig config;
   config.name = familyName;
   config.batch = 1;
   return config;
+}
+
+static void warn(const llvm::Twine &message) {
+  llvm::WithColor::warning(llvm::errs(), "memwall-gen") << message << "\n";
+}
+
+/// A sequence length defaulted from a context longer than this is worth a
+/// word: Llama-3.1's 131,072 tokens make a 1 TB step nobody runs.
+static constexpr int64_t kLongContext = 8192;
+
+/// Says what the generated step leaves out of the model it was asked for,
+/// and which sizes it took by default that a user may not mean.
+static void warnAboutTheStep(const ModelConfig &config, GenerationMode mode,
+                             const Knobs &knobs) {
+  for (const std::string &message : config.warnings)
+    warn(message);
+  if (mode == GenerationMode::Train && !knobs.dropout)
+    for (const std::string &message : config.trainingWarnings)
+      warn(message);
+  bool decode = mode == GenerationMode::Decode;
+  bool defaulted = decode ? !knobs.kvLen && !knobs.seq : !knobs.seq;
+  if (defaulted && config.maxPositions > kLongContext)
+    warn(llvm::formatv("{0} defaults to the model's context, {1} tokens ({2}); "
+                       "give {0} for the step you run",
+                       decode ? "--kv-len" : "--seq", config.maxPositions,
+                       config.names.maxPositions));
+  if (!config.slidingWindow)
+    return;
+  int64_t attended = decode ? config.kvLen + 1 : config.seq;
+  if (attended <= config.slidingWindow)
+    return;
+  if (decode)
+    llvm::WithColor::remark(llvm::errs(), "memwall-gen") << llvm::formatv(
+        "the sliding window ({0} tokens) bounds the KV cache: "
+        "each sliding layer keeps the last {1} of the {2} "
+        "cached tokens (a rolling buffer)\n",
+        config.slidingWindow, config.slidingWindow - 1, config.kvLen);
+  else
+    warn(llvm::formatv(
+        "the sliding window ({0} tokens) is not built into --mode={1}'s "
+        "attention: it is full causal attention over {2} tokens, so its FLOPs "
+        "and bytes are an upper bound of the model's",
+        config.slidingWindow, stringifyGenerationMode(mode), config.seq));
 }
 
 int main(int argc, char **argv) {
@@ -216,12 +268,10 @@ int main(int argc, char **argv) {
     std::optional<ModelFamily> family = symbolizeModelFamily(familyName);
     if (!family)
       return fail("unknown --family '" + familyName +
-                  "'; valid families: gpt2, llama, bert");
+                  "'; valid families: gpt2, llama, qwen2, bert");
     if (presetName.empty() && hfConfigPath.empty()) {
       config.family = *family;
-      config.tieEmbeddings = *family != ModelFamily::Llama;
-      config.typeVocab = *family == ModelFamily::BERT ? 2 : 0;
-      config.normEpsilon = *family == ModelFamily::BERT ? 1e-12 : 1e-5;
+      applyFamilyDefaults(config);
     } else if (*family != config.family) {
       return fail("--family=" + familyName + " contradicts the " +
                   stringifyModelFamily(config.family) + " model given");
@@ -255,6 +305,11 @@ int main(int argc, char **argv) {
   override(knobs->seq, config.seq, &ConfigFieldNames::seq);
   override(knobs->maxPositions, config.maxPositions,
            &ConfigFieldNames::maxPositions);
+  override(knobs->headDim, config.explicitHeadDim, &ConfigFieldNames::headDim);
+  if (knobs->slidingWindow)
+    config.slidingWindowFirstLayer = 0;
+  override(knobs->slidingWindow, config.slidingWindow,
+           &ConfigFieldNames::slidingWindow);
   // A model from scratch is as long as the step asks for: its sequence, or
   // its cache plus the new token. (Out-of-range sizes are left for
   // validateModelConfig to report.)
@@ -284,6 +339,7 @@ int main(int argc, char **argv) {
 
   if (llvm::Error error = validateModelConfig(config, *mode))
     return fail(llvm::toString(std::move(error)));
+  warnAboutTheStep(config, *mode, *knobs);
 
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module =

@@ -32,8 +32,9 @@ std::string errorOf(llvm::Error error) {
 
 // Published parameter counts: the Hugging Face checkpoints' num_parameters()
 // (openai-community/gpt2*, meta-llama/Llama-2-*-hf, Meta-Llama-3-8B,
-// bert-base/large-uncased with pooler; bert-base's 109,482,240 is also the
-// sum over the original checkpoint in google-research/bert issue #1225) and
+// mistralai/Mistral-7B-v0.3, Qwen/Qwen2.5-7B-Instruct (7.62B on its model
+// card), bert-base/large-uncased with pooler; bert-base's 109,482,240 is also
+// the sum over the original checkpoint in google-research/bert issue #1225) and
 // GPT-3's "175B" (Brown et al. 2020, Table 2.1). Each also follows from the
 // checkpoint's config.json by hand, which is how they were checked here.
 TEST(ModelGenTest, PresetParameterCountsMatchPublishedFigures) {
@@ -45,6 +46,7 @@ TEST(ModelGenTest, PresetParameterCountsMatchPublishedFigures) {
       {"gpt2-large", 774030080},    {"gpt2-xl", 1557611200},
       {"llama-2-7b", 6738415616},   {"llama-2-13b", 13015864320},
       {"llama-2-70b", 68976648192}, {"llama-3-8b", 8030261248},
+      {"mistral-7b", 7248023552},   {"qwen2.5-7b", 7615616512},
       {"bert-base", 109482240},     {"bert-large", 335141888},
   };
   for (const Published &p : published)
@@ -274,15 +276,9 @@ TEST(ModelGenTest, BadConfigsNameTheProblem) {
             "c.json: \"model_type\" is missing or not a string");
   EXPECT_EQ(parseError(R"({"model_type": "t5"})"),
             "c.json: model_type 't5' is not supported (gpt2, llama, mistral, "
-            "bert)");
+            "qwen2, bert)");
   EXPECT_EQ(parseError(R"({"model_type": "llama", "hidden_size": 64})"),
             "c.json: \"num_hidden_layers\" is required");
-  EXPECT_EQ(parseError(R"({"model_type": "llama", "hidden_size": 64,
-                     "num_hidden_layers": 1, "num_attention_heads": 4,
-                     "intermediate_size": 128, "vocab_size": 10,
-                     "max_position_embeddings": 8, "head_dim": 32})"),
-            "c.json: \"head_dim\" must equal hidden_size / num_attention_heads "
-            "(other head sizes are not supported)");
   EXPECT_EQ(parseError(R"({"model_type": "gpt2", "n_layer": -1})"),
             "c.json: \"n_layer\" must be a positive integer");
   EXPECT_EQ(parseError(R"({"model_type": "gpt2", "n_layer": "12"})"),
@@ -302,9 +298,199 @@ TEST(ModelGenTest, BadConfigsNameTheProblem) {
             "c.json: \"tie_word_embeddings\" must be true or false");
   EXPECT_EQ(parseError(withKey("rope_theta", "0").c_str()),
             "c.json: \"rope_theta\" must be a positive number");
-  EXPECT_EQ(parseError(withKey("attention_bias", "true").c_str()),
-            "c.json: \"attention_bias\" must be false (projection biases are "
-            "not supported)");
+  EXPECT_EQ(parseError(withKey("attention_bias", "1").c_str()),
+            "c.json: \"attention_bias\" must be true or false");
+  EXPECT_EQ(parseError(R"({"model_type": "mistral", "hidden_size": 64,
+                     "num_hidden_layers": 1, "num_attention_heads": 4,
+                     "intermediate_size": 128, "vocab_size": 10,
+                     "max_position_embeddings": 8, "head_dim": -16})"),
+            "c.json: \"head_dim\" must be a positive integer");
+  EXPECT_EQ(parseError(R"({"model_type": "mistral", "hidden_size": 64,
+                     "num_hidden_layers": 1, "num_attention_heads": 4,
+                     "intermediate_size": 128, "vocab_size": 10,
+                     "max_position_embeddings": 8, "sliding_window": 0})"),
+            "c.json: \"sliding_window\" must be a positive integer");
+}
+
+namespace {
+/// Parses `json` as "c.json", failing the test on an error.
+ModelConfig parseConfig(const char *json) {
+  llvm::Expected<ModelConfig> config = parseHuggingFaceConfig(json, "c.json");
+  EXPECT_TRUE(static_cast<bool>(config)) << llvm::toString(config.takeError());
+  return config ? *config : ModelConfig();
+}
+
+/// The parameters of the module built for `config`, counted from its
+/// weight arguments (independent of countParameters).
+int64_t builtParameters(ModelConfig config) {
+  MLIRContext context;
+  config.seq = 8;
+  config.kvLen = 7;
+  EXPECT_EQ(errorOf(validateModelConfig(config, GenerationMode::Prefill)), "");
+  OwningOpRef<ModuleOp> module =
+      buildModel(&context, config, GenerationMode::Prefill);
+  EXPECT_TRUE(succeeded(verify(*module)));
+  return summarizeParameters(*module).params;
+}
+} // namespace
+
+// Qwen/Qwen2-0.5B's config.json: q/k/v biases, tied embeddings, no window
+// (use_sliding_window false although sliding_window is set).
+TEST(ModelGenTest, Qwen2ConfigHasQKVBiasesAndItsPublishedCount) {
+  ModelConfig qwen = parseConfig(R"({
+    "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0,
+    "bos_token_id": 151643, "eos_token_id": 151643, "hidden_act": "silu",
+    "hidden_size": 896, "initializer_range": 0.02, "intermediate_size": 4864,
+    "max_position_embeddings": 131072, "max_window_layers": 24,
+    "model_type": "qwen2", "num_attention_heads": 14, "num_hidden_layers": 24,
+    "num_key_value_heads": 2, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+    "sliding_window": 131072, "tie_word_embeddings": true,
+    "torch_dtype": "bfloat16", "transformers_version": "4.40.1",
+    "use_cache": true, "use_sliding_window": false, "vocab_size": 151936})");
+  EXPECT_EQ(qwen.family, ModelFamily::Qwen2);
+  EXPECT_TRUE(qwen.qkvBias);
+  EXPECT_FALSE(qwen.outputBias);
+  EXPECT_EQ(qwen.slidingWindow, 0);
+  EXPECT_EQ(qwen.normEpsilon, 1e-6);
+  EXPECT_TRUE(qwen.warnings.empty());
+  // By hand (head 64, kv width 128): per layer q 896² + 896, k and v
+  // 896·128 + 128 each, o 896², MLP 3·896·4864, norms 2·896 = 14,912,384;
+  // ×24 + the tied 151936·896 embedding + the final norm's 896 =
+  // 494,032,768, Qwen2-0.5B's published count.
+  EXPECT_EQ(countParameters(qwen, GenerationMode::Prefill), 494032768);
+  EXPECT_EQ(builtParameters(qwen), 494032768);
+}
+
+// mistralai/Mistral-Nemo-Base-2407: head_dim 128 with hidden 5120 and 32
+// heads, so q and o are 5120 x 4096.
+TEST(ModelGenTest, DecoupledHeadDimSizesQAndTheOutputProjection) {
+  ModelConfig nemo = parseConfig(R"({
+    "model_type": "mistral", "hidden_size": 5120, "head_dim": 128,
+    "num_attention_heads": 32, "num_key_value_heads": 8,
+    "num_hidden_layers": 40, "intermediate_size": 14336,
+    "vocab_size": 131072, "max_position_embeddings": 1024000,
+    "rms_norm_eps": 1e-05, "rope_theta": 1000000.0, "sliding_window": null,
+    "tie_word_embeddings": false, "hidden_act": "silu"})");
+  EXPECT_EQ(nemo.headDim(), 128);
+  EXPECT_EQ(nemo.queryWidth(), 4096);
+  // By hand: per layer 2·5120·4096 + 2·5120·1024 + 3·5120·14336 + 2·5120 =
+  // 272,640,000; ×40 + 2·131072·5120 + 5120 = 12,247,782,400 (Mistral-NeMo
+  // 12B's published count).
+  EXPECT_EQ(countParameters(nemo, GenerationMode::Prefill), 12247782400);
+  nemo.layers = 1;
+  nemo.vocab = 16;
+  EXPECT_EQ(builtParameters(nemo), 272640000 + 2 * 16 * 5120 + 5120);
+  // hidden / heads is then no constraint, but an odd head is (RoPE pairs).
+  nemo.heads = 7;
+  nemo.kvHeads = 7;
+  EXPECT_EQ(errorOf(validateModelConfig(nemo, GenerationMode::Prefill)), "");
+  nemo.explicitHeadDim = 127;
+  EXPECT_EQ(errorOf(validateModelConfig(nemo, GenerationMode::Prefill)),
+            "c.json: rotary embeddings need an even head dimension, got 127");
+  ModelConfig gpt2 = preset("gpt2");
+  gpt2.explicitHeadDim = 128;
+  EXPECT_EQ(errorOf(validateModelConfig(gpt2, GenerationMode::Prefill)),
+            "gpt2 has fixed head sizes, biases and full attention: --head-dim "
+            "and --sliding-window are for llama and qwen2");
+}
+
+TEST(ModelGenTest, LlamaAttentionAndMLPBiasesAreBuiltAndCounted) {
+  ModelConfig config = parseConfig(R"({
+    "model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+    "num_key_value_heads": 2, "num_hidden_layers": 1,
+    "intermediate_size": 128, "vocab_size": 10,
+    "max_position_embeddings": 8, "attention_bias": true,
+    "mlp_bias": true})");
+  EXPECT_TRUE(config.qkvBias && config.outputBias && config.mlpBias);
+  // By hand (head 16, kv width 32): weights 2·64·64 + 2·64·32 + 3·64·128 +
+  // 2·64 = 36,992; biases q 64 + k, v 32 each + o 64 + gate, up 128 each +
+  // down 64 = 512; + embedding and head 2·10·64 + final norm 64 = 38,848.
+  EXPECT_EQ(countParameters(config, GenerationMode::Prefill), 38848);
+  EXPECT_EQ(builtParameters(config), 38848);
+}
+
+TEST(ModelGenTest, SlidingWindowBoundsTheDecodeCacheOfSlidingLayers) {
+  // Qwen2 with use_sliding_window: layers from max_window_layers on slide.
+  ModelConfig config = parseConfig(R"({
+    "model_type": "qwen2", "hidden_size": 64, "num_attention_heads": 4,
+    "num_key_value_heads": 2, "num_hidden_layers": 3,
+    "intermediate_size": 128, "vocab_size": 10,
+    "max_position_embeddings": 4096, "use_sliding_window": true,
+    "sliding_window": 100, "max_window_layers": 2})");
+  EXPECT_EQ(config.slidingWindow, 100);
+  EXPECT_FALSE(config.slides(1));
+  EXPECT_TRUE(config.slides(2));
+  config.kvLen = 500;
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module =
+      buildModel(&context, config, GenerationMode::Decode);
+  ASSERT_TRUE(succeeded(verify(*module)));
+  auto function = *module->getOps<func::FuncOp>().begin();
+  SmallVector<int64_t> cacheTokens;
+  for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+    auto kind = function.getArgAttrOfType<ArgKindAttr>(
+        i, MemWallDialect::kArgKindAttrName);
+    if (kind && kind.getValue() == ArgKind::KVCache)
+      cacheTokens.push_back(
+          cast<RankedTensorType>(function.getArgument(i).getType())
+              .getDimSize(2));
+  }
+  // k and v of layers 0 and 1 hold all 500 tokens; layer 2 the window's 99
+  // most recent (with the new token, the 100 a query sees).
+  EXPECT_EQ(cacheTokens, SmallVector<int64_t>({500, 500, 500, 500, 99, 99}));
+  // A cache shorter than the window is not cut.
+  config.kvLen = 50;
+  EXPECT_EQ(config.cachedTokens(2), 50);
+  // Mistral slides on every layer.
+  ModelConfig mistral = parseConfig(R"({
+    "model_type": "mistral", "hidden_size": 64, "num_attention_heads": 4,
+    "num_hidden_layers": 2, "intermediate_size": 128, "vocab_size": 10,
+    "max_position_embeddings": 4096, "sliding_window": 16})");
+  EXPECT_TRUE(mistral.slides(0));
+}
+
+TEST(ModelGenTest, ConfigFieldsMemwallDoesNotBuildAreWarnedAbout) {
+  // The published configs memwall builds exactly warn about nothing; GPT-2's
+  // dropout rates matter to training only.
+  ModelConfig gpt2 = parseConfig(kGPT2Config);
+  EXPECT_TRUE(gpt2.warnings.empty());
+  ASSERT_EQ(gpt2.trainingWarnings.size(), 3u);
+  EXPECT_EQ(gpt2.trainingWarnings[0],
+            "c.json: \"resid_pdrop\" is 0.1 (on each residual branch); "
+            "memwall-gen applies --dropout (0 unless given) after the "
+            "embeddings and each residual branch instead, and no "
+            "attention-probability dropout");
+  EXPECT_TRUE(parseConfig(kLlama3Config).warnings.empty());
+  EXPECT_TRUE(parseConfig(kLlama3Config).trainingWarnings.empty());
+
+  std::string llama31 = kLlama3Config;
+  llama31.replace(llama31.find("\"rope_scaling\": null"),
+                  strlen("\"rope_scaling\": null"),
+                  R"("rope_scaling": {"factor": 8.0, "rope_type": "llama3"})");
+  llama31.replace(llama31.find("\"silu\""), strlen("\"silu\""), "\"gelu\"");
+  llama31.replace(llama31.find("\"use_cache\""), 0,
+                  "\"num_experts\": 8, \"quantization_config\": "
+                  "{\"quant_method\": \"awq\", \"bits\": 4, \"group_size\": "
+                  "128, \"zero_point\": true},\n");
+  ModelConfig config = parseConfig(llama31.c_str());
+  ASSERT_EQ(config.warnings.size(), 4u);
+  EXPECT_EQ(config.warnings[0],
+            "c.json: \"hidden_act\" is \"gelu\": memwall builds SiLU (SwiGLU) "
+            "MLPs");
+  EXPECT_EQ(config.warnings[1],
+            "c.json: \"rope_scaling\" is {\"factor\":8,\"rope_type\":"
+            "\"llama3\"}: memwall ignores RoPE scaling (rotary frequencies "
+            "are unscaled: FLOPs and bytes are the same, values differ from "
+            "the model's beyond its original context)");
+  // Unknown keys, sorted, long values shortened.
+  EXPECT_EQ(config.warnings[2],
+            "c.json: \"num_experts\" is 8: memwall does not read it; if it "
+            "changes the model, the generated step is not that model");
+  EXPECT_EQ(config.warnings[3],
+            "c.json: \"quantization_config\" is {\"bits\":4,\"group_size\":"
+            "128,\"quant_method\":\"awq\",\"zero_poi...: memwall does "
+            "not read it; if it changes the model, the generated step is not "
+            "that model");
 }
 
 TEST(ModelGenTest, ValidationNamesTheFlagToFix) {

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The shape of a GPT-2, Llama or BERT model and of the step to generate, from
-// a preset, a Hugging Face config.json, or flags.
+// The shape of a GPT-2, Llama (Mistral), Qwen2 or BERT model and of the step
+// to generate, from a preset, a Hugging Face config.json, or flags.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,13 +21,19 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace memwall {
 
-enum class ModelFamily { GPT2, Llama, BERT };
+/// Llama and Qwen2 are one architecture (RMSNorm, rotary embeddings,
+/// grouped-query attention, SwiGLU); Qwen2 adds biases to q, k and v.
+enum class ModelFamily { GPT2, Llama, Qwen2, BERT };
 enum class GenerationMode { Prefill, Decode, Train };
 
 llvm::StringRef stringifyModelFamily(ModelFamily family);
+/// Llama-style decoders: rotary positions, no learned position table; the
+/// families that take head_dim, projection biases and sliding windows.
+bool isRotaryFamily(ModelFamily family);
 std::optional<ModelFamily> symbolizeModelFamily(llvm::StringRef name);
 llvm::StringRef stringifyGenerationMode(GenerationMode mode);
 std::optional<GenerationMode> symbolizeGenerationMode(llvm::StringRef name);
@@ -39,7 +45,8 @@ struct ConfigFieldNames {
               kvHeads = "--kv-heads", ffn = "--ffn", vocab = "--vocab",
               maxPositions = "--max-positions", batch = "--batch",
               seq = "--seq", kvLen = "--kv-len", dtype = "--dtype",
-              dropout = "--dropout";
+              dropout = "--dropout", headDim = "--head-dim",
+              slidingWindow = "--sliding-window";
 };
 
 struct ModelConfig {
@@ -61,6 +68,19 @@ struct ModelConfig {
   double ropeTheta = 10000.0;
   /// The LM head reuses the token embedding (GPT-2, BERT's MLM decoder).
   bool tieEmbeddings = false;
+  /// The size of one attention head when it is not hidden / heads
+  /// (Mistral-Nemo's head_dim); 0 when it is.
+  int64_t explicitHeadDim = 0;
+  /// Rotary families' projection biases: on q, k and v (Qwen2; Llama's
+  /// attention_bias), on the attention output (attention_bias), on
+  /// gate/up/down (mlp_bias). GPT-2 and BERT always have theirs.
+  bool qkvBias = false, outputBias = false, mlpBias = false;
+  /// Sliding-window attention (Mistral): a query sees the last
+  /// `slidingWindow` tokens, itself included; 0 for full causal attention.
+  /// Layers before `slidingWindowFirstLayer` attend to everything (Qwen2's
+  /// max_window_layers).
+  int64_t slidingWindow = 0;
+  int64_t slidingWindowFirstLayer = 0;
 
   /// The step to generate: tokens per sequence (prefill/train), sequences,
   /// cached tokens (decode), element type and dropout rate (train).
@@ -79,8 +99,35 @@ struct ModelConfig {
   ConfigFieldNames names;
   std::string sourceFile;
 
-  int64_t headDim() const { return heads > 0 ? hidden / heads : 0; }
+  /// What a config.json asks for that the generated step does not build,
+  /// one message each, prefixed with the file: memwall-gen prints them as
+  /// warnings. `trainingWarnings` matter in train mode only (dropout).
+  std::vector<std::string> warnings, trainingWarnings;
+
+  int64_t headDim() const {
+    if (explicitHeadDim)
+      return explicitHeadDim;
+    return heads > 0 ? hidden / heads : 0;
+  }
+  /// Widths of the query (and attention output) and of keys/values.
+  int64_t queryWidth() const { return heads * headDim(); }
+  int64_t kvWidth() const { return kvHeads * headDim(); }
+  bool slides(int64_t layer) const {
+    return slidingWindow > 0 && layer >= slidingWindowFirstLayer;
+  }
+  /// Tokens a decode step keeps in `layer`'s KV cache: all kvLen, or the
+  /// window's slidingWindow - 1 most recent (a rolling buffer) when the
+  /// layer slides; the new token makes it the window.
+  int64_t cachedTokens(int64_t layer) const {
+    return slides(layer) && kvLen > slidingWindow - 1 ? slidingWindow - 1
+                                                      : kvLen;
+  }
 };
+
+/// Sets what `config.family` implies (tied embeddings, norm epsilon, RoPE
+/// theta, Qwen2's q/k/v biases, BERT's token types) before a preset, a
+/// config.json or flags refine it.
+void applyFamilyDefaults(ModelConfig &config);
 
 /// Names of the built-in presets, in a stable order.
 llvm::ArrayRef<llvm::StringRef> getPresetNames();
@@ -88,8 +135,10 @@ llvm::ArrayRef<llvm::StringRef> getPresetNames();
 /// A preset with seq = its context length, batch 1, kvLen = seq - 1.
 llvm::Expected<ModelConfig> lookupPreset(llvm::StringRef name);
 
-/// Reads a Hugging Face config.json (model_type gpt2, llama, mistral or
-/// bert). Errors carry `bufferName` and a line:column or the key.
+/// Reads a Hugging Face config.json (model_type gpt2, llama, mistral, qwen2
+/// or bert). Errors carry `bufferName` and a line:column or the key; fields
+/// that would change the model but that memwall does not build become
+/// `warnings`.
 llvm::Expected<ModelConfig> parseHuggingFaceConfig(llvm::StringRef jsonText,
                                                    llvm::StringRef bufferName);
 
