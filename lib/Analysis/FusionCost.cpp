@@ -1427,6 +1427,7 @@ FailureOr<RopeViews> memwall::matchRopeViews(ArrayRef<Operation *> ops,
     RankedTensorType type = rope.getType(), firstType = first.getType();
     if (rope.getPositions() != first.getPositions() ||
         rope.getTheta() != first.getTheta() ||
+        rope.getLlama3ScalingAttr() != first.getLlama3ScalingAttr() ||
         rope.getInverse() != first.getInverse() ||
         type.getElementType() != firstType.getElementType() ||
         type.getDimSize(0) != firstType.getDimSize(0) ||

@@ -120,8 +120,15 @@ private:
   }
 
   Value attention(Value q, Value k, Value v, Value mask, bool causal,
-                  const Twine &name) {
-    return create<AttentionOp>(name, q, k, v, mask, causal, FloatAttr());
+                  const Twine &name, int64_t layer = -1) {
+    // A sliding window matters where a query could see more keys than it
+    // spans: prefill and train past the window (decode caches hold it).
+    IntegerAttr window;
+    if (layer >= 0 && config.slides(layer) && mode != GenerationMode::Decode &&
+        config.seq > config.slidingWindow)
+      window = builder.getI64IntegerAttr(config.slidingWindow);
+    return create<AttentionOp>(name, q, k, v, mask, causal, FloatAttr(),
+                               window);
   }
 
   Value residual(Value x, Value update, const Twine &name) {
@@ -230,6 +237,9 @@ SmallVector<Value> ModelBuilder::buildLlama() {
   Value h = create<EmbeddingOp>("embed.tokens", embed, tokenIds);
   h = dropout(h, "embed.dropout");
   FloatAttr theta = builder.getF64FloatAttr(config.ropeTheta);
+  DenseF64ArrayAttr ropeScaling;
+  if (!config.llama3RopeScaling.empty())
+    ropeScaling = builder.getDenseF64ArrayAttr(config.llama3RopeScaling);
 
   for (int64_t layer = 0; layer < config.layers; ++layer) {
     std::string prefix = "layers." + std::to_string(layer);
@@ -241,13 +251,13 @@ SmallVector<Value> ModelBuilder::buildLlama() {
                          config.kvHeads, attn + ".k");
     Value v = splitHeads(linear(a, d, kvWidth, config.qkvBias, attn + ".v"),
                          config.kvHeads, attn + ".v");
-    q = create<RopeOp>(attn + ".q.rope", q, positions, theta,
-                       UnitAttr());
-    k = create<RopeOp>(attn + ".k.rope", k, positions, theta,
-                       UnitAttr());
+    q = create<RopeOp>(attn + ".q.rope", q, positions, theta, UnitAttr(),
+                       ropeScaling);
+    k = create<RopeOp>(attn + ".k.rope", k, positions, theta, UnitAttr(),
+                       ropeScaling);
     k = withCache(k, layer, attn + ".k_cache");
     v = withCache(v, layer, attn + ".v_cache");
-    Value o = mergeHeads(attention(q, k, v, Value(), true, attn), attn);
+    Value o = mergeHeads(attention(q, k, v, Value(), true, attn, layer), attn);
     o = dropout(linear(o, qWidth, d, config.outputBias, attn + ".o"),
                 attn + ".dropout");
     h = residual(h, o, attn + ".residual");

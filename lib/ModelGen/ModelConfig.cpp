@@ -247,6 +247,9 @@ public:
                    ModelConfig &config)
       : object(object), bufferName(bufferName), config(config) {}
 
+  const llvm::json::Object &getObject() const { return object; }
+  llvm::StringRef getBufferName() const { return bufferName; }
+
   /// Keys read into `config` or judged by the caller.
   void handled(std::initializer_list<llvm::StringRef> keys) {
     for (llvm::StringRef key : keys)
@@ -320,6 +323,45 @@ private:
 };
 } // namespace
 
+/// Reads rope_scaling: Llama-3.1's "llama3" frequency scaling is built; a
+/// "default" one is none; other kinds (linear, dynamic NTK, YaRN, LongRoPE)
+/// are warned about and left unscaled.
+static void readRopeScaling(JSONObjectReader &reader, ConfigFieldAudit &audit,
+                            ModelConfig &config) {
+  audit.handled({"rope_scaling"});
+  const llvm::json::Value *field = audit.getObject().get("rope_scaling");
+  if (!field)
+    return;
+  const llvm::json::Object *scaling = field->getAsObject();
+  if (!scaling)
+    return reader.fail("rope_scaling", "must be an object or null");
+  // Hugging Face renamed "type" to "rope_type".
+  std::optional<llvm::StringRef> kind = scaling->getString("rope_type");
+  if (!kind)
+    kind = scaling->getString("type");
+  if (kind && *kind == "default")
+    return;
+  if (!kind || *kind != "llama3")
+    return audit.warn("rope_scaling", *field,
+                      "memwall builds Llama-3.1's llama3 RoPE scaling only: "
+                      "rotary frequencies are unscaled (FLOPs and bytes are "
+                      "the same, values differ from the model's beyond its "
+                      "original context)");
+  JSONObjectReader nested(*scaling, audit.getBufferName(), "rope_scaling.");
+  double factor = 0, low = 0, high = 0, original = 0;
+  nested.requireKeys({"factor", "low_freq_factor", "high_freq_factor",
+                      "original_max_position_embeddings"});
+  nested.readNumber("factor", factor, true);
+  nested.readNumber("low_freq_factor", low, true);
+  nested.readNumber("high_freq_factor", high, true);
+  nested.readNumber("original_max_position_embeddings", original, true);
+  if (!nested.hasFailed() && !(high > low))
+    nested.fail("high_freq_factor", "must exceed low_freq_factor");
+  if (nested.hasFailed())
+    return reader.adopt(nested.takeError());
+  config.llama3RopeScaling = {factor, low, high, original};
+}
+
 /// Reads the keys of a Llama, Mistral or Qwen2 config.json past the sizes:
 /// grouped-query attention, norms, RoPE, tied head, head size, biases and
 /// sliding windows.
@@ -359,10 +401,7 @@ static void readRotaryConfig(llvm::StringRef modelType,
   if (slides)
     reader.readInteger("sliding_window", config.slidingWindow, true);
   audit.expect("hidden_act", "silu", "memwall builds SiLU (SwiGLU) MLPs");
-  audit.expect("rope_scaling", nullptr,
-               "memwall ignores RoPE scaling (rotary frequencies are "
-               "unscaled: FLOPs and bytes are the same, values differ from "
-               "the model's beyond its original context)");
+  readRopeScaling(reader, audit, config);
   audit.expect("use_mrope", false,
                "memwall builds one-dimensional rotary positions");
   audit.expect("layer_types", nullptr,

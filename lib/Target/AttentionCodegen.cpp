@@ -208,8 +208,8 @@ public:
                               div(blockFirstRow, s.sq));
     minQuery = arith::SelectOp::create(b, spansHeads, idx(0),
                                        rem(blockFirstRow, s.sq));
-    Value maxQuery = arith::SelectOp::create(b, spansHeads, idx(s.sq - 1),
-                                             rem(lastRow, s.sq));
+    maxQuery = arith::SelectOp::create(b, spansHeads, idx(s.sq - 1),
+                                       rem(lastRow, s.sq));
 
     // Shared tiles, viewed in the dynamic shared memory.
     SharedMemoryCarver carver(b);
@@ -232,7 +232,20 @@ public:
           b, add(maxQuery, idx(s.sk - s.sq + 1)), idx(plan.blockKV));
       blockEnd = arith::MinUIOp::create(b, blockEnd, visible);
     }
-    // An empty range (a causal split past the diagonal) runs no iteration.
+    // With a sliding window, none before the block's least query's window:
+    // its first key is minQuery + (Sk - Sq) - W + 1 when that is positive.
+    if (std::optional<uint64_t> window = op.getWindow()) {
+      Value windowEnd = add(minQuery, idx(s.sk - s.sq + 1));
+      Value clipped = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                            windowEnd, idx(*window));
+      Value firstKey = arith::SelectOp::create(
+          b, clipped, arith::SubIOp::create(b, windowEnd, idx(*window)),
+          idx(0));
+      blockBegin =
+          arith::MaxUIOp::create(b, blockBegin, div(firstKey, plan.blockKV));
+    }
+    // An empty range (a causal split past the diagonal, or before the
+    // window) runs no iteration.
     blockBegin = arith::MinUIOp::create(b, blockBegin, blockEnd);
 
     Value queryRows = arith::SubIOp::create(
@@ -573,13 +586,15 @@ private:
   }
 
   /// Sets to -inf the scores of keys past the sequence and, with causal
-  /// masking, above the bottom-right-aligned diagonal. Only blocks that hold
-  /// such keys pay for the comparisons.
+  /// masking, above the bottom-right-aligned diagonal (and with a window,
+  /// W or more keys below it). Only blocks that hold such keys pay for the
+  /// comparisons.
   void maskScores(SmallVectorImpl<std::array<Value, 4>> &scores, Value firstKey,
                   Value firstRow) {
     bool ragged = s.sk % plan.blockKV != 0;
     if (!ragged && !op.getCausal())
       return;
+    std::optional<uint64_t> window = op.getWindow();
     // The block needs masking if it holds keys past Sk or past the
     // diagonal of this block's first row.
     Value lastKey = add(firstKey, idx(plan.blockKV - 1));
@@ -592,6 +607,14 @@ private:
           arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, lastKey,
                                 diagonal));
     }
+    // Key k is before query i's window when k + W < i + (Sk - Sq) + 1; the
+    // block's first key is for its last query.
+    if (window)
+      needsMask = arith::OrIOp::create(
+          b, needsMask,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                add(firstKey, idx(*window)),
+                                add(maxQuery, idx(s.sk - s.sq + 1))));
     SmallVector<Type> types(scores.size() * 4, b.getF32Type());
     SmallVector<Value> flatScores;
     for (auto &tileScores : scores)
@@ -613,6 +636,12 @@ private:
                 b, hidden,
                 arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, key,
                                       add(query, idx(s.sk - s.sq))));
+            if (window)
+              hidden = arith::OrIOp::create(
+                  b, hidden,
+                  arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                        add(key, idx(*window)),
+                                        add(query, idx(s.sk - s.sq + 1))));
           }
           masked.push_back(arith::SelectOp::create(b, hidden, f32(negInf),
                                                    flatScores[4 * t + e]));
@@ -633,7 +662,7 @@ private:
   const AttentionKernelPlan &plan;
   Value tid, group, quad, laneMatrix, laneRow;
   Value keyTile, valueTile, lastToken, blockFirstRow, mask, batchKvHead,
-      minQuery;
+      minQuery, maxQuery;
 };
 } // namespace
 

@@ -207,13 +207,9 @@ private:
            Value qi = add(i0, i), kj = add(j0, j);
            Value visible = arith::AndIOp::create(b, less(qi, plan.querySeq),
                                                  less(kj, plan.keySeq));
-           if (grad.getCausal()) {
-             // Key j is visible to query i when j <= i + (Sk - Sq).
-             Value limit = add(kj, plan.querySeq);
-             Value seen = arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
-                                                limit, add(qi, plan.keySeq));
-             visible = arith::AndIOp::create(b, visible, seen);
-           }
+           if (plan.causal)
+             visible = arith::AndIOp::create(b, visible,
+                                             buildSeenByMask(b, plan, kj, qi));
            Value rowLse = loadShared(lseTile, i);
            visible = arith::AndIOp::create(
                b, visible,
@@ -283,13 +279,6 @@ private:
     }
   }
 
-  Value firstQueryTile(Value j0) {
-    return buildFirstQueryTile(b, plan, grad.getCausal(), j0);
-  }
-  Value keyTilesSeen(Value i0) {
-    return buildKeyTilesSeen(b, plan, grad.getCausal(), i0);
-  }
-
   /// A key block: dK and dV of keys [j0, j0 + tile) of the KV head, summed
   /// over every query tile of its query heads in order.
   void buildKeyBlock(Value keyTile) {
@@ -302,7 +291,8 @@ private:
     SmallVector<Value> sums =
         loop(idx(0), idx(group), init, [&](Value g, ValueRange perHead) {
           Value head = add(mul(kvHead, group), g);
-          return loop(firstQueryTile(j0), idx(plan.queryTiles), perHead,
+          auto [firstTile, endTile] = buildQueryTilesSeeing(b, plan, j0);
+          return loop(firstTile, endTile, perHead,
                       [&](Value queryTile, ValueRange acc) {
                         Value i0 = mul(queryTile, plan.tile);
                         loadQueryRows(head, i0);
@@ -343,8 +333,9 @@ private:
     int64_t qEntries = entries(plan.headDim);
     loadQueryRows(head, i0);
     SmallVector<Value> init(qEntries, f32(0.0));
-    SmallVector<Value> sums = loop(
-        idx(0), keyTilesSeen(i0), init, [&](Value keyTile, ValueRange acc) {
+    auto [firstTile, endTile] = buildKeyTilesSeen(b, plan, i0);
+    SmallVector<Value> sums =
+        loop(firstTile, endTile, init, [&](Value keyTile, ValueRange acc) {
           Value j0 = mul(keyTile, plan.tile);
           loadTile(kTile, K, kvHead, j0, plan.keySeq, plan.headDim);
           loadTile(vTile, V, kvHead, j0, plan.keySeq, plan.valueDim);
@@ -425,6 +416,8 @@ memwall::planAttentionGradKernel(FlashAttentionGradOp op) {
   plan.keySeq = k[2];
   plan.valueDim = op.getValue().getType().getShape()[3];
   plan.tensorCores = runsOnTensorCores(op);
+  plan.causal = op.getCausal();
+  plan.window = static_cast<int64_t>(op.getWindow().value_or(0));
   if (plan.tensorCores) {
     // 16 rows a warp; wider heads take half the rows (the accumulators of
     // dK and dV stay in registers).
@@ -507,35 +500,87 @@ gpu::GPUFuncOp memwall::createAttentionGradKernel(
   return func;
 }
 
-Value memwall::buildFirstQueryTile(ImplicitLocOpBuilder &b,
-                                   const AttentionGradKernelPlan &plan,
-                                   bool causal, Value j0) {
+/// max(0, x - y) / tile in index math (x, y >= 0).
+static Value tilesBefore(ImplicitLocOpBuilder &b, Value x, int64_t y,
+                         int64_t tile) {
   auto idx = [&](int64_t c) { return indexConstant(b, c); };
-  if (!causal)
-    return idx(0);
-  // max(0, j0 + Sq - Sk) / tile, without going below zero in index math.
-  Value shifted = arith::AddIOp::create(b, j0, idx(plan.querySeq));
-  Value past = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, shifted,
-                                     idx(plan.keySeq));
-  Value first = arith::SelectOp::create(
-      b, past, arith::SubIOp::create(b, shifted, idx(plan.keySeq)), idx(0));
-  return arith::DivUIOp::create(b, first, idx(plan.tile));
+  Value past = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, x, idx(y));
+  Value diff = arith::SelectOp::create(
+      b, past, arith::SubIOp::create(b, x, idx(y)), idx(0));
+  return arith::DivUIOp::create(b, diff, idx(tile));
 }
 
-Value memwall::buildKeyTilesSeen(ImplicitLocOpBuilder &b,
-                                 const AttentionGradKernelPlan &plan,
-                                 bool causal, Value i0) {
+/// ceil(clamp(x - y, 0, cap) / tile) in index math (x, y >= 0).
+static Value tilesUpTo(ImplicitLocOpBuilder &b, Value x, int64_t y, int64_t cap,
+                       int64_t tile) {
   auto idx = [&](int64_t c) { return indexConstant(b, c); };
-  if (!causal)
-    return idx(plan.keyTiles);
-  Value end = arith::AddIOp::create(b, i0, idx(plan.tile + plan.keySeq));
-  Value some = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, end,
-                                     idx(plan.querySeq));
-  Value keys = arith::SelectOp::create(
-      b, some, arith::SubIOp::create(b, end, idx(plan.querySeq)), idx(0));
-  keys = arith::MinUIOp::create(b, keys, idx(plan.keySeq));
+  Value past = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, x, idx(y));
+  Value count = arith::SelectOp::create(
+      b, past, arith::SubIOp::create(b, x, idx(y)), idx(0));
+  count = arith::MinUIOp::create(b, count, idx(cap));
   return arith::DivUIOp::create(
-      b, arith::AddIOp::create(b, keys, idx(plan.tile - 1)), idx(plan.tile));
+      b, arith::AddIOp::create(b, count, idx(tile - 1)), idx(tile));
+}
+
+std::pair<Value, Value>
+memwall::buildQueryTilesSeeing(ImplicitLocOpBuilder &b,
+                               const AttentionGradKernelPlan &plan, Value j0) {
+  auto idx = [&](int64_t c) { return indexConstant(b, c); };
+  if (!plan.causal)
+    return {idx(0), idx(plan.queryTiles)};
+  // Queries i >= j0 - (Sk - Sq): max(0, j0 + Sq - Sk) / tile.
+  Value begin = tilesBefore(b, arith::AddIOp::create(b, j0, idx(plan.querySeq)),
+                            plan.keySeq, plan.tile);
+  Value end = idx(plan.queryTiles);
+  if (plan.window) {
+    // Queries i < j0 + tile - 1 + W - (Sk - Sq), the block's last key still
+    // in their window.
+    Value last = arith::AddIOp::create(
+        b, j0, idx(plan.tile - 1 + plan.window + plan.querySeq));
+    end = tilesUpTo(b, last, plan.keySeq, plan.querySeq, plan.tile);
+    begin = arith::MinUIOp::create(b, begin, end);
+  }
+  return {begin, end};
+}
+
+std::pair<Value, Value>
+memwall::buildKeyTilesSeen(ImplicitLocOpBuilder &b,
+                           const AttentionGradKernelPlan &plan, Value i0) {
+  auto idx = [&](int64_t c) { return indexConstant(b, c); };
+  if (!plan.causal)
+    return {idx(0), idx(plan.keyTiles)};
+  // Keys up to i0 + tile - 1 + Sk - Sq.
+  Value end =
+      tilesUpTo(b, arith::AddIOp::create(b, i0, idx(plan.tile + plan.keySeq)),
+                plan.querySeq, plan.keySeq, plan.tile);
+  Value begin = idx(0);
+  if (plan.window) {
+    // Keys from i0 + Sk - Sq - W + 1, the first query's window.
+    begin = tilesBefore(b, arith::AddIOp::create(b, i0, idx(plan.keySeq + 1)),
+                        plan.querySeq + plan.window, plan.tile);
+    begin = arith::MinUIOp::create(b, begin, end);
+  }
+  return {begin, end};
+}
+
+Value memwall::buildSeenByMask(ImplicitLocOpBuilder &b,
+                               const AttentionGradKernelPlan &plan, Value key,
+                               Value query) {
+  auto idx = [&](int64_t c) { return indexConstant(b, c); };
+  if (!plan.causal)
+    return arith::ConstantIntOp::create(b, 1, 1);
+  // Key j is visible to query i when j <= i + (Sk - Sq) ...
+  Value queryEnd = arith::AddIOp::create(b, query, idx(plan.keySeq));
+  Value seen = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::ule,
+      arith::AddIOp::create(b, key, idx(plan.querySeq)), queryEnd);
+  if (!plan.window)
+    return seen;
+  // ... and, with a window, i + (Sk - Sq) - W < j.
+  Value inWindow = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::ult, queryEnd,
+      arith::AddIOp::create(b, key, idx(plan.querySeq + plan.window)));
+  return arith::AndIOp::create(b, seen, inWindow);
 }
 
 void memwall::buildAttentionGradBlocks(ImplicitLocOpBuilder &b,

@@ -46,6 +46,9 @@ struct AttentionGradKernelPlan {
   /// Dynamic shared memory of a block (the CUDA-core form's is static).
   int64_t sharedBytes = 0;
   int64_t queryTiles = 0, keyTiles = 0;
+  /// The op's masking: causal, and a sliding window (0 for none).
+  bool causal = false;
+  int64_t window = 0;
   /// grid.x: the key blocks, then the query blocks of each query head of
   /// the KV head; grid.y: batch x KV heads.
   std::array<int64_t, 3> grid{1, 1, 1};
@@ -102,15 +105,24 @@ void buildAttentionGradBlocks(mlir::ImplicitLocOpBuilder &b,
                               llvm::function_ref<void(mlir::Value)> keyBlock,
                               llvm::function_ref<void(mlir::Value)> queryBlock);
 
-/// The causal skipping both forms share: the first query tile keys from j0
-/// see (rows at or after j0 - (Sk - Sq); 0 without `causal`), and how many
-/// key tiles queries from i0 see (keys up to i0 + tile - 1 + Sk - Sq).
-mlir::Value buildFirstQueryTile(mlir::ImplicitLocOpBuilder &b,
-                                const AttentionGradKernelPlan &plan,
-                                bool causal, mlir::Value j0);
-mlir::Value buildKeyTilesSeen(mlir::ImplicitLocOpBuilder &b,
-                              const AttentionGradKernelPlan &plan, bool causal,
-                              mlir::Value i0);
+/// The causal and sliding-window skipping both forms share, as tile ranges
+/// [begin, end): the query tiles that see keys from j0 (rows at or after
+/// j0 - (Sk - Sq) when causal; with a window W, before
+/// j0 + tile - 1 + W - (Sk - Sq)), and the key tiles queries from i0 see
+/// (keys up to i0 + tile - 1 + Sk - Sq when causal; with a window, from
+/// i0 + Sk - Sq - W + 1).
+std::pair<mlir::Value, mlir::Value>
+buildQueryTilesSeeing(mlir::ImplicitLocOpBuilder &b,
+                      const AttentionGradKernelPlan &plan, mlir::Value j0);
+std::pair<mlir::Value, mlir::Value>
+buildKeyTilesSeen(mlir::ImplicitLocOpBuilder &b,
+                  const AttentionGradKernelPlan &plan, mlir::Value i0);
+
+/// Whether key `key` is visible to query `query` by the op's causal mask
+/// and window (true without either); both are in range.
+mlir::Value buildSeenByMask(mlir::ImplicitLocOpBuilder &b,
+                            const AttentionGradKernelPlan &plan,
+                            mlir::Value key, mlir::Value query);
 
 /// The tensor-core form emitAttentionGradKernel emits when
 /// plan.tensorCores (AttentionGradMmaCodegen.cpp).

@@ -308,13 +308,12 @@ private:
                                                    key, idx(plan.keySeq)),
                              arith::CmpIOp::create(b, arith::CmpIPredicate::uge,
                                                    query, idx(plan.querySeq)));
-    if (!grad.getCausal())
+    if (!plan.causal)
       return hidden;
+    Value seen = buildSeenByMask(b, plan, key, query);
     return arith::OrIOp::create(
         b, hidden,
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
-                              add(key, idx(plan.querySeq)),
-                              add(query, idx(plan.keySeq))));
+        arith::XOrIOp::create(b, seen, arith::ConstantIntOp::create(b, 1, 1)));
   }
 
   /// Whether the tiles of queries from i0 and keys from j0 hold a pair
@@ -327,13 +326,22 @@ private:
                               add(i0, idx(plan.tile)), idx(plan.querySeq)),
         arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
                               add(j0, idx(plan.tile)), idx(plan.keySeq)));
-    if (!grad.getCausal())
+    if (!plan.causal)
       return needs;
-    return arith::OrIOp::create(
+    needs = arith::OrIOp::create(
         b, needs,
         arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
                               add(j0, idx(plan.tile - 1 + plan.querySeq)),
                               add(i0, idx(plan.keySeq))));
+    if (!plan.window)
+      return needs;
+    // The first key before the last query's window: j0 + W <= i0 + tile - 1
+    // + (Sk - Sq).
+    return arith::OrIOp::create(
+        b, needs,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
+                              add(j0, idx(plan.window + plan.querySeq)),
+                              add(i0, idx(plan.tile - 1 + plan.keySeq))));
   }
 
   /// Stores `acc` · `factor` (this warp's 16 rows from `rowStart`) as
@@ -405,13 +413,12 @@ private:
     SmallVector<int64_t> widths{plan.headDim, plan.valueDim};
     SmallVector<Value> init =
         flatten({zeros(plan.headDim), zeros(plan.valueDim)});
-    Value first = buildFirstQueryTile(b, plan, grad.getCausal(), j0);
+    auto [first, end] = buildQueryTilesSeeing(b, plan, j0);
     SmallVector<Value> sums = buildLoop(
         b, idx(0), idx(groupSize), init, [&](Value g, ValueRange perHead) {
           Value head = add(mul(kvHead, groupSize), g);
           return buildLoop(
-              b, first, idx(plan.queryTiles), perHead,
-              [&](Value queryTile, ValueRange carried) {
+              b, first, end, perHead, [&](Value queryTile, ValueRange carried) {
                 Value i0 = mul(queryTile, plan.tile);
                 for (int which : {Q, DOut, Out})
                   loadRows(which, head, i0);
@@ -452,8 +459,9 @@ private:
       loadRows(which, head, i0);
     waitAll();
     buildRowStatistics(head, i0);
+    auto [firstKeyTile, endKeyTile] = buildKeyTilesSeen(b, plan, i0);
     SmallVector<Value> sums = buildLoop(
-        b, idx(0), buildKeyTilesSeen(b, plan, grad.getCausal(), i0), flatten({zeros(plan.headDim)}),
+        b, firstKeyTile, endKeyTile, flatten({zeros(plan.headDim)}),
         [&](Value keyTile, ValueRange carried) {
           Value j0 = mul(keyTile, plan.tile);
           loadRows(K, kvHead, j0);

@@ -707,6 +707,40 @@ Value RopeRotation::loadPosition(ImplicitLocOpBuilder &b, RopeOp rope,
   return arith::SIToFPOp::create(b, b.getF32Type(), position);
 }
 
+/// Llama-3.1's frequency scaling of `frequency` (f32), as
+/// the reference computes it: compared as frequencies (a wavelength 2π / f
+/// above original / low is f below 2π low / original), no division.
+static Value scaleLlama3Frequency(ImplicitLocOpBuilder &b, Value frequency,
+                                  ArrayRef<double> scaling) {
+  double factor = scaling[0], low = scaling[1], high = scaling[2],
+         original = scaling[3];
+  Value divided =
+      arith::MulFOp::create(b, frequency, f32Constant(b, 1 / factor));
+  // smooth = (original · f / 2π - low) / (high - low).
+  Value smooth = arith::MulFOp::create(
+      b,
+      arith::SubFOp::create(
+          b,
+          arith::MulFOp::create(b, frequency,
+                                f32Constant(b, original / (2 * M_PI))),
+          f32Constant(b, low)),
+      f32Constant(b, 1 / (high - low)));
+  // (1 - smooth) · f / factor + smooth · f = f / factor + smooth · (f - f /
+  // factor).
+  Value interpolated = arith::AddFOp::create(
+      b, divided,
+      arith::MulFOp::create(b, smooth,
+                            arith::SubFOp::create(b, frequency, divided)));
+  Value longWave =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, frequency,
+                            f32Constant(b, 2 * M_PI * low / original));
+  Value shortWave =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, frequency,
+                            f32Constant(b, 2 * M_PI * high / original));
+  Value scaled = arith::SelectOp::create(b, longWave, divided, interpolated);
+  return arith::SelectOp::create(b, shortWave, frequency, scaled);
+}
+
 RopeRotation::RopeRotation(ImplicitLocOpBuilder &b, RopeOp rope, Value position,
                            Value column)
     : b(b) {
@@ -724,9 +758,11 @@ RopeRotation::RopeRotation(ImplicitLocOpBuilder &b, RopeOp rope, Value position,
       b, pairFloat,
       f32Constant(b, -2.0 / static_cast<double>(d) *
                          std::log2(rope.getTheta().convertToDouble())));
+  Value frequency = math::Exp2Op::create(b, exponent);
+  if (std::optional<ArrayRef<double>> scaling = rope.getLlama3Scaling())
+    frequency = scaleLlama3Frequency(b, frequency, *scaling);
   Value angle = arith::MulFOp::create(
-      b, arith::MulFOp::create(b, position, math::Exp2Op::create(b, exponent)),
-      f32Constant(b, sign));
+      b, arith::MulFOp::create(b, position, frequency), f32Constant(b, sign));
   cosine = math::CosOp::create(b, angle);
   sine = math::SinOp::create(b, angle);
   // The partner of element i is i + D/2 in the first half, i - D/2 in the

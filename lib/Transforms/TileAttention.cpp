@@ -165,7 +165,7 @@ static AttentionTilingCounts tileAttention(Operation *root,
         builder.getF64FloatAttr(op.getEffectiveScale()),
         builder.getI64IntegerAttr(tiles->blockQ),
         builder.getI64IntegerAttr(tiles->blockKV),
-        builder.getI64IntegerAttr(tiles->splits));
+        builder.getI64IntegerAttr(tiles->splits), op.getWindowAttr());
     copyMemWallAttrs(op, flash);
     op.getResult().replaceAllUsesWith(flash.getResult());
     op.erase();
@@ -192,7 +192,7 @@ static AttentionTilingCounts tileAttention(Operation *root,
         op.getOut(), op.getGrad(), flash.getLse(), op.getMask(),
         op.getCausal() ? builder.getUnitAttr() : nullptr, op.getScaleAttr(),
         builder.getI64IntegerAttr(flash.getBlockKv()),
-        builder.getI64IntegerAttr(flash.getBlockQ()));
+        builder.getI64IntegerAttr(flash.getBlockQ()), op.getWindowAttr());
     copyMemWallAttrs(op, grad);
     op.getQueryGrad().replaceAllUsesWith(grad.getQueryGrad());
     op.getKeyGrad().replaceAllUsesWith(grad.getKeyGrad());

@@ -198,23 +198,13 @@ static void warnAboutTheStep(const ModelConfig &config, GenerationMode mode,
                        "give {0} for the step you run",
                        decode ? "--kv-len" : "--seq", config.maxPositions,
                        config.names.maxPositions));
-  if (!config.slidingWindow)
-    return;
-  int64_t attended = decode ? config.kvLen + 1 : config.seq;
-  if (attended <= config.slidingWindow)
-    return;
-  if (decode)
+  // Prefill and train steps carry the window on their attention.
+  if (decode && config.slidingWindow && config.kvLen >= config.slidingWindow)
     llvm::WithColor::remark(llvm::errs(), "memwall-gen") << llvm::formatv(
         "the sliding window ({0} tokens) bounds the KV cache: "
         "each sliding layer keeps the last {1} of the {2} "
         "cached tokens (a rolling buffer)\n",
         config.slidingWindow, config.slidingWindow - 1, config.kvLen);
-  else
-    warn(llvm::formatv(
-        "the sliding window ({0} tokens) is not built into --mode={1}'s "
-        "attention: it is full causal attention over {2} tokens, so its FLOPs "
-        "and bytes are an upper bound of the model's",
-        config.slidingWindow, stringifyGenerationMode(mode), config.seq));
 }
 
 int main(int argc, char **argv) {

@@ -42,30 +42,36 @@ protected:
   /// The flash_attention of `batch` x `heads` heads of `seq` x 128 bf16, with
   /// the tiles memwall-tile-attention picks for D = 128 on an H100 (128 x 64).
   CostOpInterface forward(int64_t batch, int64_t heads, int64_t seq,
-                          bool causal) {
+                          bool causal, int64_t window = 0) {
     std::string qkv = llvm::formatv("tensor<{0}x{1}x{2}x128xbf16>", batch,
                                     heads, seq);
     std::string lse =
         llvm::formatv("tensor<{0}x{1}x{2}xf32>", batch, heads, seq);
     return parse(llvm::formatv(
         "func.func @f(%q: {0}) {{\n"
-        "  %0:2 = memwall.flash_attention %q, %q, %q {1}scale 8.838835e-02 "
-        "block_q 128 block_kv 64 splits 1 : ({0}, {0}, {0}) -> ({0}, {2})\n"
+        "  %0:2 = memwall.flash_attention %q, %q, %q {1}{3}scale "
+        "8.838835e-02 block_q 128 block_kv 64 splits 1 : ({0}, {0}, {0}) -> "
+        "({0}, {2})\n"
         "  return\n}",
-        qkv, causal ? "causal " : "", lse));
+        qkv, causal ? "causal " : "", lse, windowText(window)));
   }
 
   /// Its backward with the forward's tiles swapped (64 x 128).
-  CostOpInterface backward(int64_t heads, int64_t seq, bool causal) {
+  CostOpInterface backward(int64_t heads, int64_t seq, bool causal,
+                           int64_t window = 0) {
     std::string qkv = llvm::formatv("tensor<1x{0}x{1}x128xbf16>", heads, seq);
     std::string lse = llvm::formatv("tensor<1x{0}x{1}xf32>", heads, seq);
     return parse(llvm::formatv(
         "func.func @f(%q: {0}, %lse: {1}) {{\n"
         "  %0:3 = memwall.flash_attention_grad %q, %q, %q, %q, %q, %lse "
-        "{2}scale 8.838835e-02 block_q 64 block_kv 128 : ({0}, {0}, {0}, {0}, "
-        "{0}, {1}) -> ({0}, {0}, {0})\n"
+        "{2}{3}scale 8.838835e-02 block_q 64 block_kv 128 : ({0}, {0}, {0}, "
+        "{0}, {0}, {1}) -> ({0}, {0}, {0})\n"
         "  return\n}",
-        qkv, lse, causal ? "causal " : ""));
+        qkv, lse, causal ? "causal " : "", windowText(window)));
+  }
+
+  static std::string windowText(int64_t window) {
+    return window ? llvm::formatv("window {0} ", window).str() : "";
   }
 
   CostOpInterface parse(const std::string &source) {
@@ -118,6 +124,42 @@ TEST_F(AttentionTrafficTest, WithoutL2ReuseEveryQueryBlockStreamsItsKeys) {
   ASSERT_TRUE(causal);
   EXPECT_EQ(causal.getBytesRead(),
             int64_t(32) * 1056 * 64 * 512 + int64_t(32) * 1024 * 1024);
+}
+
+TEST_F(AttentionTrafficTest, SlidingWindowSkipsKeyBlocksAndPairsBeforeIt) {
+  // S4096 causal with a 1024-key window, tiles 128 x 64. Query block i
+  // (queries 128i .. 128i + 127) sees key blocks up to its diagonal, 2i + 2
+  // of them; its least query's window starts at key 128i - 1023, block
+  // 2i - 16 for i >= 8 (earlier blocks start at 0). So blocks i < 8 read
+  // 2i + 2 (72 in all) and the 24 others 18 each: 504, against 1056 without
+  // the window.
+  CostOpInterface op = forward(1, 32, 4096, true, 1024);
+  ASSERT_TRUE(op);
+  EXPECT_EQ(op.getBytesRead(),
+            int64_t(32) * 504 * 64 * 512 + int64_t(32) * 1024 * 1024);
+  // Pairs a head: query i sees min(i + 1, 1024) keys, 1024 · 1025 / 2 +
+  // 1024 · 3072 = 3,670,528; 2 FLOPs a pair for each of D + Dv = 256.
+  EXPECT_EQ(op.getFlops(), int64_t(2) * 32 * 3670528 * 256);
+  // The backward streams each key block j of 128 keys to the queries that
+  // see it, 128j .. 128j + 127 + 1023: min(4096 - 128j, 1151) rows, 32,232
+  // over the 32 blocks, against 67,584 causal (the window hides 35,352).
+  // Without L2 reuse each streamed row reads Q, dO (256 B each), lse and
+  // delta (4 B each) and the fp32 dQ accumulator (512 B): 1032 B.
+  // (Each parse replaces the module: read an op before the next.)
+  CostOpInterface grad = backward(32, 4096, true);
+  ASSERT_TRUE(grad);
+  int64_t causalGradBytes = grad.getBytesRead();
+  grad = backward(32, 4096, true, 1024);
+  ASSERT_TRUE(grad);
+  EXPECT_EQ(causalGradBytes - grad.getBytesRead(), int64_t(32) * 35352 * 1032);
+  // A window as long as the keys changes nothing.
+  CostOpInterface causal = forward(1, 32, 4096, true);
+  ASSERT_TRUE(causal);
+  int64_t causalBytes = causal.getBytesRead(), causalFlops = causal.getFlops();
+  CostOpInterface whole = forward(1, 32, 4096, true, 4096);
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole.getBytesRead(), causalBytes);
+  EXPECT_EQ(whole.getFlops(), causalFlops);
 }
 
 TEST_F(AttentionTrafficTest, ReReadsMissInProportionToWhatDoesNotFit) {

@@ -466,7 +466,7 @@ TEST(ModelGenTest, ConfigFieldsMemwallDoesNotBuildAreWarnedAbout) {
   std::string llama31 = kLlama3Config;
   llama31.replace(llama31.find("\"rope_scaling\": null"),
                   strlen("\"rope_scaling\": null"),
-                  R"("rope_scaling": {"factor": 8.0, "rope_type": "llama3"})");
+                  R"("rope_scaling": {"factor": 4.0, "rope_type": "yarn"})");
   llama31.replace(llama31.find("\"silu\""), strlen("\"silu\""), "\"gelu\"");
   llama31.replace(llama31.find("\"use_cache\""), 0,
                   "\"num_experts\": 8, \"quantization_config\": "
@@ -478,10 +478,10 @@ TEST(ModelGenTest, ConfigFieldsMemwallDoesNotBuildAreWarnedAbout) {
             "c.json: \"hidden_act\" is \"gelu\": memwall builds SiLU (SwiGLU) "
             "MLPs");
   EXPECT_EQ(config.warnings[1],
-            "c.json: \"rope_scaling\" is {\"factor\":8,\"rope_type\":"
-            "\"llama3\"}: memwall ignores RoPE scaling (rotary frequencies "
-            "are unscaled: FLOPs and bytes are the same, values differ from "
-            "the model's beyond its original context)");
+            "c.json: \"rope_scaling\" is {\"factor\":4,\"rope_type\":"
+            "\"yarn\"}: memwall builds Llama-3.1's llama3 RoPE scaling only: "
+            "rotary frequencies are unscaled (FLOPs and bytes are the same, "
+            "values differ from the model's beyond its original context)");
   // Unknown keys, sorted, long values shortened.
   EXPECT_EQ(config.warnings[2],
             "c.json: \"num_experts\" is 8: memwall does not read it; if it "
@@ -491,6 +491,42 @@ TEST(ModelGenTest, ConfigFieldsMemwallDoesNotBuildAreWarnedAbout) {
             "128,\"quant_method\":\"awq\",\"zero_poi...: memwall does "
             "not read it; if it changes the model, the generated step is not "
             "that model");
+}
+
+TEST(ModelGenTest, Llama31RopeScalingIsReadAndBuilt) {
+  std::string llama31 = kLlama3Config;
+  llama31.replace(llama31.find("\"rope_scaling\": null"),
+                  strlen("\"rope_scaling\": null"),
+                  R"("rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0,
+          "high_freq_factor": 4.0, "original_max_position_embeddings": 8192,
+          "rope_type": "llama3"})");
+  ModelConfig config = parseConfig(llama31.c_str());
+  EXPECT_TRUE(config.warnings.empty());
+  EXPECT_EQ(config.llama3RopeScaling,
+            std::vector<double>({8.0, 1.0, 4.0, 8192.0}));
+  config.layers = 1;
+  config.seq = 4;
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module =
+      buildModel(&context, config, GenerationMode::Prefill);
+  ASSERT_TRUE(succeeded(verify(*module)));
+  int scaled = 0;
+  module->walk([&](RopeOp rope) {
+    EXPECT_EQ(rope.getLlama3Scaling(),
+              ArrayRef<double>({8.0, 1.0, 4.0, 8192.0}));
+    ++scaled;
+  });
+  EXPECT_EQ(scaled, 2);
+  // An incomplete llama3 scaling is an error naming the key.
+  std::string partial = kLlama3Config;
+  partial.replace(partial.find("\"rope_scaling\": null"),
+                  strlen("\"rope_scaling\": null"),
+                  R"("rope_scaling": {"factor": 8.0, "rope_type": "llama3"})");
+  llvm::Expected<ModelConfig> refused =
+      parseHuggingFaceConfig(partial, "c.json");
+  ASSERT_FALSE(static_cast<bool>(refused));
+  EXPECT_EQ(llvm::toString(refused.takeError()),
+            "c.json: \"rope_scaling.low_freq_factor\" is required");
 }
 
 TEST(ModelGenTest, ValidationNamesTheFlagToFix) {

@@ -47,6 +47,9 @@ namespace {
 struct AttentionCase {
   int64_t batch = 1, heads = 1, kvHeads = 1, sq = 1, sk = 1, d = 16;
   bool causal = false;
+  /// A sliding window (causal only): query i sees the `window` keys ending
+  /// at its diagonal; 0 for none.
+  int64_t window = 0;
   int64_t blockQ = 64, blockKV = 64, splits = 1;
   bool f16 = false;
   /// None, an additive bf16 mask of shape [B, 1, Sq, Sk], or an i1 keep-mask
@@ -124,8 +127,13 @@ protected:
         "block_q {5} block_kv {6} splits {7} : ({0}, {1}, {1}{10}) -> ({0}, "
         "{2})\n"
         "  return %o, %lse : {0}, {2}\n}",
-        q, kv, lseType, c.causal ? "causal" : "", scaleText, c.blockQ,
-        c.blockKV, c.splits, maskArg, maskUse, maskOperandType);
+        q, kv, lseType,
+        c.causal
+            ? (c.window ? llvm::formatv("causal window {0}", c.window).str()
+                        : "causal")
+            : "",
+        scaleText, c.blockQ, c.blockKV, c.splits, maskArg, maskUse,
+        maskOperandType);
     OwningOpRef<ModuleOp> module =
         parseSourceString<ModuleOp>(source, context.get());
     ASSERT_TRUE(module) << source;
@@ -200,7 +208,9 @@ protected:
       std::vector<double> scores;
       double maxScore = -std::numeric_limits<double>::infinity();
       int64_t visible = c.causal ? std::min(c.sk, i + c.sk - c.sq + 1) : c.sk;
-      for (int64_t j = 0; j < visible; ++j) {
+      int64_t firstVisible =
+          c.window ? std::max<int64_t>(0, visible - c.window) : 0;
+      for (int64_t j = firstVisible; j < visible; ++j) {
         double dot = 0;
         for (int64_t x = 0; x < c.d; ++x)
           dot +=
@@ -218,8 +228,8 @@ protected:
         sum += std::exp(s - maxScore);
       for (int64_t x = 0; x < c.d; ++x) {
         double expected = 0;
-        for (int64_t j = 0; j < visible; ++j)
-          expected += std::exp(scores[j] - maxScore) / sum *
+        for (int64_t j = firstVisible; j < visible; ++j)
+          expected += std::exp(scores[j - firstVisible] - maxScore) / sum *
                       value.values[(kvRow0 + j) * c.d + x];
         uint16_t bits;
         std::memcpy(&bits, &out[2 * (row * c.d + x)], 2);
@@ -335,6 +345,50 @@ TEST_F(AttentionKernelTest,
   c.blockKV = 16;
   c.splits = 3;
   check(c);
+}
+
+TEST_F(AttentionKernelTest, SlidingWindowSkipsAndMasksKeysBeforeIt) {
+  // 100 queries and keys, a 37-key window: query block 1 (rows 32..63)
+  // starts its keys at block (32 - 36) -> 0, block 2 (64..95) at key 28,
+  // block 1 of 16; the window's edge crosses key blocks inside each query
+  // block, the last key block is ragged, and GQA puts two heads per KV head.
+  AttentionCase c;
+  c.heads = 4;
+  c.kvHeads = 2;
+  c.sq = c.sk = 100;
+  c.d = 32;
+  c.causal = true;
+  c.window = 37;
+  c.blockQ = 32;
+  c.blockKV = 16;
+  check(c);
+}
+
+TEST_F(AttentionKernelTest, SlidingWindowWithSplitKeysLeavesEarlySplitsEmpty) {
+  // Decode past the window: one query over 300 keys, a 50-key window, keys
+  // in 4 splits of 80: only the last split sees a key, the others are empty
+  // ranges the merge weighs 0. And a prefill whose blocks span two heads
+  // (rows of head 0's end and head 1's start: least query 0).
+  AttentionCase c;
+  c.heads = 2;
+  c.sq = 1;
+  c.sk = 300;
+  c.d = 32;
+  c.causal = true;
+  c.window = 50;
+  c.blockQ = 16;
+  c.blockKV = 16;
+  c.splits = 4;
+  check(c);
+  AttentionCase spans;
+  spans.heads = 2;
+  spans.sq = spans.sk = 40;
+  spans.d = 32;
+  spans.causal = true;
+  spans.window = 9;
+  spans.blockQ = 32;
+  spans.blockKV = 16;
+  check(spans);
 }
 
 TEST_F(AttentionKernelTest, H100TilesForHeadDim128MatchDefinition) {

@@ -405,6 +405,17 @@ TEST_F(GradientCheckTest, AttentionCausalBottomRightWithFewerQueries) {
                    "%o", "tensor<2x2x3x4xf32>");
 }
 
+TEST_F(GradientCheckTest, AttentionSlidingWindowGradientsStayInTheBand) {
+  // Window 2 over 5 keys and 3 queries: each query sees two keys, so keys 0
+  // and 1 get gradient from query 0 only (key 0 from none).
+  checkWeightedSum("%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x5x4xf32>, "
+                   "%v: tensor<1x2x5x4xf32>",
+                   "  %o = memwall.attention %q, %k, %v causal window 2 : "
+                   "tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, "
+                   "tensor<1x2x5x4xf32> -> tensor<1x2x3x4xf32>",
+                   "%o", "tensor<1x2x3x4xf32>");
+}
+
 TEST_F(GradientCheckTest, AttentionGroupedQueryHeadsShareKeyValueGradients) {
   checkWeightedSum("%q: tensor<1x4x4x4xf32>, %k: tensor<1x2x4x4xf32>, "
                    "%v: tensor<1x2x4x4xf32>",
@@ -588,6 +599,19 @@ TEST_F(TiledAttentionTest, NonCausalGroupedQueryHeads) {
                                   "tensor<2x2x160x32xbf16>",
                                   "tensor<2x4x96x32xbf16>", ""),
                         false);
+}
+
+TEST_F(TiledAttentionTest, SlidingWindowPrefillAndDecode) {
+  // A 100-key window over 300 queries (blocks before each window skipped),
+  // and one query over 1000 keys in splits, most of them before the window.
+  checkTiledEqualsNaive(
+      attention("tensor<1x2x300x64xbf16>", "tensor<1x2x300x64xbf16>",
+                "tensor<1x2x300x64xbf16>", "causal window 100"),
+      false);
+  checkTiledEqualsNaive(attention("tensor<1x4x1x64xf16>",
+                                  "tensor<1x4x1000x64xf16>",
+                                  "tensor<1x4x1x64xf16>", "causal window 200"),
+                        false, /*minSplits=*/2);
 }
 
 TEST_F(TiledAttentionTest, DecodeOverALongCacheSplitsTheKeys) {

@@ -66,6 +66,10 @@ struct ModelConfig {
   int64_t typeVocab = 0;
   double normEpsilon = 1e-5;
   double ropeTheta = 10000.0;
+  /// Llama-3.1's RoPE frequency scaling (rope_scaling with rope_type
+  /// "llama3"): factor, low_freq_factor, high_freq_factor and
+  /// original_max_position_embeddings; empty for unscaled frequencies.
+  std::vector<double> llama3RopeScaling;
   /// The LM head reuses the token embedding (GPT-2, BERT's MLM decoder).
   bool tieEmbeddings = false;
   /// The size of one attention head when it is not hidden / heads

@@ -989,6 +989,29 @@ std::string evalRope(OpEval &e) {
   std::vector<double> invFreq(half);
   for (int64_t i = 0; i < half; ++i)
     invFreq[i] = std::pow(theta, -2.0 * static_cast<double>(i) / D);
+  // Llama-3.1's frequency scaling (Hugging Face's rope_type "llama3"):
+  // wavelengths past original / low are divided by factor, those under
+  // original / high kept, and those between interpolated.
+  if (e.attrs.find("llama3_factor")) {
+    double factor = e.attrs.number("llama3_factor", std::nullopt);
+    double low = e.attrs.number("llama3_low_freq_factor", std::nullopt);
+    double high = e.attrs.number("llama3_high_freq_factor", std::nullopt);
+    double original = e.attrs.number("llama3_original_context", std::nullopt);
+    RETURN_IF_ERROR(e.attrError());
+    if (!(factor > 0 && low > 0 && high > low && original > 0))
+      return e.fail("llama3 RoPE scaling needs factor, low and original > 0 "
+                    "and high > low");
+    const double pi = 3.14159265358979323846;
+    for (double &f : invFreq) {
+      double wavelength = 2 * pi / f;
+      if (wavelength > original / low) {
+        f /= factor;
+      } else if (wavelength >= original / high) {
+        double smooth = (original / wavelength - low) / (high - low);
+        f = (1 - smooth) * f / factor + smooth * f;
+      }
+    }
+  }
   e.out.shape = x.shape;
   e.out.data.assign(x.data.size(), 0.0);
   DType type = e.out.dtype;
@@ -1043,6 +1066,9 @@ std::string evalEmbedding(OpEval &e) {
 struct AttentionSpec {
   int64_t B = 0, Hq = 0, Sq = 0, D = 0, Hkv = 0, Sk = 0, Dv = 0, group = 1;
   bool causal = false;
+  /// Sliding window (causal only): query i sees keys j with
+  /// i + (Sk - Sq) - window < j; 0 for none.
+  int64_t window = 0;
   double scale = 1;
   const Tensor *mask = nullptr; // broadcast to [B, Hq, Sq, Sk]
   Shape maskStrides;
@@ -1058,7 +1084,8 @@ struct AttentionSpec {
     double mx = -inf;
     for (int64_t j = 0; j < Sk; ++j) {
       double s = -inf;
-      bool visible = !causal || j <= i + (Sk - Sq);
+      bool visible = !causal || (j <= i + (Sk - Sq) &&
+                                 (window == 0 || j > i + (Sk - Sq) - window));
       double m = 0;
       if (mask) {
         m = mask->data[b * maskStrides[0] + h * maskStrides[1] +
@@ -1087,7 +1114,7 @@ struct AttentionSpec {
 };
 
 /// Checks query, key and value (operands 0 to 2) and the optional mask
-/// (operand `maskIndex`) and reads `causal` and `scale` into `a`.
+/// (operand `maskIndex`) and reads `causal`, `window` and `scale` into `a`.
 std::string readAttention(OpEval &e, size_t maskIndex, AttentionSpec &a) {
   bool causal = e.attrs.flag("causal");
   const Tensor &q = e.operand(0), &k = e.operand(1), &v = e.operand(2);
@@ -1111,7 +1138,12 @@ std::string readAttention(OpEval &e, size_t maskIndex, AttentionSpec &a) {
                   std::to_string(Sq) + ", Sk = " + std::to_string(Sk));
   double scale =
       e.attrs.number("scale", 1.0 / std::sqrt(static_cast<double>(D)));
+  double window = e.attrs.number("window", 0);
   RETURN_IF_ERROR(e.attrError());
+  if (window != 0 && (!causal || !(window >= 1 && window <= 0x1p62) ||
+                      window != std::floor(window)))
+    return e.fail("a sliding window must be a positive whole number of keys "
+                  "on causal attention");
   Shape full = {B, Hq, Sq, Sk};
   if (mask) {
     Shape b;
@@ -1124,6 +1156,7 @@ std::string readAttention(OpEval &e, size_t maskIndex, AttentionSpec &a) {
   a.B = B, a.Hq = Hq, a.Sq = Sq, a.D = D, a.Hkv = Hkv, a.Sk = Sk, a.Dv = Dv;
   a.group = Hq / Hkv;
   a.causal = causal;
+  a.window = static_cast<int64_t>(window);
   a.scale = scale;
   a.mask = mask;
   a.boolMask = mask && mask->dtype == DType::I1;

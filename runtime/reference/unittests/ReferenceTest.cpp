@@ -501,6 +501,37 @@ TEST(Rope, PerBatchPositions) {
   expectOp(g, {2, 1, 1, 2}, {1, 0, 0.5403023059, 0.8414709848}, 1e-7);
 }
 
+TEST(Rope, Llama3ScalingInterpolatesMediumWavelengths) {
+  // D = 4, theta 100: frequencies 1 and 0.1, wavelengths 2π and 20π. With
+  // original context 100, low 1, high 4: wavelengths under 25 are kept,
+  // over 100 divided by the factor 8, between interpolated: 20π gives
+  // smooth = (100 / 20π - 1) / 3 and frequency (1 - smooth) · 0.1 / 8 +
+  // smooth · 0.1 = 0.0297535. Position 10 rotates pair (x1, x3) = (1, 0)
+  // by 0.297535 rad; pair 0 (frequency 1) is zero.
+  auto scaled = [](double original) {
+    return std::map<std::string, Attr>{
+        {"theta", Attr::ofNumber(100)},
+        {"llama3_factor", Attr::ofNumber(8)},
+        {"llama3_low_freq_factor", Attr::ofNumber(1)},
+        {"llama3_high_freq_factor", Attr::ofNumber(4)},
+        {"llama3_original_context", Attr::ofNumber(original)}};
+  };
+  std::vector<std::pair<std::string, Tensor>> inputs = {
+      {"x", tensor(DType::F32, {1, 1, 1, 4}, {0, 1, 0, 0})},
+      {"pos", tensor(DType::I64, {1}, {10})}};
+  OneOp medium("rope", inputs, DType::F32, {1, 1, 1, 4}, scaled(100));
+  expectOp(medium, {1, 1, 1, 4}, {0, 0.9560619697871952, 0, 0.2931646464473988},
+           1e-7);
+  // Original context 20: 20π is past 20 / 1, so the frequency is 0.1 / 8.
+  OneOp low("rope", inputs, DType::F32, {1, 1, 1, 4}, scaled(20));
+  expectOp(low, {1, 1, 1, 4}, {0, 0.992197667229329, 0, 0.12467473338522769},
+           1e-7);
+  auto bad = scaled(100);
+  bad["llama3_high_freq_factor"] = Attr::ofNumber(0.5);
+  OneOp refused("rope", inputs, DType::F32, {1, 1, 1, 4}, bad);
+  EXPECT_NE(refused.run().find("llama3 RoPE scaling"), std::string::npos);
+}
+
 TEST(Embedding, GathersRowsAndRejectsOutOfRangeIds) {
   auto table = tensor(DType::F32, {3, 2}, {0, 1, 10, 11, 20, 21});
   OneOp g("embedding",
@@ -535,6 +566,31 @@ TEST(Attention, CausalMaskIsAlignedBottomRight) {
   OneOp g("attention", decodeInputs(2), DType::F32, {1, 1, 2, 1},
           {{"causal", Attr::ofBool(true)}, {"scale", Attr::ofNumber(1)}});
   expectOp(g, {1, 1, 2, 1}, {1 + 0.7310585786300049, 2.5752103826044412}, 1e-6);
+}
+
+TEST(Attention, SlidingWindowSeesTheLastKeysUpToTheDiagonal) {
+  // Sq = 2, Sk = 3, window 2: query 0 sees keys 0..1, query 1 keys 1..2:
+  // (1 + 2e) / (1 + e) and (2e + 3e^2) / (e + e^2).
+  OneOp g("attention", decodeInputs(2), DType::F32, {1, 1, 2, 1},
+          {{"causal", Attr::ofBool(true)},
+           {"window", Attr::ofNumber(2)},
+           {"scale", Attr::ofNumber(1)}});
+  expectOp(g, {1, 1, 2, 1}, {1 + 0.7310585786300049, 2 + 0.7310585786300049},
+           1e-6);
+  // A window of one key is the diagonal alone: the value of key i + 1.
+  OneOp diagonal("attention", decodeInputs(2), DType::F32, {1, 1, 2, 1},
+                 {{"causal", Attr::ofBool(true)},
+                  {"window", Attr::ofNumber(1)},
+                  {"scale", Attr::ofNumber(1)}});
+  expectOp(diagonal, {1, 1, 2, 1}, {2, 3}, 1e-12);
+  // Without causal, or not a whole positive count: refused.
+  OneOp notCausal("attention", decodeInputs(2), DType::F32, {1, 1, 2, 1},
+                  {{"window", Attr::ofNumber(2)}});
+  EXPECT_NE(notCausal.run().find("sliding window"), std::string::npos);
+  OneOp fraction(
+      "attention", decodeInputs(2), DType::F32, {1, 1, 2, 1},
+      {{"causal", Attr::ofBool(true)}, {"window", Attr::ofNumber(1.5)}});
+  EXPECT_NE(fraction.run().find("sliding window"), std::string::npos);
 }
 
 TEST(Attention, BoolAndFloatMasks) {

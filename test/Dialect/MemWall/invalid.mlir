@@ -235,6 +235,41 @@ func.func @case33(%q: tensor<1x4x8x16xbf16>, %k: tensor<1x4x4x16xbf16>) {
 }
 // -----
 
+func.func @rope_scaling_of_three_numbers(%x: tensor<1x2x4x8xbf16>, %pos: tensor<4xi64>) {
+  // expected-error @below {{llama3_scaling must be [factor, low_freq_factor, high_freq_factor, original_context], got 3 numbers}}
+  %0 = memwall.rope %x, %pos llama3_scaling [8.0, 1.0, 4.0] : tensor<1x2x4x8xbf16>, tensor<4xi64>
+  return
+}
+// -----
+
+func.func @rope_scaling_high_below_low(%x: tensor<1x2x4x8xbf16>, %pos: tensor<4xi64>) {
+  // expected-error @below {{llama3_scaling needs factor, low_freq_factor and original_context > 0 and high_freq_factor > low_freq_factor, got [8.000000e+00, 4.000000e+00, 1.000000e+00, 8.192000e+03]}}
+  %0 = memwall.rope %x, %pos llama3_scaling [8.0, 4.0, 1.0, 8192.0] : tensor<1x2x4x8xbf16>, tensor<4xi64>
+  return
+}
+// -----
+
+func.func @sliding_window_without_causal(%q: tensor<1x4x8x16xbf16>) {
+  // expected-error @below {{a sliding window needs causal attention}}
+  %0 = memwall.attention %q, %q, %q window 4 : tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16> -> tensor<1x4x8x16xbf16>
+  return
+}
+// -----
+
+func.func @sliding_window_of_no_keys(%q: tensor<1x4x8x16xbf16>) {
+  // expected-error @below {{window must be a positive number of keys, got 0}}
+  %0 = memwall.attention %q, %q, %q causal window 0 : tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16> -> tensor<1x4x8x16xbf16>
+  return
+}
+// -----
+
+func.func @sliding_window_negative(%q: tensor<1x4x8x16xbf16>, %lse: tensor<1x4x8xf32>) {
+  // expected-error @below {{window must be a positive number of keys, got -3}}
+  %0:2 = memwall.flash_attention %q, %q, %q causal window -3 scale 0.25 block_q 16 block_kv 16 splits 1 : (tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16>) -> (tensor<1x4x8x16xbf16>, tensor<1x4x8xf32>)
+  return
+}
+// -----
+
 func.func @case34(%q: tensor<1x4x8x16xbf16>, %k: tensor<1x4x8x16xbf16>) {
   // expected-error @below {{scale must be a positive finite number, got -1}}
   %0 = memwall.attention %q, %k, %k scale -1.0 : tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16> -> tensor<1x4x8x16xbf16>

@@ -84,6 +84,10 @@ func.func @f(%x: tensor<4x128x768xbf16> {memwall.kind = #memwall.arg_kind<input>
   // CHECK: memwall.dequantize %{{.*}}, %{{.*}} : tensor<32x8xf8E4M3FN>, tensor<4x8xf32> -> tensor<32x8xf16>
   %z16 = memwall.dequantize %i8a, %scales16 zero_points %scales16 : tensor<16x32xi8>, tensor<16x1xbf16>, tensor<16x1xbf16> -> tensor<16x32xbf16>
   // CHECK: memwall.dequantize %{{.*}}, %[[S:.*]] zero_points %[[S]] : tensor<16x32xi8>, tensor<16x1xbf16>, tensor<16x1xbf16> -> tensor<16x32xbf16>
+  %sw = memwall.attention %q, %k, %k causal window 64 : tensor<1x32x128x128xbf16>, tensor<1x8x128x128xbf16>, tensor<1x8x128x128xbf16> -> tensor<1x32x128x128xbf16>
+  // CHECK: memwall.attention %{{.*}}, %{{.*}}, %{{.*}} causal window 64 : tensor<1x32x128x128xbf16>, tensor<1x8x128x128xbf16>, tensor<1x8x128x128xbf16> -> tensor<1x32x128x128xbf16>
+  %sr = memwall.rope %q, %pos theta 500000.0 llama3_scaling [8.0, 1.0, 4.0, 8192.0] : tensor<1x32x128x128xbf16>, tensor<128xi64>
+  // CHECK: memwall.rope %{{.*}}, %{{.*}} theta 5.000000e+05 llama3_scaling [8.000000e+00, 1.000000e+00, 4.000000e+00, 8.192000e+03] : tensor<1x32x128x128xbf16>, tensor<128xi64>
   return
 }
 

@@ -55,21 +55,46 @@ LogicalResult RopeOp::verify() {
   double theta = getTheta().convertToDouble();
   if (!(theta > 0) || !std::isfinite(theta))
     return emitOpError("theta must be a positive finite number, got ") << theta;
+  if (std::optional<ArrayRef<double>> scaling = getLlama3Scaling()) {
+    if (scaling->size() != 4)
+      return emitOpError("llama3_scaling must be [factor, low_freq_factor, "
+                         "high_freq_factor, original_context], got ")
+             << scaling->size() << " numbers";
+    auto [factor, low, high, original] =
+        std::tuple((*scaling)[0], (*scaling)[1], (*scaling)[2], (*scaling)[3]);
+    if (!(factor > 0 && low > 0 && high > low && original > 0) ||
+        !std::isfinite(factor) || !std::isfinite(high) ||
+        !std::isfinite(original))
+      return emitOpError("llama3_scaling needs factor, low_freq_factor and "
+                         "original_context > 0 and high_freq_factor > "
+                         "low_freq_factor, got [")
+             << factor << ", " << low << ", " << high << ", " << original
+             << "]";
+  }
   return success();
 }
 
 LogicalResult RopeOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
   OpBuilder &builder = vjp.getBuilder();
-  vjp.accumulate(
-      getInput(),
-      RopeOp::create(builder, vjp.getLoc(), resultGradients[0], getPositions(),
-                     getThetaAttr(),
-                     getInverse() ? nullptr : builder.getUnitAttr()));
+  vjp.accumulate(getInput(),
+                 RopeOp::create(builder, vjp.getLoc(), resultGradients[0],
+                                getPositions(), getThetaAttr(),
+                                getInverse() ? nullptr : builder.getUnitAttr(),
+                                getLlama3ScalingAttr()));
   return success();
 }
 
 void RopeOp::getReferenceAttrs(NamedAttrList &attrs) {
   setFlag(attrs, getInverseAttrName(), getInverse());
+  // The reference reads numbers, not number lists.
+  attrs.erase(getLlama3ScalingAttrName());
+  if (std::optional<ArrayRef<double>> scaling = getLlama3Scaling()) {
+    Builder builder(getContext());
+    StringRef names[] = {"llama3_factor", "llama3_low_freq_factor",
+                         "llama3_high_freq_factor", "llama3_original_context"};
+    for (auto [name, value] : llvm::zip(names, *scaling))
+      attrs.set(name, builder.getF64FloatAttr(value));
+  }
 }
 
 int64_t RopeOp::getFlops() {
@@ -131,6 +156,7 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
 /// grouping, causal lengths, the scale and the mask's type and shape.
 static LogicalResult verifyAttentionRules(Operation *op, Value query, Value key,
                                           Value mask, bool causal,
+                                          std::optional<uint64_t> window,
                                           std::optional<double> scale,
                                           Type resultElementType) {
   auto q = cast<RankedTensorType>(query.getType());
@@ -145,6 +171,13 @@ static LogicalResult verifyAttentionRules(Operation *op, Value query, Value key,
     return op->emitOpError("causal attention needs query length <= key "
                            "length, got ")
            << sq << " > " << sk;
+  // A window is a band below the causal diagonal; without the diagonal it
+  // has no position to end at.
+  if (window && !causal)
+    return op->emitOpError("a sliding window needs causal attention");
+  if (window && (*window == 0 || *window > uint64_t(INT64_MAX)))
+    return op->emitOpError("window must be a positive number of keys, got ")
+           << static_cast<int64_t>(*window);
   if (scale && (!(*scale > 0) || !std::isfinite(*scale)))
     return op->emitOpError("scale must be a positive finite number, got ")
            << *scale;
@@ -174,7 +207,7 @@ LogicalResult AttentionOp::verify() {
   if (std::optional<APFloat> given = getScale())
     scale = given->convertToDouble();
   return verifyAttentionRules(*this, getQuery(), getKey(), getMask(),
-                              getCausal(), scale,
+                              getCausal(), getWindow(), scale,
                               getResult().getType().getElementType());
 }
 
@@ -207,20 +240,36 @@ void AttentionOp::getReferenceAttrs(NamedAttrList &attrs) {
                                                getEffectiveScale()));
 }
 
+/// n (n + 1) / 2 without overflowing before the halving.
+static CheckedInt triangleNumber(int64_t n) {
+  return n % 2 == 0 ? CheckedInt(n / 2) * (n + 1)
+                    : CheckedInt(n) * ((n + 1) / 2);
+}
+
 /// Query i sees keys 0 .. i + (sk - sq) under the bottom-right causal mask:
-/// (sk - sq) + i + 1 of them.
-static int64_t unmaskedPairs(int64_t sq, int64_t sk, bool causal) {
+/// (sk - sq) + i + 1 of them; with a sliding window W, the last W of those.
+static int64_t unmaskedPairs(int64_t sq, int64_t sk, bool causal,
+                             std::optional<uint64_t> window = std::nullopt) {
   if (!causal)
     return (CheckedInt(sq) * sk).saturated();
-  // sq (sq + 1) / 2 without overflowing before the halving.
-  CheckedInt triangle = sq % 2 == 0 ? CheckedInt(sq / 2) * (sq + 1)
-                                    : CheckedInt(sq) * ((sq + 1) / 2);
-  return (CheckedInt(sq) * (sk - sq) + triangle).saturated();
+  if (window && *window < static_cast<uint64_t>(sk)) {
+    // Sum over t = i + (sk - sq) + 1 in [sk - sq + 1, sk] of min(t, W): the
+    // t up to W count t, the others W.
+    auto w = static_cast<int64_t>(*window);
+    int64_t first = sk - sq + 1;
+    CheckedInt pairs = 0;
+    if (first <= w)
+      pairs = triangleNumber(w) - triangleNumber(first - 1);
+    pairs += CheckedInt(w) * (sk - std::max(w, first - 1));
+    return pairs.saturated();
+  }
+  return (CheckedInt(sq) * (sk - sq) + triangleNumber(sq)).saturated();
 }
 
 int64_t AttentionOp::getUnmaskedPairsPerHead() {
   return unmaskedPairs(getQuery().getType().getDimSize(2),
-                       getKey().getType().getDimSize(2), getCausal());
+                       getKey().getType().getDimSize(2), getCausal(),
+                       getWindow());
 }
 
 /// 2 FLOPs per unmasked (query, key) pair of every batch element and query
@@ -334,7 +383,8 @@ LogicalResult FlashAttentionOp::verify() {
     return emitOpError("result must have type ")
            << forward[0] << ", got " << getResult().getType();
   if (failed(verifyAttentionRules(*this, getQuery(), getKey(), getMask(),
-                                  getCausal(), getScale().convertToDouble(),
+                                  getCausal(), getWindow(),
+                                  getScale().convertToDouble(),
                                   getResult().getType().getElementType())) ||
       failed(
           verifyTiles(*this, getQuery(), getLse(), getBlockQ(), getBlockKv())))
@@ -354,7 +404,8 @@ void FlashAttentionOp::getReferenceAttrs(NamedAttrList &attrs) {
 
 int64_t FlashAttentionOp::getUnmaskedPairsPerHead() {
   return unmaskedPairs(getQuery().getType().getDimSize(2),
-                       getKey().getType().getDimSize(2), getCausal());
+                       getKey().getType().getDimSize(2), getCausal(),
+                       getWindow());
 }
 
 /// sum over i in [0, n) of floor((a i + b) / m), for n, a, b >= 0 and
@@ -388,25 +439,36 @@ static CheckedInt sumFloorsOfLine(int64_t n, int64_t m, int64_t a, int64_t b) {
   return sum;
 }
 
-int64_t FlashAttentionOp::getVisibleKeyBlocksPerKVHead() {
-  // Blocks of bq rows over the rows = group x Sq query rows of one KV head;
-  // row r is query r mod Sq of head r / Sq. A block sees the key blocks up
-  // to the diagonal of its largest query, maxQuery: Sq - 1 when it holds
-  // the last query of a head, else its last row's query. Closed forms per
-  // head keep this O(1) in the shape (a loop over blocks took Sq / bq steps).
-  int64_t sq = getQuery().getType().getDimSize(2);
-  int64_t sk = getKey().getType().getDimSize(2);
-  int64_t kvHeads = getKey().getType().getDimSize(1);
-  int64_t bq = getBlockQ(), bkv = getBlockKv();
-  if (kvHeads <= 0 || sq <= 0 || bq <= 0 || bkv <= 0)
+/// Key blocks wholly before the sliding window of every query in their row
+/// block, summed over the row blocks of one KV head: a block of rows whose
+/// least query is q starts its keys at block (q + Sk - Sq - W + 1) / bkv.
+/// The loop is over row blocks; for more than 2^20 of them (no real
+/// sequence) nothing is subtracted, an upper bound of the traffic.
+static CheckedInt countBlocksBeforeWindow(int64_t sq, int64_t sk, int64_t bq,
+                                          int64_t bkv, int64_t rows,
+                                          int64_t window) {
+  constexpr int64_t kMaxRowBlocks = int64_t(1) << 20;
+  int64_t blocks = llvm::divideCeil(rows, bq);
+  if (blocks > kMaxRowBlocks)
     return 0;
-  int64_t group = getQuery().getType().getDimSize(1) / kvHeads;
-  std::optional<int64_t> rows = (CheckedInt(group) * sq).get();
-  if (!rows)
-    return kUncountable;
-  int64_t blocks = llvm::divideCeil(*rows, bq);
-  int64_t allKeyBlocks = llvm::divideCeil(sk, bkv);
-  if (!getCausal() || bq >= sq)
+  CheckedInt skipped = 0;
+  for (int64_t block = 0; block < blocks; ++block) {
+    int64_t first = block * bq, last = std::min(rows, first + bq) - 1;
+    // A block holding a head's first row holds query 0.
+    int64_t leastQuery = first / sq == last / sq ? first % sq : 0;
+    int64_t firstKey = leastQuery + (sk - sq) - window + 1;
+    if (firstKey > 0)
+      skipped += firstKey / bkv;
+  }
+  return skipped;
+}
+
+/// Key blocks up to the causal diagonal (every key block without causal
+/// masking), summed over the row blocks of one KV head.
+static int64_t countBlocksToDiagonal(int64_t sq, int64_t sk, int64_t bq,
+                                     int64_t bkv, int64_t group, int64_t blocks,
+                                     int64_t allKeyBlocks, bool causal) {
+  if (!causal || bq >= sq)
     // Every block holds a head's last query (a block of bq >= Sq rows holds
     // every query; the last block ends at a head's end).
     return (CheckedInt(blocks) * allKeyBlocks).saturated();
@@ -448,6 +510,32 @@ int64_t FlashAttentionOp::getVisibleKeyBlocksPerKVHead() {
   int64_t ends = first <= sq - 2 ? (sq - 2 - first) / bq + 1 : 0;
   total += blocksOfHead(start, ends) + keyBlocks(sq - 1);
   return total.saturated();
+}
+
+int64_t FlashAttentionOp::getVisibleKeyBlocksPerKVHead() {
+  // Blocks of bq rows over the rows = group x Sq query rows of one KV head;
+  // row r is query r mod Sq of head r / Sq. A block sees the key blocks up
+  // to the diagonal of its largest query, maxQuery: Sq - 1 when it holds
+  // the last query of a head, else its last row's query. Closed forms per
+  // head keep this O(1) in the shape (a loop over blocks took Sq / bq steps).
+  int64_t sq = getQuery().getType().getDimSize(2);
+  int64_t sk = getKey().getType().getDimSize(2);
+  int64_t kvHeads = getKey().getType().getDimSize(1);
+  int64_t bq = getBlockQ(), bkv = getBlockKv();
+  if (kvHeads <= 0 || sq <= 0 || bq <= 0 || bkv <= 0)
+    return 0;
+  int64_t group = getQuery().getType().getDimSize(1) / kvHeads;
+  std::optional<int64_t> rows = (CheckedInt(group) * sq).get();
+  if (!rows)
+    return kUncountable;
+  int64_t blocks = llvm::divideCeil(*rows, bq);
+  int64_t allKeyBlocks = llvm::divideCeil(sk, bkv);
+  CheckedInt visible = CheckedInt::fromSaturated(countBlocksToDiagonal(
+      sq, sk, bq, bkv, group, blocks, allKeyBlocks, getCausal()));
+  if (std::optional<uint64_t> window = getWindow())
+    visible -= countBlocksBeforeWindow(sq, sk, bq, bkv, *rows,
+                                       static_cast<int64_t>(*window));
+  return visible.saturated();
 }
 
 int64_t FlashAttentionOp::getFlops() {
@@ -612,9 +700,9 @@ LogicalResult FlashAttentionGradOp::verify() {
   if (failed(forward))
     return failure();
   return failure(
-      failed(verifyAttentionRules(*this, getQuery(), getKey(), getMask(),
-                                  getCausal(), getScale().convertToDouble(),
-                                  forward->getElementType())) ||
+      failed(verifyAttentionRules(
+          *this, getQuery(), getKey(), getMask(), getCausal(), getWindow(),
+          getScale().convertToDouble(), forward->getElementType())) ||
       failed(
           verifyTiles(*this, getQuery(), getLse(), getBlockQ(), getBlockKv())));
 }
@@ -625,7 +713,8 @@ void FlashAttentionGradOp::getReferenceAttrs(NamedAttrList &attrs) {
 
 int64_t FlashAttentionGradOp::getUnmaskedPairsPerHead() {
   return unmaskedPairs(getQuery().getType().getDimSize(2),
-                       getKey().getType().getDimSize(2), getCausal());
+                       getKey().getType().getDimSize(2), getCausal(),
+                       getWindow());
 }
 
 int64_t FlashAttentionGradOp::getFlops() {
@@ -670,6 +759,16 @@ static Traffic flashAttentionGradTraffic(FlashAttentionGradOp op,
   if (op.getCausal())
     visibleRows -= sumClampedRamp(keyBlocks, op.getBlockKv(),
                                   static_cast<double>(sk - sq), sq);
+  // A window hides key block j from the queries past its last key's
+  // window, i > (j + 1) bkv - 1 + W - 1 - (Sk - Sq): sum over j of
+  // clamp(c - bkv j, 0, Sq) with c = Sq - bkv - W + 1 + (Sk - Sq), which is
+  // the ramp above read from the last block back.
+  if (std::optional<uint64_t> window = op.getWindow()) {
+    double bkv = op.getBlockKv();
+    double c = sq - bkv - static_cast<double>(*window) + 1 + (sk - sq);
+    visibleRows -=
+        sumClampedRamp(keyBlocks, bkv, bkv * (keyBlocks - 1) - c, sq);
+  }
   double rowRead = d * e + dv * e + 4 + 4; // Q, dO, lse, delta
   double accumulator = 4 * d;              // fp32 dQ
   double streamedRead = heads * visibleRows * (rowRead + accumulator);
@@ -798,7 +897,8 @@ void AttentionGradOp::build(OpBuilder &builder, OperationState &state,
         forward.getQuery(), forward.getKey(), forward.getValue(),
         forward.getResult(), grad, forward.getMask(),
         forward.getCausal() ? builder.getUnitAttr() : nullptr,
-        builder.getF64FloatAttr(forward.getEffectiveScale()));
+        builder.getF64FloatAttr(forward.getEffectiveScale()),
+        forward.getWindowAttr());
 }
 
 LogicalResult AttentionGradOp::verify() {
@@ -811,9 +911,9 @@ LogicalResult AttentionGradOp::verify() {
                           "mask gradient")))
       return failure();
   }
-  return verifyAttentionRules(*this, getQuery(), getKey(), getMask(),
-                              getCausal(), getScale().convertToDouble(),
-                              getOut().getType().getElementType());
+  return verifyAttentionRules(
+      *this, getQuery(), getKey(), getMask(), getCausal(), getWindow(),
+      getScale().convertToDouble(), getOut().getType().getElementType());
 }
 
 void AttentionGradOp::getReferenceAttrs(NamedAttrList &attrs) {
@@ -822,7 +922,8 @@ void AttentionGradOp::getReferenceAttrs(NamedAttrList &attrs) {
 
 int64_t AttentionGradOp::getUnmaskedPairsPerHead() {
   return unmaskedPairs(getQuery().getType().getDimSize(2),
-                       getKey().getType().getDimSize(2), getCausal());
+                       getKey().getType().getDimSize(2), getCausal(),
+                       getWindow());
 }
 
 int64_t AttentionGradOp::getFlops() {

@@ -168,7 +168,9 @@ def MemWall_AttentionOp : MemWall_InferredOp<"attention",
     `scale` defaults to `1/sqrt(D)`. With `causal`, query `i` sees keys
     `j <= i + (Sk - Sq)`: the mask is aligned to the bottom-right corner, so a
     decode step (Sq = 1) over a KV cache sees every cached key; this needs
-    `Sq <= Sk`. The optional `mask` broadcasts to `[B, Hq, Sq, Sk]`; an `i1`
+    `Sq <= Sk`. With a sliding `window` W as well (Mistral; causal only),
+    query `i` sees the W keys ending at its diagonal, `i + (Sk - Sq) - W < j`.
+    The optional `mask` broadcasts to `[B, Hq, Sq, Sk]`; an `i1`
     mask keeps positions where it is true, a floating mask is added to the
     scores.
 
@@ -184,18 +186,19 @@ def MemWall_AttentionOp : MemWall_InferredOp<"attention",
                        MemWall_AttentionTensor:$key,
                        MemWall_AttentionTensor:$value,
                        Optional<MemWall_MaskTensor>:$mask,
-                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale);
+                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale,
+                       OptionalAttr<I64Attr>:$window);
   let results = (outs MemWall_ComputeTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` $mask^)? (`causal` $causal^)?
-    (`scale` $scale^)? attr-dict `:` type($query) `,` type($key) `,`
+    (`window` $window^)? (`scale` $scale^)? attr-dict `:` type($query) `,` type($key) `,`
     type($value) (`,` type($mask)^)? `->` type($result)
   }];
   let extraClassDeclaration = [{
     /// 1/sqrt(D) unless `scale` is set.
     double getEffectiveScale();
-    /// Number of (query, key) pairs that are not causally masked, summed over
-    /// one head of one batch element.
+    /// Number of (query, key) pairs that are not causally (or by the window)
+    /// masked, summed over one head of one batch element.
     int64_t getUnmaskedPairsPerHead();
   }];
   let hasVerifier = 1;
@@ -211,7 +214,8 @@ def MemWall_FlashAttentionOp : MemWall_Op<"flash_attention",
     result, computed per block of `block_q` queries by a loop over blocks of
     `block_kv` keys that carries the running row maximum, the running sum of
     exponentials and the output accumulator, so no `[Sq, Sk]` tensor reaches
-    memory. Causal blocks that are entirely masked are skipped. Grouped-query
+    memory. Causal blocks that are entirely masked (also those wholly before
+    a sliding `window`) are skipped. Grouped-query
     heads read their shared K/V tiles. With `num_splits > 1` (flash-decoding)
     the key blocks are split into that many ranges computed in parallel and
     combined by their log-sum-exps. The second result is the log-sum-exp of
@@ -234,12 +238,12 @@ def MemWall_FlashAttentionOp : MemWall_Op<"flash_attention",
                        Optional<MemWall_MaskTensor>:$mask,
                        UnitAttr:$causal, F64Attr:$scale,
                        I64Attr:$block_q, I64Attr:$block_kv,
-                       I64Attr:$num_splits);
+                       I64Attr:$num_splits, OptionalAttr<I64Attr>:$window);
   let results = (outs MemWall_ComputeTensor:$result,
                       StaticShapeTensorOf<[F32]>:$lse);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` $mask^)? (`causal` $causal^)?
-    `scale` $scale `block_q` $block_q `block_kv` $block_kv `splits`
+    (`window` $window^)? `scale` $scale `block_q` $block_q `block_kv` $block_kv `splits`
     $num_splits attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -278,13 +282,14 @@ def MemWall_FlashAttentionGradOp : MemWall_Op<"flash_attention_grad",
                        StaticShapeTensorOf<[F32]>:$lse,
                        Optional<MemWall_MaskTensor>:$mask,
                        UnitAttr:$causal, F64Attr:$scale,
-                       I64Attr:$block_q, I64Attr:$block_kv);
+                       I64Attr:$block_q, I64Attr:$block_kv,
+                       OptionalAttr<I64Attr>:$window);
   let results = (outs MemWall_ComputeTensor:$query_grad,
                       MemWall_ComputeTensor:$key_grad,
                       MemWall_ComputeTensor:$value_grad);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $out `,` $grad `,` $lse (`mask` $mask^)?
-    (`causal` $causal^)? `scale` $scale `block_q` $block_q `block_kv`
+    (`causal` $causal^)? (`window` $window^)? `scale` $scale `block_q` $block_q `block_kv`
     $block_kv attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -519,7 +524,14 @@ def MemWall_RopeOp : MemWall_Op<"rope", [InferTypeOpAdaptor, MemWall_VJP,
     `positions` holds integer positions of shape `[S]` or `[B, S]`; `theta`
     defaults to 10000. With `inverse` the rotation is by the negated angles:
     the inverse (and transpose) of the forward rotation, which is the
-    vector-Jacobian product of rope.
+    vector-Jacobian product of rope. `llama3_scaling` `[factor,
+    low_freq_factor, high_freq_factor, original_context]` rescales the
+    frequencies as Llama-3.1 does (Hugging Face's rope_type "llama3"):
+    wavelengths `2π / f` longer than `original_context / low_freq_factor`
+    are divided by `factor`, those shorter than `original_context /
+    high_freq_factor` kept, and those between interpolated by
+    `smooth = (original_context / wavelength - low) / (high - low)`:
+    `(1 - smooth) f / factor + smooth f`.
 
     ```mlir
     %qr = memwall.rope %q, %pos theta 1.000000e+04
@@ -529,10 +541,12 @@ def MemWall_RopeOp : MemWall_Op<"rope", [InferTypeOpAdaptor, MemWall_VJP,
   let arguments = (ins MemWall_ComputeTensor:$input,
                        MemWall_IndexTensor:$positions,
                        DefaultValuedAttr<F64Attr, "10000.0">:$theta,
-                       UnitAttr:$inverse);
+                       UnitAttr:$inverse,
+                       OptionalAttr<DenseF64ArrayAttr>:$llama3_scaling);
   let results = (outs MemWall_ComputeTensor:$result);
   let assemblyFormat = [{
-    $input `,` $positions (`theta` $theta^)? (`inverse` $inverse^)? attr-dict
+    $input `,` $positions (`theta` $theta^)? (`inverse` $inverse^)?
+    (`llama3_scaling` $llama3_scaling^)? attr-dict
     `:` type($input) `,` type($positions)
   }];
   let hasVerifier = 1;
@@ -937,8 +951,8 @@ def MemWall_AttentionGradOp : MemWall_Op<"attention_grad",
     FlashAttention-2: from the forward inputs, the forward output `out` and
     its gradient `grad`, the probabilities are recomputed, so no `[Sq, Sk]`
     tensor is saved between forward and backward. Grouped-query heads sum
-    their key and value gradients. `causal`, `scale` and `mask` are the
-    forward's. A floating-point (additive) mask that is trained, such as a
+    their key and value gradients. `causal`, `window`, `scale` and `mask` are
+    the forward's. A floating-point (additive) mask that is trained, such as a
     learned relative-position bias, gets its gradient as a fourth result
     `mask_grad`: the score gradient summed over the mask's broadcast
     dimensions. Costed, like untiled attention, as if the scores and their
@@ -958,14 +972,15 @@ def MemWall_AttentionGradOp : MemWall_Op<"attention_grad",
                        MemWall_ComputeTensor:$out,
                        MemWall_ComputeTensor:$grad,
                        Optional<MemWall_MaskTensor>:$mask,
-                       UnitAttr:$causal, F64Attr:$scale);
+                       UnitAttr:$causal, F64Attr:$scale,
+                       OptionalAttr<I64Attr>:$window);
   let results = (outs MemWall_ComputeTensor:$query_grad,
                       MemWall_ComputeTensor:$key_grad,
                       MemWall_ComputeTensor:$value_grad,
                       Optional<MemWall_ComputeTensor>:$mask_grad);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $out `,` $grad (`mask` $mask^)?
-    (`causal` $causal^)? `scale` $scale attr-dict `:`
+    (`causal` $causal^)? (`window` $window^)? `scale` $scale attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
