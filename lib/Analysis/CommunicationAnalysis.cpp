@@ -196,17 +196,22 @@ memwall::getCommunicationInputs(func::FuncOp function,
   if (!training)
     return std::nullopt;
   CheckedInt paramBytes = 0, params = 0;
-  for (BlockArgument arg : function.getArguments())
-    if (auto kind = function.getArgAttrOfType<ArgKindAttr>(
-            arg.getArgNumber(), MemWallDialect::kArgKindAttrName);
-        kind && kind.getValue() == ArgKind::Weight) {
-      paramBytes += countTensorBytes(arg.getType());
-      params += countElements(arg.getType());
-    }
+  // Frozen weights (a LoRA base) are gathered but get no gradient and no
+  // optimizer update.
+  CheckedInt trainableBytes = 0;
+  for (BlockArgument arg : function.getArguments()) {
+    if (getArgKind(function, arg.getArgNumber()) != ArgKind::Weight)
+      continue;
+    paramBytes += countTensorBytes(arg.getType());
+    if (!isTrainableWeight(function, arg.getArgNumber()))
+      continue;
+    trainableBytes += countTensorBytes(arg.getType());
+    params += countElements(arg.getType());
+  }
   in.paramBytes = paramBytes.saturated();
   in.params = params.saturated();
   // Gradients have the weights' dtype (docs/memory.md, precision table).
-  in.gradientBytes = in.paramBytes;
+  in.gradientBytes = trainableBytes.saturated();
   in.hasOptimizer = hasOptimizerStep(function);
   return in;
 }

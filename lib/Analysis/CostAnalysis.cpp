@@ -69,20 +69,20 @@ std::string memwall::getTimeCategory(CostOpInterface op,
 }
 
 ParameterSummary memwall::summarizeParameters(ModuleOp module) {
-  CheckedInt params = 0, bytes = 0;
+  CheckedInt params = 0, bytes = 0, trainable = 0;
   module.walk([&](FunctionOpInterface function) {
     for (unsigned index = 0, e = function.getNumArguments(); index < e;
          ++index) {
-      auto kind = function.getArgAttrOfType<ArgKindAttr>(
-          index, MemWallDialect::kArgKindAttrName);
-      if (!kind || kind.getValue() != ArgKind::Weight)
+      if (getArgKind(function, index) != ArgKind::Weight)
         continue;
       Type type = function.getArgument(index).getType();
       params += countElements(type);
       bytes += countTensorBytes(type);
+      if (isTrainableWeight(function, index))
+        trainable += countElements(type);
     }
   });
-  return {params.saturated(), bytes.saturated()};
+  return {params.saturated(), bytes.saturated(), trainable.saturated()};
 }
 
 LogicalResult memwall::verifyCountableTotals(ModuleOp module) {
@@ -183,6 +183,7 @@ computeCost(Operation *root, const GPUTarget &target,
     ParameterSummary parameters = summarizeParameters(module);
     cost.params = parameters.params;
     cost.paramBytes = parameters.bytes;
+    cost.trainableParams = parameters.trainableParams;
   }
   auto makeRecord = [&](CostOpInterface op, unsigned id) {
     OpRecord record;

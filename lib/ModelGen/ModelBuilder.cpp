@@ -42,13 +42,16 @@ private:
   }
 
   Value argument(ArrayRef<int64_t> shape, Type elementType, ArgKind kind,
-                 const Twine &name) {
+                 const Twine &name, bool frozen = false) {
     argKinds.push_back(kind);
+    argFrozen.push_back(frozen);
     return body->addArgument(RankedTensorType::get(shape, elementType),
                              loc(name));
   }
+  /// A weight of the model; with LoRA adapters the base is frozen.
   Value weight(ArrayRef<int64_t> shape, const Twine &name) {
-    return argument(shape, dtype, ArgKind::Weight, name);
+    return argument(shape, dtype, ArgKind::Weight, name,
+                    /*frozen=*/config.loraRank > 0);
   }
   Value input(ArrayRef<int64_t> shape, Type elementType, const Twine &name) {
     return argument(shape, elementType, ArgKind::Input, name);
@@ -66,6 +69,27 @@ private:
     Value w = weight({in, out}, name + ".weight");
     Value b = hasBias ? weight({out}, name + ".bias") : Value();
     return create<MatmulOp>(name, x, w, b, false, false);
+  }
+
+  /// linear() of a rotary family's projection `target` (q, k, v, o, gate,
+  /// up, down), plus its LoRA adapter when targeted: (alpha / rank) ·
+  /// (x A) B, A and B trained.
+  Value projection(Value x, int64_t in, int64_t out, bool hasBias,
+                   StringRef target, const Twine &name) {
+    Value y = linear(x, in, out, hasBias, name);
+    if (!llvm::is_contained(config.loraTargets, target))
+      return y;
+    int64_t rank = config.loraRank;
+    Value a = argument({in, rank}, dtype, ArgKind::Weight, name + ".lora_a");
+    Value b = argument({rank, out}, dtype, ArgKind::Weight, name + ".lora_b");
+    Value down =
+        create<MatmulOp>(name + ".lora_a", x, a, Value(), false, false);
+    Value up =
+        create<MatmulOp>(name + ".lora_b", down, b, Value(), false, false);
+    Value scaled = create<ScaleOp>(
+        name + ".lora_scale", up,
+        builder.getF64FloatAttr(config.loraAlpha / static_cast<double>(rank)));
+    return create<AddOp>(name + ".lora", y, scaled);
   }
 
   Value layerNorm(Value x, const Twine &name) {
@@ -155,6 +179,7 @@ private:
   int64_t tokens = 0;
   Block *body = nullptr;
   SmallVector<ArgKind> argKinds;
+  SmallVector<bool> argFrozen;
   SmallVector<Value> extraResults;
   int64_t dropoutSeed = 0;
 };
@@ -245,12 +270,15 @@ SmallVector<Value> ModelBuilder::buildLlama() {
     std::string prefix = "layers." + std::to_string(layer);
     std::string attn = prefix + ".attn";
     Value a = rmsNorm(h, prefix + ".attn_norm");
-    Value q = splitHeads(linear(a, d, qWidth, config.qkvBias, attn + ".q"),
-                         config.heads, attn + ".q");
-    Value k = splitHeads(linear(a, d, kvWidth, config.qkvBias, attn + ".k"),
-                         config.kvHeads, attn + ".k");
-    Value v = splitHeads(linear(a, d, kvWidth, config.qkvBias, attn + ".v"),
-                         config.kvHeads, attn + ".v");
+    Value q =
+        splitHeads(projection(a, d, qWidth, config.qkvBias, "q", attn + ".q"),
+                   config.heads, attn + ".q");
+    Value k =
+        splitHeads(projection(a, d, kvWidth, config.qkvBias, "k", attn + ".k"),
+                   config.kvHeads, attn + ".k");
+    Value v =
+        splitHeads(projection(a, d, kvWidth, config.qkvBias, "v", attn + ".v"),
+                   config.kvHeads, attn + ".v");
     q = create<RopeOp>(attn + ".q.rope", q, positions, theta, UnitAttr(),
                        ropeScaling);
     k = create<RopeOp>(attn + ".k.rope", k, positions, theta, UnitAttr(),
@@ -258,17 +286,19 @@ SmallVector<Value> ModelBuilder::buildLlama() {
     k = withCache(k, layer, attn + ".k_cache");
     v = withCache(v, layer, attn + ".v_cache");
     Value o = mergeHeads(attention(q, k, v, Value(), true, attn, layer), attn);
-    o = dropout(linear(o, qWidth, d, config.outputBias, attn + ".o"),
+    o = dropout(projection(o, qWidth, d, config.outputBias, "o", attn + ".o"),
                 attn + ".dropout");
     h = residual(h, o, attn + ".residual");
 
     std::string mlp = prefix + ".mlp";
     Value m = rmsNorm(h, prefix + ".mlp_norm");
-    Value gate = linear(m, d, config.ffn, config.mlpBias, mlp + ".gate");
-    Value up = linear(m, d, config.ffn, config.mlpBias, mlp + ".up");
+    Value gate =
+        projection(m, d, config.ffn, config.mlpBias, "gate", mlp + ".gate");
+    Value up = projection(m, d, config.ffn, config.mlpBias, "up", mlp + ".up");
     m = create<SwigluOp>(mlp + ".swiglu", gate, up);
-    m = dropout(linear(m, config.ffn, d, config.mlpBias, mlp + ".down"),
-                mlp + ".dropout");
+    m = dropout(
+        projection(m, config.ffn, d, config.mlpBias, "down", mlp + ".down"),
+        mlp + ".dropout");
     h = residual(h, m, mlp + ".residual");
   }
   h = rmsNorm(h, "norm");
@@ -384,9 +414,14 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   // argument's attributes each time, quadratic in the layer count.
   SmallVector<DictionaryAttr> argAttrs;
   argAttrs.reserve(argKinds.size());
-  for (ArgKind kind : argKinds)
-    argAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
-        MemWallDialect::kArgKindAttrName, ArgKindAttr::get(ctx, kind))));
+  for (auto [kind, frozen] : llvm::zip_equal(argKinds, argFrozen)) {
+    SmallVector<NamedAttribute, 2> attrs{builder.getNamedAttr(
+        MemWallDialect::kArgKindAttrName, ArgKindAttr::get(ctx, kind))};
+    if (frozen)
+      attrs.push_back(builder.getNamedAttr(MemWallDialect::kFrozenAttrName,
+                                           builder.getUnitAttr()));
+    argAttrs.push_back(builder.getDictionaryAttr(attrs));
+  }
   function.setAllArgAttrs(argAttrs);
   return module;
 }

@@ -526,6 +526,33 @@ memwall::parseHuggingFaceConfig(llvm::StringRef jsonText,
 // Validation and parameter counts
 //===----------------------------------------------------------------------===//
 
+llvm::ArrayRef<llvm::StringRef> memwall::getLoraTargetNames() {
+  static constexpr llvm::StringRef names[] = {"q",    "k",  "v",   "o",
+                                              "gate", "up", "down"};
+  return names;
+}
+
+/// Parameters of the LoRA adapters: rank · (in + out) per targeted
+/// projection and layer.
+template <typename Number>
+static Number loraFormula(const ModelConfig &config) {
+  if (config.loraRank == 0)
+    return 0;
+  Number d = config.hidden, f = config.ffn;
+  Number qWidth = Number(config.heads) * config.headDim();
+  Number kvWidth = Number(config.kvHeads) * config.headDim();
+  Number perLayer = 0;
+  for (const std::string &target : config.loraTargets) {
+    Number in = target == "o" ? qWidth : target == "down" ? f : d;
+    Number out = target == "q"                        ? qWidth
+                 : target == "k" || target == "v"     ? kvWidth
+                 : target == "gate" || target == "up" ? f
+                                                      : d;
+    perLayer += Number(config.loraRank) * (in + out);
+  }
+  return Number(config.layers) * perLayer;
+}
+
 /// The closed-form parameter count of each family, in `Number` arithmetic:
 /// int64_t for the count, double for the size check (which must not
 /// overflow).
@@ -555,7 +582,7 @@ static Number parameterFormula(const ModelConfig &config, GenerationMode mode) {
     if (config.mlpBias)
       layer += 2 * f + d;
     Number head = config.tieEmbeddings ? 0 : v * d;
-    return v * d + layers * layer + d + head;
+    return v * d + layers * layer + d + head + loraFormula<Number>(config);
   }
   case ModelFamily::BERT: {
     Number embeddings = (v + positions + config.typeVocab) * d + 2 * d;
@@ -636,6 +663,32 @@ static llvm::Error checkModelConfig(const ModelConfig &config,
         "for llama and qwen2",
         stringifyModelFamily(config.family), names.headDim,
         names.slidingWindow));
+  if (config.loraRank < 0)
+    return makeError(llvm::formatv("{0} must be positive, got {1}", names.lora,
+                                   config.loraRank));
+  if (config.loraRank > 0) {
+    if (!rotary)
+      return makeError(llvm::formatv(
+          "{0}: LoRA adapters are built on llama and qwen2 projections, not "
+          "{1}'s",
+          names.lora, stringifyModelFamily(config.family)));
+    if (config.loraTargets.empty())
+      return makeError(names.loraTargets + " names no projection");
+    for (const auto &[index, target] : llvm::enumerate(config.loraTargets)) {
+      if (llvm::is_contained(
+              llvm::ArrayRef(config.loraTargets).take_front(index), target))
+        return makeError(
+            llvm::formatv("{0} names '{1}' twice", names.loraTargets, target));
+      if (!llvm::is_contained(getLoraTargetNames(), target))
+        return makeError(llvm::formatv(
+            "{0}: '{1}' is not a projection of {2}; valid targets: {3}",
+            names.loraTargets, target, stringifyModelFamily(config.family),
+            llvm::join(getLoraTargetNames(), ", ")));
+    }
+    if (!(config.loraAlpha > 0) || !std::isfinite(config.loraAlpha))
+      return makeError(llvm::formatv("{0} must be a positive number, got {1}",
+                                     names.loraAlpha, config.loraAlpha));
+  }
   if (config.explicitHeadDim < 0)
     return makeError(llvm::formatv("{0} must be positive, got {1}",
                                    names.headDim, config.explicitHeadDim));
@@ -720,5 +773,12 @@ llvm::Error memwall::validateModelConfig(const ModelConfig &config,
 
 int64_t memwall::countParameters(const ModelConfig &config,
                                  GenerationMode mode) {
+  return parameterFormula<int64_t>(config, mode);
+}
+
+int64_t memwall::countTrainableParameters(const ModelConfig &config,
+                                          GenerationMode mode) {
+  if (config.loraRank > 0)
+    return loraFormula<int64_t>(config);
   return parameterFormula<int64_t>(config, mode);
 }

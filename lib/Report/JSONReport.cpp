@@ -326,6 +326,8 @@ void memwall::printRooflineReportJSON(const RooflineReport &report,
       json.attribute("name", report.modelName);
       json.attribute("params", report.params);
       json.attribute("param_bytes", report.paramBytes);
+      if (report.trainableParams != report.params)
+        json.attribute("trainable_params", report.trainableParams);
     });
     json.attributeArray("ops", [&] {
       for (const OpRecord &op : report.ops)

@@ -115,6 +115,7 @@ RooflineReport memwall::buildRooflineReport(const GPUTarget &target,
   report.modelName = cost.modelName;
   report.params = cost.params;
   report.paramBytes = cost.paramBytes;
+  report.trainableParams = cost.trainableParams;
   report.ops = cost.ops;
   report.fusion = cost.fusion;
   return report;

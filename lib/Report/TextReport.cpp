@@ -69,7 +69,15 @@ void printHeader(llvm::raw_ostream &os, const RooflineReport &report) {
   os << "memwall roofline report\n";
   os << "model:  " << (report.modelName.empty() ? "?" : report.modelName)
      << ", " << report.params << " parameters ("
-     << formatSI(report.paramBytes, "B") << ")\n";
+     << formatSI(report.paramBytes, "B") << ")";
+  // Frozen weights (a LoRA base) leave fewer to train.
+  if (report.trainableParams != report.params)
+    os << ", " << report.trainableParams << " trainable ("
+       << llvm::formatv("{0:f4}",
+                        100.0 * static_cast<double>(report.trainableParams) /
+                            static_cast<double>(report.params))
+       << "%)";
+  os << "\n";
   os << "target: " << target.name << " (" << target.description << "), "
      << formatSI(target.memoryBandwidth, "B/s") << ", "
      << formatSI(static_cast<double>(target.memoryCapacityBytes), "B")

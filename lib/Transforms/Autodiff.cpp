@@ -212,8 +212,7 @@ LogicalResult Differentiator::run(Value loss) {
   // Values the loss can be differentiated through to a trainable argument.
   for (BlockArgument arg : function.getArguments())
     if (isFloatTensor(arg) &&
-        (returnGradients ||
-         getArgKind(function, arg.getArgNumber()) == ArgKind::Weight))
+        (returnGradients || isTrainableWeight(function, arg.getArgNumber())))
       requiresGrad.insert(arg);
   for (Operation *op : forward)
     if (llvm::any_of(op->getOperands(),
@@ -375,8 +374,7 @@ struct AutodiffPass : public memwall::impl::AutodiffBase<AutodiffPass> {
     SmallVector<Value> results = {loss};
     SmallVector<BlockArgument> weights;
     for (BlockArgument arg : function.getArguments())
-      if (getArgKind(function, arg.getArgNumber()) == ArgKind::Weight &&
-          isFloatTensor(arg))
+      if (isTrainableWeight(function, arg.getArgNumber()) && isFloatTensor(arg))
         weights.push_back(arg);
     // States are appended to the block and the signature set once at the
     // end: inserting them one by one would intern a function type and an

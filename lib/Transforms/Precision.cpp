@@ -273,6 +273,10 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
     NamedAttrList attrs;
     attrs.append(MemWallDialect::kArgKindAttrName,
                  ArgKindAttr::get(function.getContext(), ArgKind::Weight));
+    // A frozen weight's scales are frozen with it.
+    if (!isTrainableWeight(function, index))
+      attrs.append(MemWallDialect::kFrozenAttrName,
+                   UnitAttr::get(function.getContext()));
     if (failed(function.insertArgument(
             index + 1, scalesType, attrs.getDictionary(function.getContext()),
             suffixed(".scales"))))

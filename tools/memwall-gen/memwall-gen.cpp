@@ -21,6 +21,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
@@ -80,10 +81,21 @@ NUMBER_FLAG(dropoutFlag, "dropout", "Dropout rate in train mode");
 NUMBER_FLAG(headDimFlag, "head-dim",
             "Size of one attention head when not --hidden / --heads "
             "(llama, qwen2)");
+NUMBER_FLAG(loraFlag, "lora",
+            "LoRA rank: adapters on --lora-targets, every base weight frozen "
+            "(llama, qwen2)");
+NUMBER_FLAG(loraAlphaFlag, "lora-alpha",
+            "LoRA alpha: the adapters' output is scaled by alpha / rank "
+            "(default 8)");
 NUMBER_FLAG(slidingWindowFlag, "sliding-window",
             "Tokens a query attends to, itself included (llama, qwen2); a "
             "decode step's cache holds the window");
 #undef NUMBER_FLAG
+static cl::opt<std::string> loraTargetsFlag(
+    "lora-targets",
+    cl::desc("Projections that get LoRA adapters, comma-separated: q, k, v, "
+             "o, gate, up, down (default q,v)"),
+    cl::value_desc("list"), cl::init("q,v"), cl::cat(category));
 static cl::opt<bool> blocksOnlyFlag(
     "blocks-only",
     cl::desc("GPT-2: the transformer blocks alone on a hidden-states input "
@@ -100,8 +112,8 @@ namespace {
 /// The numeric knobs given on the command line (std::nullopt: not given).
 struct Knobs {
   std::optional<int64_t> layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
-      kvLen, maxPositions, headDim, slidingWindow;
-  std::optional<double> dropout;
+      kvLen, maxPositions, headDim, slidingWindow, lora;
+  std::optional<double> dropout, loraAlpha;
 };
 } // namespace
 
@@ -144,6 +156,8 @@ static llvm::Expected<Knobs> readKnobs() {
   readKnob(dropoutFlag, knobs.dropout, error);
   readKnob(headDimFlag, knobs.headDim, error);
   readKnob(slidingWindowFlag, knobs.slidingWindow, error);
+  readKnob(loraFlag, knobs.lora, error);
+  readKnob(loraAlphaFlag, knobs.loraAlpha, error);
   if (!error.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
   return knobs;
@@ -320,6 +334,19 @@ int main(int argc, char **argv) {
     config.dtype = dtype;
   if (knobs->dropout)
     config.dropout = *knobs->dropout;
+  if (knobs->lora) {
+    if (*knobs->lora <= 0)
+      return fail(
+          llvm::formatv("--lora must be positive, got {0}", *knobs->lora));
+    config.loraRank = *knobs->lora;
+    config.loraTargets.clear();
+    for (llvm::StringRef target : llvm::split(loraTargetsFlag, ','))
+      config.loraTargets.push_back(target.trim().str());
+    if (knobs->loraAlpha)
+      config.loraAlpha = *knobs->loraAlpha;
+  } else if (knobs->loraAlpha || loraTargetsFlag.getNumOccurrences()) {
+    return fail("--lora-alpha and --lora-targets need --lora=RANK");
+  }
   if (blocksOnlyFlag) {
     if (config.family != ModelFamily::GPT2 || *mode == GenerationMode::Decode)
       return fail("--blocks-only generates GPT-2's blocks in prefill or "

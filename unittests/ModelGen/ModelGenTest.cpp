@@ -529,6 +529,78 @@ TEST(ModelGenTest, Llama31RopeScalingIsReadAndBuilt) {
             "c.json: \"rope_scaling.low_freq_factor\" is required");
 }
 
+// PEFT's print_trainable_parameters() for meta-llama/Llama-2-7b-hf: r 8 on
+// q_proj and v_proj, "trainable params: 4,194,304 || all params:
+// 6,742,609,920"; r 16 on all seven projections, 39,976,960 trainable.
+TEST(ModelGenTest, LoraTrainableCountsMatchPeft) {
+  ModelConfig config = preset("llama-2-7b");
+  config.loraRank = 8;
+  config.loraTargets = {"q", "v"};
+  ASSERT_EQ(errorOf(validateModelConfig(config, GenerationMode::Train)), "");
+  // By hand: 32 layers x 2 projections x 8 x (4096 + 4096).
+  EXPECT_EQ(countTrainableParameters(config, GenerationMode::Train), 4194304);
+  EXPECT_EQ(countParameters(config, GenerationMode::Train), 6742609920);
+  // q, k, v, o: 8 x 16 x 8192 = 1,048,576; gate, up, down: 3 x 16 x (4096 +
+  // 11008) = 724,992; x 32 layers = 39,976,960.
+  config.loraRank = 16;
+  config.loraTargets = {"q", "k", "v", "o", "gate", "up", "down"};
+  EXPECT_EQ(countTrainableParameters(config, GenerationMode::Train), 39976960);
+  // Without adapters everything trains.
+  EXPECT_EQ(
+      countTrainableParameters(preset("llama-2-7b"), GenerationMode::Train),
+      6738415616);
+}
+
+TEST(ModelGenTest, LoraFreezesTheBaseAndTrainsTheAdapters) {
+  // A small GQA model (head 16, kv width 32), r 4 on k and down.
+  ModelConfig config = preset("llama-2-70b");
+  config.layers = 2;
+  config.hidden = 64;
+  config.heads = 4;
+  config.kvHeads = 2;
+  config.ffn = 96;
+  config.vocab = 10;
+  config.seq = 8;
+  config.loraRank = 4;
+  config.loraTargets = {"k", "down"};
+  ASSERT_EQ(errorOf(validateModelConfig(config, GenerationMode::Train)), "");
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module =
+      buildModel(&context, config, GenerationMode::Train);
+  ASSERT_TRUE(succeeded(verify(*module)));
+  // 2 layers x (4 x (64 + 32) + 4 x (96 + 64)) = 2,048 trainable.
+  ParameterSummary summary = summarizeParameters(*module);
+  EXPECT_EQ(summary.trainableParams, 2048);
+  EXPECT_EQ(countTrainableParameters(config, GenerationMode::Train), 2048);
+  EXPECT_EQ(summary.params, countParameters(config, GenerationMode::Train));
+  auto function = *module->getOps<func::FuncOp>().begin();
+  int adapters = 0, frozen = 0;
+  for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+    if (getArgKind(function, i) != ArgKind::Weight)
+      continue;
+    bool isAdapter = isTrainableWeight(function, i);
+    adapters += isAdapter;
+    frozen += !isAdapter;
+  }
+  EXPECT_EQ(adapters, 2 * 2 * 2);
+  // Embedding, head, final norm; per layer two norms and seven projections.
+  EXPECT_EQ(frozen, 3 + 2 * 9);
+  // Bad adapters name the flag.
+  config.loraTargets = {"k", "qkv"};
+  EXPECT_EQ(errorOf(validateModelConfig(config, GenerationMode::Train)),
+            "--lora-targets: 'qkv' is not a projection of llama; valid "
+            "targets: q, k, v, o, gate, up, down");
+  config.loraTargets = {"k", "k"};
+  EXPECT_EQ(errorOf(validateModelConfig(config, GenerationMode::Train)),
+            "--lora-targets names 'k' twice");
+  ModelConfig gpt2 = preset("gpt2");
+  gpt2.loraRank = 8;
+  gpt2.loraTargets = {"q"};
+  EXPECT_EQ(errorOf(validateModelConfig(gpt2, GenerationMode::Train)),
+            "--lora: LoRA adapters are built on llama and qwen2 projections, "
+            "not gpt2's");
+}
+
 TEST(ModelGenTest, ValidationNamesTheFlagToFix) {
   ModelConfig config = preset("llama-2-7b");
   config.heads = 7;

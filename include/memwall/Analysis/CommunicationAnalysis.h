@@ -25,7 +25,7 @@ namespace memwall {
 struct CommunicationInputs {
   int64_t paramBytes = 0;    // weights at their stored dtype
   int64_t gradientBytes = 0; // weight gradients (the weights' dtype)
-  int64_t params = 0;        // weight elements (CPU optimizer time)
+  int64_t params = 0;        // trained weight elements (CPU optimizer)
   bool hasOptimizer = true;  // the step updates the weights
   int64_t microSteps = 1;    // gradient accumulation steps per update
   /// GPU compute of one micro-step's forward and backward, and of the

@@ -41,6 +41,8 @@ std::string getTimeCategory(CostOpInterface op, const KernelWork &work);
 struct ParameterSummary {
   int64_t params = 0;
   int64_t bytes = 0;
+  /// Parameters training updates: all but `memwall.frozen` weights.
+  int64_t trainableParams = 0;
 };
 ParameterSummary summarizeParameters(mlir::ModuleOp module);
 

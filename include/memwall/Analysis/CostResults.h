@@ -154,6 +154,8 @@ struct ModuleCost {
   /// their bytes at their stored dtypes.
   int64_t params = 0;
   int64_t paramBytes = 0;
+  /// Parameters training updates (all but frozen weights, e.g. a LoRA base).
+  int64_t trainableParams = 0;
   /// The kernels of the module in program order: ops inside a fusion appear
   /// only through their fusion.
   std::vector<OpRecord> ops;

@@ -46,7 +46,8 @@ struct ConfigFieldNames {
               maxPositions = "--max-positions", batch = "--batch",
               seq = "--seq", kvLen = "--kv-len", dtype = "--dtype",
               dropout = "--dropout", headDim = "--head-dim",
-              slidingWindow = "--sliding-window";
+              slidingWindow = "--sliding-window", lora = "--lora",
+              loraTargets = "--lora-targets", loraAlpha = "--lora-alpha";
 };
 
 struct ModelConfig {
@@ -93,6 +94,14 @@ struct ModelConfig {
   int64_t kvLen = 0;
   std::string dtype = "bf16";
   double dropout = 0;
+  /// LoRA adapters (Hu et al. 2021) on the rotary families' projections
+  /// named in `loraTargets` (q, k, v, o, gate, up, down): y = x W +
+  /// (alpha / rank) · x A B with A [in, rank], B [rank, out]; every base
+  /// weight is then frozen. Rank 0: no adapters.
+  int64_t loraRank = 0;
+  double loraAlpha = 8;
+  std::vector<std::string> loraTargets;
+
   /// GPT-2 only: the transformer blocks alone on a hidden-states input
   /// [batch, seq, hidden] (no embeddings, final norm or head); in train mode
   /// the loss is mean(out²), as ../bench/gpu/train_bench.py's stack.
@@ -155,6 +164,13 @@ llvm::Error validateModelConfig(const ModelConfig &config, GenerationMode mode);
 /// family (independent of the IR builder, which tests compare against).
 /// `config` must pass validateModelConfig, which rules out overflow.
 int64_t countParameters(const ModelConfig &config, GenerationMode mode);
+/// The parameters training updates: the LoRA adapters' when there are,
+/// else all.
+int64_t countTrainableParameters(const ModelConfig &config,
+                                 GenerationMode mode);
+
+/// The projections a LoRA adapter may target, in the order layers use them.
+llvm::ArrayRef<llvm::StringRef> getLoraTargetNames();
 
 } // namespace memwall
 

@@ -249,6 +249,12 @@ func.func @rope_scaling_high_below_low(%x: tensor<1x2x4x8xbf16>, %pos: tensor<4x
 }
 // -----
 
+// expected-error @below {{'memwall.frozen' of argument #0 must be a unit attribute on a weight}}
+func.func @frozen_input(%x: tensor<4xf32> {memwall.frozen, memwall.kind = #memwall.arg_kind<input>}) {
+  return
+}
+// -----
+
 func.func @sliding_window_without_causal(%q: tensor<1x4x8x16xbf16>) {
   // expected-error @below {{a sliding window needs causal attention}}
   %0 = memwall.attention %q, %q, %q window 4 : tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16> -> tensor<1x4x8x16xbf16>

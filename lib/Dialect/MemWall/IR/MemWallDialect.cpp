@@ -46,6 +46,15 @@ LogicalResult MemWallDialect::verifyRegionArgAttribute(Operation *op,
                                                        unsigned regionIndex,
                                                        unsigned argIndex,
                                                        NamedAttribute attr) {
+  if (attr.getName() == kFrozenAttrName) {
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    if (!isa<UnitAttr>(attr.getValue()) || !function ||
+        getArgKind(function, argIndex) != ArgKind::Weight)
+      return op->emitError()
+             << "'" << kFrozenAttrName << "' of argument #" << argIndex
+             << " must be a unit attribute on a weight";
+    return success();
+  }
   if (attr.getName() != kArgKindAttrName)
     return op->emitError() << "unknown memwall argument attribute '"
                            << attr.getName().getValue() << "'";

@@ -157,6 +157,11 @@ ArgKind memwall::getArgKind(FunctionOpInterface function, unsigned index) {
   return ArgKind::Input;
 }
 
+bool memwall::isTrainableWeight(FunctionOpInterface function, unsigned index) {
+  return getArgKind(function, index) == ArgKind::Weight &&
+         !function.getArgAttr(index, MemWallDialect::kFrozenAttrName);
+}
+
 std::optional<int64_t> memwall::parseLayerIndex(StringRef name) {
   int64_t layer;
   if (!name.consume_front("layers.") || name.consumeInteger(10, layer) ||

@@ -175,6 +175,9 @@ private:
 namespace memwall {
 /// The `memwall.kind` of argument `index` of `function` (input when unset).
 ArgKind getArgKind(mlir::FunctionOpInterface function, unsigned index);
+/// Whether argument `index` is a weight training updates: a weight without
+/// `memwall.frozen`.
+bool isTrainableWeight(mlir::FunctionOpInterface function, unsigned index);
 /// The layer a generated op belongs to by its name: "layers.12.mlp.fc" (or a
 /// fused "layers.12.mlp.fc+layers.12.mlp.act") -> 12; nullopt otherwise.
 std::optional<int64_t> parseLayerIndex(llvm::StringRef name);

@@ -23,7 +23,9 @@ def MemWall_Dialect : Dialect {
     against the roofline of a GPU.
 
     Function arguments carry `memwall.kind` (`weight`, `input` or `kv_cache`)
-    so analyses can tell parameters, activations and caches apart.
+    so analyses can tell parameters, activations and caches apart; a weight
+    with the unit `memwall.frozen` is not trained (a LoRA base weight: no
+    gradient, no optimizer state).
   }];
   let cppNamespace = "::memwall";
   let useDefaultAttributePrinterParser = 1;
@@ -32,6 +34,8 @@ def MemWall_Dialect : Dialect {
   let extraClassDeclaration = [{
     /// Name of the function-argument attribute holding an ArgKindAttr.
     static constexpr ::llvm::StringLiteral kArgKindAttrName = "memwall.kind";
+    /// Unit attribute of a weight argument that training leaves unchanged.
+    static constexpr ::llvm::StringLiteral kFrozenAttrName = "memwall.frozen";
     /// Name of the discardable op attribute holding a CostAttr.
     static constexpr ::llvm::StringLiteral kCostAttrName = "memwall.cost";
     /// Unit attribute memwall-fuse puts on the module it ran on.
