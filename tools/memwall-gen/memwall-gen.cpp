@@ -213,7 +213,8 @@ static void warnAboutTheStep(const ModelConfig &config, GenerationMode mode,
                        decode ? "--kv-len" : "--seq", config.maxPositions,
                        config.names.maxPositions));
   // Prefill and train steps carry the window on their attention.
-  if (decode && config.slidingWindow && config.kvLen >= config.slidingWindow)
+  if (decode && config.slidingWindow && config.kvLen >= config.slidingWindow &&
+      config.slidingWindowFirstLayer < config.layers)
     llvm::WithColor::remark(llvm::errs(), "memwall-gen") << llvm::formatv(
         "the sliding window ({0} tokens) bounds the KV cache: "
         "each sliding layer keeps the last {1} of the {2} "
