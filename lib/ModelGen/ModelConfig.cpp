@@ -379,7 +379,9 @@ static void readRotaryConfig(llvm::StringRef modelType,
   // attention output are heads * head_dim wide.
   int64_t headDim = 0;
   reader.readInteger("head_dim", headDim, true);
-  if (headDim && !(config.heads && config.hidden == config.heads * headDim))
+  // (Compared by division: heads * head_dim may not fit int64.)
+  if (headDim && !(config.hidden % headDim == 0 &&
+                   config.hidden / headDim == config.heads))
     config.explicitHeadDim = headDim;
   // Llama's attention_bias puts biases on q, k, v and o; Qwen2 always has
   // them on q, k and v only.
