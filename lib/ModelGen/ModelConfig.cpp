@@ -444,6 +444,15 @@ memwall::parseHuggingFaceConfig(llvm::StringRef jsonText,
           audit.handled({key});
         }
       };
+  // The sizes every config but GPT-2's names alike.
+  auto transformersSizes = [&] {
+    sizes({{"num_hidden_layers", &config.layers},
+           {"hidden_size", &config.hidden},
+           {"num_attention_heads", &config.heads},
+           {"intermediate_size", &config.ffn},
+           {"vocab_size", &config.vocab},
+           {"max_position_embeddings", &config.maxPositions}});
+  };
   if (*modelType == "gpt2") {
     config.family = ModelFamily::GPT2;
     applyFamilyDefaults(config);
@@ -479,22 +488,12 @@ memwall::parseHuggingFaceConfig(llvm::StringRef jsonText,
     config.family =
         *modelType == "qwen2" ? ModelFamily::Qwen2 : ModelFamily::Llama;
     applyFamilyDefaults(config);
-    sizes({{"num_hidden_layers", &config.layers},
-           {"hidden_size", &config.hidden},
-           {"num_attention_heads", &config.heads},
-           {"intermediate_size", &config.ffn},
-           {"vocab_size", &config.vocab},
-           {"max_position_embeddings", &config.maxPositions}});
+    transformersSizes();
     readRotaryConfig(*modelType, reader, audit, config);
   } else if (*modelType == "bert") {
     config.family = ModelFamily::BERT;
     applyFamilyDefaults(config);
-    sizes({{"num_hidden_layers", &config.layers},
-           {"hidden_size", &config.hidden},
-           {"num_attention_heads", &config.heads},
-           {"intermediate_size", &config.ffn},
-           {"vocab_size", &config.vocab},
-           {"max_position_embeddings", &config.maxPositions}});
+    transformersSizes();
     reader.readInteger("type_vocab_size", config.typeVocab, true);
     reader.readNumber("layer_norm_eps", config.normEpsilon, true);
     audit.handled({"type_vocab_size", "layer_norm_eps"});

@@ -288,10 +288,11 @@ private:
     loadTile(kTile, K, kvHead, j0, plan.keySeq, plan.headDim);
     loadTile(vTile, V, kvHead, j0, plan.keySeq, plan.valueDim);
     SmallVector<Value> init(kEntries + vEntries, f32(0.0));
+    // The query tiles that see this key tile are the same for every head.
+    auto [firstTile, endTile] = buildQueryTilesSeeing(b, plan, j0);
     SmallVector<Value> sums =
         loop(idx(0), idx(group), init, [&](Value g, ValueRange perHead) {
           Value head = add(mul(kvHead, group), g);
-          auto [firstTile, endTile] = buildQueryTilesSeeing(b, plan, j0);
           return loop(firstTile, endTile, perHead,
                       [&](Value queryTile, ValueRange acc) {
                         Value i0 = mul(queryTile, plan.tile);
@@ -500,26 +501,29 @@ gpu::GPUFuncOp memwall::createAttentionGradKernel(
   return func;
 }
 
-/// max(0, x - y) / tile in index math (x, y >= 0).
-static Value tilesBefore(ImplicitLocOpBuilder &b, Value x, int64_t y,
-                         int64_t tile) {
-  auto idx = [&](int64_t c) { return indexConstant(b, c); };
-  Value past = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, x, idx(y));
-  Value diff = arith::SelectOp::create(
-      b, past, arith::SubIOp::create(b, x, idx(y)), idx(0));
-  return arith::DivUIOp::create(b, diff, idx(tile));
+/// max(0, x - y) in index math (x, y >= 0), without going below zero.
+static Value positivePart(ImplicitLocOpBuilder &b, Value x, int64_t y) {
+  Value bound = indexConstant(b, y);
+  Value past = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, x, bound);
+  return arith::SelectOp::create(b, past, arith::SubIOp::create(b, x, bound),
+                                 indexConstant(b, 0));
 }
 
-/// ceil(clamp(x - y, 0, cap) / tile) in index math (x, y >= 0).
+/// max(0, x - y) / tile.
+static Value tilesBefore(ImplicitLocOpBuilder &b, Value x, int64_t y,
+                         int64_t tile) {
+  return arith::DivUIOp::create(b, positivePart(b, x, y),
+                                indexConstant(b, tile));
+}
+
+/// ceil(min(max(0, x - y), cap) / tile).
 static Value tilesUpTo(ImplicitLocOpBuilder &b, Value x, int64_t y, int64_t cap,
                        int64_t tile) {
-  auto idx = [&](int64_t c) { return indexConstant(b, c); };
-  Value past = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, x, idx(y));
-  Value count = arith::SelectOp::create(
-      b, past, arith::SubIOp::create(b, x, idx(y)), idx(0));
-  count = arith::MinUIOp::create(b, count, idx(cap));
+  Value count =
+      arith::MinUIOp::create(b, positivePart(b, x, y), indexConstant(b, cap));
   return arith::DivUIOp::create(
-      b, arith::AddIOp::create(b, count, idx(tile - 1)), idx(tile));
+      b, arith::AddIOp::create(b, count, indexConstant(b, tile - 1)),
+      indexConstant(b, tile));
 }
 
 std::pair<Value, Value>
