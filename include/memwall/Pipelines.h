@@ -103,6 +103,38 @@ struct DefaultPipelineOptions
       *this, "offload",
       llvm::cl::desc("Offload to host memory: none, optimizer or params"),
       llvm::cl::init("none")};
+  Option<int64_t> tensorParallel{
+      *this, "tensor-parallel",
+      llvm::cl::desc("Tensor-parallel GPUs per replica (Megatron column/row "
+                     "splits; docs/parallelism.md)"),
+      llvm::cl::init(1)};
+  Option<bool> sequenceParallel{
+      *this, "sequence-parallel",
+      llvm::cl::desc("With --tensor-parallel: split the activations it "
+                     "replicates along the sequence"),
+      llvm::cl::init(false)};
+  Option<int64_t> pipelineParallel{
+      *this, "pipeline-parallel", llvm::cl::desc("Pipeline stages per replica"),
+      llvm::cl::init(1)};
+  Option<std::string> pipelineSchedule{
+      *this, "pipeline-schedule",
+      llvm::cl::desc("Pipeline schedule: 1f1b or interleaved"),
+      llvm::cl::init("1f1b")};
+  Option<int64_t> virtualStages{
+      *this, "virtual-stages",
+      llvm::cl::desc("Model chunks per device under the interleaved "
+                     "schedule"),
+      llvm::cl::init(2)};
+  Option<int64_t> microBatches{
+      *this, "micro-batches",
+      llvm::cl::desc("Micro-batches per step (the model's batch is one "
+                     "micro-batch)"),
+      llvm::cl::init(1)};
+  Option<int64_t> expertParallel{
+      *this, "expert-parallel",
+      llvm::cl::desc("Devices the experts of a mixture of experts are split "
+                     "over"),
+      llvm::cl::init(1)};
   Option<std::string> rematSolver{
       *this, "remat-solver",
       llvm::cl::desc("With --fuse and --budget: recomputation solver (auto, "

@@ -49,8 +49,9 @@ memwall::estimateCommunication(const CommunicationInputs &in,
   s.zeroStage = sharding.zeroStage;
   s.offload = stringifyOffloadPolicy(sharding.offload).str();
   s.microSteps = m;
-  s.link = collectiveLinkName(target, n).str();
-  s.linkBandwidth = n > 1 ? target.collectiveBandwidth(n) : 0;
+  int64_t span = in.linkSpan > 0 ? std::max(in.linkSpan, n) : n;
+  s.link = collectiveLinkName(target, n > 1 ? span : 1).str();
+  s.linkBandwidth = n > 1 ? target.collectiveBandwidth(span) : 0;
   s.pcieBandwidth = target.interconnect.pcieBandwidth;
   s.paramBytes = in.paramBytes;
   s.gradientBytes = in.gradientBytes;

@@ -13,6 +13,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Location.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace memwall;
 
@@ -68,8 +70,24 @@ std::string memwall::getTimeCategory(CostOpInterface op,
   return "layout";
 }
 
+/// The expert_matmul that reads `value` as its experts' weights, directly
+/// or through casts (a precision policy's copies); null when none does.
+static ExpertMatmulOp findExpertUse(Value value) {
+  for (OpOperand &use : value.getUses()) {
+    if (auto expert = dyn_cast<ExpertMatmulOp>(use.getOwner());
+        expert && use.get() == expert.getWeight())
+      return expert;
+    if (auto cast = dyn_cast<CastOp>(use.getOwner()))
+      if (ExpertMatmulOp expert = findExpertUse(cast.getResult()))
+        return expert;
+  }
+  return nullptr;
+}
+
 ParameterSummary memwall::summarizeParameters(ModuleOp module) {
   CheckedInt params = 0, bytes = 0, trainable = 0;
+  CheckedInt inactive = 0, expertParams = 0, expertBytes = 0;
+  CheckedInt expectedRead = 0, worstRead = 0;
   module.walk([&](FunctionOpInterface function) {
     for (unsigned index = 0, e = function.getNumArguments(); index < e;
          ++index) {
@@ -80,9 +98,33 @@ ParameterSummary memwall::summarizeParameters(ModuleOp module) {
       bytes += countTensorBytes(type);
       if (isTrainableWeight(function, index))
         trainable += countElements(type);
+      ExpertMatmulOp expert = findExpertUse(function.getArgument(index));
+      if (!expert)
+        continue;
+      // Each of the E experts is an equal share; a token uses k of them.
+      ExpertMatmulOp::Dims dims = expert.getDims();
+      CheckedInt elements = countElements(type);
+      expertParams += elements;
+      expertBytes += countTensorBytes(type);
+      if (dims.experts > 0)
+        inactive += CheckedInt(elements.saturated() / dims.experts) *
+                    (dims.experts - dims.slots);
     }
   });
-  return {params.saturated(), bytes.saturated(), trainable.saturated()};
+  module.walk([&](ExpertMatmulOp expert) {
+    int64_t perExpert = expert.getExpertWeightBytes();
+    expectedRead += static_cast<int64_t>(
+        std::llround(expert.getExpectedExpertsRead() * perExpert));
+    worstRead += CheckedInt(expert.getWorstCaseExpertsRead()) * perExpert;
+  });
+  ParameterSummary summary{params.saturated(), bytes.saturated(),
+                           trainable.saturated(), std::nullopt};
+  if (expertParams.saturated() > 0)
+    summary.mixture =
+        MixtureSummary{(params - inactive).saturated(),
+                       expertParams.saturated(), expertBytes.saturated(),
+                       expectedRead.saturated(), worstRead.saturated()};
+  return summary;
 }
 
 LogicalResult memwall::verifyCountableTotals(ModuleOp module) {
@@ -184,6 +226,7 @@ computeCost(Operation *root, const GPUTarget &target,
     cost.params = parameters.params;
     cost.paramBytes = parameters.bytes;
     cost.trainableParams = parameters.trainableParams;
+    cost.mixture = parameters.mixture;
   }
   auto makeRecord = [&](CostOpInterface op, unsigned id) {
     OpRecord record;

@@ -466,10 +466,12 @@ MemorySummary MemoryLiveness::simulate(const ShardingOptions &sharding,
   // from that step on rather than wrapping to a small number.
   using CheckedBuckets = std::array<CheckedInt, kNumMemoryBuckets>;
   std::vector<CheckedBuckets> delta(numSteps + 1, CheckedBuckets{});
-  for (const LiveBuffer &buffer : buffers) {
+  for (auto [index, buffer] : llvm::enumerate(buffers)) {
     unsigned b = static_cast<unsigned>(buffer.bucket);
-    CheckedInt bytes =
-        scaleBytes(CheckedInt::fromSaturated(buffer.bytes), factor[b]);
+    double perBuffer =
+        index < scaling.bufferFactor.size() ? scaling.bufferFactor[index] : 1.0;
+    CheckedInt bytes = scaleBytes(CheckedInt::fromSaturated(buffer.bytes),
+                                  factor[b] * perBuffer);
     if (numSteps == 0)
       continue;
     delta[buffer.firstStep][b] += bytes;
@@ -487,7 +489,10 @@ MemorySummary MemoryLiveness::simulate(const ShardingOptions &sharding,
     unsigned scratch = static_cast<unsigned>(MemoryBucket::Workspace);
     double scratchScale =
         (workspaceScalesWithContext[i] ? scaling.attentionWorkspace : 1) *
-        scaling.factor[scratch];
+        scaling.factor[scratch] *
+        (static_cast<size_t>(i) < scaling.stepWorkspaceFactor.size()
+             ? scaling.stepWorkspaceFactor[i]
+             : 1.0);
     bytes[scratch] +=
         gatherBytes +
         scaleBytes(CheckedInt::fromSaturated(workspace[i]), scratchScale);
@@ -507,11 +512,14 @@ MemorySummary MemoryLiveness::simulate(const ShardingOptions &sharding,
   if (isTraining()) {
     unsigned activations = static_cast<unsigned>(MemoryBucket::Activations);
     CheckedInt saved = 0;
-    for (const LiveBuffer &buffer : buffers)
+    for (auto [index, buffer] : llvm::enumerate(buffers))
       if (buffer.bucket == MemoryBucket::Activations &&
           buffer.firstStep < backwardStart && buffer.lastStep >= backwardStart)
         saved += scaleBytes(CheckedInt::fromSaturated(buffer.bytes),
-                            factor[activations]);
+                            factor[activations] *
+                                (index < scaling.bufferFactor.size()
+                                     ? scaling.bufferFactor[index]
+                                     : 1.0));
     summary.savedActivationsBytes = saved.saturated();
   }
   return summary;

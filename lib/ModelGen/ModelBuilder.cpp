@@ -92,6 +92,54 @@ private:
     return create<AddOp>(name + ".lora", y, scaled);
   }
 
+  /// A SwiGLU MLP `width` wide: down(silu(gate(x)) * up(x)).
+  Value swigluMlp(Value x, int64_t width, bool hasBias, const Twine &name) {
+    int64_t d = config.hidden;
+    Value gate = projection(x, d, width, hasBias, "gate", name + ".gate");
+    Value up = projection(x, d, width, hasBias, "up", name + ".up");
+    Value act = create<SwigluOp>(name + ".swiglu", gate, up);
+    return projection(act, width, d, hasBias, "down", name + ".down");
+  }
+
+  /// A mixture of SwiGLU experts (docs/moe.md): the router's softmax top-k
+  /// picks each token's experts, each token slot runs through its expert,
+  /// and the slots are summed weighted by the routing weights; Qwen2-MoE
+  /// adds a shared expert scaled by a sigmoid gate.
+  Value mixtureOfExperts(Value x, const Twine &name) {
+    int64_t d = config.hidden, experts = config.experts;
+    int64_t k = config.expertsPerToken, width = config.routedExpertFfn();
+    Value logits = linear(x, d, experts, false, name + ".router");
+    auto gating = MoeGatingOp::create(
+        builder, loc(name + ".gating"), logits, builder.getI64IntegerAttr(k),
+        config.normalizeTopK ? builder.getUnitAttr() : nullptr);
+    Value indices = gating.getIndices();
+    auto expert = [&](Value input, int64_t in, int64_t out, StringRef what) {
+      Value w = weight({experts, in, out}, name + ".experts." + what);
+      return create<ExpertMatmulOp>(name + ".experts." + what, input, w,
+                                    indices, UnitAttr());
+    };
+    Value gate = expert(x, d, width, "gate");
+    Value up = expert(x, d, width, "up");
+    Value act = create<SwigluOp>(name + ".experts.swiglu", gate, up);
+    Value down = expert(act, width, d, "down"); // [B, T, k, d]
+    Value weights = create<ReshapeOp>(
+        name + ".combine.weights", gating.getWeights(),
+        builder.getDenseI64ArrayAttr({config.batch, tokens, k, 1}));
+    Value weighted = create<MulOp>(name + ".combine.scale", down, weights);
+    Value y = create<ReduceOp>(name + ".combine", ReduceKind::Sum, weighted,
+                               ArrayRef<int64_t>{2}, false);
+    if (!config.sharedExpertFfn)
+      return y;
+    Value shared =
+        swigluMlp(x, config.sharedExpertFfn, false, name + ".shared_expert");
+    Value gateLogit = linear(x, d, 1, false, name + ".shared_expert_gate");
+    Value scale =
+        create<SigmoidOp>(name + ".shared_expert_gate.sigmoid", gateLogit);
+    return create<AddOp>(
+        name + ".shared", y,
+        create<MulOp>(name + ".shared_expert.scale", shared, scale));
+  }
+
   Value layerNorm(Value x, const Twine &name) {
     Value w = weight({config.hidden}, name + ".weight");
     Value b = weight({config.hidden}, name + ".bias");
@@ -292,13 +340,9 @@ SmallVector<Value> ModelBuilder::buildLlama() {
 
     std::string mlp = prefix + ".mlp";
     Value m = rmsNorm(h, prefix + ".mlp_norm");
-    Value gate =
-        projection(m, d, config.ffn, config.mlpBias, "gate", mlp + ".gate");
-    Value up = projection(m, d, config.ffn, config.mlpBias, "up", mlp + ".up");
-    m = create<SwigluOp>(mlp + ".swiglu", gate, up);
-    m = dropout(
-        projection(m, config.ffn, d, config.mlpBias, "down", mlp + ".down"),
-        mlp + ".dropout");
+    m = config.isSparse(layer) ? mixtureOfExperts(m, mlp)
+                               : swigluMlp(m, config.ffn, config.mlpBias, mlp);
+    m = dropout(m, mlp + ".dropout");
     h = residual(h, m, mlp + ".residual");
   }
   h = rmsNorm(h, "norm");
@@ -399,6 +443,8 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     break;
   case ModelFamily::Llama:
   case ModelFamily::Qwen2:
+  case ModelFamily::Mixtral:
+  case ModelFamily::Qwen2Moe:
     results = buildLlama();
     break;
   case ModelFamily::BERT:

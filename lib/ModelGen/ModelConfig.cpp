@@ -34,6 +34,10 @@ llvm::StringRef memwall::stringifyModelFamily(ModelFamily family) {
     return "llama";
   case ModelFamily::Qwen2:
     return "qwen2";
+  case ModelFamily::Mixtral:
+    return "mixtral";
+  case ModelFamily::Qwen2Moe:
+    return "qwen2_moe";
   case ModelFamily::BERT:
     return "bert";
   }
@@ -41,26 +45,34 @@ llvm::StringRef memwall::stringifyModelFamily(ModelFamily family) {
 }
 
 std::optional<ModelFamily> memwall::symbolizeModelFamily(llvm::StringRef name) {
-  for (ModelFamily family : {ModelFamily::GPT2, ModelFamily::Llama,
-                             ModelFamily::Qwen2, ModelFamily::BERT})
+  for (ModelFamily family :
+       {ModelFamily::GPT2, ModelFamily::Llama, ModelFamily::Qwen2,
+        ModelFamily::Mixtral, ModelFamily::Qwen2Moe, ModelFamily::BERT})
     if (name == stringifyModelFamily(family))
       return family;
   return std::nullopt;
 }
 
 bool memwall::isRotaryFamily(ModelFamily family) {
-  return family == ModelFamily::Llama || family == ModelFamily::Qwen2;
+  return family != ModelFamily::GPT2 && family != ModelFamily::BERT;
+}
+
+/// Families whose MLPs are mixtures of experts.
+static bool isMixtureFamily(ModelFamily family) {
+  return family == ModelFamily::Mixtral || family == ModelFamily::Qwen2Moe;
 }
 
 void memwall::applyFamilyDefaults(ModelConfig &config) {
   ModelFamily family = config.family;
   config.tieEmbeddings = !isRotaryFamily(family);
   config.typeVocab = family == ModelFamily::BERT ? 2 : 0;
-  config.normEpsilon = family == ModelFamily::BERT    ? 1e-12
-                       : family == ModelFamily::Qwen2 ? 1e-6
-                                                      : 1e-5;
-  config.ropeTheta = family == ModelFamily::Qwen2 ? 1e6 : 10000.0;
-  config.qkvBias = family == ModelFamily::Qwen2;
+  bool qwen = family == ModelFamily::Qwen2 || family == ModelFamily::Qwen2Moe;
+  config.normEpsilon = family == ModelFamily::BERT ? 1e-12 : qwen ? 1e-6 : 1e-5;
+  config.ropeTheta = qwen || family == ModelFamily::Mixtral ? 1e6 : 10000.0;
+  config.qkvBias = qwen;
+  // Mixtral renormalizes its top-2 weights; Qwen2-MoE's norm_topk_prob
+  // defaults to false.
+  config.normalizeTopK = family != ModelFamily::Qwen2Moe;
 }
 
 llvm::StringRef memwall::stringifyGenerationMode(GenerationMode mode) {
@@ -94,11 +106,13 @@ struct Preset {
   ModelFamily family;
   int64_t layers, hidden, heads, kvHeads, ffn, vocab, maxPositions;
   double normEpsilon, ropeTheta;
+  int64_t experts = 0, expertsPerToken = 0;
 };
 
 // Sources: the Hugging Face config.json of each checkpoint (openai-community/
 // gpt2*, meta-llama/Llama-2-*-hf, meta-llama/Meta-Llama-3-8B,
 // mistralai/Mistral-7B-v0.3 (no sliding window), Qwen/Qwen2.5-7B-Instruct,
+// mistralai/Mixtral-8x7B-v0.1, mistralai/Mixtral-8x22B-v0.1,
 // google-bert/bert-*-uncased) and Brown et al. 2020, Table 2.1 (GPT-3 175B).
 constexpr Preset kPresets[] = {
     {"gpt2", ModelFamily::GPT2, 12, 768, 12, 12, 3072, 50257, 1024, 1e-5, 0},
@@ -122,6 +136,10 @@ constexpr Preset kPresets[] = {
      1e-5, 1e6},
     {"qwen2.5-7b", ModelFamily::Qwen2, 28, 3584, 28, 4, 18944, 152064, 32768,
      1e-6, 1e6},
+    {"mixtral-8x7b", ModelFamily::Mixtral, 32, 4096, 32, 8, 14336, 32000, 32768,
+     1e-5, 1e6, 8, 2},
+    {"mixtral-8x22b", ModelFamily::Mixtral, 56, 6144, 48, 8, 16384, 32768,
+     65536, 1e-5, 1e6, 8, 2},
     {"bert-base", ModelFamily::BERT, 12, 768, 12, 12, 3072, 30522, 512, 1e-12,
      0},
     {"bert-large", ModelFamily::BERT, 24, 1024, 16, 16, 4096, 30522, 512, 1e-12,
@@ -167,6 +185,8 @@ llvm::Expected<ModelConfig> memwall::lookupPreset(llvm::StringRef name) {
   config.maxPositions = preset->maxPositions;
   config.normEpsilon = preset->normEpsilon;
   config.ropeTheta = preset->ropeTheta;
+  config.experts = preset->experts;
+  config.expertsPerToken = preset->expertsPerToken;
   applyStepDefaults(config);
   return config;
 }
@@ -196,6 +216,14 @@ static ConfigFieldNames huggingFaceKeyNames(ModelFamily family) {
     names.ffn = "\"intermediate_size\"";
     names.maxPositions = "\"max_position_embeddings\"";
   }
+  if (family == ModelFamily::Mixtral)
+    names.experts = "\"num_local_experts\"";
+  if (family == ModelFamily::Qwen2Moe) {
+    names.experts = "\"num_experts\"";
+    names.expertFfn = "\"moe_intermediate_size\"";
+  }
+  if (family == ModelFamily::Mixtral || family == ModelFamily::Qwen2Moe)
+    names.expertsPerToken = "\"num_experts_per_tok\"";
   names.vocab = "\"vocab_size\"";
   return names;
 }
@@ -387,14 +415,16 @@ static void readRotaryConfig(llvm::StringRef modelType,
   // them on q, k and v only.
   bool attentionBias = false;
   reader.readBoolean("attention_bias", attentionBias);
-  config.qkvBias = attentionBias || config.family == ModelFamily::Qwen2;
+  bool qwen = config.family == ModelFamily::Qwen2 ||
+              config.family == ModelFamily::Qwen2Moe;
+  config.qkvBias = attentionBias || qwen;
   config.outputBias = attentionBias;
   reader.readBoolean("mlp_bias", config.mlpBias);
   audit.handled({"head_dim", "attention_bias", "mlp_bias"});
   // Mistral slides on every layer; Qwen2 only with use_sliding_window, from
   // layer max_window_layers on.
-  bool slides = modelType == "mistral";
-  if (modelType == "qwen2") {
+  bool slides = modelType == "mistral" || modelType == "mixtral";
+  if (qwen) {
     slides = false;
     reader.readBoolean("use_sliding_window", slides);
     reader.readInteger("max_window_layers", config.slidingWindowFirstLayer);
@@ -410,6 +440,62 @@ static void readRotaryConfig(llvm::StringRef modelType,
                "memwall reads sliding windows from sliding_window (and "
                "Qwen2's use_sliding_window, max_window_layers) only");
   audit.dropout("attention_dropout", "on the attention probabilities");
+}
+
+/// Reads the mixture-of-experts keys of a Mixtral or Qwen2-MoE config.json.
+/// The router's load-balancing loss and noise are training-only terms
+/// memwall does not build.
+static void readMixtureConfig(JSONObjectReader &reader, ConfigFieldAudit &audit,
+                              ModelConfig &config) {
+  bool qwen = config.family == ModelFamily::Qwen2Moe;
+  llvm::StringRef expertsKey = qwen ? "num_experts" : "num_local_experts";
+  reader.requireKeys({expertsKey, "num_experts_per_tok"});
+  reader.readInteger(expertsKey, config.experts, true);
+  reader.readInteger("num_experts_per_tok", config.expertsPerToken, true);
+  audit.handled({expertsKey, "num_experts_per_tok"});
+  if (qwen) {
+    reader.requireKeys(
+        {"moe_intermediate_size", "shared_expert_intermediate_size"});
+    reader.readInteger("moe_intermediate_size", config.expertFfn, true);
+    reader.readInteger("shared_expert_intermediate_size",
+                       config.sharedExpertFfn, true);
+    reader.readBoolean("norm_topk_prob", config.normalizeTopK);
+    reader.readInteger("decoder_sparse_step", config.sparseStep, true);
+    audit.handled({"moe_intermediate_size", "shared_expert_intermediate_size",
+                   "norm_topk_prob", "decoder_sparse_step", "mlp_only_layers"});
+    if (const llvm::json::Value *layers =
+            audit.getObject().get("mlp_only_layers")) {
+      const llvm::json::Array *array = layers->getAsArray();
+      if (!array)
+        return reader.fail("mlp_only_layers", "must be an array of layers");
+      for (const llvm::json::Value &layer : *array) {
+        std::optional<int64_t> index = layer.getAsInteger();
+        if (!index || *index < 0)
+          return reader.fail("mlp_only_layers",
+                             "must hold layer indices (integers >= 0)");
+        config.denseLayers.push_back(*index);
+      }
+    }
+  }
+  // Hugging Face adds the auxiliary loss to a training step's loss only
+  // when output_router_logits is set.
+  audit.handled(
+      {"router_aux_loss_coef", "output_router_logits", "router_jitter_noise"});
+  const llvm::json::Object &object = audit.getObject();
+  if (object.getBoolean("output_router_logits").value_or(false) &&
+      object.getNumber("router_aux_loss_coef").value_or(0) != 0)
+    config.trainingWarnings.push_back(
+        (audit.getBufferName() +
+         ": \"output_router_logits\" adds the router's load-balancing loss "
+         "(\"router_aux_loss_coef\") to the training loss; memwall's step "
+         "does not (its cost is a few FLOPs per token and expert)")
+            .str());
+  if (object.getNumber("router_jitter_noise").value_or(0) != 0)
+    config.trainingWarnings.push_back(
+        (audit.getBufferName() +
+         ": \"router_jitter_noise\" perturbs the router in training; "
+         "memwall routes without noise")
+            .str());
 }
 
 llvm::Expected<ModelConfig>
@@ -484,12 +570,18 @@ memwall::parseHuggingFaceConfig(llvm::StringRef jsonText,
     audit.dropout("resid_pdrop", "on each residual branch");
     audit.dropout("embd_pdrop", "after the embeddings");
     audit.dropout("attn_pdrop", "on the attention probabilities");
-  } else if (llvm::is_contained({"llama", "mistral", "qwen2"}, *modelType)) {
-    config.family =
-        *modelType == "qwen2" ? ModelFamily::Qwen2 : ModelFamily::Llama;
+  } else if (llvm::is_contained(
+                 {"llama", "mistral", "qwen2", "mixtral", "qwen2_moe"},
+                 *modelType)) {
+    config.family = *modelType == "qwen2"       ? ModelFamily::Qwen2
+                    : *modelType == "mixtral"   ? ModelFamily::Mixtral
+                    : *modelType == "qwen2_moe" ? ModelFamily::Qwen2Moe
+                                                : ModelFamily::Llama;
     applyFamilyDefaults(config);
     transformersSizes();
     readRotaryConfig(*modelType, reader, audit, config);
+    if (isMixtureFamily(config.family))
+      readMixtureConfig(reader, audit, config);
   } else if (*modelType == "bert") {
     config.family = ModelFamily::BERT;
     applyFamilyDefaults(config);
@@ -511,7 +603,8 @@ memwall::parseHuggingFaceConfig(llvm::StringRef jsonText,
                   "on the attention probabilities");
   } else {
     return makeError(bufferName + ": model_type '" + *modelType +
-                     "' is not supported (gpt2, llama, mistral, qwen2, bert)");
+                     "' is not supported (gpt2, llama, mistral, qwen2, "
+                     "mixtral, qwen2_moe, bert)");
   }
   if (llvm::Error error = reader.takeError())
     return std::move(error);
@@ -554,11 +647,20 @@ static Number loraFormula(const ModelConfig &config) {
   return Number(config.layers) * perLayer;
 }
 
+/// Layers whose MLP is a mixture of experts.
+static int64_t countSparseLayers(const ModelConfig &config) {
+  int64_t sparse = 0;
+  for (int64_t layer = 0; layer < config.layers; ++layer)
+    sparse += config.isSparse(layer);
+  return sparse;
+}
+
 /// The closed-form parameter count of each family, in `Number` arithmetic:
 /// int64_t for the count, double for the size check (which must not
-/// overflow).
+/// overflow). `active`: only the routed experts a token is sent to.
 template <typename Number>
-static Number parameterFormula(const ModelConfig &config, GenerationMode mode) {
+static Number parameterFormula(const ModelConfig &config, GenerationMode mode,
+                               bool active = false) {
   Number d = config.hidden, f = config.ffn, v = config.vocab;
   Number layers = config.layers, positions = config.maxPositions;
   Number qWidth = Number(config.heads) * config.headDim();
@@ -571,19 +673,31 @@ static Number parameterFormula(const ModelConfig &config, GenerationMode mode) {
     return v * d + positions * d + layers * layer + 2 * d;
   }
   case ModelFamily::Llama:
-  case ModelFamily::Qwen2: {
-    // Per layer: q and o (d*qWidth each), k and v (d*kvWidth each),
-    // gate/up/down (3*d*f), two RMSNorm weights (2d), and the biases the
-    // config has.
-    Number layer = 2 * d * qWidth + 2 * d * kvWidth + 3 * d * f + 2 * d;
+  case ModelFamily::Qwen2:
+  case ModelFamily::Mixtral:
+  case ModelFamily::Qwen2Moe: {
+    // Per layer: q and o (d*qWidth each), k and v (d*kvWidth each), two
+    // RMSNorm weights (2d), and the biases the config has.
+    Number layer = 2 * d * qWidth + 2 * d * kvWidth + 2 * d;
     if (config.qkvBias)
       layer += qWidth + 2 * kvWidth;
     if (config.outputBias)
       layer += d;
+    // A dense MLP: gate/up/down (3*d*f) and their biases.
+    Number dense = 3 * d * f;
     if (config.mlpBias)
-      layer += 2 * f + d;
+      dense += 2 * f + d;
+    // A sparse one: the router (d*E), the experts' gate/up/down (3*d*fe
+    // each; k of them active), the shared expert and its gate (3*d*fs + d).
+    Number experts = active ? config.expertsPerToken : config.experts;
+    Number sparse =
+        d * config.experts + experts * 3 * d * Number(config.routedExpertFfn());
+    if (config.sharedExpertFfn)
+      sparse += 3 * d * Number(config.sharedExpertFfn) + d;
+    Number sparseLayers = countSparseLayers(config);
     Number head = config.tieEmbeddings ? 0 : v * d;
-    return v * d + layers * layer + d + head + loraFormula<Number>(config);
+    return v * d + layers * layer + (layers - sparseLayers) * dense +
+           sparseLayers * sparse + d + head + loraFormula<Number>(config);
   }
   case ModelFamily::BERT: {
     Number embeddings = (v + positions + config.typeVocab) * d + 2 * d;
@@ -622,7 +736,10 @@ static StepWork estimateStepWork(const ModelConfig &config,
   double width = std::max(d, double(config.heads) * config.headDim());
   // Activation elements per token: fewer than 64 tensors a layer, none wider
   // than 3 * width + ffn, then logits and loss.
-  double activations = layers * 64 * (3 * width + config.ffn) + 4 * v;
+  double mlpWidth = std::max<double>(
+      config.ffn, double(config.expertsPerToken) * config.routedExpertFfn() +
+                      config.sharedExpertFfn + config.experts);
+  double activations = layers * 64 * (3 * width + mlpWidth) + 4 * v;
   // 2 FLOPs per weight and token (plus a tied head's second use), 4 per
   // query element and attention (query, key) pair, a few per activation
   // element.
@@ -637,6 +754,63 @@ static StepWork estimateStepWork(const ModelConfig &config,
 
 /// The most layers a generated module may have.
 static constexpr int64_t kMaxLayers = 1024;
+
+/// The mixture-of-experts checks of validateModelConfig.
+static llvm::Error checkMixture(const ModelConfig &config) {
+  const ConfigFieldNames &names = config.names;
+  for (auto [name, value] :
+       {std::pair{names.experts, config.experts},
+        std::pair{names.expertsPerToken, config.expertsPerToken},
+        std::pair{names.expertFfn, config.expertFfn},
+        std::pair{std::string("the shared expert's width"),
+                  config.sharedExpertFfn}})
+    if (value < 0)
+      return makeError(
+          llvm::formatv("{0} must be positive, got {1}", name, value));
+  if (isMixtureFamily(config.family) && config.experts == 0)
+    return makeError(llvm::formatv("{0} is a mixture of experts: give {1} "
+                                   "and {2}",
+                                   stringifyModelFamily(config.family),
+                                   names.experts, names.expertsPerToken));
+  if (config.experts == 0) {
+    if (config.expertsPerToken || config.expertFfn || config.sharedExpertFfn)
+      return makeError(llvm::formatv("{0} and {1} need {2}",
+                                     names.expertsPerToken, names.expertFfn,
+                                     names.experts));
+    return llvm::Error::success();
+  }
+  if (!isRotaryFamily(config.family))
+    return makeError(llvm::formatv(
+        "{0}: mixtures of experts are built on llama, qwen2, mixtral and "
+        "qwen2_moe, not {1}",
+        names.experts, stringifyModelFamily(config.family)));
+  if (config.expertsPerToken <= 0)
+    return makeError(llvm::formatv("{0} must be positive, got {1}",
+                                   names.expertsPerToken,
+                                   config.expertsPerToken));
+  if (config.expertsPerToken > config.experts)
+    return makeError(llvm::formatv(
+        "{0} ({1}) must be at most {2} ({3}): a token is routed to distinct "
+        "experts",
+        names.expertsPerToken, config.expertsPerToken, names.experts,
+        config.experts));
+  if (config.mlpBias)
+    return makeError("mlp_bias on experts is not built: memwall's experts "
+                     "have no biases");
+  if (config.sparseStep <= 0)
+    return makeError(
+        llvm::formatv("\"decoder_sparse_step\" must be positive, got {0}",
+                      config.sparseStep));
+  bool anySparse = countSparseLayers(config) > 0;
+  for (llvm::StringRef target : {"gate", "up", "down"})
+    if (anySparse && config.loraRank > 0 &&
+        llvm::is_contained(config.loraTargets, target))
+      return makeError(llvm::formatv(
+          "{0}: '{1}' is an expert projection here; LoRA adapters on experts "
+          "are not built (target q, k, v, o)",
+          names.loraTargets, target));
+  return llvm::Error::success();
+}
 
 /// The checks of validateModelConfig; the caller adds the file's name.
 static llvm::Error checkModelConfig(const ModelConfig &config,
@@ -690,6 +864,8 @@ static llvm::Error checkModelConfig(const ModelConfig &config,
       return makeError(llvm::formatv("{0} must be a positive number, got {1}",
                                      names.loraAlpha, config.loraAlpha));
   }
+  if (llvm::Error error = checkMixture(config))
+    return error;
   if (config.explicitHeadDim < 0)
     return makeError(llvm::formatv("{0} must be positive, got {1}",
                                    names.headDim, config.explicitHeadDim));
@@ -775,6 +951,11 @@ llvm::Error memwall::validateModelConfig(const ModelConfig &config,
 int64_t memwall::countParameters(const ModelConfig &config,
                                  GenerationMode mode) {
   return parameterFormula<int64_t>(config, mode);
+}
+
+int64_t memwall::countActiveParameters(const ModelConfig &config,
+                                       GenerationMode mode) {
+  return parameterFormula<int64_t>(config, mode, /*active=*/true);
 }
 
 int64_t memwall::countTrainableParameters(const ModelConfig &config,

@@ -10,6 +10,7 @@
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 
 #include "memwall/Analysis/MemoryAnalysis.h"
+#include "memwall/Analysis/ParallelismAnalysis.h"
 #include "memwall/Report/RooflineReport.h"
 #include "memwall/Target/Passes.h"
 #include "memwall/Transforms/Passes.h"
@@ -34,7 +35,9 @@ using namespace memwall;
 
 bool memwall::DefaultPipelineOptions::asksMemoryQuestion() const {
   return !budget.empty() || !memoryTimeline.empty() || devices != 1 ||
-         zeroStage != 0 || offload != "none" || maxBatch;
+         zeroStage != 0 || offload != "none" || maxBatch ||
+         tensorParallel != 1 || sequenceParallel || pipelineParallel != 1 ||
+         expertParallel != 1 || microBatches != 1;
 }
 
 std::string memwall::DefaultPipelineOptions::reportPath() const {
@@ -62,6 +65,12 @@ memwall::validateDefaultPipelineOptions(const DefaultPipelineOptions &options) {
           options.budget, options.devices, options.zeroStage, options.offload);
       !memory)
     return memory.takeError();
+  if (llvm::Expected<ParallelismOptions> parallel = parseParallelismOptions(
+          options.tensorParallel, options.sequenceParallel,
+          options.pipelineParallel, options.pipelineSchedule,
+          options.virtualStages, options.microBatches, options.expertParallel);
+      !parallel)
+    return parallel.takeError();
   if (llvm::Error error =
           validatePrecisionOptions(options.precision, options.kvCacheDtype))
     return error;
@@ -214,6 +223,13 @@ LogicalResult memwall::buildDefaultPipeline(
     reportOptions.timeline = options.memoryTimeline;
     reportOptions.measured = options.measured;
     reportOptions.maxBatch = options.maxBatch;
+    reportOptions.tensorParallel = options.tensorParallel;
+    reportOptions.sequenceParallel = options.sequenceParallel;
+    reportOptions.pipelineParallel = options.pipelineParallel;
+    reportOptions.pipelineSchedule = options.pipelineSchedule;
+    reportOptions.virtualStages = options.virtualStages;
+    reportOptions.microBatches = options.microBatches;
+    reportOptions.expertParallel = options.expertParallel;
     pm.addPass(createRooflineReport(reportOptions));
   }
   return success();

@@ -236,6 +236,42 @@ static void writeCommunication(FiniteJSONStream &json,
   });
 }
 
+static void writeParallelism(FiniteJSONStream &json,
+                             const ParallelismSummary &p) {
+  json.attributeObject("parallelism", [&] {
+    json.attribute("plan", getParallelPlanName(p));
+    json.attribute("gpus", p.gpus);
+    json.attribute("data_parallel", p.dataParallel);
+    json.attribute("tensor_parallel", p.tensorParallel);
+    json.attribute("sequence_parallel", p.sequenceParallel);
+    json.attribute("pipeline_parallel", p.pipelineParallel);
+    json.attribute("pipeline_schedule", p.schedule);
+    json.attribute("virtual_stages", p.virtualStages);
+    json.attribute("micro_batches", p.microBatches);
+    json.attribute("expert_parallel", p.expertParallel);
+    json.attribute("worst_stage", p.worstStage);
+    json.attribute("peak_bytes", p.peakBytes);
+    json.attribute("weight_bytes", p.weightBytes);
+    json.attribute("gradient_bytes", p.gradientBytes);
+    json.attribute("optimizer_bytes", p.optimizerBytes);
+    json.attribute("saved_activation_bytes", p.activationBytes);
+    json.attribute("layer_activation_bytes", p.layerActivationBytes);
+    json.attribute("tensor_parallel_bytes", p.tensorParallelBytes);
+    json.attribute("tensor_parallel_time_s", p.tensorParallelSeconds);
+    json.attribute("tensor_parallel_link", p.tensorParallelLink);
+    json.attribute("pipeline_bytes", p.pipelineBytes);
+    json.attribute("pipeline_time_s", p.pipelineSeconds);
+    json.attribute("expert_bytes", p.expertBytes);
+    json.attribute("expert_time_s", p.expertSeconds);
+    json.attribute("data_parallel_bytes", p.dataParallelBytes);
+    json.attribute("data_parallel_exposed_s", p.dataParallelSeconds);
+    json.attribute("bubble_fraction", p.bubbleFraction);
+    json.attribute("bubble_time_s", p.bubbleSeconds);
+    json.attribute("compute_time_s", p.computeSeconds);
+    json.attribute("step_time_s", p.stepSeconds);
+  });
+}
+
 static void writeBreakdown(FiniteJSONStream &json,
                            const RooflineReport &report) {
   json.attributeArray("time_breakdown", [&] {
@@ -328,6 +364,14 @@ void memwall::printRooflineReportJSON(const RooflineReport &report,
       json.attribute("param_bytes", report.paramBytes);
       if (report.trainableParams != report.params)
         json.attribute("trainable_params", report.trainableParams);
+      if (const std::optional<MixtureSummary> &moe = report.mixture) {
+        json.attribute("active_params", moe->activeParams);
+        json.attribute("expert_params", moe->expertParams);
+        json.attribute("expert_param_bytes", moe->expertBytes);
+        json.attribute("expert_bytes_read_expected",
+                       moe->expectedExpertBytesRead);
+        json.attribute("expert_bytes_read_worst", moe->worstExpertBytesRead);
+      }
     });
     json.attributeArray("ops", [&] {
       for (const OpRecord &op : report.ops)
@@ -355,6 +399,8 @@ void memwall::printRooflineReportJSON(const RooflineReport &report,
       writeMemory(json, *report.memory);
     if (report.communication)
       writeCommunication(json, *report.communication);
+    if (report.parallelism)
+      writeParallelism(json, *report.parallelism);
     if (report.budget)
       writeBudget(json, *report.budget);
     if (report.inference)

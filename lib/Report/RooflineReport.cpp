@@ -116,6 +116,7 @@ RooflineReport memwall::buildRooflineReport(const GPUTarget &target,
   report.params = cost.params;
   report.paramBytes = cost.paramBytes;
   report.trainableParams = cost.trainableParams;
+  report.mixture = cost.mixture;
   report.ops = cost.ops;
   report.fusion = cost.fusion;
   return report;

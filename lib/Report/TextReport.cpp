@@ -78,6 +78,16 @@ void printHeader(llvm::raw_ostream &os, const RooflineReport &report) {
                             static_cast<double>(report.params))
        << "%)";
   os << "\n";
+  // A mixture of experts holds every expert and runs a token through k.
+  if (const std::optional<MixtureSummary> &moe = report.mixture)
+    os << "experts: " << moe->activeParams << " parameters active per token ("
+       << llvm::formatv("{0:f1}", 100.0 *
+                                      static_cast<double>(moe->activeParams) /
+                                      static_cast<double>(report.params))
+       << "%); expert weights " << formatSI(moe->expertBytes, "B")
+       << ", read per step " << formatSI(moe->expectedExpertBytesRead, "B")
+       << " (uniform routing), at worst "
+       << formatSI(moe->worstExpertBytesRead, "B") << "\n";
   os << "target: " << target.name << " (" << target.description << "), "
      << formatSI(target.memoryBandwidth, "B/s") << ", "
      << formatSI(static_cast<double>(target.memoryCapacityBytes), "B")
@@ -220,6 +230,45 @@ void memwall::printRooflineReportText(const RooflineReport &report,
          << formatSI(c.stepSeconds, "s") << " predicted\n";
       os << "  overlap: " << c.overlap << "\n";
     }
+  }
+  if (report.parallelism) {
+    const ParallelismSummary &p = *report.parallelism;
+    os << "\nparallelism (" << getParallelPlanName(p) << "): " << p.gpus
+       << " GPUs = " << p.dataParallel << " data x " << p.tensorParallel
+       << " tensor" << (p.sequenceParallel ? " (+ sequence)" : "") << " x "
+       << p.pipelineParallel << " pipeline";
+    if (p.expertParallel > 1)
+      os << ", experts over " << p.expertParallel;
+    os << "; " << p.microBatches << " micro-batch"
+       << (p.microBatches == 1 ? "" : "es");
+    if (p.pipelineParallel > 1)
+      os << ", " << p.schedule
+         << (p.schedule == "interleaved"
+                 ? " (" + std::to_string(p.virtualStages) + " chunks)"
+                 : "");
+    os << "\n  per device"
+       << (p.pipelineParallel > 1 ? " (" + p.worstStage + " stage)" : "")
+       << ": peak " << formatSI(p.peakBytes, "B") << ", weights "
+       << formatSI(p.weightBytes, "B") << ", gradients "
+       << formatSI(p.gradientBytes, "B") << ", optimizer "
+       << formatSI(p.optimizerBytes, "B") << ", saved activations "
+       << formatSI(p.activationBytes, "B") << " ("
+       << formatSI(p.layerActivationBytes, "B") << " a layer a micro-batch)\n";
+    os << "  communication per device per step (not hidden): tensor-parallel "
+       << formatSI(p.tensorParallelBytes, "B") << " "
+       << formatSI(p.tensorParallelSeconds, "s");
+    if (p.tensorParallel > 1)
+      os << " on " << p.tensorParallelLink;
+    os << ", pipeline " << formatSI(p.pipelineBytes, "B") << " "
+       << formatSI(p.pipelineSeconds, "s") << ", experts "
+       << formatSI(p.expertBytes, "B") << " " << formatSI(p.expertSeconds, "s")
+       << ", data-parallel " << formatSI(p.dataParallelBytes, "B") << " "
+       << formatSI(p.dataParallelSeconds, "s") << "\n";
+    os << "  compute " << formatSI(p.computeSeconds, "s") << " + bubble "
+       << formatSI(p.bubbleSeconds, "s")
+       << llvm::formatv(" ({0:f1}%)", 100 * p.bubbleFraction)
+       << " + communication = step " << formatSI(p.stepSeconds, "s")
+       << " predicted\n";
   }
   if (report.budget) {
     const BudgetSummary &budget = *report.budget;

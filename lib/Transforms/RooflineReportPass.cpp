@@ -11,6 +11,7 @@
 #include "memwall/Analysis/InferenceAnalysis.h"
 #include "memwall/Analysis/InferenceFixes.h"
 #include "memwall/Analysis/MemoryAnalysis.h"
+#include "memwall/Analysis/ParallelismAnalysis.h"
 #include "memwall/Dialect/MemWall/IR/MemWallTarget.h"
 #include "memwall/Report/ReportSink.h"
 #include "memwall/Support/Units.h"
@@ -54,6 +55,12 @@ struct RooflineReportPass
       return fail(llvm::toString(parsed.takeError()));
     budgetBytes = parsed->budgetBytes;
     sharding = parsed->sharding;
+    llvm::Expected<ParallelismOptions> plan = parseParallelismOptions(
+        tensorParallel, sequenceParallel, pipelineParallel, pipelineSchedule,
+        virtualStages, microBatches, expertParallel);
+    if (!plan)
+      return fail(llvm::toString(plan.takeError()));
+    parallel = *plan;
     if (!timeline.empty() && !llvm::StringRef(timeline).ends_with(".svg"))
       return fail("--timeline: '" + timeline + "' must be an .svg file");
     return success();
@@ -81,11 +88,26 @@ struct RooflineReportPass
       report.memory =
           getChildAnalysis<MemoryLiveness>(function).simulate(sharding);
       report.communication = analyzeCommunication(function, sharding, target);
+      // A split step: one device's memory, its data-parallel traffic and
+      // the other kinds of communication.
+      if (isSplit()) {
+        const ParallelLayout &layout =
+            getChildAnalysis<ParallelLayout>(function);
+        if (failed(layout.check(parallel)))
+          return signalPassFailure();
+        MemorySummary memory;
+        CommunicationSummary dataParallel;
+        report.parallelism =
+            layout.evaluate(parallel, sharding, target, &memory, &dataParallel);
+        report.memory = std::move(memory);
+        if (report.communication)
+          report.communication = std::move(dataParallel);
+      }
       report.inference = analyzeInference(function, target);
       report.remat = readRematSummary(module);
       bool warned = false;
       if (budgetBytes) {
-        report.budget = plan(function, *report.memory, *budgetBytes);
+        report.budget = plan(function, report, *budgetBytes);
         if (!report.budget->fits) {
           warnOverBudget(function, report);
           warned = true;
@@ -125,12 +147,35 @@ struct RooflineReportPass
     markAllAnalysesPreserved();
   }
 
-  /// Training fixes for a training step, serving fixes for inference.
-  BudgetSummary plan(func::FuncOp function, const MemorySummary &memory,
+  /// Whether the step is split beyond data parallelism (or micro-batched).
+  bool isSplit() const {
+    return !parallel.isSingleDevice() || parallel.sequenceParallel ||
+           parallel.microBatches > 1;
+  }
+
+  /// Training fixes for a training step, serving fixes for inference. A
+  /// training step also gets the best tensor/pipeline/expert-parallel
+  /// plans; one already split gets only those (the single-device fixes do
+  /// not compose with its plan).
+  BudgetSummary plan(func::FuncOp function, const RooflineReport &report,
                      int64_t limitBytes) {
-    if (memory.training)
-      return planBudget(function, memory, limitBytes, sharding, target);
-    return planInferenceBudget(function, memory, limitBytes, sharding, target);
+    const MemorySummary &memory = *report.memory;
+    if (!memory.training)
+      return planInferenceBudget(function, memory, limitBytes, sharding,
+                                 target);
+    BudgetSummary budget =
+        isSplit() ? compareWithBudget(memory, limitBytes)
+                  : planBudget(function, memory, limitBytes, sharding, target);
+    if (budget.fits)
+      return budget;
+    double base = 0;
+    if (report.parallelism)
+      base = report.parallelism->stepSeconds;
+    else if (report.communication)
+      base = report.communication->stepSeconds;
+    appendParallelPlanFixes(budget, getChildAnalysis<ParallelLayout>(function),
+                            sharding, parallel, target, base);
+    return budget;
   }
 
   /// One warning at the function: the peak exceeds the target's memory.
@@ -160,7 +205,7 @@ struct RooflineReportPass
         << "peak memory " << gb(memory.peakBytes) << " per device exceeds the "
         << gb(capacity) << " of " << target.name;
     appendPeakBuckets(warning, memory);
-    BudgetSummary fixes = plan(function, memory, capacity);
+    BudgetSummary fixes = plan(function, report, capacity);
     for (const MemoryFix &fix : fixes.fixes)
       if (fix.firstThatFits) {
         warning << "; first fix that fits: " << fix.description << " -> "
@@ -197,6 +242,7 @@ struct RooflineReportPass
 
   /// Where the report and the timeline go.
   ReportSink *sink = &getFileReportSink();
+  ParallelismOptions parallel;
   GPUTarget target;
   std::optional<int64_t> budgetBytes;
   ShardingOptions sharding;

@@ -45,9 +45,10 @@ static cl::opt<std::string> presetName("preset", cl::desc("Model preset"),
 static cl::opt<std::string>
     hfConfigPath("hf-config", cl::desc("Read a Hugging Face config.json"),
                  cl::value_desc("file"), cl::cat(category));
-static cl::opt<std::string>
-    familyName("family", cl::desc("Model family: gpt2, llama, qwen2 or bert"),
-               cl::value_desc("name"), cl::cat(category));
+static cl::opt<std::string> familyName(
+    "family",
+    cl::desc("Model family: gpt2, llama, qwen2, mixtral, qwen2_moe or bert"),
+    cl::value_desc("name"), cl::cat(category));
 static cl::opt<std::string> modeName("mode",
                                      cl::desc("prefill, decode or train"),
                                      cl::init("prefill"), cl::cat(category));
@@ -90,6 +91,13 @@ NUMBER_FLAG(loraAlphaFlag, "lora-alpha",
 NUMBER_FLAG(slidingWindowFlag, "sliding-window",
             "Tokens a query attends to, itself included (llama, qwen2); a "
             "decode step's cache holds the window");
+NUMBER_FLAG(expertsFlag, "experts",
+            "Experts of each mixture-of-experts MLP (llama, qwen2, mixtral, "
+            "qwen2_moe)");
+NUMBER_FLAG(expertsPerTokenFlag, "experts-per-token",
+            "Experts each token is routed to (top-k)");
+NUMBER_FLAG(expertFfnFlag, "expert-ffn",
+            "Inner size of each expert's MLP (default --ffn)");
 #undef NUMBER_FLAG
 static cl::opt<std::string> loraTargetsFlag(
     "lora-targets",
@@ -112,7 +120,8 @@ namespace {
 /// The numeric knobs given on the command line (std::nullopt: not given).
 struct Knobs {
   std::optional<int64_t> layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
-      kvLen, maxPositions, headDim, slidingWindow, lora;
+      kvLen, maxPositions, headDim, slidingWindow, lora, experts,
+      expertsPerToken, expertFfn;
   std::optional<double> dropout, loraAlpha;
 };
 } // namespace
@@ -158,6 +167,9 @@ static llvm::Expected<Knobs> readKnobs() {
   readKnob(slidingWindowFlag, knobs.slidingWindow, error);
   readKnob(loraFlag, knobs.lora, error);
   readKnob(loraAlphaFlag, knobs.loraAlpha, error);
+  readKnob(expertsFlag, knobs.experts, error);
+  readKnob(expertsPerTokenFlag, knobs.expertsPerToken, error);
+  readKnob(expertFfnFlag, knobs.expertFfn, error);
   if (!error.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
   return knobs;
@@ -181,7 +193,8 @@ static llvm::Expected<ModelConfig> baseConfig() {
   if (familyName.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "give --preset=NAME, --hf-config=FILE or "
-                                   "--family=gpt2|llama|qwen2|bert");
+                                   "--family=gpt2|llama|qwen2|mixtral|"
+                                   "qwen2_moe|bert");
   ModelConfig config;
   config.name = familyName;
   config.batch = 1;
@@ -273,7 +286,8 @@ int main(int argc, char **argv) {
     std::optional<ModelFamily> family = symbolizeModelFamily(familyName);
     if (!family)
       return fail("unknown --family '" + familyName +
-                  "'; valid families: gpt2, llama, qwen2, bert");
+                  "'; valid families: gpt2, llama, qwen2, mixtral, "
+                  "qwen2_moe, bert");
     if (presetName.empty() && hfConfigPath.empty()) {
       config.family = *family;
       applyFamilyDefaults(config);
@@ -315,6 +329,10 @@ int main(int argc, char **argv) {
     config.slidingWindowFirstLayer = 0;
   override(knobs->slidingWindow, config.slidingWindow,
            &ConfigFieldNames::slidingWindow);
+  override(knobs->experts, config.experts, &ConfigFieldNames::experts);
+  override(knobs->expertsPerToken, config.expertsPerToken,
+           &ConfigFieldNames::expertsPerToken);
+  override(knobs->expertFfn, config.expertFfn, &ConfigFieldNames::expertFfn);
   // A model from scratch is as long as the step asks for: its sequence, or
   // its cache plus the new token. (Out-of-range sizes are left for
   // validateModelConfig to report.)

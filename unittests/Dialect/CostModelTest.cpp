@@ -383,6 +383,45 @@ TEST_F(CostModelTest, EveryRegisteredOpHasAHandComputedCase) {
        "tensor<4xf32>) -> (tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, "
        "tensor<4xf32>)",
        {64, 64, 56, kFP32, true}},
+      // 12 elements x (negate, exp, add, divide).
+      {"memwall.sigmoid",
+       "%x: tensor<3x4xf32>",
+       "%0 = memwall.sigmoid %x : tensor<3x4xf32>",
+       {48, 12 * kF32, 12 * kF32, kFP32, true}},
+      // 3 rows of E = 5, top 2, not renormalized: softmax 5 * 5 + 1, top-k
+      // 2 * 5 = 36 a row. Read the logits; write the [3, 2] weights (f32)
+      // and indices (i32).
+      {"memwall.moe_gating",
+       "%l: tensor<3x5xf32>",
+       "%0:2 = memwall.moe_gating %l top 2 : tensor<3x5xf32> -> "
+       "tensor<3x2xf32>, tensor<3x2xi32>",
+       {108, 15 * kF32, 6 * kF32 + 6 * kI32, kFP32, true}},
+      // Softmax again (26), 2k = 4 and 2E = 10: 40 a row.
+      {"memwall.moe_gating_grad",
+       "%dw: tensor<3x2xf32>, %l: tensor<3x5xf32>, %e: tensor<3x2xi32>",
+       "%0 = memwall.moe_gating_grad %dw, %l, %e normalize : "
+       "tensor<3x2xf32>, tensor<3x5xf32>, tensor<3x2xi32> -> "
+       "tensor<3x5xf32>",
+       {120, 6 * kF32 + 15 * kF32 + 6 * kI32, 15 * kF32, kFP32, true}},
+      // 6 tokens, 1 slot each, 4 experts of [8, 16] bf16: 2 * 6 * 8 * 16
+      // FLOPs. The experts hit in expectation, 4 (1 - (3/4)^6) =
+      // 3.2880859375 of 256 B each = 841.75 -> 842 B, besides the input
+      // (48 bf16) and the indices (6 i32); the [6, 1, 16] result written.
+      {"memwall.expert_matmul",
+       "%x: tensor<2x3x8xbf16>, %w: tensor<4x8x16xbf16>, "
+       "%e: tensor<2x3x1xi32>",
+       "%0 = memwall.expert_matmul %x, %w[%e] : tensor<2x3x8xbf16>, "
+       "tensor<4x8x16xbf16>, tensor<2x3x1xi32> -> tensor<2x3x1x16xbf16>",
+       {1536, 48 * kBF16 + 6 * kI32 + 842, 96 * kBF16, MathPrecision::BF16,
+        true}},
+      // The same contraction into every expert's [8, 16] (all written).
+      {"memwall.expert_matmul_weight_grad",
+       "%x: tensor<6x8xbf16>, %dy: tensor<6x1x16xbf16>, %e: tensor<6x1xi32>",
+       "%0 = memwall.expert_matmul_weight_grad %x, %dy[%e] experts 4 : "
+       "tensor<6x8xbf16>, tensor<6x1x16xbf16>, tensor<6x1xi32> -> "
+       "tensor<4x8x16xbf16>",
+       {1536, (48 + 96) * kBF16 + 6 * kI32, 512 * kBF16, MathPrecision::BF16,
+        true}},
       // The fused kernel: 32 adds + 32 relus; x (32 f32) and b (8 f32) read
       // once, only the relu's 32 f32 written (the add's result stays in
       // registers).

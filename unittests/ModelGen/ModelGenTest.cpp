@@ -33,21 +33,23 @@ std::string errorOf(llvm::Error error) {
 // Published parameter counts: the Hugging Face checkpoints' num_parameters()
 // (openai-community/gpt2*, meta-llama/Llama-2-*-hf, Meta-Llama-3-8B,
 // mistralai/Mistral-7B-v0.3, Qwen/Qwen2.5-7B-Instruct (7.62B on its model
-// card), bert-base/large-uncased with pooler; bert-base's 109,482,240 is also
-// the sum over the original checkpoint in google-research/bert issue #1225) and
-// GPT-3's "175B" (Brown et al. 2020, Table 2.1). Each also follows from the
+// card), mistralai/Mixtral-8x7B-v0.1 (46.7B) and Mixtral-8x22B-v0.1 (141B),
+// bert-base/large-uncased with pooler; bert-base's 109,482,240 is also the sum
+// over the original checkpoint in google-research/bert issue #1225) and GPT-3's
+// "175B" (Brown et al. 2020, Table 2.1). Each also follows from the
 // checkpoint's config.json by hand, which is how they were checked here.
 TEST(ModelGenTest, PresetParameterCountsMatchPublishedFigures) {
   struct Published {
     const char *preset;
     int64_t params;
   } published[] = {
-      {"gpt2", 124439808},          {"gpt2-medium", 354823168},
-      {"gpt2-large", 774030080},    {"gpt2-xl", 1557611200},
-      {"llama-2-7b", 6738415616},   {"llama-2-13b", 13015864320},
-      {"llama-2-70b", 68976648192}, {"llama-3-8b", 8030261248},
-      {"mistral-7b", 7248023552},   {"qwen2.5-7b", 7615616512},
-      {"bert-base", 109482240},     {"bert-large", 335141888},
+      {"gpt2", 124439808},           {"gpt2-medium", 354823168},
+      {"gpt2-large", 774030080},     {"gpt2-xl", 1557611200},
+      {"llama-2-7b", 6738415616},    {"llama-2-13b", 13015864320},
+      {"llama-2-70b", 68976648192},  {"llama-3-8b", 8030261248},
+      {"mistral-7b", 7248023552},    {"qwen2.5-7b", 7615616512},
+      {"mixtral-8x7b", 46702792704}, {"mixtral-8x22b", 140630071296},
+      {"bert-base", 109482240},      {"bert-large", 335141888},
   };
   for (const Published &p : published)
     EXPECT_EQ(countParameters(preset(p.preset), GenerationMode::Prefill),
@@ -276,7 +278,7 @@ TEST(ModelGenTest, BadConfigsNameTheProblem) {
             "c.json: \"model_type\" is missing or not a string");
   EXPECT_EQ(parseError(R"({"model_type": "t5"})"),
             "c.json: model_type 't5' is not supported (gpt2, llama, mistral, "
-            "qwen2, bert)");
+            "qwen2, mixtral, qwen2_moe, bert)");
   EXPECT_EQ(parseError(R"({"model_type": "llama", "hidden_size": 64})"),
             "c.json: \"num_hidden_layers\" is required");
   EXPECT_EQ(parseError(R"({"model_type": "gpt2", "n_layer": -1})"),
@@ -659,4 +661,176 @@ TEST(ModelGenTest, SizesWhoseCountsWouldOverflowAreRefused) {
   config = preset("gpt3-175b");
   config.batch = 1536;
   EXPECT_EQ(errorOf(validateModelConfig(config, GenerationMode::Train)), "");
+}
+
+//===----------------------------------------------------------------------===//
+// Mixture of experts
+//===----------------------------------------------------------------------===//
+
+/// The module's expert_matmul ops.
+static int countExpertMatmuls(ModuleOp module) {
+  int count = 0;
+  module.walk([&](ExpertMatmulOp) { ++count; });
+  return count;
+}
+
+// Mixtral's totals and the parameters a token runs through, by hand from its
+// config: per layer attention 2·4096² + 2·4096·1024 = 41,943,040, router
+// 4096·8 = 32,768, norms 8,192, each expert 3·4096·14336 = 176,160,768.
+// 8x7B: 32 layers × (41,943,040 + 32,768 + 8,192 + 8 experts) + embeddings
+// and head 2·32000·4096 + the final norm 4096 = 46,702,792,704 (46.7B);
+// with 2 experts a layer, 12,879,925,248 (the "12.9B active" of the
+// Mixtral paper). 8x22B: per layer attention 2·6144² + 2·6144·1024 =
+// 88,080,384, router 49,152, norms 12,288, each expert 3·6144·16384 =
+// 301,989,888; × 56 + 2·32768·6144 + 6144 = 140,630,071,296 total and
+// 39,161,468,928 active (141B and 39B as published).
+TEST(ModelGenTest, MixtralTotalAndActiveParametersAreExact) {
+  struct Expected {
+    const char *preset;
+    int64_t total, active;
+  } expected[] = {{"mixtral-8x7b", 46702792704, 12879925248},
+                  {"mixtral-8x22b", 140630071296, 39161468928}};
+  MLIRContext context;
+  for (const Expected &e : expected) {
+    ModelConfig config = preset(e.preset);
+    EXPECT_EQ(config.family, ModelFamily::Mixtral);
+    EXPECT_EQ(countParameters(config, GenerationMode::Prefill), e.total);
+    EXPECT_EQ(countActiveParameters(config, GenerationMode::Prefill), e.active);
+    config.seq = 8;
+    OwningOpRef<ModuleOp> module =
+        buildModel(&context, config, GenerationMode::Prefill);
+    ASSERT_TRUE(succeeded(verify(*module)));
+    ParameterSummary summary = summarizeParameters(*module);
+    EXPECT_EQ(summary.params, e.total) << e.preset;
+    ASSERT_TRUE(summary.mixture.has_value());
+    EXPECT_EQ(summary.mixture->activeParams, e.active) << e.preset;
+    // gate, up and down of every layer's experts.
+    EXPECT_EQ(countExpertMatmuls(*module), 3 * config.layers);
+    EXPECT_EQ(summary.mixture->expertParams,
+              config.layers * 8 * 3 * config.hidden * config.ffn);
+  }
+  // A dense model has no mixture summary.
+  ModelConfig dense = preset("llama-2-7b");
+  dense.layers = 1;
+  dense.seq = 8;
+  OwningOpRef<ModuleOp> module =
+      buildModel(&context, dense, GenerationMode::Prefill);
+  EXPECT_FALSE(summarizeParameters(*module).mixture.has_value());
+}
+
+// Qwen/Qwen1.5-MoE-A2.7B's config.json: 60 experts 1408 wide, 4 per token,
+// not renormalized, a 5632-wide shared expert with a sigmoid gate.
+constexpr const char *kQwenMoeConfig = R"({
+  "architectures": ["Qwen2MoeForCausalLM"], "attention_dropout": 0.0,
+  "bos_token_id": 151643, "decoder_sparse_step": 1, "eos_token_id": 151643,
+  "hidden_act": "silu", "hidden_size": 2048, "initializer_range": 0.02,
+  "intermediate_size": 5632, "max_position_embeddings": 8192,
+  "max_window_layers": 21, "model_type": "qwen2_moe",
+  "moe_intermediate_size": 1408, "norm_topk_prob": false,
+  "num_attention_heads": 16, "num_experts": 60, "num_experts_per_tok": 4,
+  "num_hidden_layers": 24, "num_key_value_heads": 16,
+  "output_router_logits": false, "rms_norm_eps": 1e-06,
+  "rope_theta": 1000000.0, "router_aux_loss_coef": 0.001,
+  "shared_expert_intermediate_size": 5632, "sliding_window": 32768,
+  "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+  "transformers_version": "4.40.0.dev0", "use_cache": true,
+  "use_sliding_window": false, "vocab_size": 151936})";
+
+// By hand: per layer q, k, v, o 4·2048² + q/k/v biases 3·2048 = 16,783,360,
+// router 2048·60 = 122,880, experts 60·3·2048·1408 = 519,045,120, shared
+// expert 3·2048·5632 = 34,603,008 and its gate 2048, norms 4096:
+// 570,560,512; × 24 + untied embeddings 2·151936·2048 + 2048 =
+// 14,315,784,192 (14.3B). Active: 4 experts, 34,603,008 a layer, for
+// 86,118,400 a layer and 2,689,173,504 in all (the "A2.7B").
+TEST(ModelGenTest, Qwen2MoeConfigCountsTheSharedExpertAndActiveParameters) {
+  ModelConfig qwen = parseConfig(kQwenMoeConfig);
+  EXPECT_EQ(qwen.family, ModelFamily::Qwen2Moe);
+  EXPECT_TRUE(qwen.warnings.empty());
+  EXPECT_TRUE(qwen.trainingWarnings.empty());
+  EXPECT_FALSE(qwen.normalizeTopK);
+  EXPECT_TRUE(qwen.qkvBias);
+  EXPECT_EQ(qwen.sharedExpertFfn, 5632);
+  EXPECT_EQ(countParameters(qwen, GenerationMode::Prefill), 14315784192);
+  EXPECT_EQ(countActiveParameters(qwen, GenerationMode::Prefill), 2689173504);
+  EXPECT_EQ(builtParameters(qwen), 14315784192);
+  // The gating is not renormalized; the shared expert is gated by a sigmoid.
+  qwen.layers = 1;
+  qwen.seq = 4;
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module =
+      buildModel(&context, qwen, GenerationMode::Train);
+  ASSERT_TRUE(succeeded(verify(*module)));
+  int gatings = 0, sigmoids = 0;
+  module->walk([&](MoeGatingOp gating) {
+    ++gatings;
+    EXPECT_FALSE(gating.getNormalize());
+    EXPECT_EQ(gating.getExpertsPerToken(), 4u);
+  });
+  module->walk([&](SigmoidOp) { ++sigmoids; });
+  EXPECT_EQ(gatings, 1);
+  EXPECT_EQ(sigmoids, 1);
+  // decoder_sparse_step 2 and mlp_only_layers [3] leave layers 0, 2 and 3
+  // dense of 4.
+  qwen.layers = 4;
+  qwen.sparseStep = 2;
+  qwen.denseLayers = {3};
+  module = buildModel(&context, qwen, GenerationMode::Prefill);
+  EXPECT_EQ(countExpertMatmuls(*module), 3);
+  EXPECT_EQ(summarizeParameters(*module).params,
+            countParameters(qwen, GenerationMode::Prefill));
+  // The router's auxiliary loss is a training term memwall does not build.
+  ModelConfig withLoss = parseConfig(R"({
+    "model_type": "mixtral", "hidden_size": 64, "intermediate_size": 96,
+    "num_attention_heads": 4, "num_hidden_layers": 1, "vocab_size": 10,
+    "max_position_embeddings": 16, "num_local_experts": 4,
+    "num_experts_per_tok": 2, "output_router_logits": true,
+    "router_aux_loss_coef": 0.02, "router_jitter_noise": 0.1})");
+  EXPECT_TRUE(withLoss.warnings.empty());
+  ASSERT_EQ(withLoss.trainingWarnings.size(), 2u);
+  EXPECT_NE(withLoss.trainingWarnings[0].find("load-balancing loss"),
+            std::string::npos);
+}
+
+TEST(ModelGenTest, MixtureOfExpertsErrorsNameTheFlag) {
+  ModelConfig config = preset("mixtral-8x7b");
+  config.expertsPerToken = 9;
+  EXPECT_EQ(errorOf(validateModelConfig(config, GenerationMode::Prefill)),
+            "--experts-per-token (9) must be at most --experts (8): a token "
+            "is routed to distinct experts");
+  config.expertsPerToken = 0;
+  EXPECT_EQ(errorOf(validateModelConfig(config, GenerationMode::Prefill)),
+            "--experts-per-token must be positive, got 0");
+  config.experts = 0;
+  EXPECT_EQ(errorOf(validateModelConfig(config, GenerationMode::Prefill)),
+            "mixtral is a mixture of experts: give --experts and "
+            "--experts-per-token");
+  ModelConfig gpt2 = preset("gpt2");
+  gpt2.experts = 8;
+  gpt2.expertsPerToken = 2;
+  EXPECT_EQ(errorOf(validateModelConfig(gpt2, GenerationMode::Prefill)),
+            "--experts: mixtures of experts are built on llama, qwen2, "
+            "mixtral and qwen2_moe, not gpt2");
+  ModelConfig llama = preset("llama-2-7b");
+  llama.expertsPerToken = 2;
+  EXPECT_EQ(errorOf(validateModelConfig(llama, GenerationMode::Prefill)),
+            "--experts-per-token and --expert-ffn need --experts");
+  ModelConfig lora = preset("mixtral-8x7b");
+  lora.loraRank = 8;
+  lora.loraTargets = {"q", "up"};
+  EXPECT_EQ(errorOf(validateModelConfig(lora, GenerationMode::Train)),
+            "--lora-targets: 'up' is an expert projection here; LoRA adapters "
+            "on experts are not built (target q, k, v, o)");
+  // From a config.json the message names its key.
+  llvm::Expected<ModelConfig> parsed = parseHuggingFaceConfig(
+      R"({"model_type": "mixtral", "hidden_size": 64,
+          "intermediate_size": 96, "num_attention_heads": 4,
+          "num_hidden_layers": 1, "vocab_size": 10,
+          "max_position_embeddings": 16, "num_local_experts": 4,
+          "num_experts_per_tok": 5})",
+      "config.json");
+  ASSERT_TRUE(static_cast<bool>(parsed));
+  EXPECT_EQ(errorOf(validateModelConfig(*parsed, GenerationMode::Prefill)),
+            "config.json: \"num_experts_per_tok\" (5) must be at most "
+            "\"num_local_experts\" (4): a token is routed to distinct "
+            "experts");
 }

@@ -317,8 +317,8 @@ TEST_F(GradientCheckTest, BroadcastingAddSubMulDivReduceOverBroadcastAxes) {
 }
 
 TEST_F(GradientCheckTest, PointwiseActivations) {
-  for (const char *activation :
-       {"gelu %x erf", "gelu %x tanh", "silu %x", "relu %x", "tanh %x"}) {
+  for (const char *activation : {"gelu %x erf", "gelu %x tanh", "silu %x",
+                                 "relu %x", "tanh %x", "sigmoid %x"}) {
     SCOPED_TRACE(activation);
     checkWeightedSum(
         "%x: tensor<3x5xf32>",
@@ -331,6 +331,50 @@ TEST_F(GradientCheckTest, SwiGLU) {
   checkWeightedSum("%gate: tensor<3x6xf32>, %up: tensor<3x6xf32>",
                    "  %y = memwall.swiglu %gate, %up : tensor<3x6xf32>", "%y",
                    "tensor<3x6xf32>");
+}
+
+// A token's slots run through the experts its indices name (4 experts, 3
+// tokens, U{0, 3} indices, repeats within a token included): a shared input
+// row sums its slots' gradients; the per-slot second product reads its
+// experts transposed.
+TEST_F(GradientCheckTest,
+       ExpertMatmulSharedAndPerSlotInputsAndTransposedWeights) {
+  checkSource(R"(
+func.func @f(%x: tensor<3x4xf32>, %w: tensor<4x4x5xf32>, %w2: tensor<4x6x5xf32>, %e: tensor<3x2xi32>, %c: tensor<3x2x6xf32>) -> tensor<f32> {
+  %y = memwall.expert_matmul %x, %w[%e] : tensor<3x4xf32>, tensor<4x4x5xf32>, tensor<3x2xi32> -> tensor<3x2x5xf32>
+  %z = memwall.expert_matmul %y, %w2[%e] transpose_weight : tensor<3x2x5xf32>, tensor<4x6x5xf32>, tensor<3x2xi32> -> tensor<3x2x6xf32>
+  %wz = memwall.mul %z, %c : tensor<3x2x6xf32>, tensor<3x2x6xf32> -> tensor<3x2x6xf32>
+  %loss = memwall.reduce sum %wz axes [0, 1, 2] : tensor<3x2x6xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+})",
+              /*intBound=*/4);
+}
+
+// A whole mixture-of-experts MLP: router, softmax top-2 of 4 experts (with
+// and without renormalization), SwiGLU experts and the weighted combine.
+// The router's gradient flows through the chosen experts' weights only.
+TEST_F(GradientCheckTest, MixtureOfExpertsLayerWithAndWithoutRenormalization) {
+  for (const char *normalize : {" normalize", ""}) {
+    SCOPED_TRACE(normalize);
+    checkSource(llvm::formatv(R"(
+func.func @f(%x: tensor<3x4xf32>, %router: tensor<4x4xf32>, %wg: tensor<4x4x6xf32>, %wu: tensor<4x4x6xf32>, %wd: tensor<4x6x4xf32>, %c: tensor<3x4xf32>) -> tensor<f32> {
+  %logits = memwall.matmul %x, %router : tensor<3x4xf32>, tensor<4x4xf32> -> tensor<3x4xf32>
+  %w, %e = memwall.moe_gating %logits top 2{0} : tensor<3x4xf32> -> tensor<3x2xf32>, tensor<3x2xi32>
+  %g = memwall.expert_matmul %x, %wg[%e] : tensor<3x4xf32>, tensor<4x4x6xf32>, tensor<3x2xi32> -> tensor<3x2x6xf32>
+  %u = memwall.expert_matmul %x, %wu[%e] : tensor<3x4xf32>, tensor<4x4x6xf32>, tensor<3x2xi32> -> tensor<3x2x6xf32>
+  %a = memwall.swiglu %g, %u : tensor<3x2x6xf32>
+  %d = memwall.expert_matmul %a, %wd[%e] : tensor<3x2x6xf32>, tensor<4x6x4xf32>, tensor<3x2xi32> -> tensor<3x2x4xf32>
+  %wr = memwall.reshape %w [3, 2, 1] : tensor<3x2xf32> -> tensor<3x2x1xf32>
+  %s = memwall.mul %d, %wr : tensor<3x2x4xf32>, tensor<3x2x1xf32> -> tensor<3x2x4xf32>
+  %y = memwall.reduce sum %s axes [1] : tensor<3x2x4xf32> -> tensor<3x4xf32>
+  %wy = memwall.mul %y, %c : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  %loss = memwall.reduce sum %wy axes [0, 1] : tensor<3x4xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+})",
+                              normalize)
+                    .str(),
+                /*intBound=*/4);
+  }
 }
 
 TEST_F(GradientCheckTest, LayerNormWithAndWithoutBias) {

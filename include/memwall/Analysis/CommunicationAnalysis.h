@@ -28,6 +28,10 @@ struct CommunicationInputs {
   int64_t params = 0;        // trained weight elements (CPU optimizer)
   bool hasOptimizer = true;  // the step updates the weights
   int64_t microSteps = 1;    // gradient accumulation steps per update
+  /// GPUs the data-parallel group spans, which picks its link: the devices,
+  /// times the tensor- and pipeline-parallel GPUs of each replica when there
+  /// are (0: the devices).
+  int64_t linkSpan = 0;
   /// GPU compute of one micro-step's forward and backward, and of the
   /// optimizer update of the whole model on one device.
   double forwardSeconds = 0;

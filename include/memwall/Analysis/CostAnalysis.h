@@ -43,6 +43,8 @@ struct ParameterSummary {
   int64_t bytes = 0;
   /// Parameters training updates: all but `memwall.frozen` weights.
   int64_t trainableParams = 0;
+  /// Present when some weights are experts' (read by expert_matmul).
+  std::optional<MixtureSummary> mixture;
 };
 ParameterSummary summarizeParameters(mlir::ModuleOp module);
 

@@ -146,7 +146,82 @@ struct CommunicationSummary {
   std::string overlap;          // the overlap assumption, one line
 };
 
+/// A training step split over devices by tensor, sequence, pipeline and
+/// expert parallelism (besides data parallelism): per-device memory, the
+/// communication of each kind per step and the pipeline bubble
+/// (ParallelismAnalysis.h, docs/parallelism.md).
+struct ParallelismSummary {
+  int64_t tensorParallel = 1;
+  bool sequenceParallel = false;
+  int64_t pipelineParallel = 1;
+  std::string schedule = "1f1b"; // or "interleaved"
+  int64_t virtualStages = 1;     // model chunks per device (interleaved)
+  int64_t microBatches = 1;
+  int64_t expertParallel = 1;
+  int64_t dataParallel = 1;
+  int64_t gpus = 1; // data x tensor x pipeline
+  /// Per device, at the worst pipeline stage ("first" or "last").
+  std::string worstStage = "first";
+  int64_t peakBytes = 0;
+  int64_t weightBytes = 0, gradientBytes = 0, optimizerBytes = 0;
+  int64_t activationBytes =
+      0; // saved for the backward, in-flight micro-batches included
+  /// One transformer layer's saved activations on one device, one
+  /// micro-batch (Korthikanti et al.'s per-layer figure).
+  int64_t layerActivationBytes = 0;
+  /// Bytes each device sends per step and the time they take (not hidden
+  /// behind compute), by kind.
+  int64_t tensorParallelBytes = 0;
+  double tensorParallelSeconds = 0;
+  std::string tensorParallelLink = "none";
+  int64_t pipelineBytes = 0;
+  double pipelineSeconds = 0;
+  int64_t expertBytes = 0;
+  double expertSeconds = 0;
+  int64_t dataParallelBytes = 0;
+  double dataParallelSeconds = 0; // exposed
+  /// Idle fraction of a pipeline, (P - 1) / (v M), and its time.
+  double bubbleFraction = 0;
+  double bubbleSeconds = 0;
+  double computeSeconds = 0; // one device's kernels over the step
+  double stepSeconds = 0;
+};
+
+/// "tp8-sp-pp2-ep4": a plan's short name (fix names, the report); "dp"
+/// for data parallelism alone.
+inline std::string getParallelPlanName(const ParallelismSummary &s) {
+  std::string name;
+  auto part = [&](const std::string &text) {
+    name += (name.empty() ? "" : "-") + text;
+  };
+  if (s.tensorParallel > 1)
+    part("tp" + std::to_string(s.tensorParallel));
+  if (s.sequenceParallel)
+    part("sp");
+  if (s.pipelineParallel > 1)
+    part("pp" + std::to_string(s.pipelineParallel) +
+         (s.schedule == "interleaved" ? "i" : ""));
+  if (s.expertParallel > 1)
+    part("ep" + std::to_string(s.expertParallel));
+  return name.empty() ? "dp" : name;
+}
+
 /// The kernels of a module on one target (CostAnalysis's result).
+/// A mixture of experts' parameters and expert-weight traffic
+/// (docs/moe.md): present when some weight is an expert_matmul's.
+struct MixtureSummary {
+  /// Parameters one token runs through: every weight but the routed
+  /// experts it is not sent to.
+  int64_t activeParams = 0;
+  /// Parameters and bytes of all experts' weights.
+  int64_t expertParams = 0;
+  int64_t expertBytes = 0;
+  /// Expert-weight bytes the step's expert_matmul ops read: in expectation
+  /// under uniform routing (the time model's figure), and at worst.
+  int64_t expectedExpertBytesRead = 0;
+  int64_t worstExpertBytesRead = 0;
+};
+
 struct ModuleCost {
   /// Name of the module's symbol, if it has one.
   std::string modelName;
@@ -156,6 +231,7 @@ struct ModuleCost {
   int64_t paramBytes = 0;
   /// Parameters training updates (all but frozen weights, e.g. a LoRA base).
   int64_t trainableParams = 0;
+  std::optional<MixtureSummary> mixture;
   /// The kernels of the module in program order: ops inside a fusion appear
   /// only through their fusion.
   std::vector<OpRecord> ops;

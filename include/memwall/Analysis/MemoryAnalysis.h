@@ -25,6 +25,7 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <optional>
+#include <vector>
 
 namespace memwall {
 
@@ -67,6 +68,13 @@ struct MemoryScaling {
   /// Bytes added to the optimizer bucket at every step (e.g. fp32 master
   /// weights a mixed-precision switch would add).
   int64_t extraOptimizerBytes = 0;
+  /// Per-buffer multipliers, indexed like MemoryLiveness::getBuffers (a
+  /// tensor-parallel shard, a pipeline stage's share; docs/parallelism.md);
+  /// empty for 1 everywhere.
+  std::vector<double> bufferFactor;
+  /// Per-step multipliers of the workspace an op holds while it runs,
+  /// indexed like MemoryLiveness::getSteps; empty for 1 everywhere.
+  std::vector<double> stepWorkspaceFactor;
 };
 
 /// One allocation of a step: a value and every view or in-place update of

@@ -6,7 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The shape of a GPT-2, Llama (Mistral), Qwen2 or BERT model and of the step
+// The shape of a GPT-2, Llama (Mistral), Qwen2, Mixtral, Qwen2-MoE or BERT
+// model and of the step
 // to generate, from a preset, a Hugging Face config.json, or flags.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +16,7 @@
 #define MEMWALL_MODELGEN_MODELCONFIG_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -27,7 +29,8 @@ namespace memwall {
 
 /// Llama and Qwen2 are one architecture (RMSNorm, rotary embeddings,
 /// grouped-query attention, SwiGLU); Qwen2 adds biases to q, k and v.
-enum class ModelFamily { GPT2, Llama, Qwen2, BERT };
+/// Mixtral is Llama and Qwen2-MoE is Qwen2 with mixture-of-experts MLPs.
+enum class ModelFamily { GPT2, Llama, Qwen2, Mixtral, Qwen2Moe, BERT };
 enum class GenerationMode { Prefill, Decode, Train };
 
 llvm::StringRef stringifyModelFamily(ModelFamily family);
@@ -47,7 +50,9 @@ struct ConfigFieldNames {
               seq = "--seq", kvLen = "--kv-len", dtype = "--dtype",
               dropout = "--dropout", headDim = "--head-dim",
               slidingWindow = "--sliding-window", lora = "--lora",
-              loraTargets = "--lora-targets", loraAlpha = "--lora-alpha";
+              loraTargets = "--lora-targets", loraAlpha = "--lora-alpha",
+              experts = "--experts", expertsPerToken = "--experts-per-token",
+              expertFfn = "--expert-ffn";
 };
 
 struct ModelConfig {
@@ -86,6 +91,21 @@ struct ModelConfig {
   /// max_window_layers).
   int64_t slidingWindow = 0;
   int64_t slidingWindowFirstLayer = 0;
+  /// Mixture of experts (Mixtral, Qwen2-MoE; docs/moe.md): a sparse
+  /// layer's MLP is `experts` SwiGLU experts `expertFfn` wide (ffn when 0),
+  /// `expertsPerToken` of them per token, routed by the softmax of a
+  /// [hidden, experts] router, top-k, renormalized under `normalizeTopK`.
+  /// 0 experts: every MLP is dense.
+  int64_t experts = 0, expertsPerToken = 0, expertFfn = 0;
+  bool normalizeTopK = true;
+  /// Qwen2-MoE's shared expert beside the routed ones (SwiGLU, this wide,
+  /// scaled by the sigmoid of a [hidden, 1] gate); 0 for none.
+  int64_t sharedExpertFfn = 0;
+  /// Layer l is sparse when (l + 1) is a multiple of `sparseStep` and l is
+  /// not in `denseLayers` (Qwen2-MoE's decoder_sparse_step,
+  /// mlp_only_layers); dense layers have `ffn`-wide MLPs.
+  int64_t sparseStep = 1;
+  std::vector<int64_t> denseLayers;
 
   /// The step to generate: tokens per sequence (prefill/train), sequences,
   /// cached tokens (decode), element type and dropout rate (train).
@@ -128,6 +148,11 @@ struct ModelConfig {
   bool slides(int64_t layer) const {
     return slidingWindow > 0 && layer >= slidingWindowFirstLayer;
   }
+  bool isSparse(int64_t layer) const {
+    return experts > 0 && sparseStep > 0 && (layer + 1) % sparseStep == 0 &&
+           !llvm::is_contained(denseLayers, layer);
+  }
+  int64_t routedExpertFfn() const { return expertFfn ? expertFfn : ffn; }
   /// Tokens a decode step keeps in `layer`'s KV cache: all kvLen, or the
   /// window's slidingWindow - 1 most recent (a rolling buffer) when the
   /// layer slides; the new token makes it the window.
@@ -148,10 +173,10 @@ llvm::ArrayRef<llvm::StringRef> getPresetNames();
 /// A preset with seq = its context length, batch 1, kvLen = seq - 1.
 llvm::Expected<ModelConfig> lookupPreset(llvm::StringRef name);
 
-/// Reads a Hugging Face config.json (model_type gpt2, llama, mistral, qwen2
-/// or bert). Errors carry `bufferName` and a line:column or the key; fields
-/// that would change the model but that memwall does not build become
-/// `warnings`.
+/// Reads a Hugging Face config.json (model_type gpt2, llama, mistral, qwen2,
+/// mixtral, qwen2_moe or bert). Errors carry `bufferName` and a line:column or
+/// the key; fields that would change the model but that memwall does not build
+/// become `warnings`.
 llvm::Expected<ModelConfig> parseHuggingFaceConfig(llvm::StringRef jsonText,
                                                    llvm::StringRef bufferName);
 
@@ -164,6 +189,9 @@ llvm::Error validateModelConfig(const ModelConfig &config, GenerationMode mode);
 /// family (independent of the IR builder, which tests compare against).
 /// `config` must pass validateModelConfig, which rules out overflow.
 int64_t countParameters(const ModelConfig &config, GenerationMode mode);
+/// The parameters one token runs through: all but the routed experts it is
+/// not sent to (expertsPerToken of experts); all for a dense model.
+int64_t countActiveParameters(const ModelConfig &config, GenerationMode mode);
 /// The parameters training updates: the LoRA adapters' when there are,
 /// else all.
 int64_t countTrainableParameters(const ModelConfig &config,

@@ -92,6 +92,7 @@ struct RooflineReport {
   int64_t paramBytes = 0;
   /// Parameters training updates (all but frozen weights, e.g. a LoRA base).
   int64_t trainableParams = 0;
+  std::optional<MixtureSummary> mixture;
   /// The kernels of the model in program order: ops inside a fusion appear
   /// only through their fusion.
   std::vector<OpRecord> ops;
@@ -102,6 +103,9 @@ struct RooflineReport {
   std::optional<CapacitySummary> capacity;
   std::optional<RematSummary> remat;
   std::optional<CommunicationSummary> communication;
+  /// Present when the step is split by tensor, sequence, pipeline or
+  /// expert parallelism (or micro-batched); then `memory` is one device's.
+  std::optional<ParallelismSummary> parallelism;
   std::optional<MeasuredRun> measured;
 
   RooflineTotals computeTotals() const;

@@ -112,7 +112,23 @@ def RooflineReport : Pass<"memwall-roofline-report", "mlir::ModuleOp"> {
            "beside this report's prediction">,
     Option<"maxBatch", "max-batch", "bool", /*default=*/"false",
            "Report the largest batch (and context) whose peak fits the "
-           "budget, or the target's memory without one">
+           "budget, or the target's memory without one">,
+    Option<"tensorParallel", "tensor-parallel", "int64_t", /*default=*/"1",
+           "Tensor-parallel GPUs per replica (Megatron column/row splits)">,
+    Option<"sequenceParallel", "sequence-parallel", "bool",
+           /*default=*/"false",
+           "Split the activations tensor parallelism replicates along the "
+           "sequence">,
+    Option<"pipelineParallel", "pipeline-parallel", "int64_t",
+           /*default=*/"1", "Pipeline stages per replica">,
+    Option<"pipelineSchedule", "pipeline-schedule", "std::string",
+           /*default=*/"\"1f1b\"", "1f1b or interleaved">,
+    Option<"virtualStages", "virtual-stages", "int64_t", /*default=*/"2",
+           "Model chunks per device under the interleaved schedule">,
+    Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
+           "Micro-batches per step (the model's batch is one micro-batch)">,
+    Option<"expertParallel", "expert-parallel", "int64_t", /*default=*/"1",
+           "Devices the experts of a mixture of experts are split over">
   ];
 }
 

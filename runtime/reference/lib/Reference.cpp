@@ -739,6 +739,7 @@ std::string unary(OpEval &e, const std::function<float(float)> &fn) {
 }
 
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 std::string evalGelu(OpEval &e) {
   std::string approx = e.attrs.string("approximation", std::string("erf"));
@@ -2492,6 +2493,359 @@ std::string evalLinearCrossEntropyGrad(OpEval &e) {
 }
 
 //===----------------------------------------------------------------------===//
+// Mixture of experts
+//===----------------------------------------------------------------------===//
+
+/// An index for messages: integral values as integers.
+std::string indexStr(double v) {
+  if (v == std::trunc(v) && std::fabs(v) < 9e15)
+    return std::to_string(static_cast<int64_t>(v));
+  return std::to_string(v);
+}
+
+/// `shape` with one more dimension named `last`: "[2, 3, K]".
+std::string shapeWith(const Shape &shape, const char *last) {
+  std::string s = shapeStr(shape);
+  s.pop_back();
+  return s + (shape.empty() ? "" : ", ") + last + "]";
+}
+
+std::string expectIntegers(const OpEval &e, size_t i, const char *what) {
+  DType type = e.operand(i).dtype;
+  if (isFloat(type) || type == DType::I1)
+    return e.fail(std::string(what) +
+                  " must have an integer element type, got " + dtypeName(type));
+  return "";
+}
+
+/// Every element of `indices` is an expert in [0, E).
+std::string checkExpertIndices(const OpEval &e, const Tensor &indices,
+                               int64_t E) {
+  for (double v : indices.data)
+    if (!(v >= 0 && v < static_cast<double>(E)))
+      return e.fail("expert index " + indexStr(v) +
+                    " is outside [0, E) for E = " + std::to_string(E));
+  return "";
+}
+
+/// p = softmax(row) over E entries, in double, the row's max subtracted.
+void softmaxRow(const double *row, int64_t E, double *p) {
+  double mx = -std::numeric_limits<double>::infinity();
+  for (int64_t c = 0; c < E; ++c)
+    mx = std::max(mx, row[c]);
+  double sum = 0;
+  for (int64_t c = 0; c < E; ++c) {
+    p[c] = std::exp(row[c] - mx);
+    sum += p[c];
+  }
+  for (int64_t c = 0; c < E; ++c)
+    p[c] /= sum;
+}
+
+/// Operands (logits [..., E]); results (weights [..., k], indices [..., k])
+/// for k = experts_per_token: per row, the k experts of the largest softmax
+/// probability, in descending order of probability (ties to the lower
+/// expert), and their probabilities, divided by their sum with normalize.
+std::string evalMoeGating(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(1, 1));
+  RETURN_IF_ERROR(e.expectResults(2));
+  int64_t k = e.attrs.integer("experts_per_token", std::nullopt);
+  bool normalize = e.attrs.flag("normalize");
+  RETURN_IF_ERROR(e.attrError());
+  const Tensor &logits = e.operand(0);
+  RETURN_IF_ERROR(e.expectFloat(0, "logits"));
+  if (logits.shape.empty())
+    return e.fail("logits must be [..., E], got a scalar");
+  int64_t E = logits.shape.back();
+  if (k < 1 || k > E)
+    return e.fail("experts_per_token " + std::to_string(k) +
+                  " must be in [1, E] for E = " + std::to_string(E));
+  Tensor &weights = e.outs[0], &indices = e.outs[1];
+  if (!isFloat(weights.dtype))
+    return e.fail(
+        std::string("weights must have a float element type, the graph "
+                    "declares ") +
+        dtypeName(weights.dtype));
+  if (isFloat(indices.dtype) || indices.dtype == DType::I1)
+    return e.fail(
+        std::string("indices must have an integer element type, the graph "
+                    "declares ") +
+        dtypeName(indices.dtype));
+  if (roundToDType(static_cast<double>(E - 1), indices.dtype) !=
+      static_cast<double>(E - 1))
+    return e.fail(std::string("indices of type ") + dtypeName(indices.dtype) +
+                  " cannot hold expert " + std::to_string(E - 1));
+  Shape shape = logits.shape;
+  shape.back() = k;
+  weights.shape = indices.shape = shape;
+  RETURN_IF_ERROR(e.expectDeclaredShape(0));
+  RETURN_IF_ERROR(e.expectDeclaredShape(1));
+  int64_t rows = logits.numElements() / E;
+  weights.data.assign(rows * k, 0.0);
+  indices.data.assign(rows * k, 0.0);
+  parallelFor(rows, 1 + 65536 / E, [&](int64_t begin, int64_t end) {
+    std::vector<double> p(E);
+    std::vector<int64_t> order(E);
+    // Descending probability, then ascending expert; a NaN probability
+    // (from a NaN or infinite logit) sorts as -inf, keeping the order strict.
+    auto before = [&](int64_t a, int64_t b) {
+      double pa =
+          std::isnan(p[a]) ? -std::numeric_limits<double>::infinity() : p[a];
+      double pb =
+          std::isnan(p[b]) ? -std::numeric_limits<double>::infinity() : p[b];
+      return pa > pb || (pa == pb && a < b);
+    };
+    for (int64_t r = begin; r < end; ++r) {
+      softmaxRow(logits.data.data() + r * E, E, p.data());
+      for (int64_t c = 0; c < E; ++c)
+        order[c] = c;
+      std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+      double sum = 0;
+      for (int64_t j = 0; j < k; ++j)
+        sum += p[order[j]];
+      for (int64_t j = 0; j < k; ++j) {
+        double w = p[order[j]];
+        weights.data[r * k + j] =
+            roundToDType(normalize ? w / sum : w, weights.dtype);
+        indices.data[r * k + j] =
+            roundToDType(static_cast<double>(order[j]), indices.dtype);
+      }
+    }
+  });
+  return "";
+}
+
+/// Operands (dweights [..., k], logits [..., E], indices [..., k]): the
+/// gradient of moe_gating's weights with respect to its logits, the
+/// selection held fixed. With w_j = p[i_j] (over S = sum_m p[i_m] with
+/// normalize) and s = sum_j dw_j w_j: normalize gives w_m (dw_m - s) at
+/// each selected expert i_m and 0 elsewhere; without, p_c (g_c - s) at every
+/// expert c, g_c the dw_j of the slots that chose c. A repeated index adds.
+std::string evalMoeGatingGrad(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(3, 3));
+  bool normalize = e.attrs.flag("normalize");
+  RETURN_IF_ERROR(e.attrError());
+  const Tensor &dw = e.operand(0), &logits = e.operand(1),
+               &indices = e.operand(2);
+  RETURN_IF_ERROR(e.expectFloat(0, "dweights"));
+  RETURN_IF_ERROR(e.expectFloat(1, "logits"));
+  RETURN_IF_ERROR(expectIntegers(e, 2, "indices"));
+  if (!isFloat(e.out.dtype))
+    return e.fail(
+        std::string("dlogits must have a float element type, the graph "
+                    "declares ") +
+        dtypeName(e.out.dtype));
+  if (logits.shape.empty() || dw.shape != indices.shape ||
+      indices.shape.size() != logits.shape.size() ||
+      !std::equal(logits.shape.begin(), logits.shape.end() - 1,
+                  indices.shape.begin()))
+    return e.fail("dweights " + shapeStr(dw.shape) + ", logits " +
+                  shapeStr(logits.shape) + " and indices " +
+                  shapeStr(indices.shape) +
+                  " must be [..., k], [..., E] and [..., k] with the same "
+                  "leading dimensions");
+  int64_t E = logits.shape.back(), k = indices.shape.back();
+  RETURN_IF_ERROR(checkExpertIndices(e, indices, E));
+  e.out.shape = logits.shape;
+  RETURN_IF_ERROR(e.expectDeclaredShape());
+  int64_t rows = product(Shape(logits.shape.begin(), logits.shape.end() - 1));
+  e.out.data.assign(logits.data.size(), 0.0);
+  DType type = e.out.dtype;
+  parallelFor(rows, 1 + 65536 / std::max<int64_t>(1, E + k),
+              [&](int64_t begin, int64_t end) {
+                std::vector<double> p(E), g(E);
+                for (int64_t r = begin; r < end; ++r) {
+                  softmaxRow(logits.data.data() + r * E, E, p.data());
+                  const double *dwr = dw.data.data() + r * k;
+                  const double *ir = indices.data.data() + r * k;
+                  double *o = e.out.data.data() + r * E;
+                  std::fill(g.begin(), g.end(), 0.0);
+                  double S = 0, s = 0;
+                  for (int64_t j = 0; j < k; ++j) {
+                    double pj = p[static_cast<int64_t>(ir[j])];
+                    S += pj;
+                    s += dwr[j] * pj;
+                  }
+                  if (normalize) {
+                    s /= S;
+                    for (int64_t j = 0; j < k; ++j) {
+                      auto c = static_cast<int64_t>(ir[j]);
+                      g[c] += p[c] / S * (dwr[j] - s);
+                    }
+                    for (int64_t c = 0; c < E; ++c)
+                      o[c] = roundToDType(g[c], type);
+                  } else {
+                    for (int64_t j = 0; j < k; ++j)
+                      g[static_cast<int64_t>(ir[j])] += dwr[j];
+                    for (int64_t c = 0; c < E; ++c)
+                      o[c] = roundToDType(p[c] * (g[c] - s), type);
+                  }
+                }
+              });
+  return "";
+}
+
+/// The routed rows of expert_matmul and its weight gradient (operands 0 and
+/// 2): indices L + [k] pick k experts for each token of L; the input is
+/// L + [K] (one row per token, shared by its k slots) or L + [k, K] (one row
+/// per slot).
+struct ExpertRows {
+  const Tensor *input = nullptr, *indices = nullptr;
+  int64_t tokens = 0, k = 0, K = 0;
+  bool perSlot = false;
+
+  /// The input row of slot j of token r.
+  const double *row(int64_t r, int64_t j) const {
+    return input->data.data() + (perSlot ? r * k + j : r) * K;
+  }
+  int64_t expert(int64_t slot) const {
+    return static_cast<int64_t>(indices->data[slot]);
+  }
+};
+
+std::string readExpertRows(const OpEval &e, ExpertRows &rows) {
+  const Tensor &input = e.operand(0), &indices = e.operand(2);
+  RETURN_IF_ERROR(e.expectFloat(0, "input"));
+  RETURN_IF_ERROR(expectIntegers(e, 2, "indices"));
+  if (indices.shape.empty())
+    return e.fail("indices must be [..., k], got a scalar");
+  size_t rank = indices.shape.size();
+  Shape leading(indices.shape.begin(), indices.shape.end() - 1);
+  rows.perSlot = input.shape.size() == rank + 1;
+  if ((input.shape.size() != rank && !rows.perSlot) ||
+      Shape(input.shape.begin(), input.shape.end() - 1) !=
+          (rows.perSlot ? indices.shape : leading))
+    return e.fail("input " + shapeStr(input.shape) + " must be " +
+                  shapeWith(leading, "K") + " (one row per token) or " +
+                  shapeWith(indices.shape, "K") +
+                  " (one row per slot) for indices " + shapeStr(indices.shape));
+  rows.input = &input;
+  rows.indices = &indices;
+  rows.tokens = product(leading);
+  rows.k = indices.shape.back();
+  rows.K = input.shape.back();
+  return "";
+}
+
+/// Operands (input, weight, indices L + [k]): slot j of token r multiplies
+/// its input row by the weight of expert indices[r, j], [E, K, N] ([E, N, K]
+/// with transpose_weight), giving L + [k, N].
+std::string evalExpertMatmul(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(3, 3));
+  bool transposed = e.attrs.flag("transpose_weight");
+  RETURN_IF_ERROR(e.attrError());
+  ExpertRows rows;
+  RETURN_IF_ERROR(readExpertRows(e, rows));
+  const Tensor &weight = e.operand(1);
+  RETURN_IF_ERROR(e.expectFloat(1, "weight"));
+  if (!isFloat(e.out.dtype))
+    return e.fail(
+        std::string("the result must have a float element type, the graph "
+                    "declares ") +
+        dtypeName(e.out.dtype));
+  const char *layout = transposed ? "[E, N, K]" : "[E, K, N]";
+  if (weight.shape.size() != 3)
+    return e.fail("weight " + shapeStr(weight.shape) + " must be " + layout);
+  int64_t E = weight.shape[0], K = weight.shape[transposed ? 2 : 1],
+          N = weight.shape[transposed ? 1 : 2];
+  if (K != rows.K)
+    return e.fail(
+        "contraction sizes differ: input " + shapeStr(rows.input->shape) +
+        " and " + layout + " weight " + shapeStr(weight.shape) +
+        " give K = " + std::to_string(rows.K) + " and " + std::to_string(K));
+  RETURN_IF_ERROR(checkExpertIndices(e, *rows.indices, E));
+  e.out.shape = rows.indices->shape;
+  e.out.shape.push_back(N);
+  RETURN_IF_ERROR(e.expectDeclaredShape());
+  int64_t slots = rows.tokens * rows.k;
+  e.out.data.assign(slots * N, 0.0);
+  DType type = e.out.dtype;
+  parallelFor(slots, 1 + 65536 / std::max<int64_t>(1, K * N),
+              [&](int64_t begin, int64_t end) {
+                std::vector<double> acc(N);
+                for (int64_t s = begin; s < end; ++s) {
+                  const double *x = rows.row(s / rows.k, s % rows.k);
+                  const double *w = weight.data.data() + rows.expert(s) * K * N;
+                  std::fill(acc.begin(), acc.end(), 0.0);
+                  if (transposed) {
+                    for (int64_t n = 0; n < N; ++n)
+                      for (int64_t c = 0; c < K; ++c)
+                        acc[n] += x[c] * w[n * K + c];
+                  } else {
+                    for (int64_t c = 0; c < K; ++c)
+                      for (int64_t n = 0; n < N; ++n)
+                        acc[n] += x[c] * w[c * N + n];
+                  }
+                  double *o = e.out.data.data() + s * N;
+                  for (int64_t n = 0; n < N; ++n)
+                    o[n] = roundToDType(acc[n], type);
+                }
+              });
+  return "";
+}
+
+/// Operands (input, grad L + [k, N], indices L + [k]): expert_matmul's
+/// weight gradient, [E, K, N] ([E, N, K] with transpose_weight) for E =
+/// experts: each expert's the sum, over the slots that chose it in order,
+/// of the slot's input row times its grad row; zeros where no slot chose.
+std::string evalExpertMatmulWeightGrad(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(3, 3));
+  int64_t E = e.attrs.integer("experts", std::nullopt);
+  bool transposed = e.attrs.flag("transpose_weight");
+  RETURN_IF_ERROR(e.attrError());
+  if (E < 1)
+    return e.fail("experts " + std::to_string(E) + " must be >= 1");
+  ExpertRows rows;
+  RETURN_IF_ERROR(readExpertRows(e, rows));
+  const Tensor &grad = e.operand(1);
+  RETURN_IF_ERROR(e.expectFloat(1, "grad"));
+  if (!isFloat(e.out.dtype))
+    return e.fail(
+        std::string("the result must have a float element type, the graph "
+                    "declares ") +
+        dtypeName(e.out.dtype));
+  const Shape &slotShape = rows.indices->shape;
+  if (grad.shape.size() != slotShape.size() + 1 ||
+      Shape(grad.shape.begin(), grad.shape.end() - 1) != slotShape)
+    return e.fail("grad " + shapeStr(grad.shape) + " must be " +
+                  shapeWith(slotShape, "N") + " (the indices' shape, then N)");
+  RETURN_IF_ERROR(checkExpertIndices(e, *rows.indices, E));
+  int64_t K = rows.K, N = grad.shape.back();
+  e.out.shape = transposed ? Shape{E, N, K} : Shape{E, K, N};
+  RETURN_IF_ERROR(e.expectDeclaredShape());
+  e.out.data.assign(product(e.out.shape), 0.0);
+  if (e.out.data.empty())
+    return "";
+  // The slots sorted by expert (a counting sort, each expert's in order).
+  int64_t slots = rows.tokens * rows.k;
+  std::vector<int64_t> start(E + 1, 0), bySlot(slots);
+  for (int64_t s = 0; s < slots; ++s)
+    ++start[rows.expert(s) + 1];
+  for (int64_t ex = 0; ex < E; ++ex)
+    start[ex + 1] += start[ex];
+  std::vector<int64_t> next(start.begin(), start.end() - 1);
+  for (int64_t s = 0; s < slots; ++s)
+    bySlot[next[rows.expert(s)]++] = s;
+  DType type = e.out.dtype;
+  parallelFor(E, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t ex = begin; ex < end; ++ex) {
+      double *o = e.out.data.data() + ex * K * N;
+      for (int64_t i = start[ex]; i < start[ex + 1]; ++i) {
+        int64_t s = bySlot[i];
+        const double *in = rows.row(s / rows.k, s % rows.k);
+        const double *g = grad.data.data() + s * N;
+        for (int64_t c = 0; c < K; ++c)
+          for (int64_t n = 0; n < N; ++n)
+            o[transposed ? n * K + c : c * N + n] += in[c] * g[n];
+      }
+      for (int64_t i = 0; i < K * N; ++i)
+        o[i] = roundToDType(o[i], type);
+    }
+  });
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
 // Dispatch
 //===----------------------------------------------------------------------===//
 
@@ -2528,6 +2882,7 @@ const std::map<std::string, OpDef> &evaluators() {
       {"scale", evalScale},
       {"gelu", evalGelu},
       {"silu", [](OpEval &e) { return unary(e, silu); }},
+      {"sigmoid", [](OpEval &e) { return unary(e, sigmoid); }},
       {"relu",
        [](OpEval &e) {
          return unary(e, [](float x) { return x > 0 ? x : 0.0f; });
@@ -2563,6 +2918,10 @@ const std::map<std::string, OpDef> &evaluators() {
       {"cross_entropy_grad", evalCrossEntropyGrad},
       {"linear_cross_entropy", {evalLinearCrossEntropy, 2, 2}},
       {"linear_cross_entropy_grad", {evalLinearCrossEntropyGrad, 2, 2}},
+      {"moe_gating", {evalMoeGating, 2, 2}},
+      {"moe_gating_grad", evalMoeGatingGrad},
+      {"expert_matmul", evalExpertMatmul},
+      {"expert_matmul_weight_grad", evalExpertMatmulWeightGrad},
       {"broadcast", evalBroadcast},
       {"constant", evalConstant},
       {"pad", evalPad},

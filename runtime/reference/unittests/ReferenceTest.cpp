@@ -381,6 +381,14 @@ TEST(Elementwise, SiluReluTanhSwiglu) {
            1e-6);
 }
 
+TEST(Elementwise, SigmoidAtZeroAndPlusMinusTwo) {
+  // 1 / (1 + e^0) = 0.5; 1 / (1 + e^-2) = 0.8807970780; 1 / (1 + e^2) =
+  // 0.1192029220.
+  OneOp g("sigmoid", {{"x", tensor(DType::F32, {3}, {0, 2, -2})}}, DType::F32,
+          {3});
+  expectOp(g, {3}, {0.5, 0.8807970779778823, 0.11920292202211755}, 1e-7);
+}
+
 TEST(Philox, MatchesRandom123KnownAnswers) {
   // Random123's tests/kat_vectors, the three "philox4x32 10" lines.
   using Words = std::array<uint32_t, 4>;
@@ -643,6 +651,397 @@ TEST(CrossEntropy, IgnoreIndexAndReductions) {
   expectOp(sum, {}, {2.0064088680781684}, 1e-6);
   OneOp none("cross_entropy", in(), DType::F32, {3}, attrs("none"));
   expectOp(none, {3}, {0.6931471805599453, 1.3132616875182228, 0}, 1e-6);
+}
+
+//===----------------------------------------------------------------------===//
+// Mixture of experts
+//===----------------------------------------------------------------------===//
+
+/// moe_gating of `logits` picking k experts: results "out" (the weights,
+/// f32) and "idx" (the experts, `indexType`), both [..., k].
+OneOp gating(const Tensor &logits, int64_t k, bool normalize,
+             DType indexType = DType::I32) {
+  std::vector<int64_t> shape = logits.shape;
+  shape.back() = k;
+  OneOp g("moe_gating", {{"logits", logits}}, DType::F32, shape,
+          {{"experts_per_token", Attr::ofNumber(static_cast<double>(k))},
+           {"normalize", Attr::ofBool(normalize)}});
+  g.graph.values.push_back({"idx", indexType, shape});
+  g.graph.ops[0].results.push_back("idx");
+  return g;
+}
+
+std::map<std::string, Attr> normalizeAttr(bool normalize) {
+  return {{"normalize", Attr::ofBool(normalize)}};
+}
+
+TEST(MoeGating, PicksTopKByProbabilityWithAndWithoutNormalize) {
+  // Row 0 [1, 3, 2, 0]: less the max 3, p = [e^-2, 1, e^-1, e^-3] / Z with
+  // Z = 1 + e^-1 + e^-2 + e^-3 = 1.5530017928: experts 1 and 2, p = 1 / Z =
+  // 0.6439142599 and e^-1 / Z = 0.2368828181. Row 1 [0, 1, 2, 3] is the same
+  // probabilities reversed: experts 3 and 2. Normalized, both rows give
+  // 1 / (1 + e^-1) = 0.7310585786 and e^-1 / (1 + e^-1) = 0.2689414214.
+  Tensor logits = tensor(DType::F32, {2, 4}, {1, 3, 2, 0, 0, 1, 2, 3});
+  OneOp plain = gating(logits, 2, false);
+  expectOp(plain, {2, 2},
+           {0.6439142598879724, 0.23688281808991013, 0.6439142598879724,
+            0.23688281808991013},
+           1e-7);
+  EXPECT_EQ(plain.values.at("idx").dtype, DType::I32);
+  EXPECT_EQ(plain.values.at("idx").shape, (std::vector<int64_t>{2, 2}));
+  expectData(plain.values.at("idx"), {1, 2, 3, 2});
+  OneOp normalized = gating(logits, 2, true);
+  expectOp(normalized, {2, 2},
+           {0.7310585786300049, 0.2689414213699951, 0.7310585786300049,
+            0.2689414213699951},
+           1e-7);
+  expectData(normalized.values.at("idx"), {1, 2, 3, 2});
+}
+
+TEST(MoeGating, EqualProbabilitiesGoToTheLowerExpertFirst) {
+  // Row 0 [2, 0, 2, 1], k = 3: experts 0 and 2 tie, then 3; Z = 2 + e^-1 +
+  // e^-2, p = 1 / Z = 0.3994863047 (twice) and e^-1 / Z = 0.1469627985.
+  // Row 1 [1, 2, 1, 2]: 1 and 3 tie, then 0 (before 2); Z = 2 + 2 e^-1,
+  // 1 / Z = 0.3655292893 and e^-1 / Z = 0.1344707107.
+  Tensor logits = tensor(DType::F32, {2, 4}, {2, 0, 2, 1, 1, 2, 1, 2});
+  OneOp g = gating(logits, 3, false, DType::I64);
+  expectOp(g, {2, 3},
+           {0.39948630465030277, 0.39948630465030277, 0.14696279851039795,
+            0.36552928931500245, 0.36552928931500245, 0.13447071068499755},
+           1e-7);
+  expectData(g.values.at("idx"), {0, 2, 3, 1, 3, 0});
+  // Normalized, the tied pair of row 0 with k = 2 is exactly one half each.
+  OneOp pair = gating(tensor(DType::F32, {1, 4}, {2, 0, 2, 1}), 2, true);
+  expectOp(pair, {1, 2}, {0.5, 0.5}, 1e-7);
+  expectData(pair.values.at("idx"), {0, 2});
+}
+
+TEST(MoeGating, KEqualToEOrdersEveryExpertAndNormalizingChangesNothing) {
+  // [0, 3, 1]: Z = 1 + e^3 + e = 23.8038187; p = [0.0420100661,
+  // 0.8437947345, 0.1141951994], in order experts 1, 2, 0; they sum to 1.
+  Tensor logits = tensor(DType::F32, {3}, {0, 3, 1});
+  std::vector<double> expected = {0.8437947344813396, 0.1141951993845945,
+                                  0.04201006613406606};
+  for (bool normalize : {false, true}) {
+    OneOp g = gating(logits, 3, normalize);
+    expectOp(g, {3}, expected, 1e-7);
+    expectData(g.values.at("idx"), {1, 2, 0});
+  }
+}
+
+TEST(MoeGating, KOutsideOneToEAndNonFloatLogitsAreErrors) {
+  Tensor logits = tensor(DType::F32, {2, 4}, std::vector<double>(8));
+  std::string tooMany = gating(logits, 5, false).run();
+  EXPECT_EQ(tooMany.rfind("test.moe_gating: ", 0), 0u) << tooMany;
+  EXPECT_NE(tooMany.find("experts_per_token 5 must be in [1, E] for E = 4"),
+            std::string::npos)
+      << tooMany;
+  std::string none = gating(logits, 0, false).run();
+  EXPECT_NE(none.find("experts_per_token 0"), std::string::npos) << none;
+  std::string ints =
+      gating(tensor(DType::I32, {2, 4}, std::vector<double>(8)), 2, false)
+          .run();
+  EXPECT_NE(ints.find("logits must have a float element type"),
+            std::string::npos)
+      << ints;
+  std::string floatIndices = gating(logits, 2, false, DType::F32).run();
+  EXPECT_NE(floatIndices.find("indices must have an integer element type"),
+            std::string::npos)
+      << floatIndices;
+  // i4 holds experts up to 7: E = 9 does not fit.
+  std::string narrow = gating(tensor(DType::F32, {9}, std::vector<double>(9)),
+                              2, false, DType::I4)
+                           .run();
+  EXPECT_NE(narrow.find("cannot hold expert 8"), std::string::npos) << narrow;
+}
+
+TEST(MoeGatingGrad, HandValuesWithAndWithoutNormalize) {
+  // logits [ln 1, ln 2, ln 5]: p = [1/8, 2/8, 5/8]; k = 2 picks experts
+  // [2, 1]. dw = [1, 3].
+  // Without normalize: w = [5/8, 1/4], s = 1 * 5/8 + 3 * 1/4 = 11/8,
+  //   g = [0, 3, 1]; dlogits = p_c (g_c - s) = [1/8 (-11/8), 1/4 (13/8),
+  //   5/8 (-3/8)] = [-11/64, 13/32, -15/64] (summing to 0).
+  // Normalize: S = 7/8, w = [5/7, 2/7], s = 5/7 + 6/7 = 11/7; expert 2 gets
+  //   5/7 (1 - 11/7) = -20/49, expert 1 2/7 (3 - 11/7) = 20/49, expert 0 0.
+  Tensor logits = tensor(DType::F32, {1, 3},
+                         {0, static_cast<float>(std::log(2.0)),
+                          static_cast<float>(std::log(5.0))});
+  OneOp forward = gating(logits, 2, false);
+  expectOp(forward, {1, 2}, {0.625, 0.25}, 1e-7);
+  expectData(forward.values.at("idx"), {2, 1});
+  auto grad = [&](bool normalize) {
+    return OneOp("moe_gating_grad",
+                 {{"dw", tensor(DType::F32, {1, 2}, {1, 3})},
+                  {"logits", logits},
+                  {"idx", tensor(DType::I32, {1, 2}, {2, 1})}},
+                 DType::F32, {1, 3}, normalizeAttr(normalize));
+  };
+  OneOp plain = grad(false);
+  expectOp(plain, {1, 3}, {-11.0 / 64, 13.0 / 32, -15.0 / 64}, 1e-6);
+  OneOp normalized = grad(true);
+  expectOp(normalized, {1, 3}, {0, 20.0 / 49, -20.0 / 49}, 1e-6);
+}
+
+/// moe_gating_grad of dw against central differences of sum(dw * weights)
+/// over the logits, the weights recomputed by moe_gating each time.
+void checkGatingGradByFiniteDifferences(bool normalize) {
+  // [2, 2] tokens of E = 5, k = 2; each row's third-largest logit is at
+  // least 0.2 below its second, so steps of 0.01 keep the selection.
+  std::vector<int64_t> shape = {2, 2, 5}, slots = {2, 2, 2};
+  std::vector<double> logits = {0.3,  -1.2, 1.1, 0.5,  -0.4, 2.0, 0.1,
+                                -0.7, 1.4,  0.9, -0.5, 0.6,  0.2, -1.5,
+                                1.3,  0.8,  1.6, -0.2, 0.0,  1.0};
+  std::vector<double> dw = {0.7, -1.3, 0.4, 0.9, -0.6, 1.1, 1.5, -0.2};
+  OneOp base = gating(tensor(DType::F32, shape, logits), 2, normalize);
+  ASSERT_EQ(base.run(), "");
+  const Tensor indices = base.values.at("idx");
+  auto loss = [&](const std::vector<double> &x) {
+    OneOp g = gating(tensor(DType::F32, shape, x), 2, normalize);
+    EXPECT_EQ(g.run(), "");
+    EXPECT_EQ(g.values.at("idx").data, indices.data) << "selection changed";
+    double l = 0;
+    for (size_t i = 0; i < dw.size(); ++i)
+      l += dw[i] * g.out().data[i];
+    return l;
+  };
+  OneOp grad("moe_gating_grad",
+             {{"dw", tensor(DType::F32, slots, dw)},
+              {"logits", tensor(DType::F32, shape, logits)},
+              {"idx", indices}},
+             DType::F32, shape, normalizeAttr(normalize));
+  ASSERT_EQ(grad.run(), "");
+  ASSERT_EQ(grad.out().data.size(), logits.size());
+  for (size_t i = 0; i < logits.size(); ++i) {
+    std::vector<double> plus = logits, minus = logits;
+    plus[i] = static_cast<float>(logits[i] + 1e-2);
+    minus[i] = static_cast<float>(logits[i] - 1e-2);
+    double fd = (loss(plus) - loss(minus)) / (plus[i] - minus[i]);
+    EXPECT_NEAR(grad.out().data[i], fd, 5e-4) << "logit " << i;
+  }
+}
+
+TEST(MoeGatingGrad, NormalizedMatchesFiniteDifferencesOfTheForward) {
+  checkGatingGradByFiniteDifferences(true);
+}
+
+TEST(MoeGatingGrad, UnnormalizedMatchesFiniteDifferencesOfTheForward) {
+  checkGatingGradByFiniteDifferences(false);
+}
+
+TEST(MoeGatingGrad, MismatchedShapesAndOutOfRangeIndicesAreErrors) {
+  auto run = [](std::vector<int64_t> dwShape, std::vector<int64_t> logitShape,
+                std::vector<int64_t> idxShape, std::vector<double> idx) {
+    int64_t nd = 1, nl = 1;
+    for (int64_t d : dwShape)
+      nd *= d;
+    for (int64_t d : logitShape)
+      nl *= d;
+    OneOp g(
+        "moe_gating_grad",
+        {{"dw", tensor(DType::F32, dwShape, std::vector<double>(nd, 1))},
+         {"logits", tensor(DType::F32, logitShape, std::vector<double>(nl, 0))},
+         {"idx", tensor(DType::I32, idxShape, std::move(idx))}},
+        DType::F32, logitShape, normalizeAttr(true));
+    return g.run();
+  };
+  // Leading dimensions 2 and 3 differ.
+  std::string leading = run({2, 2}, {3, 4}, {2, 2}, {0, 1, 2, 3});
+  EXPECT_EQ(leading.rfind("test.moe_gating_grad: ", 0), 0u) << leading;
+  EXPECT_NE(leading.find("same leading dimensions"), std::string::npos)
+      << leading;
+  // dweights [2, 3] against indices [2, 2].
+  EXPECT_NE(run({2, 3}, {2, 4}, {2, 2}, {0, 1, 2, 3}).find("logits [2, 4]"),
+            std::string::npos);
+  std::string range = run({2, 2}, {2, 4}, {2, 2}, {0, 1, 4, 3});
+  EXPECT_NE(range.find("expert index 4 is outside [0, E) for E = 4"),
+            std::string::npos)
+      << range;
+  EXPECT_NE(run({1, 2}, {1, 4}, {1, 2}, {-1, 0}).find("expert index -1"),
+            std::string::npos);
+}
+
+// Three experts of K = N = 2: W0 = I, W1 = [[1, 2], [3, 4]], W2 = [[0, 1],
+// [1, 0]] (swaps), as [E, K, N] and as [E, N, K] (each transposed).
+Tensor expertWeights(bool transposed) {
+  return tensor(DType::F32, {3, 2, 2},
+                transposed
+                    ? std::vector<double>{1, 0, 0, 1, 1, 3, 2, 4, 0, 1, 1, 0}
+                    : std::vector<double>{1, 0, 0, 1, 1, 2, 3, 4, 0, 1, 1, 0});
+}
+
+std::map<std::string, Attr> transposeAttr(bool transposed) {
+  return {{"transpose_weight", Attr::ofBool(transposed)}};
+}
+
+TEST(ExpertMatmul, SharedInputRowFeedsEveryOneOfItsSlots) {
+  // Token 0 x = [1, 2] picks experts [1, 0]: x W1 = [1 + 6, 2 + 8] = [7, 10],
+  // x W0 = [1, 2]. Token 1 x = [3, -1] picks [2, 1]: x W2 = [-1, 3],
+  // x W1 = [3 - 3, 6 - 4] = [0, 2]. The transposed weight gives the same.
+  for (bool transposed : {false, true}) {
+    OneOp g("expert_matmul",
+            {{"x", tensor(DType::F32, {2, 2}, {1, 2, 3, -1})},
+             {"w", expertWeights(transposed)},
+             {"idx", tensor(DType::I32, {2, 2}, {1, 0, 2, 1})}},
+            DType::F32, {2, 2, 2}, transposeAttr(transposed));
+    expectOp(g, {2, 2, 2}, {7, 10, 1, 2, -1, 3, 0, 2});
+  }
+}
+
+TEST(ExpertMatmul, PerSlotInputRowsWithLeadingDimensions) {
+  // L = [1, 2], k = 2: slot rows [1, 2] -> W1 = [7, 10]; [0, 1] -> W0 =
+  // [0, 1]; [1, 1] -> W2 = [1, 1]; [2, 0] -> W1 = [2, 4].
+  for (bool transposed : {false, true}) {
+    OneOp g("expert_matmul",
+            {{"x", tensor(DType::F32, {1, 2, 2, 2}, {1, 2, 0, 1, 1, 1, 2, 0})},
+             {"w", expertWeights(transposed)},
+             {"idx", tensor(DType::I64, {1, 2, 2}, {1, 0, 2, 1})}},
+            DType::F32, {1, 2, 2, 2}, transposeAttr(transposed));
+    expectOp(g, {1, 2, 2, 2}, {7, 10, 0, 1, 1, 1, 2, 4});
+  }
+}
+
+TEST(ExpertMatmul, IndexOutsideTheExpertsIsAnError) {
+  for (double bad : {3.0, -1.0}) {
+    OneOp g("expert_matmul",
+            {{"x", tensor(DType::F32, {2, 2}, {1, 2, 3, -1})},
+             {"w", expertWeights(false)},
+             {"idx", tensor(DType::I32, {2, 2}, {1, 0, bad, 1})}},
+            DType::F32, {2, 2, 2}, transposeAttr(false));
+    std::string err = g.run();
+    EXPECT_EQ(err.rfind("test.expert_matmul: ", 0), 0u) << err;
+    EXPECT_NE(err.find("expert index " + std::to_string(int(bad)) +
+                       " is outside [0, E) for E = 3"),
+              std::string::npos)
+        << err;
+  }
+}
+
+TEST(ExpertMatmul, MismatchedShapesAndFloatIndicesAreErrors) {
+  auto run = [](Tensor x, Tensor idx, std::vector<int64_t> outShape) {
+    OneOp g("expert_matmul",
+            {{"x", std::move(x)}, {"w", expertWeights(false)}, {"idx", idx}},
+            DType::F32, outShape, transposeAttr(false));
+    return g.run();
+  };
+  Tensor idx = tensor(DType::I32, {2, 2}, {1, 0, 2, 1});
+  // Three tokens of input for two of indices.
+  std::string leading =
+      run(tensor(DType::F32, {3, 2}, std::vector<double>(6)), idx, {2, 2, 2});
+  EXPECT_NE(leading.find("input [3, 2] must be [2, K] (one row per token) or "
+                         "[2, 2, K] (one row per slot) for indices [2, 2]"),
+            std::string::npos)
+      << leading;
+  // Rank 4 is neither shared nor per slot for rank-2 indices.
+  EXPECT_NE(run(tensor(DType::F32, {2, 2, 1, 2}, std::vector<double>(8)), idx,
+                {2, 2, 2})
+                .find("one row per slot"),
+            std::string::npos);
+  // K = 3 against the weight's 2.
+  EXPECT_NE(
+      run(tensor(DType::F32, {2, 3}, std::vector<double>(6)), idx, {2, 2, 2})
+          .find("give K = 3 and 2"),
+      std::string::npos);
+  std::string floats = run(tensor(DType::F32, {2, 2}, {1, 2, 3, 4}),
+                           tensor(DType::F32, {2, 2}, {1, 0, 2, 1}), {2, 2, 2});
+  EXPECT_NE(floats.find("indices must have an integer element type, got f32"),
+            std::string::npos)
+      << floats;
+  // The result shape is checked against the declaration before allocating.
+  EXPECT_NE(run(tensor(DType::F32, {2, 2}, {1, 2, 3, 4}), idx, {2, 2, 3})
+                .find("computes shape [2, 2, 2]"),
+            std::string::npos);
+}
+
+TEST(ExpertMatmulWeightGrad, SumsTheSlotsOfEachExpertAndZerosTheUnchosen) {
+  // Shared rows x0 = [1, 2], x1 = [3, -1]; experts [[1, 0], [0, 3]] of E =
+  // 4; grad rows g00 = [1, 0], g01 = [0, 1], g10 = [2, 1], g11 = [1, -1].
+  //   expert 0 (twice): x0^T g01 + x1^T g10 = [[0, 1], [0, 2]] + [[6, 3],
+  //     [-2, -1]] = [[6, 4], [-2, 1]];
+  //   expert 1: x0^T g00 = [[1, 0], [2, 0]]; expert 2 (nobody): zeros;
+  //   expert 3: x1^T g11 = [[3, -3], [-1, 1]].
+  // Transposed, each expert's 2 x 2 block is transposed.
+  for (bool transposed : {false, true}) {
+    OneOp g("expert_matmul_weight_grad",
+            {{"x", tensor(DType::F32, {2, 2}, {1, 2, 3, -1})},
+             {"g", tensor(DType::F32, {2, 2, 2}, {1, 0, 0, 1, 2, 1, 1, -1})},
+             {"idx", tensor(DType::I32, {2, 2}, {1, 0, 0, 3})}},
+            DType::F32, {4, 2, 2},
+            {{"experts", Attr::ofNumber(4)},
+             {"transpose_weight", Attr::ofBool(transposed)}});
+    if (transposed)
+      expectOp(g, {4, 2, 2},
+               {6, -2, 4, 1, 1, 2, 0, 0, 0, 0, 0, 0, 3, -1, -3, 1});
+    else
+      expectOp(g, {4, 2, 2},
+               {6, 4, -2, 1, 1, 0, 2, 0, 0, 0, 0, 0, 3, -3, -1, 1});
+  }
+}
+
+TEST(ExpertMatmulWeightGrad, IsTheGradientOfExpertMatmulDottedWithGrad) {
+  // sum(G * expert_matmul(X, W)) is linear in W with gradient dW, so it equals
+  // sum(W * dW). Per-slot X [2, 2, 3] (K = 3), N = 2, E = 3; small integers
+  // keep every product and sum exact in f32.
+  Tensor x =
+      tensor(DType::F32, {2, 2, 3}, {1, -2, 0, 3, 1, 2, -1, 0, 4, 2, 2, -3});
+  Tensor grad = tensor(DType::F32, {2, 2, 2}, {1, 2, -1, 3, 0, -2, 4, 1});
+  Tensor idx = tensor(DType::I32, {2, 2}, {2, 0, 2, 1});
+  std::vector<double> w = {1, 0, -1, 2,  3, 1, 0, -2, 1,
+                           1, 2, 0,  -1, 3, 1, 0, 2,  -2};
+  for (bool transposed : {false, true}) {
+    std::vector<int64_t> wShape = transposed ? std::vector<int64_t>{3, 2, 3}
+                                             : std::vector<int64_t>{3, 3, 2};
+    OneOp y("expert_matmul",
+            {{"x", x}, {"w", tensor(DType::F32, wShape, w)}, {"idx", idx}},
+            DType::F32, {2, 2, 2}, transposeAttr(transposed));
+    ASSERT_EQ(y.run(), "");
+    OneOp dw("expert_matmul_weight_grad", {{"x", x}, {"g", grad}, {"idx", idx}},
+             DType::F32, wShape,
+             {{"experts", Attr::ofNumber(3)},
+              {"transpose_weight", Attr::ofBool(transposed)}});
+    ASSERT_EQ(dw.run(), "");
+    double lhs = 0, rhs = 0;
+    for (size_t i = 0; i < grad.data.size(); ++i)
+      lhs += grad.data[i] * y.out().data[i];
+    for (size_t i = 0; i < w.size(); ++i)
+      rhs += w[i] * dw.out().data[i];
+    EXPECT_EQ(lhs, rhs) << (transposed ? "transposed" : "plain");
+    // Expert 1 is chosen only by slot (1, 1): x = [2, 2, -3], g = [4, 1].
+    std::vector<double> e1(dw.out().data.begin() + 6,
+                           dw.out().data.begin() + 12);
+    EXPECT_EQ(e1, (transposed ? std::vector<double>{8, 8, -12, 2, 2, -3}
+                              : std::vector<double>{8, 2, 8, 2, -12, -3}));
+  }
+}
+
+TEST(ExpertMatmulWeightGrad, MalformedOperandsAreErrors) {
+  auto run = [](Tensor x, Tensor g, Tensor idx, double experts,
+                std::vector<int64_t> outShape) {
+    OneOp op("expert_matmul_weight_grad",
+             {{"x", std::move(x)}, {"g", std::move(g)}, {"idx", idx}},
+             DType::F32, outShape,
+             {{"experts", Attr::ofNumber(experts)},
+              {"transpose_weight", Attr::ofBool(false)}});
+    return op.run();
+  };
+  Tensor x = tensor(DType::F32, {2, 2}, {1, 2, 3, -1});
+  Tensor g = tensor(DType::F32, {2, 2, 2}, std::vector<double>(8, 1));
+  Tensor idx = tensor(DType::I32, {2, 2}, {1, 0, 0, 3});
+  EXPECT_EQ(run(x, g, idx, 4, {4, 2, 2}), "");
+  std::string grad =
+      run(x, tensor(DType::F32, {3, 2, 2}, std::vector<double>(12)), idx, 4,
+          {4, 2, 2});
+  EXPECT_NE(grad.find("grad [3, 2, 2] must be [2, 2, N]"), std::string::npos)
+      << grad;
+  EXPECT_NE(run(x, g, idx, 3, {3, 2, 2}).find("expert index 3"),
+            std::string::npos);
+  EXPECT_NE(run(x, g, idx, 0, {0, 2, 2}).find("experts 0 must be >= 1"),
+            std::string::npos);
+  EXPECT_NE(run(x, g, idx, 4, {5, 2, 2}).find("computes shape [4, 2, 2]"),
+            std::string::npos);
+  EXPECT_NE(run(tensor(DType::F32, {3, 2}, std::vector<double>(6)), g, idx, 4,
+                {4, 2, 2})
+                .find("input [3, 2] must be"),
+            std::string::npos);
 }
 
 //===----------------------------------------------------------------------===//

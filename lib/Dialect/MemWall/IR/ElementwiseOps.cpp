@@ -295,6 +295,34 @@ int64_t SiluOp::getFlops() {
 }
 
 //===----------------------------------------------------------------------===//
+// SigmoidOp
+//===----------------------------------------------------------------------===//
+
+// d sigmoid(x) = s (1 - s) dx, from the result s: dy * (s - s * s).
+LogicalResult SigmoidOp::buildVJP(VJPBuilder &vjp, ValueRange resultGradients) {
+  OpBuilder &b = vjp.getBuilder();
+  Location loc = vjp.getLoc();
+  Value s = getResult();
+  Value slope = SubOp::create(b, loc, s, MulOp::create(b, loc, s, s));
+  vjp.accumulate(getInput(), MulOp::create(b, loc, resultGradients[0], slope));
+  return success();
+}
+
+Value SigmoidOp::buildScalarPayload(OpBuilder &b, Location loc,
+                                    ValueRange operands, Type computeType,
+                                    Value) {
+  Value x = operands[0];
+  Value denominator = arith::AddFOp::create(
+      b, loc, floatConstant(b, loc, computeType, 1.0),
+      math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x)));
+  return arith::DivFOp::create(b, loc, floatConstant(b, loc, computeType, 1.0),
+                               denominator);
+}
+
+// 1 / (1 + exp(-x)): negate, exp, add, divide.
+int64_t SigmoidOp::getFlops() { return flopsPerResultElement(*this, 4); }
+
+//===----------------------------------------------------------------------===//
 // ReluOp
 //===----------------------------------------------------------------------===//
 

@@ -352,6 +352,17 @@ def MemWall_SiluOp : MemWall_UnaryElementwiseOp<"silu"> {
   }];
 }
 
+def MemWall_SigmoidOp : MemWall_UnaryElementwiseOp<"sigmoid"> {
+  let summary = "logistic sigmoid `1 / (1 + exp(-x))`";
+  let description = [{
+    Gates a branch by a learned scalar (Qwen2-MoE's shared expert).
+
+    ```mlir
+    %g = memwall.sigmoid %x : tensor<4x1xbf16>
+    ```
+  }];
+}
+
 def MemWall_ReluOp : MemWall_UnaryElementwiseOp<"relu"> {
   let summary = "rectified linear unit `max(x, 0)`";
   let description = [{
@@ -687,6 +698,150 @@ def MemWall_LinearCrossEntropyOp : MemWall_InferredOp<"linear_cross_entropy",
       return ::memwall::LinearHeadDims::get(
           getHidden().getType(), getWeight().getType(), getTransposeWeight());
     }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Mixture of experts
+//===----------------------------------------------------------------------===//
+
+def MemWall_MoeGatingOp : MemWall_InferredOp<"moe_gating",
+    [MemWall_VJP, MemWall_ReferenceAttrs]> {
+  let summary = "softmax top-k routing of tokens to experts";
+  let description = [{
+    The router of a mixture of experts: per row of `logits` `[..., E]` (the
+    router's linear layer applied to each token), the softmax over the `E`
+    experts, then the `experts_per_token` (`k`) largest probabilities in
+    descending order (ties to the lower expert index). `weights` `[..., k]`
+    are those probabilities, renormalized to sum to one under `normalize`
+    (Mixtral; Qwen2-MoE's `norm_topk_prob`), in the logits' element type;
+    `indices` `[..., k]` (i32) are the chosen experts. The softmax runs in
+    f32.
+
+    ```mlir
+    %w, %e = memwall.moe_gating %logits top 2 normalize
+        : tensor<4x128x8xbf16> -> tensor<4x128x2xbf16>, tensor<4x128x2xi32>
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$logits,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$experts_per_token,
+                       UnitAttr:$normalize);
+  let results = (outs MemWall_ComputeTensor:$weights,
+                      StaticShapeTensorOf<[I32]>:$indices);
+  let assemblyFormat = [{
+    $logits `top` $experts_per_token (`normalize` $normalize^)? attr-dict `:`
+    type($logits) `->` type($weights) `,` type($indices)
+  }];
+}
+
+def MemWall_MoeGatingGradOp : MemWall_InferredOp<"moe_gating_grad",
+    [MemWall_ReferenceAttrs]> {
+  let summary = "gradient of moe_gating w.r.t. the router logits";
+  let description = [{
+    From the gradient of the routing weights `[..., k]`, the logits
+    `[..., E]` (whose softmax it recomputes) and the chosen experts: with
+    `normalize`, the weights are the softmax of the chosen logits, so
+    `dlogits[i_m] = w_m (dw_m - sum_j dw_j w_j)` at the chosen experts and 0
+    elsewhere; without it, `dlogits_c = p_c (g_c - sum_j dw_j w_j)` with
+    `g_c = dw_j` where `c = i_j` (0 otherwise). The result has the logits'
+    type.
+
+    ```mlir
+    %dl = memwall.moe_gating_grad %dw, %logits, %e normalize
+        : tensor<4x128x2xbf16>, tensor<4x128x8xbf16>, tensor<4x128x2xi32>
+        -> tensor<4x128x8xbf16>
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$grad,
+                       MemWall_ComputeTensor:$logits,
+                       StaticShapeTensorOf<[I32]>:$indices,
+                       UnitAttr:$normalize);
+  let results = (outs MemWall_ComputeTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $logits `,` $indices (`normalize` $normalize^)? attr-dict `:`
+    type($grad) `,` type($logits) `,` type($indices) `->` type($result)
+  }];
+}
+
+def MemWall_ExpertMatmulOp : MemWall_InferredOp<"expert_matmul",
+    [MemWall_VJP, MemWall_ReferenceAttrs],
+    ["getMathPrecision", "getKernelWork", "getBytesRead"]> {
+  let summary = "grouped GEMM: each token slot times its expert's weight";
+  let description = [{
+    The experts' GEMM of a mixture of experts, with the token dispatch (the
+    gather of each expert's tokens) and the un-permutation of the results
+    folded in: `indices` `[..., k]` names each token's `k` experts, `weight`
+    is `[E, K, N]` (`[E, N, K]` under `transpose_weight`), and
+    `result[..., j, :] = x @ weight[indices[..., j]]` is `[..., k, N]`. The
+    input is one row per token, `[..., K]`, shared by its `k` slots (the
+    up-projections), or one row per slot, `[..., k, K]` (the
+    down-projection). The combine is a weighted sum over the `k` axis
+    (`memwall.mul` by the routing weights, `memwall.reduce sum`).
+
+    It does the FLOPs of the chosen experts only, `2 T k K N` for `T`
+    tokens, and reads the weights of the experts the tokens hit: in
+    expectation under uniform routing `E (1 - (1 - k / E)^T)` of them (all
+    of them once `T` is large, few at decode), at worst `min(E, T k)`.
+    Indices outside `[0, E)` are undefined behaviour.
+
+    ```mlir
+    %h = memwall.expert_matmul %x, %w_up[%e]
+        : tensor<4x128x4096xbf16>, tensor<8x4096x14336xbf16>,
+          tensor<4x128x2xi32> -> tensor<4x128x2x14336xbf16>
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$input,
+                       MemWall_ComputeTensor:$weight,
+                       StaticShapeTensorOf<[I32]>:$indices,
+                       UnitAttr:$transpose_weight);
+  let results = (outs MemWall_ComputeTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `[` $indices `]`
+    (`transpose_weight` $transpose_weight^)? attr-dict `:` type($input) `,`
+    type($weight) `,` type($indices) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The contraction's sizes: tokens T, slots per token k, experts E,
+    /// and each expert's [K, N].
+    struct Dims { int64_t tokens, slots, experts, k, n; };
+    Dims getDims();
+    /// True when the input is one row per token shared by its slots.
+    bool hasSharedInput();
+    /// Experts the tokens hit in expectation under uniform routing,
+    /// E (1 - (1 - k / E)^T), and at worst, min(E, T k).
+    double getExpectedExpertsRead();
+    int64_t getWorstCaseExpertsRead();
+    /// Bytes of one expert's weight.
+    int64_t getExpertWeightBytes();
+  }];
+}
+
+def MemWall_ExpertMatmulWeightGradOp
+    : MemWall_InferredOp<"expert_matmul_weight_grad",
+    [MemWall_ReferenceAttrs], ["getMathPrecision", "getKernelWork"]> {
+  let summary = "gradient of expert_matmul w.r.t. its expert weights";
+  let description = [{
+    `dweight[e] = sum over slots routed to e of x^T dy` (`dy^T x` under
+    `transpose_weight`), `[experts, K, N]` (`[experts, N, K]`): `input` as
+    `expert_matmul`'s (shared `[..., K]` or per slot `[..., k, K]`), `grad`
+    `[..., k, N]`. Experts no token chose get zeros.
+
+    ```mlir
+    %dw = memwall.expert_matmul_weight_grad %x, %dy[%e] experts 8
+        : tensor<4x128x4096xbf16>, tensor<4x128x2x14336xbf16>,
+          tensor<4x128x2xi32> -> tensor<8x4096x14336xbf16>
+    ```
+  }];
+  let arguments = (ins MemWall_ComputeTensor:$input,
+                       MemWall_ComputeTensor:$grad,
+                       StaticShapeTensorOf<[I32]>:$indices,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$experts,
+                       UnitAttr:$transpose_weight);
+  let results = (outs MemWall_ComputeTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $grad `[` $indices `]` `experts` $experts
+    (`transpose_weight` $transpose_weight^)? attr-dict `:` type($input) `,`
+    type($grad) `,` type($indices) `->` type($result)
   }];
 }
 
