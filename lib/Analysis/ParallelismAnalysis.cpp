@@ -149,10 +149,19 @@ public:
   /// The weight argument `value` is read from (through casts, views and
   /// dequantization), or null.
   BlockArgument weightRoot(Value value) const {
-    while (Operation *def = value.getDefiningOp()) {
-      if (!isa<CastOp, TransposeOp, ReshapeOp, DequantizeOp>(def))
-        return nullptr;
-      value = def->getOperand(0);
+    while (true) {
+      if (Operation *def = value.getDefiningOp()) {
+        if (!isa<CastOp, TransposeOp, ReshapeOp, DequantizeOp>(def))
+          return nullptr;
+        value = def->getOperand(0);
+        continue;
+      }
+      // Inside a fusion, a body argument is the fusion's input.
+      auto arg = cast<BlockArgument>(value);
+      auto fusion = dyn_cast<FusionOp>(arg.getOwner()->getParentOp());
+      if (!fusion)
+        break;
+      value = fusion.getInputs()[arg.getArgNumber()];
     }
     auto arg = dyn_cast<BlockArgument>(value);
     if (!arg || arg.getOwner()->getParentOp() != function ||
