@@ -134,6 +134,16 @@ ParallelLayout::ParallelLayout(func::FuncOp function,
   build(function);
 }
 
+/// Whether `value` (through views and casts) is a loss's logits or a
+/// function result: the output of the language-model head.
+static bool isHeadOutput(Value value) {
+  return llvm::any_of(value.getUsers(), [](Operation *user) {
+    if (isa<CrossEntropyOp, func::ReturnOp>(user))
+      return true;
+    return isa<ReshapeOp, CastOp>(user) && isHeadOutput(user->getResult(0));
+  });
+}
+
 namespace {
 /// The dataflow over the step's ops in order (fusion bodies included).
 class SplitWalker {
@@ -211,8 +221,15 @@ public:
         splits[matmul.getResult()] = Split::Replicated;
         return;
       }
+      // The head is vocabulary-parallel: Megatron pads the vocabulary to
+      // a multiple of T, so it need not divide.
+      bool head = isHeadOutput(matmul.getResult()) ||
+                  llvm::any_of(weight.getUsers(), [](Operation *user) {
+                    return isa<EmbeddingOp>(user);
+                  });
       splitGemm(op, matmul.getLhs(), weight, matmul.getBias(),
-                matmul.getTransposeRhs(), /*expert=*/false);
+                matmul.getTransposeRhs(), /*expert=*/false,
+                /*mustDivide=*/!head);
       return;
     }
     if (auto expert = dyn_cast<ExpertMatmulOp>(op)) {
@@ -220,7 +237,8 @@ public:
       if (!weight)
         return generic(op);
       splitGemm(op, expert.getInput(), weight, Value(),
-                expert.getTransposeWeight(), /*expert=*/true);
+                expert.getTransposeWeight(), /*expert=*/true,
+                /*mustDivide=*/true);
       return;
     }
     if (isa<ExpertMatmulWeightGradOp>(op)) {
@@ -317,7 +335,7 @@ public:
   /// row-parallel on a sharded one (the output is a partial sum, the weight
   /// split along its input width).
   void splitGemm(Operation *op, Value input, BlockArgument weight, Value bias,
-                 bool transposed, bool expert) {
+                 bool transposed, bool expert, bool mustDivide) {
     materialize(input);
     bool rowParallel = get(input) == Split::Sharded;
     splits[weight] = Split::Sharded;
@@ -330,12 +348,13 @@ public:
     if (!seenWeights.contains(weight)) {
       seenWeights.insert(weight);
       StringRef name = nameOf(weight.getLoc());
-      tensorSplits.push_back(
-          {extent, weight.getLoc(),
-           llvm::formatv("the {0} width of {1}",
-                         rowParallel ? "input" : "output",
-                         name.empty() ? StringRef("a weight") : name)
-               .str()});
+      if (mustDivide)
+        tensorSplits.push_back(
+            {extent, weight.getLoc(),
+             llvm::formatv("the {0} width of {1}",
+                           rowParallel ? "input" : "output",
+                           name.empty() ? StringRef("a weight") : name)
+                 .str()});
       if (expert)
         expertCounts.push_back(
             {type.getDimSize(0), weight.getLoc(),
