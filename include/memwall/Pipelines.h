@@ -291,9 +291,26 @@ mlir::FailureOr<Bundle> compileBundle(mlir::ModuleOp module,
                                       const GPUTarget &target,
                                       const CompileOptions &options);
 
+/// Options of `memwall-partition`: memwall-shard's.
+struct PartitionPipelineOptions
+    : public mlir::PassPipelineOptions<PartitionPipelineOptions> {
+  Option<int64_t> tensorParallel{
+      *this, "tensor-parallel",
+      llvm::cl::desc("Devices of the tensor-parallel grid"), llvm::cl::init(2)};
+  Option<std::string> grid{*this, "grid", llvm::cl::desc("Symbol of the grid"),
+                           llvm::cl::init("tensor")};
+};
+
+/// Adds `memwall-partition`: memwall-shard writes the tensor-parallel plan
+/// as shard dialect annotations, then upstream's sharding-propagation,
+/// shard-partition, canonicalize and CSE turn each function into the
+/// per-device program with its collectives (docs/parallelism.md).
+void buildPartitionPipeline(mlir::OpPassManager &pm,
+                            const PartitionPipelineOptions &options);
+
 /// Registers the named pipelines (`memwall-default`,
-/// `memwall-lower-to-bundle`) with the global pass registry. Called by
-/// registerMemWallPasses(); safe to call again.
+/// `memwall-lower-to-bundle`, `memwall-partition`) with the global pass
+/// registry. Called by registerMemWallPasses(); safe to call again.
 void registerMemWallPipelines();
 
 } // namespace memwall

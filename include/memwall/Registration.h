@@ -20,8 +20,8 @@ class DialectRegistry;
 
 namespace memwall {
 
-/// Adds the memwall dialect (and the upstream dialects its IR uses: func) to
-/// `registry`.
+/// Adds the memwall dialect (and the upstream dialects its IR uses: func,
+/// and shard with memwall's sharding rules) to `registry`.
 void registerMemWallDialects(mlir::DialectRegistry &registry);
 
 /// Registers every memwall pass and named pipeline (memwall-default, see

@@ -364,9 +364,32 @@ public:
     }
     if (expert)
       expertValues.insert(weight);
-    if (bias)
+    else if (mustDivide)
+      recordSplitDim(weight, readsDirectly(op->getOperand(1), weight)
+                                 ? (rowParallel ? kDim : nDim)
+                                 : kUnsplittable);
+    if (bias) {
       splits[bias] = rowParallel ? Split::Replicated : Split::Sharded;
+      if (BlockArgument root = weightRoot(bias); root && !rowParallel)
+        recordSplitDim(root, readsDirectly(bias, root) ? 0 : kUnsplittable);
+    }
     splits[op->getResult(0)] = rowParallel ? Split::Partial : Split::Sharded;
+  }
+
+  /// Whether `value` is `root` or a cast of it: the same dimensions.
+  static bool readsDirectly(Value value, BlockArgument root) {
+    while (auto cast = value.getDefiningOp<CastOp>())
+      value = cast.getInput();
+    return value == root;
+  }
+
+  /// A weight read by two GEMMs that split it differently, or through a
+  /// view, keeps no split dimension.
+  static constexpr int64_t kUnsplittable = -1;
+  void recordSplitDim(BlockArgument weight, int64_t dim) {
+    auto [it, inserted] = splitDims.try_emplace(weight, dim);
+    if (!inserted && it->second != dim)
+      it->second = kUnsplittable;
   }
 
   /// Megatron's vocabulary-parallel cross-entropy all-reduces three floats a
@@ -395,6 +418,7 @@ public:
   llvm::DenseMap<Value, Split> splits;
   llvm::DenseSet<Value> expertValues;
   llvm::DenseSet<Value> seenWeights;
+  llvm::DenseMap<Value, int64_t> splitDims;
   std::vector<ParallelLayout::Divisible> tensorSplits, expertCounts;
   double forwardBytes = 0, backwardBytes = 0;
   int64_t boundaryBytes = 0;
@@ -409,6 +433,9 @@ void ParallelLayout::build(func::FuncOp function) {
   tensorSplits = std::move(walker.tensorSplits);
   expertCounts = std::move(walker.expertCounts);
   boundaryBytes = walker.boundaryBytes;
+  for (auto [weight, dim] : walker.splitDims)
+    if (dim != SplitWalker::kUnsplittable)
+      weightSplitDims[weight] = dim;
   if (boundaryBytes == 0)
     for (BlockArgument arg : function.getArguments())
       if (getArgKind(function, arg.getArgNumber()) == ArgKind::Input &&
@@ -465,6 +492,14 @@ void ParallelLayout::build(func::FuncOp function) {
     stepSharded.push_back(step->getNumResults() > 0 &&
                           walker.get(step->getResult(0)) == Split::Sharded);
   }
+}
+
+std::optional<int64_t>
+ParallelLayout::getTensorParallelDim(BlockArgument weight) const {
+  auto it = weightSplitDims.find(weight);
+  if (it == weightSplitDims.end())
+    return std::nullopt;
+  return it->second;
 }
 
 LogicalResult ParallelLayout::check(const ParallelismOptions &options,

@@ -24,6 +24,7 @@
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/Process.h"
@@ -326,6 +327,19 @@ FailureOr<Bundle> memwall::compileBundle(ModuleOp module,
   return readLoweredBundle(module, target);
 }
 
+void memwall::buildPartitionPipeline(OpPassManager &pm,
+                                     const PartitionPipelineOptions &options) {
+  ShardOptions shard;
+  shard.tensorParallel = options.tensorParallel;
+  shard.grid = options.grid;
+  pm.addPass(createShard(shard));
+  OpPassManager &function = pm.nest<func::FuncOp>();
+  function.addPass(shard::createShardingPropagation());
+  function.addPass(shard::createPartition());
+  function.addPass(createCanonicalizerPass());
+  function.addPass(createCSEPass());
+}
+
 void memwall::registerMemWallPipelines() {
   // The registry aborts on a second registration of the same name; tools,
   // the plugin and C API users may all ask.
@@ -346,5 +360,11 @@ void memwall::registerMemWallPipelines() {
         "bundle steps, lower the kernels to PTX, plan the arena and write "
         "the bundle to `output`",
         buildLowerToBundlePipeline);
+    PassPipelineRegistration<PartitionPipelineOptions>(
+        "memwall-partition",
+        "Split each function over a tensor-parallel grid: memwall-shard's "
+        "annotations, upstream sharding-propagation and shard-partition, "
+        "then canonicalize and CSE; the result is the per-device program",
+        buildPartitionPipeline);
   });
 }

@@ -9,15 +9,19 @@
 #include "memwall/Registration.h"
 
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
+#include "memwall/Dialect/MemWall/IR/MemWallSharding.h"
 #include "memwall/Pipelines.h"
 #include "memwall/Target/Passes.h"
 #include "memwall/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/IR/DialectRegistry.h"
 
 void memwall::registerMemWallDialects(mlir::DialectRegistry &registry) {
-  registry.insert<MemWallDialect, mlir::func::FuncDialect>();
+  registry.insert<MemWallDialect, mlir::func::FuncDialect,
+                  mlir::shard::ShardDialect>();
+  registerShardingInterfaceExternalModels(registry);
 }
 
 void memwall::registerMemWallPasses() {

@@ -398,4 +398,47 @@ def Precision : Pass<"memwall-precision", "mlir::ModuleOp"> {
   let dependentDialects = ["::memwall::MemWallDialect"];
 }
 
+def Shard : Pass<"memwall-shard", "mlir::ModuleOp"> {
+  let summary = "Emit the tensor-parallel plan as shard dialect annotations";
+  let description = [{
+    Writes Megatron-LM's tensor-parallel split of each function (the one
+    the parallelism analysis prices, docs/parallelism.md) in MLIR's upstream
+    `shard` dialect: a 1-D grid of `tensor-parallel` devices
+    (`shard.grid @<grid>(shape = T)`) and a `shard.shard` of every tensor
+    argument, split along a column-parallel GEMM's output width (and its
+    bias) or a row-parallel GEMM's input width, replicated otherwise (the
+    inputs, norms, the embedding and the head). Upstream's
+    `sharding-propagation` then annotates every op through memwall's
+    sharding rules (MemWallSharding.h) and `shard-partition` rewrites the
+    function into the per-device program, with a `shard.all_reduce` where a
+    row-parallel GEMM's partial sums are used; `memwall-partition` runs the
+    three.
+
+    ```mlir
+    shard.grid @tensor(shape = 2)
+    func.func @mlp(%x: tensor<8x768xbf16>, %w1: tensor<768x3072xbf16> ...) {
+      %s = shard.sharding @tensor split_axes = [[], [0]] : !shard.sharding
+      %w1s = shard.shard %w1 to %s : tensor<768x3072xbf16>
+      ...
+    ```
+
+    Errors, each at the op or argument: tensor parallelism that does not
+    divide the heads or a split GEMM's width; an op with no sharding rule
+    (a fusion: shard before `memwall-fuse`; a training step's backward
+    ops); a grid symbol already taken.
+  }];
+  let options = [
+    Option<"tensorParallel", "tensor-parallel", "int64_t", /*default=*/"2",
+           "Devices of the tensor-parallel grid">,
+    Option<"grid", "grid", "std::string", /*default=*/"\"tensor\"",
+           "Symbol of the grid">
+  ];
+  let statistics = [
+    Statistic<"numSplitArguments", "split-arguments",
+              "Weight arguments split over the grid">
+  ];
+  let dependentDialects = ["::memwall::MemWallDialect",
+                           "::mlir::shard::ShardDialect"];
+}
+
 #endif // MEMWALL_TRANSFORMS_PASSES_TD
