@@ -159,6 +159,15 @@ public:
   /// The weight argument `value` is read from (through casts, views and
   /// dequantization), or null.
   BlockArgument weightRoot(Value value) const {
+    BlockArgument arg = argumentRoot(value);
+    if (!arg || getArgKind(function, arg.getArgNumber()) != ArgKind::Weight)
+      return nullptr;
+    return arg;
+  }
+
+  /// The function argument `value` is read from (through casts, views,
+  /// dequantization and fusion inputs), or null.
+  BlockArgument argumentRoot(Value value) const {
     while (true) {
       if (Operation *def = value.getDefiningOp()) {
         if (!isa<CastOp, TransposeOp, ReshapeOp, DequantizeOp>(def))
@@ -174,8 +183,7 @@ public:
       value = fusion.getInputs()[arg.getArgNumber()];
     }
     auto arg = dyn_cast<BlockArgument>(value);
-    if (!arg || arg.getOwner()->getParentOp() != function ||
-        getArgKind(function, arg.getArgNumber()) != ArgKind::Weight)
+    if (!arg || arg.getOwner()->getParentOp() != function)
       return nullptr;
     return arg;
   }
@@ -316,6 +324,15 @@ public:
       // gradients).
       splits[add.getResult()] = Split::Partial;
       return;
+    }
+    if (auto append = dyn_cast<KVCacheAppendOp>(op)) {
+      // A device caches the keys and values of its KV heads.
+      BlockArgument cache = argumentRoot(append.getCache());
+      if (get(append.getUpdate()) == Split::Sharded && cache) {
+        splits[cache] = Split::Sharded;
+        recordSplitDim(
+            cache, readsDirectly(append.getCache(), cache) ? 1 : kUnsplittable);
+      }
     }
     if (isa<AttentionOp, FlashAttentionOp>(op)) {
       auto q = cast<RankedTensorType>(op->getOperand(0).getType());

@@ -101,11 +101,10 @@ struct ShardPass : public memwall::impl::ShardBase<ShardPass> {
       if (!type || type.getRank() == 0 || arg.use_empty())
         continue;
       int64_t dim = -1;
-      if (getArgKind(function, arg.getArgNumber()) == ArgKind::Weight)
-        if (std::optional<int64_t> split = layout.getTensorParallelDim(arg)) {
-          dim = *split;
-          ++numSplitArguments;
-        }
+      if (std::optional<int64_t> split = layout.getTensorParallelDim(arg)) {
+        dim = *split;
+        ++numSplitArguments;
+      }
       Value &sharding = shardings[dim];
       if (!sharding) {
         SmallVector<shard::GridAxesAttr> splitAxes;

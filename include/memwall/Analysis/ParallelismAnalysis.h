@@ -99,12 +99,13 @@ public:
   std::vector<double> getStepFactors(const ParallelismOptions &options,
                                      int64_t stage) const;
 
-  /// The dimension of weight argument `weight` tensor parallelism splits:
-  /// a column-parallel GEMM's output width (and its bias), a row-parallel
-  /// one's input width; nullopt when it is replicated, split along the
-  /// vocabulary (the head and embedding), an expert's, or read through a
-  /// view. The shard dialect plan (memwall-shard) splits these.
-  std::optional<int64_t> getTensorParallelDim(mlir::BlockArgument weight) const;
+  /// The dimension of argument `arg` tensor parallelism splits: a
+  /// column-parallel GEMM's weight along its output width (and its bias), a
+  /// row-parallel one's along its input width, a KV cache along its heads;
+  /// nullopt when it is replicated, split along the vocabulary (the head
+  /// and embedding), an expert's, or read through a view. The shard dialect
+  /// plan (memwall-shard) splits these.
+  std::optional<int64_t> getTensorParallelDim(mlir::BlockArgument arg) const;
 
   /// Transformer layers (0 when the step has none).
   int64_t getNumLayers() const { return numLayers; }

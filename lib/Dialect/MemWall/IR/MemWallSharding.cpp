@@ -238,17 +238,44 @@ DimensionRule ruleOf(EmbeddingOp op) {
   return rule;
 }
 
+/// A slice splits along the dimensions it takes whole.
+DimensionRule ruleOf(SliceOp op) {
+  ArrayRef<int64_t> in = shapeOf(op.getInput());
+  DimensionRule rule = parallelRule(in.size());
+  SmallVector<int64_t> dims = identityDims(in.size());
+  std::optional<ArrayRef<int64_t>> strides = op.getStrides();
+  for (auto [d, extent] : llvm::enumerate(in))
+    if (op.getOffsets()[d] != 0 || op.getSizes()[d] != extent ||
+        (strides && (*strides)[d] != 1))
+      dims[d] = kWhole;
+  rule.operands.push_back(dims);
+  rule.results.push_back(dims);
+  return rule;
+}
+
+/// A KV cache grows along the sequence: split along batch and KV heads.
+DimensionRule ruleOf(KVCacheAppendOp op) {
+  DimensionRule rule = parallelRule(2);
+  SmallVector<int64_t> heads = {0, 1, kWhole, kWhole};
+  rule.operands = {heads, heads};
+  rule.results.push_back(heads);
+  return rule;
+}
+
 template <typename OpT> DimensionRule ruleOf(OpT op) {
   return elementwiseRule(op);
 }
 
 /// The grid axes of each loop under `operandShardings` and
-/// `resultShardings` (null: replicated), or failure where they conflict,
-/// split a dimension no loop indexes, or reuse a grid axis.
+/// `resultShardings` (null: replicated). Where they conflict, split a
+/// dimension no loop indexes or reuse a grid axis: failure when `strict`
+/// (the annotations partitioning reads), else the offending split is left
+/// out, so propagation proposes a resharding (e.g. the all-gather of GPT-2's
+/// fused q/k/v columns before their slices).
 FailureOr<ShardingOption> getLoopAxes(const DimensionRule &rule,
                                       ArrayRef<Sharding> operandShardings,
                                       ArrayRef<Sharding> resultShardings,
-                                      bool &any) {
+                                      bool strict, bool &any) {
   ShardingOption option;
   option.shardingArray.resize(rule.loops.size());
   any = false;
@@ -263,17 +290,20 @@ FailureOr<ShardingOption> getLoopAxes(const DimensionRule &rule,
     for (auto [dim, axes] : llvm::enumerate(sharding.getSplitAxes())) {
       if (axes.empty())
         continue;
-      if (dim >= dims.size() || dims[dim] == kWhole)
+      bool conflict = dim >= dims.size() || dims[dim] == kWhole;
+      if (!conflict) {
+        ArrayRef<GridAxis> loopAxes = option.shardingArray[dims[dim]];
+        conflict = !loopAxes.empty() && loopAxes != axes.asArrayRef();
+        for (auto [loop, other] : llvm::enumerate(option.shardingArray))
+          if (static_cast<int64_t>(loop) != dims[dim])
+            for (GridAxis axis : axes.asArrayRef())
+              conflict |= llvm::is_contained(other, axis);
+      }
+      if (conflict && strict)
         return failure();
+      if (conflict)
+        continue;
       SmallVector<GridAxis> &loopAxes = option.shardingArray[dims[dim]];
-      if (!loopAxes.empty() &&
-          ArrayRef<GridAxis>(loopAxes) != axes.asArrayRef())
-        return failure();
-      for (auto [loop, other] : llvm::enumerate(option.shardingArray))
-        if (static_cast<int64_t>(loop) != dims[dim])
-          for (GridAxis axis : axes.asArrayRef())
-            if (llvm::is_contained(other, axis))
-              return failure();
       loopAxes.assign(axes.asArrayRef().begin(), axes.asArrayRef().end());
     }
     return success();
@@ -369,7 +399,8 @@ struct RuleModel
     DimensionRule opRule = rule(op);
     bool any = false;
     FailureOr<ShardingOption> option =
-        getLoopAxes(opRule, operandShardings, resultShardings, any);
+        getLoopAxes(opRule, operandShardings, resultShardings,
+                    /*strict=*/false, any);
     if (failed(option))
       return failure();
     if (!any)
@@ -422,7 +453,8 @@ struct RuleModel
     DimensionRule opRule = rule(op);
     bool any = false;
     FailureOr<ShardingOption> option =
-        getLoopAxes(opRule, operandShardings, resultShardings, any);
+        getLoopAxes(opRule, operandShardings, resultShardings,
+                    /*strict=*/true, any);
     if (failed(option))
       return op->emitOpError()
              << "cannot be partitioned with these shardings of its operands "
@@ -496,6 +528,6 @@ void memwall::registerShardingInterfaceExternalModels(
     attachRules<AddOp, SubOp, MulOp, DivOp, ScaleOp, GeluOp, SiluOp, SigmoidOp,
                 ReluOp, TanhOp, SwigluOp, CastOp, MatmulOp, LayerNormOp,
                 RmsNormOp, SoftmaxOp, TransposeOp, ReshapeOp, AttentionOp,
-                RopeOp, EmbeddingOp>(context);
+                RopeOp, EmbeddingOp, SliceOp, KVCacheAppendOp>(context);
   });
 }
