@@ -116,6 +116,14 @@ double GPUTarget::collectiveBandwidth(int64_t devices) const {
                                           : interconnect.pcieBandwidth;
 }
 
+double GPUTarget::allReduceSeconds(double bytes, int64_t devices) const {
+  if (devices <= 1)
+    return 2 * bytes / achievable.memoryBandwidth + launchSeconds();
+  double bandwidth = collectiveBandwidth(devices);
+  double moved = 2.0 * static_cast<double>(devices - 1) / devices * bytes;
+  return (bandwidth > 0 ? moved / bandwidth : 0.0) + launchSeconds();
+}
+
 static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }

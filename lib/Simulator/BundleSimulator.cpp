@@ -117,6 +117,24 @@ std::string runGemm(const Manifest &manifest, const GemmStep &gemm,
 }
 } // namespace
 
+/// The simulator is one device: a group of one copies its input (NCCL's
+/// one-rank all-reduce); a larger group needs the other devices' sums.
+static std::string runAllReduce(const Manifest &manifest, const Step &step,
+                                std::vector<uint8_t> &arena) {
+  const AllReduceStep &allReduce = step.allReduce;
+  if (allReduce.groupSize != 1)
+    return "step '" + step.name +
+           "': the simulator runs one device, and "
+           "this all-reduce sums over " +
+           std::to_string(allReduce.groupSize);
+  const Buffer &input = *manifest.findBuffer(allReduce.input);
+  const Buffer &output = *manifest.findBuffer(allReduce.output);
+  int64_t bytes = allReduce.count * reference::dtypeBytes(allReduce.dtype);
+  std::memmove(arena.data() + output.offset, arena.data() + input.offset,
+               static_cast<size_t>(bytes));
+  return "";
+}
+
 std::string simulator::simulateBundle(const Manifest &manifest,
                                       mlir::ModuleOp kernels,
                                       const std::vector<HostInput> &inputs,
@@ -141,9 +159,11 @@ std::string simulator::simulateBundle(const Manifest &manifest,
     const Step &step = manifest.steps[index];
     if (beforeStep)
       beforeStep(index, step, arena);
-    if (step.kind == StepKind::Gemm) {
-      if (std::string message = runGemm(manifest, step.gemm, arena);
-          !message.empty())
+    if (step.kind == StepKind::Gemm || step.kind == StepKind::AllReduce) {
+      std::string message = step.kind == StepKind::Gemm
+                                ? runGemm(manifest, step.gemm, arena)
+                                : runAllReduce(manifest, step, arena);
+      if (!message.empty())
         return message;
       if (afterStep)
         afterStep(index, step, arena);

@@ -28,6 +28,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -230,6 +231,30 @@ memwall::exportReferenceGraph(func::FuncOp function, bool stampNames) {
                {"value", splat.getSplatValue<APFloat>().convertToDouble()}}}});
       return WalkResult::advance();
     }
+    // A per-device program's sum over its group: the reference evaluates
+    // one device (a group of one is the identity).
+    if (auto allReduce = dyn_cast<shard::AllReduceOp>(op)) {
+      SymbolTableCollection symbols;
+      shard::GridOp grid =
+          shard::getGridOrNull(op, allReduce.getGridAttr(), symbols);
+      if (!grid || allReduce.getReduction() != shard::ReductionKind::Sum ||
+          allReduce.getInput().getType() != allReduce.getResult().getType()) {
+        op->emitError("the reference interpreter runs 'shard.all_reduce' "
+                      "only as a sum over a grid, type unchanged");
+        return WalkResult::interrupt();
+      }
+      addValue(allReduce.getResult());
+      ops.push_back(llvm::json::Object{
+          {"op", "all_reduce"},
+          {"loc", formatLocationForReport(op->getLoc())},
+          {"operands",
+           llvm::json::Array{namer.name(resolve(allReduce.getInput()))}},
+          {"results", llvm::json::Array{namer.name(allReduce.getResult())}},
+          {"attrs", llvm::json::Object{
+                        {"group_size", shard::collectiveProcessGroupSize(
+                                           allReduce.getGridAxes(), grid)}}}});
+      return WalkResult::advance();
+    }
     if (op->getDialect()->getNamespace() != "memwall") {
       op->emitError("the reference interpreter runs only memwall ops");
       return WalkResult::interrupt();
@@ -392,14 +417,31 @@ DenseMap<Value, std::string> memwall::nameBundleValues(func::FuncOp function) {
   // The reference's names first (ops memwall-export-reference stamped), so
   // that no value named in program order takes one: a value keeps its
   // reference name whatever ops tiling and fusion added or merged before it.
-  for (Operation &op : body.without_terminator()) {
+  auto stampedName = [](OpResult result) -> StringAttr {
+    Operation *op = result.getOwner();
     auto stamped =
-        op.getAttrOfType<ArrayAttr>(MemWallDialect::kReferenceNamesAttrName);
-    if (!stamped || stamped.size() != op.getNumResults())
-      continue;
-    for (auto [result, name] : llvm::zip_equal(op.getResults(), stamped))
-      if (auto string = dyn_cast<StringAttr>(name))
-        names[result] = namer.reserve(result, string.getValue());
+        op->getAttrOfType<ArrayAttr>(MemWallDialect::kReferenceNamesAttrName);
+    if (!stamped || stamped.size() != op->getNumResults())
+      return {};
+    return dyn_cast<StringAttr>(stamped[result.getResultNumber()]);
+  };
+  for (Operation &op : body.without_terminator()) {
+    // A fusion's result is the value of the op inside that yields it (IR
+    // without name locations would otherwise be named by position, which
+    // fusion changes).
+    auto fusion = dyn_cast<FusionOp>(op);
+    for (OpResult result : op.getResults()) {
+      OpResult source = result;
+      if (fusion)
+        source = dyn_cast<OpResult>(
+            fusion.getBodyBlock().getTerminator()->getOperand(
+                result.getResultNumber()));
+      if (!source ||
+          (fusion && source.getOwner()->getBlock() != &fusion.getBodyBlock()))
+        continue;
+      if (StringAttr name = stampedName(source))
+        names[result] = namer.reserve(result, name.getValue());
+    }
   }
   for (Operation &op : body.without_terminator())
     for (Value result : op.getResults())
@@ -638,6 +680,19 @@ FailureOr<Bundle> memwall::readLoweredBundle(ModuleOp module,
           out != step.dtype)
         step.outDtype = out;
       step.epilogue = config.getEpilogue().str();
+      bundle.steps.push_back(step);
+    } else if (auto allReduce = dyn_cast<AllReduceOp>(op)) {
+      BundleStep step;
+      step.kind = "all_reduce";
+      step.name = allReduce.getName().str();
+      step.ops = locations(allReduce.getOps());
+      step.predictedSeconds = allReduce.getPredictedSeconds().convertToDouble();
+      step.input = bufferIndex(allReduce.getInput());
+      step.output = bufferIndex(allReduce.getOutput());
+      MemRefType type = allReduce.getOutput().getType();
+      step.count = type.getNumElements();
+      step.dtype = dtypeName(type.getElementType());
+      step.groupSize = allReduce.getGroupSize();
       bundle.steps.push_back(step);
     } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       for (auto [i, value] : llvm::enumerate(ret.getOperands())) {

@@ -121,6 +121,14 @@ void memwall::writeManifest(const Bundle &bundle, llvm::raw_ostream &os) {
                    enumValue(map::interleave, tensorMap.interleave)}});
             object[kernel::tensorMaps.key] = std::move(maps);
           }
+        } else if (step.kind == "all_reduce") {
+          namespace allReduce = schema::allReduceStep;
+          object[allReduce::input.key] = bufferName(step.input);
+          object[allReduce::output.key] = bufferName(step.output);
+          object[allReduce::count.key] = step.count;
+          object[allReduce::dtype.key] =
+              enumValue(allReduce::dtype, step.dtype);
+          object[allReduce::groupSize.key] = step.groupSize;
         } else {
           namespace gemm = schema::gemmStep;
           object[gemm::a.key] = bufferName(step.a);

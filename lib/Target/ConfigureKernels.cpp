@@ -25,7 +25,9 @@
 #include "memwall/Analysis/FusionCost.h"
 #include "memwall/Dialect/MemWall/IR/MemWall.h"
 
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace memwall {
@@ -91,6 +93,8 @@ private:
   }
 
   LogicalResult configure(Operation *op) {
+    if (auto allReduce = dyn_cast<shard::AllReduceOp>(op))
+      return configureAllReduce(allReduce);
     if (isa<ReshapeOp>(op))
       return attach(op, KernelFamily::View, "", {}, {}, 0, 0);
     if (auto attention = dyn_cast<FlashAttentionOp>(op))
@@ -411,6 +415,36 @@ private:
 
   /// Attaches a one-kernel configuration (or a view's) to `op`; `splits`
   /// for a kernel that splits K or keys over grid.z.
+  /// A per-device program's sum over its grid (memwall-partition): a
+  /// collective step memwall-run runs through NCCL, timed on the target's
+  /// link for the group's devices.
+  LogicalResult configureAllReduce(shard::AllReduceOp allReduce) {
+    auto type = dyn_cast<RankedTensorType>(allReduce.getInput().getType());
+    if (!type || type != allReduce.getResult().getType() ||
+        !isa<Float32Type, BFloat16Type, Float16Type>(type.getElementType()))
+      return allReduce.emitError("codegen runs 'shard.all_reduce' on f32, "
+                                 "bf16 or f16 tensors of one type only");
+    if (allReduce.getReduction() != shard::ReductionKind::Sum)
+      return allReduce.emitError("codegen runs 'shard.all_reduce' as a sum "
+                                 "only, not ")
+             << shard::stringifyReductionKind(allReduce.getReduction());
+    SymbolTableCollection symbols;
+    shard::GridOp grid =
+        shard::getGridOrNull(allReduce, allReduce.getGridAttr(), symbols);
+    if (!grid)
+      return allReduce.emitError("'shard.all_reduce' names no grid");
+    int64_t devices =
+        shard::collectiveProcessGroupSize(allReduce.getGridAxes(), grid);
+    if (devices <= 0)
+      return allReduce.emitError("codegen needs a grid of static shape");
+    double seconds = target.allReduceSeconds(
+        static_cast<double>(getTensorByteSize(type)), devices);
+    // The group's size is the step's one launch dimension.
+    return attach(allReduce, KernelFamily::Collective,
+                  "all_reduce" + std::to_string(steps), {devices, 1, 1},
+                  {1, 1, 1}, 0, seconds);
+  }
+
   LogicalResult attach(Operation *op, KernelFamily family, StringRef name,
                        ArrayRef<int64_t> grid, ArrayRef<int64_t> block,
                        int64_t sharedBytes, double seconds,

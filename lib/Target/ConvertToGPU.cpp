@@ -23,6 +23,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -98,7 +99,7 @@ struct ConvertToGPUPass
 
     ConversionTarget legal(*ctx);
     legal.addLegalDialect<memref::MemRefDialect, gpu::GPUDialect>();
-    legal.addLegalOp<LaunchOp, GemmOp, ViewOp, StackViewOp>();
+    legal.addLegalOp<LaunchOp, GemmOp, AllReduceOp, ViewOp, StackViewOp>();
     // A tensor-map launch operand (KernelPatterns.cpp): the descriptor and
     // its box sizes.
     legal.addLegalOp<nvgpu::TmaCreateDescriptorOp>();
@@ -108,6 +109,7 @@ struct ConvertToGPUPass
       return !op->hasAttr(MemWallDialect::kKernelConfigAttrName);
     };
     legal.addDynamicallyLegalDialect<MemWallDialect>(isNoStep);
+    legal.addDynamicallyLegalOp<shard::AllReduceOp>(isNoStep);
     legal.addDynamicallyLegalOp<arith::ConstantOp>(isNoStep);
     legal.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp function) {
       return converter.isSignatureLegal(function.getFunctionType());

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 
 #include <algorithm>
@@ -1008,6 +1009,30 @@ protected:
     return success();
   }
 };
+/// A shard.all_reduce of a per-device program: a collective step
+/// (memwall-run runs it through NCCL) into a new buffer.
+class CollectiveLowering : public StepLowering {
+public:
+  CollectiveLowering(const TypeConverter &converter, MLIRContext *ctx,
+                     const KernelLoweringState &state)
+      : StepLowering(converter, ctx, KernelFamily::Collective, state) {}
+
+protected:
+  LogicalResult lower(Operation *op, KernelConfigAttr config,
+                      const DenseMap<Value, Value> &buffers,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto allReduce = cast<shard::AllReduceOp>(op);
+    Location loc = op->getLoc();
+    Value output = allocate(rewriter, loc, allReduce.getResult());
+    AllReduceOp::create(rewriter, loc, rewriter.getStringAttr(config.getName()),
+                        buffers.lookup(allReduce.getInput()), output,
+                        rewriter.getI64IntegerAttr(config.getGrid()[0]),
+                        locationsOf(rewriter, {op}),
+                        rewriter.getF64FloatAttr(config.getPredictedTime()));
+    rewriter.replaceOp(op, output);
+    return success();
+  }
+};
 } // namespace
 
 void memwall::populateKernelLoweringPatterns(const TypeConverter &converter,
@@ -1017,5 +1042,6 @@ void memwall::populateKernelLoweringPatterns(const TypeConverter &converter,
                GeneratedGemmLowering, LayoutLowering, AttentionLowering,
                ViewLowering, FillLowering, ColumnReductionLowering,
                NormGradLowering, OptimizerLowering, EmbeddingGradLowering,
-               CrossEntropyLowering>(converter, patterns.getContext(), state);
+               CrossEntropyLowering, CollectiveLowering>(
+      converter, patterns.getContext(), state);
 }

@@ -100,7 +100,7 @@ struct PlanArenaPass : public memwall::impl::PlanArenaBase<PlanArenaPass> {
                              (view.getType().getElementTypeBitWidth() / 8);
         buffer.firstStep = buffers[buffer.aliasOf].firstStep;
         buffer.lastStep = step;
-      } else if (isa<LaunchOp, GemmOp>(op)) {
+      } else if (isa<LaunchOp, GemmOp, AllReduceOp>(op)) {
         // A tensor map argument uses the buffer it describes.
         for (Value operand : op.getOperands())
           use(bufferOf.lookup(getLaunchBuffer(operand)));

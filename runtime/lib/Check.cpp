@@ -49,10 +49,13 @@ std::string referenceValueName(const Manifest &manifest,
 }
 
 namespace {
-/// Every buffer a step names, kernel arguments or GEMM operands in order.
+/// Every buffer a step names, kernel arguments, GEMM or all-reduce operands
+/// in order (inputs first: a later one sharing their bytes overwrites them).
 std::vector<std::string> buffersOf(const Step &step) {
   if (step.kind == StepKind::Kernel)
     return step.kernel.args;
+  if (step.kind == StepKind::AllReduce)
+    return {step.allReduce.input, step.allReduce.output};
   std::vector<std::string> names;
   for (const std::string *name : {&step.gemm.a, &step.gemm.b, &step.gemm.c,
                                   &step.gemm.bias, &step.gemm.d})

@@ -11,10 +11,12 @@
 
 #include "memwall-runtime/CudaApi.h"
 #include "memwall-runtime/GemmPlan.h"
+#include "memwall-runtime/NcclApi.h"
 
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <unistd.h>
 
 namespace memwall::runtime {
 
@@ -62,6 +64,8 @@ uint32_t alignmentOf(int64_t offsetBytes, int64_t strideBytes,
   return static_cast<uint32_t>(bits & (~bits + 1));
 }
 
+bool failed(const Status &error) { return !error.ok(); }
+
 struct PreparedStep {
   // kernel
   CUfunction function = nullptr;
@@ -77,13 +81,16 @@ struct PreparedStep {
   CUdeviceptr pointerA = 0, pointerB = 0, pointerC = 0, pointerD = 0;
   CUdeviceptr bias = 0;
   float alpha = 1, beta = 0;
+  // all-reduce
+  CUdeviceptr reduceInput = 0, reduceOutput = 0;
 };
 
 /// Owns every driver object of one run and releases them in reverse order.
 class GpuSession {
 public:
-  GpuSession(const Manifest &manifest, const GpuRunOptions &options)
-      : manifest(manifest), options(options) {}
+  GpuSession(const Manifest &manifest, const GpuRunOptions &options,
+             const RankConfig &ranks)
+      : manifest(manifest), options(options), ranks(ranks) {}
   ~GpuSession();
 
   Status run(const std::vector<HostInput> &inputs, GpuRunResult &result);
@@ -91,8 +98,11 @@ public:
 private:
   const Manifest &manifest;
   const GpuRunOptions &options;
+  const RankConfig ranks;
   CudaDriver cu;
   CublasLt lt;
+  Nccl nccl;
+  nccl::ncclComm_t comm = nullptr;
   CUdevice device = 0;
   CUcontext context = nullptr;
   CUstream stream = nullptr;
@@ -116,6 +126,9 @@ private:
   Status cublasFailure(const std::string &what, cublasStatus_t status) const {
     return cublasFailure(what + ": " + lt.describe(status));
   }
+  Status ncclFailure(const std::string &what, nccl::ncclResult_t result) const {
+    return Status(ErrorCode::Nccl, what + ": " + nccl.describe(result));
+  }
 
   CUdeviceptr addressOf(const std::string &bufferName) const {
     return arena + manifest.findBuffer(bufferName)->offset;
@@ -128,6 +141,7 @@ private:
   Status encodeTensorMap(const std::string &context, const Buffer &buffer,
                          const TensorMap &map, CUdeviceptr &address);
   Status prepareGemm(const Step &step, PreparedStep &out);
+  Status initNccl();
   Status createLayout(const MatrixLayoutPlan &plan, DType dtype,
                       const std::string &stepName,
                       cublasLtMatrixLayout_t &layout);
@@ -147,6 +161,9 @@ private:
 GpuSession::~GpuSession() {
   if (!cu.init)
     return; // the driver never loaded
+  // NCCL's resources live in the context: first, while it is retained.
+  if (comm)
+    nccl.commDestroy(comm);
   for (PreparedStep &step : prepared) {
     for (CUdeviceptr map : step.tensorMaps)
       cu.memFree(map);
@@ -240,6 +257,56 @@ Status GpuSession::allocateArena() {
   // kernels leave them zero for the next launch).
   if (CUresult status = cu.memsetD8(arena, 0, bytes); status != CUDA_SUCCESS)
     return cudaFailure("cuMemsetD8 of the arena", status);
+  return {};
+}
+
+/// One communicator over the run's ranks (RankConfig), on the current
+/// context's device: rank 0 makes NCCL's unique id and, in a world above
+/// one, hands it to the others through the id file.
+Status GpuSession::initNccl() {
+  if (Status error = nccl.load(); failed(error))
+    return error;
+  int version = 0;
+  if (nccl::ncclResult_t status = nccl.getVersion(&version);
+      status != nccl::ncclSuccess)
+    return ncclFailure("ncclGetVersion", status);
+  for (const Step &step : manifest.steps)
+    if (step.kind == StepKind::AllReduce &&
+        step.allReduce.dtype == DType::BF16 && version < kNcclBfloat16Version)
+      return Status(ErrorCode::Nccl,
+                    "step '" + step.name + "' sums bf16, which NCCL " +
+                        ncclVersionString(version) + " ('" + nccl.path +
+                        "') cannot: it needs NCCL 2.10 or later");
+  nccl::ncclUniqueId id{};
+  if (ranks.rank == 0) {
+    if (nccl::ncclResult_t status = nccl.getUniqueId(&id);
+        status != nccl::ncclSuccess)
+      return ncclFailure("ncclGetUniqueId", status);
+    if (ranks.worldSize > 1)
+      if (Status error = publishNcclId(ranks.idFile, id); failed(error))
+        return error;
+  } else if (Status error =
+                 waitForNcclId(ranks.idFile, kNcclIdTimeoutSeconds, ranks, id);
+             failed(error)) {
+    return error;
+  }
+  nccl::ncclResult_t status =
+      nccl.commInitRank(&comm, ranks.worldSize, id, ranks.rank);
+  // Every rank has joined (or never will): a later run must not find this
+  // id.
+  if (ranks.rank == 0 && ranks.worldSize > 1)
+    unlink(ranks.idFile.c_str());
+  if (status != nccl::ncclSuccess) {
+    comm = nullptr;
+    return ncclFailure("ncclCommInitRank (rank " + std::to_string(ranks.rank) +
+                           " of " + std::to_string(ranks.worldSize) +
+                           (ranks.worldSize > 1
+                                ? "; every rank needs a GPU of its own: "
+                                  "set CUDA_VISIBLE_DEVICES per process"
+                                : "") +
+                           ")",
+                       status);
+  }
   return {};
 }
 
@@ -484,6 +551,17 @@ Status GpuSession::prepareGemm(const Step &step, PreparedStep &out) {
 Status GpuSession::launch(size_t stepIndex) {
   const Step &step = manifest.steps[stepIndex];
   PreparedStep &ready = prepared[stepIndex];
+  if (step.kind == StepKind::AllReduce) {
+    const AllReduceStep &allReduce = step.allReduce;
+    nccl::ncclResult_t status = nccl.allReduce(
+        reinterpret_cast<const void *>(ready.reduceInput),
+        reinterpret_cast<void *>(ready.reduceOutput),
+        static_cast<size_t>(allReduce.count), ncclTypeOf(allReduce.dtype),
+        nccl::ncclSum, comm, stream);
+    if (status != nccl::ncclSuccess)
+      return ncclFailure("step '" + step.name + "': ncclAllReduce", status);
+    return {};
+  }
   if (step.kind == StepKind::Kernel) {
     const KernelStep &kernel = step.kernel;
     CUresult status = cu.launchKernel(
@@ -511,8 +589,6 @@ Status GpuSession::launch(size_t stepIndex) {
     return cublasFailure("step '" + step.name + "': cublasLtMatmul", status);
   return {};
 }
-
-bool failed(const Status &error) { return !error.ok(); }
 
 Status GpuSession::launchAndWait(size_t stepIndex) {
   if (Status error = launch(stepIndex); failed(error))
@@ -643,9 +719,20 @@ Status GpuSession::run(const std::vector<HostInput> &inputs,
     }
   }
 
+  bool hasAllReduce = std::any_of(
+      manifest.steps.begin(), manifest.steps.end(),
+      [](const Step &step) { return step.kind == StepKind::AllReduce; });
+  if (hasAllReduce && failed(error = initNccl()))
+    return error;
+
   prepared.resize(manifest.steps.size());
   for (size_t i = 0; i < manifest.steps.size(); ++i) {
     const Step &step = manifest.steps[i];
+    if (step.kind == StepKind::AllReduce) {
+      prepared[i].reduceInput = addressOf(step.allReduce.input);
+      prepared[i].reduceOutput = addressOf(step.allReduce.output);
+      continue;
+    }
     error = step.kind == StepKind::Kernel ? prepareKernel(step, prepared[i])
                                           : prepareGemm(step, prepared[i]);
     if (failed(error))
@@ -761,6 +848,10 @@ Status GpuSession::run(const std::vector<HostInput> &inputs,
 Status runOnGpu(const Manifest &manifest, const std::vector<HostInput> &inputs,
                 const GpuRunOptions &options, GpuRunResult &result) {
   result = GpuRunResult();
+  // Before any device: a run with the wrong ranks fails the same everywhere.
+  RankConfig ranks;
+  if (Status error = ranksForBundle(manifest, ranks); !error.ok())
+    return error;
   // The outputs come back to the host: once as bytes, once as doubles.
   int64_t hostBytes = 0;
   for (const Binding &binding : manifest.outputs) {
@@ -772,7 +863,7 @@ Status runOnGpu(const Manifest &manifest, const std::vector<HostInput> &inputs,
   if (std::string error = checkHostMemory(hostBytes, "downloading the outputs");
       !error.empty())
     return Status(ErrorCode::OutOfMemory, error);
-  GpuSession session(manifest, options);
+  GpuSession session(manifest, options, ranks);
   return session.run(inputs, result);
 }
 

@@ -14,6 +14,7 @@
 
 #include "memwall-runtime/Calibrate.h"
 #include "memwall-runtime/Executor.h"
+#include "memwall-runtime/NcclApi.h"
 
 namespace memwall::runtime {
 
@@ -25,9 +26,13 @@ Status noCudaHeaders() {
 }
 } // namespace
 
-Status runOnGpu(const Manifest &, const std::vector<HostInput> &,
+Status runOnGpu(const Manifest &manifest, const std::vector<HostInput> &,
                 const GpuRunOptions &, GpuRunResult &result) {
   result = GpuRunResult();
+  // As the real executor does, before looking for a device.
+  RankConfig ranks;
+  if (Status error = ranksForBundle(manifest, ranks); !error.ok())
+    return error;
   return noCudaHeaders();
 }
 

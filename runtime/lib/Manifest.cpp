@@ -28,6 +28,10 @@ const char *roleName(BufferRole role) {
   return schema::kBufferRoles.names[static_cast<size_t>(role)];
 }
 
+const char *stepKindName(StepKind kind) {
+  return schema::kStepKinds.names[static_cast<size_t>(kind)];
+}
+
 const char *epilogueName(Epilogue epilogue) {
   return schema::kEpilogues.names[static_cast<size_t>(epilogue)];
 }
@@ -485,8 +489,8 @@ public:
   }
 
 private:
-  /// What the object's kind field selects: for steps, the kernel or gemm
-  /// fields of the same JSON object.
+  /// What the object's kind field selects: for steps, the kernel, gemm or
+  /// all-reduce fields of the same JSON object.
   template <typename Struct>
   bool readKindFields(const json::Value &, const std::string &, Struct &) {
     return true;
@@ -685,6 +689,8 @@ bool FieldReader::readKindFields(const json::Value &object,
                                  const std::string &context, Step &step) {
   if (step.kind == StepKind::Kernel)
     return readObject(object, context, step.kernel);
+  if (step.kind == StepKind::AllReduce)
+    return readObject(object, context, step.allReduce);
   step.gemm.name = step.name;
   if (!readObject(object, context, step.gemm))
     return false;
@@ -983,6 +989,59 @@ Status validateKernel(const Manifest &manifest, const Step &step) {
   return Status();
 }
 
+// An all-reduce (NCCL's ncclAllReduce): buffers that hold `count` dense
+// elements of a type NCCL sums, and a group of at least one device.
+Status validateAllReduce(const Manifest &manifest, const Step &step) {
+  std::string context = "step '" + step.name + "'";
+  const AllReduceStep &allReduce = step.allReduce;
+  if (allReduce.dtype != DType::F32 && allReduce.dtype != DType::BF16 &&
+      allReduce.dtype != DType::F16)
+    return invalid(context + ": all-reduce dtype " +
+                   reference::dtypeName(allReduce.dtype) +
+                   " is not supported (expected f32, bf16 or f16)");
+  if (allReduce.count <= 0)
+    return invalid(context + ": count " + std::to_string(allReduce.count) +
+                   " must be positive");
+  if (allReduce.groupSize < 1)
+    return invalid(context + ": group_size " +
+                   std::to_string(allReduce.groupSize) +
+                   " must be at least 1 (the devices summed over)");
+  const Buffer *buffers[2] = {nullptr, nullptr};
+  const char *roles[2] = {"input", "output"};
+  const std::string *names[2] = {&allReduce.input, &allReduce.output};
+  for (int i = 0; i < 2; ++i) {
+    std::string operand = context + ": " + roles[i];
+    const Buffer *buffer = buffers[i] = manifest.findBuffer(*names[i]);
+    if (!buffer)
+      return invalid(operand + " names unknown buffer '" + *names[i] + "'");
+    operand += " (buffer '" + buffer->name + "')";
+    if (buffer->dtype != allReduce.dtype)
+      return invalid(operand + " has dtype " +
+                     reference::dtypeName(buffer->dtype) +
+                     ", but the all-reduce's dtype is " +
+                     reference::dtypeName(allReduce.dtype));
+    // NCCL reads and writes `count` contiguous elements.
+    if (!buffer->strides.empty())
+      return invalid(operand + " is strided; an all-reduce needs a dense "
+                               "buffer");
+    int64_t elements = numElements(buffer->shape);
+    if (allReduce.count > elements)
+      return invalid(operand + " holds " + std::to_string(elements) +
+                     " elements, fewer than count " +
+                     std::to_string(allReduce.count));
+  }
+  // In place (the same first byte) or apart: NCCL defines nothing else.
+  int64_t bytes = allReduce.count * reference::dtypeBytes(allReduce.dtype);
+  const Buffer &input = *buffers[0], &output = *buffers[1];
+  if (input.offset != output.offset && input.offset < output.offset + bytes &&
+      output.offset < input.offset + bytes)
+    return invalid(context + ": output (buffer '" + output.name +
+                   "') overlaps input (buffer '" + input.name +
+                   "') without being it: NCCL reduces in place only when "
+                   "both start at the same byte");
+  return Status();
+}
+
 // An input or output binding: its buffer exists with the expected role, and
 // matches its reference value (when the bundle has a reference graph).
 Status validateBinding(const Manifest &manifest, const Binding &binding,
@@ -1190,9 +1249,10 @@ Status validateManifest(const Manifest &manifest) {
   for (const Step &step : manifest.steps) {
     if (!names.insert(step.name).second)
       return invalid("step '" + step.name + "' is defined twice");
-    Status error = step.kind == StepKind::Gemm
-                       ? validateGemm(manifest, step.gemm)
-                       : validateKernel(manifest, step);
+    Status error =
+        step.kind == StepKind::Gemm        ? validateGemm(manifest, step.gemm)
+        : step.kind == StepKind::AllReduce ? validateAllReduce(manifest, step)
+                                           : validateKernel(manifest, step);
     if (!error.ok())
       return error;
   }

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace memwall::runtime {
 
@@ -42,7 +43,7 @@ std::string reportJson(const RunReport &report) {
     writer.key("name");
     writer.value(step.name);
     writer.key("kind");
-    writer.value(step.kind == StepKind::Gemm ? "gemm" : "kernel");
+    writer.value(stepKindName(step.kind));
     writer.key("ops");
     writer.beginArray();
     for (const std::string &op : step.ops)
@@ -143,26 +144,29 @@ double mebibytes(int64_t bytes) { return bytes / (1024.0 * 1024.0); }
 void printTimingTable(FILE *out, const RunReport &report) {
   const Manifest &manifest = *report.manifest;
   const GpuRunResult &gpu = *report.gpu;
-  size_t nameWidth = 4;
-  for (const Step &step : manifest.steps)
+  size_t nameWidth = 4, kindWidth = 6;
+  for (const Step &step : manifest.steps) {
     nameWidth = std::max(nameWidth, step.name.size());
+    kindWidth = std::max(kindWidth, std::strlen(stepKindName(step.kind)));
+  }
   std::fprintf(out, "device: %s, %d timed iterations (median)\n",
                gpu.device.c_str(), report.iters);
-  std::fprintf(out, "%-*s  %-6s  %14s  %14s  %9s\n",
-               static_cast<int>(nameWidth), "step", "kind", "predicted us",
-               "measured us", "meas/pred");
+  std::fprintf(out, "%-*s  %-*s  %14s  %14s  %9s\n",
+               static_cast<int>(nameWidth), "step", static_cast<int>(kindWidth),
+               "kind", "predicted us", "measured us", "meas/pred");
   for (size_t i = 0; i < manifest.steps.size(); ++i) {
     const Step &step = manifest.steps[i];
     double measured = i < gpu.stepTimesS.size() ? gpu.stepTimesS[i] : 0;
-    std::fprintf(out, "%-*s  %-6s  %14.3f  %14.3f  %9s\n",
+    std::fprintf(out, "%-*s  %-*s  %14.3f  %14.3f  %9s\n",
                  static_cast<int>(nameWidth), step.name.c_str(),
-                 step.kind == StepKind::Gemm ? "gemm" : "kernel",
+                 static_cast<int>(kindWidth), stepKindName(step.kind),
                  step.predictedTimeS * 1e6, measured * 1e6,
                  ratioText(measured, step.predictedTimeS).c_str());
   }
-  std::fprintf(out, "%-*s  %-6s  %14.3f  %14.3f  %9s\n",
-               static_cast<int>(nameWidth), "total", "",
-               manifest.predicted.timeS * 1e6, gpu.totalTimeS * 1e6,
+  std::fprintf(out, "%-*s  %-*s  %14.3f  %14.3f  %9s\n",
+               static_cast<int>(nameWidth), "total",
+               static_cast<int>(kindWidth), "", manifest.predicted.timeS * 1e6,
+               gpu.totalTimeS * 1e6,
                ratioText(gpu.totalTimeS, manifest.predicted.timeS).c_str());
   std::fprintf(out,
                "memory: predicted peak %lld bytes (%.2f MiB), arena %lld, "

@@ -230,6 +230,23 @@ TEST_F(CheckPlanTest, ABufferALaterOneOverwritesInPlaceIsRead) {
   EXPECT_EQ(names(plan[3].writes), List{});
 }
 
+TEST_F(CheckPlanTest, AllReduceReadsItsInputAndWritesItsOutput) {
+  // gemm_2 as an all-reduce of b+c: in place it only reads (nothing holds
+  // b+c's reference value after it); into m#0 it writes m#0 as well.
+  Step &step = manifest.steps[2];
+  step.kind = StepKind::AllReduce;
+  step.allReduce = {"b+c", "b+c", 4, DType::F32, 1};
+  using List = std::vector<std::string>;
+  std::vector<StepBuffers> plan = planStepBuffers(manifest);
+  ASSERT_EQ(plan.size(), 5u);
+  EXPECT_EQ(names(plan[2].reads), List{"b+c=c"});
+  EXPECT_EQ(names(plan[2].writes), List{});
+  step.allReduce.output = "m#0";
+  plan = planStepBuffers(manifest);
+  EXPECT_EQ(names(plan[2].reads), List{"b+c=c"});
+  EXPECT_EQ(names(plan[2].writes), List{"m#0=m"});
+}
+
 TEST_F(CheckPlanTest, IsolatedPassUploadsReferenceValuesOfReads) {
   std::map<std::string, Tensor> values = {
       {"a", tensor(DType::F32, {1, 2, 3, 4})},

@@ -145,6 +145,10 @@ TEST(BundleSchema, EnumNamesAreTheRuntimesEnums) {
   EXPECT_STREQ(roleName(BufferRole::Intermediate), "intermediate");
   EXPECT_STREQ(epilogueName(Epilogue::GeluBias), "gelu_bias");
   EXPECT_EQ(schema::kStepKinds.find("gemm"), static_cast<int>(StepKind::Gemm));
+  EXPECT_EQ(schema::kStepKinds.find("all_reduce"),
+            static_cast<int>(StepKind::AllReduce));
+  EXPECT_STREQ(stepKindName(StepKind::AllReduce), "all_reduce");
+  EXPECT_STREQ(stepKindName(StepKind::Kernel), "kernel");
 }
 
 TEST(BundleSchema, NullableFieldsReadNullAsAbsent) {
@@ -584,6 +588,133 @@ TEST(ManifestValidate, CountersAreI32OwnBytesAndUnbound) {
   manifest.outputs[0].buffer = "c";
   expectInvalid(manifest, "output 'result0': buffer 'c' holds counters, "
                           "which no binding may name");
+}
+
+// The valid manifest with relu_1 replaced by `step`.
+std::string withStep(const std::string &step) {
+  std::string text = kValidManifest;
+  size_t begin = text.find("{ \"kind\": \"kernel\"");
+  size_t end = text.find('}', text.find("\"predicted_time_s\": 2e-06", begin));
+  EXPECT_NE(end, std::string::npos);
+  text.replace(begin, end + 1 - begin, step);
+  return text;
+}
+
+// An all-reduce of t into out, both f32 [4, 16].
+const char *kAllReduceStep = R"({ "kind": "all_reduce", "name": "reduce_1",
+  "ops": ["tp"], "predicted_time_s": 2e-06, "input": "t", "output": "out",
+  "count": 64, "dtype": "f32", "group_size": 2 })";
+
+Manifest allReduceManifest() {
+  Manifest manifest;
+  EXPECT_EQ(parseText(withStep(kAllReduceStep), manifest), "");
+  return manifest;
+}
+
+TEST(ManifestParse, AllReduceStepReadsItsFields) {
+  Manifest manifest = allReduceManifest();
+  EXPECT_EQ(validateManifest(manifest).message(), "");
+  ASSERT_EQ(manifest.steps.size(), 2u);
+  const Step &step = manifest.steps[1];
+  EXPECT_EQ(step.kind, StepKind::AllReduce);
+  EXPECT_EQ(step.name, "reduce_1");
+  EXPECT_EQ(step.ops, std::vector<std::string>{"tp"});
+  EXPECT_EQ(step.allReduce.input, "t");
+  EXPECT_EQ(step.allReduce.output, "out");
+  EXPECT_EQ(step.allReduce.count, 64);
+  EXPECT_EQ(step.allReduce.dtype, DType::F32);
+  EXPECT_EQ(step.allReduce.groupSize, 2);
+}
+
+TEST(ManifestParse, AllReduceFieldsAreRequiredAndTyped) {
+  Manifest manifest;
+  std::string step = kAllReduceStep;
+  std::string noGroup = step;
+  noGroup.replace(noGroup.find(", \"group_size\": 2"), 17, "");
+  EXPECT_NE(parseText(withStep(noGroup), manifest)
+                .find("step 'reduce_1': missing field \"group_size\""),
+            std::string::npos);
+  std::string halfCount = step;
+  halfCount.replace(halfCount.find("64"), 2, "6.5");
+  EXPECT_NE(parseText(withStep(halfCount), manifest)
+                .find("step 'reduce_1': field \"count\" must be an integer"),
+            std::string::npos);
+  std::string badType = step;
+  badType.replace(badType.find("\"f32\""), 5, "\"f64\"");
+  EXPECT_NE(parseText(withStep(badType), manifest)
+                .find("step 'reduce_1': unknown dtype \"f64\""),
+            std::string::npos);
+}
+
+TEST(ManifestValidate, AllReduceBuffersMustExistWithItsDtype) {
+  Manifest manifest = allReduceManifest();
+  manifest.steps[1].allReduce.input = "nope";
+  expectInvalid(manifest, "step 'reduce_1': input names unknown buffer 'nope'");
+  manifest = allReduceManifest();
+  manifest.steps[1].allReduce.output = "nope";
+  expectInvalid(manifest,
+                "step 'reduce_1': output names unknown buffer 'nope'");
+  manifest = allReduceManifest();
+  manifest.steps[1].allReduce.dtype = DType::BF16;
+  expectInvalid(manifest, "step 'reduce_1': input (buffer 't') has dtype "
+                          "f32, but the all-reduce's dtype is bf16");
+  manifest = allReduceManifest();
+  manifest.hasReference = false; // out no longer holds v2's dtype
+  buffer(manifest, "out").dtype = DType::I32;
+  expectInvalid(manifest, "step 'reduce_1': output (buffer 'out') has dtype "
+                          "i32, but the all-reduce's dtype is f32");
+  // What NCCL sums: f32, bf16 and f16.
+  manifest = allReduceManifest();
+  manifest.steps[1].allReduce.dtype = DType::I32;
+  expectInvalid(manifest, "step 'reduce_1': all-reduce dtype i32 is not "
+                          "supported (expected f32, bf16 or f16)");
+}
+
+TEST(ManifestValidate, AllReduceCountAndGroupSize) {
+  Manifest manifest = allReduceManifest();
+  manifest.steps[1].allReduce.count = 0;
+  expectInvalid(manifest, "step 'reduce_1': count 0 must be positive");
+  manifest.steps[1].allReduce.count = 65;
+  expectInvalid(manifest, "step 'reduce_1': input (buffer 't') holds 64 "
+                          "elements, fewer than count 65");
+  manifest = allReduceManifest();
+  manifest.steps[1].allReduce.output = "x"; // [4, 8]
+  expectInvalid(manifest, "step 'reduce_1': output (buffer 'x') holds 32 "
+                          "elements, fewer than count 64");
+  manifest.steps[1].allReduce.count = 32; // a prefix of t
+  EXPECT_EQ(validateManifest(manifest).message(), "");
+  manifest.steps[1].allReduce.groupSize = 0;
+  expectInvalid(manifest, "step 'reduce_1': group_size 0 must be at least 1 "
+                          "(the devices summed over)");
+  manifest.steps[1].allReduce.groupSize = -3;
+  expectInvalid(manifest, "step 'reduce_1': group_size -3 must be at least 1");
+}
+
+TEST(ManifestValidate, AllReduceInPlaceOrApartOnDenseBuffers) {
+  Manifest manifest = allReduceManifest();
+  manifest.steps[1].allReduce.output = "t"; // in place
+  EXPECT_EQ(validateManifest(manifest).message(), "");
+  // w [256, 768) summed into a view of its second half and beyond.
+  Buffer view = buffer(manifest, "t");
+  view.name = "w_view";
+  view.offset = 512;
+  view.bytes = 512;
+  view.shape = {128};
+  manifest.buffers.push_back(view);
+  AllReduceStep &allReduce = manifest.steps[1].allReduce;
+  allReduce.input = "w";
+  allReduce.output = "w_view";
+  allReduce.count = 128;
+  expectInvalid(manifest, "step 'reduce_1': output (buffer 'w_view') overlaps "
+                          "input (buffer 'w') without being it: NCCL reduces "
+                          "in place only when both start at the same byte");
+  allReduce.count = 64; // [256, 512) into [512, 768): apart
+  EXPECT_EQ(validateManifest(manifest).message(), "");
+  // NCCL reads count contiguous elements.
+  manifest = allReduceManifest();
+  buffer(manifest, "t").strides = {16, 1}; // a valid layout, but strided
+  expectInvalid(manifest, "step 'reduce_1': input (buffer 't') is strided; an "
+                          "all-reduce needs a dense buffer");
 }
 
 TEST(ManifestValidate, DuplicateStepName) {

@@ -147,6 +147,10 @@ struct GPUTarget {
   /// run over: NVLink within a node (PCIe without NVLink), the network
   /// beyond one node.
   double collectiveBandwidth(int64_t devices) const;
+  /// One ring all-reduce of `bytes` over `devices` GPUs: each sends and
+  /// receives 2 (n - 1) / n of them on collectiveBandwidth(n); over one
+  /// device, a copy at the achievable DRAM bandwidth. Launch cost included.
+  double allReduceSeconds(double bytes, int64_t devices) const;
 
   /// Checks internal consistency (positive bandwidth, capacity, SMs, FP32
   /// peak, L2; achievable rates positive and within the peaks; non-negative

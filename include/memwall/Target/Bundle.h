@@ -67,7 +67,7 @@ struct BundleTensorMap {
 };
 
 struct BundleStep {
-  std::string kind; // "kernel" or "gemm"
+  std::string kind; // "kernel", "gemm" or "all_reduce"
   std::string name;
   std::vector<std::string> ops;
   double predictedSeconds = 0;
@@ -85,6 +85,10 @@ struct BundleStep {
   std::string dtype, epilogue = "none";
   /// C and D's type when it is not `dtype` (an f32 accumulator); "" else.
   std::string outDtype;
+  // all_reduce: `count` elements of `dtype` from buffer `input` summed over
+  // `groupSize` devices into buffer `output`.
+  int input = -1, output = -1;
+  int64_t count = 0, groupSize = 1;
 };
 
 struct Bundle {

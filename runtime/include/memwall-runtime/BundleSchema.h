@@ -82,7 +82,8 @@ inline constexpr const char *kBufferRoleNames[] = {"input", "weight", "output",
 inline constexpr EnumSpec kBufferRoles{"role", kBufferRoleNames,
                                        std::size(kBufferRoleNames)};
 
-inline constexpr const char *kStepKindNames[] = {"kernel", "gemm"};
+inline constexpr const char *kStepKindNames[] = {"kernel", "gemm",
+                                                 "all_reduce"};
 inline constexpr EnumSpec kStepKinds{"step kind", kStepKindNames,
                                      std::size(kStepKindNames)};
 

@@ -137,16 +137,28 @@ struct GemmStep {
   Epilogue epilogue = Epilogue::None;
 };
 
+/// output[i] = the sum over the group's ranks of input[i], i < count
+/// (BundleSchema.def); group size 1 is a copy.
+struct AllReduceStep {
+  std::string input, output;
+  int64_t count = 0;
+  DType dtype = DType::F32;
+  int64_t groupSize = 1;
+};
+
 /// In the order of schema::kStepKinds, which names them.
-enum class StepKind { Kernel, Gemm };
+enum class StepKind { Kernel, Gemm, AllReduce };
+/// "kernel", "gemm", "all_reduce".
+const char *stepKindName(StepKind kind);
 
 struct Step {
   StepKind kind = StepKind::Kernel;
   std::string name;
   std::vector<std::string> ops;
   double predictedTimeS = 0;
-  KernelStep kernel; // when kind == Kernel
-  GemmStep gemm;     // when kind == Gemm
+  KernelStep kernel;       // when kind == Kernel
+  GemmStep gemm;           // when kind == Gemm
+  AllReduceStep allReduce; // when kind == AllReduce
 };
 
 /// The "predicted" object: the compiler's prediction for the whole bundle.
@@ -194,9 +206,10 @@ Status parseReferenceGraph(const json::Value &object, reference::Graph &graph);
 /// Checks what parsing cannot: buffer ranges, alignment and sizes, overlaps
 /// of buffers that are live at the same time (inputs and weights; outputs),
 /// step operands, kernel launch shapes, GEMM sizes and strides against
-/// buffer sizes, and that inputs/outputs match their reference values. Every
-/// element count, byte size, offset and stride is computed with overflow
-/// checks, so that afterwards each of them fits in int64. Fails with one
+/// buffer sizes, all-reduce counts, dtypes and groups, and that
+/// inputs/outputs match their reference values. Every element count, byte
+/// size, offset and stride is computed with overflow checks, so that
+/// afterwards each of them fits in int64. Fails with one
 /// InvalidManifest message naming the buffer or step.
 Status validateManifest(const Manifest &manifest);
 

@@ -48,6 +48,12 @@ enum class ErrorCode {
   /// A kernel broke the bundle's contract on device state (counters it
   /// must leave zero).
   KernelState,
+  /// NCCL could not be loaded, or an NCCL call failed.
+  Nccl,
+  /// The ranks of a run over several devices: a malformed MEMWALL_WORLD_SIZE
+  /// or MEMWALL_RANK, an all_reduce step whose group is not the world, or
+  /// an NCCL unique id that could not be shared.
+  Ranks,
 };
 
 /// The code's name, for tests and debugging ("InvalidManifest", ...).
@@ -77,6 +83,10 @@ inline const char *errorCodeName(ErrorCode code) {
     return "Unsupported";
   case ErrorCode::KernelState:
     return "KernelState";
+  case ErrorCode::Nccl:
+    return "Nccl";
+  case ErrorCode::Ranks:
+    return "Ranks";
   }
   return "?";
 }

@@ -2000,6 +2000,30 @@ std::string evalCrossEntropyGrad(OpEval &e) {
   return "";
 }
 
+/// A sum over the `group_size` devices that each hold a partial `input`
+/// (a tensor-parallel layer's all-reduce). The interpreter is one device:
+/// a group of one is the input itself; a larger group would need the other
+/// devices' partial sums, which it never computes.
+std::string evalAllReduce(OpEval &e) {
+  RETURN_IF_ERROR(e.expectOperands(1, 1));
+  int64_t groupSize = e.attrs.integer("group_size", std::nullopt);
+  RETURN_IF_ERROR(e.attrError());
+  const Tensor &x = e.operand(0);
+  RETURN_IF_ERROR(e.expectSameType(x, "input"));
+  if (groupSize < 1)
+    return e.fail("has group_size " + std::to_string(groupSize) +
+                  ", expected at least 1");
+  if (groupSize > 1)
+    return e.fail("sums over a group of " + std::to_string(groupSize) +
+                  " devices, but the reference interpreter evaluates one "
+                  "device: an all-reduce over " +
+                  std::to_string(groupSize) +
+                  " devices needs the other devices' partial sums");
+  e.out.shape = x.shape;
+  e.out.data = x.data;
+  return "";
+}
+
 /// A splat constant (arith.constant of a splat, as autodiff's loss seed and
 /// zero gradients): every element `value`, shaped as the graph declares.
 std::string evalConstant(OpEval &e) {
@@ -2924,6 +2948,7 @@ const std::map<std::string, OpDef> &evaluators() {
       {"expert_matmul_weight_grad", evalExpertMatmulWeightGrad},
       {"broadcast", evalBroadcast},
       {"constant", evalConstant},
+      {"all_reduce", evalAllReduce},
       {"pad", evalPad},
       {"adamw", {evalAdamW, 3, 4}},
   };

@@ -1108,6 +1108,51 @@ TEST(DataMovement, CastRoundsAndTruncates) {
 }
 
 //===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+TEST(AllReduce, GroupOfOneIsItsInput) {
+  // The sum over one device: the values exactly, in the input's dtype.
+  OneOp f32("all_reduce",
+            {{"x", tensor(DType::F32, {2, 2}, {1.5, -2, 0.375, 0x1p127})}},
+            DType::F32, {2, 2}, {{"group_size", Attr::ofNumber(1)}});
+  expectOp(f32, {2, 2}, {1.5, -2, 0.375, 0x1p127});
+  OneOp bf16(
+      "all_reduce",
+      {{"x", tensor(DType::BF16, {3}, {1 + std::ldexp(1, -7), -0.5, 65536})}},
+      DType::BF16, {3}, {{"group_size", Attr::ofNumber(1)}});
+  expectOp(bf16, {3}, {1 + std::ldexp(1, -7), -0.5, 65536});
+}
+
+TEST(AllReduce, LargerGroupNeedsTheOtherDevices) {
+  OneOp g("all_reduce", {{"x", tensor(DType::F32, {2}, {1, 2})}}, DType::F32,
+          {2}, {{"group_size", Attr::ofNumber(2)}});
+  EXPECT_EQ(g.run(), "test.all_reduce: 'all_reduce' sums over a group of 2 "
+                     "devices, but the reference interpreter evaluates one "
+                     "device: an all-reduce over 2 devices needs the other "
+                     "devices' partial sums");
+}
+
+TEST(AllReduce, GroupSizeIsARequiredPositiveInteger) {
+  auto x = tensor(DType::F32, {2}, {1, 2});
+  OneOp missing("all_reduce", {{"x", x}}, DType::F32, {2});
+  EXPECT_EQ(missing.run(),
+            "test.all_reduce: 'all_reduce' needs attribute 'group_size'");
+  OneOp zero("all_reduce", {{"x", x}}, DType::F32, {2},
+             {{"group_size", Attr::ofNumber(0)}});
+  EXPECT_EQ(zero.run(), "test.all_reduce: 'all_reduce' has group_size 0, "
+                        "expected at least 1");
+  OneOp fraction("all_reduce", {{"x", x}}, DType::F32, {2},
+                 {{"group_size", Attr::ofNumber(1.5)}});
+  EXPECT_EQ(fraction.run(), "test.all_reduce: 'all_reduce' attribute "
+                            "'group_size' must be an integer");
+  OneOp cast("all_reduce", {{"x", x}}, DType::BF16, {2},
+             {{"group_size", Attr::ofNumber(1)}});
+  EXPECT_EQ(cast.run(), "test.all_reduce: 'all_reduce' input has element "
+                        "type f32 but the result is bf16");
+}
+
+//===----------------------------------------------------------------------===//
 // Graphs and errors
 //===----------------------------------------------------------------------===//
 

@@ -15,6 +15,9 @@
  * runs at 2.8e12 bytes/s counting read and write. Built with
  * FAKE_CUDA_NO_GRAPHS it lacks the stream capture entry points.
  *
+ * FakeNccl.c asks fakeCudaContextRetained whether a primary context is
+ * retained when a communicator is made or destroyed.
+ *
  * Knobs (environment): FAKE_CUDA_FREE_BYTES caps the free memory reported;
  * FAKE_CUDA_WRONG_RESULTS=1 makes add_f32_8 subtract (to fail --check); a
  * module whose PTX contains FAKE_JIT_ERROR fails to load with a JIT log.
@@ -40,6 +43,10 @@ void fakeCudaAdvanceClock(unsigned long long nanoseconds) {
   eventClock += nanoseconds;
 }
 static int initialized = 0;
+/* Primary contexts retained and not yet released (FakeNccl.c asks). */
+static int retainedContexts = 0;
+
+int fakeCudaContextRetained(void) { return retainedContexts > 0; }
 
 /* Every allocation is prefixed by its size, so that cuMemFree can count. */
 typedef struct {
@@ -117,11 +124,13 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
 CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice device) {
   (void)device;
   *context = (CUcontext)(uintptr_t)0x1000;
+  ++retainedContexts;
   return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice device) {
   (void)device;
+  --retainedContexts;
   return CUDA_SUCCESS;
 }
 

@@ -501,9 +501,9 @@ struct RuleModel
     local.getBiasMutable().clear();
     Value result = local.getResult();
     result.setType(shardType(result.getType(), grid, resultSharding));
-    Value sum =
-        AllReduceOp::create(builder, op.getLoc(), result, grid.getSymName(),
-                            reductionAxes, ReductionKind::Sum);
+    Value sum = shard::AllReduceOp::create(builder, op.getLoc(), result,
+                                           grid.getSymName(), reductionAxes,
+                                           ReductionKind::Sum);
     if (op.getBias()) {
       auto add =
           AddOp::create(builder, op.getLoc(), sum, partitionedOperands.back());

@@ -154,7 +154,8 @@ def MemWall_KernelFamily : I32Enum<"KernelFamily", "how codegen runs one step", 
       I32EnumCase<"NormGrad", 9, "norm_grad">,
       I32EnumCase<"Optimizer", 10, "optimizer">,
       I32EnumCase<"EmbeddingGrad", 11, "embedding_grad">,
-      I32EnumCase<"CrossEntropy", 12, "cross_entropy">
+      I32EnumCase<"CrossEntropy", 12, "cross_entropy">,
+      I32EnumCase<"Collective", 13, "collective">
     ]> {
   let cppNamespace = "::memwall";
 }

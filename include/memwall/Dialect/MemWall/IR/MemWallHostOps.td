@@ -86,6 +86,29 @@ def MemWall_GemmOp : MemWall_HostOp<"gemm", [AttrSizedOperandSegments]> {
   }];
 }
 
+def MemWall_AllReduceOp : MemWall_HostOp<"all_reduce"> {
+  let summary = "a bundle step that sums a buffer over a group of devices";
+  let description = [{
+    `output[i]` = the sum of `input[i]` over the `group_size` devices of
+    the group (a `shard.all_reduce` of a per-device program); memwall-run
+    runs it through NCCL, one process per device (docs/runtime.md). Group
+    size 1 is a copy.
+
+    ```mlir
+    memwall.all_reduce "all_reduce3" (%2 : memref<8x256xbf16>)
+        -> (%3 : memref<8x256xbf16>) group 2
+        {ops = ["h.0.mlp.c_proj"], predicted_seconds = 1.0e-06 : f64}
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, AnyStaticShapeMemRef:$input,
+                       AnyStaticShapeMemRef:$output, I64Attr:$group_size,
+                       StrArrayAttr:$ops, F64Attr:$predicted_seconds);
+  let assemblyFormat = [{
+    $name `(` $input `:` type($input) `)` `->` `(` $output `:` type($output)
+    `)` `group` $group_size attr-dict
+  }];
+}
+
 def MemWall_ViewOp : MemWall_HostOp<"view", [Pure, ViewLikeOpInterface]> {
   let summary = "the bytes of a buffer under another shape";
   let description = [{
