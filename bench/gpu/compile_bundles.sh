@@ -80,3 +80,13 @@ for src in "${sources[@]}"; do
       compile_one "$tmp/$name.ws.mlir" "$name.ws" --gemm=memwall ;;
   esac
 done
+
+# A per-device program (memwall-partition, docs/parallelism.md) over one
+# device: a Llama layer whose two all-reduces run through NCCL on one rank.
+"$build/bin/memwall-gen" --family=llama --layers=1 --hidden=1024 --heads=8 \
+  --kv-heads=4 --ffn=2816 --vocab=4096 --seq=512 --batch=2 --mode=prefill \
+  -o "$tmp/llama_layer.mlir"
+"$build/bin/memwall-opt" "$tmp/llama_layer.mlir" \
+  --memwall-partition=tensor-parallel=1 --mlir-print-debuginfo \
+  -o "$tmp/llama_layer_tp1_bf16.mlir"
+compile_one "$tmp/llama_layer_tp1_bf16.mlir" llama_layer_tp1_bf16

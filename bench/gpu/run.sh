@@ -55,6 +55,15 @@ ctest --test-dir "$build" -L gpu --output-on-failure > "$OUT/ctest-gpu.log" 2>&1
 tail -n 3 "$OUT/ctest-gpu.log"
 [ "$ctest_rc" -eq 0 ] || status=1
 
+# Bundles with all_reduce steps load NCCL: PyTorch's wheel has it where the
+# loader's path does not (runtime/test/nccl-gpu-test.sh does the same).
+if [ -z "${MEMWALL_NCCL_LIBRARY:-}" ] &&
+   ! python3 -c 'import ctypes; ctypes.CDLL("libnccl.so.2")' 2>/dev/null; then
+  nccl="$(python3 -c 'import os, nvidia.nccl as n
+print(os.path.join(list(n.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null || true)"
+  [ -z "$nccl" ] || [ ! -f "$nccl" ] || export MEMWALL_NCCL_LIBRARY="$nccl"
+fi
+
 codes="$OUT/memwall/exit_codes.txt"
 echo "# bundle memwall-run-exit-code (0 ok, 1 error, 3 no device, 4 check failed, 124 timeout)" > "$codes"
 for dir in "${bundle_dirs[@]}"; do

@@ -425,19 +425,31 @@ DenseMap<Value, std::string> memwall::nameBundleValues(func::FuncOp function) {
       return {};
     return dyn_cast<StringAttr>(stamped[result.getResultNumber()]);
   };
+  auto namedByLocation = [](Operation *op) {
+    std::string loc = formatLocationForReport(op->getLoc());
+    return loc != "?" && loc.find(':') == std::string::npos;
+  };
   for (Operation &op : body.without_terminator()) {
-    // A fusion's result is the value of the op inside that yields it (IR
-    // without name locations would otherwise be named by position, which
-    // fusion changes).
     auto fusion = dyn_cast<FusionOp>(op);
     for (OpResult result : op.getResults()) {
-      OpResult source = result;
-      if (fusion)
-        source = dyn_cast<OpResult>(
-            fusion.getBodyBlock().getTerminator()->getOperand(
-                result.getResultNumber()));
-      if (!source ||
-          (fusion && source.getOwner()->getBlock() != &fusion.getBodyBlock()))
+      if (StringAttr name = stampedName(result)) {
+        names[result] = namer.reserve(result, name.getValue());
+        continue;
+      }
+      if (!fusion)
+        continue;
+      // A fusion made after the export is named by its name locations
+      // ("a+b", which checks read as b); without them, by the value of the
+      // op inside that yields it, not by its position, which fusion
+      // changed.
+      auto source =
+          dyn_cast<OpResult>(fusion.getBodyBlock().getTerminator()->getOperand(
+              result.getResultNumber()));
+      if (!source || source.getOwner()->getBlock() != &fusion.getBodyBlock())
+        continue;
+      Operation *named = fusion->getNumResults() > 1 ? source.getOwner()
+                                                     : fusion.getOperation();
+      if (namedByLocation(named))
         continue;
       if (StringAttr name = stampedName(source))
         names[result] = namer.reserve(result, name.getValue());
