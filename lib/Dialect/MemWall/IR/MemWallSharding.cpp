@@ -56,11 +56,10 @@ ArrayRef<int64_t> shapeOf(Value value) {
 }
 
 /// The loops of an operand broadcast (NumPy rules, aligned at the trailing
-/// dimension) to `resultShape`, whose dimension i is loop `first + i`: a
+/// dimension) to `resultShape`, whose dimension i is loop i: a
 /// dimension of size 1 against a wider one is broadcast, not split.
 SmallVector<int64_t> broadcastDims(ArrayRef<int64_t> operandShape,
-                                   ArrayRef<int64_t> resultShape,
-                                   int64_t first = 0) {
+                                   ArrayRef<int64_t> resultShape) {
   SmallVector<int64_t> dims;
   int64_t offset = static_cast<int64_t>(resultShape.size()) -
                    static_cast<int64_t>(operandShape.size());
@@ -68,7 +67,7 @@ SmallVector<int64_t> broadcastDims(ArrayRef<int64_t> operandShape,
     int64_t resultDim = offset + static_cast<int64_t>(i);
     bool broadcast =
         resultDim < 0 || (extent == 1 && resultShape[resultDim] != 1);
-    dims.push_back(broadcast ? kWhole : first + resultDim);
+    dims.push_back(broadcast ? kWhole : resultDim);
   }
   return dims;
 }
