@@ -94,8 +94,12 @@ ParameterSummary memwall::summarizeParameters(ModuleOp module) {
       if (getArgKind(function, index) != ArgKind::Weight)
         continue;
       Type type = function.getArgument(index).getType();
-      params += countElements(type);
       bytes += countTensorBytes(type);
+      // Scales are bytes of the weights they scale, not parameters.
+      if (!function.isExternal() &&
+          isQuantizationMetadata(function.getArgument(index)))
+        continue;
+      params += countElements(type);
       if (isTrainableWeight(function, index))
         trainable += countElements(type);
       ExpertMatmulOp expert = findExpertUse(function.getArgument(index));

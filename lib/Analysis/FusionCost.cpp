@@ -289,10 +289,22 @@ private:
         auto matmul = dyn_cast_or_null<MatmulOp>(op);
         return matmul && matmul.getRhs() == dequantize.getResult();
       };
+      // Double quantization: the dequantize of a member's scales.
+      auto isScalesOfMember = [&] {
+        auto user = dyn_cast<DequantizeOp>(*dequantize->user_begin());
+        return user && members.contains(user) &&
+               getScalesPrologue(user) == dequantize;
+      };
       if (!dequantize.getResult().hasOneUse() ||
-          !(isRhsOf(analysis.anchor) || isRhsOf(analysis.siblingMatmul)))
+          !(isRhsOf(analysis.anchor) || isRhsOf(analysis.siblingMatmul) ||
+            isScalesOfMember()))
         return fail(whyNot, "a dequantize runs in a kernel only as the rhs "
-                            "prologue of the one matmul that reads it");
+                            "prologue of the one matmul that reads it (or "
+                            "as the dequantize of that prologue's scales)");
+      if (auto scales = dequantize.getScales().getDefiningOp<DequantizeOp>();
+          scales && isDequantizeAtUse(scales) && !members.contains(scales))
+        return fail(whyNot, "a dequantize runs with the dequantize of its "
+                            "scales in one kernel");
     }
     if (!analysis.anchor) {
       analysis.kind = FusionKind::Elementwise;
@@ -436,7 +448,11 @@ private:
           firstDequantize.getScales().getType() !=
               secondDequantize.getScales().getType() ||
           static_cast<bool>(firstDequantize.getZeroPoints()) !=
-              static_cast<bool>(secondDequantize.getZeroPoints()))))
+              static_cast<bool>(secondDequantize.getZeroPoints()) ||
+          firstDequantize.getCodebookAttr() !=
+              secondDequantize.getCodebookAttr() ||
+          static_cast<bool>(getScalesPrologue(firstDequantize)) !=
+              static_cast<bool>(getScalesPrologue(secondDequantize)))))
       return refuse("their rhs are not dequantized alike");
     return true;
   }
@@ -1100,6 +1116,12 @@ private:
                       tiling.grid[2];
         work.bandwidthFraction =
             std::min(1.0, ctas / std::max(target.smCount, 1u));
+        // Each CTA row of tiles dequantizes the whole rhs it reads.
+        work.cudaCoreInstructions = 0;
+        for (Operation *op : {analysis.anchor, analysis.siblingMatmul})
+          if (auto product = dyn_cast_or_null<MatmulOp>(op))
+            work.cudaCoreInstructions +=
+                getDequantizePrologueWork(product, tiling.blockM);
       }
       // A dual GEMM's (a batched call's) shape class is that of the
       // product with every rhs side by side (N doubled, tripled).
@@ -1726,6 +1748,14 @@ DequantizeOp memwall::getRhsPrologue(MatmulOp matmul) {
   return dequantize;
 }
 
+DequantizeOp memwall::getScalesPrologue(DequantizeOp dequantize) {
+  auto scales = dequantize.getScales().getDefiningOp<DequantizeOp>();
+  if (!scales || scales->getBlock() != dequantize->getBlock() ||
+      !scales.getResult().hasOneUse())
+    return DequantizeOp();
+  return scales;
+}
+
 std::vector<FusionRefusal>
 memwall::explainUnfusedGemmConsumers(func::FuncOp function,
                                      const GPUTarget &target) {
@@ -1949,8 +1979,12 @@ FailureOr<KernelAnalysis> memwall::analyzeOpKernel(Operation *op,
   // A matmul reading a dequantize at use runs with it (memwall-fuse puts
   // both in one kernel), unfused too.
   if (auto matmul = dyn_cast<MatmulOp>(op))
-    if (DequantizeOp dequantize = getRhsPrologue(matmul))
-      return analyzeKernel({dequantize, op}, target, whyNot);
+    if (DequantizeOp dequantize = getRhsPrologue(matmul)) {
+      SmallVector<Operation *, 3> ops{dequantize, op};
+      if (DequantizeOp scales = getScalesPrologue(dequantize))
+        ops.insert(ops.begin(), scales);
+      return analyzeKernel(ops, target, whyNot);
+    }
   if (isKernelCandidate(op))
     return analyzeKernel({op}, target, whyNot);
   if (whyNot)

@@ -60,6 +60,10 @@ RooflineEstimate memwall::estimateKernelTime(const KernelWork &work,
                 computeEfficiency(work.unit, work.gemmShape, target) *
                 std::clamp(work.computeFraction, 1e-3, 1.0);
   estimate.computeSeconds = work.flops / rate;
+  // An FMA is two FLOPs: the fp32 peak is twice the lanes' issue rate.
+  if (work.cudaCoreInstructions > 0)
+    estimate.computeSeconds +=
+        work.cudaCoreInstructions / (target.peakFor(MathPrecision::FP32) / 2);
   // A kernel no block of which fits an SM (occupancy 0) still runs; the
   // floor keeps its time finite rather than infinite or NaN.
   double fraction = std::clamp(work.bandwidthFraction, 1e-3, 1.0);

@@ -71,12 +71,47 @@ private:
     return create<MatmulOp>(name, x, w, b, false, false);
   }
 
+  /// A projection's [in, out] weight in QLoRA's NF4 (--base-dtype=nf4),
+  /// as bitsandbytes stores it: i4 codes into the NF4 codebook, one absmax
+  /// per 64 weights along `in`, the absmax quantized to i8 with one f32
+  /// scale per 256 of them; all frozen, dequantized at use.
+  Value nf4Weight(int64_t in, int64_t out, const Twine &name) {
+    std::optional<std::pair<int64_t, int64_t>> scaleBlock =
+        getNF4ScaleBlock(in, out); // validateModelConfig checked it
+    auto [blockRows, blockColumns] = *scaleBlock;
+    int64_t blocks = in / kNF4BlockSize;
+    Type f32 = builder.getF32Type();
+    Value codes = argument({in, out}, builder.getIntegerType(4),
+                           ArgKind::Weight, name, /*frozen=*/true);
+    Value absmaxCodes =
+        argument({blocks, out}, builder.getIntegerType(8), ArgKind::Weight,
+                 name + ".absmax", /*frozen=*/true);
+    Value absmaxScales =
+        argument({blocks / blockRows, out / blockColumns}, f32, ArgKind::Weight,
+                 name + ".absmax_scales", /*frozen=*/true);
+    Value absmax = create<DequantizeOp>(
+        name + ".absmax.dequantized", RankedTensorType::get({blocks, out}, f32),
+        absmaxCodes, absmaxScales,
+        /*zeroPoints=*/Value(), /*codebook=*/nullptr);
+    return create<DequantizeOp>(name + ".dequantized",
+                                RankedTensorType::get({in, out}, dtype), codes,
+                                absmax, /*zeroPoints=*/Value(),
+                                builder.getDenseF32ArrayAttr(getNF4Codebook()));
+  }
+
   /// linear() of a rotary family's projection `target` (q, k, v, o, gate,
   /// up, down), plus its LoRA adapter when targeted: (alpha / rank) ·
   /// (x A) B, A and B trained.
   Value projection(Value x, int64_t in, int64_t out, bool hasBias,
                    StringRef target, const Twine &name) {
-    Value y = linear(x, in, out, hasBias, name);
+    Value y;
+    if (config.baseDtype == "nf4") {
+      Value w = nf4Weight(in, out, name + ".weight");
+      Value b = hasBias ? weight({out}, name + ".bias") : Value();
+      y = create<MatmulOp>(name, x, w, b, false, false);
+    } else {
+      y = linear(x, in, out, hasBias, name);
+    }
     if (!llvm::is_contained(config.loraTargets, target))
       return y;
     int64_t rank = config.loraRank;

@@ -8,6 +8,7 @@
 
 #include "memwall/ModelGen/ModelConfig.h"
 
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
 #include "memwall/Support/JSONDiagnostics.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -19,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 using namespace memwall;
 
@@ -390,6 +392,30 @@ static void readRopeScaling(JSONObjectReader &reader, ConfigFieldAudit &audit,
   config.llama3RopeScaling = {factor, low, high, original};
 }
 
+/// Reads quantization_config: a bitsandbytes 4-bit NF4 checkpoint (the
+/// base QLoRA trains on) is built as --base-dtype=nf4; other schemes are
+/// warned about and built in --dtype.
+static void readQuantizationConfig(ConfigFieldAudit &audit,
+                                   ModelConfig &config) {
+  audit.handled({"quantization_config"});
+  const llvm::json::Value *field = audit.getObject().get("quantization_config");
+  if (!field)
+    return;
+  const llvm::json::Object *quantization = field->getAsObject();
+  if (!quantization ||
+      quantization->getString("quant_method") != "bitsandbytes" ||
+      !quantization->getBoolean("load_in_4bit").value_or(false) ||
+      quantization->getString("bnb_4bit_quant_type") != "nf4")
+    return audit.warn("quantization_config", *field,
+                      "memwall builds bitsandbytes' 4-bit NF4 only "
+                      "(--base-dtype=nf4): these weights are built in --dtype");
+  config.baseDtype = "nf4";
+  if (!quantization->getBoolean("bnb_4bit_use_double_quant").value_or(false))
+    audit.warn("quantization_config", *field,
+               "its absmax are f32 (4.5 bits a weight); memwall's NF4 "
+               "double-quantizes them as QLoRA does (4.127 bits a weight)");
+}
+
 /// Reads the keys of a Llama, Mistral or Qwen2 config.json past the sizes:
 /// grouped-query attention, norms, RoPE, tied head, head size, biases and
 /// sliding windows.
@@ -434,6 +460,7 @@ static void readRotaryConfig(llvm::StringRef modelType,
     reader.readInteger("sliding_window", config.slidingWindow, true);
   audit.expect("hidden_act", "silu", "memwall builds SiLU (SwiGLU) MLPs");
   readRopeScaling(reader, audit, config);
+  readQuantizationConfig(audit, config);
   audit.expect("use_mrope", false,
                "memwall builds one-dimensional rotary positions");
   audit.expect("layer_types", nullptr,
@@ -626,25 +653,86 @@ llvm::ArrayRef<llvm::StringRef> memwall::getLoraTargetNames() {
   return names;
 }
 
+/// The [in, out] weight of rotary projection `target` (q, k, v, o, gate,
+/// up, down).
+template <typename Number>
+static std::pair<Number, Number> getProjectionShape(const ModelConfig &config,
+                                                    llvm::StringRef target) {
+  Number d = config.hidden, f = config.ffn;
+  Number qWidth = Number(config.heads) * config.headDim();
+  Number kvWidth = Number(config.kvHeads) * config.headDim();
+  Number in = target == "o" ? qWidth : target == "down" ? f : d;
+  Number out = target == "q"                        ? qWidth
+               : target == "k" || target == "v"     ? kvWidth
+               : target == "gate" || target == "up" ? f
+                                                    : d;
+  return {in, out};
+}
+
 /// Parameters of the LoRA adapters: rank · (in + out) per targeted
 /// projection and layer.
 template <typename Number>
 static Number loraFormula(const ModelConfig &config) {
   if (config.loraRank == 0)
     return 0;
-  Number d = config.hidden, f = config.ffn;
-  Number qWidth = Number(config.heads) * config.headDim();
-  Number kvWidth = Number(config.kvHeads) * config.headDim();
   Number perLayer = 0;
   for (const std::string &target : config.loraTargets) {
-    Number in = target == "o" ? qWidth : target == "down" ? f : d;
-    Number out = target == "q"                        ? qWidth
-                 : target == "k" || target == "v"     ? kvWidth
-                 : target == "gate" || target == "up" ? f
-                                                      : d;
+    auto [in, out] = getProjectionShape<Number>(config, target);
     perLayer += Number(config.loraRank) * (in + out);
   }
   return Number(config.layers) * perLayer;
+}
+
+std::optional<std::pair<int64_t, int64_t>>
+memwall::getNF4ScaleBlock(int64_t in, int64_t out) {
+  if (in <= 0 || out <= 0 || in % kNF4BlockSize != 0)
+    return std::nullopt;
+  int64_t columns = std::gcd(out, kNF4ScaleBlockSize);
+  int64_t rows = kNF4ScaleBlockSize / columns;
+  if (in / kNF4BlockSize % rows != 0)
+    return std::nullopt;
+  return std::pair{rows, columns};
+}
+
+/// --base-dtype: NF4 projections (llama, qwen2, dense) whose shapes split
+/// into NF4's blocks; train mode trains adapters.
+static llvm::Error checkBaseDtype(const ModelConfig &config,
+                                  GenerationMode mode) {
+  const ConfigFieldNames &names = config.names;
+  if (config.baseDtype.empty())
+    return llvm::Error::success();
+  if (config.baseDtype != "nf4")
+    return makeError(names.baseDtype +
+                     " must be nf4 (QLoRA's 4-bit NormalFloat), got '" +
+                     config.baseDtype + "'");
+  if (!isRotaryFamily(config.family))
+    return makeError(llvm::formatv(
+        "{0}=nf4 quantizes llama and qwen2 projections, not {1}'s",
+        names.baseDtype, stringifyModelFamily(config.family)));
+  if (config.experts > 0)
+    return makeError(llvm::formatv("{0}=nf4: NF4 experts are not built "
+                                   "(memwall quantizes dense projections)",
+                                   names.baseDtype));
+  if (mode == GenerationMode::Train && config.loraRank == 0)
+    return makeError(llvm::formatv(
+        "{0}=nf4 freezes the base weights: --mode=train needs {1}=RANK "
+        "adapters to train",
+        names.baseDtype, names.lora));
+  for (llvm::StringRef target : getLoraTargetNames()) {
+    auto [in, out] = getProjectionShape<double>(config, target);
+    // Far past any model; the size checks below report such configs.
+    if (in > 0x1p62 || out > 0x1p62)
+      continue;
+    auto inWidth = static_cast<int64_t>(in),
+         outWidth = static_cast<int64_t>(out);
+    if (!getNF4ScaleBlock(inWidth, outWidth))
+      return makeError(llvm::formatv(
+          "{0}=nf4 stores {1} weights per absmax along a projection's input "
+          "and {2} absmax per scale: '{3}' [{4}, {5}] does not split so",
+          names.baseDtype, kNF4BlockSize, kNF4ScaleBlockSize, target, inWidth,
+          outWidth));
+  }
+  return llvm::Error::success();
 }
 
 /// Layers whose MLP is a mixture of experts.
@@ -893,6 +981,8 @@ static llvm::Error checkModelConfig(const ModelConfig &config,
   if (!llvm::is_contained({"bf16", "f16", "f32"}, config.dtype))
     return makeError(names.dtype + " must be bf16, f16 or f32, got '" +
                      config.dtype + "'");
+  if (llvm::Error error = checkBaseDtype(config, mode))
+    return error;
   if (!(config.dropout >= 0 && config.dropout < 1))
     return makeError(
         llvm::formatv("{0} must be in [0, 1), got {1}", names.dropout,

@@ -150,6 +150,12 @@ llvm::json::Value referenceAttrJSON(Attribute attr) {
     return dtypeName(type.getValue());
   if (auto ints = dyn_cast<DenseI64ArrayAttr>(attr))
     return shapeJSON(ints.asArrayRef());
+  if (auto floats = dyn_cast<DenseF32ArrayAttr>(attr)) {
+    llvm::json::Array array;
+    for (float value : floats.asArrayRef())
+      array.push_back(static_cast<double>(value));
+    return array;
+  }
   std::string printed;
   llvm::raw_string_ostream os(printed);
   attr.print(os);

@@ -416,8 +416,20 @@ private:
         continue;
       if (std::string why = whyCannotDequantizeRhs(dequantize); !why.empty())
         return why;
+      // Double-quantized scales: their codes and scales are the inputs.
+      DequantizeOp scalesDequantize = getScalesPrologue(dequantize);
+      if (scalesDequantize &&
+          !llvm::is_contained(analysis.ops, scalesDequantize.getOperation()))
+        scalesDequantize = DequantizeOp();
+      bool scalesAreInputs =
+          scalesDequantize
+              ? inputIndex(scalesDequantize.getInput()) !=
+                        analysis.inputs.end() &&
+                    inputIndex(scalesDequantize.getScales()) !=
+                        analysis.inputs.end()
+              : inputIndex(dequantize.getScales()) != analysis.inputs.end();
       if (inputIndex(dequantize.getInput()) == analysis.inputs.end() ||
-          inputIndex(dequantize.getScales()) == analysis.inputs.end() ||
+          !scalesAreInputs ||
           (dequantize.getZeroPoints() &&
            inputIndex(dequantize.getZeroPoints()) == analysis.inputs.end()))
         return "the dequantize's weights, scales and zero points must be "
@@ -531,6 +543,13 @@ private:
         dequantize.getScales().getType().getRank() != 2)
       return "the rhs prologue dequantizes one rank-2 weight the problem "
              "names";
+    if (dequantize.getCodebook() && !stored.isInteger(4))
+      return "the rhs prologue looks codes up in 16-entry (i4) codebooks";
+    if (DequantizeOp scales = getScalesPrologue(dequantize);
+        scales && (!scales.getInput().getType().getElementType().isInteger(8) ||
+                   scales.getZeroPoints() || scales.getCodebook()))
+      return "the rhs prologue dequantizes double-quantized scales stored "
+             "as i8 with scales of their own, no zero points or codebook";
     auto [rows, columns] = rhsTileShape();
     int64_t chunk = getStoredChunkElements(stored);
     if (columns % chunk != 0 || rows * columns / chunk % tiling.threads != 0 ||
@@ -610,6 +629,62 @@ private:
     return arith::ExtFOp::create(b, f32, stored);
   }
 
+  /// `codebook[code]` for a sign-extended i4 `stored` (its low 4 bits
+  /// unsigned are the code): a tree of selects on the code's bits, lowest
+  /// bit first, so the table lives in registers (no local-memory array).
+  Value lookUpCodebook(ArrayRef<float> codebook, Value stored) {
+    Type i32 = b.getI32Type(), f32 = b.getF32Type();
+    Value code =
+        arith::AndIOp::create(b, arith::ExtSIOp::create(b, i32, stored),
+                              arith::ConstantIntOp::create(b, i32, 0xF));
+    SmallVector<Value, 16> level;
+    for (float value : codebook)
+      level.push_back(arith::ConstantFloatOp::create(b, cast<FloatType>(f32),
+                                                     APFloat(value)));
+    for (int64_t bit = 0; level.size() > 1; ++bit) {
+      Value set = arith::CmpIOp::create(
+          b, arith::CmpIPredicate::ne,
+          arith::AndIOp::create(
+              b, code, arith::ConstantIntOp::create(b, i32, int64_t{1} << bit)),
+          arith::ConstantIntOp::create(b, i32, 0));
+      // Pairs differing in this bit collapse in place: entry i of the
+      // next level is entry 2i or 2i + 1 of this one.
+      for (size_t i = 0; i < level.size() / 2; ++i)
+        level[i] =
+            arith::SelectOp::create(b, set, level[2 * i + 1], level[2 * i]);
+      level.truncate(level.size() / 2);
+    }
+    return level.front();
+  }
+
+  /// Element `scaleIndex` (row-major) of the dequantize's scales, in f32:
+  /// loaded, or for double-quantized scales dequantized from their i8
+  /// codes and scales (rounded to the scales' type, as their own
+  /// dequantize is defined).
+  Value loadScale(DequantizeOp dequantize, Value scaleIndex) {
+    DequantizeOp scales = getScalesPrologue(dequantize);
+    if (!scales)
+      return emitter.toF32(
+          memref::LoadOp::create(b, emitter.getMemRef(dequantize.getScales()),
+                                 ValueRange{scaleIndex}));
+    ArrayRef<int64_t> shape = scales.getInput().getType().getShape();
+    ArrayRef<int64_t> outer = scales.getScales().getType().getShape();
+    Value row = div(scaleIndex, shape[1]);
+    Value column = rem(scaleIndex, shape[1]);
+    Value outerIndex = add(mul(div(row, shape[0] / outer[0]), outer[1]),
+                           div(column, shape[1] / outer[1]));
+    Value code = memref::LoadOp::create(b, emitter.getMemRef(scales.getInput()),
+                                        ValueRange{scaleIndex});
+    Value product = arith::MulFOp::create(
+        b, decodeStoredWeight(code),
+        emitter.toF32(memref::LoadOp::create(
+            b, emitter.getMemRef(scales.getScales()), ValueRange{outerIndex})));
+    Type scaleType = scales.getResult().getType().getElementType();
+    if (scaleType.isF32())
+      return product;
+    return emitter.toF32(arith::TruncFOp::create(b, scaleType, product));
+  }
+
   /// Where k-step `step`'s tile of an operand starts in it (row, column):
   /// `kIsRow`, the tile's rows are K; `firstOther`, its first row or
   /// column along M or N.
@@ -638,7 +713,7 @@ private:
     ArrayRef<int64_t> scaleShape = dequantize.getScales().getType().getShape();
     int64_t blockRows = tile.rowLimit / scaleShape[0];
     int64_t blockColumns = tile.columnLimit / scaleShape[1];
-    Value scales = emitter.getMemRef(dequantize.getScales());
+    std::optional<ArrayRef<float>> codebook = dequantize.getCodebook();
     Value zeroPoints = dequantize.getZeroPoints()
                            ? emitter.getMemRef(dequantize.getZeroPoints())
                            : Value();
@@ -662,9 +737,9 @@ private:
           add(mul(div(sourceRow, blockRows), scaleShape[1]),
               div(sourceColumn, blockColumns)),
           idx(0));
-      Value scale = emitter.toF32(
-          memref::LoadOp::create(b, scales, ValueRange{scaleIndex}));
-      Value decoded = decodeStoredWeight(stored);
+      Value scale = loadScale(dequantize, scaleIndex);
+      Value decoded = codebook ? lookUpCodebook(*codebook, stored)
+                               : decodeStoredWeight(stored);
       if (zeroPoints) {
         Value zero = emitter.toF32(
             memref::LoadOp::create(b, zeroPoints, ValueRange{scaleIndex}));

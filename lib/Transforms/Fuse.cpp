@@ -109,10 +109,14 @@ public:
         continue;
       // A matmul starts with the dequantize of its rhs: its main loop
       // dequantizes the weights (one kernel, however else it fuses).
-      SmallVector<Operation *, 2> seed{&op};
+      SmallVector<Operation *, 3> seed{&op};
       if (auto matmul = dyn_cast<MatmulOp>(&op))
-        if (DequantizeOp dequantize = getRhsPrologue(matmul))
+        if (DequantizeOp dequantize = getRhsPrologue(matmul)) {
           seed.insert(seed.begin(), dequantize);
+          // Double-quantized scales are dequantized in the same prologue.
+          if (DequantizeOp scales = getScalesPrologue(dequantize))
+            seed.insert(seed.begin(), scales);
+        }
       FailureOr<KernelAnalysis> single = analyzeKernel(seed, target);
       if (failed(single))
         continue; // runs unfused (codegen says why, if it cannot)
@@ -557,6 +561,44 @@ static bool readsThroughViews(Block &block, Operation *reader) {
   });
 }
 
+/// Gives each matmul of `block` reading a dequantize at use as its rhs
+/// (a frozen NF4 weight read by the forward GEMM and the backward's input
+/// gradient) its own copy, with the dequantize of its scales: each GEMM
+/// dequantizes the tiles it loads, since nothing holds the dequantized
+/// weight. Returns whether it copied any.
+static bool dequantizePerMatmul(Block &block) {
+  SmallVector<DequantizeOp> shared;
+  for (auto dequantize : block.getOps<DequantizeOp>())
+    if (!dequantize.getResult().hasOneUse() && isDequantizeAtUse(dequantize) &&
+        llvm::all_of(dequantize->getUses(), [&](OpOperand &use) {
+          auto matmul = dyn_cast<MatmulOp>(use.getOwner());
+          return matmul && matmul->getBlock() == &block &&
+                 use.getOperandNumber() == 1;
+        }))
+      shared.push_back(dequantize);
+  for (DequantizeOp dequantize : shared) {
+    DequantizeOp scales = getScalesPrologue(dequantize);
+    SmallVector<OpOperand *> uses =
+        llvm::map_to_vector(llvm::drop_begin(dequantize->getUses()),
+                            [](OpOperand &use) { return &use; });
+    for (OpOperand *use : uses) {
+      OpBuilder builder(use->getOwner());
+      IRMapping mapping;
+      SmallVector<Operation *, 2> copies;
+      if (scales)
+        copies.push_back(builder.clone(*scales, mapping));
+      copies.push_back(builder.clone(*dequantize, mapping));
+      // The copies run in their GEMM's phase (forward or backward).
+      for (Operation *copy : copies)
+        if (Attribute phase =
+                use->getOwner()->getAttr(MemWallDialect::kPhaseAttrName))
+          copy->setAttr(MemWallDialect::kPhaseAttrName, phase);
+      use->set(copies.back()->getResult(0));
+    }
+  }
+  return !shared.empty();
+}
+
 /// Copies each view read by several ops of `block`, some of which index
 /// views (readsThroughViews), before each of those (with its phase; the
 /// first keeps the original where all do), copying the views it reads in
@@ -753,6 +795,7 @@ struct FusePass : public memwall::impl::FuseBase<FusePass> {
     for (Block &block : getOperation().getFunctionBody()) {
       copied |= readOutputsThroughHeadsMerges(block);
       copied |= copyViewsPerReader(block);
+      copied |= dequantizePerMatmul(block);
     }
     if (copied) {
       // Computed after the rewrites (the transposes they made views hold no

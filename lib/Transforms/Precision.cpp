@@ -176,7 +176,9 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
       if (auto attr = function.getArgAttrOfType<ArgKindAttr>(
               arg.getArgNumber(), MemWallDialect::kArgKindAttrName))
         kind = attr.getValue();
-      if (kind == ArgKind::OptimizerState)
+      // Optimizer states keep f32; quantization scales (an NF4 base's)
+      // keep their format.
+      if (kind == ArgKind::OptimizerState || isQuantizationMetadata(arg))
         continue;
       if (kind == ArgKind::KVCache && kvType) {
         retypeArgument(arg, withElement(arg.getType(), *kvType));
@@ -290,7 +292,8 @@ struct PrecisionPass : public memwall::impl::PrecisionBase<PrecisionPass> {
       builder.setInsertionPoint(use->getOwner());
       use->set(DequantizeOp::create(builder, dequantizedLoc,
                                     withElement(type, activation), weight,
-                                    scales, /*zeroPoints=*/Value()));
+                                    scales, /*zeroPoints=*/Value(),
+                                    /*codebook=*/nullptr));
     }
     return success();
   }

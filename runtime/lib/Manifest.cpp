@@ -613,14 +613,20 @@ bool parseAttr(FieldReader &reader, const json::Value &value,
     attr = reference::Attr::ofString(value.string);
     return true;
   case json::Value::Kind::Array: {
+    // Integers (shapes, axes) or, with any fraction, numbers (codebooks).
     std::vector<int64_t> ints;
+    std::vector<double> numbers;
+    bool allIntegers = true;
     for (const json::Value &element : value.array) {
-      if (!element.isNumber() || !element.isInteger)
+      if (!element.isNumber())
         return reader.fail(context, element,
-                           "list attributes must hold integers");
-      ints.push_back(element.integer);
+                           "list attributes must hold numbers");
+      allIntegers &= element.isInteger;
+      ints.push_back(element.isInteger ? element.integer : 0);
+      numbers.push_back(element.number);
     }
-    attr = reference::Attr::ofInts(std::move(ints));
+    attr = allIntegers ? reference::Attr::ofInts(std::move(ints))
+                       : reference::Attr::ofNumbers(std::move(numbers));
     return true;
   }
   default:

@@ -60,6 +60,11 @@ static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::cat(category));
 static cl::opt<std::string> dtype("dtype", cl::desc("bf16, f16 or f32"),
                                   cl::cat(category));
+static cl::opt<std::string> baseDtypeFlag(
+    "base-dtype",
+    cl::desc("Storage of the decoder projections' weights: nf4 (QLoRA's "
+             "4-bit NormalFloat, double-quantized, frozen; llama, qwen2)"),
+    cl::value_desc("nf4"), cl::cat(category));
 
 // Numeric knobs are read as text and converted by readKnobs(), so that a
 // malformed number is reported like every other error (llvm::cl would print
@@ -351,6 +356,8 @@ int main(int argc, char **argv) {
     config.kvLen = config.seq > 0 ? config.seq - 1 : 0;
   if (dtype.getNumOccurrences())
     config.dtype = dtype;
+  if (baseDtypeFlag.getNumOccurrences())
+    config.baseDtype = baseDtypeFlag;
   if (knobs->dropout)
     config.dropout = *knobs->dropout;
   if (knobs->lora) {

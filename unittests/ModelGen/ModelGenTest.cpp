@@ -603,6 +603,99 @@ TEST(ModelGenTest, LoraFreezesTheBaseAndTrainsTheAdapters) {
             "not gpt2's");
 }
 
+// QLoRA (Dettmers et al. 2023) on Llama-2-7B with r 64 on all seven
+// projections, as the paper trains it: the base projections stored in NF4
+// with double-quantized absmax, everything else bf16.
+TEST(ModelGenTest, QloraStoresTheBaseInNf4AndTrainsOnlyTheAdapters) {
+  ModelConfig config = preset("llama-2-7b");
+  config.seq = 16;
+  config.loraRank = 64;
+  config.loraTargets = {"q", "k", "v", "o", "gate", "up", "down"};
+  config.baseDtype = "nf4";
+  ASSERT_EQ(errorOf(validateModelConfig(config, GenerationMode::Train)), "");
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module =
+      buildModel(&context, config, GenerationMode::Train);
+  ASSERT_TRUE(succeeded(verify(*module)));
+  ParameterSummary summary = summarizeParameters(*module);
+  // By hand: 32 layers x (4 x 4096^2 + 3 x 4096 x 11008) projection
+  // weights; adapters 32 x 64 x (4 x (4096 + 4096) + 3 x (4096 + 11008)).
+  EXPECT_EQ(32LL * (4 * 4096 * 4096 + 3 * 4096 * 11008), 6476005376);
+  EXPECT_EQ(32LL * 64 * (4 * 8192 + 3 * 15104), 159907840);
+  // The absmax and their scales are not parameters.
+  EXPECT_EQ(summary.params, 6738415616 + 159907840);
+  EXPECT_EQ(summary.trainableParams, 159907840);
+  // Bytes: half a byte a projection weight (3,238,002,688), an i8 absmax
+  // per 64 (101,187,584), an f32 per 256 absmax (1,581,056: 4.127 bits a
+  // weight in all); bf16 for the other 262,410,240 weights (embedding,
+  // head, norms) and the adapters: 844,636,160.
+  EXPECT_EQ(summary.bytes, 3238002688 + 101187584 + 1581056 + 844636160);
+  // The NF4 codes, their absmax and the absmax scales are frozen; the
+  // dequantize of the absmax and of the codes feeds each projection.
+  auto function = *module->getOps<func::FuncOp>().begin();
+  int nf4 = 0, metadata = 0;
+  for (BlockArgument arg : function.getArguments()) {
+    auto type = cast<RankedTensorType>(arg.getType());
+    if (getArgKind(function, arg.getArgNumber()) != ArgKind::Weight)
+      continue;
+    nf4 += type.getElementType().isInteger(4);
+    metadata += isQuantizationMetadata(arg);
+    if (type.getElementType().isInteger(4) || isQuantizationMetadata(arg))
+      EXPECT_FALSE(isTrainableWeight(function, arg.getArgNumber()));
+  }
+  EXPECT_EQ(nf4, 32 * 7);
+  EXPECT_EQ(metadata, 2 * 32 * 7);
+  int codebooks = 0;
+  module->walk([&](DequantizeOp dequantize) {
+    if (std::optional<ArrayRef<float>> codebook = dequantize.getCodebook()) {
+      EXPECT_EQ(*codebook, getNF4Codebook());
+      EXPECT_TRUE(dequantize.getScales().getDefiningOp<DequantizeOp>());
+      ++codebooks;
+    }
+  });
+  EXPECT_EQ(codebooks, 32 * 7);
+}
+
+TEST(ModelGenTest, BadNf4BasesAreRefusedNamingTheFlag) {
+  ModelConfig config = preset("llama-2-7b");
+  config.baseDtype = "nf4";
+  EXPECT_EQ(errorOf(validateModelConfig(config, GenerationMode::Prefill)), "");
+  EXPECT_EQ(errorOf(validateModelConfig(config, GenerationMode::Train)),
+            "--base-dtype=nf4 freezes the base weights: --mode=train needs "
+            "--lora=RANK adapters to train");
+  config.baseDtype = "int3";
+  EXPECT_EQ(errorOf(validateModelConfig(config, GenerationMode::Prefill)),
+            "--base-dtype must be nf4 (QLoRA's 4-bit NormalFloat), got 'int3'");
+  config.baseDtype = "nf4";
+  config.ffn = 11000; // 11000 is not a multiple of 64
+  EXPECT_EQ(errorOf(validateModelConfig(config, GenerationMode::Prefill)),
+            "--base-dtype=nf4 stores 64 weights per absmax along a "
+            "projection's input and 256 absmax per scale: 'down' [11000, "
+            "4096] does not split so");
+  ModelConfig gpt2 = preset("gpt2");
+  gpt2.baseDtype = "nf4";
+  EXPECT_EQ(errorOf(validateModelConfig(gpt2, GenerationMode::Prefill)),
+            "--base-dtype=nf4 quantizes llama and qwen2 projections, not "
+            "gpt2's");
+  ModelConfig mixtral = preset("mixtral-8x7b");
+  mixtral.baseDtype = "nf4";
+  EXPECT_EQ(errorOf(validateModelConfig(mixtral, GenerationMode::Prefill)),
+            "--base-dtype=nf4: NF4 experts are not built (memwall quantizes "
+            "dense projections)");
+}
+
+TEST(ModelGenTest, Nf4ScaleBlocksHold256AbsmaxAsWideAsTheOutputAllows) {
+  // [4096, 11008]: 64 absmax rows; 11008 = 43 x 256: blocks of 1 x 256.
+  using Block = std::optional<std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(getNF4ScaleBlock(4096, 11008), Block({1, 256}));
+  // [128, 64]: 2 absmax rows, 64 wide: would need 4 x 64 blocks.
+  EXPECT_EQ(getNF4ScaleBlock(128, 64), std::nullopt);
+  // [256, 64]: 4 rows x 64 columns.
+  EXPECT_EQ(getNF4ScaleBlock(256, 64), Block({4, 64}));
+  // In not a multiple of 64.
+  EXPECT_EQ(getNF4ScaleBlock(100, 256), std::nullopt);
+}
+
 TEST(ModelGenTest, ValidationNamesTheFlagToFix) {
   ModelConfig config = preset("llama-2-7b");
   config.heads = 7;

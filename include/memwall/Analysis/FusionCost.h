@@ -342,6 +342,10 @@ llvm::FailureOr<KernelAnalysis> analyzeFusion(FusionOp fusion,
 /// kernel whether fused or not: the one making its rhs in its block and
 /// read by nothing else; null otherwise.
 DequantizeOp getRhsPrologue(MatmulOp matmul);
+/// The dequantize making `dequantize`'s scales, when it runs in the same
+/// rhs prologue (double quantization, NF4: the main loop dequantizes the
+/// scales it loads): in the same block, read by nothing else; else null.
+DequantizeOp getScalesPrologue(DequantizeOp dequantize);
 
 /// For every kernel of `function`'s body holding a matmul (a matmul, or a
 /// fusion with one) and every elementwise or row-reduction kernel reading

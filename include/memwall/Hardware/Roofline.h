@@ -63,6 +63,10 @@ struct KernelWork {
   /// Kernels launched besides the first, each one more launch cost (split
   /// K's reduce kernel: the work is both kernels' FLOPs and traffic).
   int64_t extraLaunches = 0;
+  /// Instructions the same SMs issue on their CUDA cores besides `flops`,
+  /// one per lane and cycle (half the fp32 FMA peak), added to the compute
+  /// time: a generated GEMM's dequantizing prologue (docs/cost-model.md).
+  double cudaCoreInstructions = 0;
 };
 
 inline double totalBytes(const KernelWork &work) {

@@ -51,7 +51,8 @@ struct ConfigFieldNames {
               dropout = "--dropout", headDim = "--head-dim",
               slidingWindow = "--sliding-window", lora = "--lora",
               loraTargets = "--lora-targets", loraAlpha = "--lora-alpha",
-              experts = "--experts", expertsPerToken = "--experts-per-token",
+              baseDtype = "--base-dtype", experts = "--experts",
+              expertsPerToken = "--experts-per-token",
               expertFfn = "--expert-ffn";
 };
 
@@ -121,6 +122,13 @@ struct ModelConfig {
   int64_t loraRank = 0;
   double loraAlpha = 8;
   std::vector<std::string> loraTargets;
+  /// Storage of the decoder layers' projection weights: empty for `dtype`,
+  /// or "nf4" for QLoRA's (Dettmers et al. 2023) 4-bit NormalFloat base:
+  /// NF4 codes, one absmax per 64 weights along the input, those absmax
+  /// quantized to i8 with one f32 scale per 256 (getNF4ScaleBlock), all
+  /// frozen and dequantized at use. Embeddings, norms, biases, the head and
+  /// the adapters keep `dtype`.
+  std::string baseDtype;
 
   /// GPT-2 only: the transformer blocks alone on a hidden-states input
   /// [batch, seq, hidden] (no embeddings, final norm or head); in train mode
@@ -199,6 +207,13 @@ int64_t countTrainableParameters(const ModelConfig &config,
 
 /// The projections a LoRA adapter may target, in the order layers use them.
 llvm::ArrayRef<llvm::StringRef> getLoraTargetNames();
+
+/// The second-level block of an NF4 weight [in, out]: its absmax grid
+/// [in / 64, out] is quantized in blocks of 256 absmax, (rows, columns) of
+/// that grid, as wide along `out` as 256 allows; nullopt when `in` is not
+/// a multiple of 64 or the grid does not split into such blocks.
+std::optional<std::pair<int64_t, int64_t>> getNF4ScaleBlock(int64_t in,
+                                                            int64_t out);
 
 } // namespace memwall
 

@@ -225,7 +225,10 @@ def Fuse : Pass<"memwall-fuse", "mlir::func::FuncOp"> {
     attention's backward reads the forward's output back through its heads
     merge; copies no kernel took are merged back after fusion, and none is
     made where the copies would raise the unfused peak (docs/fusion.md,
-    "Layouts as views").
+    "Layouts as views"). So are dequantizes at use: one read by several
+    matmuls (a frozen NF4 weight's forward and input-gradient GEMMs) is
+    copied per matmul, with the dequantize of its scales, and each copy
+    runs in its GEMM's main loop.
 
     Each group of two or more ops becomes a `memwall.fusion`; the function is
     marked `memwall.fused` and the roofline report gains a `fusion` section.

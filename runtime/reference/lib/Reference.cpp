@@ -391,6 +391,12 @@ Attr Attr::ofInts(std::vector<int64_t> v) {
   a.ints = std::move(v);
   return a;
 }
+Attr Attr::ofNumbers(std::vector<double> v) {
+  Attr a;
+  a.kind = Kind::NumberList;
+  a.numbers = std::move(v);
+  return a;
+}
 Attr Attr::ofString(std::string v) {
   Attr a;
   a.kind = Kind::String;
@@ -578,6 +584,19 @@ struct AttrReader {
       return a->ints;
     fail("attribute '" + name + "' must be a list of integers");
     return def.value_or(Shape());
+  }
+  /// A list of numbers (one of integers reads as one too); empty when
+  /// absent.
+  std::vector<double> numbers(const std::string &name) {
+    const Attr *a = find(name);
+    if (!a)
+      return {};
+    if (a->kind == Attr::Kind::NumberList)
+      return a->numbers;
+    if (a->kind == Attr::Kind::IntList)
+      return std::vector<double>(a->ints.begin(), a->ints.end());
+    fail("attribute '" + name + "' must be a list of numbers");
+    return {};
   }
   std::string string(const std::string &name, std::optional<std::string> def) {
     const Attr *a = find(name);
@@ -1500,6 +1519,11 @@ std::string evalDequantize(OpEval &e) {
   RETURN_IF_ERROR(e.expectOperands(2, 3));
   const Tensor &q = e.operand(0), &scales = e.operand(1);
   const Tensor *zeroPoints = e.in.size() == 3 ? &e.operand(2) : nullptr;
+  // A codebook maps each code (its bits unsigned) to the value scaled.
+  std::vector<double> codebook = e.attrs.numbers("codebook");
+  RETURN_IF_ERROR(e.attrError());
+  if (!codebook.empty() && codebook.size() != 16 && codebook.size() != 256)
+    return e.fail("a codebook has 16 (i4) or 256 (i8) values");
   if (scales.shape.size() != q.shape.size())
     return e.fail("scales must have the input's rank");
   if (zeroPoints && zeroPoints->shape != scales.shape)
@@ -1526,6 +1550,12 @@ std::string evalDequantize(OpEval &e) {
                     scaleStride *= scales.shape[d];
                   }
                   float stored = static_cast<float>(q.data[i]);
+                  if (!codebook.empty()) {
+                    int64_t bits = static_cast<int64_t>(q.data[i]);
+                    stored =
+                        static_cast<float>(codebook[static_cast<size_t>(bits) &
+                                                    (codebook.size() - 1)]);
+                  }
                   if (zeroPoints)
                     stored -= static_cast<float>(zeroPoints->data[scaleIndex]);
                   float product =

@@ -531,6 +531,29 @@ TEST(Dequantize, RoundsTheProductOnceToTheResultType) {
   EXPECT_EQ(t.data, (Data{1, -1}));
 }
 
+TEST(Dequantize, CodebookMapsEachCodesUnsignedBitsBeforeItsScale) {
+  // A 16-entry codebook c[i] = i / 4 - 2 on i4 codes: -8 is code 8
+  // (c = 0), -1 is code 15 (1.75), 0 is code 0 (-2), 7 is code 7 (-0.25);
+  // times the block's scale (blocks of 2 columns: 2, then -0.5).
+  std::vector<double> codebook;
+  for (int i = 0; i < 16; ++i)
+    codebook.push_back(i / 4.0 - 2);
+  Tensor t =
+      runOne("dequantize",
+             {{"q", tensor(DType::I4, {1, 4}, {-8, -1, 0, 7})},
+              {"s", f32({1, 2}, {2, -0.5})}},
+             DType::F32, {1, 4}, {{"codebook", Attr::ofNumbers(codebook)}});
+  EXPECT_EQ(t.data, (Data{0, 3.5, 1, 0.125}));
+  // A codebook of neither 16 nor 256 values is an error.
+  OneOp g("dequantize",
+          {{"q", tensor(DType::I4, {1, 4}, Data(4, 1))},
+           {"s", f32({1, 2}, Data(2, 1))}},
+          {{"out", DType::F32, {1, 4}}},
+          {{"codebook", Attr::ofNumbers({0.5, 1.5, 2.5})}});
+  EXPECT_NE(g.run().find("a codebook has 16 (i4) or 256 (i8) values"),
+            std::string::npos);
+}
+
 TEST(Dequantize, ScalesThatDoNotDivideAreAnError) {
   OneOp g("dequantize",
           {{"q", tensor(DType::I8, {2, 4}, Data(8, 1))},

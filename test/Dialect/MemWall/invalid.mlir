@@ -1126,6 +1126,38 @@ func.func @dequantize_shape(%q: tensor<16x32xi8>, %s: tensor<16x1xbf16>) {
 
 // -----
 
+func.func @dequantize_codebook_storage(%q: tensor<16x32xf8E4M3FN>, %s: tensor<16x1xbf16>) {
+  // expected-error @below {{a codebook maps i4 or i8 codes, not 'f8E4M3FN'}}
+  %0 = memwall.dequantize %q, %s {codebook = array<f32: 0.0, 1.0>} : tensor<16x32xf8E4M3FN>, tensor<16x1xbf16> -> tensor<16x32xbf16>
+  return
+}
+
+// -----
+
+func.func @dequantize_codebook_size(%q: tensor<16x32xi4>, %s: tensor<16x1xbf16>) {
+  // expected-error @below {{a codebook for 'i4' codes has 16 values, not 3}}
+  %0 = memwall.dequantize %q, %s {codebook = array<f32: -1.0, 0.0, 1.0>} : tensor<16x32xi4>, tensor<16x1xbf16> -> tensor<16x32xbf16>
+  return
+}
+
+// -----
+
+func.func @dequantize_codebook_finite(%q: tensor<16x32xi4>, %s: tensor<16x1xbf16>) {
+  // expected-error @below {{codebook values must be finite}}
+  %0 = memwall.dequantize %q, %s {codebook = array<f32: 0x7F800000, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0>} : tensor<16x32xi4>, tensor<16x1xbf16> -> tensor<16x32xbf16>
+  return
+}
+
+// -----
+
+func.func @dequantize_codebook_zero_points(%q: tensor<16x32xi4>, %s: tensor<16x1xbf16>) {
+  // expected-error @below {{a codebook dequantize takes no zero points}}
+  %0 = memwall.dequantize %q, %s zero_points %s {codebook = array<f32: -1.0, -0.9, -0.8, -0.7, -0.6, -0.5, -0.4, 0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 1.0>} : tensor<16x32xi4>, tensor<16x1xbf16>, tensor<16x1xbf16> -> tensor<16x32xbf16>
+  return
+}
+
+// -----
+
 func.func @dequantize_float_storage(%q: tensor<16x32xbf16>, %s: tensor<16x1xbf16>) {
   // expected-error @below {{operand #0 must be statically shaped tensor of 4-bit signless integer or 8-bit signless integer or f8E4M3FN type or f8E5M2 type values}}
   %0 = memwall.dequantize %q, %s : tensor<16x32xbf16>, tensor<16x1xbf16> -> tensor<16x32xbf16>

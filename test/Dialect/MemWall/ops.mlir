@@ -13,7 +13,7 @@ func.func @f(%x: tensor<4x128x768xbf16> {memwall.kind = #memwall.arg_kind<input>
              %g: tensor<768xbf16>, %q: tensor<1x32x128x128xbf16>, %k: tensor<1x8x128x128xbf16>, %pos: tensor<128xi64>,
              %tab: tensor<1000x768xbf16>, %ids: tensor<4x128xi64>, %kc: tensor<1x8x100x128xbf16>, %kn: tensor<1x8x1x128xbf16>,
              %f8a: tensor<16x32xf8E4M3FN>, %f8b: tensor<32x8xf8E4M3FN>, %i8a: tensor<16x32xi8>, %mask: tensor<1x1x128x128xi1>,
-             %scales16: tensor<16x1xbf16>, %scales8: tensor<4x8xf32>) {
+             %scales16: tensor<16x1xbf16>, %scales8: tensor<4x8xf32>, %i4a: tensor<16x32xi4>) {
   %0 = memwall.matmul %x, %w bias %b : tensor<4x128x768xbf16>, tensor<768x3072xbf16>, tensor<3072xbf16> -> tensor<4x128x3072xbf16>
   // CHECK: memwall.matmul %{{.*}}, %{{.*}} bias %{{.*}} : tensor<4x128x768xbf16>, tensor<768x3072xbf16>, tensor<3072xbf16> -> tensor<4x128x3072xbf16>
   %1 = memwall.gelu %0 tanh : tensor<4x128x3072xbf16>
@@ -84,6 +84,8 @@ func.func @f(%x: tensor<4x128x768xbf16> {memwall.kind = #memwall.arg_kind<input>
   // CHECK: memwall.dequantize %{{.*}}, %{{.*}} : tensor<32x8xf8E4M3FN>, tensor<4x8xf32> -> tensor<32x8xf16>
   %z16 = memwall.dequantize %i8a, %scales16 zero_points %scales16 : tensor<16x32xi8>, tensor<16x1xbf16>, tensor<16x1xbf16> -> tensor<16x32xbf16>
   // CHECK: memwall.dequantize %{{.*}}, %[[S:.*]] zero_points %[[S]] : tensor<16x32xi8>, tensor<16x1xbf16>, tensor<16x1xbf16> -> tensor<16x32xbf16>
+  %nf4 = memwall.dequantize %i4a, %scales16 {codebook = array<f32: -1.0, -0.9, -0.8, -0.7, -0.6, -0.5, -0.4, 0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 1.0>} : tensor<16x32xi4>, tensor<16x1xbf16> -> tensor<16x32xbf16>
+  // CHECK: memwall.dequantize %{{.*}}, %{{.*}} {codebook = array<f32: -1.000000e+00, -0.899999976, {{.*}}, 1.000000e+00>} : tensor<16x32xi4>, tensor<16x1xbf16> -> tensor<16x32xbf16>
   %sw = memwall.attention %q, %k, %k causal window 64 : tensor<1x32x128x128xbf16>, tensor<1x8x128x128xbf16>, tensor<1x8x128x128xbf16> -> tensor<1x32x128x128xbf16>
   // CHECK: memwall.attention %{{.*}}, %{{.*}}, %{{.*}} causal window 64 : tensor<1x32x128x128xbf16>, tensor<1x8x128x128xbf16>, tensor<1x8x128x128xbf16> -> tensor<1x32x128x128xbf16>
   %sr = memwall.rope %q, %pos theta 500000.0 llama3_scaling [8.0, 1.0, 4.0, 8192.0] : tensor<1x32x128x128xbf16>, tensor<128xi64>

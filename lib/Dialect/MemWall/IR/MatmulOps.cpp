@@ -60,10 +60,79 @@ bool memwall::isDequantizeAtUse(CastOp cast) {
          collectMatmulUsers(cast.getResult(), matmuls);
 }
 
+/// Whether every reader of `value` (through fusion inputs) is a dequantize
+/// at use reading it as its scales: a double-quantized weight's scales.
+static bool isReadOnlyAsAtUseScales(Value value) {
+  return llvm::all_of(value.getUses(), [](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (auto fusion = dyn_cast<FusionOp>(user))
+      return isReadOnlyAsAtUseScales(
+          fusion.getBodyBlock().getArgument(use.getOperandNumber()));
+    auto dequantize = dyn_cast<DequantizeOp>(user);
+    return dequantize && use.get() == dequantize.getScales() &&
+           use.get() != dequantize.getZeroPoints() &&
+           isDequantizeAtUse(dequantize);
+  });
+}
+
 bool memwall::isDequantizeAtUse(DequantizeOp dequantize) {
+  Value result = dequantize.getResult();
+  if (result.use_empty())
+    return false;
   SmallVector<MatmulOp> matmuls;
-  return !dequantize.getResult().use_empty() &&
-         collectMatmulUsers(dequantize.getResult(), matmuls);
+  return collectMatmulUsers(result, matmuls) || isReadOnlyAsAtUseScales(result);
+}
+
+llvm::ArrayRef<float> memwall::getNF4Codebook() {
+  // bitsandbytes' NF4 table (functional.py, get_4bit_type("nf4")): the
+  // quantiles of N(0, 1) scaled to [-1, 1], with an exact zero.
+  static const float codebook[] = {-1.0f,
+                                   -0.6961928009986877f,
+                                   -0.5250730514526367f,
+                                   -0.39491748809814453f,
+                                   -0.28444138169288635f,
+                                   -0.18477343022823334f,
+                                   -0.09105003625154495f,
+                                   0.0f,
+                                   0.07958029955625534f,
+                                   0.16093020141124725f,
+                                   0.24611230194568634f,
+                                   0.33791524171829224f,
+                                   0.44070982933044434f,
+                                   0.5626170039176941f,
+                                   0.7229568362236023f,
+                                   1.0f};
+  return codebook;
+}
+
+bool memwall::isQuantizationMetadata(Value value) {
+  if (value.use_empty())
+    return false;
+  return llvm::all_of(value.getUses(), [](OpOperand &use) {
+    auto dequantize = dyn_cast<DequantizeOp>(use.getOwner());
+    if (!dequantize)
+      return false;
+    if (use.get() == dequantize.getScales() ||
+        use.get() == dequantize.getZeroPoints())
+      return true;
+    // The i8 codes of double-quantized scales.
+    return isQuantizationMetadata(dequantize.getResult());
+  });
+}
+
+/// Bytes of `dequantize`'s operands as stored: its scales, when a
+/// dequantize at use makes them, as their own stored bytes.
+static CheckedInt countStoredBytes(DequantizeOp dequantize) {
+  CheckedInt bytes = countTensorBytes(dequantize.getInput().getType());
+  Value scales = dequantize.getScales();
+  if (auto inner = scales.getDefiningOp<DequantizeOp>();
+      inner && isDequantizeAtUse(inner))
+    bytes += countStoredBytes(inner);
+  else
+    bytes += countTensorBytes(scales.getType());
+  if (dequantize.getZeroPoints())
+    bytes += countTensorBytes(dequantize.getZeroPoints().getType());
+  return bytes;
 }
 
 int64_t memwall::getGemmOperandBytes(Value operand) {
@@ -73,12 +142,7 @@ int64_t memwall::getGemmOperandBytes(Value operand) {
       operand = fusion.getInputs()[arg.getArgNumber()];
   if (auto dequantize = operand.getDefiningOp<DequantizeOp>();
       dequantize && isDequantizeAtUse(dequantize))
-    return (countTensorBytes(dequantize.getInput().getType()) +
-            countTensorBytes(dequantize.getScales().getType()) +
-            (dequantize.getZeroPoints()
-                 ? countTensorBytes(dequantize.getZeroPoints().getType())
-                 : CheckedInt(0)))
-        .saturated();
+    return countStoredBytes(dequantize).saturated();
   auto cast = operand.getDefiningOp<CastOp>();
   if (!cast || !isDequantizeAtUse(cast))
     return getTensorByteSize(operand.getType());
@@ -95,6 +159,37 @@ int64_t memwall::getGemmOperandBytes(Value operand) {
   return (countTensorBytes(stored) +
           CheckedInt(channels) * groups * kQuantScaleBytes)
       .saturated();
+}
+
+double memwall::getDequantizePrologueInstructions(DequantizeOp dequantize) {
+  // Per element (GemmCodegen's dequantizeRhsSlot): its row and column, the
+  // bounds test, the scale's index and load, decode, multiply, round and
+  // the store: 16.
+  double instructions = 16;
+  // Packed i4: the nibble's shift, mask and sign extension.
+  if (dequantize.getInput().getType().getElementType().isInteger(4))
+    instructions += 4;
+  // A codebook: the code's four bit tests and a tree of 15 selects.
+  if (dequantize.getCodebook())
+    instructions += 4 + 15;
+  // Double-quantized scales: the absmax's row, column and block index, two
+  // loads, a conversion and a multiply.
+  if (auto scales = dequantize.getScales().getDefiningOp<DequantizeOp>();
+      scales && isDequantizeAtUse(scales))
+    instructions += 10;
+  return instructions;
+}
+
+double memwall::getDequantizePrologueWork(MatmulOp matmul, int64_t tileRows) {
+  auto dequantize = matmul.getRhs().getDefiningOp<DequantizeOp>();
+  if (!dequantize || !isDequantizeAtUse(dequantize))
+    return 0;
+  MatmulOp::Dims dims = matmul.getDims();
+  double tilePasses = static_cast<double>(
+      llvm::divideCeil(dims.m, std::max<int64_t>(tileRows, 1)));
+  return tilePasses * static_cast<double>(dims.batch) *
+         static_cast<double>(dims.k) * static_cast<double>(dims.n) *
+         getDequantizePrologueInstructions(dequantize);
 }
 
 //===----------------------------------------------------------------------===//
@@ -119,6 +214,22 @@ LogicalResult DequantizeOp::verify() {
              << dim << " (" << scaleExtent << ") must divide the input's ("
              << extent << ")";
   }
+  std::optional<ArrayRef<float>> codebook = getCodebook();
+  if (!codebook)
+    return success();
+  Type element = getInput().getType().getElementType();
+  if (!element.isInteger(4) && !element.isInteger(8))
+    return emitOpError("a codebook maps i4 or i8 codes, not ") << element;
+  size_t entries = size_t{1} << element.getIntOrFloatBitWidth();
+  if (codebook->size() != entries)
+    return emitOpError("a codebook for ")
+           << element << " codes has " << entries << " values, not "
+           << codebook->size();
+  if (!llvm::all_of(*codebook,
+                    [](float value) { return std::isfinite(value); }))
+    return emitOpError("codebook values must be finite");
+  if (getZeroPoints())
+    return emitOpError("a codebook dequantize takes no zero points");
   return success();
 }
 
@@ -310,5 +421,7 @@ KernelWork MatmulOp::getKernelWork(const GPUTarget &) {
                   : ComputeUnit::Gemm;
   Dims dims = getDims();
   work.gemmShape = classifyGemm(dims.batch, dims.m, dims.n, dims.k);
+  work.cudaCoreInstructions =
+      getDequantizePrologueWork(*this, kTypicalGemmTileRows);
   return work;
 }

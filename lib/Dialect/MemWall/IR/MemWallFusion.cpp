@@ -106,9 +106,14 @@ LogicalResult FusionOp::verify() {
       ++matmuls;
     } else if (isRowReductionOp(&op))
       ++rowReductions;
-    else if (isa<DequantizeOp>(op))
-      ++dequantizes;
-    else if (isa<ReshapeOp, TransposeOp, RopeOp, KVCacheAppendOp>(op)) {
+    else if (auto dequantize = dyn_cast<DequantizeOp>(op)) {
+      // The dequantize of another's scales (double quantization) runs in
+      // that one's prologue.
+      bool scalesOfAnother =
+          llvm::any_of(dequantize->getUsers(),
+                       [](Operation *user) { return isa<DequantizeOp>(user); });
+      dequantizes += scalesOfAnother ? 0 : 1;
+    } else if (isa<ReshapeOp, TransposeOp, RopeOp, KVCacheAppendOp>(op)) {
       ++layouts;
       // A transpose of an input and the reshape of it make a GEMM's lhs
       // (a heads merge), which a norm in the epilogue does not mind.

@@ -136,7 +136,10 @@ DimensionRule ruleOf(RmsNormOp op) {
 }
 DimensionRule ruleOf(SoftmaxOp op) {
   int64_t rank = op.getInput().getType().getRank();
-  int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+  // I64Attr reads back unsigned: -1 is 2^64 - 1 until cast.
+  int64_t axis = static_cast<int64_t>(op.getAxis());
+  if (axis < 0)
+    axis += rank;
   return rowRule(op, axis);
 }
 

@@ -62,15 +62,23 @@ struct Tensor {
 /// One attribute value of a reference op: bool, number, integer list or
 /// string, as the manifest's JSON gives it.
 struct Attr {
-  enum class Kind { Bool, Number, IntList, String } kind = Kind::Number;
+  enum class Kind {
+    Bool,
+    Number,
+    IntList,
+    NumberList,
+    String
+  } kind = Kind::Number;
   bool boolean = false;
   double number = 0;
   std::vector<int64_t> ints;
+  std::vector<double> numbers;
   std::string string;
 
   static Attr ofBool(bool v);
   static Attr ofNumber(double v);
   static Attr ofInts(std::vector<int64_t> v);
+  static Attr ofNumbers(std::vector<double> v);
   static Attr ofString(std::string v);
 };
 

@@ -196,8 +196,37 @@ bool isDequantizeAtUse(CastOp cast);
 /// result (directly or inside a fusion). It runs inside the GEMM: no kernel,
 /// no traffic, no buffer of its own.
 bool isDequantizeAtUse(DequantizeOp dequantize);
+/// QLoRA's 4-bit NormalFloat codebook (Dettmers et al. 2023, as
+/// bitsandbytes ships it): 16 values in [-1, 1], code 7 exactly zero.
+llvm::ArrayRef<float> getNF4Codebook();
+/// NF4's layout: one absmax scale per kNF4BlockSize weights along K, and
+/// those scales quantized to i8 with one f32 scale per
+/// kNF4ScaleBlockSize of them (double quantization).
+constexpr int64_t kNF4BlockSize = 64;
+constexpr int64_t kNF4ScaleBlockSize = 256;
+/// Whether `value` is quantization metadata: a weight read only as the
+/// scales or zero points of memwall.dequantize ops (or as the input or
+/// scales of a dequantize so read, double quantization). Its bytes are
+/// the quantized weight's; it is not a parameter of the model.
+bool isQuantizationMetadata(mlir::Value value);
+/// CUDA-core instructions the generated GEMM's rhs prologue spends on one
+/// element `dequantize` makes (decode, its scale's index and load, the
+/// multiply, the rounding and the store to shared memory; more to unpack
+/// i4, look a code up and dequantize double-quantized scales), counted
+/// from the operations GemmCodegen emits per element (docs/cost-model.md).
+double getDequantizePrologueInstructions(DequantizeOp dequantize);
+/// What the dequantize at use of `matmul`'s rhs adds to its GEMM's work:
+/// each weight element is dequantized once per CTA row of tiles (`tileRows`
+/// rows of the product, ceil(M / tileRows) times), in CUDA-core
+/// instructions; 0 without one.
+double getDequantizePrologueWork(MatmulOp matmul, int64_t tileRows);
+/// Rows of the product a generated GEMM's CTA usually covers (the tile
+/// rows of chooseGemmTiling's large tiles): what op-level costs assume
+/// before a tiling is chosen.
+constexpr int64_t kTypicalGemmTileRows = 128;
 /// Bytes a GEMM reads for `operand`: when a dequantize at use made it, the
-/// quantized bytes plus the scales, else the operand's own bytes.
+/// quantized bytes plus the scales (themselves quantized, with their
+/// scales), else the operand's own bytes.
 int64_t getGemmOperandBytes(mlir::Value operand);
 /// The AdamW updates `op` runs: itself, or the body of a horizontal fusion
 /// (one multi-tensor launch); none for any other op.

@@ -977,11 +977,20 @@ def MemWall_DequantizeOp : MemWall_Op<"dequantize", [MemWall_Aliasing],
     float(scales[i / block]))` (AWQ's and GPTQ's unsigned 4-bit weights with
     zero z are the signed i4 `q - 8` with zero point `z - 8`).
 
+    A `codebook` of 2^bits values replaces `float(input[i])` by
+    `codebook[code]`, the code being the stored integer's bits read unsigned
+    (an i4 `-8` is code 8): QLoRA's 4-bit NormalFloat (NF4,
+    `getNF4Codebook()`) is i4 codes, one absmax scale per 64 weights along
+    K, and those scales double-quantized: themselves a dequantize of i8
+    with one f32 scale per 256 of them (4.127 bits a weight).
+
     Read only by matmuls, it is a *dequantize at use* (`isDequantizeAtUse`):
     memwall-fuse puts it in its GEMM's kernel, which dequantizes each tile
     after loading it (docs/codegen.md), so it launches no kernel, moves no
     bytes of its own and holds no buffer; the matmul reads the quantized
-    bytes and the scales (docs/cost-model.md).
+    bytes and the scales (docs/cost-model.md). A dequantize read only as the
+    scales of dequantizes at use (double quantization) is one at use too:
+    the GEMM dequantizes the scales it loads.
 
     ```mlir
     %w = memwall.dequantize %q, %s
@@ -989,11 +998,17 @@ def MemWall_DequantizeOp : MemWall_Op<"dequantize", [MemWall_Aliasing],
     %v = memwall.dequantize %q4, %s4 zero_points %z4
         : tensor<4096x4096xi4>, tensor<4096x32xbf16>, tensor<4096x32xbf16>
         -> tensor<4096x4096xbf16>
+    %absmax = memwall.dequantize %a8, %a32
+        : tensor<64x4096xi8>, tensor<64x16xf32> -> tensor<64x4096xf32>
+    %u = memwall.dequantize %nf4, %absmax {codebook = array<f32: -1.0,
+        -0.6961928, ..., 0.7229568, 1.0>}
+        : tensor<4096x4096xi4>, tensor<64x4096xf32> -> tensor<4096x4096xbf16>
     ```
   }];
   let arguments = (ins MemWall_QuantizedTensor:$input,
                        MemWall_ComputeTensor:$scales,
-                       Optional<MemWall_ComputeTensor>:$zeroPoints);
+                       Optional<MemWall_ComputeTensor>:$zeroPoints,
+                       OptionalAttr<DenseF32ArrayAttr>:$codebook);
   let results = (outs MemWall_ComputeTensor:$result);
   let assemblyFormat = [{
     $input `,` $scales (`zero_points` $zeroPoints^)? attr-dict `:`
