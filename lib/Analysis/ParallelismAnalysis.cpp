@@ -393,10 +393,11 @@ public:
     splits[op->getResult(0)] = rowParallel ? Split::Partial : Split::Sharded;
   }
 
-  /// Whether `value` is `root` or a cast of it: the same dimensions.
+  /// Whether `value` is `root`, a cast or a dequantize of it: the same
+  /// dimensions.
   static bool readsDirectly(Value value, BlockArgument root) {
-    while (auto cast = value.getDefiningOp<CastOp>())
-      value = cast.getInput();
+    while (isa_and_nonnull<CastOp, DequantizeOp>(value.getDefiningOp()))
+      value = value.getDefiningOp()->getOperand(0);
     return value == root;
   }
 

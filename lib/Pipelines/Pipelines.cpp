@@ -334,7 +334,13 @@ void memwall::buildPartitionPipeline(OpPassManager &pm,
   shard.grid = options.grid;
   pm.addPass(createShard(shard));
   OpPassManager &function = pm.nest<func::FuncOp>();
-  function.addPass(shard::createShardingPropagation());
+  // memwall-shard annotates every argument, so the splits flow forward
+  // from them; backward first (upstream's default) would fix a GEMM from
+  // its replicated users before a weight's split reached it through the
+  // ops making its rhs (a dequantize).
+  shard::ShardingPropagationOptions propagation;
+  propagation.traversal = shard::TraversalOrder::Forward;
+  function.addPass(shard::createShardingPropagation(propagation));
   function.addPass(shard::createPartition());
   function.addPass(createCanonicalizerPass());
   function.addPass(createCSEPass());

@@ -94,6 +94,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
+#include <array>
 #include <functional>
 
 using namespace mlir;
@@ -637,11 +638,13 @@ private:
     Value code =
         arith::AndIOp::create(b, arith::ExtSIOp::create(b, i32, stored),
                               arith::ConstantIntOp::create(b, i32, 0xF));
-    SmallVector<Value, 16> level;
-    for (float value : codebook)
-      level.push_back(arith::ConstantFloatOp::create(b, cast<FloatType>(f32),
-                                                     APFloat(value)));
-    for (int64_t bit = 0; level.size() > 1; ++bit) {
+    // whyCannotDequantizeRhs admits i4 codebooks only: 16 entries.
+    std::array<Value, 16> level;
+    for (auto [entry, value] : llvm::zip_equal(level, codebook))
+      entry = arith::ConstantFloatOp::create(b, cast<FloatType>(f32),
+                                             APFloat(value));
+    int64_t bit = 0;
+    for (size_t size = level.size(); size > 1; size /= 2, ++bit) {
       Value set = arith::CmpIOp::create(
           b, arith::CmpIPredicate::ne,
           arith::AndIOp::create(
@@ -649,12 +652,11 @@ private:
           arith::ConstantIntOp::create(b, i32, 0));
       // Pairs differing in this bit collapse in place: entry i of the
       // next level is entry 2i or 2i + 1 of this one.
-      for (size_t i = 0; i < level.size() / 2; ++i)
+      for (size_t i = 0; i < size / 2; ++i)
         level[i] =
             arith::SelectOp::create(b, set, level[2 * i + 1], level[2 * i]);
-      level.truncate(level.size() / 2);
     }
-    return level.front();
+    return level[0];
   }
 
   /// Element `scaleIndex` (row-major) of the dequantize's scales, in f32:

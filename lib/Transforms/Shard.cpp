@@ -87,6 +87,39 @@ struct ShardPass : public memwall::impl::ShardBase<ShardPass> {
     return failure(result.wasInterrupted());
   }
 
+  /// The weight `dequantize` scales: its input, or, when it makes the
+  /// scales of other dequantizes (double quantization), theirs.
+  static Value getScaledWeight(DequantizeOp dequantize) {
+    for (Operation *user : dequantize->getUsers())
+      if (auto outer = dyn_cast<DequantizeOp>(user);
+          outer && outer.getScales() == dequantize.getResult())
+        return getScaledWeight(outer);
+    return dequantize.getInput();
+  }
+
+  /// Quantization scales (and the i8 absmax of double-quantized ones) split
+  /// with the weight they scale, along its split dimension, where they hold
+  /// more than one block along it and T divides them; else replicated.
+  std::optional<int64_t> getScalesSplit(BlockArgument arg,
+                                        const ParallelLayout &layout) {
+    if (!isQuantizationMetadata(arg))
+      return std::nullopt;
+    std::optional<int64_t> dim;
+    for (Operation *user : arg.getUsers()) {
+      auto weight =
+          dyn_cast<BlockArgument>(getScaledWeight(cast<DequantizeOp>(user)));
+      std::optional<int64_t> split =
+          weight ? layout.getTensorParallelDim(weight) : std::nullopt;
+      if (!split || (dim && *dim != *split))
+        return std::nullopt;
+      dim = split;
+    }
+    int64_t extent = cast<RankedTensorType>(arg.getType()).getDimSize(*dim);
+    if (extent == 1 || extent % tensorParallel != 0)
+      return std::nullopt;
+    return dim;
+  }
+
   /// Each tensor argument gets one shard.shard, the sharding every use
   /// reads (shard-partition gives the argument its shard's type).
   void annotateArguments(func::FuncOp function, const ParallelLayout &layout,
@@ -96,15 +129,21 @@ struct ShardPass : public memwall::impl::ShardBase<ShardPass> {
     OpBuilder builder = OpBuilder::atBlockBegin(&function.getBody().front());
     // One shard.sharding per split dimension (-1: replicated).
     llvm::DenseMap<int64_t, Value> shardings;
+    // Every split is read off the unannotated IR first (scales follow the
+    // uses of their weight).
+    SmallVector<std::pair<BlockArgument, int64_t>> splits;
     for (BlockArgument arg : function.getArguments()) {
       auto type = dyn_cast<RankedTensorType>(arg.getType());
       if (!type || type.getRank() == 0 || arg.use_empty())
         continue;
-      int64_t dim = -1;
-      if (std::optional<int64_t> split = layout.getTensorParallelDim(arg)) {
-        dim = *split;
+      std::optional<int64_t> split = layout.getTensorParallelDim(arg);
+      if (!split)
+        split = getScalesSplit(arg, layout);
+      splits.emplace_back(arg, split.value_or(-1));
+    }
+    for (auto [arg, dim] : splits) {
+      if (dim >= 0)
         ++numSplitArguments;
-      }
       Value &sharding = shardings[dim];
       if (!sharding) {
         SmallVector<shard::GridAxesAttr> splitAxes;

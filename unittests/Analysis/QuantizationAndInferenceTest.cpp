@@ -307,4 +307,55 @@ TEST_F(QuantizationTest, MaxBatchIsTheLargestThatFits) {
   EXPECT_LE(c.peakAtMaxContext, limit);
 }
 
+// QLoRA's NF4 Llama-2-7B step (batch 4 x 512: M = 2048): the q projection's
+// GEMM reads 4.127 bits a weight and its prologue dequantizes each weight
+// once per CTA row of tiles, 31 CUDA-core instructions each.
+TEST_F(QuantizationTest, Nf4PrologueDequantizesEachWeightOncePerTileRow) {
+  llvm::Expected<ModelConfig> config = lookupPreset("llama-2-7b");
+  ASSERT_TRUE(static_cast<bool>(config));
+  config->layers = 1;
+  config->seq = 512;
+  config->batch = 4;
+  config->loraRank = 64;
+  config->loraTargets = {"q"};
+  config->baseDtype = "nf4";
+  OwningOpRef<ModuleOp> module =
+      buildModel(&context, *config, GenerationMode::Train);
+  ASSERT_TRUE(module);
+  MatmulOp q;
+  module->walk([&](MatmulOp matmul) {
+    if (auto loc = dyn_cast<NameLoc>(matmul.getLoc());
+        loc && loc.getName() == "layers.0.attn.q")
+      q = matmul;
+  });
+  ASSERT_TRUE(q);
+  auto dequantize = q.getRhs().getDefiningOp<DequantizeOp>();
+  ASSERT_TRUE(dequantize && isDequantizeAtUse(dequantize));
+  // By hand: 7 per element, +2 to unpack i4, +20 for the codebook (bit
+  // tests and 15 selects), +2 for the double-quantized absmax.
+  EXPECT_EQ(getDequantizePrologueInstructions(dequantize), 31);
+  // Codes 4096 x 4096 / 2, an i8 absmax per 64, an f32 per 256 absmax.
+  EXPECT_EQ(getGemmOperandBytes(q.getRhs()), 8388608 + 262144 + 4096);
+  // ceil(2048 / 128) = 16 passes over 4096 x 4096 weights.
+  double work = 16.0 * 4096 * 4096 * 31;
+  EXPECT_EQ(getDequantizePrologueWork(q, 128), work);
+  EXPECT_EQ(getDequantizePrologueWork(q, 100), 21.0 * 4096 * 4096 * 31);
+  GPUTarget target = h100();
+  KernelWork kernel = q.getKernelWork(target);
+  EXPECT_EQ(kernel.cudaCoreInstructions, work);
+  // They add work / (fp32 FMA peak / 2) to the compute time: 249 us on an
+  // H100 (66.9 TFLOP/s fp32: 33.45 T instructions a second).
+  KernelWork withoutPrologue = kernel;
+  withoutPrologue.cudaCoreInstructions = 0;
+  double added = estimateKernelTime(kernel, target).computeSeconds -
+                 estimateKernelTime(withoutPrologue, target).computeSeconds;
+  EXPECT_NEAR(added, work / 33.45e12, 1e-3 * added);
+  EXPECT_NEAR(added, 248.8e-6, 0.1e-6);
+  // A weight with no dequantize costs no prologue.
+  module->walk([&](MatmulOp matmul) {
+    if (!matmul.getRhs().getDefiningOp<DequantizeOp>())
+      EXPECT_EQ(matmul.getKernelWork(target).cudaCoreInstructions, 0);
+  });
+}
+
 } // namespace

@@ -484,15 +484,17 @@ TEST(ModelGenTest, ConfigFieldsMemwallDoesNotBuildAreWarnedAbout) {
             "\"yarn\"}: memwall builds Llama-3.1's llama3 RoPE scaling only: "
             "rotary frequencies are unscaled (FLOPs and bytes are the same, "
             "values differ from the model's beyond its original context)");
-  // Unknown keys, sorted, long values shortened.
+  // A quantization other than bitsandbytes' NF4 (long values shortened).
   EXPECT_EQ(config.warnings[2],
+            "c.json: \"quantization_config\" is {\"bits\":4,\"group_size\":"
+            "128,\"quant_method\":\"awq\",\"zero_poi...: memwall builds "
+            "bitsandbytes' 4-bit NF4 only (--base-dtype=nf4): these weights "
+            "are built in --dtype");
+  // Unknown keys, sorted.
+  EXPECT_EQ(config.warnings[3],
             "c.json: \"num_experts\" is 8: memwall does not read it; if it "
             "changes the model, the generated step is not that model");
-  EXPECT_EQ(config.warnings[3],
-            "c.json: \"quantization_config\" is {\"bits\":4,\"group_size\":"
-            "128,\"quant_method\":\"awq\",\"zero_poi...: memwall does "
-            "not read it; if it changes the model, the generated step is not "
-            "that model");
+  EXPECT_EQ(config.baseDtype, "");
 }
 
 TEST(ModelGenTest, Llama31RopeScalingIsReadAndBuilt) {

@@ -162,21 +162,23 @@ int64_t memwall::getGemmOperandBytes(Value operand) {
 }
 
 double memwall::getDequantizePrologueInstructions(DequantizeOp dequantize) {
-  // Per element (GemmCodegen's dequantizeRhsSlot): its row and column, the
-  // bounds test, the scale's index and load, decode, multiply, round and
-  // the store: 16.
-  double instructions = 16;
-  // Packed i4: the nibble's shift, mask and sign extension.
+  // Counted in the PTX of a 128-thread mma.sync k-step that dequantizes 16
+  // elements a thread (bf16 result, [128, 96] weights): its copy, dequantize
+  // and multiply segment has 127 instructions for i8, 159 for packed i4 and
+  // 510 for NF4, some 20 of them the copies and MMAs. Per element: shared
+  // load, convert, multiply by the scale, round, shared store and an
+  // address (the scale's index and load are hoisted per thread): 7.
+  double instructions = 7;
+  // Packed i4: the nibble's shift and mask.
   if (dequantize.getInput().getType().getElementType().isInteger(4))
-    instructions += 4;
-  // A codebook: the code's four bit tests and a tree of 15 selects.
+    instructions += 2;
+  // A codebook: the code's bit tests and a tree of 15 selects.
   if (dequantize.getCodebook())
-    instructions += 4 + 15;
-  // Double-quantized scales: the absmax's row, column and block index, two
-  // loads, a conversion and a multiply.
+    instructions += 20;
+  // Double-quantized scales: the absmax's decode and second multiply.
   if (auto scales = dequantize.getScales().getDefiningOp<DequantizeOp>();
       scales && isDequantizeAtUse(scales))
-    instructions += 10;
+    instructions += 2;
   return instructions;
 }
 
@@ -184,11 +186,14 @@ double memwall::getDequantizePrologueWork(MatmulOp matmul, int64_t tileRows) {
   auto dequantize = matmul.getRhs().getDefiningOp<DequantizeOp>();
   if (!dequantize || !isDequantizeAtUse(dequantize))
     return 0;
+  // The dequantized rhs is one rank-2 weight: the GEMM's rows are the
+  // lhs's batch and M together.
   MatmulOp::Dims dims = matmul.getDims();
-  double tilePasses = static_cast<double>(
-      llvm::divideCeil(dims.m, std::max<int64_t>(tileRows, 1)));
-  return tilePasses * static_cast<double>(dims.batch) *
-         static_cast<double>(dims.k) * static_cast<double>(dims.n) *
+  double rows = static_cast<double>(dims.batch) * static_cast<double>(dims.m);
+  double tilePasses =
+      std::ceil(rows / static_cast<double>(std::max<int64_t>(tileRows, 1)));
+  return tilePasses * static_cast<double>(dims.k) *
+         static_cast<double>(dims.n) *
          getDequantizePrologueInstructions(dequantize);
 }
 

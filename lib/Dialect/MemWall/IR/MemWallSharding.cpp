@@ -264,6 +264,9 @@ DimensionRule ruleOf(KVCacheAppendOp op) {
   return rule;
 }
 
+/// Elementwise ops, and dequantize: its scales (and zero points) split with
+/// the weight along each dimension wider than 1, a block of them per block
+/// of weights (split by T where T divides the scales' extent).
 template <typename OpT> DimensionRule ruleOf(OpT op) {
   return elementwiseRule(op);
 }
@@ -528,8 +531,9 @@ void memwall::registerShardingInterfaceExternalModels(
   registry.addExtension(+[](MLIRContext *context, MemWallDialect *) {
     context->getOrLoadDialect<shard::ShardDialect>();
     attachRules<AddOp, SubOp, MulOp, DivOp, ScaleOp, GeluOp, SiluOp, SigmoidOp,
-                ReluOp, TanhOp, SwigluOp, CastOp, MatmulOp, LayerNormOp,
-                RmsNormOp, SoftmaxOp, TransposeOp, ReshapeOp, AttentionOp,
-                RopeOp, EmbeddingOp, SliceOp, KVCacheAppendOp>(context);
+                ReluOp, TanhOp, SwigluOp, CastOp, DequantizeOp, MatmulOp,
+                LayerNormOp, RmsNormOp, SoftmaxOp, TransposeOp, ReshapeOp,
+                AttentionOp, RopeOp, EmbeddingOp, SliceOp, KVCacheAppendOp>(
+        context);
   });
 }

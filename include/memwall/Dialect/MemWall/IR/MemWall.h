@@ -210,14 +210,14 @@ constexpr int64_t kNF4ScaleBlockSize = 256;
 /// the quantized weight's; it is not a parameter of the model.
 bool isQuantizationMetadata(mlir::Value value);
 /// CUDA-core instructions the generated GEMM's rhs prologue spends on one
-/// element `dequantize` makes (decode, its scale's index and load, the
-/// multiply, the rounding and the store to shared memory; more to unpack
-/// i4, look a code up and dequantize double-quantized scales), counted
-/// from the operations GemmCodegen emits per element (docs/cost-model.md).
+/// element `dequantize` makes (decode, the multiply by its scale, the
+/// rounding and the store to shared memory; more to unpack i4, look a code
+/// up and dequantize double-quantized scales), counted in the PTX
+/// GemmCodegen emits (docs/cost-model.md).
 double getDequantizePrologueInstructions(DequantizeOp dequantize);
 /// What the dequantize at use of `matmul`'s rhs adds to its GEMM's work:
 /// each weight element is dequantized once per CTA row of tiles (`tileRows`
-/// rows of the product, ceil(M / tileRows) times), in CUDA-core
+/// rows of the product, ceil(batch · M / tileRows) times), in CUDA-core
 /// instructions; 0 without one.
 double getDequantizePrologueWork(MatmulOp matmul, int64_t tileRows);
 /// Rows of the product a generated GEMM's CTA usually covers (the tile
