@@ -93,16 +93,16 @@ ParameterSummary memwall::summarizeParameters(ModuleOp module) {
          ++index) {
       if (getArgKind(function, index) != ArgKind::Weight)
         continue;
-      Type type = function.getArgument(index).getType();
+      Value argument = function.getArgument(index);
+      Type type = argument.getType();
       bytes += countTensorBytes(type);
       // Scales are bytes of the weights they scale, not parameters.
-      if (!function.isExternal() &&
-          isQuantizationMetadata(function.getArgument(index)))
+      if (isQuantizationMetadata(argument))
         continue;
       params += countElements(type);
       if (isTrainableWeight(function, index))
         trainable += countElements(type);
-      ExpertMatmulOp expert = findExpertUse(function.getArgument(index));
+      ExpertMatmulOp expert = findExpertUse(argument);
       if (!expert)
         continue;
       // Each of the E experts is an equal share; a token uses k of them.

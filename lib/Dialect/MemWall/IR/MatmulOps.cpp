@@ -120,16 +120,21 @@ bool memwall::isQuantizationMetadata(Value value) {
   });
 }
 
+/// The dequantize at use making `dequantize`'s scales (double
+/// quantization), or null.
+static DequantizeOp getScalesDequantizedAtUse(DequantizeOp dequantize) {
+  auto scales = dequantize.getScales().getDefiningOp<DequantizeOp>();
+  return scales && isDequantizeAtUse(scales) ? scales : DequantizeOp();
+}
+
 /// Bytes of `dequantize`'s operands as stored: its scales, when a
 /// dequantize at use makes them, as their own stored bytes.
 static CheckedInt countStoredBytes(DequantizeOp dequantize) {
   CheckedInt bytes = countTensorBytes(dequantize.getInput().getType());
-  Value scales = dequantize.getScales();
-  if (auto inner = scales.getDefiningOp<DequantizeOp>();
-      inner && isDequantizeAtUse(inner))
+  if (DequantizeOp inner = getScalesDequantizedAtUse(dequantize))
     bytes += countStoredBytes(inner);
   else
-    bytes += countTensorBytes(scales.getType());
+    bytes += countTensorBytes(dequantize.getScales().getType());
   if (dequantize.getZeroPoints())
     bytes += countTensorBytes(dequantize.getZeroPoints().getType());
   return bytes;
@@ -176,8 +181,7 @@ double memwall::getDequantizePrologueInstructions(DequantizeOp dequantize) {
   if (dequantize.getCodebook())
     instructions += 20;
   // Double-quantized scales: the absmax's decode and second multiply.
-  if (auto scales = dequantize.getScales().getDefiningOp<DequantizeOp>();
-      scales && isDequantizeAtUse(scales))
+  if (getScalesDequantizedAtUse(dequantize))
     instructions += 2;
   return instructions;
 }
