@@ -45,6 +45,7 @@ std::string memwall::getTimeCategory(CostOpInterface op,
     case FusionKind::Reduction:
       return "norm";
     case FusionKind::Elementwise:
+    case FusionKind::Dequantize:
       return "elementwise";
     case FusionKind::Attention:
     case FusionKind::AttentionGrad:

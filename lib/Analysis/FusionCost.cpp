@@ -46,6 +46,8 @@ constexpr double kElementwiseOccupancy = 0.5;
 /// Occupancy from which a streaming kernel keeps enough 128-bit loads in
 /// flight to reach full bandwidth; below it, bandwidth falls proportionally.
 constexpr double kFullBandwidthOccupancy = 0.25;
+/// Threads of a dequantize kernel's blocks.
+constexpr int64_t kDequantizeKernelThreads = 256;
 
 RankedTensorType tensorType(Value value) {
   return cast<RankedTensorType>(value.getType());
@@ -175,6 +177,11 @@ public:
       predictRopeTime();
       return std::move(analysis);
     }
+    if (analysis.kind == FusionKind::Dequantize) {
+      planDequantizeKernel();
+      predictTime();
+      return std::move(analysis);
+    }
     if (analysis.kind == FusionKind::Horizontal) {
       if (!fitsKernelParameters())
         return failure();
@@ -198,6 +205,11 @@ private:
     if (llvm::any_of(analysis.ops, llvm::IsaPred<RopeOp>) &&
         llvm::none_of(analysis.ops, llvm::IsaPred<MatmulOp>))
       return classifyRope();
+    if (llvm::any_of(analysis.ops, [](Operation *op) {
+          auto dequantize = dyn_cast<DequantizeOp>(op);
+          return dequantize && dequantize.getMaterialize();
+        }))
+      return classifyDequantize();
     // Independent optimizer updates, several as one multi-tensor launch.
     if (llvm::all_of(analysis.ops, llvm::IsaPred<AdamWOp>)) {
       analysis.kind = FusionKind::Horizontal;
@@ -280,7 +292,7 @@ private:
     // the stored weights and scales (a dual GEMM's two, or neither).
     for (Operation *op : {analysis.anchor, analysis.siblingMatmul})
       if (auto matmul = dyn_cast_or_null<MatmulOp>(op))
-        if (auto dequantize = matmul.getRhs().getDefiningOp<DequantizeOp>();
+        if (DequantizeOp dequantize = getDequantizeAtUse(matmul.getRhs());
             dequantize && !members.contains(dequantize))
           return fail(whyNot, "a matmul runs with the dequantize of its rhs "
                               "in one kernel");
@@ -353,6 +365,44 @@ private:
     return classifyViews(FusionKind::AttentionGrad, anchor,
                          analysis.attentionGrad, std::move(*views));
   }
+  /// A dequantize kernel (a `materialize`d dequantize): it and the
+  /// dequantize of its scales, nothing else.
+  bool classifyDequantize() {
+    auto dequantize = cast<DequantizeOp>(analysis.ops.back());
+    SmallVector<Operation *, 2> expected = getDequantizeKernelOps(dequantize);
+    if (!dequantize.getMaterialize() ||
+        ArrayRef<Operation *>(analysis.ops) != ArrayRef<Operation *>(expected))
+      return fail(whyNot, "a dequantize kernel holds its dequantize and the "
+                          "dequantize of its scales (double quantization), "
+                          "nothing else");
+    if (std::string why = whyNoDequantizeCode(dequantize); !why.empty())
+      return fail(whyNot, why);
+    analysis.kind = FusionKind::Dequantize;
+    analysis.anchor = dequantize;
+    ArrayRef<int64_t> shape = dequantize.getType().getShape();
+    analysis.iterationShape.assign(shape.begin(), shape.end());
+    analysis.precision = MathPrecision::FP32;
+    return true;
+  }
+
+  /// A dequantize kernel's launch: each thread writes one 16-byte vector of
+  /// a row (narrower where the row's length asks), 256 threads a block.
+  void planDequantizeKernel() {
+    KernelGeometry &geometry = analysis.geometry;
+    Type element = getElementTypeOrSelf(analysis.anchor->getResult(0));
+    int64_t width = 128 / element.getIntOrFloatBitWidth();
+    while (analysis.iterationShape.back() % width != 0)
+      width /= 2;
+    geometry.vectorWidth = width;
+    geometry.threadsPerBlock = kDequantizeKernelThreads;
+    geometry.vectorsPerThread = 1;
+    geometry.gridSize =
+        llvm::divideCeil(computeElements(analysis.iterationShape) / width,
+                         geometry.threadsPerBlock);
+    geometry.registersPerThread = 32;
+    geometry.occupancy = 1;
+  }
+
   bool classifyRope() {
     FailureOr<RopeViews> views = matchRopeViews(analysis.ops, whyNot);
     if (failed(views))
@@ -438,8 +488,8 @@ private:
             def && members.contains(def) &&
             !(isa<DequantizeOp>(def) && operand == matmul.getRhs()))
           return refuse("one reads a value computed in the kernel");
-    auto firstDequantize = first.getRhs().getDefiningOp<DequantizeOp>();
-    auto secondDequantize = second.getRhs().getDefiningOp<DequantizeOp>();
+    DequantizeOp firstDequantize = getDequantizeAtUse(first.getRhs());
+    DequantizeOp secondDequantize = getDequantizeAtUse(second.getRhs());
     if (static_cast<bool>(firstDequantize) !=
             static_cast<bool>(secondDequantize) ||
         (firstDequantize &&
@@ -1135,6 +1185,10 @@ private:
       work.bandwidthFraction =
           std::min(1.0, analysis.geometry.occupancy / kFullBandwidthOccupancy);
     }
+    if (analysis.kind == FusionKind::Dequantize)
+      work.cudaCoreInstructions =
+          static_cast<double>(computeElements(analysis.iterationShape)) *
+          getDequantizeKernelInstructions(cast<DequantizeOp>(analysis.anchor));
     work.flops = static_cast<double>(analysis.flops);
     work.bytesRead = static_cast<double>(analysis.bytesRead);
     work.bytesWritten = static_cast<double>(analysis.bytesWritten);
@@ -1743,7 +1797,7 @@ FailureOr<KernelAnalysis> memwall::analyzeKernel(ArrayRef<Operation *> ops,
 DequantizeOp memwall::getRhsPrologue(MatmulOp matmul) {
   auto dequantize = matmul.getRhs().getDefiningOp<DequantizeOp>();
   if (!dequantize || dequantize->getBlock() != matmul->getBlock() ||
-      !dequantize.getResult().hasOneUse())
+      !dequantize.getResult().hasOneUse() || dequantize.getMaterialize())
     return DequantizeOp();
   return dequantize;
 }
@@ -1754,6 +1808,33 @@ DequantizeOp memwall::getScalesPrologue(DequantizeOp dequantize) {
       !scales.getResult().hasOneUse())
     return DequantizeOp();
   return scales;
+}
+
+std::string memwall::whyNoDequantizeCode(DequantizeOp dequantize) {
+  Type stored = dequantize.getInput().getType().getElementType();
+  if (!stored.isInteger(8) && !stored.isInteger(4) &&
+      !isa<Float8E4M3FNType, Float8E5M2Type>(stored))
+    return "the generated code dequantizes i8, i4, f8E4M3FN or f8E5M2 "
+           "weights";
+  if (dequantize.getScales().getType().getRank() != 2)
+    return "the generated code dequantizes rank-2 weights";
+  if (dequantize.getCodebook() && !stored.isInteger(4))
+    return "the generated code looks codes up in 16-entry (i4) codebooks";
+  if (DequantizeOp scales = getScalesPrologue(dequantize);
+      scales && (!scales.getInput().getType().getElementType().isInteger(8) ||
+                 scales.getZeroPoints() || scales.getCodebook()))
+    return "the generated code dequantizes double-quantized scales stored "
+           "as i8 with scales of their own, no zero points or codebook";
+  return "";
+}
+
+SmallVector<Operation *, 2>
+memwall::getDequantizeKernelOps(DequantizeOp dequantize) {
+  SmallVector<Operation *, 2> ops;
+  if (DequantizeOp scales = getScalesPrologue(dequantize))
+    ops.push_back(scales);
+  ops.push_back(dequantize);
+  return ops;
 }
 
 std::vector<FusionRefusal>
@@ -1967,8 +2048,9 @@ FailureOr<KernelAnalysis> memwall::analyzeFusion(FusionOp fusion,
 }
 
 bool memwall::isKernelCandidate(Operation *op) {
+  auto dequantize = dyn_cast<DequantizeOp>(op);
   return isa<FusionOp, MatmulOp>(op) || isElementwiseOp(op) ||
-         isRowReductionOp(op);
+         isRowReductionOp(op) || (dequantize && dequantize.getMaterialize());
 }
 
 FailureOr<KernelAnalysis> memwall::analyzeOpKernel(Operation *op,
@@ -1985,6 +2067,10 @@ FailureOr<KernelAnalysis> memwall::analyzeOpKernel(Operation *op,
         ops.insert(ops.begin(), scales);
       return analyzeKernel(ops, target, whyNot);
     }
+  // A dequantize kernel dequantizes its scales (double quantization).
+  if (auto dequantize = dyn_cast<DequantizeOp>(op);
+      dequantize && dequantize.getMaterialize())
+    return analyzeKernel(getDequantizeKernelOps(dequantize), target, whyNot);
   if (isKernelCandidate(op))
     return analyzeKernel({op}, target, whyNot);
   if (whyNot)

@@ -121,7 +121,7 @@ FailureOr<GemmProblem> memwall::getGemmProblem(MatmulOp matmul,
   if (chunked && !problem.transposeRhs && problem.n % 8 != 0)
     return refuse("needs N a multiple of 8 for an rhs stored [K, N], got " +
                   std::to_string(problem.n));
-  if (auto dequantize = matmul.getRhs().getDefiningOp<DequantizeOp>()) {
+  if (DequantizeOp dequantize = getDequantizeAtUse(matmul.getRhs())) {
     Type stored = dequantize.getInput().getType().getElementType();
     if (!problem.elementType.isBF16() && !problem.elementType.isF16())
       return refuse("dequantizes weights to bf16 or f16 operands only");

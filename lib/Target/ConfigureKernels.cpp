@@ -133,6 +133,12 @@ private:
       if (failed(analysis))
         return op->emitError("codegen cannot run '")
                << op->getName() << "': " << whyNot;
+    } else if (auto dequantize = dyn_cast<DequantizeOp>(op);
+               dequantize && dequantize.getMaterialize()) {
+      analysis = analyzeOpKernel(op, target, &whyNot);
+      if (failed(analysis))
+        return op->emitError("codegen cannot run this dequantize kernel: ")
+               << whyNot;
     } else if (auto dequantize = dyn_cast<DequantizeOp>(op)) {
       return explainUnfusedDequantize(dequantize);
     } else {
@@ -141,6 +147,16 @@ private:
     }
     if (analysis->kind == FusionKind::Horizontal)
       return configureAdamW(op);
+    if (analysis->kind == FusionKind::Dequantize) {
+      // A materialized dequantize: one vector of the result a thread.
+      const KernelGeometry &geometry = analysis->geometry;
+      std::array<int64_t, 3> grid = {geometry.gridSize, 1, 1};
+      if (failed(checkGrid(op, grid)))
+        return failure();
+      return attach(op, KernelFamily::Dequantize, kernelName("dequantize"),
+                    grid, {geometry.threadsPerBlock, 1, 1}, 0,
+                    analysis->timeSeconds);
+    }
     if (analysis->kind == FusionKind::MatmulEpilogue)
       return configureGemm(op, *analysis);
     if (analysis->kind == FusionKind::Attention)

@@ -78,6 +78,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GemmCodegen.h"
+#include "DequantizeCodegen.h"
 #include "ElementwiseEmitter.h"
 #include "GemmWgmmaCodegen.h"
 #include "KernelBuilding.h"
@@ -167,10 +168,9 @@ public:
         outputs(outputs), element(problem.elementType),
         matmul(cast<MatmulOp>(analysis.anchor)),
         sibling(dyn_cast_or_null<MatmulOp>(analysis.siblingMatmul)),
-        rhsDequantize(matmul.getRhs().getDefiningOp<DequantizeOp>()),
-        siblingDequantize(sibling
-                              ? sibling.getRhs().getDefiningOp<DequantizeOp>()
-                              : DequantizeOp()),
+        rhsDequantize(getDequantizeAtUse(matmul.getRhs())),
+        siblingDequantize(sibling ? getDequantizeAtUse(sibling.getRhs())
+                                  : DequantizeOp()),
         emitter(b, analysis.inputs, getEpilogueWidth(analysis)) {
     b.setInsertionPointToEnd(gpuModule.getBody());
   }
@@ -441,7 +441,7 @@ private:
         continue;
       if (inputIndex(lhsSource()) == analysis.inputs.end() ||
           (inputIndex(product.getRhs()) == analysis.inputs.end() &&
-           !product.getRhs().getDefiningOp<DequantizeOp>()))
+           !getDequantizeAtUse(product.getRhs())))
         return "the matmul's operands must be kernel inputs";
       if (Value bias = product.getBias()) {
         auto it = inputIndex(bias);
@@ -534,23 +534,14 @@ private:
   /// Why the rhs prologue of `dequantize` cannot be built ("" when it can).
   std::string whyCannotDequantizeRhs(DequantizeOp dequantize) {
     Type stored = dequantize.getInput().getType().getElementType();
-    if (!stored.isInteger(8) && !stored.isInteger(4) &&
-        !isa<Float8E4M3FNType, Float8E5M2Type>(stored))
-      return "the rhs prologue dequantizes i8, i4, f8E4M3FN or f8E5M2 "
-             "weights";
+    if (std::string why = whyNoDequantizeCode(dequantize); !why.empty())
+      return why;
     if (isWgmma() || element.isF32())
       return "the rhs prologue runs in the mma.sync kernel's main loop";
     if (problem.rhsStorageType != stored || problem.batch != 1 ||
         dequantize.getScales().getType().getRank() != 2)
       return "the rhs prologue dequantizes one rank-2 weight the problem "
              "names";
-    if (dequantize.getCodebook() && !stored.isInteger(4))
-      return "the rhs prologue looks codes up in 16-entry (i4) codebooks";
-    if (DequantizeOp scales = getScalesPrologue(dequantize);
-        scales && (!scales.getInput().getType().getElementType().isInteger(8) ||
-                   scales.getZeroPoints() || scales.getCodebook()))
-      return "the rhs prologue dequantizes double-quantized scales stored "
-             "as i8 with scales of their own, no zero points or codebook";
     auto [rows, columns] = rhsTileShape();
     int64_t chunk = getStoredChunkElements(stored);
     if (columns % chunk != 0 || rows * columns / chunk % tiling.threads != 0 ||
@@ -605,86 +596,10 @@ private:
   /// low nibble of byte column / 2 for an even column, the high one for an
   /// odd column.
   Value loadPackedI4(Value ring, Value slot, Value row, Value column) {
-    Type i32 = b.getI32Type();
-    auto constant = [&](int64_t value) {
-      return arith::ConstantIntOp::create(b, i32, value);
-    };
-    Value byte = arith::ExtUIOp::create(
-        b, i32,
-        memref::LoadOp::create(b, ring, ValueRange{slot, row, div(column, 2)}));
-    Value shift = arith::IndexCastOp::create(b, i32, mul(rem(column, 2), 4));
-    Value nibble = arith::AndIOp::create(
-        b, arith::ShRUIOp::create(b, byte, shift), constant(0xF));
-    // Two's complement in 4 bits: (n ^ 8) - 8.
-    Value value = arith::SubIOp::create(
-        b, arith::XOrIOp::create(b, nibble, constant(8)), constant(8));
-    return arith::TruncIOp::create(b, b.getI8Type(), value);
-  }
-
-  /// A stored 1-byte weight as f32: i8 converts, fp8 widens (exactly;
-  /// memwall-expand-fp8-conversions lowers it to integer arithmetic).
-  Value decodeStoredWeight(Value stored) {
-    Type f32 = b.getF32Type();
-    if (stored.getType().isInteger(8))
-      return arith::SIToFPOp::create(b, f32, stored);
-    return arith::ExtFOp::create(b, f32, stored);
-  }
-
-  /// `codebook[code]` for a sign-extended i4 `stored` (its low 4 bits
-  /// unsigned are the code): a tree of selects on the code's bits, lowest
-  /// bit first, so the table lives in registers (no local-memory array).
-  Value lookUpCodebook(ArrayRef<float> codebook, Value stored) {
-    Type i32 = b.getI32Type(), f32 = b.getF32Type();
-    Value code =
-        arith::AndIOp::create(b, arith::ExtSIOp::create(b, i32, stored),
-                              arith::ConstantIntOp::create(b, i32, 0xF));
-    // whyCannotDequantizeRhs admits i4 codebooks only: 16 entries.
-    std::array<Value, 16> level;
-    for (auto [entry, value] : llvm::zip_equal(level, codebook))
-      entry = arith::ConstantFloatOp::create(b, cast<FloatType>(f32),
-                                             APFloat(value));
-    int64_t bit = 0;
-    for (size_t size = level.size(); size > 1; size /= 2, ++bit) {
-      Value set = arith::CmpIOp::create(
-          b, arith::CmpIPredicate::ne,
-          arith::AndIOp::create(
-              b, code, arith::ConstantIntOp::create(b, i32, int64_t{1} << bit)),
-          arith::ConstantIntOp::create(b, i32, 0));
-      // Pairs differing in this bit collapse in place: entry i of the
-      // next level is entry 2i or 2i + 1 of this one.
-      for (size_t i = 0; i < size / 2; ++i)
-        level[i] =
-            arith::SelectOp::create(b, set, level[2 * i + 1], level[2 * i]);
-    }
-    return level[0];
-  }
-
-  /// Element `scaleIndex` (row-major) of the dequantize's scales, in f32:
-  /// loaded, or for double-quantized scales dequantized from their i8
-  /// codes and scales (rounded to the scales' type, as their own
-  /// dequantize is defined).
-  Value loadScale(DequantizeOp dequantize, Value scaleIndex) {
-    DequantizeOp scales = getScalesPrologue(dequantize);
-    if (!scales)
-      return emitter.toF32(
-          memref::LoadOp::create(b, emitter.getMemRef(dequantize.getScales()),
-                                 ValueRange{scaleIndex}));
-    ArrayRef<int64_t> shape = scales.getInput().getType().getShape();
-    ArrayRef<int64_t> outer = scales.getScales().getType().getShape();
-    Value row = div(scaleIndex, shape[1]);
-    Value column = rem(scaleIndex, shape[1]);
-    Value outerIndex = add(mul(div(row, shape[0] / outer[0]), outer[1]),
-                           div(column, shape[1] / outer[1]));
-    Value code = memref::LoadOp::create(b, emitter.getMemRef(scales.getInput()),
-                                        ValueRange{scaleIndex});
-    Value product = arith::MulFOp::create(
-        b, decodeStoredWeight(code),
-        emitter.toF32(memref::LoadOp::create(
-            b, emitter.getMemRef(scales.getScales()), ValueRange{outerIndex})));
-    Type scaleType = scales.getResult().getType().getElementType();
-    if (scaleType.isF32())
-      return product;
-    return emitter.toF32(arith::TruncFOp::create(b, scaleType, product));
+    return DequantizeEmitter::unpackI4(
+        b,
+        memref::LoadOp::create(b, ring, ValueRange{slot, row, div(column, 2)}),
+        rem(column, 2));
   }
 
   /// Where k-step `step`'s tile of an operand starts in it (row, column):
@@ -715,10 +630,7 @@ private:
     ArrayRef<int64_t> scaleShape = dequantize.getScales().getType().getShape();
     int64_t blockRows = tile.rowLimit / scaleShape[0];
     int64_t blockColumns = tile.columnLimit / scaleShape[1];
-    std::optional<ArrayRef<float>> codebook = dequantize.getCodebook();
-    Value zeroPoints = dequantize.getZeroPoints()
-                           ? emitter.getMemRef(dequantize.getZeroPoints())
-                           : Value();
+    DequantizeEmitter dequantizer(b, emitter, dequantize);
     int64_t perThread = tile.rows * tile.columns / tiling.threads;
     for (int64_t i = 0; i < perThread; ++i) {
       Value flat = add(tid, i * tiling.threads);
@@ -739,15 +651,7 @@ private:
           add(mul(div(sourceRow, blockRows), scaleShape[1]),
               div(sourceColumn, blockColumns)),
           idx(0));
-      Value scale = loadScale(dequantize, scaleIndex);
-      Value decoded = codebook ? lookUpCodebook(*codebook, stored)
-                               : decodeStoredWeight(stored);
-      if (zeroPoints) {
-        Value zero = emitter.toF32(
-            memref::LoadOp::create(b, zeroPoints, ValueRange{scaleIndex}));
-        decoded = arith::SubFOp::create(b, decoded, zero);
-      }
-      Value product = arith::MulFOp::create(b, decoded, scale);
+      Value product = dequantizer.dequantizeElement(stored, scaleIndex);
       memref::StoreOp::create(b, arith::TruncFOp::create(b, element, product),
                               tile.dequantized,
                               ValueRange{idx(0), row, column});

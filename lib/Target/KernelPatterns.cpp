@@ -10,6 +10,7 @@
 
 #include "AttentionCodegen.h"
 #include "AttentionGradCodegen.h"
+#include "DequantizeCodegen.h"
 #include "GemmCodegen.h"
 #include "KernelCodegen.h"
 #include "LayoutCodegen.h"
@@ -216,6 +217,8 @@ protected:
         analysis->kind == FusionKind::Gemm
             ? emitGemmKernel(state.kernels, config.getName(), *analysis,
                              outputs)
+        : analysis->kind == FusionKind::Dequantize
+            ? emitDequantizeKernel(state.kernels, config.getName(), *analysis)
             : emitKernel(state.kernels, config.getName(), *analysis, outputs);
     if (failed(kernel))
       return failure();
@@ -299,6 +302,9 @@ protected:
   FailureOr<KernelAnalysis> analyze(Operation *op) const {
     if (auto fusion = dyn_cast<FusionOp>(op))
       return analyzeFusion(fusion, state.target);
+    // A dequantize kernel dequantizes its scales too.
+    if (isa<DequantizeOp>(op))
+      return analyzeOpKernel(op, state.target);
     return analyzeKernel({op}, state.target);
   }
 };
@@ -309,6 +315,16 @@ public:
   ElementwiseLowering(const TypeConverter &converter, MLIRContext *ctx,
                       const KernelLoweringState &state)
       : AnalyzedKernelLowering(converter, ctx, KernelFamily::Elementwise,
+                               state) {}
+};
+
+/// Dequantize kernels (DequantizeCodegen.h): a materialized dequantize
+/// writing the dequantized weight, 16 bytes a thread.
+class DequantizeLowering : public AnalyzedKernelLowering {
+public:
+  DequantizeLowering(const TypeConverter &converter, MLIRContext *ctx,
+                     const KernelLoweringState &state)
+      : AnalyzedKernelLowering(converter, ctx, KernelFamily::Dequantize,
                                state) {}
 };
 
@@ -1042,6 +1058,6 @@ void memwall::populateKernelLoweringPatterns(const TypeConverter &converter,
                GeneratedGemmLowering, LayoutLowering, AttentionLowering,
                ViewLowering, FillLowering, ColumnReductionLowering,
                NormGradLowering, OptimizerLowering, EmbeddingGradLowering,
-               CrossEntropyLowering, CollectiveLowering>(
+               CrossEntropyLowering, CollectiveLowering, DequantizeLowering>(
       converter, patterns.getContext(), state);
 }

@@ -104,6 +104,12 @@ public:
     for (Operation &op : block.without_terminator()) {
       if (seedLayoutGroup(&op))
         continue;
+      // A dequantize kernel, with the dequantize of its scales.
+      if (auto dequantize = dyn_cast<DequantizeOp>(op);
+          dequantize && dequantize.getMaterialize()) {
+        seedGroup(getDequantizeKernelOps(dequantize));
+        continue;
+      }
       if (!isElementwiseOp(&op) && !isRowReductionOp(&op) &&
           !isa<MatmulOp, FlashAttentionOp, FlashAttentionGradOp>(&op))
         continue;
@@ -117,17 +123,7 @@ public:
           if (DequantizeOp scales = getScalesPrologue(dequantize))
             seed.insert(seed.begin(), scales);
         }
-      FailureOr<KernelAnalysis> single = analyzeKernel(seed, target);
-      if (failed(single))
-        continue; // runs unfused (codegen says why, if it cannot)
-      Group group;
-      for (Operation *member : seed) {
-        groupOf[member] = groups.size();
-        group.ops.push_back(member);
-      }
-      group.timeSeconds = single->timeSeconds;
-      secondsBefore += group.timeSeconds;
-      groups.push_back(std::move(group));
+      seedGroup(seed);
     }
     for (unsigned id = 0; id < groups.size(); ++id)
       for (unsigned neighbor : neighbors(id))
@@ -402,6 +398,22 @@ private:
     queue.push(candidate);
   }
 
+  /// Starts a group of `seed`, one kernel, unless it cannot run as one
+  /// (then its ops run unfused; codegen says why, if it cannot).
+  void seedGroup(ArrayRef<Operation *> seed) {
+    FailureOr<KernelAnalysis> single = analyzeKernel(seed, target);
+    if (failed(single))
+      return;
+    Group group;
+    for (Operation *member : seed) {
+      groupOf[member] = groups.size();
+      group.ops.push_back(member);
+    }
+    group.timeSeconds = single->timeSeconds;
+    secondsBefore += group.timeSeconds;
+    groups.push_back(std::move(group));
+  }
+
   /// A group of matmuls alone (a batched cuBLASLt call when merged).
   bool isMatmulsOnly(unsigned id) {
     return llvm::all_of(groups[id].ops, llvm::IsaPred<MatmulOp>);
@@ -563,9 +575,11 @@ static bool readsThroughViews(Block &block, Operation *reader) {
 
 /// Gives each matmul of `block` reading a dequantize at use as its rhs
 /// (a frozen NF4 weight read by the forward GEMM and the backward's input
-/// gradient) its own copy, with the dequantize of its scales: each GEMM
-/// dequantizes the tiles it loads, since nothing holds the dequantized
-/// weight. Returns whether it copied any.
+/// gradient) its own copy, with the dequantize of its scales, placed just
+/// before it: each GEMM dequantizes the tiles it loads, since nothing holds
+/// the dequantized weight (and a copy made a dequantize kernel writes it
+/// just before its GEMM, not in the forward for the backward). Returns
+/// whether it copied any.
 static bool dequantizePerMatmul(Block &block) {
   SmallVector<DequantizeOp> shared;
   for (auto dequantize : block.getOps<DequantizeOp>())
@@ -578,9 +592,8 @@ static bool dequantizePerMatmul(Block &block) {
       shared.push_back(dequantize);
   for (DequantizeOp dequantize : shared) {
     DequantizeOp scales = getScalesPrologue(dequantize);
-    SmallVector<OpOperand *> uses =
-        llvm::map_to_vector(llvm::drop_begin(dequantize->getUses()),
-                            [](OpOperand &use) { return &use; });
+    SmallVector<OpOperand *> uses = llvm::map_to_vector(
+        dequantize->getUses(), [](OpOperand &use) { return &use; });
     for (OpOperand *use : uses) {
       OpBuilder builder(use->getOwner());
       IRMapping mapping;
@@ -595,8 +608,42 @@ static bool dequantizePerMatmul(Block &block) {
           copy->setAttr(MemWallDialect::kPhaseAttrName, phase);
       use->set(copies.back()->getResult(0));
     }
+    dequantize.erase();
+    if (scales)
+      scales.erase();
   }
   return !shared.empty();
+}
+
+/// Marks `materialize` each dequantize at use of `block` whose GEMM is
+/// predicted slower dequantizing it in its main loop than a dequantize
+/// kernel writing the weight and the GEMM reading that together (or cannot
+/// dequantize it at all): each CTA row of tiles dequantizes the whole
+/// weight it reads, so at many rows writing it once wins, as bitsandbytes
+/// runs QLoRA's layers and vLLM large batches of AWQ weights. Returns how
+/// many it marked.
+static unsigned chooseDequantizeKernels(Block &block, const GPUTarget &target) {
+  unsigned chosen = 0;
+  for (auto matmul : block.getOps<MatmulOp>()) {
+    DequantizeOp dequantize = getRhsPrologue(matmul);
+    if (!dequantize || !isDequantizeAtUse(dequantize))
+      continue;
+    SmallVector<Operation *, 3> inMainLoop = getDequantizeKernelOps(dequantize);
+    inMainLoop.push_back(matmul);
+    FailureOr<KernelAnalysis> prologue = analyzeKernel(inMainLoop, target);
+    dequantize.setMaterialize(true);
+    FailureOr<KernelAnalysis> kernel =
+        analyzeKernel(getDequantizeKernelOps(dequantize), target);
+    FailureOr<KernelAnalysis> gemm = analyzeKernel({matmul}, target);
+    if (succeeded(kernel) && succeeded(gemm) &&
+        (failed(prologue) ||
+         kernel->timeSeconds + gemm->timeSeconds < prologue->timeSeconds)) {
+      ++chosen;
+      continue;
+    }
+    dequantize.setMaterialize(false);
+  }
+  return chosen;
 }
 
 /// Copies each view read by several ops of `block`, some of which index
@@ -807,6 +854,13 @@ struct FusePass : public memwall::impl::FuseBase<FusePass> {
         liveness.emplace(getOperation());
       }
     }
+    unsigned dequantizeKernels = 0;
+    for (Block &block : getOperation().getFunctionBody())
+      dequantizeKernels += chooseDequantizeKernels(block, *target);
+    // The dequantized weights are buffers now.
+    if (dequantizeKernels)
+      liveness.emplace(getOperation());
+    numDequantizeKernels += dequantizeKernels;
     FusionCounts counts = fuseFunction(getOperation(), *target, *liveness);
     for (Block &block : getOperation().getFunctionBody())
       mergeUnusedViewCopies(block);

@@ -247,3 +247,28 @@ func.func @horizontal_non_update(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   }
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+func.func @dequantize_fusion_not_materialized(%q: tensor<32x16xi8>, %s: tensor<1x16xbf16>) -> tensor<32x16xbf16> {
+  // expected-error @below {{a dequantize fusion holds exactly one dequantize with `materialize`}}
+  %0 = memwall.fusion dequantize (%q, %s) : (tensor<32x16xi8>, tensor<1x16xbf16>) -> tensor<32x16xbf16> {
+  ^bb0(%a: tensor<32x16xi8>, %b: tensor<1x16xbf16>):
+    %w = memwall.dequantize %a, %b : tensor<32x16xi8>, tensor<1x16xbf16> -> tensor<32x16xbf16>
+    memwall.yield %w : tensor<32x16xbf16>
+  }
+  return %0 : tensor<32x16xbf16>
+}
+
+// -----
+
+func.func @dequantize_fusion_with_math(%q: tensor<32x16xi8>, %s: tensor<1x16xbf16>) -> tensor<32x16xbf16> {
+  %0 = memwall.fusion dequantize (%q, %s) : (tensor<32x16xi8>, tensor<1x16xbf16>) -> tensor<32x16xbf16> {
+  ^bb0(%a: tensor<32x16xi8>, %b: tensor<1x16xbf16>):
+    %w = memwall.dequantize %a, %b {materialize} : tensor<32x16xi8>, tensor<1x16xbf16> -> tensor<32x16xbf16>
+    // expected-error @below {{cannot be fused into a dequantize fusion: only a dequantize and the dequantize of its scales run there}}
+    %g = memwall.gelu %w : tensor<32x16xbf16>
+    memwall.yield %g : tensor<32x16xbf16>
+  }
+  return %0 : tensor<32x16xbf16>
+}

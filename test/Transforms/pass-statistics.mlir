@@ -9,6 +9,7 @@
 // ops annotated (the kernel, the three ops inside it, the tiled attention).
 // CHECK-DAG: (S) 1 attentions-tiled
 // CHECK-DAG: (S) 0 attentions-untiled
+// CHECK-DAG: (S) 0 dequantize-kernels
 // CHECK-DAG: (S) 1 kernels-formed
 // CHECK-DAG: (S) 3 ops-fused
 // CHECK-DAG: (S) {{[1-9][0-9]*}} predicted-ns-saved

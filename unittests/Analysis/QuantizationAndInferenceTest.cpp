@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memwall/Analysis/CostAnalysis.h"
+#include "memwall/Analysis/FusionCost.h"
 #include "memwall/Analysis/InferenceAnalysis.h"
 #include "memwall/Analysis/InferenceFixes.h"
 #include "memwall/Analysis/MemoryAnalysis.h"
@@ -356,6 +357,73 @@ TEST_F(QuantizationTest, Nf4PrologueDequantizesEachWeightOncePerTileRow) {
     if (!matmul.getRhs().getDefiningOp<DequantizeOp>())
       EXPECT_EQ(matmul.getKernelWork(target).cudaCoreInstructions, 0);
   });
+}
+
+TEST_F(QuantizationTest, Nf4DequantizeKernelWritesTheWeightOnce) {
+  llvm::Expected<ModelConfig> config = lookupPreset("llama-2-7b");
+  ASSERT_TRUE(static_cast<bool>(config));
+  config->layers = 1;
+  config->seq = 512;
+  config->batch = 4;
+  config->loraRank = 64;
+  config->loraTargets = {"q"};
+  config->baseDtype = "nf4";
+  OwningOpRef<ModuleOp> module =
+      buildModel(&context, *config, GenerationMode::Train);
+  ASSERT_TRUE(module);
+  MatmulOp q;
+  module->walk([&](MatmulOp matmul) {
+    if (auto loc = dyn_cast<NameLoc>(matmul.getLoc());
+        loc && loc.getName() == "layers.0.attn.q")
+      q = matmul;
+  });
+  ASSERT_TRUE(q);
+  auto dequantize = q.getRhs().getDefiningOp<DequantizeOp>();
+  auto absmax = dequantize.getScales().getDefiningOp<DequantizeOp>();
+  ASSERT_TRUE(dequantize && absmax);
+  // memwall-fuse gives each GEMM its own copy; this one reads it alone.
+  OpBuilder builder(q);
+  auto absmaxCopy = cast<DequantizeOp>(builder.clone(*absmax));
+  auto copy = cast<DequantizeOp>(builder.clone(*dequantize));
+  copy.getScalesMutable().assign(absmaxCopy.getResult());
+  q.getRhsMutable().assign(copy.getResult());
+  copy.setMaterialize(true);
+  // Written, no longer in the GEMM; its absmax dequantized as it reads them.
+  EXPECT_FALSE(isDequantizeAtUse(copy));
+  EXPECT_TRUE(isDequantizeAtUse(absmaxCopy));
+  EXPECT_FALSE(getDequantizeAtUse(q.getRhs()));
+  EXPECT_EQ(getGemmOperandBytes(q.getRhs()), 4096 * 4096 * 2);
+  EXPECT_EQ(getDequantizePrologueWork(q, 128), 0);
+  // By hand: 10 an element for packed i4, +22 for the codebook, +2 for
+  // the double-quantized absmax.
+  EXPECT_EQ(getDequantizeKernelInstructions(copy), 34);
+  GPUTarget target = h100();
+  FailureOr<KernelAnalysis> kernel = analyzeOpKernel(copy, target);
+  ASSERT_TRUE(succeeded(kernel));
+  EXPECT_EQ(kernel->kind, FusionKind::Dequantize);
+  EXPECT_EQ(kernel->ops.size(), 2u);
+  // Codes, absmax and their f32 scales in; the bf16 weight out.
+  EXPECT_EQ(kernel->bytesRead, 8388608 + 262144 + 4096);
+  EXPECT_EQ(kernel->bytesWritten, 33554432);
+  // Eight bf16 a thread, 256 threads a block.
+  EXPECT_EQ(kernel->geometry.vectorWidth, 8);
+  EXPECT_EQ(kernel->geometry.gridSize, 4096 * 4096 / 8 / 256);
+  // By hand on an H100: compute 16.8 M multiplies at 66.9 TFLOP/s plus 16.8
+  // M x 34 instructions at 33.45 T a second = 17.30 us; memory 42.21 MB at
+  // 3.01 TB/s = 14.02 us; the soft roofline (c^4 + m^4)^(1/4) = 18.93 us,
+  // plus a 2 us launch.
+  double compute = 16777216 / 66.9e12 + 16777216.0 * 34 / 33.45e12;
+  double memory = 42209280 / 3.01e12;
+  double expected =
+      std::pow(std::pow(compute, 4) + std::pow(memory, 4), 0.25) + 2e-6;
+  EXPECT_NEAR(kernel->timeSeconds, expected, 1e-3 * expected);
+  EXPECT_NEAR(kernel->timeSeconds, 20.93e-6, 0.01e-6);
+  // A kernel of anything else is refused.
+  std::string whyNot;
+  EXPECT_TRUE(failed(analyzeKernel({copy, q}, target, &whyNot)));
+  EXPECT_EQ(whyNot, "a dequantize kernel holds its dequantize and the "
+                    "dequantize of its scales (double quantization), "
+                    "nothing else");
 }
 
 } // namespace

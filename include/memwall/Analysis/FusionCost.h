@@ -339,13 +339,23 @@ llvm::FailureOr<KernelAnalysis> analyzeFusion(FusionOp fusion,
                                               std::string *whyNot = nullptr);
 
 /// The dequantize that runs as `matmul`'s rhs prologue, in the matmul's
-/// kernel whether fused or not: the one making its rhs in its block and
-/// read by nothing else; null otherwise.
+/// kernel whether fused or not: the one making its rhs in its block, read
+/// by nothing else and not `materialize`d; null otherwise.
 DequantizeOp getRhsPrologue(MatmulOp matmul);
 /// The dequantize making `dequantize`'s scales, when it runs in the same
 /// rhs prologue (double quantization, NF4: the main loop dequantizes the
 /// scales it loads): in the same block, read by nothing else; else null.
 DequantizeOp getScalesPrologue(DequantizeOp dequantize);
+/// Why the arithmetic of `dequantize` (with its scales' dequantize, double
+/// quantization) has no generated code, in a GEMM's prologue or a
+/// dequantize kernel; "" when it has: i8, i4 or 8-bit-float codes of a
+/// rank-2 weight, a codebook only for i4 codes, double-quantized scales
+/// stored as i8 with scales of their own and no zero points or codebook.
+std::string whyNoDequantizeCode(DequantizeOp dequantize);
+/// The dequantize kernel of a `materialize`d `dequantize` (FusionKind::
+/// Dequantize): it and the dequantize of its scales, where one makes them.
+llvm::SmallVector<mlir::Operation *, 2>
+getDequantizeKernelOps(DequantizeOp dequantize);
 
 /// For every kernel of `function`'s body holding a matmul (a matmul, or a
 /// fusion with one) and every elementwise or row-reduction kernel reading

@@ -228,7 +228,12 @@ def Fuse : Pass<"memwall-fuse", "mlir::func::FuncOp"> {
     "Layouts as views"). So are dequantizes at use: one read by several
     matmuls (a frozen NF4 weight's forward and input-gradient GEMMs) is
     copied per matmul, with the dequantize of its scales, and each copy
-    runs in its GEMM's main loop.
+    runs in its GEMM's main loop, unless a dequantize kernel writing the
+    weight and the GEMM reading it are predicted faster together: then the
+    copy is marked `materialize` (at many rows, where every CTA row of tiles
+    dequantizing the whole weight costs more than writing it once, or where
+    the GEMM's main loop cannot dequantize it, e.g. on cuBLASLt; docs/fusion.md,
+    "Dequantize kernels").
 
     Each group of two or more ops becomes a `memwall.fusion`; the function is
     marked `memwall.fused` and the roofline report gains a `fusion` section.
@@ -242,7 +247,9 @@ def Fuse : Pass<"memwall-fuse", "mlir::func::FuncOp"> {
     Statistic<"predictedNanosecondsSaved", "predicted-ns-saved",
               "Predicted time saved by fusion, in nanoseconds">,
     Statistic<"numMergesKeptForMemory", "merges-kept-for-memory",
-              "Merges that saved time but would have raised the peak memory">
+              "Merges that saved time but would have raised the peak memory">,
+    Statistic<"numDequantizeKernels", "dequantize-kernels",
+              "Dequantizes at use run as their own kernel before their GEMM">
   ];
   let dependentDialects = ["::memwall::MemWallDialect"];
 }

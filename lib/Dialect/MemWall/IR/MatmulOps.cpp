@@ -61,7 +61,8 @@ bool memwall::isDequantizeAtUse(CastOp cast) {
 }
 
 /// Whether every reader of `value` (through fusion inputs) is a dequantize
-/// at use reading it as its scales: a double-quantized weight's scales.
+/// at use or a dequantize kernel reading it as its scales: a
+/// double-quantized weight's scales, dequantized where they are read.
 static bool isReadOnlyAsAtUseScales(Value value) {
   return llvm::all_of(value.getUses(), [](OpOperand &use) {
     Operation *user = use.getOwner();
@@ -71,16 +72,22 @@ static bool isReadOnlyAsAtUseScales(Value value) {
     auto dequantize = dyn_cast<DequantizeOp>(user);
     return dequantize && use.get() == dequantize.getScales() &&
            use.get() != dequantize.getZeroPoints() &&
-           isDequantizeAtUse(dequantize);
+           (dequantize.getMaterialize() || isDequantizeAtUse(dequantize));
   });
 }
 
 bool memwall::isDequantizeAtUse(DequantizeOp dequantize) {
   Value result = dequantize.getResult();
-  if (result.use_empty())
+  if (dequantize.getMaterialize() || result.use_empty())
     return false;
   SmallVector<MatmulOp> matmuls;
   return collectMatmulUsers(result, matmuls) || isReadOnlyAsAtUseScales(result);
+}
+
+DequantizeOp memwall::getDequantizeAtUse(Value value) {
+  auto dequantize = value.getDefiningOp<DequantizeOp>();
+  return dequantize && isDequantizeAtUse(dequantize) ? dequantize
+                                                     : DequantizeOp();
 }
 
 llvm::ArrayRef<float> memwall::getNF4Codebook() {
@@ -186,6 +193,32 @@ double memwall::getDequantizePrologueInstructions(DequantizeOp dequantize) {
   return instructions;
 }
 
+double memwall::getDequantizeKernelInstructions(DequantizeOp dequantize) {
+  // Counted in the PTX of DequantizeCodegen's kernel for [4096, 4096]
+  // weights written as bf16, eight elements a thread, divided by eight:
+  // 96 instructions for i8 with a scale per column (12 an element: the
+  // code's load and convert, the scale's index, load and widening, the
+  // multiply, the rounding, a share of the 16-byte store and the thread's
+  // index), 78 for packed i4 (its eight codes in one 32-bit load), 182 for
+  // f8E4M3FN (the integer decode of memwall-expand-fp8-conversions), 138
+  // and 129 for i8 and i4 with zero points, 254 for NF4 with bf16 absmax
+  // and 266 with double-quantized ones.
+  Type stored = dequantize.getInput().getType().getElementType();
+  double instructions = stored.isInteger(8)   ? 12
+                        : stored.isInteger(4) ? 10
+                                              : 23;
+  if (dequantize.getZeroPoints())
+    instructions += 5;
+  // The code's bit tests and a tree of 15 selects.
+  if (dequantize.getCodebook())
+    instructions += 22;
+  // The absmax's convert and second multiply (its load replaces the
+  // scale's).
+  if (getScalesDequantizedAtUse(dequantize))
+    instructions += 2;
+  return instructions;
+}
+
 double memwall::getDequantizePrologueWork(MatmulOp matmul, int64_t tileRows) {
   auto dequantize = matmul.getRhs().getDefiningOp<DequantizeOp>();
   if (!dequantize || !isDequantizeAtUse(dequantize))
@@ -255,7 +288,8 @@ int64_t DequantizeOp::getFlops() {
 }
 
 int64_t DequantizeOp::getBytesRead() {
-  return isDequantizeAtUse(*this) ? 0 : sumOperandBytes(*this);
+  // Scales dequantized where they are read are read as stored.
+  return isDequantizeAtUse(*this) ? 0 : countStoredBytes(*this).saturated();
 }
 
 int64_t DequantizeOp::getBytesWritten() {

@@ -48,6 +48,23 @@ LogicalResult FusionOp::verify() {
       return emitOpError("body has no ops");
     return success();
   }
+  // A dequantize kernel: one materialized dequantize, and the dequantize of
+  // its scales (double quantization), which it dequantizes as it reads them.
+  if (getKind() == FusionKind::Dequantize) {
+    unsigned materialized = 0;
+    for (Operation &op : block.without_terminator()) {
+      auto dequantize = dyn_cast<DequantizeOp>(op);
+      if (!dequantize)
+        return op.emitOpError("cannot be fused into a dequantize fusion: "
+                              "only a dequantize and the dequantize of its "
+                              "scales run there");
+      materialized += dequantize.getMaterialize() ? 1 : 0;
+    }
+    if (materialized != 1)
+      return emitOpError("a dequantize fusion holds exactly one dequantize "
+                         "with `materialize`");
+    return success();
+  }
   // Attention, its backward, or one or two ropes, with the views of their
   // operands and results (memwall::matchAttentionViews,
   // matchAttentionGradViews and matchRopeViews say which views they can
@@ -182,6 +199,7 @@ LogicalResult FusionOp::verify() {
   case FusionKind::AttentionGrad:
   case FusionKind::Rope:
   case FusionKind::Horizontal:
+  case FusionKind::Dequantize:
     llvm_unreachable("verified above");
   }
   return success();

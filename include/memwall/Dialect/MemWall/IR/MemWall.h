@@ -192,10 +192,15 @@ constexpr int64_t kQuantScaleBytes = 2;
 /// (directly or inside a fusion). Such a cast runs inside the GEMM: no
 /// kernel, no traffic, no buffer of its own.
 bool isDequantizeAtUse(CastOp cast);
-/// Whether `dequantize` is a dequantize at use: only matmuls read its
-/// result (directly or inside a fusion). It runs inside the GEMM: no kernel,
-/// no traffic, no buffer of its own.
+/// Whether `dequantize` is a dequantize at use: not `materialize`d, and
+/// only matmuls read its result (directly or inside a fusion), or only
+/// dequantizes at use or materialized read it as their scales (double
+/// quantization). It runs inside the kernel reading it: no kernel, no
+/// traffic, no buffer of its own.
 bool isDequantizeAtUse(DequantizeOp dequantize);
+/// The dequantize at use defining `value` (a GEMM's dequantized rhs), or
+/// null: none, or one `materialize`d (its GEMM reads the written tensor).
+DequantizeOp getDequantizeAtUse(mlir::Value value);
 /// QLoRA's 4-bit NormalFloat codebook (Dettmers et al. 2023, as
 /// bitsandbytes ships it): 16 values in [-1, 1], code 7 exactly zero.
 llvm::ArrayRef<float> getNF4Codebook();
@@ -215,6 +220,10 @@ bool isQuantizationMetadata(mlir::Value value);
 /// up and dequantize double-quantized scales), counted in the PTX
 /// GemmCodegen emits (docs/cost-model.md).
 double getDequantizePrologueInstructions(DequantizeOp dequantize);
+/// CUDA-core instructions a dequantize kernel (a `materialize`d
+/// dequantize) spends on one element it writes, counted in the PTX
+/// DequantizeCodegen emits (docs/cost-model.md).
+double getDequantizeKernelInstructions(DequantizeOp dequantize);
 /// What the dequantize at use of `matmul`'s rhs adds to its GEMM's work:
 /// each weight element is dequantized once per CTA row of tiles (`tileRows`
 /// rows of the product, ceil(batch · M / tileRows) times), in CUDA-core

@@ -65,7 +65,8 @@ def MemWall_FusionKind : I32EnumAttr<"FusionKind", "kind of fused kernel", [
       I32EnumAttrCase<"Attention", 4, "attention">,
       I32EnumAttrCase<"Rope", 5, "rope">,
       I32EnumAttrCase<"AttentionGrad", 6, "attention_grad">,
-      I32EnumAttrCase<"Horizontal", 7, "horizontal">
+      I32EnumAttrCase<"Horizontal", 7, "horizontal">,
+      I32EnumAttrCase<"Dequantize", 8, "dequantize">
     ]> {
   let cppNamespace = "::memwall";
 }
@@ -155,7 +156,8 @@ def MemWall_KernelFamily : I32Enum<"KernelFamily", "how codegen runs one step", 
       I32EnumCase<"Optimizer", 10, "optimizer">,
       I32EnumCase<"EmbeddingGrad", 11, "embedding_grad">,
       I32EnumCase<"CrossEntropy", 12, "cross_entropy">,
-      I32EnumCase<"Collective", 13, "collective">
+      I32EnumCase<"Collective", 13, "collective">,
+      I32EnumCase<"Dequantize", 14, "dequantize">
     ]> {
   let cppNamespace = "::memwall";
 }

@@ -992,6 +992,14 @@ def MemWall_DequantizeOp : MemWall_Op<"dequantize", [MemWall_Aliasing],
     scales of dequantizes at use (double quantization) is one at use too:
     the GEMM dequantizes the scales it loads.
 
+    With `materialize` it runs as its own kernel instead (a *dequantize
+    kernel*, dequantizing the scales it reads as the GEMM's prologue would)
+    and writes the dequantized tensor, which its matmuls read as any
+    weight: dequantize-then-GEMM, as bitsandbytes runs QLoRA's layers and
+    vLLM large batches of AWQ weights, where dequantizing in every row of
+    tiles of a GEMM with many rows costs more than writing the weight once.
+    memwall-fuse sets it per GEMM by predicted time (docs/fusion.md).
+
     ```mlir
     %w = memwall.dequantize %q, %s
         : tensor<4096x4096xi8>, tensor<4096x1xbf16> -> tensor<4096x4096xbf16>
@@ -1008,7 +1016,8 @@ def MemWall_DequantizeOp : MemWall_Op<"dequantize", [MemWall_Aliasing],
   let arguments = (ins MemWall_QuantizedTensor:$input,
                        MemWall_ComputeTensor:$scales,
                        Optional<MemWall_ComputeTensor>:$zeroPoints,
-                       OptionalAttr<DenseF32ArrayAttr>:$codebook);
+                       OptionalAttr<DenseF32ArrayAttr>:$codebook,
+                       UnitAttr:$materialize);
   let results = (outs MemWall_ComputeTensor:$result);
   let assemblyFormat = [{
     $input `,` $scales (`zero_points` $zeroPoints^)? attr-dict `:`
