@@ -54,6 +54,10 @@ for src in "${sources[@]}"; do
       # Weight-only int8/int4 runs on memwall's mma.sync kernel whatever
       # the flags (cuBLASLt takes no dequantizing prologue): one bundle.
       ;;
+    gemm_nf4_*)
+      # A dequantize kernel, then cuBLASLt (memwall-fuse's choice at 2048
+      # rows): one bundle.
+      ;;
     gemm_fp8_*)
       # fp8 runs on memwall's wgmma kernels only (no fp8 cuBLASLt path, no
       # mma.sync fp8): the plain bundle and the warp-specialized one.

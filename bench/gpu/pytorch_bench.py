@@ -149,6 +149,27 @@ def _w4_linear(x, p, s):
     return F.linear(x, w)
 
 
+# QLoRA's NF4 codebook (bitsandbytes' table; memwall::getNF4Codebook).
+_NF4 = [-1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
+        -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
+        0.07958029955625534, 0.16093020141124725, 0.24611230194568634,
+        0.33791524171829224, 0.44070982933044434, 0.5626170039176941,
+        0.7229568362236023, 1.0]
+
+
+def _nf4_linear(x, p, a8, a32):
+    # p: uint8 [K, N/2], two codes a byte along N, the even one in the low
+    # nibble; a8: int8 absmax [K/64, N]; a32: f32 [K/64, N/256], one scale
+    # per 256 absmax. Dequantize (bitsandbytes' order), then x @ w.
+    codes = torch.stack((p & 15, p >> 4), dim=-1).reshape(p.shape[0], -1)
+    table = torch.tensor(_NF4, device=x.device, dtype=torch.float32)
+    absmax = a8.to(torch.float32) * a32.repeat_interleave(
+        a8.shape[1] // a32.shape[1], dim=1)
+    w = table[codes.long()] * absmax.repeat_interleave(
+        codes.shape[0] // absmax.shape[0], dim=0)
+    return x @ w.to(x.dtype)
+
+
 def _llama_mlp(x, r, wg, wu, wd):
     return r + F.linear(F.silu(F.linear(x, wg)) * F.linear(x, wu), wd)
 
@@ -219,6 +240,17 @@ def gemm_workloads():
                               ("weight.scales", [n, k // 128], "scale")],
                    "outputs": [[m, n]], "flops": 2 * m * n * k,
                    "fn": _w4_linear})
+    # QLoRA's NF4 weight (bench/gpu/ops/gemm_nf4_*.mlir): codes [K, N],
+    # double-quantized absmax.
+    m, n, k = 2048, 4096, 4096
+    wl.append({"name": "gemm_nf4_%dx%dx%d_bf16" % (m, n, k), "dtype": "bf16",
+               "inputs": [("x", [m, k], "input"),
+                          ("weight", [k, n // 2], "int4packed"),
+                          ("weight.absmax", [k // 64, n], "int8"),
+                          ("weight.absmax_scales", [k // 64, n // 256],
+                           "scale")],
+               "outputs": [[m, n]], "flops": 2 * m * n * k,
+               "fn": _nf4_linear})
     t, h, i = 2048, 4096, 11008
     wl.append({"name": "mlp_llama2_7b_2048_bf16", "dtype": "bf16",
                "inputs": [("x", [t, h], "input"), ("residual", [t, h], "input"),

@@ -350,6 +350,12 @@ CostAnalysis::CostAnalysis(Operation *root, AnalysisManager &am) {
       cost.fusion->refused.insert(cost.fusion->refused.end(),
                                   std::make_move_iterator(refused.begin()),
                                   std::make_move_iterator(refused.end()));
+      std::vector<FusionRefusal> dequantizes =
+          explainDequantizeKernels(function, *target);
+      cost.fusion->dequantizeKernels.insert(
+          cost.fusion->dequantizeKernels.end(),
+          std::make_move_iterator(dequantizes.begin()),
+          std::make_move_iterator(dequantizes.end()));
     });
 }
 

@@ -1837,6 +1837,64 @@ memwall::getDequantizeKernelOps(DequantizeOp dequantize) {
   return ops;
 }
 
+namespace {
+/// An unfused copy of a function in a scratch module with the module's
+/// attributes (target, GEMM policy): each kernel's ops in one block, so
+/// that other kernels than memwall-fuse's can be analysed without changing
+/// the function.
+struct UnfusedCopy {
+  explicit UnfusedCopy(func::FuncOp function) {
+    OpBuilder builder(function.getContext());
+    scratch = ModuleOp::create(function.getLoc());
+    if (auto module = function->getParentOfType<ModuleOp>())
+      (*scratch)->setAttrs(module->getAttrDictionary());
+    builder.setInsertionPointToEnd(scratch->getBody());
+    IRMapping mapping;
+    copy = cast<func::FuncOp>(builder.clone(*function, mapping));
+    for (Operation &op : function.getBody().front().without_terminator()) {
+      Operation *copied = mapping.lookup(&op);
+      auto fusion = dyn_cast<FusionOp>(copied);
+      if (!fusion) {
+        opsOf[&op] = {copied};
+        continue;
+      }
+      Block &inner = fusion.getBodyBlock();
+      for (auto [argument, input] :
+           llvm::zip_equal(inner.getArguments(), fusion.getInputs()))
+        argument.replaceAllUsesWith(input);
+      auto yield = cast<YieldOp>(inner.getTerminator());
+      fusion->replaceAllUsesWith(yield.getValues());
+      SmallVector<Operation *> ops;
+      for (Operation &member : inner.without_terminator())
+        ops.push_back(&member);
+      for (Operation *member : ops)
+        member->moveBefore(fusion);
+      yield.erase();
+      fusion.erase();
+      opsOf[&op] = std::move(ops);
+    }
+  }
+
+  OwningOpRef<ModuleOp> scratch;
+  func::FuncOp copy;
+  /// Each op of the function's body: its ops in the copy (a fusion's, its
+  /// body's).
+  DenseMap<Operation *, SmallVector<Operation *>> opsOf;
+};
+} // namespace
+
+/// The report's locations of `ops`.
+static std::vector<std::string> reportLocations(ArrayRef<Operation *> ops) {
+  std::vector<std::string> locs;
+  for (Operation *op : ops)
+    locs.push_back(formatLocationForReport(op->getLoc()));
+  return locs;
+}
+
+static std::string formatMicros(double seconds) {
+  return llvm::formatv("{0:f1} us", seconds * 1e6).str();
+}
+
 std::vector<FusionRefusal>
 memwall::explainUnfusedGemmConsumers(func::FuncOp function,
                                      const GPUTarget &target) {
@@ -1925,54 +1983,14 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
   if (pairs.empty() && viewChains.empty())
     return refusals;
 
-  // An unfused copy of the function in a scratch module with the module's
-  // attributes (target, GEMM policy): each kernel's ops in one block.
-  OpBuilder builder(function.getContext());
-  OwningOpRef<ModuleOp> scratch = ModuleOp::create(function.getLoc());
-  if (auto module = function->getParentOfType<ModuleOp>())
-    (*scratch)->setAttrs(module->getAttrDictionary());
-  builder.setInsertionPointToEnd(scratch->getBody());
-  IRMapping mapping;
-  builder.clone(*function, mapping);
-  DenseMap<Operation *, SmallVector<Operation *>> opsOf;
-  for (Operation &op : body.without_terminator()) {
-    Operation *copy = mapping.lookup(&op);
-    auto fusion = dyn_cast<FusionOp>(copy);
-    if (!fusion) {
-      opsOf[&op] = {copy};
-      continue;
-    }
-    Block &inner = fusion.getBodyBlock();
-    for (auto [argument, input] :
-         llvm::zip_equal(inner.getArguments(), fusion.getInputs()))
-      argument.replaceAllUsesWith(input);
-    auto yield = cast<YieldOp>(inner.getTerminator());
-    fusion->replaceAllUsesWith(yield.getValues());
-    SmallVector<Operation *> ops;
-    for (Operation &member : inner.without_terminator())
-      ops.push_back(&member);
-    for (Operation *member : ops)
-      member->moveBefore(fusion);
-    yield.erase();
-    fusion.erase();
-    opsOf[&op] = std::move(ops);
-  }
+  UnfusedCopy unfused(function);
+  DenseMap<Operation *, SmallVector<Operation *>> &opsOf = unfused.opsOf;
 
   // The copy's memory over its steps, to say when a merge that saves time
   // was kept apart because it would raise the peak (memwall-fuse's rule).
-  auto copy = cast<func::FuncOp>(mapping.lookup(function.getOperation()));
-  MemoryLiveness liveness(copy);
+  MemoryLiveness liveness(unfused.copy);
   StepMemory memory(liveness);
 
-  auto locations = [](ArrayRef<Operation *> ops) {
-    std::vector<std::string> locs;
-    for (Operation *op : ops)
-      locs.push_back(formatLocationForReport(op->getLoc()));
-    return locs;
-  };
-  auto micros = [](double seconds) {
-    return llvm::formatv("{0:f1} us", seconds * 1e6).str();
-  };
   // A heads split is one step: the reshape and its transpose; layout ops
   // run apart as their own kernels (a reshape as none).
   auto apartSeconds = [&](ArrayRef<Operation *> ops) -> FailureOr<double> {
@@ -1996,8 +2014,8 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
     SmallVector<Operation *> merged(first);
     merged.append(second.begin(), second.end());
     FusionRefusal refusal;
-    refusal.producer = locations(first);
-    refusal.consumer = locations(second);
+    refusal.producer = reportLocations(first);
+    refusal.consumer = reportLocations(second);
     std::string why;
     FailureOr<KernelAnalysis> kernel = analyzeKernel(merged, target, &why);
     FailureOr<double> apartFirst = apartSeconds(first);
@@ -2008,9 +2026,9 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
       refusal.reason = "one kernel (" +
                        (kernel->gemmChoice.empty() ? std::string("memwall gemm")
                                                    : kernel->gemmChoice) +
-                       ") predicts " + micros(kernel->timeSeconds) +
-                       ", apart " + micros(*apartFirst) + " + " +
-                       micros(*apartSecond);
+                       ") predicts " + formatMicros(kernel->timeSeconds) +
+                       ", apart " + formatMicros(*apartFirst) + " + " +
+                       formatMicros(*apartSecond);
       double peak = memory.peakWith(memory.plan(merged));
       if (kernel->timeSeconds < *apartFirst + *apartSecond &&
           peak > memory.getLimit())
@@ -2036,6 +2054,65 @@ memwall::explainUnfusedGemmConsumers(func::FuncOp function,
     explain(first, second);
   }
   return refusals;
+}
+
+std::vector<FusionRefusal>
+memwall::explainDequantizeKernels(func::FuncOp function,
+                                  const GPUTarget &target) {
+  std::vector<FusionRefusal> reasons;
+  if (function.isExternal())
+    return reasons;
+  Block &body = function.getBody().front();
+  // Each dequantize kernel (a materialized dequantize, or the fusion of it)
+  // and the kernel of the one op reading its weight.
+  SmallVector<std::pair<Operation *, Operation *>> kernels;
+  for (Operation &op : body.without_terminator()) {
+    auto fusion = dyn_cast<FusionOp>(&op);
+    auto dequantize = dyn_cast<DequantizeOp>(&op);
+    if (!(dequantize && dequantize.getMaterialize()) &&
+        !(fusion && fusion.getKind() == FusionKind::Dequantize))
+      continue;
+    if (op.getNumResults() != 1 || !op.getResult(0).hasOneUse())
+      continue;
+    Operation *reader = *op.getResult(0).getUsers().begin();
+    if (reader->getBlock() == &body)
+      kernels.emplace_back(&op, reader);
+  }
+  if (kernels.empty())
+    return reasons;
+  UnfusedCopy unfused(function);
+  for (auto [kernelOp, readerOp] : kernels) {
+    SmallVector<Operation *> ops = unfused.opsOf[kernelOp];
+    auto dequantize = dyn_cast<DequantizeOp>(ops.back());
+    MatmulOp matmul;
+    for (Operation *op : unfused.opsOf[readerOp])
+      if (auto product = dyn_cast<MatmulOp>(op);
+          product && dequantize && product.getRhs() == dequantize.getResult())
+        matmul = product;
+    if (!matmul)
+      continue;
+    FailureOr<KernelAnalysis> kernel = analyzeKernel(ops, target);
+    FailureOr<KernelAnalysis> gemm = analyzeKernel({matmul}, target);
+    if (failed(kernel) || failed(gemm))
+      continue;
+    // The main loop's alternative: the same ops without `materialize`.
+    dequantize.setMaterialize(false);
+    ops.push_back(matmul);
+    std::string why;
+    FailureOr<KernelAnalysis> prologue = analyzeKernel(ops, target, &why);
+    ops.pop_back();
+    FusionRefusal reason;
+    reason.producer = reportLocations(ops);
+    reason.consumer = reportLocations({matmul});
+    reason.reason =
+        formatMicros(kernel->timeSeconds) + " + " +
+        formatMicros(gemm->timeSeconds) + ", against " +
+        (succeeded(prologue)
+             ? formatMicros(prologue->timeSeconds) + " in the GEMM's main loop"
+             : "the GEMM's main loop, which cannot run it: " + why);
+    reasons.push_back(std::move(reason));
+  }
+  return reasons;
 }
 
 FailureOr<KernelAnalysis> memwall::analyzeFusion(FusionOp fusion,

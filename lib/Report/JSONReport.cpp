@@ -98,14 +98,19 @@ static void writeFusion(FiniteJSONStream &json, const FusionSummary &fusion) {
           json.attribute("time_after_s", group.timeAfterSeconds);
         });
     });
-    json.attributeArray("refused", [&] {
-      for (const FusionRefusal &refusal : fusion.refused)
-        json.object([&] {
-          json.attribute("producer", llvm::join(refusal.producer, "+"));
-          json.attribute("consumer", llvm::join(refusal.consumer, "+"));
-          json.attribute("reason", refusal.reason);
-        });
-    });
+    auto writeReasons = [&](llvm::StringRef key,
+                            const std::vector<FusionRefusal> &reasons) {
+      json.attributeArray(key, [&] {
+        for (const FusionRefusal &reason : reasons)
+          json.object([&] {
+            json.attribute("producer", llvm::join(reason.producer, "+"));
+            json.attribute("consumer", llvm::join(reason.consumer, "+"));
+            json.attribute("reason", reason.reason);
+          });
+      });
+    };
+    writeReasons("refused", fusion.refused);
+    writeReasons("dequantize_kernels", fusion.dequantizeKernels);
     json.attributeObject("totals", [&] {
       json.attribute("kernels_before",
                      static_cast<int64_t>(fusion.kernelsBefore));

@@ -178,6 +178,10 @@ void memwall::printRooflineReportText(const RooflineReport &report,
     for (const FusionRefusal &refusal : fusion.refused)
       os << "  kept apart: " << llvm::join(refusal.producer, "+") << " -> "
          << llvm::join(refusal.consumer, "+") << ": " << refusal.reason << "\n";
+    for (const FusionRefusal &kernel : fusion.dequantizeKernels)
+      os << "  dequantize kernel: " << llvm::join(kernel.producer, "+")
+         << " -> " << llvm::join(kernel.consumer, "+") << ": " << kernel.reason
+         << "\n";
   }
 
   if (report.memory) {

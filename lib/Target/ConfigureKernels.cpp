@@ -76,6 +76,14 @@ private:
   /// A dequantize runs only as the rhs prologue of memwall's GEMM: says why
   /// this one is not in one.
   LogicalResult explainUnfusedDequantize(DequantizeOp dequantize) {
+    // The scales of a dequantize kernel run in that kernel.
+    if (auto reader = dyn_cast<DequantizeOp>(*dequantize->user_begin());
+        reader && reader.getMaterialize() &&
+        getScalesPrologue(reader) == dequantize)
+      return dequantize.emitError(
+          "codegen runs the dequantize of a dequantize kernel's scales only "
+          "in that kernel; memwall-fuse puts it there (compile without "
+          "--no-fuse)");
     auto diagnostic = dequantize.emitError(
         "codegen runs 'memwall.dequantize' only inside the generated GEMM of "
         "the one matmul that reads it as its rhs");

@@ -8,15 +8,19 @@
 // RUN: memwall-opt %s --fuse --target=h100-sxm | FileCheck %s
 // RUN: memwall-opt %s --fuse --target=h100-sxm --report=- -o /dev/null | FileCheck %s --check-prefix=REPORT
 // RUN: memwall-opt %s --target=h100-sxm --report=- -o /dev/null | FileCheck %s --check-prefix=PROLOGUE
+// RUN: memwall-opt %s --fuse --target=h100-sxm --report=%t.json -o /dev/null
+// RUN: %PYTHON %memwall_src/test/tools/memwall-opt/check_report.py %t.json
+// RUN: FileCheck %s --check-prefix=JSON < %t.json
 
 // QLoRA's q projection in a training step (2048 rows): the forward GEMM and
 // the input gradient's (rhs transposed) each get their own copy of the NF4
 // weight's two dequantizes, placed just before them, and each copy is a
 // dequantize kernel (the codes, absmax and their scales read, 42.21 MB;
-// 20.93 us) before a cuBLASLt GEMM (91.68 us), against 424.41 us for the
-// prologue (unfused figures). A bf16 weight lives only from its kernel to
-// its GEMM (peak 92.54 MB: the weight and the GEMM's operands), never from
-// the forward to the backward.
+// 20.93 us) before a cuBLASLt GEMM (91.68 us), against 506.1 us for the
+// GEMM dequantizing in its main loop with the tiling it would run (the
+// unfused report's 424.41 us assumes 128-row tiles). A bf16 weight lives
+// only from its kernel to its GEMM (peak 92.54 MB: the weight and the
+// GEMM's operands), never from the forward to the backward.
 // CHECK-LABEL: func.func @nf4_forward_and_input_gradient
 // CHECK-NEXT: %[[W:.*]] = memwall.fusion dequantize(%arg3, %arg4, %arg2)
 // CHECK-NEXT: ^bb0
@@ -56,6 +60,15 @@ func.func @nf4_forward_and_input_gradient(%x: tensor<2048x4096xbf16>, %dy: tenso
 // REPORT: 5 dequantize {{ *}}up.weight.dequantized {{.*}} 135.29 MB {{.*}} 47.17 us
 // REPORT-NEXT: 6 matmul {{ *}}up {{.*}} 483.63 us
 // REPORT: kept apart: up -> act: one kernel (memwall gemm: cuBLASLt cannot run it: 'memwall.silu' is not a cuBLASLt epilogue) predicts 935.8 us
+// Each dequantize kernel with why.
+// REPORT-NEXT: dequantize kernel: q.weight.absmax.dequantized+q.weight.dequantized -> q: 20.9 us + 91.7 us, against 506.1 us in the GEMM's main loop
+// REPORT-NEXT: dequantize kernel: q.weight.absmax.dequantized+q.weight.dequantized -> q.grad: 20.9 us + 91.7 us, against 506.1 us in the GEMM's main loop
+// REPORT-NEXT: dequantize kernel: up.weight.dequantized -> up: 47.2 us + 483.6 us, against 1676.5 us in the GEMM's main loop
+// JSON: "dequantize_kernels": [
+// JSON-NEXT: {
+// JSON-NEXT: "producer": "q.weight.absmax.dequantized+q.weight.dequantized",
+// JSON-NEXT: "consumer": "q",
+// JSON-NEXT: "reason": "20.9 us + 91.7 us, against 506.1 us in the GEMM's main loop"
 // The first function's peak (above).
 // REPORT: peak 92.54 MB
 // PROLOGUE: matmul {{ *}}up {{.*}} 1.68 ms

@@ -85,6 +85,10 @@ struct FusionSummary {
   std::vector<FusionGroupRecord> groups;
   /// GEMM kernels whose results' consumers run in other kernels.
   std::vector<FusionRefusal> refused;
+  /// Dequantize kernels memwall-fuse chose and why: producer the kernel's
+  /// dequantizes, consumer the matmul reading the weight, reason their
+  /// predicted times against the GEMM's main loop dequantizing.
+  std::vector<FusionRefusal> dequantizeKernels;
   /// Kernels of the whole model before and after fusion.
   unsigned kernelsBefore = 0;
   unsigned kernelsAfter = 0;

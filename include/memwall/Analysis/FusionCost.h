@@ -356,6 +356,13 @@ std::string whyNoDequantizeCode(DequantizeOp dequantize);
 /// Dequantize): it and the dequantize of its scales, where one makes them.
 llvm::SmallVector<mlir::Operation *, 2>
 getDequantizeKernelOps(DequantizeOp dequantize);
+/// For every dequantize kernel of `function`'s body whose weight one matmul
+/// reads, why it is one: its predicted time and the matmul's on the written
+/// weight against the matmul dequantizing in its main loop (priced in an
+/// unfused copy of the function with the `materialize` dropped), or why
+/// the main loop cannot. The function is not changed.
+std::vector<FusionRefusal> explainDequantizeKernels(mlir::func::FuncOp function,
+                                                    const GPUTarget &target);
 
 /// For every kernel of `function`'s body holding a matmul (a matmul, or a
 /// fusion with one) and every elementwise or row-reduction kernel reading

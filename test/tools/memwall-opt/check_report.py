@@ -68,5 +68,9 @@ if "fusion" in report:
             any(loc.endswith(".dequantized") for loc in g["ops"]) or len(g["ops"]) > g["kernels_before"], g
     for r in fusion.get("refused", []):
         assert r["producer"] and r["consumer"] and r["reason"], r
+    # A dequantize kernel's reason compares the two kernels with the GEMM
+    # dequantizing in its main loop.
+    for r in fusion.get("dequantize_kernels", []):
+        assert r["producer"] and r["consumer"] and "against" in r["reason"], r
     print("fusion ok:", len(groups), "groups")
 print("report ok:", len(ops), "ops")
