@@ -368,10 +368,10 @@ private:
   /// A dequantize kernel (a `materialize`d dequantize): it and the
   /// dequantize of its scales, nothing else.
   bool classifyDequantize() {
-    auto dequantize = cast<DequantizeOp>(analysis.ops.back());
-    SmallVector<Operation *, 2> expected = getDequantizeKernelOps(dequantize);
-    if (!dequantize.getMaterialize() ||
-        ArrayRef<Operation *>(analysis.ops) != ArrayRef<Operation *>(expected))
+    auto dequantize = dyn_cast<DequantizeOp>(analysis.ops.back());
+    if (!dequantize || !dequantize.getMaterialize() ||
+        ArrayRef<Operation *>(analysis.ops) !=
+            ArrayRef<Operation *>(getDequantizeKernelOps(dequantize)))
       return fail(whyNot, "a dequantize kernel holds its dequantize and the "
                           "dequantize of its scales (double quantization), "
                           "nothing else");

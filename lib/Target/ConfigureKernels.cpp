@@ -77,7 +77,9 @@ private:
   /// this one is not in one.
   LogicalResult explainUnfusedDequantize(DequantizeOp dequantize) {
     // The scales of a dequantize kernel run in that kernel.
-    if (auto reader = dyn_cast<DequantizeOp>(*dequantize->user_begin());
+    if (auto reader = dequantize->use_empty()
+                          ? DequantizeOp()
+                          : dyn_cast<DequantizeOp>(*dequantize->user_begin());
         reader && reader.getMaterialize() &&
         getScalesPrologue(reader) == dequantize)
       return dequantize.emitError(

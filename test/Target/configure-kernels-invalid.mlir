@@ -107,3 +107,13 @@ func.func @dequantize_kernel_rank3(%q: tensor<2x32x16xi8>, %s: tensor<2x1x16xbf1
   %w = memwall.dequantize %q, %s {materialize} : tensor<2x32x16xi8>, tensor<2x1x16xbf16> -> tensor<2x32x16xbf16>
   return %w : tensor<2x32x16xbf16>
 }
+
+// -----
+
+// Unfused, the dequantize of a dequantize kernel's scales has no kernel.
+func.func @dequantize_kernel_scales_unfused(%q: tensor<128x16xi4>, %a8: tensor<2x16xi8>, %a32: tensor<1x1xf32>) -> tensor<128x16xbf16> {
+  // expected-error @+1 {{codegen runs the dequantize of a dequantize kernel's scales only in that kernel; memwall-fuse puts it there (compile without --no-fuse)}}
+  %a = memwall.dequantize %a8, %a32 : tensor<2x16xi8>, tensor<1x1xf32> -> tensor<2x16xf32>
+  %w = memwall.dequantize %q, %a {codebook = array<f32: -1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453, -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0, 0.07958029955625534, 0.16093020141124725, 0.24611230194568634, 0.33791524171829224, 0.44070982933044434, 0.5626170039176941, 0.7229568362236023, 1.0>, materialize} : tensor<128x16xi4>, tensor<2x16xf32> -> tensor<128x16xbf16>
+  return %w : tensor<128x16xbf16>
+}

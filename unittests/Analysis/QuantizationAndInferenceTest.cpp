@@ -96,6 +96,31 @@ struct QuantizationTest : public ::testing::Test {
     return module;
   }
 
+  /// QLoRA's Llama-2-7B layer 0 in train mode (batch 4 x 512, r 64 on q,
+  /// the base NF4) and its q projection's matmul (null on failure).
+  std::pair<OwningOpRef<ModuleOp>, MatmulOp> buildQLoRAProjection() {
+    llvm::Expected<ModelConfig> config = lookupPreset("llama-2-7b");
+    EXPECT_TRUE(static_cast<bool>(config));
+    if (!config)
+      return {};
+    config->layers = 1;
+    config->seq = 512;
+    config->batch = 4;
+    config->loraRank = 64;
+    config->loraTargets = {"q"};
+    config->baseDtype = "nf4";
+    OwningOpRef<ModuleOp> module =
+        buildModel(&context, *config, GenerationMode::Train);
+    MatmulOp q;
+    if (module)
+      module->walk([&](MatmulOp matmul) {
+        if (auto loc = dyn_cast<NameLoc>(matmul.getLoc());
+            loc && loc.getName() == "layers.0.attn.q")
+          q = matmul;
+      });
+    return {std::move(module), q};
+  }
+
   static GPUTarget h100(LaunchMode launch = LaunchMode::Stream) {
     GPUTarget target = *lookupBuiltinGPUTarget("h100-sxm");
     target.launchMode = launch;
@@ -312,24 +337,8 @@ TEST_F(QuantizationTest, MaxBatchIsTheLargestThatFits) {
 // GEMM reads 4.127 bits a weight and its prologue dequantizes each weight
 // once per CTA row of tiles, 31 CUDA-core instructions each.
 TEST_F(QuantizationTest, Nf4PrologueDequantizesEachWeightOncePerTileRow) {
-  llvm::Expected<ModelConfig> config = lookupPreset("llama-2-7b");
-  ASSERT_TRUE(static_cast<bool>(config));
-  config->layers = 1;
-  config->seq = 512;
-  config->batch = 4;
-  config->loraRank = 64;
-  config->loraTargets = {"q"};
-  config->baseDtype = "nf4";
-  OwningOpRef<ModuleOp> module =
-      buildModel(&context, *config, GenerationMode::Train);
-  ASSERT_TRUE(module);
-  MatmulOp q;
-  module->walk([&](MatmulOp matmul) {
-    if (auto loc = dyn_cast<NameLoc>(matmul.getLoc());
-        loc && loc.getName() == "layers.0.attn.q")
-      q = matmul;
-  });
-  ASSERT_TRUE(q);
+  auto [module, q] = buildQLoRAProjection();
+  ASSERT_TRUE(module && q);
   auto dequantize = q.getRhs().getDefiningOp<DequantizeOp>();
   ASSERT_TRUE(dequantize && isDequantizeAtUse(dequantize));
   // By hand: 7 per element, +2 to unpack i4, +20 for the codebook (bit
@@ -360,24 +369,8 @@ TEST_F(QuantizationTest, Nf4PrologueDequantizesEachWeightOncePerTileRow) {
 }
 
 TEST_F(QuantizationTest, Nf4DequantizeKernelWritesTheWeightOnce) {
-  llvm::Expected<ModelConfig> config = lookupPreset("llama-2-7b");
-  ASSERT_TRUE(static_cast<bool>(config));
-  config->layers = 1;
-  config->seq = 512;
-  config->batch = 4;
-  config->loraRank = 64;
-  config->loraTargets = {"q"};
-  config->baseDtype = "nf4";
-  OwningOpRef<ModuleOp> module =
-      buildModel(&context, *config, GenerationMode::Train);
-  ASSERT_TRUE(module);
-  MatmulOp q;
-  module->walk([&](MatmulOp matmul) {
-    if (auto loc = dyn_cast<NameLoc>(matmul.getLoc());
-        loc && loc.getName() == "layers.0.attn.q")
-      q = matmul;
-  });
-  ASSERT_TRUE(q);
+  auto [module, q] = buildQLoRAProjection();
+  ASSERT_TRUE(module && q);
   auto dequantize = q.getRhs().getDefiningOp<DequantizeOp>();
   auto absmax = dequantize.getScales().getDefiningOp<DequantizeOp>();
   ASSERT_TRUE(dequantize && absmax);
