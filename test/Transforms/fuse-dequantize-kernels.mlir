@@ -69,6 +69,7 @@ func.func @nf4_forward_and_input_gradient(%x: tensor<2048x4096xbf16>, %dy: tenso
 // JSON-NEXT: "producer": "q.weight.absmax.dequantized+q.weight.dequantized",
 // JSON-NEXT: "consumer": "q",
 // JSON-NEXT: "reason": "20.9 us + 91.7 us, against 506.1 us in the GEMM's main loop"
+// REPORT-NEXT: dequantize kernel: k.weight.dequantized -> k: 18.8 us + 13.2 us, against the GEMM's main loop, which cannot run it: neither cuBLASLt (cuBLASLt does not dequantize weights in its main loop) nor the generated GEMM (the generated GEMM: needs K a multiple of 16 for 1-byte weights, got 4104) runs it
 // The first function's peak (above).
 // REPORT: peak 92.54 MB
 // PROLOGUE: matmul {{ *}}up {{.*}} 1.68 ms
@@ -94,4 +95,17 @@ func.func @w8_up_decode(%x: tensor<16x4096xbf16>, %q: tensor<11008x4096xi8>,
   %y = memwall.matmul %x, %w {transpose_rhs} : tensor<16x4096xbf16>, tensor<11008x4096xbf16> -> tensor<16x11008xbf16> loc("decode")
   %z = memwall.silu %y : tensor<16x11008xbf16> loc("decode.act")
   return %z : tensor<16x11008xbf16>
+}
+
+// A decode GEMM whose main loop cannot dequantize (K = 4104 is not a
+// multiple of 16, the 1-byte weights' copy chunk) falls back to a dequantize
+// kernel and cuBLASLt, and the report says why.
+// CHECK-LABEL: func.func @w8_k_not_16
+// CHECK-NEXT: %[[W:.*]] = memwall.dequantize %arg1, %arg2 {materialize}
+// CHECK-NEXT: memwall.matmul %arg0, %[[W]] {transpose_rhs}
+func.func @w8_k_not_16(%x: tensor<1x4104xbf16>, %q: tensor<4096x4104xi8>,
+                       %s: tensor<4096x1xbf16>) -> tensor<1x4096xbf16> {
+  %w = memwall.dequantize %q, %s : tensor<4096x4104xi8>, tensor<4096x1xbf16> -> tensor<4096x4104xbf16> loc("k.weight.dequantized")
+  %y = memwall.matmul %x, %w {transpose_rhs} : tensor<1x4104xbf16>, tensor<4096x4104xbf16> -> tensor<1x4096xbf16> loc("k")
+  return %y : tensor<1x4096xbf16>
 }
