@@ -56,8 +56,9 @@ for src in "${sources[@]}"; do
       ;;
     gemm_nf4_*)
       # A dequantize kernel, then cuBLASLt (memwall-fuse's choice at 2048
-      # rows): one bundle.
-      ;;
+      # rows); <name>.prologue/ dequantizes in memwall's GEMM main loop
+      # instead, to time the two side by side.
+      compile_one "$src" "$name.prologue" --dequantize=prologue ;;
     gemm_fp8_*)
       # fp8 runs on memwall's wgmma kernels only (no fp8 cuBLASLt path, no
       # mma.sync fp8): the plain bundle and the warp-specialized one.

@@ -57,6 +57,12 @@ struct DefaultPipelineOptions
                      "cost model), cublaslt, or memwall (the generated GEMM "
                      "with its fused epilogue wherever it can run)"),
       llvm::cl::value_desc("auto|cublaslt|memwall"), llvm::cl::init("")};
+  Option<std::string> dequantize{
+      *this, "dequantize",
+      llvm::cl::desc("Where a weight-only quantized GEMM dequantizes its "
+                     "weight: auto (by the cost model), prologue (in its "
+                     "main loop) or kernel (a dequantize kernel before it)"),
+      llvm::cl::value_desc("auto|prologue|kernel"), llvm::cl::init("")};
   Option<std::string> precision{
       *this, "precision",
       llvm::cl::desc("Precision policy applied first (memwall-precision): "
@@ -240,6 +246,12 @@ struct LowerToBundleOptions
                      "cost model), cublaslt, or memwall (the generated GEMM "
                      "with its fused epilogue wherever it can run)"),
       llvm::cl::value_desc("auto|cublaslt|memwall"), llvm::cl::init("")};
+  Option<std::string> dequantize{
+      *this, "dequantize",
+      llvm::cl::desc("Where a weight-only quantized GEMM dequantizes its "
+                     "weight: auto (by the cost model), prologue (in its "
+                     "main loop) or kernel (a dequantize kernel before it)"),
+      llvm::cl::value_desc("auto|prologue|kernel"), llvm::cl::init("")};
   Option<std::string> output{
       *this, "output",
       llvm::cl::desc("Write the bundle to this directory (default: none; "

@@ -49,6 +49,14 @@ std::string memwall::DefaultPipelineOptions::reportPath() const {
   return asksMemoryQuestion() || !measured.empty() ? "-" : "";
 }
 
+/// memwall-fuse's options for the pipelines' `dequantize` ("" is auto).
+static FuseOptions fuseOptionsOf(StringRef dequantize) {
+  FuseOptions options;
+  if (!dequantize.empty())
+    options.dequantize = dequantize.str();
+  return options;
+}
+
 llvm::Error
 memwall::validateDefaultPipelineOptions(const DefaultPipelineOptions &options) {
   if (!options.launch.empty() && !symbolizeLaunchMode(options.launch))
@@ -57,6 +65,10 @@ memwall::validateDefaultPipelineOptions(const DefaultPipelineOptions &options) {
   if (!options.gemm.empty() && !symbolizeGemmBackend(options.gemm))
     return llvm::createStringError("--gemm='" + options.gemm +
                                    "' must be auto, cublaslt or memwall");
+  if (!llvm::is_contained({"", "auto", "prologue", "kernel"},
+                          StringRef(options.dequantize)))
+    return llvm::createStringError("--dequantize='" + options.dequantize +
+                                   "' must be auto, prologue or kernel");
   if (!options.target.empty() || !options.targetFile.empty())
     if (llvm::Expected<GPUTarget> target =
             resolveGPUTarget(options.target, options.targetFile);
@@ -193,7 +205,7 @@ LogicalResult memwall::buildDefaultPipeline(
     // Both run per function, in parallel.
     OpPassManager &functionPM = pm.nest<func::FuncOp>();
     functionPM.addPass(createTileAttention());
-    functionPM.addPass(createFuse());
+    functionPM.addPass(createFuse(fuseOptionsOf(options.dequantize)));
   }
   // Recomputation runs on the fused step: its simulated peak is the peak of
   // the kernels that will run, and it recomputes whole fused kernels.
@@ -255,7 +267,8 @@ void memwall::buildBundleFrontendPipeline(OpPassManager &pm,
   // happens without fusion too.
   pm.addNestedPass<func::FuncOp>(createTileAttention());
   if (options.fuse) {
-    pm.addNestedPass<func::FuncOp>(createFuse());
+    pm.addNestedPass<func::FuncOp>(
+        createFuse(fuseOptionsOf(options.dequantize)));
     pm.addNestedPass<func::FuncOp>(createFuseHorizontal());
   }
 }

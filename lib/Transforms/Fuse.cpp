@@ -23,6 +23,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
+#include "llvm/ADT/StringSwitch.h"
 
 #include "llvm/ADT/DenseSet.h"
 
@@ -620,9 +621,15 @@ static bool dequantizePerMatmul(Block &block) {
 /// kernel writing the weight and the GEMM reading that together (or cannot
 /// dequantize it at all): each CTA row of tiles dequantizes the whole
 /// weight it reads, so at many rows writing it once wins, as bitsandbytes
-/// runs QLoRA's layers and vLLM large batches of AWQ weights. Returns how
-/// many it marked.
-static unsigned chooseDequantizeKernels(Block &block, const GPUTarget &target) {
+/// runs QLoRA's layers and vLLM large batches of AWQ weights. `policy`
+/// Prologue or Kernel forces one way wherever it can run. Returns how many
+/// it marked.
+/// Where a weight-only quantized GEMM dequantizes (memwall-fuse's
+/// `dequantize` option).
+enum class DequantizePolicy { Auto, Prologue, Kernel };
+
+static unsigned chooseDequantizeKernels(Block &block, const GPUTarget &target,
+                                        DequantizePolicy policy) {
   unsigned chosen = 0;
   for (auto matmul : block.getOps<MatmulOp>()) {
     DequantizeOp dequantize = getRhsPrologue(matmul);
@@ -635,9 +642,12 @@ static unsigned chooseDequantizeKernels(Block &block, const GPUTarget &target) {
     FailureOr<KernelAnalysis> kernel =
         analyzeKernel(getDequantizeKernelOps(dequantize), target);
     FailureOr<KernelAnalysis> gemm = analyzeKernel({matmul}, target);
-    if (succeeded(kernel) && succeeded(gemm) &&
-        (failed(prologue) ||
-         kernel->timeSeconds + gemm->timeSeconds < prologue->timeSeconds)) {
+    bool kernelWins =
+        succeeded(kernel) && succeeded(gemm) &&
+        (failed(prologue) || policy == DequantizePolicy::Kernel ||
+         (policy == DequantizePolicy::Auto &&
+          kernel->timeSeconds + gemm->timeSeconds < prologue->timeSeconds));
+    if (kernelWins) {
       ++chosen;
       continue;
     }
@@ -829,6 +839,17 @@ struct FusePass : public memwall::impl::FuseBase<FusePass> {
     FailureOr<GPUTarget> target = getTargetOf(getOperation());
     if (failed(target))
       return signalPassFailure();
+    std::optional<DequantizePolicy> policy =
+        llvm::StringSwitch<std::optional<DequantizePolicy>>(dequantize)
+            .Case("auto", DequantizePolicy::Auto)
+            .Case("prologue", DequantizePolicy::Prologue)
+            .Case("kernel", DequantizePolicy::Kernel)
+            .Default(std::nullopt);
+    if (!policy) {
+      getOperation().emitError("memwall-fuse: dequantize='")
+          << dequantize << "' must be auto, prologue or kernel";
+      return signalPassFailure();
+    }
     // Transposes that move no element become reshapes: views, not kernels.
     RewritePatternSet patterns(&getContext());
     TransposeOp::getCanonicalizationPatterns(patterns, &getContext());
@@ -856,7 +877,7 @@ struct FusePass : public memwall::impl::FuseBase<FusePass> {
     }
     unsigned dequantizeKernels = 0;
     for (Block &block : getOperation().getFunctionBody())
-      dequantizeKernels += chooseDequantizeKernels(block, *target);
+      dequantizeKernels += chooseDequantizeKernels(block, *target, *policy);
     // The dequantized weights are buffers now.
     if (dequantizeKernels)
       liveness.emplace(getOperation());

@@ -8,6 +8,10 @@
 // RUN: memwall-opt %s --fuse --target=h100-sxm | FileCheck %s
 // RUN: memwall-opt %s --fuse --target=h100-sxm --report=- -o /dev/null | FileCheck %s --check-prefix=REPORT
 // RUN: memwall-opt %s --target=h100-sxm --report=- -o /dev/null | FileCheck %s --check-prefix=PROLOGUE
+// RUN: memwall-opt %s --fuse --target=h100-sxm --dequantize=prologue | FileCheck %s --check-prefix=PROLOGUE-FORCED
+// RUN: memwall-opt %s --fuse --target=h100-sxm --dequantize=kernel | FileCheck %s --check-prefix=KERNEL-FORCED
+// RUN: not memwall-opt %s --fuse --dequantize=sometimes 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not memwall-opt %s --pass-pipeline='builtin.module(memwall-set-target,func.func(memwall-fuse{dequantize=never}))' 2>&1 | FileCheck %s --check-prefix=BAD-PASS
 // RUN: memwall-opt %s --fuse --target=h100-sxm --report=%t.json -o /dev/null
 // RUN: %PYTHON %memwall_src/test/tools/memwall-opt/check_report.py %t.json
 // RUN: FileCheck %s --check-prefix=JSON < %t.json
@@ -109,3 +113,20 @@ func.func @w8_k_not_16(%x: tensor<1x4104xbf16>, %q: tensor<4096x4104xi8>,
   %y = memwall.matmul %x, %w {transpose_rhs} : tensor<1x4104xbf16>, tensor<4096x4104xbf16> -> tensor<1x4096xbf16> loc("k")
   return %y : tensor<1x4096xbf16>
 }
+
+// --dequantize=prologue keeps every GEMM's main loop dequantizing where it
+// can run (all but K = 4104); --dequantize=kernel writes every weight first,
+// the decode one too. A bad policy is one error.
+// PROLOGUE-FORCED-LABEL: func.func @nf4_forward_and_input_gradient
+// PROLOGUE-FORCED-NOT: materialize
+// PROLOGUE-FORCED: memwall.fusion gemm
+// PROLOGUE-FORCED-LABEL: func.func @w8_up_prefill
+// PROLOGUE-FORCED-NOT: materialize
+// PROLOGUE-FORCED-LABEL: func.func @w8_up_decode
+// PROLOGUE-FORCED-NOT: materialize
+// PROLOGUE-FORCED-LABEL: func.func @w8_k_not_16
+// PROLOGUE-FORCED-NEXT: memwall.dequantize %arg1, %arg2 {materialize}
+// KERNEL-FORCED-LABEL: func.func @w8_up_decode
+// KERNEL-FORCED-NEXT: memwall.dequantize %arg1, %arg2 {materialize}
+// BAD: error: --dequantize='sometimes' must be auto, prologue or kernel
+// BAD-PASS: error: memwall-fuse: dequantize='never' must be auto, prologue or kernel

@@ -68,6 +68,13 @@ static llvm::cl::opt<std::string>
                                "faster by the cost model), cublaslt, memwall"),
                 llvm::cl::value_desc("auto|cublaslt|memwall"),
                 llvm::cl::init(""), llvm::cl::cat(category));
+static llvm::cl::opt<std::string> dequantizePolicy(
+    "dequantize",
+    llvm::cl::desc("Where a weight-only quantized GEMM dequantizes its weight: "
+                   "auto (default: by the cost model), prologue (in its main "
+                   "loop), kernel (a dequantize kernel before it)"),
+    llvm::cl::value_desc("auto|prologue|kernel"), llvm::cl::init(""),
+    llvm::cl::cat(category));
 static llvm::cl::opt<bool> noFuse("no-fuse",
                                   llvm::cl::desc("One kernel per op"),
                                   llvm::cl::init(false),
@@ -145,6 +152,7 @@ int main(int argc, char **argv) {
   options.target = targetName;
   options.targetFile = targetFile;
   options.gemm = gemmBackend;
+  options.dequantize = dequantizePolicy;
   options.fuse = !noFuse;
   options.ptx = emit != Emit::GPU;
   options.cudaPath = cudaRoot;

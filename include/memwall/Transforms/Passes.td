@@ -232,8 +232,10 @@ def Fuse : Pass<"memwall-fuse", "mlir::func::FuncOp"> {
     weight and the GEMM reading it are predicted faster together: then the
     copy is marked `materialize` (at many rows, where every CTA row of tiles
     dequantizing the whole weight costs more than writing it once, or where
-    the GEMM's main loop cannot dequantize it, e.g. on cuBLASLt; docs/fusion.md,
-    "Dequantize kernels").
+    the GEMM's main loop cannot dequantize it; docs/fusion.md, "Dequantize
+    kernels"). `dequantize=prologue` or `kernel` forces one way wherever it
+    can run (`memwall-opt --dequantize=...`, `memwall-compile
+    --dequantize=...`).
 
     Each group of two or more ops becomes a `memwall.fusion`; the function is
     marked `memwall.fused` and the roofline report gains a `fusion` section.
@@ -250,6 +252,13 @@ def Fuse : Pass<"memwall-fuse", "mlir::func::FuncOp"> {
               "Merges that saved time but would have raised the peak memory">,
     Statistic<"numDequantizeKernels", "dequantize-kernels",
               "Dequantizes at use run as their own kernel before their GEMM">
+  ];
+  let options = [
+    Option<"dequantize", "dequantize", "std::string", /*default=*/"\"auto\"",
+           "Where a weight-only quantized GEMM dequantizes its weight: auto "
+           "(by predicted time), prologue (in its main loop wherever that "
+           "can run) or kernel (a dequantize kernel before it wherever that "
+           "can run)">
   ];
   let dependentDialects = ["::memwall::MemWallDialect"];
 }
