@@ -81,15 +81,10 @@ Value DequantizeEmitter::loadScale(Value scaleIndex) {
         b, buffers.getMemRef(dequantize.getScales()), ValueRange{scaleIndex}));
   ArrayRef<int64_t> shape = scales.getInput().getType().getShape();
   ArrayRef<int64_t> outer = scales.getScales().getType().getShape();
-  auto constant = [&](int64_t c) { return indexConstant(b, c); };
-  Value row = arith::DivUIOp::create(b, scaleIndex, constant(shape[1]));
-  Value column = arith::RemUIOp::create(b, scaleIndex, constant(shape[1]));
-  Value outerIndex = arith::AddIOp::create(
-      b,
-      arith::MulIOp::create(
-          b, arith::DivUIOp::create(b, row, constant(shape[0] / outer[0])),
-          constant(outer[1])),
-      arith::DivUIOp::create(b, column, constant(shape[1] / outer[1])));
+  Value row = div(scaleIndex, shape[1]);
+  Value column = rem(scaleIndex, shape[1]);
+  Value outerIndex = add(mul(div(row, shape[0] / outer[0]), outer[1]),
+                         div(column, shape[1] / outer[1]));
   Value code = memref::LoadOp::create(b, buffers.getMemRef(scales.getInput()),
                                       ValueRange{scaleIndex});
   Value product = arith::MulFOp::create(
@@ -112,75 +107,82 @@ Value DequantizeEmitter::dequantizeElement(Value stored, Value scaleIndex) {
   return arith::MulFOp::create(b, decoded, loadScale(scaleIndex));
 }
 
+namespace {
+/// The dequantize kernel: thread t of block k writes vector k * threads + t,
+/// `width` elements of one row (the width divides the row), each of its own
+/// scale block.
+class DequantizeKernelBuilder : IndexArithmetic {
+public:
+  DequantizeKernelBuilder(gpu::GPUModuleOp gpuModule,
+                          const KernelAnalysis &analysis)
+      : IndexArithmetic(b),
+        b(analysis.anchor->getLoc(), gpuModule.getContext()),
+        analysis(analysis), dequantize(cast<DequantizeOp>(analysis.anchor)),
+        buffers(b, analysis.inputs, analysis.geometry.vectorWidth) {
+    b.setInsertionPointToEnd(gpuModule.getBody());
+  }
+
+  gpu::GPUFuncOp build(StringRef name) {
+    const KernelGeometry &geometry = analysis.geometry;
+    int64_t width = geometry.vectorWidth;
+    Value output = dequantize.getResult();
+    SmallVector<Type> params;
+    for (const KernelInput &input : analysis.inputs)
+      params.push_back(flatMemRefType(input.value));
+    params.push_back(flatMemRefType(output));
+    gpu::GPUFuncOp func =
+        createKernel(b, name, params, geometry.threadsPerBlock);
+    Block &entry = func.getBody().front();
+    for (auto [i, input] : llvm::enumerate(analysis.inputs))
+      buffers.setMemRef(input.value, entry.getArgument(i));
+    buffers.setMemRef(output, entry.getArgument(analysis.inputs.size()));
+
+    ArrayRef<int64_t> shape = dequantize.getType().getShape();
+    ArrayRef<int64_t> scaleShape = dequantize.getScales().getType().getShape();
+    int64_t blockRows = shape[0] / scaleShape[0];
+    int64_t blockColumns = shape[1] / scaleShape[1];
+    Value vector = add(mul(gpu::BlockIdOp::create(b, gpu::Dimension::x),
+                           geometry.threadsPerBlock),
+                       gpu::ThreadIdOp::create(b, gpu::Dimension::x));
+    auto guard = scf::IfOp::create(b, less(vector, shape[0] * shape[1] / width),
+                                   /*withElseRegion=*/false);
+    b.setInsertionPointToStart(guard.thenBlock());
+    Value flat = mul(vector, width);
+    Value firstColumn = rem(flat, shape[1]);
+    Value scaleRow = mul(div(div(flat, shape[1]), blockRows), scaleShape[1]);
+    Value codes = buffers.getMemRef(dequantize.getInput());
+    bool packed = dequantize.getInput().getType().getElementType().isInteger(4);
+    DequantizeEmitter emitter(b, buffers, dequantize);
+    Lanes lanes;
+    for (int64_t lane = 0; lane < width; ++lane) {
+      Value element = add(flat, lane);
+      Value stored =
+          packed ? DequantizeEmitter::unpackI4(
+                       b,
+                       memref::LoadOp::create(b, codes,
+                                              ValueRange{div(element, 2)}),
+                       rem(element, 2))
+                 : Value(memref::LoadOp::create(b, codes, ValueRange{element}));
+      Value scaleIndex =
+          add(scaleRow, div(add(firstColumn, lane), blockColumns));
+      lanes.push_back(emitter.dequantizeElement(stored, scaleIndex));
+    }
+    buffers.storeOutput(output, lanes, flat);
+    b.setInsertionPointAfter(guard);
+    gpu::ReturnOp::create(b);
+    return func;
+  }
+
+private:
+  ImplicitLocOpBuilder b;
+  const KernelAnalysis &analysis;
+  DequantizeOp dequantize;
+  ElementwiseEmitter buffers;
+};
+} // namespace
+
 FailureOr<gpu::GPUFuncOp>
 memwall::emitDequantizeKernel(gpu::GPUModuleOp gpuModule, StringRef name,
                               const KernelAnalysis &analysis) {
-  auto dequantize = cast<DequantizeOp>(analysis.anchor);
-  ImplicitLocOpBuilder b(dequantize.getLoc(), gpuModule.getContext());
-  b.setInsertionPointToEnd(gpuModule.getBody());
-  const KernelGeometry &geometry = analysis.geometry;
-  int64_t width = geometry.vectorWidth;
-  ElementwiseEmitter buffers(b, analysis.inputs, width);
-  Value output = dequantize.getResult();
-  SmallVector<Type> params;
-  for (const KernelInput &input : analysis.inputs)
-    params.push_back(flatMemRefType(input.value));
-  params.push_back(flatMemRefType(output));
-  gpu::GPUFuncOp func = createKernel(b, name, params, geometry.threadsPerBlock);
-  Block &entry = func.getBody().front();
-  for (auto [i, input] : llvm::enumerate(analysis.inputs))
-    buffers.setMemRef(input.value, entry.getArgument(i));
-  buffers.setMemRef(output, entry.getArgument(analysis.inputs.size()));
-
-  // Thread t of block k writes vector k * threads + t: `width` elements of
-  // one row (the width divides the row), each of its own scale block.
-  ArrayRef<int64_t> shape = dequantize.getType().getShape();
-  ArrayRef<int64_t> scaleShape = dequantize.getScales().getType().getShape();
-  int64_t columns = shape[1];
-  int64_t blockRows = shape[0] / scaleShape[0];
-  int64_t blockColumns = shape[1] / scaleShape[1];
-  int64_t vectors = shape[0] * shape[1] / width;
-  Value vector = arith::AddIOp::create(
-      b,
-      arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
-                            indexConstant(b, geometry.threadsPerBlock)),
-      gpu::ThreadIdOp::create(b, gpu::Dimension::x));
-  auto guard = scf::IfOp::create(
-      b,
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, vector,
-                            indexConstant(b, vectors)),
-      /*withElseRegion=*/false);
-  b.setInsertionPointToStart(guard.thenBlock());
-  auto divide = [&](Value x, int64_t c) -> Value {
-    return arith::DivUIOp::create(b, x, indexConstant(b, c));
-  };
-  Value flat = arith::MulIOp::create(b, vector, indexConstant(b, width));
-  Value row = divide(flat, columns);
-  Value firstColumn =
-      arith::RemUIOp::create(b, flat, indexConstant(b, columns));
-  Value scaleRow = arith::MulIOp::create(b, divide(row, blockRows),
-                                         indexConstant(b, scaleShape[1]));
-  Value codes = buffers.getMemRef(dequantize.getInput());
-  bool packed = dequantize.getInput().getType().getElementType().isInteger(4);
-  DequantizeEmitter emitter(b, buffers, dequantize);
-  Lanes lanes;
-  for (int64_t lane = 0; lane < width; ++lane) {
-    Value element = arith::AddIOp::create(b, flat, indexConstant(b, lane));
-    Value column =
-        arith::AddIOp::create(b, firstColumn, indexConstant(b, lane));
-    Value stored =
-        packed ? DequantizeEmitter::unpackI4(
-                     b,
-                     memref::LoadOp::create(b, codes,
-                                            ValueRange{divide(element, 2)}),
-                     arith::RemUIOp::create(b, element, indexConstant(b, 2)))
-               : Value(memref::LoadOp::create(b, codes, ValueRange{element}));
-    Value scaleIndex =
-        arith::AddIOp::create(b, scaleRow, divide(column, blockColumns));
-    lanes.push_back(emitter.dequantizeElement(stored, scaleIndex));
-  }
-  buffers.storeOutput(output, lanes, flat);
-  b.setInsertionPointAfter(guard);
-  gpu::ReturnOp::create(b);
-  return func;
+  return DequantizeKernelBuilder(gpuModule, analysis).build(name);
 }

@@ -18,6 +18,7 @@
 #define MEMWALL_LIB_TARGET_DEQUANTIZECODEGEN_H
 
 #include "ElementwiseEmitter.h"
+#include "KernelBuilding.h"
 
 #include "memwall/Analysis/FusionCost.h"
 
@@ -31,11 +32,11 @@ namespace memwall {
 /// in f32 (the caller rounds it once to the result type). Reads the scales,
 /// zero points and a double-quantized scale's codes and scales through
 /// `buffers`' memrefs, flat and row-major.
-class DequantizeEmitter {
+class DequantizeEmitter : IndexArithmetic {
 public:
   DequantizeEmitter(mlir::ImplicitLocOpBuilder &b, ElementwiseEmitter &buffers,
                     DequantizeOp dequantize)
-      : b(b), buffers(buffers), dequantize(dequantize) {}
+      : IndexArithmetic(b), b(b), buffers(buffers), dequantize(dequantize) {}
 
   /// The i4 in the low (`odd` = 0) or high (`odd` = 1, an index) nibble of
   /// the i8 `byte`, sign-extended to i8 (the even element of a packed pair
