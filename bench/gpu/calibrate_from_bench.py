@@ -12,7 +12,9 @@ writes
       (docs/targets.md), the median over every generated GEMM kernel of the
       `*.memwall` bundles (its shape from the `.cublaslt` twin; on sm_90a the
       wgmma kernels only) of FLOPs / (time x the bf16 peak); skinny GEMMs
-      are memory-bound and keep the base's figure;
+      are memory-bound and keep the base's figure. With `--variant ws`, the
+      `*.ws` bundles' (the warp-specialized kernel's) instead: the rate to
+      price it at where memwall.gemm_warp_specialized is on;
   achievable.attention_efficiency: the median over the attention workloads
       that run one kernel without split keys of FLOPs / (time x peak),
       FLOPs as pytorch_bench.py counts them.
@@ -51,16 +53,23 @@ def main():
     parser.add_argument("--peak-flops", type=float, required=True,
                         help="the base target's bf16 peak, FLOP/s")
     parser.add_argument("--out", required=True)
+    parser.add_argument("--variant", choices=["memwall", "ws"],
+                        default="memwall",
+                        help="the bundles whose generated GEMMs set "
+                             "generated_gemm_efficiency: <name>.memwall "
+                             "(the default kernel) or <name>.ws (the "
+                             "warp-specialized one)")
     args = parser.parse_args()
+    suffix = "." + args.variant
 
     target = load(args.target)
     achievable = target.setdefault("achievable", {})
     fractions = {}
     for name in sorted(os.listdir(args.bundles)):
-        if not name.endswith(".memwall"):
+        if not name.endswith(suffix):
             continue
         report_path = os.path.join(args.memwall_dir, name + ".json")
-        cublas = os.path.join(args.bundles, name[:-len(".memwall")] +
+        cublas = os.path.join(args.bundles, name[:-len(suffix)] +
                               ".cublaslt", "manifest.json")
         if not os.path.exists(report_path) or not os.path.exists(cublas):
             continue

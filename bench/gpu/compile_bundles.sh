@@ -61,10 +61,15 @@ for src in "${sources[@]}"; do
       compile_one "$src" "$name.prologue" --dequantize=prologue ;;
     gemm_fp8_*)
       # fp8 runs on memwall's wgmma kernels only (no fp8 cuBLASLt path, no
-      # mma.sync fp8): the plain bundle and the warp-specialized one.
+      # mma.sync fp8): the plain bundle and the warp-specialized one, both
+      # promoting each k-step into f32, and <name>.fastacc/ accumulating
+      # the whole K in the tensor cores (memwall.gemm_fp8_fast_accumulation).
       sed -E 's/^module @([A-Za-z0-9_]+) \{/module @\1 attributes {memwall.gemm_warp_specialized} {/' \
         "$src" > "$tmp/$name.ws.mlir"
-      compile_one "$tmp/$name.ws.mlir" "$name.ws" ;;
+      compile_one "$tmp/$name.ws.mlir" "$name.ws"
+      sed -E 's/^module @([A-Za-z0-9_]+) \{/module @\1 attributes {memwall.gemm_fp8_fast_accumulation} {/' \
+        "$src" > "$tmp/$name.fastacc.mlir"
+      compile_one "$tmp/$name.fastacc.mlir" "$name.fastacc" ;;
     gemm_*|mlp_*|attn_proj_*|memory_bound_model_*_bf16)
       compile_one "$src" "$name.memwall" --gemm=memwall
       compile_one "$src" "$name.cublaslt" --gemm=cublaslt

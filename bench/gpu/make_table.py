@@ -28,7 +28,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXIT_MEANINGS = {0: "ok", 1: "error", 2: "usage error", 3: "no CUDA device",
-                 4: "check failed", 124: "timed out", 137: "killed"}
+                 4: "check failed", 124: "timed out", 137: "killed",
+                 125: "skipped: run.sh's memwall time budget was spent"}
 
 
 def load_json(path):
@@ -48,6 +49,28 @@ def manifest_figures(manifest):
     flops = sum(2 * s["m"] * s["n"] * s["k"] * s.get("batch", 1)
                 for s in manifest.get("steps", []) if s.get("kind") == "gemm")
     return total, flops
+
+
+def reference_matmul_flops(manifest):
+    """2*M*N*K of every matmul of the bundle's reference graph: what
+    memwall-run --check evaluates in double on the CPU, however the bundle
+    runs it (cuBLASLt steps or generated kernels)."""
+    shapes = {v["name"]: v["shape"]
+              for v in manifest.get("reference", {}).get("values", [])}
+    flops = 0
+    for op in manifest.get("reference", {}).get("ops", []):
+        if op.get("op") != "matmul" or not op.get("results"):
+            continue
+        lhs = shapes.get(op["operands"][0])
+        result = shapes.get(op["results"][0])
+        if not lhs or not result:
+            continue
+        k = lhs[-2] if op.get("attrs", {}).get("transpose_lhs") else lhs[-1]
+        outputs = 1
+        for d in result:
+            outputs *= d
+        flops += 2 * outputs * k
+    return flops
 
 
 def read_exit_codes(path):

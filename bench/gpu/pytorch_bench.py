@@ -128,12 +128,19 @@ def _w8_linear(x, q, s):
     return F.linear(x, q.to(x.dtype) * s)
 
 
-def _fp8_linear(x, w):
+def _fp8_linear(x, w, fast_accum=False):
     # x [M, K], w [N, K] in float8_e4m3fn: cuBLASLt's fp8 GEMM through
     # torch._scaled_mm (mat2 column-major: w.t()), unit scales, bf16 out.
+    # use_fast_accum=False (the default) promotes into f32 as memwall's
+    # default does; True is memwall.gemm_fp8_fast_accumulation's (.fastacc).
     one = torch.ones((), device=x.device, dtype=torch.float32)
     return torch._scaled_mm(x, w.t(), scale_a=one, scale_b=one,
-                            out_dtype=torch.bfloat16)
+                            out_dtype=torch.bfloat16,
+                            use_fast_accum=fast_accum)
+
+
+def _fp8_linear_fast_accum(x, w):
+    return _fp8_linear(x, w, fast_accum=True)
 
 
 def _w4_linear(x, p, s):
@@ -218,10 +225,12 @@ def gemm_workloads():
     # fp8 operands (bench/gpu/ops/gemm_fp8_*.mlir): both e4m3, the product
     # bf16.
     m = n = k = 8192
-    wl.append({"name": "gemm_fp8_%dx%dx%d" % (m, n, k), "dtype": "bf16",
-               "inputs": [("x", [m, k], "fp8"), ("weight", [n, k], "fp8")],
-               "outputs": [[m, n]], "flops": 2 * m * n * k,
-               "fn": _fp8_linear})
+    for suffix, fn in [("", _fp8_linear), (".fastacc", _fp8_linear_fast_accum)]:
+        wl.append({"name": "gemm_fp8_%dx%dx%d%s" % (m, n, k, suffix),
+                   "dtype": "bf16",
+                   "inputs": [("x", [m, k], "fp8"), ("weight", [n, k], "fp8")],
+                   "outputs": [[m, n]], "flops": 2 * m * n * k,
+                   "fn": fn})
     # Weight-only int8 (W8A16): the weight int8, a bf16 scale per output
     # channel (bench/gpu/ops/gemm_w8_*.mlir).
     for m, n, k in [(1, 4096, 4096), (16, 11008, 4096)]:

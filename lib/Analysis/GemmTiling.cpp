@@ -140,6 +140,7 @@ FailureOr<GemmProblem> memwall::getGemmProblem(MatmulOp matmul,
   }
   problem.wgmmaRequested = isGemmWgmmaRequested(matmul);
   problem.warpSpecializedRequested = isGemmWarpSpecializedRequested(matmul);
+  problem.fp8FastAccumulation = isGemmFp8FastAccumulationRequested(matmul);
 
   ArrayRef<int64_t> lhsBatch = lhs.getShape().drop_back(2);
   ArrayRef<int64_t> rhsBatch = rhs.getShape().drop_back(2);
@@ -302,6 +303,14 @@ bool memwall::isGemmFp8(Type elementType) {
   return isa_and_nonnull<Float8E4M3FNType, Float8E5M2Type>(elementType);
 }
 
+bool memwall::isGemmFp8Promoted(const GemmProblem &problem) {
+  return isGemmFp8(problem.elementType) && !problem.fp8FastAccumulation;
+}
+
+int64_t memwall::getGemmAccumulatorSets(const GemmProblem &problem) {
+  return problem.rhsOperands * (isGemmFp8Promoted(problem) ? 2 : 1);
+}
+
 std::string memwall::whyNotWgmmaGemm(const GemmProblem &problem) {
   if (!problem.elementType ||
       !(problem.elementType.isBF16() || problem.elementType.isF16() ||
@@ -346,6 +355,11 @@ bool memwall::isGemmWgmmaRequested(Operation *op) {
 
 bool memwall::isGemmWarpSpecializedRequested(Operation *op) {
   return getNearestFlag(op, kGemmWarpSpecializedAttrName, /*absent=*/false);
+}
+
+bool memwall::isGemmFp8FastAccumulationRequested(Operation *op) {
+  return getNearestFlag(op, kGemmFp8FastAccumulationAttrName,
+                        /*absent=*/false);
 }
 
 // Measured on an H100 SXM (docs/PERFORMANCE.md, 2026-11-24): the mma.sync
@@ -536,9 +550,11 @@ memwall::getGemmTiling(const GemmProblem &problem, const GPUTarget &target,
   if (simt)
     mainLoop = rhsOperands * kSimtThreadTile * kSimtThreadTile +
                (1 + rhsOperands) * kSimtThreadTile + kBaseRegisters;
-  // wgmma: the warpgroup's accumulators; the operands stay in shared memory.
+  // wgmma: the warpgroup's accumulators (and the fp8 partials promoted
+  // into them); the operands stay in shared memory.
   if (wgmma)
-    mainLoop = rhsOperands * shape.blockM * shape.blockN / tiling.threads +
+    mainLoop = getGemmAccumulatorSets(problem) * shape.blockM * shape.blockN /
+                   tiling.threads +
                kBaseRegisters;
   int64_t epilogue =
       kBaseRegisters +
@@ -558,7 +574,8 @@ memwall::getGemmTiling(const GemmProblem &problem, const GPUTarget &target,
     tiling.registersPerThread = kGemmWarpSpecializedLaunchRegisters;
   }
   if (mainLoop > 255) {
-    fail(whyNot, "a " + tileName() + " holds " + std::to_string(rhsOperands) +
+    int64_t sets = wgmma ? getGemmAccumulatorSets(problem) : rhsOperands;
+    fail(whyNot, "a " + tileName() + " holds " + std::to_string(sets) +
                      " accumulator sets in an estimated " +
                      std::to_string(mainLoop) +
                      " registers per thread (at most 255)");

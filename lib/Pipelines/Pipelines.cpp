@@ -289,6 +289,7 @@ void memwall::buildKernelsToPTXPipeline(OpPassManager &pm, StringRef cudaPath) {
   // arithmetic first.
   kernels.addPass(createExpandFp8Conversions());
   kernels.addPass(createTensorMapParamsToPointers());
+  kernels.addPass(createLowerKernelOps());
   // Before scf-to-cf: NVGPUToNVVM converts scf.for's iter_args (a wgmma
   // accumulator's) but not the block arguments cf would leave.
   kernels.addPass(createConvertNVGPUToNVVMPass());

@@ -36,6 +36,8 @@
 
 #include "memwall/Simulator/SimtInterpreter.h"
 
+#include "memwall/Dialect/MemWall/IR/MemWall.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -114,10 +116,10 @@ float f16ToFloat(uint16_t bits) {
 
 std::unique_ptr<MLIRContext> createContext() {
   DialectRegistry registry;
-  registry
-      .insert<gpu::GPUDialect, nvgpu::NVGPUDialect, NVVM::NVVMDialect,
-              LLVM::LLVMDialect, arith::ArithDialect, math::MathDialect,
-              scf::SCFDialect, memref::MemRefDialect, vector::VectorDialect>();
+  registry.insert<gpu::GPUDialect, nvgpu::NVGPUDialect, NVVM::NVVMDialect,
+                  LLVM::LLVMDialect, arith::ArithDialect, math::MathDialect,
+                  scf::SCFDialect, memref::MemRefDialect, vector::VectorDialect,
+                  MemWallDialect>();
   auto context = std::make_unique<MLIRContext>(registry);
   context->loadAllAvailableDialects();
   return context;
@@ -587,6 +589,12 @@ private:
                                   const llvm::BitVector &mask);
   llvm::Error checkFullWarpgroups(Operation *op, const llvm::BitVector &mask);
   llvm::Error execWgmma(nvgpu::WarpgroupMmaOp op, const llvm::BitVector &mask);
+  llvm::Error execWarpgroupAccumulate(WarpgroupAccumulateOp op,
+                                      const llvm::BitVector &mask);
+  /// Fails unless the wgmma group producing `acc` has completed in every
+  /// warpgroup of `mask`.
+  llvm::Error checkAccumulatorCompleted(Operation *op, const Slot &acc,
+                                        const llvm::BitVector &mask);
   llvm::Error execWgmmaStore(nvgpu::WarpgroupMmaStoreOp op,
                              const llvm::BitVector &mask);
 
@@ -3061,6 +3069,31 @@ static int64_t wgmmaElementAddress(const WgmmaDesc &d, int64_t start,
          (k / 8) * d.strideBytes + (k % 8) * sw;
 }
 
+/// `acc` plus the products of `a` and `b` (`count` each), summed as a
+/// tensor core of `bits` accumulation bits is modelled to
+/// (LaunchConfig::fp8AccumulatorBits): every addend truncated toward zero
+/// to a multiple of 2^(e - bits), e the exponent of the largest, then the
+/// exact sum rounded to f32. The products of fp8 values are exact in f32.
+static float sumTruncated(float acc, const float *a, const float *b,
+                          int64_t count, int bits) {
+  llvm::SmallVector<double, 33> terms{acc};
+  for (int64_t k = 0; k < count; ++k)
+    terms.push_back(static_cast<double>(a[k]) * b[k]);
+  double largest = 0;
+  for (double term : terms)
+    largest = std::max(largest, std::fabs(term));
+  if (largest == 0 || !std::isfinite(largest)) {
+    for (int64_t k = 0; k < count; ++k)
+      acc += a[k] * b[k];
+    return acc;
+  }
+  double quantum = std::ldexp(1.0, std::ilogb(largest) - bits);
+  double sum = 0;
+  for (double term : terms)
+    sum += std::trunc(term / quantum) * quantum;
+  return static_cast<float>(sum);
+}
+
 llvm::Error Interpreter::execWgmma(nvgpu::WarpgroupMmaOp op,
                                    const llvm::BitVector &mask) {
   if (llvm::Error e = checkFullWarpgroups(op, mask))
@@ -3170,8 +3203,13 @@ llvm::Error Interpreter::execWgmma(nvgpu::WarpgroupMmaOp op,
             uint64_t &bits = result.at(t, i * regsPerBlock + reg);
             float sum = static_cast<float>(
                 floatValue(Float32Type::get(op.getContext()), bits));
-            for (int64_t kk = 0; kk < instrK; ++kk)
-              sum += a[row][kk] * bT[col][kk];
+            if (fp8 && config.fp8AccumulatorBits > 0) {
+              sum = sumTruncated(sum, a[row], bT[col].data(), instrK,
+                                 config.fp8AccumulatorBits);
+            } else {
+              for (int64_t kk = 0; kk < instrK; ++kk)
+                sum += a[row][kk] * bT[col][kk];
+            }
             bits = floatBits(Float32Type::get(op.getContext()), sum);
           }
         }
@@ -3189,6 +3227,43 @@ llvm::Error Interpreter::execWgmma(nvgpu::WarpgroupMmaOp op,
   return llvm::Error::success();
 }
 
+llvm::Error
+Interpreter::checkAccumulatorCompleted(Operation *op, const Slot &acc,
+                                       const llvm::BitVector &mask) {
+  for (int64_t base = 0; base < numThreads; base += kWarpgroupSize)
+    if (mask[base] && acc.wgmmaGroup > wgmmaCompleted[base / kWarpgroupSize])
+      return fail(op, "reads an accumulator whose wgmma group is still in "
+                      "flight (missing nvvm.wgmma.wait.group.sync.aligned?)");
+  return llvm::Error::success();
+}
+
+llvm::Error Interpreter::execWarpgroupAccumulate(WarpgroupAccumulateOp op,
+                                                 const llvm::BitVector &mask) {
+  if (llvm::Error e = checkFullWarpgroups(op, mask))
+    return e;
+  auto acc = get(op, op.getAccumulator());
+  if (!acc)
+    return acc.takeError();
+  auto partial = get(op, op.getPartial());
+  if (!partial)
+    return partial.takeError();
+  for (const Slot *operand : {*acc, *partial})
+    if (llvm::Error e = checkAccumulatorCompleted(op, *operand, mask))
+      return e;
+  // FADD on the CUDA cores: each register rounded to nearest f32.
+  Slot result = **acc;
+  result.wgmmaGroup = 0;
+  Type f32 = Float32Type::get(op.getContext());
+  for (unsigned t : mask.set_bits())
+    for (unsigned e = 0; e < result.width; ++e) {
+      float sum = static_cast<float>(floatValue(f32, result.at(t, e))) +
+                  static_cast<float>(floatValue(f32, (*partial)->at(t, e)));
+      result.at(t, e) = floatBits(f32, sum);
+    }
+  slots[op.getResult()] = std::move(result);
+  return llvm::Error::success();
+}
+
 llvm::Error Interpreter::execWgmmaStore(nvgpu::WarpgroupMmaStoreOp op,
                                         const llvm::BitVector &mask) {
   if (llvm::Error e = checkFullWarpgroups(op, mask))
@@ -3196,11 +3271,8 @@ llvm::Error Interpreter::execWgmmaStore(nvgpu::WarpgroupMmaStoreOp op,
   auto acc = get(op, op.getMatrixD());
   if (!acc)
     return acc.takeError();
-  for (int64_t base = 0; base < numThreads; base += kWarpgroupSize)
-    if (mask[base] &&
-        (*acc)->wgmmaGroup > wgmmaCompleted[base / kWarpgroupSize])
-      return fail(op, "reads an accumulator whose wgmma group is still in "
-                      "flight (missing nvvm.wgmma.wait.group.sync.aligned?)");
+  if (llvm::Error e = checkAccumulatorCompleted(op, **acc, mask))
+    return e;
   VectorType accType = op.getMatrixD().getType().getFragmented();
   int64_t regsPerBlock = accType.getDimSize(1) / 2;
   int64_t blocks = accType.getDimSize(0) / 64;
@@ -3396,6 +3468,8 @@ llvm::Error Interpreter::execHopper(Operation *op, const llvm::BitVector &mask,
     return execWgmma(o, mask);
   if (auto o = dyn_cast<nvgpu::WarpgroupMmaStoreOp>(op))
     return execWgmmaStore(o, mask);
+  if (auto o = dyn_cast<WarpgroupAccumulateOp>(op))
+    return execWarpgroupAccumulate(o, mask);
   if (auto o = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op)) {
     completeWgmmaGroups(mask, o.getGroup());
     return llvm::Error::success();

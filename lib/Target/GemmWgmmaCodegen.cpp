@@ -54,6 +54,14 @@
 // blockM x 2 tile after it). The producer never reaches the epilogue: it
 // runs on the 256 consumer threads, synchronized by named barrier 1.
 //
+// fp8 promotion (both forms, unless memwall.gemm_fp8_fast_accumulation):
+// each k-step's wgmma ops accumulate into zeroed partials, the last one
+// waits for all of them (wait_group 0), and memwall.warpgroup_accumulate
+// adds the partials to the f32 accumulators on the CUDA cores, so the
+// tensor cores' reduced fp8 accumulation spans 128 of K, not all of it. The
+// k-step's slot is then free: the warp-specialized consumers release it at
+// once instead of one k-step later.
+//
 //===----------------------------------------------------------------------===//
 
 #include "GemmWgmmaCodegen.h"
@@ -161,7 +169,7 @@ public:
       Value step = loop.getInductionVar();
       Value slot = waitForStage(step);
       SmallVector<Value> acc(loop.getRegionIterArgs());
-      multiplySlot(slot, acc, accumulatorType);
+      accumulateSlot(slot, acc, accumulatorType);
       // Every wgmma of the previous k-step has completed: its slot is free.
       issueIfBefore(add(step, tiling.stages - 1));
       scf::YieldOp::create(b, acc);
@@ -258,18 +266,23 @@ public:
       Value step = loop.getInductionVar();
       Value slot = waitForStage(step);
       SmallVector<Value> acc(loop.getRegionIterArgs());
-      multiplySlot(slot, acc, accumulatorType, rowsOfA);
-      // wait_group let this k-step's wgmma stay in flight and completed
-      // the previous one's: its slot may be refilled.
-      Value released =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::uge, step, idx(1));
-      auto release = scf::IfOp::create(b, released, /*withElseRegion=*/false);
-      {
+      accumulateSlot(slot, acc, accumulatorType, rowsOfA);
+      auto releaseSlot = [&](Value released) {
+        nvgpu::MBarrierArriveOp::create(
+            b, nvgpu::MBarrierTokenType::get(context), empty, released);
+      };
+      if (isGemmFp8Promoted(problem)) {
+        // The promotion waited for every wgmma of this k-step.
+        releaseSlot(slot);
+      } else {
+        // wait_group let this k-step's wgmma stay in flight and completed
+        // the previous one's: its slot may be refilled.
+        Value released =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::uge, step, idx(1));
+        auto release = scf::IfOp::create(b, released, /*withElseRegion=*/false);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(release.thenBlock());
-        Value previous = rem(add(step, tiling.stages - 1), tiling.stages);
-        nvgpu::MBarrierArriveOp::create(
-            b, nvgpu::MBarrierTokenType::get(context), empty, previous);
+        releaseSlot(rem(add(step, tiling.stages - 1), tiling.stages));
       }
       scf::YieldOp::create(b, acc);
     }
@@ -386,13 +399,38 @@ private:
     }
   }
 
+  /// Accumulates ring slot `slot` into `acc` (multiplySlot). A promoted
+  /// fp8 GEMM multiplies into zeroed partials instead, waits for every
+  /// wgmma of the slot and adds the partials to `acc` in f32 on the CUDA
+  /// cores: the tensor cores' reduced fp8 accumulation then spans one
+  /// k-step (4 k32 steps, 128 of K), as CUTLASS's default promotion
+  /// interval, not the whole K.
+  void accumulateSlot(Value slot, SmallVectorImpl<Value> &acc,
+                      Type accumulatorType, Value rowsOfA = Value()) {
+    if (!isGemmFp8Promoted(problem)) {
+      multiplySlot(slot, acc, accumulatorType, rowsOfA);
+      return;
+    }
+    SmallVector<Value> partials;
+    for (size_t i = 0; i < acc.size(); ++i)
+      partials.push_back(
+          nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, accumulatorType));
+    multiplySlot(slot, partials, accumulatorType, rowsOfA,
+                 /*waitForAll=*/true);
+    for (auto [sum, partial] : llvm::zip_equal(acc, partials))
+      sum = WarpgroupAccumulateOp::create(b, sum.getType(), sum, partial);
+  }
+
   /// Accumulates ring slot `slot` into `acc`: per wgmma K step (k16, or
   /// k32 of fp8: 32 bytes of a row) one wgmma per 64-row block and rhs
   /// (`acc` holds the blocks of each rhs's set in turn).
   /// `rowsOfA`: bytes into the lhs slot where the first block's rows start
-  /// (a consumer warpgroup's own rows), or null for 0.
+  /// (a consumer warpgroup's own rows), or null for 0. The last wgmma waits
+  /// until the previous k-step's have completed, or with `waitForAll` until
+  /// all have.
   void multiplySlot(Value slot, SmallVectorImpl<Value> &acc,
-                    Type accumulatorType, Value rowsOfA = Value()) {
+                    Type accumulatorType, Value rowsOfA = Value(),
+                    bool waitForAll = false) {
     int64_t kSteps = tiling.blockK / wgmmaK;
     int64_t groupsPerStage = kSteps * static_cast<int64_t>(acc.size());
     auto descriptor = [&](Value offset, ArrayRef<int64_t> shape, Value map) {
@@ -421,9 +459,12 @@ private:
           if (rowsOfA)
             aStart = add(aStart, rowsOfA);
           Value descriptorA = descriptor(aStart, {kWgmmaM, wgmmaK}, lhsMap);
+          bool last =
+              kk + 1 == kSteps && set + 1 == maps.size() && block + 1 == blocks;
+          int64_t pending = waitForAll && last ? 0 : groupsPerStage;
           value = nvgpu::WarpgroupMmaOp::create(
               b, accumulatorType, descriptorA, descriptorB,
-              static_cast<uint64_t>(groupsPerStage), /*transposeA=*/UnitAttr(),
+              static_cast<uint64_t>(pending), /*transposeA=*/UnitAttr(),
               problem.transposeRhs ? UnitAttr() : b.getUnitAttr(), value);
         }
       }
@@ -485,7 +526,9 @@ std::string memwall::whyCannotBuildGemmWgmma(const GemmProblem &problem,
              tiling.blockM % kWgmmaM != 0 || tiling.blockM > 256 ||
              tiling.blockN % 64 != 0 || tiling.blockN > 256 ||
              tiling.stages < 2 ||
-             problem.rhsOperands * tiling.blockM * tiling.blockN / 128 > 128) {
+             getGemmAccumulatorSets(problem) * tiling.blockM * tiling.blockN /
+                     128 >
+                 128) {
     return "the tiling is not one of the wgmma kernel's";
   }
   if (tiling.sharedBytes <

@@ -73,6 +73,14 @@ static llvm::cl::opt<double>
          llvm::cl::desc("Tolerance instead of 1e-2 (bf16, f16) or 1e-5 (f32), "
                         "as memwall-run --rtol"),
          llvm::cl::init(0), llvm::cl::cat(category));
+static llvm::cl::opt<int> fp8AccumulatorBits(
+    "fp8-accumulator-bits",
+    llvm::cl::desc("Emulate tensor cores that sum each fp8 wgmma k32 step "
+                   "with N bits below its largest addend's leading bit, "
+                   "truncating (Hopper is reported to keep about 14: "
+                   "DeepSeek-V3); 0, the default: exact products, f32 sums. "
+                   "A model of the hardware, not a measurement"),
+    llvm::cl::init(0), llvm::cl::cat(category));
 static llvm::cl::opt<uint64_t>
     seed("seed", llvm::cl::desc("Seed of the random inputs (default 0)"),
          llvm::cl::init(0), llvm::cl::cat(category));
@@ -215,6 +223,13 @@ int main(int argc, char **argv) {
       !status.ok())
     return error(status.message());
 
+  if (fp8AccumulatorBits < 0 || fp8AccumulatorBits > 40)
+    return error(
+        "--fp8-accumulator-bits=" + std::to_string(fp8AccumulatorBits) +
+        " must be 0 (exact) or 1 to 40");
+  simulator::DeviceModel device;
+  device.fp8AccumulatorBits = fp8AccumulatorBits;
+
   // Without either flag, both passes; --compare-steps is end to end.
   bool runIsolated = isolateSteps || !(endToEnd || compareSteps);
   bool runEndToEnd = endToEnd || compareSteps || !isolateSteps;
@@ -246,7 +261,8 @@ int main(int argc, char **argv) {
     std::vector<std::vector<reference::Tensor>> written;
     if (std::string message = simulator::simulateIsolatedPass(
             manifest, *kernels, inputs,
-            runtime::isolatedPass(plan, reference.values), written, showStep);
+            runtime::isolatedPass(plan, reference.values), written, showStep,
+            device);
         !message.empty())
       return fail(message);
     stepChecks = runtime::checkIsolatedSteps(
@@ -273,7 +289,7 @@ int main(int argc, char **argv) {
     std::vector<reference::Tensor> outputs;
     if (std::string message = simulator::simulateBundle(
             manifest, *kernels, inputs, outputs, showStep,
-            compareSteps ? simulator::StepHook(judgeWrites) : nullptr);
+            compareSteps ? simulator::StepHook(judgeWrites) : nullptr, device);
         !message.empty())
       return fail(message);
     outputChecks = runtime::checkOutputs(manifest, outputs, reference, rtol);

@@ -460,6 +460,71 @@ TEST_F(GemmTilingTest, WarpSpecializedIsOptInAndTheNearestOpDecides) {
   EXPECT_FALSE(getGemmProblem(plain)->warpSpecializedRequested);
 }
 
+// fp8 promotion is the default; fast accumulation is asked for as the
+// warp-specialized kernel is, by the nearest op that says.
+TEST_F(GemmTilingTest, Fp8FastAccumulationIsOptInAndTheNearestOpDecides) {
+  MatmulOp matmul =
+      parseMatmul("tensor<64x32xf8E4M3FN>", "tensor<16x32xf8E4M3FN>",
+                  "tensor<64x16xbf16>", "{transpose_rhs}");
+  ASSERT_TRUE(matmul);
+  FailureOr<GemmProblem> problem = getGemmProblem(matmul);
+  ASSERT_TRUE(succeeded(problem));
+  EXPECT_FALSE(problem->fp8FastAccumulation);
+  EXPECT_TRUE(isGemmFp8Promoted(*problem));
+  EXPECT_EQ(getGemmAccumulatorSets(*problem), 2);
+  module->getOperation()->setAttr(kGemmFp8FastAccumulationAttrName,
+                                  UnitAttr::get(&context));
+  problem = getGemmProblem(matmul);
+  EXPECT_TRUE(problem->fp8FastAccumulation);
+  EXPECT_EQ(getGemmAccumulatorSets(*problem), 1);
+  matmul->setAttr(kGemmFp8FastAccumulationAttrName,
+                  BoolAttr::get(&context, false));
+  EXPECT_FALSE(getGemmProblem(matmul)->fp8FastAccumulation);
+  // 16-bit operands have nothing to promote.
+  GemmProblem bf16 = bf16Problem(64, 64, 64);
+  EXPECT_FALSE(isGemmFp8Promoted(bf16));
+  EXPECT_EQ(getGemmAccumulatorSets(bf16), 1);
+}
+
+// A promoted fp8 GEMM holds two accumulator sets: per thread, by hand, the
+// plain kernel's 128x128 tile is 2 x 128 x 128 / 128 = 256 f32 registers
+// (+ 40), past 255, so 128x64 and 64x128 (128 + 40) remain; the
+// warp-specialized 128x256 is 2 x 128 x 256 / 256 = 256 (+ 40) past the
+// consumers' 232, so 128x128 (128 + 40) remains. Fast accumulation keeps
+// the large tiles.
+TEST_F(GemmTilingTest, PromotedFp8TakesTilesThatHoldTwoAccumulatorSets) {
+  target.smArch = "sm_90a";
+  GemmProblem problem = bf16Problem(8192, 8192, 8192);
+  problem.elementType = Float8E4M3FNType::get(&context);
+  problem.wgmmaRequested = true;
+  std::string why;
+  GemmTileShape large = getGemmWgmmaTileShapes().front();
+  ASSERT_EQ(large.blockM * large.blockN, 128 * 128);
+  EXPECT_TRUE(failed(getGemmTiling(problem, target, 1, large, &why)));
+  EXPECT_EQ(why, "a 128x128 tile holds 2 accumulator sets in an estimated "
+                 "296 registers per thread (at most 255)");
+  FailureOr<GemmTiling> tiling = chooseGemmTiling(problem, target, 1, &why);
+  ASSERT_TRUE(succeeded(tiling)) << why;
+  EXPECT_EQ(tiling->blockM * tiling->blockN, 128 * 64);
+  EXPECT_EQ(tiling->registersPerThread, 168);
+
+  problem.warpSpecializedRequested = true;
+  GemmTileShape wide = getGemmWarpSpecializedTileShapes().front();
+  ASSERT_EQ(wide.blockN, 256);
+  EXPECT_TRUE(failed(getGemmTiling(problem, target, 1, wide, &why)));
+  EXPECT_EQ(why, "a warp-specialized 128x256 tile needs an estimated 296 "
+                 "registers per consumer thread (at most 232)");
+  tiling = chooseGemmTiling(problem, target, 1, &why);
+  ASSERT_TRUE(succeeded(tiling)) << why;
+  EXPECT_EQ(tiling->variant, GemmVariant::WgmmaWarpSpecialized);
+  EXPECT_EQ(tiling->blockN, 128);
+
+  problem.fp8FastAccumulation = true;
+  tiling = chooseGemmTiling(problem, target, 1, &why);
+  ASSERT_TRUE(succeeded(tiling)) << why;
+  EXPECT_EQ(tiling->blockN, 256);
+}
+
 // Split K's buffers: [splitK, rhsOperands, M, N] f32 partials and one
 // arrival counter per tile (grid.x x grid.y, whatever grid.z), and each
 // split's k-steps.

@@ -1190,6 +1190,111 @@ TEST(SimtInterpreter, WgmmaAccumulatorStoredBeforeItsWaitGroupIsAnError) {
   EXPECT_NE(err.find("still in flight"), std::string::npos) << err;
 }
 
+// One warpgroup computes D (64x64 f32) with one fp8 wgmma m64n64k32 (both
+// operands e4m3, K-major: A [64, 32], B [N = 64, K = 32], TMA-loaded as
+// 64 x 128-byte boxes, zero past K), then ACCUMULATE (D itself, or D added
+// to itself by memwall.warpgroup_accumulate) after WAIT.
+std::string fp8WgmmaKernel(bool accumulate, bool wait) {
+  std::string s = R"mlir(
+!map = !nvgpu.tensormap.descriptor<tensor = memref<64x128xf8E4M3FN, 3>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+!mbar = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+!tile = memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>
+!viewA = memref<64x32xf8E4M3FN, #gpu.address_space<workgroup>>
+!viewB = memref<32x64xf8E4M3FN, #gpu.address_space<workgroup>>
+!acc = !nvgpu.warpgroup.accumulator<fragmented = vector<64x64xf32>>
+gpu.func @k(%mapA: !map, %mapB: !map, %d: memref<64x64xf32>) kernel {
+  %tid = gpu.thread_id x
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8192 = arith.constant 8192 : index
+  %c16384 = arith.constant 16384 : index
+  %is0 = arith.cmpi eq, %tid, %c0 : index
+  %bar = nvgpu.mbarrier.create -> !mbar
+  nvgpu.mbarrier.init %bar[%c0], %c1, predicate = %is0 : !mbar
+  %dsm = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+  %a = memref.view %dsm[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to !tile
+  %b = memref.view %dsm[%c8192][] : memref<?xi8, #gpu.address_space<workgroup>> to !tile
+  %va = memref.view %dsm[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to !viewA
+  %vb = memref.view %dsm[%c8192][] : memref<?xi8, #gpu.address_space<workgroup>> to !viewB
+  nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %c16384, predicate = %is0 : !mbar
+  nvgpu.tma.async.load %mapA[%c0, %c0], %bar[%c0] to %a, predicate = %is0 : !map, !mbar -> !tile
+  nvgpu.tma.async.load %mapB[%c0, %c0], %bar[%c0] to %b, predicate = %is0 : !map, !mbar -> !tile
+  %false = arith.constant false
+  %ticks = arith.constant 10000000 : index
+  nvgpu.mbarrier.try_wait.parity %bar[%c0], %false, %ticks : !mbar
+  %da = nvgpu.warpgroup.generate.descriptor %va, %mapA : !viewA, !map -> !nvgpu.warpgroup.descriptor<tensor = !viewA>
+  %db = nvgpu.warpgroup.generate.descriptor %vb, %mapB : !viewB, !map -> !nvgpu.warpgroup.descriptor<tensor = !viewB>
+  %init = nvgpu.warpgroup.mma.init.accumulator -> !acc
+  %res = nvgpu.warpgroup.mma %da, %db, %init : !nvgpu.warpgroup.descriptor<tensor = !viewA>, !nvgpu.warpgroup.descriptor<tensor = !viewB>, !acc -> !acc
+  WAIT
+  ACCUMULATE
+  nvgpu.warpgroup.mma.store STORED, %d : !acc to memref<64x64xf32>
+  gpu.return
+}
+)mlir";
+  s.replace(s.find("WAIT"), 4,
+            wait ? "nvvm.wgmma.wait.group.sync.aligned 0" : "");
+  s.replace(s.find("ACCUMULATE"), 10,
+            accumulate ? "%sum = memwall.warpgroup_accumulate %res, %res : !acc"
+                       : "");
+  s.replace(s.find("STORED"), 6, accumulate ? "%sum" : "%res");
+  return s;
+}
+
+/// Runs fp8WgmmaKernel on A and B, every row of each [64, 32] e4m3: 1.0
+/// at k = 0, the smallest subnormal 2^-9 elsewhere, with `bits` of fp8
+/// accumulation (0: exact); D's elements, all alike, or the error.
+llvm::Expected<float> fp8WgmmaElement(int bits, bool accumulate,
+                                      bool wait = true) {
+  Kernel k = load(fp8WgmmaKernel(accumulate, wait));
+  std::vector<uint8_t> A(64 * 32, 0x01), B(64 * 32, 0x01);
+  for (int row = 0; row < 64; ++row)
+    A[row * 32] = B[row * 32] = 0x38; // 1.0
+  std::vector<float> D(64 * 64, -1.0f);
+  LaunchConfig config = withTensorMaps(threads(128, 1, 16384),
+                                       {{0, {64, 32}, {}}, {1, {64, 32}, {}}});
+  config.fp8AccumulatorBits = bits;
+  std::string err = run(k, config, {bytes(A), bytes(B), bytes(D)});
+  if (!err.empty())
+    return llvm::createStringError(err);
+  for (float x : D)
+    if (x != D[0])
+      return llvm::createStringError("D's elements differ");
+  return D[0];
+}
+
+// Each element is 1 * 1 + 31 products of 2^-9 * 2^-9 = 1 + 31 * 2^-18
+// (exact in f32). Modelled with 13 bits below the largest addend (1.0),
+// each 2^-18 is truncated to a multiple of 2^-13: 0, so D = 1; with 20
+// bits the quantum is 2^-20 and the sum is exact.
+TEST(SimtInterpreter, Fp8WgmmaAccumulationModelTruncatesBelowTheLargestAddend) {
+  const float exact = 1.0f + 31.0f * std::ldexp(1.0f, -18);
+  llvm::Expected<float> d = fp8WgmmaElement(/*bits=*/0, false);
+  ASSERT_TRUE(bool(d)) << llvm::toString(d.takeError());
+  EXPECT_EQ(*d, exact);
+  d = fp8WgmmaElement(/*bits=*/13, false);
+  ASSERT_TRUE(bool(d)) << llvm::toString(d.takeError());
+  EXPECT_EQ(*d, 1.0f);
+  d = fp8WgmmaElement(/*bits=*/20, false);
+  ASSERT_TRUE(bool(d)) << llvm::toString(d.takeError());
+  EXPECT_EQ(*d, exact);
+}
+
+// memwall.warpgroup_accumulate adds the fragments register by register in
+// f32: D + D; before the wgmma's wait_group it is an error.
+TEST(SimtInterpreter, WarpgroupAccumulateAddsCompletedAccumulators) {
+  const float exact = 1.0f + 31.0f * std::ldexp(1.0f, -18);
+  llvm::Expected<float> d = fp8WgmmaElement(/*bits=*/0, true);
+  ASSERT_TRUE(bool(d)) << llvm::toString(d.takeError());
+  EXPECT_EQ(*d, 2 * exact);
+  d = fp8WgmmaElement(/*bits=*/0, true, /*wait=*/false);
+  ASSERT_FALSE(bool(d));
+  std::string err = llvm::toString(d.takeError());
+  EXPECT_NE(err.find("'memwall.warpgroup_accumulate'"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("still in flight"), std::string::npos) << err;
+}
+
 // D (64x64) = A (64xK) * B (Kx64), K = 64 * kTiles: each iteration TMA-loads
 // the next 64x64 tiles of A and B into the same 128B-swizzled shared tiles,
 // waits on the mbarrier with the iteration's parity, and accumulates four

@@ -122,6 +122,9 @@ struct GemmCase {
   /// And into its warp-specialized form
   /// (GemmProblem::warpSpecializedRequested).
   bool warpSpecialized = false;
+  /// fp8 operands accumulate over the whole K in the tensor cores
+  /// (GemmProblem::fp8FastAccumulation); else each k-step is promoted.
+  bool fp8FastAccumulation = false;
   /// The rhs stored quantized ("i8", "i4", "f8E4M3FN", "f8E5M2") and
   /// dequantized in the kernel with scales of shape [scaleRows, scaleColumns]
   /// over the rhs as stored (rank 2); none when empty.
@@ -581,6 +584,7 @@ protected:
     }
     problem->wgmmaRequested = c.wgmma;
     problem->warpSpecializedRequested = c.warpSpecialized;
+    problem->fp8FastAccumulation = c.fp8FastAccumulation;
     analysis.gemm = *problem;
     int64_t epilogueValues = static_cast<int64_t>(analysis.ops.size());
     int64_t rowBufferBytes = c.wholeRows ? (c.f32 ? 4 : 2) : 0;
@@ -1653,6 +1657,22 @@ struct WgmmaSassChecks {
 };
 } // namespace
 
+/// Whether the wgmma kernel of `shape` holds a promoted fp8 GEMM's two
+/// accumulator sets (getGemmTiling's register estimate decides).
+static bool holdsPromotedFp8(const GemmTileShape &shape) {
+  MLIRContext context;
+  GemmProblem problem;
+  problem.m = problem.n = 1024;
+  problem.k = 1024;
+  problem.transposeRhs = true;
+  problem.elementType = Float8E4M3FNType::get(&context);
+  problem.wgmmaRequested = true;
+  problem.warpSpecializedRequested =
+      shape.variant == GemmVariant::WgmmaWarpSpecialized;
+  return succeeded(
+      getGemmTiling(problem, *lookupBuiltinGPUTarget("h100-sxm"), 1, shape));
+}
+
 // Lowers every configuration in `shapes` (both rhs layouts) to PTX, checks
 // that it holds wgmma, TMA and mbarrier waits (and `checks.ptx`), that
 // ptxas accepts it for sm_90a without spills and, with cuobjdump (CUDA's,
@@ -1688,6 +1708,7 @@ static void assembleWgmmaConfigurations(
       c.warpSpecialized = warpSpecialized;
       c.shape = shape;
       c.fp8 = fp8.str();
+      c.fp8FastAccumulation = !fp8.empty() && !holdsPromotedFp8(shape);
       // PTX's and SASS's name of the fp8 format.
       std::string format = fp8 == "f8E4M3FN" ? "e4m3" : "e5m2";
       KernelAnalysis analysis;
@@ -2651,21 +2672,28 @@ GemmCase raggedFp8(const GemmTileShape &shape, Epilogue epilogue,
 } // namespace
 
 TEST_F(GemmKernelTest, Fp8WgmmaEveryTileConfigurationMatches) {
+  int64_t promoted = 0;
   for (const GemmTileShape &shape : getGemmWgmmaTileShapes()) {
     SCOPED_TRACE(llvm::formatv("{0}x{1}, {2} stages", shape.blockM,
                                shape.blockN, shape.stages)
                      .str());
-    // Both formats (the product is bf16, as memwall.matmul infers).
+    // Both formats (the product is bf16, as memwall.matmul infers);
+    // promoted where the tile holds two accumulator sets, else fast.
     GemmCase c = raggedFp8(shape, Epilogue::BiasGeluErf,
                            shape.stages == 3 ? "f8E4M3FN" : "f8E5M2");
+    c.fp8FastAccumulation = !holdsPromotedFp8(shape);
+    promoted += !c.fp8FastAccumulation;
     GemmTiling tiling = check(c, h100);
     EXPECT_EQ(tiling.variant, GemmVariant::Wgmma);
     // A stage is one 128-byte row of each operand: 128 fp8 elements of K.
     EXPECT_EQ(tiling.blockK, 128);
   }
+  // 128x64 and 64x128, with 3 and 4 stages.
+  EXPECT_EQ(promoted, 4);
 }
 
 TEST_F(GemmKernelTest, Fp8WarpSpecializedEveryTileConfigurationMatches) {
+  int64_t promoted = 0;
   for (const GemmTileShape &shape : getGemmWarpSpecializedTileShapes()) {
     SCOPED_TRACE(llvm::formatv("{0}x{1}, {2} stages", shape.blockM,
                                shape.blockN, shape.stages)
@@ -2673,8 +2701,12 @@ TEST_F(GemmKernelTest, Fp8WarpSpecializedEveryTileConfigurationMatches) {
     GemmCase c = raggedFp8(shape, Epilogue::BiasResidual,
                            shape.stages == 3 ? "f8E5M2" : "f8E4M3FN");
     c.warpSpecialized = true;
+    c.fp8FastAccumulation = !holdsPromotedFp8(shape);
+    promoted += !c.fp8FastAccumulation;
     EXPECT_EQ(check(c, h100).variant, GemmVariant::WgmmaWarpSpecialized);
   }
+  // 128x128, with 3 and 4 stages.
+  EXPECT_EQ(promoted, 2);
 }
 
 TEST_F(GemmKernelTest, Fp8ProductRoundedToBf16AheadOfALayerNormMatches) {
@@ -2687,8 +2719,17 @@ TEST_F(GemmKernelTest, Fp8ProductRoundedToBf16AheadOfALayerNormMatches) {
   c.fp8 = "f8E4M3FN";
   c.wgmma = true;
   c.wholeRows = true;
+  // Whole rows of 200 in one tile: 64x256, which holds one accumulator set
+  // (fast accumulation) but not a promoted GEMM's two.
+  c.fp8FastAccumulation = true;
   GemmTiling tiling = check(c, h100);
   EXPECT_EQ(tiling.variant, GemmVariant::Wgmma);
+  EXPECT_EQ(tiling.blockN, 256);
+  // Promoted, the rows run row-chunked on 128x64 tiles.
+  c.fp8FastAccumulation = false;
+  c.shape = *llvm::find_if(getGemmWgmmaTileShapes(), holdsPromotedFp8);
+  tiling = check(c, h100);
+  EXPECT_GT(tiling.rowChunks, 1);
 }
 
 TEST_F(GemmKernelTest, Fp8DecodeShapeSplitsKAndMatches) {
@@ -2711,7 +2752,8 @@ TEST_F(GemmKernelTest, Fp8HeadsSplitRopeEpilogueMatches) {
 
 TEST_F(GemmKernelTest, Fp8WrongReferenceIsCaught) {
   GemmCase c =
-      raggedFp8(getGemmWgmmaTileShapes().front(), Epilogue::Bias, "f8E4M3FN");
+      raggedFp8(*llvm::find_if(getGemmWgmmaTileShapes(), holdsPromotedFp8),
+                Epilogue::Bias, "f8E4M3FN");
   EXPECT_NONFATAL_FAILURE(check(c, h100,
                                 [](std::vector<std::vector<double>> &expected) {
                                   expected[0][777] += 0.5;
@@ -2770,9 +2812,10 @@ TEST_F(GemmKernelTest, Fp8WgmmaPtxAssemblesToQgmma) {
   auto lower = [&](const GemmCase &c, KernelAnalysis &analysis) {
     return lowerToPtx(c, h100, analysis);
   };
-  assembleWgmmaConfigurations(*ptxas, getGemmWgmmaTileShapes().take_front(2),
+  // Every shape: the promoted kernel where the tile holds it, else fast
+  // accumulation.
+  assembleWgmmaConfigurations(*ptxas, getGemmWgmmaTileShapes(),
                               /*warpSpecialized=*/false, {}, lower, "f8E4M3FN");
-  assembleWgmmaConfigurations(*ptxas,
-                              getGemmWarpSpecializedTileShapes().take_front(1),
+  assembleWgmmaConfigurations(*ptxas, getGemmWarpSpecializedTileShapes(),
                               /*warpSpecialized=*/true, {}, lower, "f8E5M2");
 }

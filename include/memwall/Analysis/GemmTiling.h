@@ -62,6 +62,10 @@ struct GemmProblem {
   /// (kGemmWarpSpecializedAttrName): chooseGemmTiling tries its shapes
   /// before the plain wgmma kernel's.
   bool warpSpecializedRequested = false;
+  /// fp8 operands accumulate over the whole K at the tensor cores' fp8
+  /// precision (kGemmFp8FastAccumulationAttrName); false: each k-step's
+  /// partial is promoted into an f32 accumulator (a second accumulator set).
+  bool fp8FastAccumulation = false;
   /// Columns the epilogue reads together (a rotary embedding's head dim: each
   /// element's partner is half a head away): a tile's width must be a
   /// multiple. 1 when the epilogue is elementwise.
@@ -172,6 +176,14 @@ inline constexpr int64_t kGemmMinKStepsPerSplit = 4;
 /// The launch's block: (threads, 1, 1), or for the warp-specialized kernel
 /// (128, warpgroups, 1), one warpgroup per y.
 std::array<int64_t, 3> getGemmBlockSize(const GemmTiling &tiling);
+
+/// Whether the fp8 main loop promotes every k-step's partial sum into f32
+/// accumulators (fp8 operands without fp8FastAccumulation).
+bool isGemmFp8Promoted(const GemmProblem &problem);
+
+/// The f32 accumulator sets a thread holds in the main loop: one per rhs,
+/// twice that when promoting fp8 partial sums.
+int64_t getGemmAccumulatorSets(const GemmProblem &problem);
 
 /// Whether `tiling` runs a wgmma main loop (plain or warp-specialized).
 inline bool isGemmWgmmaVariant(const GemmTiling &tiling) {
@@ -354,6 +366,11 @@ bool isGemmWgmmaRequested(mlir::Operation *op);
 /// Whether the warp-specialized wgmma kernel is asked for `op`: the nearest
 /// kGemmWarpSpecializedAttrName on it or an ancestor, false when none says.
 bool isGemmWarpSpecializedRequested(mlir::Operation *op);
+
+/// Whether fp8 fast accumulation is asked for `op`: the nearest
+/// kGemmFp8FastAccumulationAttrName on it or an ancestor, false when none
+/// says.
+bool isGemmFp8FastAccumulationRequested(mlir::Operation *op);
 
 /// The generated kernel's rate relative to the target's
 /// generated_gemm_efficiency, which is that of the kernel memwall prefers

@@ -56,6 +56,14 @@ struct LaunchConfig {
   int64_t dynamicSharedBytes = 0;
   /// One entry per tensor-map kernel argument.
   std::vector<TensorMapArg> tensorMaps;
+  /// 0: an fp8 wgmma adds each product to the f32 accumulator in turn,
+  /// rounding to nearest (exact products, f32 sums). N > 0 emulates tensor
+  /// cores that sum an fp8 k32 step at reduced precision, as Hopper's are
+  /// reported to (DeepSeek-V3: "around 14 bits"): the accumulator and the 32
+  /// products are aligned to the largest one's exponent e and each truncated
+  /// toward zero to a multiple of 2^(e - N) before the exact sum is rounded
+  /// to f32. A model of the hardware, not a measurement of it.
+  int fp8AccumulatorBits = 0;
 };
 
 /// Runs `func` (a gpu.func with the `kernel` attribute) once for every block

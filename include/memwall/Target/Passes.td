@@ -108,6 +108,22 @@ def TensorMapParamsToPointers
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def LowerKernelOps
+    : Pass<"memwall-lower-kernel-ops", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower memwall's ops inside kernels for convert-nvgpu-to-nvvm";
+  let description = [{
+    Rewrites the memwall ops kernel builders use inside a `gpu.func`
+    (MemWallKernelOps.td) into LLVM dialect ops behind
+    `builtin.unrealized_conversion_cast`s that convert-nvgpu-to-nvvm and
+    reconcile-unrealized-casts fold: `memwall.warpgroup_accumulate` becomes
+    one `llvm.fadd` per f32 register of the accumulator's struct
+    (`!llvm.struct<(struct<(f32 x N/2)> x M/64)>`, NVGPUToNVVM's form of
+    `!nvgpu.warpgroup.accumulator<vector<MxNxf32>>`). Kernels without such
+    ops are not changed.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def ExpandFp8Conversions
     : Pass<"memwall-expand-fp8-conversions", "mlir::gpu::GPUModuleOp"> {
   let summary = "Lower conversions from and to fp8 to integer arithmetic";

@@ -36,6 +36,10 @@ void MemWallDialect::initialize() {
 #define GET_OP_LIST
 #include "memwall/Dialect/MemWall/IR/MemWallHostOps.cpp.inc"
       >();
+  addOperations<
+#define GET_OP_LIST
+#include "memwall/Dialect/MemWall/IR/MemWallKernelOps.cpp.inc"
+      >();
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "memwall/Dialect/MemWall/IR/MemWallAttrs.cpp.inc"
@@ -150,7 +154,8 @@ LogicalResult MemWallDialect::verifyOperationAttribute(Operation *op,
                  isa<IntegerAttr>(attr.getValue()) ? "" : "an integer")
           .Case(kArgumentOffsetsAttrName,
                 isa<DenseI64ArrayAttr>(attr.getValue()) ? "" : "an array<i64>")
-          .Cases({kGemmWgmmaAttrName, kGemmWarpSpecializedAttrName},
+          .Cases({kGemmWgmmaAttrName, kGemmWarpSpecializedAttrName,
+                  kGemmFp8FastAccumulationAttrName},
                  isa<UnitAttr, BoolAttr>(attr.getValue())
                      ? ""
                      : "a unit or boolean attribute")

@@ -172,6 +172,9 @@ private:
 #define GET_OP_CLASSES
 #include "memwall/Dialect/MemWall/IR/MemWallHostOps.h.inc"
 
+#define GET_OP_CLASSES
+#include "memwall/Dialect/MemWall/IR/MemWallKernelOps.h.inc"
+
 namespace memwall {
 /// The `memwall.kind` of argument `index` of `function` (input when unset).
 ArgKind getArgKind(mlir::FunctionOpInterface function, unsigned index);

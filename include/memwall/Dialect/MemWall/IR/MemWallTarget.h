@@ -54,6 +54,16 @@ constexpr llvm::StringLiteral kGemmWgmmaAttrName = "memwall.gemm_wgmma";
 constexpr llvm::StringLiteral kGemmWarpSpecializedAttrName =
     "memwall.gemm_warp_specialized";
 
+/// The unit attribute, on a module (or any ancestor of a matmul), that lets
+/// the generated fp8 GEMM accumulate at the tensor cores' fp8 precision
+/// over the whole K (cuBLASLt's CUBLASLT_MATMUL_DESC_FAST_ACCUM, PyTorch's
+/// `_scaled_mm(use_fast_accum=True)`, Transformer Engine's forward GEMMs).
+/// Off by default: every k-step's partial sum is promoted into an f32
+/// accumulator on the CUDA cores (docs/codegen.md, "fp8 GEMMs"), at the cost
+/// of a second accumulator set and a wait per k-step.
+constexpr llvm::StringLiteral kGemmFp8FastAccumulationAttrName =
+    "memwall.gemm_fp8_fast_accumulation";
+
 /// The GEMM backend policy of `op`'s nearest ancestor that names one; Auto
 /// when none does (or the attribute is not one of the three names, which
 /// memwall-set-target never writes).
