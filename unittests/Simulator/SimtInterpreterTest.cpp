@@ -1084,19 +1084,29 @@ TEST(SimtInterpreter, TensorMapArgumentWithoutHostDescriptionIsAnError) {
   EXPECT_NE(err.find("argument 0 is a tensor map"), std::string::npos) << err;
 }
 
-// One warpgroup computes D (64x64 f32) = A (64x16) * B (16x64), bf16, with a
-// single wgmma m64n64k16: A (row-major) and B (K x N, row-major) are TMA
-// loaded as 64x64 boxes (zero-filled past their edges) into 128B-swizzled
-// shared tiles; the descriptors view them as 64x16 and 16x64 (transposeB: B
-// is N-major). B is loaded through %loadB, whose swizzle is LOADSWIZZLE.
-std::string singleWgmmaKernel(const std::string &loadSwizzle) {
+// One warpgroup computes D (64x64 f32) = A (64xK) * B (Kx64) with a single
+// wgmma, A and B TMA-loaded as 64-row boxes of 128 bytes (zero-filled past
+// their edges) into 128B-swizzled shared tiles, B through %loadB, whose
+// swizzle is `loadSwizzle`. bf16: K = 16, m64n64k16, B stored K x N (the
+// descriptor transposed: N-major). fp8 (e4m3): K = 32, m64n64k32, B stored
+// N x K (both operands K-major, as fp8 wgmma reads them). The store waits
+// for the wgmma (`wait`) and, with `accumulate`, stores D added to itself by
+// memwall.warpgroup_accumulate.
+struct WgmmaKernelOptions {
+  std::string loadSwizzle = "swizzle_128b";
+  bool fp8 = false;
+  bool wait = true;
+  bool accumulate = false;
+};
+
+std::string singleWgmmaKernel(const WgmmaKernelOptions &options) {
   std::string s = R"mlir(
-!map = !nvgpu.tensormap.descriptor<tensor = memref<64x64xbf16, 3>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
-!loadMap = !nvgpu.tensormap.descriptor<tensor = memref<64x64xbf16, 3>, swizzle = LOADSWIZZLE, l2promo = none, oob = zero, interleave = none>
+!map = !nvgpu.tensormap.descriptor<tensor = memref<TILE, 3>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+!loadMap = !nvgpu.tensormap.descriptor<tensor = memref<TILE, 3>, swizzle = LOADSWIZZLE, l2promo = none, oob = zero, interleave = none>
 !mbar = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
-!tile = memref<64x64xbf16, #gpu.address_space<workgroup>>
-!viewA = memref<64x16xbf16, #gpu.address_space<workgroup>>
-!viewB = memref<16x64xbf16, #gpu.address_space<workgroup>>
+!tile = memref<TILE, #gpu.address_space<workgroup>>
+!viewA = memref<VIEWA, #gpu.address_space<workgroup>>
+!viewB = memref<VIEWB, #gpu.address_space<workgroup>>
 !acc = !nvgpu.warpgroup.accumulator<fragmented = vector<64x64xf32>>
 gpu.func @k(%mapA: !map, %mapB: !map, %loadB: !loadMap, %d: memref<64x64xf32>) kernel {
   %tid = gpu.thread_id x
@@ -1121,14 +1131,30 @@ gpu.func @k(%mapA: !map, %mapB: !map, %loadB: !loadMap, %d: memref<64x64xf32>) k
   %da = nvgpu.warpgroup.generate.descriptor %va, %mapA : !viewA, !map -> !nvgpu.warpgroup.descriptor<tensor = !viewA>
   %db = nvgpu.warpgroup.generate.descriptor %vb, %mapB : !viewB, !map -> !nvgpu.warpgroup.descriptor<tensor = !viewB>
   %init = nvgpu.warpgroup.mma.init.accumulator -> !acc
-  %res = nvgpu.warpgroup.mma %da, %db, %init {transposeB} : !nvgpu.warpgroup.descriptor<tensor = !viewA>, !nvgpu.warpgroup.descriptor<tensor = !viewB>, !acc -> !acc
+  %res = nvgpu.warpgroup.mma %da, %db, %init TRANSPOSEB: !nvgpu.warpgroup.descriptor<tensor = !viewA>, !nvgpu.warpgroup.descriptor<tensor = !viewB>, !acc -> !acc
   WAIT
-  nvgpu.warpgroup.mma.store %res, %d : !acc to memref<64x64xf32>
+  ACCUMULATE
+  nvgpu.warpgroup.mma.store STORED, %d : !acc to memref<64x64xf32>
   gpu.return
 }
 )mlir";
-  s.replace(s.find("LOADSWIZZLE"), 11, loadSwizzle);
-  s.replace(s.find("WAIT"), 4, "nvvm.wgmma.wait.group.sync.aligned 0");
+  auto replaceAll = [&](llvm::StringRef placeholder, llvm::StringRef text) {
+    for (size_t at = s.find(placeholder.str()); at != std::string::npos;
+         at = s.find(placeholder.str(), at + text.size()))
+      s.replace(at, placeholder.size(), text.str());
+  };
+  replaceAll("TILE", options.fp8 ? "64x128xf8E4M3FN" : "64x64xbf16");
+  replaceAll("VIEWA", options.fp8 ? "64x32xf8E4M3FN" : "64x16xbf16");
+  replaceAll("VIEWB", options.fp8 ? "32x64xf8E4M3FN" : "16x64xbf16");
+  replaceAll("TRANSPOSEB", options.fp8 ? "" : "{transposeB} ");
+  replaceAll("LOADSWIZZLE", options.loadSwizzle);
+  replaceAll("WAIT",
+             options.wait ? "nvvm.wgmma.wait.group.sync.aligned 0" : "");
+  replaceAll("ACCUMULATE",
+             options.accumulate
+                 ? "%sum = memwall.warpgroup_accumulate %res, %res : !acc"
+                 : "");
+  replaceAll("STORED", options.accumulate ? "%sum" : "%res");
   return s;
 }
 
@@ -1150,7 +1176,9 @@ std::vector<float> cpuGemm(const std::vector<uint16_t> &A,
 /// Runs singleWgmmaKernel(loadSwizzle) on fixed inputs; returns how many
 /// elements of D differ from the CPU GEMM by more than 1e-4.
 int singleWgmmaMismatches(const std::string &loadSwizzle) {
-  Kernel k = load(singleWgmmaKernel(loadSwizzle));
+  WgmmaKernelOptions options;
+  options.loadSwizzle = loadSwizzle;
+  Kernel k = load(singleWgmmaKernel(options));
   std::vector<uint16_t> A = toBf16(randomFloats(64 * 16, 21));
   std::vector<uint16_t> B = toBf16(randomFloats(16 * 64, 22));
   std::vector<float> D(64 * 64, -1.0f);
@@ -1177,9 +1205,9 @@ TEST(SimtInterpreter, WgmmaDescriptorSwizzleNotMatchingTheTmaLoadGivesWrongD) {
 }
 
 TEST(SimtInterpreter, WgmmaAccumulatorStoredBeforeItsWaitGroupIsAnError) {
-  std::string source = singleWgmmaKernel("swizzle_128b");
-  source.replace(source.find("nvvm.wgmma.wait.group.sync.aligned 0"), 36, "");
-  Kernel k = load(source);
+  WgmmaKernelOptions options;
+  options.wait = false;
+  Kernel k = load(singleWgmmaKernel(options));
   std::vector<uint16_t> A(64 * 16), B(16 * 64);
   std::vector<float> D(64 * 64);
   LaunchConfig config =
@@ -1190,71 +1218,25 @@ TEST(SimtInterpreter, WgmmaAccumulatorStoredBeforeItsWaitGroupIsAnError) {
   EXPECT_NE(err.find("still in flight"), std::string::npos) << err;
 }
 
-// One warpgroup computes D (64x64 f32) with one fp8 wgmma m64n64k32 (both
-// operands e4m3, K-major: A [64, 32], B [N = 64, K = 32], TMA-loaded as
-// 64 x 128-byte boxes, zero past K), then ACCUMULATE (D itself, or D added
-// to itself by memwall.warpgroup_accumulate) after WAIT.
-std::string fp8WgmmaKernel(bool accumulate, bool wait) {
-  std::string s = R"mlir(
-!map = !nvgpu.tensormap.descriptor<tensor = memref<64x128xf8E4M3FN, 3>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
-!mbar = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
-!tile = memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>
-!viewA = memref<64x32xf8E4M3FN, #gpu.address_space<workgroup>>
-!viewB = memref<32x64xf8E4M3FN, #gpu.address_space<workgroup>>
-!acc = !nvgpu.warpgroup.accumulator<fragmented = vector<64x64xf32>>
-gpu.func @k(%mapA: !map, %mapB: !map, %d: memref<64x64xf32>) kernel {
-  %tid = gpu.thread_id x
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c8192 = arith.constant 8192 : index
-  %c16384 = arith.constant 16384 : index
-  %is0 = arith.cmpi eq, %tid, %c0 : index
-  %bar = nvgpu.mbarrier.create -> !mbar
-  nvgpu.mbarrier.init %bar[%c0], %c1, predicate = %is0 : !mbar
-  %dsm = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
-  %a = memref.view %dsm[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to !tile
-  %b = memref.view %dsm[%c8192][] : memref<?xi8, #gpu.address_space<workgroup>> to !tile
-  %va = memref.view %dsm[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to !viewA
-  %vb = memref.view %dsm[%c8192][] : memref<?xi8, #gpu.address_space<workgroup>> to !viewB
-  nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %c16384, predicate = %is0 : !mbar
-  nvgpu.tma.async.load %mapA[%c0, %c0], %bar[%c0] to %a, predicate = %is0 : !map, !mbar -> !tile
-  nvgpu.tma.async.load %mapB[%c0, %c0], %bar[%c0] to %b, predicate = %is0 : !map, !mbar -> !tile
-  %false = arith.constant false
-  %ticks = arith.constant 10000000 : index
-  nvgpu.mbarrier.try_wait.parity %bar[%c0], %false, %ticks : !mbar
-  %da = nvgpu.warpgroup.generate.descriptor %va, %mapA : !viewA, !map -> !nvgpu.warpgroup.descriptor<tensor = !viewA>
-  %db = nvgpu.warpgroup.generate.descriptor %vb, %mapB : !viewB, !map -> !nvgpu.warpgroup.descriptor<tensor = !viewB>
-  %init = nvgpu.warpgroup.mma.init.accumulator -> !acc
-  %res = nvgpu.warpgroup.mma %da, %db, %init : !nvgpu.warpgroup.descriptor<tensor = !viewA>, !nvgpu.warpgroup.descriptor<tensor = !viewB>, !acc -> !acc
-  WAIT
-  ACCUMULATE
-  nvgpu.warpgroup.mma.store STORED, %d : !acc to memref<64x64xf32>
-  gpu.return
-}
-)mlir";
-  s.replace(s.find("WAIT"), 4,
-            wait ? "nvvm.wgmma.wait.group.sync.aligned 0" : "");
-  s.replace(s.find("ACCUMULATE"), 10,
-            accumulate ? "%sum = memwall.warpgroup_accumulate %res, %res : !acc"
-                       : "");
-  s.replace(s.find("STORED"), 6, accumulate ? "%sum" : "%res");
-  return s;
-}
-
-/// Runs fp8WgmmaKernel on A and B, every row of each [64, 32] e4m3: 1.0
-/// at k = 0, the smallest subnormal 2^-9 elsewhere, with `bits` of fp8
-/// accumulation (0: exact); D's elements, all alike, or the error.
+/// Runs the fp8 singleWgmmaKernel on A and B, every row of each [64, 32]
+/// e4m3: 1.0 at k = 0, the smallest subnormal 2^-9 elsewhere, with `bits`
+/// of fp8 accumulation (0: exact); D's elements, all alike, or the error.
 llvm::Expected<float> fp8WgmmaElement(int bits, bool accumulate,
                                       bool wait = true) {
-  Kernel k = load(fp8WgmmaKernel(accumulate, wait));
+  WgmmaKernelOptions options;
+  options.fp8 = true;
+  options.accumulate = accumulate;
+  options.wait = wait;
+  Kernel k = load(singleWgmmaKernel(options));
   std::vector<uint8_t> A(64 * 32, 0x01), B(64 * 32, 0x01);
   for (int row = 0; row < 64; ++row)
     A[row * 32] = B[row * 32] = 0x38; // 1.0
   std::vector<float> D(64 * 64, -1.0f);
-  LaunchConfig config = withTensorMaps(threads(128, 1, 16384),
-                                       {{0, {64, 32}, {}}, {1, {64, 32}, {}}});
+  LaunchConfig config =
+      withTensorMaps(threads(128, 1, 16384),
+                     {{0, {64, 32}, {}}, {1, {64, 32}, {}}, {2, {64, 32}, {}}});
   config.fp8AccumulatorBits = bits;
-  std::string err = run(k, config, {bytes(A), bytes(B), bytes(D)});
+  std::string err = run(k, config, {bytes(A), bytes(B), bytes(B), bytes(D)});
   if (!err.empty())
     return llvm::createStringError(err);
   for (float x : D)
