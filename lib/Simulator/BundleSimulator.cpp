@@ -141,7 +141,7 @@ std::string simulator::simulateBundle(const Manifest &manifest,
                                       std::vector<reference::Tensor> &outputs,
                                       const StepHook &beforeStep,
                                       const StepHook &afterStep,
-                                      const DeviceModel &device) {
+                                      const simt::DeviceModel &device) {
   if (std::string message =
           checkHostMemory(manifest.arenaBytes, "simulating the bundle's arena");
       !message.empty())
@@ -182,7 +182,7 @@ std::string simulator::simulateBundle(const Manifest &manifest,
     launch.grid = kernel.grid;
     launch.block = kernel.block;
     launch.dynamicSharedBytes = kernel.sharedBytes;
-    launch.fp8AccumulatorBits = device.fp8AccumulatorBits;
+    launch.device = device;
     // A tensor map argument's bytes are its buffer's; the map's view of
     // them is the manifest's (box and swizzle come from the kernel's
     // descriptor type).
@@ -216,7 +216,7 @@ std::string simulator::simulateIsolatedPass(
     const std::vector<HostInput> &inputs,
     const std::vector<StepIsolation> &pass,
     std::vector<std::vector<reference::Tensor>> &written,
-    const StepHook &beforeStep, const DeviceModel &device) {
+    const StepHook &beforeStep, const simt::DeviceModel &device) {
   written.assign(manifest.steps.size(), {});
   auto upload = [&](size_t index, const Step &step,
                     std::vector<uint8_t> &arena) {

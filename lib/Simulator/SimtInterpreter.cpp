@@ -3071,7 +3071,7 @@ static int64_t wgmmaElementAddress(const WgmmaDesc &d, int64_t start,
 
 /// `acc` plus the products of `a` and `b` (`count` each), summed as a
 /// tensor core of `bits` accumulation bits is modelled to
-/// (LaunchConfig::fp8AccumulatorBits): every addend truncated toward zero
+/// (DeviceModel::fp8AccumulatorBits): every addend truncated toward zero
 /// to a multiple of 2^(e - bits), e the exponent of the largest, then the
 /// exact sum rounded to f32. The products of fp8 values are exact in f32.
 static float sumTruncated(float acc, const float *a, const float *b,
@@ -3203,9 +3203,9 @@ llvm::Error Interpreter::execWgmma(nvgpu::WarpgroupMmaOp op,
             uint64_t &bits = result.at(t, i * regsPerBlock + reg);
             float sum = static_cast<float>(
                 floatValue(Float32Type::get(op.getContext()), bits));
-            if (fp8 && config.fp8AccumulatorBits > 0) {
+            if (fp8 && config.device.fp8AccumulatorBits > 0) {
               sum = sumTruncated(sum, a[row], bT[col].data(), instrK,
-                                 config.fp8AccumulatorBits);
+                                 config.device.fp8AccumulatorBits);
             } else {
               for (int64_t kk = 0; kk < instrK; ++kk)
                 sum += a[row][kk] * bT[col][kk];

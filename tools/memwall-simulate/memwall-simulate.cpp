@@ -227,7 +227,7 @@ int main(int argc, char **argv) {
     return error(
         "--fp8-accumulator-bits=" + std::to_string(fp8AccumulatorBits) +
         " must be 0 (exact) or 1 to 40");
-  simulator::DeviceModel device;
+  simt::DeviceModel device;
   device.fp8AccumulatorBits = fp8AccumulatorBits;
 
   // Without either flag, both passes; --compare-steps is end to end.

@@ -1235,7 +1235,7 @@ llvm::Expected<float> fp8WgmmaElement(int bits, bool accumulate,
   LaunchConfig config =
       withTensorMaps(threads(128, 1, 16384),
                      {{0, {64, 32}, {}}, {1, {64, 32}, {}}, {2, {64, 32}, {}}});
-  config.fp8AccumulatorBits = bits;
+  config.device.fp8AccumulatorBits = bits;
   std::string err = run(k, config, {bytes(A), bytes(B), bytes(B), bytes(D)});
   if (!err.empty())
     return llvm::createStringError(err);

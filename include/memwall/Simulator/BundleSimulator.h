@@ -19,6 +19,8 @@
 #ifndef MEMWALL_SIMULATOR_BUNDLESIMULATOR_H
 #define MEMWALL_SIMULATOR_BUNDLESIMULATOR_H
 
+#include "memwall/Simulator/SimtInterpreter.h"
+
 #include "memwall-runtime/Executor.h"
 #include "memwall-runtime/Inputs.h"
 #include "memwall-runtime/Manifest.h"
@@ -40,21 +42,13 @@ namespace memwall::simulator {
 using StepHook = std::function<void(size_t index, const runtime::Step &,
                                     std::vector<uint8_t> &arena)>;
 
-/// How the simulated device computes where it may differ from exact f32
-/// (simt::LaunchConfig).
-struct DeviceModel {
-  /// fp8 wgmma accumulation bits (simt::LaunchConfig::fp8AccumulatorBits);
-  /// 0: exact.
-  int fp8AccumulatorBits = 0;
-};
-
 std::string simulateBundle(const runtime::Manifest &manifest,
                            mlir::ModuleOp kernels,
                            const std::vector<runtime::HostInput> &inputs,
                            std::vector<reference::Tensor> &outputs,
                            const StepHook &beforeStep = nullptr,
                            const StepHook &afterStep = nullptr,
-                           const DeviceModel &device = {});
+                           const simt::DeviceModel &device = {});
 
 /// The isolated pass of a check (runtime::StepIsolation, as memwall-run
 /// runs it on the GPU): before step i its uploads go into the arena, after
@@ -66,7 +60,7 @@ simulateIsolatedPass(const runtime::Manifest &manifest, mlir::ModuleOp kernels,
                      const std::vector<runtime::StepIsolation> &pass,
                      std::vector<std::vector<reference::Tensor>> &written,
                      const StepHook &beforeStep = nullptr,
-                     const DeviceModel &device = {});
+                     const simt::DeviceModel &device = {});
 
 } // namespace memwall::simulator
 

@@ -51,11 +51,8 @@ struct TensorMapArg {
   std::vector<int64_t> globalStrides;
 };
 
-struct LaunchConfig {
-  std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
-  int64_t dynamicSharedBytes = 0;
-  /// One entry per tensor-map kernel argument.
-  std::vector<TensorMapArg> tensorMaps;
+/// How the simulated device computes where it may differ from exact f32.
+struct DeviceModel {
   /// 0: an fp8 wgmma adds each product to the f32 accumulator in turn,
   /// rounding to nearest (exact products, f32 sums). N > 0 emulates tensor
   /// cores that sum an fp8 k32 step at reduced precision, as Hopper's are
@@ -64,6 +61,14 @@ struct LaunchConfig {
   /// toward zero to a multiple of 2^(e - N) before the exact sum is rounded
   /// to f32. A model of the hardware, not a measurement of it.
   int fp8AccumulatorBits = 0;
+};
+
+struct LaunchConfig {
+  std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
+  int64_t dynamicSharedBytes = 0;
+  /// One entry per tensor-map kernel argument.
+  std::vector<TensorMapArg> tensorMaps;
+  DeviceModel device;
 };
 
 /// Runs `func` (a gpu.func with the `kernel` attribute) once for every block
