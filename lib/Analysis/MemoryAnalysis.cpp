@@ -91,13 +91,6 @@ func::FuncOp memwall::getMainFunction(ModuleOp module) {
 
 namespace {
 
-StringRef phaseOf(Operation *op) {
-  if (auto phase =
-          op->getAttrOfType<StringAttr>(MemWallDialect::kPhaseAttrName))
-    return phase.getValue();
-  return "forward";
-}
-
 /// A cast to fp8 for GEMMs only (fp8-mixed) whose input something else
 /// reads too: Transformer Engine keeps that bf16 value for the backward and
 /// quantizes inside the GEMM, so the fp8 copy holds no memory of its own.
@@ -183,7 +176,7 @@ MemoryLiveness::MemoryLiveness(Operation *op) {
   int64_t lastStep = std::max<int64_t>(steps.size() - 1, 0);
   for (Operation *step : steps) {
     stepLocs.push_back(formatLocationForReport(step->getLoc()));
-    stepPhases.push_back(phaseOf(step).str());
+    stepPhases.push_back(getPhaseOf(step).str());
     auto cost = dyn_cast<CostOpInterface>(step);
     workspace.push_back(cost ? cost.getWorkspaceBytes() : 0);
     // An untiled attention's scores grow with the context squared.
@@ -199,14 +192,16 @@ MemoryLiveness::MemoryLiveness(Operation *op) {
     for (AdamWOp adam : getOptimizerUpdates(op))
       worklist.push_back(getValueOutsideFusions(adam.getGrad()));
   for (Value v : body.getTerminator()->getOperands())
-    if (Operation *def = v.getDefiningOp(); def && phaseOf(def) == "backward")
+    if (Operation *def = v.getDefiningOp();
+        def && getPhaseOf(def) == "backward")
       worklist.push_back(v);
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();
     if (!weightGrads.insert(v).second)
       continue;
     Operation *def = v.getDefiningOp();
-    if (def && isa<AddOp, CastOp, ReshapeOp>(def) && phaseOf(def) == "backward")
+    if (def && isa<AddOp, CastOp, ReshapeOp>(def) &&
+        getPhaseOf(def) == "backward")
       llvm::append_range(worklist, def->getOperands());
   }
 
@@ -242,7 +237,7 @@ MemoryLiveness::MemoryLiveness(Operation *op) {
     live[arg] = buffer;
   }
   for (auto [i, op] : llvm::enumerate(steps)) {
-    StringRef phase = phaseOf(op);
+    StringRef phase = getPhaseOf(op);
     if (phase != "forward" && backwardStart < 0)
       backwardStart = i;
     // Uses extend the lifetime of the buffers they read.

@@ -111,16 +111,6 @@ static int64_t layerOfName(StringRef name) {
   return ParallelLayout::kAfterLayers;
 }
 
-static StringRef phaseOf(Operation *op) {
-  while (op && !isa<func::FuncOp>(op->getParentOp()))
-    op = op->getParentOp();
-  if (op)
-    if (auto phase =
-            op->getAttrOfType<StringAttr>(MemWallDialect::kPhaseAttrName))
-      return phase.getValue();
-  return "forward";
-}
-
 ParallelLayout::ParallelLayout(Operation *op, AnalysisManager &am)
     : liveness(&am.getAnalysis<MemoryLiveness>()),
       function(liveness->getFunction()) {
@@ -194,7 +184,8 @@ public:
       return;
     double bytes = static_cast<double>(getTensorByteSize(value.getType()));
     Operation *def = value.getDefiningOp();
-    (def && phaseOf(def) != "forward" ? backwardBytes : forwardBytes) += bytes;
+    (def && getPhaseOf(def) != "forward" ? backwardBytes : forwardBytes) +=
+        bytes;
     splits[value] = Split::Replicated;
   }
 
@@ -465,7 +456,7 @@ void ParallelLayout::build(func::FuncOp function) {
   // Each MoE layer's token slots go out to their experts' devices and come
   // back (forward); their gradients make the same trips (backward).
   function.walk([&](MoeGatingOp gating) {
-    if (phaseOf(gating) != "forward")
+    if (getPhaseOf(gating) != "forward")
       return;
     for (Operation *user : gating.getIndices().getUsers())
       if (auto expert = dyn_cast<ExpertMatmulOp>(user);
@@ -738,7 +729,7 @@ ParallelLayout::evaluate(const ParallelismOptions &options,
     if (!cost)
       continue;
     double seconds = estimateOpRoofline(cost, target).timeSeconds;
-    StringRef phase = phaseOf(&op);
+    StringRef phase = getPhaseOf(&op);
     (phase == "optimizer"  ? optimizer
      : phase == "backward" ? backward
                            : forward) += seconds;

@@ -305,10 +305,7 @@ private:
   static StringRef phaseOf(Operation *op) {
     if (op->hasAttr(MemWallDialect::kRecomputedAttrName))
       return "recompute";
-    if (auto phase =
-            op->getAttrOfType<StringAttr>(MemWallDialect::kPhaseAttrName))
-      return phase.getValue();
-    return "forward";
+    return getPhaseOf(op);
   }
 
   /// The predicted saving of merging `ids` into one kernel; nullopt when

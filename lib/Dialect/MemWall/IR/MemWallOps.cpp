@@ -170,6 +170,17 @@ std::optional<int64_t> memwall::parseLayerIndex(StringRef name) {
   return layer;
 }
 
+StringRef memwall::getPhaseOf(Operation *op) {
+  for (; op; op = op->getParentOp()) {
+    if (auto phase =
+            op->getAttrOfType<StringAttr>(MemWallDialect::kPhaseAttrName))
+      return phase.getValue();
+    if (isa_and_nonnull<FunctionOpInterface>(op->getParentOp()))
+      break;
+  }
+  return "forward";
+}
+
 /// Bytes of all `types`, kUncountable when they do not fit int64.
 static int64_t sumTensorBytes(TypeRange types) {
   CheckedInt bytes = 0;

@@ -184,6 +184,11 @@ bool isTrainableWeight(mlir::FunctionOpInterface function, unsigned index);
 /// The layer a generated op belongs to by its name: "layers.12.mlp.fc" (or a
 /// fused "layers.12.mlp.fc+layers.12.mlp.act") -> 12; nullopt otherwise.
 std::optional<int64_t> parseLayerIndex(llvm::StringRef name);
+/// The pass of a training step `op` belongs to: memwall-autodiff's
+/// MemWallDialect::kPhaseAttrName ("backward", "optimizer") on `op`, or on
+/// its ancestor directly in the function (a fused kernel's), "forward" when
+/// neither has one.
+llvm::StringRef getPhaseOf(mlir::Operation *op);
 
 /// Weight-only quantization scales (docs/cost-model.md): one 16-bit scale
 /// per output channel for 8-bit storage, one per group of kInt4GroupSize
