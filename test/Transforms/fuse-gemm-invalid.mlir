@@ -20,3 +20,9 @@ module attributes {memwall.gemm = 2 : i32} {
 // expected-error @below {{'memwall.gemm_warp_specialized' must be a unit or boolean attribute}}
 module attributes {memwall.gemm_warp_specialized = 1 : i32} {
 }
+
+// -----
+
+// expected-error @below {{'memwall.gemm_fp8_fast_accumulation' must be a unit or boolean attribute}}
+module attributes {memwall.gemm_fp8_fast_accumulation = "yes"} {
+}
