@@ -12,9 +12,9 @@
 #      whose O(S^2) double-precision CPU reference would take minutes, and
 #      the Llama-2-7B attention projections, which attn_proj_check_* checks
 #      at a small size), and those whose GEMMs do more than CHECK_MAX_GFLOP
-#      (the 8192^3 and 16384x4096x4096 GEMMs, the 16384x4096 seed: their
-#      reference takes half a minute each; the same kernels are checked at
-#      smaller sizes) run without --check; once MEMWALL_BUDGET_S has passed
+#      (the 8192^3 and 16384x4096x4096 GEMMs, the 16384x4096 seed, the
+#      Llama-2-7B MLP: their reference takes half a minute each; the same
+#      kernels are checked at smaller sizes) run without --check; once MEMWALL_BUDGET_S has passed
 #      the rest are skipped (exit code 125), so that PyTorch gets its time
 #   4. bench/gpu/pytorch_bench.py (PyTorch eager and torch.compile; every
 #      SDPA backend and a naive matmul-softmax-matmul for attention)
