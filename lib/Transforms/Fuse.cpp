@@ -613,6 +613,10 @@ static bool dequantizePerMatmul(Block &block) {
   return !shared.empty();
 }
 
+/// Where a weight-only quantized GEMM dequantizes (memwall-fuse's
+/// `dequantize` option).
+enum class DequantizePolicy { Auto, Prologue, Kernel };
+
 /// Marks `materialize` each dequantize at use of `block` whose GEMM is
 /// predicted slower dequantizing it in its main loop than a dequantize
 /// kernel writing the weight and the GEMM reading that together (or cannot
@@ -621,10 +625,6 @@ static bool dequantizePerMatmul(Block &block) {
 /// runs QLoRA's layers and vLLM large batches of AWQ weights. `policy`
 /// Prologue or Kernel forces one way wherever it can run. Returns how many
 /// it marked.
-/// Where a weight-only quantized GEMM dequantizes (memwall-fuse's
-/// `dequantize` option).
-enum class DequantizePolicy { Auto, Prologue, Kernel };
-
 static unsigned chooseDequantizeKernels(Block &block, const GPUTarget &target,
                                         DequantizePolicy policy) {
   unsigned chosen = 0;

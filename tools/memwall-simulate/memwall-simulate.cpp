@@ -182,6 +182,12 @@ int main(int argc, char **argv) {
 
   if (rtol < 0 || rtol >= 1)
     return error("--rtol must be in (0, 1)");
+  if (fp8AccumulatorBits < 0 || fp8AccumulatorBits > 40)
+    return error(
+        "--fp8-accumulator-bits=" + std::to_string(fp8AccumulatorBits) +
+        " must be 0 (exact) or 1 to 40");
+  simt::DeviceModel device;
+  device.fp8AccumulatorBits = fp8AccumulatorBits;
   runtime::Manifest manifest;
   if (runtime::Status status = runtime::loadManifest(bundleDir, manifest);
       !status.ok())
@@ -222,13 +228,6 @@ int main(int argc, char **argv) {
               : runtime::loadInputsFile(manifest, inputsOption, inputs);
       !status.ok())
     return error(status.message());
-
-  if (fp8AccumulatorBits < 0 || fp8AccumulatorBits > 40)
-    return error(
-        "--fp8-accumulator-bits=" + std::to_string(fp8AccumulatorBits) +
-        " must be 0 (exact) or 1 to 40");
-  simt::DeviceModel device;
-  device.fp8AccumulatorBits = fp8AccumulatorBits;
 
   // Without either flag, both passes; --compare-steps is end to end.
   bool runIsolated = isolateSteps || !(endToEnd || compareSteps);
